@@ -1,0 +1,77 @@
+"""The one error hierarchy of ocrgw.
+
+Every error a caller may want to handle carries a stable ``code``: the gateway
+puts it in the RFC 9457 problem, the worker stores it as the job's
+``error_code``.  Codes are part of the API and never change meaning.
+"""
+
+
+class OcrgwError(Exception):
+    """Base of every error raised on purpose by ocrgw."""
+
+    code = "ocrgw_error"
+
+    def __init__(self, message: str = "", *, code: str | None = None):
+        super().__init__(message or self.__class__.__doc__ or self.code)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+# --- store -------------------------------------------------------------------
+
+
+class StoreError(OcrgwError):
+    """Raised when a transition script answers with an unexpected code."""
+
+    code = "store_error"
+
+
+class JobNotFound(StoreError):
+    """Raised when a job id names no job."""
+
+    code = "job_not_found"
+
+
+class IdempotencyKeyReused(StoreError):
+    """Raised when an Idempotency-Key comes back with a different request body."""
+
+    code = "idempotency_key_reused"
+
+
+# --- documents and engines ---------------------------------------------------
+
+
+class AdapterError(OcrgwError):
+    """Raised when an OCR adapter cannot produce a result.
+
+    ``transient`` says whether another attempt may succeed (an engine crash or
+    a timeout) or not (the document itself is bad).
+    """
+
+    code = "adapter_error"
+    transient = True
+
+
+class InvalidDocument(AdapterError):
+    """Raised when a document cannot be decoded or rendered (corrupt, empty, wrong type)."""
+
+    code = "invalid_document"
+    transient = False
+
+
+class EngineUnavailable(AdapterError):
+    """Raised when an OCR engine cannot be loaded or started on this host."""
+
+    code = "engine_unavailable"
+    transient = True
+
+
+class EchoFailed(AdapterError):
+    """Raised by the echo adapter when asked to fail (``options.fail``)."""
+
+    code = "echo_failed"
+    transient = False
