@@ -1,0 +1,66 @@
+--[[
+  complete: the attempt holding a job ends it, successfully or not:
+  `processing` -> `completed` | `failed`, finished_at, the job's one audit
+  event; for a child, its slot goes to the next held children of its parent
+  and, if it was the parent's last unfinished child, the parent is finalized
+  in the same step (status, finished_at, the parent's audit event).
+
+  Input:
+    KEYS[1]  job key
+    KEYS[2]  result key
+    KEYS[3]  payload key
+    KEYS[4]  events stream of the job's root
+    KEYS[5]  leases index
+    KEYS[6]  queued index
+    KEYS[7]  active parents index
+    KEYS[8]  due parents index
+    KEYS[9]  parent key (the job key again for a job without a parent)
+    ARGV[1]  job id
+    ARGV[2]  attempt (from claim)
+    ARGV[3]  'completed' | 'failed'
+    ARGV[4]  result JSON (completed) or ''
+    ARGV[5]  error_code ('' when completed)
+    ARGV[6]  error message
+    ARGV[7]  release limit
+    ARGV[8]  requeue delay, ms
+    ARGV[9]  group prefix
+
+  Output:
+    {1, parent_finalized, child_id, model, ...}  done; followed by the
+        children released into the freed slot (each needs a Celery message)
+    {-1}            no such job
+    {-2, status}    not processing: a late or duplicate attempt, nothing written
+    {-3, attempts}  another attempt holds the job (this one lost its lease): nothing written
+]]
+-- @include common
+-- @include release
+-- @include finish
+
+local job_key, result_key, payload_key, events_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local leases, queued_index, active_index, due_index, parent_key = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local job_id, attempt, status = ARGV[1], ARGV[2], ARGV[3]
+local result, error_code, error_msg = ARGV[4], ARGV[5], ARGV[6]
+local release_limit, requeue_ms, prefix = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+
+local f = redis.call('HMGET', job_key, 'status', 'attempts', 'kind', 'parent_id', 'model')
+if not f[1] then return {-1} end
+if f[1] ~= 'processing' then return {-2, f[1]} end
+if f[2] ~= attempt then return {-3, f[2]} end
+
+local now = now_us()
+redis.call('ZREM', leases, job_id)
+if status == 'completed' then
+  redis.call('SET', result_key, result)
+  -- A completed job is never run again; a failed one keeps its payload for a redrive.
+  redis.call('DEL', payload_key)
+end
+finish_job(job_key, events_key, job_id, f[3], f[4], f[5], status, error_code, error_msg, now)
+
+local out = {1, 1}
+if f[3] == 'child' then
+  local finalized, released = child_finished(parent_key, prefix, f[4], 'processing', status,
+    events_key, queued_index, active_index, due_index, release_limit, requeue_ms, now)
+  out[2] = finalized
+  for _, v in ipairs(released) do out[#out + 1] = v end
+end
+return out
