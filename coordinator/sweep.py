@@ -1,0 +1,65 @@
+"""The coordinator's sweep: the safety net under the transitions.
+
+Creation and completion already release children and finalize parents in
+their own scripts, so a healthy system gives the sweep almost nothing to do.
+It repairs what a crash leaves behind: jobs whose worker died (expired
+leases), jobs whose message was lost or whose retry backoff has passed
+(queued past their publish deadline), and parents a release left due.  Each
+pass reads only those three indexes, in bounded batches, so its cost grows
+with the work there is, not with the number of jobs or parents.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Callable
+
+from jobs.store import Dispatch, JobStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    skipped: bool = False
+    reclaimed: int = 0
+    lease_expired: int = 0
+    republished: int = 0
+    released: int = 0
+    published: int = 0
+
+
+@dataclass
+class Sweeper:
+    store: JobStore
+    publish: Callable[[list[Dispatch]], int]
+
+    def sweep(self) -> SweepReport:
+        settings = self.store.settings
+        token = uuid.uuid4().hex
+        # The lock outlives a normal pass by far; if the holder dies, it expires.
+        lock_ms = int(max(10.0, settings.sweep_interval * 20) * 1000)
+        if not self.store.try_lock_sweep(token, lock_ms):
+            return SweepReport(skipped=True)
+        try:
+            now = self.store.now_ms()
+            batch = settings.sweep_batch
+            reclaimed = self.store.reclaim(self.store.expired_leases(now, batch))
+            republished = self.store.republish(self.store.stale_queued(now, batch))
+            released = self.store.release(self.store.due_parents(now, batch))
+            dispatches = reclaimed.requeued + reclaimed.dispatches + republished + released
+            published = self.publish(dispatches)
+        finally:
+            self.store.unlock_sweep(token)
+        report = SweepReport(
+            reclaimed=len(reclaimed.requeued),
+            lease_expired=len(reclaimed.failed),
+            republished=len(republished),
+            released=len(released) + len(reclaimed.dispatches),
+            published=published,
+        )
+        if dispatches or reclaimed.failed:
+            log.info("sweep: %s", report)
+        return report

@@ -1,0 +1,46 @@
+"""The one Celery app of ocrgw, configured explicitly.
+
+Celery carries only "run job <id>" messages; the job store holds every
+status and result, so there is no result backend.  Messages are JSON,
+acknowledged after the task ends, one prefetched per process: a job waiting
+behind a long OCR run stays on the queue where another worker can take it.
+"""
+
+from celery import Celery
+
+from jobs.config import Settings
+
+RUN_TASK = "ocrgw.run"
+SWEEP_TASK = "ocrgw.sweep"
+COORDINATOR_QUEUE = "coordinator"
+
+
+def make_celery(settings: Settings) -> Celery:
+    app = Celery("ocrgw", broker=settings.broker_url, set_as_current=True)
+    app.conf.update(
+        task_serializer="json",
+        accept_content=["json"],
+        result_backend=None,
+        task_ignore_result=True,
+        task_store_errors_even_if_ignored=False,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_create_missing_queues=True,
+        task_default_queue=COORDINATOR_QUEUE,
+        task_routes={SWEEP_TASK: {"queue": COORDINATOR_QUEUE}},
+        task_soft_time_limit=settings.job_timeout,
+        task_time_limit=settings.job_timeout + 30,
+        broker_connection_retry_on_startup=True,
+        # An unacked message comes back after this long; claim makes the
+        # late copy a no-op, and the lease (not this) is what reclaims work.
+        broker_transport_options={"visibility_timeout": 3600},
+        worker_send_task_events=False,
+        worker_hijack_root_logger=False,
+        enable_utc=True,
+    )
+    return app
+
+
+settings = Settings.from_env()
+app = make_celery(settings)

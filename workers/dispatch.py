@@ -1,0 +1,32 @@
+"""Publishes one Celery message per job that a transition queued.
+
+Publishing happens after the transition has committed, so a process that dies
+in between leaves a `queued` job with no message; the sweep re-publishes
+such jobs (see the `republish` transition), and claim ignores duplicates.
+"""
+
+import logging
+from typing import Iterable
+
+from jobs.models import queue_for
+from jobs.store import Dispatch
+from workers.celery_app import RUN_TASK, app
+
+log = logging.getLogger(__name__)
+
+
+def publish(dispatches: Iterable[Dispatch]) -> int:
+    """Sends the messages; returns how many were sent.  Never raises: the sweep covers a failure."""
+    dispatches = list(dispatches)
+    if not dispatches:
+        return 0
+    sent = 0
+    try:
+        with app.producer_or_acquire() as producer:
+            for d in dispatches:
+                app.send_task(RUN_TASK, args=[d.job_id], queue=queue_for(d.model), producer=producer)
+                sent += 1
+    except Exception:  # the broker is down or went away mid-way
+        log.exception("could not publish %d of %d job messages; the sweep will re-publish them",
+                      len(dispatches) - sent, len(dispatches))
+    return sent
