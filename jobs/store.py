@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from redis import Redis
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
+from redis.retry import Retry
 
 from jobs import keys
 from jobs.config import Settings
@@ -115,7 +118,17 @@ class JobStore:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "JobStore":
-        return cls(Redis.from_url(settings.redis_url, health_check_interval=30), settings)
+        # Ride out a Redis restart of a few seconds.  Retrying a transition is
+        # safe: each one checks its precondition, so a repeat of a script that
+        # did run answers "not claimable" / "not processing" and writes nothing.
+        retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=12)
+        client = Redis.from_url(
+            settings.redis_url,
+            health_check_interval=30,
+            retry=retry,
+            retry_on_error=[RedisConnectionError, RedisTimeoutError],
+        )
+        return cls(client, settings)
 
     # -- arguments shared by several transitions --------------------------------
 

@@ -31,7 +31,8 @@
   Output:
     {1, id, child_id, model, ...}  created; followed by the jobs now queued,
                                    each needs a Celery message
-    {2, existing_id}               idempotent replay: same key, same request
+    {2, existing_id}               idempotent replay: same key, same request (or
+                                   a retried call of this very create)
     {-1, existing_id}              same key, different request: nothing written
 ]]
 -- @include common
@@ -51,6 +52,10 @@ if has_idem then
     return {-1, existing[1]}
   end
 end
+
+-- A client-side retry of a create that did run (its reply was lost) finds
+-- the root already there: answer as a replay rather than write it again.
+if redis.call('EXISTS', root_key) == 1 then return {2, root_id} end
 
 local now = now_us()
 local common_fields = {
