@@ -1,0 +1,16 @@
+.PHONY: setup start test bench
+
+# Each target is a thin wrapper; the scripts hold the logic.
+# Pass pytest options with ARGS, e.g. make test ARGS="-k harness".
+
+setup:
+	scripts/setup.sh
+
+start:
+	scripts/start.sh
+
+test:
+	scripts/test.sh $(ARGS)
+
+bench: setup
+	.venv/bin/python -m bench

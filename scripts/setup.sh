@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Prepare this machine to run ocrgw: system packages (Redis, Tesseract with
+# English data) and a project virtualenv in .venv.
+#
+# Idempotent: each step checks before it acts, so a rerun on a ready machine
+# installs nothing and prints one line. Concurrent runs serialise on a lock so
+# two pip installs never write into the same .venv at once.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+STAMP="$VENV/.installed"
+LOCK="$ROOT/.run/setup.lock"
+PYTHON="${PYTHON:-python3}"
+MIN_PY="3.11"
+
+say() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+
+# Run a command as root: directly when we are root, through sudo otherwise.
+as_root() {
+    if [[ $(id -u) -eq 0 ]]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        die "need root to run: $* (not root and sudo is not installed)"
+    fi
+}
+
+APT_UPDATED=0
+apt_install() {
+    command -v apt-get >/dev/null 2>&1 \
+        || die "apt-get not found; install these by hand: $*"
+    if [[ $APT_UPDATED -eq 0 ]]; then
+        say "apt-get update"
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+        APT_UPDATED=1
+    fi
+    say "apt-get install $*"
+    as_root env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+have_eng_tessdata() {
+    # Tesseract 4 prints the list on stderr, Tesseract 5 on stdout.
+    tesseract --list-langs 2>&1 | grep -qx eng
+}
+
+install_system_packages() {
+    local missing=()
+    command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+    if ! command -v tesseract >/dev/null 2>&1; then
+        missing+=(tesseract-ocr tesseract-ocr-eng)
+    elif ! have_eng_tessdata; then
+        missing+=(tesseract-ocr-eng)
+    fi
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        apt_install "${missing[@]}"
+    fi
+}
+
+check_python() {
+    command -v "$PYTHON" >/dev/null 2>&1 \
+        || die "$PYTHON not found; ocrgw needs Python >= $MIN_PY (set PYTHON=/path/to/python3.11)"
+    "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+        || die "$("$PYTHON" -V 2>&1) is too old; ocrgw needs Python >= $MIN_PY (set PYTHON=...)"
+}
+
+# Debian splits venv/ensurepip into python3-venv; a fresh machine lacks it.
+ensure_venv_module() {
+    "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1 && return 0
+    case "$(command -v "$PYTHON")" in
+        /usr/bin/*) apt_install python3-venv ;;
+        *) die "$PYTHON has no working venv/ensurepip module" ;;
+    esac
+}
+
+venv_ok() {
+    [[ -x "$VENV/bin/python" ]] \
+        && "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
+}
+
+create_venv() {
+    if venv_ok; then
+        return 0
+    fi
+    ensure_venv_module
+    say "creating .venv with $("$PYTHON" -V 2>&1)"
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV"
+}
+
+install_project() {
+    if [[ -f "$STAMP" && "$STAMP" -nt "$ROOT/pyproject.toml" ]]; then
+        return 0
+    fi
+    say "pip install -e '.[test]' (this takes a while on a fresh machine)"
+    (cd "$ROOT" && PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 \
+        "$VENV/bin/python" -m pip install -q -e '.[test]')
+    touch "$STAMP"
+}
+
+# Serialise concurrent runs (two shells, or tests racing a developer).
+take_lock() {
+    command -v flock >/dev/null 2>&1 || return 0
+    mkdir -p "$(dirname "$LOCK")"
+    exec 9>"$LOCK"
+    if ! flock -n 9; then
+        say "another setup is running; waiting for it"
+        flock 9
+    fi
+}
+
+main() {
+    take_lock
+    install_system_packages
+    check_python
+    create_venv
+    install_project
+    say "ready ($("$VENV/bin/python" -V 2>&1), redis $(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p'), tesseract $(tesseract --version 2>&1 | awk 'NR==1{print $2}'))"
+}
+
+main "$@"

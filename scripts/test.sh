@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Set up, then run the test suite. Arguments go to pytest unchanged:
+#
+#   scripts/test.sh                         everything
+#   scripts/test.sh tests/unit -q           one folder
+#   scripts/test.sh -m "not chaos"          skip the process-killing tests
+#
+# Redis and the Celery/gunicorn processes are started by the test fixtures
+# (tests/conftest.py), each on a free loopback port, so nothing needs to be
+# running beforehand. A run that collects no test fails: a green run must
+# mean tests actually ran.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+"$ROOT/scripts/setup.sh"
+cd "$ROOT"
+
+# Logs reach the fixtures' log files as they happen, and a hang dumps stacks.
+export PYTHONUNBUFFERED=1
+export PYTHONFAULTHANDLER=1
+# Tesseract's OpenMP threads would oversubscribe the cores that the test
+# workers already share.
+export OMP_THREAD_LIMIT="${OMP_THREAD_LIMIT:-1}"
+
+args=()
+if [[ "${CI:-}" == "true" ]]; then
+    # A fresh clone each run: no cache to keep, and a stuck test prints where.
+    args+=(-p no:cacheprovider -o faulthandler_timeout=600)
+fi
+
+rc=0
+"$ROOT/.venv/bin/python" -m pytest "${args[@]}" "$@" || rc=$?
+if [[ $rc -eq 5 ]]; then
+    echo "[test] error: pytest collected no tests (exit 5); treating as a failure" >&2
+    exit 1
+fi
+exit "$rc"

@@ -1,0 +1,710 @@
+"""Real processes for integration tests: redis-server, Celery, gunicorn.
+
+The integration and chaos tests exercise ocrgw the way it runs in production:
+separate OS processes talking through a real Redis. This module owns their
+lifecycle so each test only says *what* it wants running:
+
+* ``Proc`` wraps one command started in its own process group, with its
+  output in a log file, so a test can wait for it to be ready, kill it (the
+  whole group, Celery's pool children included) or stop it gracefully, and
+  read what it printed.
+* ``ProcGroup`` starts ``Proc``\\ s for one scope (a test, the session) and
+  kills whatever is still alive when that scope ends. Its factories build the
+  exact commands the Procfile runs (``worker``, ``coordinator``, ``beat``,
+  ``web``) with ``sys.executable`` so the project's venv is used.
+* ``RedisServer`` runs a private redis-server on a free loopback port.
+
+The pytest fixtures that hand these out live in ``tests/conftest.py``.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import itertools
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: How long a process may take to become ready. Generous on purpose: on a
+#: loaded two-core CI machine a Celery worker importing its OCR engines can
+#: take many seconds, and these timeouts only bound a hang, they assert nothing.
+START_TIMEOUT = float(os.environ.get("OCRGW_TEST_START_TIMEOUT", "90"))
+
+LOG_TAIL_LINES = 60
+WORKER_QUEUES = "ocr.tesseract,ocr.paddleocr,ocr.echo"
+REDIS_DATABASES = 16
+
+#: Keys in which kombu's Redis transport records which queues are bound to a
+#: named exchange. A producer declares a queue once per connection and caches
+#: that, so a long-running process never writes them again: were they deleted
+#: (as FLUSHALL does), every later message it sends through a named exchange
+#: would be routed nowhere. Celery's default routing (the anonymous exchange)
+#: does not read them, but a route with an explicit exchange does.
+KOMBU_BINDING_PATTERN = "_kombu.binding*"
+
+CELERY_READY = re.compile(r"@\S+ ready\.")
+BEAT_READY = re.compile(r"beat: Starting")
+
+_unique = itertools.count(1)
+
+
+def in_ci() -> bool:
+    """True when running under CI, where a missing dependency is an error, not a skip."""
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def uniq() -> str:
+    """A short token that keeps Celery node names and file names apart."""
+    return f"{os.getpid()}-{next(_unique)}-{uuid.uuid4().hex[:6]}"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now.
+
+    There is a window between closing the probe socket and the server binding
+    it; callers that can (``RedisServer``) retry on a bind failure.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until(
+    predicate: Callable[[], Any],
+    timeout: float,
+    interval: float = 0.05,
+    message: str | Callable[[], str] = "condition was not met",
+) -> Any:
+    """Poll ``predicate`` until it returns something truthy, and return that.
+
+    Raises AssertionError with ``message`` (a string, or a callable so the text
+    can describe the state at the moment of failure) once ``timeout`` seconds
+    have passed. Meant for waiting on outcomes such as a job reaching a
+    terminal state; the timeout bounds a hang and is not a speed assertion.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            text = message() if callable(message) else message
+            raise AssertionError(f"{text} (waited {timeout:g}s)")
+        time.sleep(interval)
+
+
+def tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
+    return "\n".join(collections.deque(text.splitlines(), maxlen=lines))
+
+
+class Proc:
+    """One command running in its own process group, output in a log file.
+
+    Its own group (``start_new_session``) lets ``kill`` take down the command
+    together with everything it forked (Celery's prefork pool), the way a
+    machine losing a container would, while ``terminate`` signals only the
+    main process so Celery performs its normal warm shutdown.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        log_path: Path,
+        env: Mapping[str, str] | None = None,
+        cwd: Path = ROOT,
+    ) -> None:
+        self.name = name
+        self.argv = [str(a) for a in argv]
+        self.log_path = Path(log_path)
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+        self.cwd = cwd
+        self.popen: subprocess.Popen[bytes] | None = None
+        self._log = None
+
+    def __repr__(self) -> str:
+        state = "not started" if self.popen is None else (
+            f"pid {self.pid}" if self.alive else f"exited {self.returncode}")
+        return f"<Proc {self.name} {state}>"
+
+    def start(self) -> Proc:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        # The log holds only what the process prints, so a readiness regex
+        # can never match the command line itself.
+        self._log = open(self.log_path, "ab")
+        self.popen = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+            cwd=self.cwd,
+            start_new_session=True,
+        )
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.popen is not None, f"{self.name} was never started"
+        return self.popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status, or None while the main process runs."""
+        return None if self.popen is None else self.popen.poll()
+
+    @property
+    def alive(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def wait_ready(
+        self,
+        ready: str | re.Pattern[str] | Callable[[], Any],
+        timeout: float = START_TIMEOUT,
+    ) -> Proc:
+        """Block until ``ready`` holds: a regex found in the log, or a predicate.
+
+        Fails at once, with the log's tail, if the process exits first, so a
+        crash at import time shows its traceback instead of a bare timeout.
+        """
+        if callable(ready) and not isinstance(ready, re.Pattern):
+            check = ready
+        else:
+            pattern = re.compile(ready) if isinstance(ready, str) else ready
+            check = lambda: pattern.search(self.log_text())  # noqa: E731
+        deadline = time.monotonic() + timeout
+        while True:
+            if check():
+                return self
+            if not self.alive:
+                raise AssertionError(
+                    f"{self.name} exited with status {self.returncode} before it was ready\n"
+                    f"$ {self.command}\nlog {self.log_path}:\n{self.log_tail()}")
+            if time.monotonic() >= deadline:
+                raise AssertionError(
+                    f"{self.name} was not ready after {timeout:g}s\n"
+                    f"$ {self.command}\nlog {self.log_path}:\n{self.log_tail()}")
+            time.sleep(0.05)
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to the whole process group (default: SIGKILL, a crash).
+
+        After SIGKILL the main process is reaped before returning, so the
+        caller can rely on it being gone. Other signals (SIGSTOP to freeze a
+        worker, say) are only sent.
+        """
+        if self.popen is None:
+            return
+        try:
+            os.killpg(self.popen.pid, sig)
+        except ProcessLookupError:
+            pass  # the whole group is already gone
+        if sig == signal.SIGKILL:
+            self.popen.wait(timeout=30)
+
+    def terminate(self) -> None:
+        """SIGTERM to the main process only: Celery's warm shutdown, gunicorn's graceful stop."""
+        if self.alive:
+            self.popen.send_signal(signal.SIGTERM)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the main process to exit and return its status.
+
+        Raises subprocess.TimeoutExpired if it is still running after ``timeout``.
+        """
+        assert self.popen is not None, f"{self.name} was never started"
+        return self.popen.wait(timeout=timeout)
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        return tail(self.log_text(), lines)
+
+    @property
+    def command(self) -> str:
+        return shlex.join(self.argv)
+
+    def close(self) -> None:
+        """Kill whatever of the group is left and release the log file.
+
+        Also run after a graceful exit, since children can outlive their parent.
+        """
+        if self.popen is not None:
+            if self.popen.poll() is None:
+                self.kill(signal.SIGKILL)
+            else:
+                try:
+                    os.killpg(self.popen.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+class WebProc(Proc):
+    """A gunicorn running the gateway; ``base_url`` is where it answers."""
+
+    def __init__(self, *args: Any, port: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.port = port
+        self.base_url = f"http://127.0.0.1:{port}"
+
+    def healthy(self) -> bool:
+        return http_status(f"{self.base_url}/healthz") == 200
+
+
+# Loopback only, so any proxy settings in the environment must not apply.
+_no_proxy_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def http_status(url: str, timeout: float = 2.0) -> int | None:
+    """The HTTP status of a GET, or None if nothing answered."""
+    try:
+        with _no_proxy_opener.open(url, timeout=timeout) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        return exc.code
+    except (urllib.error.URLError, OSError):
+        return None
+
+
+def find_redis_server() -> str | None:
+    return shutil.which("redis-server")
+
+
+class RedisServer:
+    """A private redis-server on 127.0.0.1, restartable on the same port and dir.
+
+    ``appendonly=False`` (the default) keeps nothing on disk, the fastest for
+    ordinary tests; ``appendonly=True`` lets a test check that state survives a
+    restart, through ``restart()`` (graceful) or ``restart(hard=True)``
+    (SIGKILL first, a crash).
+    """
+
+    host = "127.0.0.1"
+
+    def __init__(
+        self,
+        group: ProcGroup,
+        data_dir: Path,
+        *,
+        appendonly: bool = False,
+        extra_args: Iterable[str] = (),
+        binary: str | None = None,
+        name: str = "redis",
+    ) -> None:
+        self.group = group
+        self.dir = Path(data_dir)
+        self.appendonly = appendonly
+        self.extra_args = list(extra_args)
+        self.binary = binary or find_redis_server() or "redis-server"
+        self.name = name
+        self.port: int | None = None
+        self.proc: Proc | None = None
+
+    @property
+    def url(self) -> str:
+        """URL of database 0."""
+        return self.url_for(0)
+
+    def url_for(self, db: int) -> str:
+        assert self.port is not None, "redis server was never started"
+        return f"redis://{self.host}:{self.port}/{db}"
+
+    def _argv(self) -> list[str]:
+        return [
+            self.binary,
+            "--port", str(self.port),
+            "--bind", self.host,
+            "--dir", str(self.dir),
+            "--save", "",
+            "--appendonly", "yes" if self.appendonly else "no",
+            "--databases", str(REDIS_DATABASES),
+            "--daemonize", "no",
+            *self.extra_args,
+        ]
+
+    def start(self, timeout: float = 30) -> RedisServer:
+        """Start on the current port, or on a free one the first time.
+
+        A first start retries on a new port if another process grabbed the
+        probed one in the meantime; a restart must keep its port.
+        """
+        self.dir.mkdir(parents=True, exist_ok=True)
+        pick_port = self.port is None
+        for attempt in range(5):
+            if pick_port:
+                self.port = free_port()
+            self.proc = self.group.start(self.name, self._argv(), wait=False)
+            try:
+                self.proc.wait_ready(self.ping, timeout=timeout)
+                return self
+            except AssertionError:
+                log = self.proc.log_text()
+                self.proc.close()
+                if pick_port and "Address already in use" in log and attempt < 4:
+                    continue
+                raise
+        raise AssertionError("unreachable")
+
+    def ping(self) -> bool:
+        import redis
+
+        try:
+            with redis.Redis(host=self.host, port=self.port, socket_timeout=2,
+                             socket_connect_timeout=1) as client:
+                return bool(client.ping())
+        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
+            # ResponseError covers "LOADING": up, but still reading its AOF.
+            return False
+
+    def client(self, db: int = 0, **kwargs: Any):
+        """A redis-py client for ``db``. Use it as a context manager so it closes."""
+        import redis
+
+        return redis.Redis(host=self.host, port=self.port, db=db, **kwargs)
+
+    def stop(self, timeout: float = 30) -> None:
+        """Graceful shutdown (SIGTERM): Redis fsyncs its AOF before exiting."""
+        if self.proc is None or not self.proc.alive:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.proc.close()
+
+    def kill(self) -> None:
+        """SIGKILL: what Redis keeps afterwards is only what its fsync policy wrote."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.close()
+
+    def restart(self, hard: bool = False, timeout: float = 30) -> RedisServer:
+        """Stop (or kill, if ``hard``) and start again on the same port and dir."""
+        if hard:
+            self.kill()
+        else:
+            self.stop(timeout)
+        return self.start(timeout)
+
+    def flushall(self) -> None:
+        with self.client() as client:
+            client.flushall()
+
+    def flushdb(self, db: int) -> None:
+        with self.client(db) as client:
+            client.flushdb()
+
+    def clean(self) -> None:
+        """Empty every database except kombu's exchange bindings.
+
+        FLUSHALL as far as the tests' own data goes, while the long-lived
+        session stack keeps routing messages (see KOMBU_BINDING_PATTERN).
+        """
+        with self.client() as client:
+            keyspace = client.info("keyspace")
+        for name in keyspace:
+            db = int(name.removeprefix("db"))
+            with self.client(db) as client:
+                keep = set(client.scan_iter(match=KOMBU_BINDING_PATTERN, count=1000))
+                doomed = [k for k in client.scan_iter(count=1000) if k not in keep]
+                for i in range(0, len(doomed), 1000):
+                    client.delete(*doomed[i:i + 1000])
+
+
+@dataclass
+class Stack:
+    """A worker, a coordinator and a beat against one Redis database.
+
+    ``web()`` starts a gateway on the same database the first time it is
+    called and returns the same one afterwards.
+    """
+
+    group: ProcGroup
+    db: int
+    redis_url: str
+    env: dict[str, str]
+    worker: Proc
+    coordinator: Proc
+    beat: Proc
+    _web: WebProc | None = field(default=None, repr=False)
+
+    def web(self) -> WebProc:
+        if self._web is None or not self._web.alive:
+            self._web = self.group.web(db=self.db, env=self.env)
+        return self._web
+
+    @property
+    def procs(self) -> list[Proc]:
+        return [p for p in (self.worker, self.coordinator, self.beat, self._web) if p is not None]
+
+
+_gunicorn_flags: list[str] | None = None
+
+
+def _gunicorn_isolation_args() -> list[str]:
+    """Flags that keep concurrent test gunicorns from sharing machine-wide state.
+
+    gunicorn 27 opens a control socket at one fixed path per user, which
+    several gunicorns on one machine would fight over; older releases have
+    neither the socket nor the flag.
+    """
+    global _gunicorn_flags
+    if _gunicorn_flags is None:
+        help_text = subprocess.run(
+            [sys.executable, "-m", "gunicorn", "--help"],
+            capture_output=True, text=True, timeout=60).stdout
+        _gunicorn_flags = ["--no-control-socket"] if "--no-control-socket" in help_text else []
+    return _gunicorn_flags
+
+
+#: Every ProcGroup not yet closed, so a failing test can show their logs.
+OPEN_GROUPS: list[ProcGroup] = []
+
+_db_cycle = itertools.cycle(range(1, REDIS_DATABASES))
+
+
+class ProcGroup:
+    """Starts processes for one scope and kills whatever is left on ``close()``.
+
+    ``redis`` may be a RedisServer or a zero-argument callable returning one,
+    so a group used only for plain subprocesses never needs Redis.
+    """
+
+    def __init__(
+        self,
+        work_dir: Path,
+        redis: RedisServer | Callable[[], RedisServer] | None = None,
+        label: str = "",
+    ) -> None:
+        self.work_dir = Path(work_dir)
+        self.log_dir = self.work_dir / "logs"
+        self.label = label
+        self._redis = redis
+        self.procs: list[Proc] = []
+        self._names: collections.Counter[str] = collections.Counter()
+        self._fresh_dbs: list[int] = []
+        OPEN_GROUPS.append(self)
+
+    # -- generic -----------------------------------------------------------
+
+    def _unique_name(self, name: str) -> str:
+        self._names[name] += 1
+        n = self._names[name]
+        return name if n == 1 else f"{name}-{n}"
+
+    def start(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        ready: str | re.Pattern[str] | Callable[[], Any] | None = None,
+        timeout: float = START_TIMEOUT,
+        wait: bool = True,
+        proc_class: type[Proc] = Proc,
+        **kwargs: Any,
+    ) -> Proc:
+        """Start ``argv`` as a Proc named ``name`` (made unique within the group).
+
+        With ``ready`` and ``wait``, block until it is ready; otherwise return
+        at once and let the caller ``wait_ready`` (to start several in parallel).
+        """
+        name = self._unique_name(name)
+        proc = proc_class(name, argv, self.log_dir / f"{name}.log", env=env, **kwargs)
+        self.procs.append(proc)
+        proc.start()
+        if ready is not None and wait:
+            proc.wait_ready(ready, timeout)
+        return proc
+
+    # -- redis -------------------------------------------------------------
+
+    @property
+    def redis(self) -> RedisServer:
+        if self._redis is None:
+            raise RuntimeError("this ProcGroup has no redis server")
+        if callable(self._redis) and not isinstance(self._redis, RedisServer):
+            self._redis = self._redis()
+        return self._redis
+
+    def url(self, db: int | None = None) -> str:
+        return self.redis.url_for(db or 0)
+
+    def fresh_db(self) -> int:
+        """An emptied Redis database 1..15 for this test's own processes.
+
+        Database 0 belongs to the shared session stack; a test that kills or
+        restarts processes runs its own set against one of these instead, so
+        the session stack never sees its debris. Emptied again at close.
+        """
+        db = next(_db_cycle)
+        self.redis.flushdb(db)
+        self._fresh_dbs.append(db)
+        return db
+
+    # -- ocrgw processes (the Procfile's commands) --------------------------
+
+    def _env(self, db: int | None, env: Mapping[str, str] | None) -> dict[str, str]:
+        return {"REDIS_URL": self.url(db), **(env or {})}
+
+    def worker(
+        self,
+        *,
+        concurrency: int = 2,
+        queues: str = WORKER_QUEUES,
+        db: int | None = None,
+        env: Mapping[str, str] | None = None,
+        extra_args: Iterable[str] = (),
+        wait: bool = True,
+        timeout: float = START_TIMEOUT,
+    ) -> Proc:
+        argv = [
+            sys.executable, "-m", "celery", "-A", "workers", "worker",
+            "--loglevel", "INFO", "--queues", queues,
+            "--concurrency", str(concurrency),
+            "--hostname", f"worker-{uniq()}@%h",
+            "--without-gossip", "--without-mingle", "--without-heartbeat",
+            *extra_args,
+        ]
+        return self.start("worker", argv, env=self._env(db, env), ready=CELERY_READY,
+                          wait=wait, timeout=timeout)
+
+    def coordinator(
+        self,
+        *,
+        db: int | None = None,
+        env: Mapping[str, str] | None = None,
+        extra_args: Iterable[str] = (),
+        wait: bool = True,
+        timeout: float = START_TIMEOUT,
+    ) -> Proc:
+        argv = [
+            sys.executable, "-m", "celery", "-A", "coordinator", "worker",
+            "--loglevel", "INFO", "--queues", "coordinator", "--pool", "solo",
+            "--hostname", f"coord-{uniq()}@%h",
+            "--without-gossip", "--without-mingle", "--without-heartbeat",
+            *extra_args,
+        ]
+        return self.start("coordinator", argv, env=self._env(db, env), ready=CELERY_READY,
+                          wait=wait, timeout=timeout)
+
+    def beat(
+        self,
+        *,
+        db: int | None = None,
+        env: Mapping[str, str] | None = None,
+        wait: bool = True,
+        timeout: float = START_TIMEOUT,
+    ) -> Proc:
+        schedule = self.work_dir / f"beat-{uniq()}"
+        argv = [
+            sys.executable, "-m", "celery", "-A", "coordinator", "beat",
+            "--loglevel", "INFO", "--schedule", str(schedule),
+        ]
+        return self.start("beat", argv, env=self._env(db, env), ready=BEAT_READY,
+                          wait=wait, timeout=timeout)
+
+    def web(
+        self,
+        *,
+        db: int | None = None,
+        env: Mapping[str, str] | None = None,
+        threads: int = 4,
+        wait: bool = True,
+        timeout: float = START_TIMEOUT,
+    ) -> WebProc:
+        port = free_port()
+        argv = [
+            sys.executable, "-m", "gunicorn",
+            "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", str(threads),
+            "--access-logfile", "-",
+            *_gunicorn_isolation_args(),
+            "gateway:create_app()",
+        ]
+        proc = self.start("web", argv, env=self._env(db, env), proc_class=WebProc,
+                          port=port, wait=False)
+        if wait:
+            proc.wait_ready(proc.healthy, timeout)
+        return proc  # type: ignore[return-value]
+
+    def stack(
+        self,
+        *,
+        db: int | None = None,
+        env: Mapping[str, str] | None = None,
+        concurrency: int = 2,
+        web: bool = False,
+        timeout: float = START_TIMEOUT,
+    ) -> Stack:
+        """Worker, coordinator and beat (and a web if asked), started in parallel."""
+        env = dict(env or {})
+        worker = self.worker(concurrency=concurrency, db=db, env=env, wait=False)
+        coordinator = self.coordinator(db=db, env=env, wait=False)
+        beat = self.beat(db=db, env=env, wait=False)
+        web_proc = self.web(db=db, env=env, wait=False) if web else None
+        worker.wait_ready(CELERY_READY, timeout)
+        coordinator.wait_ready(CELERY_READY, timeout)
+        beat.wait_ready(BEAT_READY, timeout)
+        if web_proc is not None:
+            web_proc.wait_ready(web_proc.healthy, timeout)
+        return Stack(self, db or 0, self.url(db), env, worker, coordinator, beat, web_proc)
+
+    # -- teardown ------------------------------------------------------------
+
+    def tails(self, lines: int = LOG_TAIL_LINES) -> list[tuple[str, str]]:
+        """(title, last lines of log) for every process this group started."""
+        where = f" [{self.label}]" if self.label else ""
+        return [
+            (f"{p.name}{where}: last {lines} log lines ({p.log_path})",
+             f"$ {p.command}\n{p.log_tail(lines)}")
+            for p in self.procs if p.popen is not None
+        ]
+
+    def close(self) -> None:
+        for proc in reversed(self.procs):
+            proc.close()
+        if self._fresh_dbs and isinstance(self._redis, RedisServer) and self._redis.ping():
+            for db in self._fresh_dbs:
+                self._redis.flushdb(db)
+        if self in OPEN_GROUPS:
+            OPEN_GROUPS.remove(self)
+
+
+_make_sample_module = None
+
+
+def make_sample(path: str | Path, *texts: str) -> Path:
+    """Write a sample page (PNG, or a PDF with one page per text) via scripts/make_sample.py."""
+    global _make_sample_module
+    if _make_sample_module is None:
+        spec = importlib.util.spec_from_file_location(
+            "ocrgw_make_sample", ROOT / "scripts" / "make_sample.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _make_sample_module = module
+    return _make_sample_module.write_sample(path, list(texts))
