@@ -1,0 +1,48 @@
+"""Adapters by model name, one instance per worker process.
+
+Engine modules are imported on first use so that a worker serving only the
+echo queue never loads ONNX Runtime or OpenCV.  The cache is emptied in a
+forked child: an engine built before the fork (its thread pools and locks)
+must not be shared with the pool processes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+
+from workers.adapters.base import Adapter, permanent_error
+
+_ADAPTERS = {
+    "tesseract": ("workers.adapters.tesseract", "TesseractAdapter"),
+    "paddleocr": ("workers.adapters.paddleocr", "PaddleOcrAdapter"),
+    "echo": ("workers.adapters.echo", "EchoAdapter"),
+}
+
+_cache: dict[str, Adapter] = {}
+_lock = threading.Lock()
+
+
+def get_adapter(name: str) -> Adapter:
+    adapter = _cache.get(name)
+    if adapter is not None:
+        return adapter
+    if name not in _ADAPTERS:
+        raise permanent_error(f"no OCR adapter named {name!r}", "unknown_model")
+    with _lock:
+        if name not in _cache:
+            module_name, class_name = _ADAPTERS[name]
+            _cache[name] = getattr(importlib.import_module(module_name), class_name)()
+        return _cache[name]
+
+
+def _reset_after_fork() -> None:
+    global _lock
+    _cache.clear()
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
+
+__all__ = ["Adapter", "get_adapter"]

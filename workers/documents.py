@@ -1,0 +1,227 @@
+"""Decode uploaded documents into page images for the OCR engines.
+
+Pages are rendered lazily: a 200-page PDF at 200 dpi is over 2 GB of RGB
+pixels, so a worker holds one page at a time while the page count is known
+up front for progress reporting.  Every way a document can fail to decode
+surfaces as ``InvalidDocument`` so the job fails once instead of retrying.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import threading
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+
+import pypdfium2 as pdfium
+from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
+
+from jobs.errors import InvalidDocument
+from jobs.models import DOCUMENT_TYPES
+
+# 64 Mpx is an A4 page at 600 dpi with room to spare (≈ 190 MB as RGB).
+# Pillow raises DecompressionBombError above twice its limit and only warns
+# between one and two times it; the filter makes that warning an error too.
+MAX_PAGE_PIXELS = 64_000_000
+Image.MAX_IMAGE_PIXELS = MAX_PAGE_PIXELS
+warnings.filterwarnings("error", category=Image.DecompressionBombWarning)
+
+# Pillow has many decoders (some call out to Ghostscript); accept only the
+# raster formats the gateway advertises, whatever the declared image type.
+_IMAGE_FORMATS = ("PNG", "JPEG", "TIFF")
+
+# PDFium keeps global state and pypdfium2 is not thread-safe, even across
+# separate documents: every call into it goes through this lock.
+_PDFIUM_LOCK = threading.Lock()
+
+_DECODE_ERRORS = (
+    OSError,  # Pillow's "image file is truncated", "broken data stream", ...
+    SyntaxError,  # Pillow plugins signal malformed headers this way
+    ValueError,
+    EOFError,
+    Image.DecompressionBombError,
+    Image.DecompressionBombWarning,
+)
+
+
+class Document(ABC):
+    """A decoded document: ``page_count`` is known, ``pages()`` renders on demand.
+
+    Use it as a context manager so PDFium resources are released promptly
+    even when OCR stops half-way.
+    """
+
+    page_count: int
+
+    @abstractmethod
+    def pages(self) -> Iterator[Image.Image]:
+        """Page images in order, RGB or L, one at a time."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the decoder's resources; the rendered pages stay valid."""
+
+    def __enter__(self) -> Document:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def open_document(document: bytes, content_type: str, dpi: int = 200) -> Document:
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type not in DOCUMENT_TYPES:
+        raise InvalidDocument(
+            f"unsupported content type {content_type!r}; expected one of {', '.join(sorted(DOCUMENT_TYPES))}"
+        )
+    if not document:
+        raise InvalidDocument("the document is empty")
+    if media_type == "application/pdf":
+        return _PdfDocument(document, dpi)
+    return _ImageDocument(document, media_type)
+
+
+def render_pages(document: bytes, content_type: str, dpi: int = 200) -> list[Image.Image]:
+    """All pages at once; for small documents and tests (the adapters stream)."""
+    with open_document(document, content_type, dpi) as doc:
+        return list(doc.pages())
+
+
+class _ImageDocument(Document):
+    def __init__(self, data: bytes, media_type: str):
+        try:
+            self._image = Image.open(io.BytesIO(data), formats=_IMAGE_FORMATS)
+        except UnidentifiedImageError:
+            raise InvalidDocument(f"the {media_type} body is not a PNG, JPEG or TIFF image") from None
+        except _DECODE_ERRORS as exc:
+            raise InvalidDocument(f"cannot decode the {media_type} image: {exc}") from None
+        try:
+            # Only TIFF frames are pages: an APNG's frames are an animation
+            # and an MPO JPEG's extra frames are previews of the same picture.
+            self.page_count = self._image.n_frames if self._image.format == "TIFF" else 1
+        except _DECODE_ERRORS as exc:
+            self.close()
+            raise InvalidDocument(f"cannot read the TIFF's pages: {exc}") from None
+
+    def pages(self) -> Iterator[Image.Image]:
+        for index in range(self.page_count):
+            yield self._frame(index)
+
+    def _frame(self, index: int) -> Image.Image:
+        page = index + 1
+        try:
+            self._image.seek(index)
+            _check_pixels(self._image.size, page)
+            self._image.load()
+            return _normalise(_upright(self._image))
+        except InvalidDocument:
+            raise
+        except _DECODE_ERRORS as exc:
+            raise InvalidDocument(f"cannot decode page {page} of the image: {exc}") from None
+
+    def close(self) -> None:
+        self._image.close()
+
+
+class _PdfDocument(Document):
+    def __init__(self, data: bytes, dpi: int):
+        self._scale = dpi / 72  # PDF canvas units are 1/72 inch
+        try:
+            with _PDFIUM_LOCK:
+                self._pdf = pdfium.PdfDocument(data)
+        except pdfium.PdfiumError as exc:
+            # PDFium also refuses a PDF with an empty page tree, and then its
+            # error code is whatever the last failure left behind.
+            raise InvalidDocument(f"cannot open the PDF (corrupt, encrypted or without pages): {exc}") from None
+        try:
+            with _PDFIUM_LOCK:
+                # Without a form environment, filled-in AcroForm values that
+                # lack an appearance stream would not be drawn (nor read).
+                self._pdf.init_forms()
+                self.page_count = len(self._pdf)
+        except pdfium.PdfiumError as exc:
+            self.close()
+            raise InvalidDocument(f"cannot read the PDF's pages: {exc}") from None
+        if self.page_count < 1:
+            self.close()
+            raise InvalidDocument("the PDF has no pages")
+
+    def pages(self) -> Iterator[Image.Image]:
+        for index in range(self.page_count):
+            yield self._render(index)
+
+    def _render(self, index: int) -> Image.Image:
+        page_number = index + 1
+        try:
+            with _PDFIUM_LOCK:
+                page = self._pdf[index]
+                try:
+                    width, height = page.get_size()
+                    if width <= 0 or height <= 0:
+                        raise InvalidDocument(f"page {page_number} of the PDF has no area")
+                    scale = self._fit_scale(width, height)
+                    bitmap = page.render(scale=scale, rev_byteorder=True)
+                    try:
+                        # A copy: the bitmap's buffer dies with the bitmap.
+                        image = bitmap.to_pil().convert("RGB")
+                    finally:
+                        bitmap.close()
+                finally:
+                    page.close()
+        except pdfium.PdfiumError as exc:
+            raise InvalidDocument(f"cannot render page {page_number} of the PDF: {exc}") from None
+        image.info["dpi"] = (round(scale * 72),) * 2
+        return image
+
+    def _fit_scale(self, width: float, height: float) -> float:
+        """Render at the requested dpi unless the page is huge; then shrink it to fit."""
+        scale = self._scale
+        # PDFium rounds the bitmap's sides up, hence ceil and the nudge.
+        while math.ceil(width * scale) * math.ceil(height * scale) > MAX_PAGE_PIXELS:
+            scale *= min(0.99, (MAX_PAGE_PIXELS / (width * height * scale**2)) ** 0.5)
+        return scale
+
+    def close(self) -> None:
+        with _PDFIUM_LOCK:
+            self._pdf.close()
+
+
+def _check_pixels(size: tuple[int, int], page: int) -> None:
+    # Pillow only checks the first frame on open; TIFF pages come later.
+    width, height = size
+    if width < 1 or height < 1:
+        raise InvalidDocument(f"page {page} of the image is empty ({width}x{height})")
+    if width * height > MAX_PAGE_PIXELS:
+        raise InvalidDocument(
+            f"page {page} of the image is {width}x{height} pixels, over the limit of {MAX_PAGE_PIXELS}"
+        )
+
+
+def _upright(image: Image.Image) -> Image.Image:
+    """Apply the EXIF orientation: phone photos are often stored sideways."""
+    if image.getexif().get(ExifTags.Base.Orientation, 1) in (0, 1):
+        return image
+    return ImageOps.exif_transpose(image)
+
+
+def _normalise(image: Image.Image) -> Image.Image:
+    """A detached RGB or L copy, transparency flattened onto white.
+
+    Detached because the source frame belongs to a file that is seeked and
+    closed; white because a plain convert("RGB") turns transparency black.
+    """
+    if image.has_transparency_data:
+        rgba = image.convert("RGBA")
+        flat = Image.new("RGB", rgba.size, (255, 255, 255))
+        flat.paste(rgba, mask=rgba.getchannel("A"))
+        return flat
+    if image.mode in ("RGB", "L"):
+        return image.copy()
+    if image.mode == "1":
+        return image.convert("L")
+    if image.mode.startswith("I"):
+        # 16-bit greys: a plain convert("L") clips everything above 255 to white.
+        return image.convert("I").point(lambda v: v / 256).convert("L")
+    return image.convert("RGB")
