@@ -12,6 +12,7 @@ import os
 import threading
 
 import numpy as np
+from billiard.exceptions import SoftTimeLimitExceeded
 
 from jobs.errors import AdapterError, EngineUnavailable
 from workers.adapters.base import Line, PageAdapter, PageResult, union_bbox
@@ -53,6 +54,8 @@ class PaddleOcrAdapter(PageAdapter):
             engine = self._load()
             try:
                 items, _elapsed = engine(pixels)
+            except SoftTimeLimitExceeded:
+                raise  # the job's time limit, raised into whatever code was running
             except Exception as exc:  # ONNX Runtime and OpenCV raise a zoo of types
                 raise AdapterError(f"PP-OCRv4 failed on page {page}: {exc!r}") from None
         return _page_result(page, items or [])
