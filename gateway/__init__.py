@@ -1,0 +1,34 @@
+"""The HTTP gateway: validates submissions, creates jobs in the store, answers polls.
+
+gunicorn serves ``gateway:create_app()``.  The gateway holds no state of
+its own beyond a drain flag, so any number of replicas can run.
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from gateway import drain, problems, routes
+from jobs.config import Settings
+from jobs.store import JobStore
+
+
+def create_app(
+    settings: Settings | None = None,
+    store: JobStore | None = None,
+    publish: routes.Publish | None = None,
+) -> Flask:
+    settings = settings or Settings.from_env()
+    store = store or JobStore.from_settings(settings)
+    if publish is None:
+        # Imported here so that an app built with its own publisher (tests)
+        # never loads Celery or connects to a broker.
+        from workers.dispatch import publish
+
+    app = Flask(__name__)
+    # werkzeug enforces this on Content-Length and, under gunicorn, on chunked bodies too.
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    problems.register(app)
+    app.register_blueprint(routes.blueprint(routes.Services(settings, store, publish)))
+    drain.install_sigterm_hook()
+    return app

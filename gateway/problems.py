@@ -1,0 +1,124 @@
+"""Every error the gateway answers, rendered as RFC 9457 problem details.
+
+Clients switch on ``code``: each one is listed in ``CATALOGUE`` with the one
+HTTP status it always has, so a code never changes meaning between routes.
+Errors that Flask and werkzeug raise themselves (unknown route, wrong method,
+body too large) go through the same renderer, so no response of this API is
+ever an HTML error page.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from http import HTTPStatus
+from typing import Any
+
+from flask import Flask, Response, current_app
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from werkzeug.exceptions import HTTPException
+
+log = logging.getLogger(__name__)
+
+MEDIA_TYPE = "application/problem+json"
+TYPE_BASE = "https://ocrgw.dev/problems/"
+# How long a client should wait before retrying a request refused because
+# this gateway is draining or the job store does not answer.
+RETRY_AFTER_SECONDS = 5
+
+#: code -> (status, title).  The title is the same for every occurrence of a
+#: code; what differs between occurrences goes in ``detail``.
+CATALOGUE: dict[str, tuple[int, str]] = {
+    "malformed_json": (400, "Malformed JSON body"),
+    "invalid_base64": (400, "Payload is not valid base64"),
+    "invalid_idempotency_key": (400, "Invalid Idempotency-Key header"),
+    "job_not_found": (404, "Job not found"),
+    "payload_too_large": (413, "Request body too large"),
+    "missing_content_type": (415, "Missing Content-Type"),
+    "unsupported_content_type": (415, "Content type not supported by the model"),
+    "invalid_field": (422, "Invalid field"),
+    "unknown_model": (422, "Unknown model"),
+    "empty_document": (422, "Empty document"),
+    "no_children": (422, "Fan-out group without children"),
+    "too_many_children": (422, "Too many children"),
+    "idempotency_key_reused": (422, "Idempotency-Key reused for a different request"),
+    "internal_error": (500, "Internal error"),
+    "draining": (503, "Gateway draining"),
+    "store_unavailable": (503, "Job store unavailable"),
+}
+
+# werkzeug errors whose status this API gives a meaning of its own; any other
+# keeps the plain HTTP semantics ("about:blank").
+_HTTP_CODES = {413: "payload_too_large", 500: "internal_error"}
+
+
+class Problem(Exception):
+    """An error answered to the client; ``extra`` become additional members."""
+
+    def __init__(self, code: str, detail: str, *, headers: dict[str, str] | None = None, **extra: Any):
+        super().__init__(detail)
+        self.status, self.title = CATALOGUE[code]
+        self.code = code
+        self.detail = detail
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def render(status: int, code: str, title: str, detail: str, *, type_: str | None = None,
+           headers: dict[str, str] | None = None, **extra: Any) -> Response:
+    body = {
+        "type": type_ or TYPE_BASE + code,
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "code": code,
+        **extra,
+    }
+    response = Response(current_app.json.dumps(body), status=status, mimetype=MEDIA_TYPE)
+    response.headers.update(headers or {})
+    return response
+
+
+def _problem(error: Problem) -> Response:
+    return render(error.status, error.code, error.title, error.detail, headers=error.headers, **error.extra)
+
+
+def _http_error(error: HTTPException) -> Response:
+    status = error.code or 500
+    # Keep what the exception says about itself, e.g. ``Allow`` on a 405.
+    headers = {k: v for k, v in error.get_headers() if k.lower() != "content-type"}
+    detail = error.description or HTTPStatus(status).description
+    code = _HTTP_CODES.get(status)
+    if code == "payload_too_large":
+        limit = current_app.config["MAX_CONTENT_LENGTH"]
+        return render(status, code, CATALOGUE[code][1],
+                      f"The request body exceeds the limit of {limit} bytes.",
+                      headers=headers, max_body_bytes=limit)
+    if code is not None:
+        return render(status, code, CATALOGUE[code][1], detail, headers=headers)
+    phrase = HTTPStatus(status).phrase
+    return render(status, _snake(phrase), phrase, detail, type_="about:blank", headers=headers)
+
+
+def _store_unavailable(error: Exception) -> Response:
+    log.warning("job store unavailable: %s", error)
+    return _problem(Problem("store_unavailable", "The job store does not answer; retry later.",
+                            headers={"Retry-After": str(RETRY_AFTER_SECONDS)}))
+
+
+def _unexpected(error: Exception) -> Response:
+    log.exception("unhandled error", exc_info=error)
+    return _problem(Problem("internal_error", "The server hit an unexpected error; it has been logged."))
+
+
+def _snake(phrase: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", phrase.lower()).strip("_")
+
+
+def register(app: Flask) -> None:
+    app.register_error_handler(Problem, _problem)
+    app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(RedisConnectionError, _store_unavailable)
+    app.register_error_handler(RedisTimeoutError, _store_unavailable)
+    app.register_error_handler(Exception, _unexpected)

@@ -1,0 +1,249 @@
+"""Turns the body of POST /jobs into validated ``NewJob``\\ s, or raises a ``Problem``.
+
+Every field is checked and every payload decoded here, before the route
+calls the store, so a rejected request leaves nothing behind: no parent, no
+child, no payload, no idempotency record.  Nothing in this module touches
+the store or Flask's request object, which keeps it testable on plain values.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from marshmallow import Schema, ValidationError
+
+from gateway.problems import Problem
+from gateway.schemas import OPTION_SCHEMAS, GroupSchema, JobSchema, RawQuerySchema
+from jobs.config import Settings
+from jobs.models import MODELS
+from jobs.store import NewJob
+
+JSON_TYPE = "application/json"
+_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+# Bumped if the encoding below ever changes, so that old records cannot match new requests.
+_FINGERPRINT_VERSION = b"ocrgw-request-v1"
+
+
+@dataclass(frozen=True)
+class Submission:
+    jobs: list[NewJob]
+    max_parallel: int | None  # None: a single job, not a group
+    fingerprint: str  # what an Idempotency-Key is bound to
+
+    @property
+    def is_group(self) -> bool:
+        return self.max_parallel is not None
+
+
+def idempotency_key(values: Sequence[str]) -> str | None:
+    """The request's Idempotency-Key, or None; a malformed or repeated header is refused."""
+    if not values:
+        return None
+    if len(values) > 1 or not _IDEMPOTENCY_KEY.fullmatch(values[0]):
+        raise Problem(
+            "invalid_idempotency_key",
+            "Idempotency-Key must be given once, as 1 to 255 visible ASCII characters.",
+        )
+    return values[0]
+
+
+def fingerprint(*parts: str | bytes) -> str:
+    """sha256 of the parts, each length-prefixed so that no two sequences encode alike."""
+    digest = hashlib.sha256(_FINGERPRINT_VERSION)
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+class Parser:
+    """Parses submissions under one app's settings (model defaults, page and group limits)."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.raw_query = RawQuerySchema(max_pages=settings.max_pages)
+        self.job = JobSchema(max_pages=settings.max_pages)
+        self.group = GroupSchema()
+
+    def parse(self, *, path: str, content_type: str, args: Mapping[str, list[str]], body: bytes) -> Submission:
+        """``content_type`` is the media type without parameters; ``args`` maps each query name to its values."""
+        if content_type == JSON_TYPE:
+            return self._json(path, args, body)
+        return self._raw(path, content_type, args, body)
+
+    # -- a raw document: the body is the file ------------------------------------------
+
+    def _raw(self, path, content_type, args, body) -> Submission:
+        repeated = {name: ["Given more than once."] for name, values in args.items() if len(values) > 1}
+        if repeated:
+            raise _invalid(repeated)
+        query = _load(self.raw_query, {name: values[0] for name, values in args.items()})
+        model = query.get("model", self.settings.default_model)
+        doc_hash, pages = query.get("doc_hash", ""), query.get("pages", 0)
+        _check_model_accepts(model, content_type)
+        _check_not_empty(body)
+        job = NewJob(model=model, content_type=content_type, payload=body, doc_hash=doc_hash, pages=pages)
+        return Submission([job], None, fingerprint(path, content_type, model, doc_hash, str(pages), body))
+
+    # -- JSON: a single job or a fan-out group ---------------------------------------
+
+    def _json(self, path, args, body) -> Submission:
+        if args:
+            raise _invalid(
+                {name: ["Query parameters apply to raw documents only."] for name in args},
+                "Query parameters apply to raw documents only; a JSON body carries every field.",
+            )
+        data = _parse_json(body)
+        request_print = fingerprint(path, JSON_TYPE, body)
+        if "fanout" not in data:
+            return Submission([self._job(data)], None, request_print)
+        group = _load(self.group, data)["fanout"]
+        children = group["children"]
+        if not children:
+            raise Problem("no_children", "A fan-out group needs at least one child.")
+        limit = self.settings.max_children
+        if len(children) > limit:
+            raise Problem(
+                "too_many_children",
+                f"A fan-out group holds at most {limit} children; this one has {len(children)}.",
+                max_children=limit,
+            )
+        jobs = []
+        for index, child in enumerate(children):
+            try:
+                jobs.append(self._job(child))
+            except Problem as problem:
+                raise _for_child(problem, index) from None
+        return Submission(jobs, group["max_parallel"], request_print)
+
+    def _job(self, data: Any) -> NewJob:
+        fields = _load(self.job, data)
+        model = fields["model"]
+        content_type = _media_type(fields["content_type"])
+        _check_model_accepts(model, content_type)
+        options = fields.get("options", {})
+        if model in OPTION_SCHEMAS:
+            _check_options(OPTION_SCHEMAS[model], options)
+        try:
+            payload = base64.b64decode(fields["payload"], validate=True)
+        except ValueError:  # binascii.Error, or a non-ASCII string
+            raise Problem("invalid_base64", "payload is not valid base64 (standard alphabet, padded).") from None
+        _check_not_empty(payload)
+        return NewJob(
+            model=model,
+            content_type=content_type,
+            payload=payload,
+            doc_hash=fields.get("doc_hash", ""),
+            pages=fields.get("pages", 0),
+            options=options,
+        )
+
+
+def _parse_json(body: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(
+            body,
+            object_pairs_hook=_object_without_duplicates,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+        )
+    except RecursionError:
+        raise Problem("malformed_json", "The JSON body is nested too deeply.") from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, and the hooks below
+        raise Problem("malformed_json", f"The body is not valid JSON: {error}.") from None
+    if not isinstance(data, dict):
+        raise Problem("malformed_json", "The JSON body must be an object.")
+    return data
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Python keeps the last of duplicate keys, other parsers the first: refuse to guess.
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}")
+        seen.add(key)
+    return dict(pairs)
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def _media_type(content_type: str) -> str:
+    """``Text/Plain; charset=utf-8`` -> ``text/plain``, as Flask does for a raw body's header."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _check_model_accepts(model: str, content_type: str) -> None:
+    spec = MODELS.get(model)
+    if spec is None:
+        raise Problem(
+            "unknown_model",
+            f"There is no model {model!r}; known models: {', '.join(sorted(MODELS))}.",
+            models=sorted(MODELS),
+        )
+    if content_type not in spec.content_types:
+        accepted = sorted(spec.content_types)
+        raise Problem(
+            "unsupported_content_type",
+            f"Model {model} does not accept {content_type!r}; it accepts {', '.join(accepted)}.",
+            accepted=accepted,
+        )
+
+
+def _check_options(schema: Schema, options: dict[str, Any]) -> None:
+    errors = schema.validate(options)
+    if errors:
+        raise _invalid({"options": errors})
+
+
+def _check_not_empty(payload: bytes) -> None:
+    if not payload:
+        raise Problem("empty_document", "The document is empty.")
+
+
+def _load(schema: Schema, data: Any) -> dict[str, Any]:
+    try:
+        return schema.load(data)
+    except ValidationError as error:
+        raise _invalid(error.messages) from None
+
+
+def _invalid(errors: Any, detail: str | None = None) -> Problem:
+    errors = _string_keys(errors if isinstance(errors, dict) else {"_schema": errors})
+    names = sorted(name for name in errors if name != "_schema")
+    if detail is None:
+        detail = f"Invalid field(s): {', '.join(names)}." if names else "Expected a JSON object."
+    return Problem("invalid_field", detail, errors=errors)
+
+
+def _string_keys(value: Any) -> Any:
+    """marshmallow keys list items by int; JSON objects (and sorted dumps) need str."""
+    if isinstance(value, dict):
+        return {str(k): _string_keys(v) for k, v in value.items()}
+    return value
+
+
+def _for_child(problem: Problem, index: int) -> Problem:
+    return Problem(
+        problem.code,
+        f"Child {index}: {problem.detail}",
+        headers=problem.headers,
+        child_index=index,
+        **problem.extra,
+    )
