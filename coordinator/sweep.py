@@ -61,5 +61,5 @@ class Sweeper:
             published=published,
         )
         if dispatches or reclaimed.failed:
-            log.info("sweep: %s", report)
+            log.warning("sweep repaired: %s", report)
         return report
