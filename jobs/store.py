@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from redis import Redis
-from redis.backoff import ExponentialBackoff
+from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
@@ -111,10 +111,12 @@ def new_job_id() -> str:
 
 
 class JobStore:
-    def __init__(self, client: Redis, settings: Settings | None = None):
+    def __init__(self, client: Redis, settings: Settings | None = None, probe: Redis | None = None):
         self.redis = client
         self.settings = settings or Settings()
         self.scripts = Scripts(client)
+        # Readiness must answer fast, not ride out an outage like the job calls.
+        self._probe = probe or client
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "JobStore":
@@ -128,7 +130,10 @@ class JobStore:
             retry=retry,
             retry_on_error=[RedisConnectionError, RedisTimeoutError],
         )
-        return cls(client, settings)
+        probe = Redis.from_url(
+            settings.redis_url, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0)
+        )
+        return cls(client, settings, probe)
 
     # -- arguments shared by several transitions --------------------------------
 
@@ -443,10 +448,10 @@ class JobStore:
             self.redis.delete(keys.DRAINING)
 
     def is_draining(self) -> bool:
-        return bool(self.redis.exists(keys.DRAINING))
+        return bool(self._probe.exists(keys.DRAINING))
 
     def ping(self) -> bool:
-        return bool(self.redis.ping())
+        return bool(self._probe.ping())
 
 
 CHILD_VIEW_FIELDS = (
