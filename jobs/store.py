@@ -182,10 +182,8 @@ class JobStore:
         keys_ = self._create_keys(parent_id, idempotency)
         keys_ += [keys.payload(cid) for cid in child_ids]
         keys_ += [keys.job(cid) for cid in child_ids]
-        created = self._created(self.scripts.create(keys=keys_, args=args))
-        if not release and not created.replayed:
-            self.redis.zadd(keys.DUE_PARENTS, {parent_id: 0})
-        return created
+        # With release=False the script's release step (limit 0) puts the parent on the due index.
+        return self._created(self.scripts.create(keys=keys_, args=args))
 
     def _create_header(self, root_id, kind, idempotency, release=True) -> list:
         return [
