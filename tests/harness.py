@@ -56,7 +56,7 @@ REDIS_DATABASES = 16
 #: (as FLUSHALL does), every later message it sends through a named exchange
 #: would be routed nowhere. Celery's default routing (the anonymous exchange)
 #: does not read them, but a route with an explicit exchange does.
-KOMBU_BINDING_PATTERN = "_kombu.binding*"
+KOMBU_BINDING_PATTERN = "_kombu.binding*"  # both _kombu.binding.<q> and _kombu.binding_permanent.<q>
 
 CELERY_READY = re.compile(r"@\S+ ready\.")
 BEAT_READY = re.compile(r"beat: Starting")

@@ -74,7 +74,8 @@ def test_redis_server_answers_on_its_url(redis_server, redis_url):
     assert redis_url == f"redis://127.0.0.1:{redis_server.port}/0"
     with redis_server.client() as client:
         assert client.ping()
-        assert client.dbsize() == 0
+        # kombu's exchange bindings survive a clean (the session stack routes by them).
+        assert [k for k in client.keys() if not k.startswith(b"_kombu.binding")] == []
 
 
 def test_clean_empties_every_db_but_keeps_kombu_bindings(redis_server, redis_url):
@@ -83,7 +84,8 @@ def test_clean_empties_every_db_but_keeps_kombu_bindings(redis_server, redis_url
         db0.sadd("_kombu.binding.ocr.echo", "ocr.echo\x06\x16\x06\x16ocr.echo")
         db7.rpush("queue", "a", "b")
         redis_server.clean()
-        assert db0.keys("*") == [b"_kombu.binding.ocr.echo"]
+        assert b"_kombu.binding.ocr.echo" in db0.keys("*")
+        assert [k for k in db0.keys("*") if not k.startswith(b"_kombu.binding")] == []
         assert db7.dbsize() == 0
 
 
