@@ -57,7 +57,14 @@ install_system_packages() {
     fi
     if [[ ${#missing[@]} -gt 0 ]]; then
         apt_install "${missing[@]}"
+        verify_system_packages
     fi
+}
+
+verify_system_packages() {
+    command -v redis-server >/dev/null 2>&1 || die "redis-server still not on PATH after installing it"
+    command -v tesseract >/dev/null 2>&1 || die "tesseract still not on PATH after installing it"
+    have_eng_tessdata || die "tesseract has no 'eng' language data after installing tesseract-ocr-eng"
 }
 
 check_python() {

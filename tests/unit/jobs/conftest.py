@@ -1,0 +1,244 @@
+"""Fixtures for the transition tests: a FakeRedis (which runs the real Lua
+scripts), a JobStore over it with small settings, and a ``kit`` of helpers
+that read the raw Redis state and record what each script answered.
+
+* ``settings``: release_batch 4, max_attempts 2, so that batch limits and the
+  last attempt are reached by small groups.
+* ``store`` / ``r``: a JobStore over a FakeRedis of its own; ``r`` is the raw client.
+* ``kit``: helpers over ``store`` (documents, groups, statuses, index members,
+  a snapshot of every key, lease and deadline manipulation).
+* ``replies``: the raw reply of every script call made through ``store``,
+  by transition name (pipelined calls included).
+* ``new_kit``: builds a fresh ``Kit`` with settings overrides; session-scoped,
+  so that hypothesis tests may use it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+
+import fakeredis
+import pytest
+
+from jobs import keys
+from jobs.config import Settings
+from jobs.scripts import TRANSITIONS
+from jobs.status import JobStatus
+from jobs.store import Claim, Created, JobStore, NewJob
+
+SETTINGS = Settings(
+    release_batch=4,
+    max_attempts=2,
+    lease_seconds=30.0,
+    requeue_seconds=60.0,
+    idempotency_ttl=3600,
+)
+
+# The sorted-set indexes every transition maintains.
+INDEXES = (keys.QUEUED, keys.LEASES, keys.ACTIVE_PARENTS, keys.DUE_PARENTS)
+
+PAST_MS = 1  # a score long before any Redis TIME
+
+
+def text(value):
+    """Bytes from Redis (also inside lists) as str; everything else unchanged."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return [text(v) for v in value]
+    return value
+
+
+class Kit:
+    def __init__(self, store: JobStore):
+        self.store = store
+        self.r = store.redis
+
+    # -- building jobs ---------------------------------------------------------------
+
+    @staticmethod
+    def doc(i: int = 0, model: str = "echo", **options) -> NewJob:
+        return NewJob(model=model, content_type="text/plain", payload=f"page {i}".encode(), options=options)
+
+    def docs(self, n: int, model: str = "echo") -> list[NewJob]:
+        return [self.doc(i, model) for i in range(n)]
+
+    def single(self, **kw) -> Created:
+        return self.store.create_single(self.doc(), **kw)
+
+    def group(self, n: int, max_parallel: int, **kw) -> Created:
+        return self.store.create_group(self.docs(n), max_parallel, **kw)
+
+    @staticmethod
+    def child_ids(parent_id: str, n: int) -> list[str]:
+        return [keys.child_id(parent_id, i) for i in range(n)]
+
+    def claim(self, job_id: str) -> Claim:
+        claim = self.store.claim(job_id)
+        assert claim is not None, f"{job_id} was not claimable: {self.job(job_id)}"
+        return claim
+
+    # -- reading raw state ---------------------------------------------------------------
+
+    def job(self, job_id: str) -> dict[str, str]:
+        return {text(k): text(v) for k, v in self.r.hgetall(keys.job(job_id)).items()}
+
+    def status(self, job_id: str) -> str | None:
+        return text(self.r.hget(keys.job(job_id), "status"))
+
+    def statuses(self, parent_id: str, n: int) -> list[str]:
+        return [text(s) for s in self.fields(self.child_ids(parent_id, n), "status")]
+
+    def fields(self, job_ids: list[str], name: str) -> list:
+        """One field of many jobs, in one round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hget(keys.job(job_id), name)
+        return pipe.execute()
+
+    def counts(self, parent_id: str) -> dict[str, int]:
+        parent = self.job(parent_id)
+        return {s.value: int(parent[f"n_{s.value}"]) for s in JobStatus}
+
+    def members(self, index: str) -> set[str]:
+        return {text(m) for m in self.r.zrange(index, 0, -1)}
+
+    def score(self, index: str, member: str) -> float | None:
+        return self.r.zscore(index, member)
+
+    def events(self, root_id: str) -> list[dict[str, str]]:
+        return [{text(k): text(v) for k, v in raw.items()} for _, raw in self.r.xrange(keys.events(root_id))]
+
+    def events_of(self, job_id: str) -> list[dict[str, str]]:
+        return [e for e in self.events(keys.root_of(job_id)) if e["job_id"] == job_id]
+
+    def group_state(self, parent_id: str, n: int) -> dict:
+        """A group as one round trip reads it: the parent, each child's status and
+        attempts, the members of every index, and the root's events."""
+        children = self.child_ids(parent_id, n)
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hgetall(keys.job(parent_id))
+        for child in children:
+            pipe.hmget(keys.job(child), "status", "attempts")
+        for index in INDEXES:
+            pipe.zrange(index, 0, -1)
+        pipe.xrange(keys.events(parent_id))
+        replies = pipe.execute()
+        parent, fields, indexes, events = replies[0], replies[1 : n + 1], replies[n + 1 : -1], replies[-1]
+        return {
+            "parent": {text(k): text(v) for k, v in parent.items()},
+            "statuses": [text(f[0]) for f in fields],
+            "attempts": [int(f[1]) for f in fields],
+            "indexes": {name: {text(m) for m in members} for name, members in zip(INDEXES, indexes)},
+            "events": [{text(k): text(v) for k, v in raw.items()} for _, raw in events],
+        }
+
+    def now_ms(self) -> int:
+        return self.store.now_ms()
+
+    def snapshot(self) -> dict:
+        """Every key with its type and content: equal snapshots mean nothing was written."""
+        names = sorted(self.r.keys("*"))
+        pipe = self.r.pipeline(transaction=False)
+        for key in names:
+            pipe.type(key)
+        kinds = [text(k) for k in pipe.execute()]
+        readers = {
+            "hash": pipe.hgetall,
+            "string": pipe.get,
+            "zset": lambda key: pipe.zrange(key, 0, -1, withscores=True),
+            "stream": pipe.xrange,
+            "set": pipe.smembers,
+        }
+        for key, kind in zip(names, kinds):
+            readers.get(kind, pipe.type)(key)
+        return {text(key): (kind, value) for key, kind, value in zip(names, kinds, pipe.execute())}
+
+    # -- moving time, without sleeping ------------------------------------------------
+
+    def expire_lease(self, job_id: str) -> None:
+        assert self.r.zadd(keys.LEASES, {job_id: PAST_MS}, xx=True, ch=True) == 1, f"{job_id} holds no lease"
+
+    def make_stale(self, job_id: str) -> None:
+        """Moves a queued job's publish deadline into the past."""
+        assert self.r.zadd(keys.QUEUED, {job_id: PAST_MS}, xx=True, ch=True) == 1, f"{job_id} is not in the queued index"
+
+
+class Replies:
+    """Records the raw reply of every transition script a store runs."""
+
+    def __init__(self, store: JobStore, monkeypatch: pytest.MonkeyPatch):
+        self.by_name: dict[str, list] = defaultdict(list)
+        for name in TRANSITIONS:
+            monkeypatch.setattr(store.scripts, name, self._recording(name, getattr(store.scripts, name)))
+        real_pipeline = store.redis.pipeline
+
+        def pipeline(*args, **kwargs):
+            pipe = real_pipeline(*args, **kwargs)
+            pipe.recorded_scripts = []
+            real_execute = pipe.execute
+
+            def execute(*eargs, **ekwargs):
+                results = real_execute(*eargs, **ekwargs)
+                for name, result in zip(pipe.recorded_scripts, results):
+                    self.by_name[name].append(text(result))
+                return results
+
+            pipe.execute = execute
+            return pipe
+
+        monkeypatch.setattr(store.redis, "pipeline", pipeline)
+
+    def _recording(self, name, script):
+        def call(keys=None, args=None, client=None):
+            reply = script(keys=keys, args=args, client=client)
+            if client is None:
+                self.by_name[name].append(text(reply))
+            else:
+                client.recorded_scripts.append(name)
+            return reply
+
+        return call
+
+    def __getitem__(self, name: str) -> list:
+        return self.by_name[name]
+
+    def last(self, name: str):
+        assert self.by_name[name], f"no {name} script ran"
+        return self.by_name[name][-1]
+
+
+def make_kit(**overrides) -> Kit:
+    client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    return Kit(JobStore(client, replace(SETTINGS, **overrides)))
+
+
+@pytest.fixture(scope="session")
+def new_kit():
+    return make_kit
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return SETTINGS
+
+
+@pytest.fixture
+def kit() -> Kit:
+    return make_kit()
+
+
+@pytest.fixture
+def store(kit) -> JobStore:
+    return kit.store
+
+
+@pytest.fixture
+def r(kit):
+    return kit.r
+
+
+@pytest.fixture
+def replies(store, monkeypatch) -> Replies:
+    return Replies(store, monkeypatch)

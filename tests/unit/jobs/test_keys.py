@@ -1,0 +1,102 @@
+"""Key shapes: jobs/keys.py, and the Lua helpers that must build the same strings."""
+
+import hashlib
+
+import pytest
+from redis.crc import key_slot
+
+from jobs import keys
+from jobs.scripts import LUA_DIR
+from jobs.store import is_job_id
+
+ROOT = "0123456789abcdef0123456789abcdef"
+
+
+def test_job_keys_of_a_root_have_their_exact_shape():
+    assert keys.group_prefix(ROOT) == f"ocrgw:{{{ROOT}}}:"
+    assert keys.job(ROOT) == f"ocrgw:{{{ROOT}}}:job:{ROOT}"
+    assert keys.payload(ROOT) == f"ocrgw:{{{ROOT}}}:payload:{ROOT}"
+    assert keys.result(ROOT) == f"ocrgw:{{{ROOT}}}:result:{ROOT}"
+    assert keys.events(ROOT) == f"ocrgw:{{{ROOT}}}:events"
+
+
+def test_child_ids_and_child_keys_live_under_the_parent_root():
+    child = keys.child_id(ROOT, 7)
+    assert child == f"{ROOT}-7"
+    assert keys.root_of(child) == ROOT
+    assert keys.root_of(ROOT) == ROOT
+    assert keys.group_prefix(child) == keys.group_prefix(ROOT)
+    assert keys.job(child) == f"ocrgw:{{{ROOT}}}:job:{ROOT}-7"
+    assert keys.payload(child) == f"ocrgw:{{{ROOT}}}:payload:{ROOT}-7"
+    assert keys.result(child) == f"ocrgw:{{{ROOT}}}:result:{ROOT}-7"
+    # One stream per root: a child's events go to its parent's stream.
+    assert keys.events(child) == keys.events(ROOT)
+
+
+def test_a_parent_and_its_children_share_one_hash_tag_and_slot():
+    group = [keys.job(ROOT), keys.payload(ROOT), keys.events(ROOT)]
+    for i in (0, 1, 999):
+        child = keys.child_id(ROOT, i)
+        group += [keys.job(child), keys.payload(child), keys.result(child), keys.events(child)]
+    assert {k.split("{", 1)[1].split("}", 1)[0] for k in group} == {ROOT}
+    assert {key_slot(k.encode()) for k in group} == {key_slot(keys.job(ROOT).encode())}
+
+
+def test_global_keys_and_the_idempotency_record():
+    assert keys.LEASES == "ocrgw:leases"
+    assert keys.QUEUED == "ocrgw:queued"
+    assert keys.ACTIVE_PARENTS == "ocrgw:parents:active"
+    assert keys.DUE_PARENTS == "ocrgw:parents:due"
+    assert keys.SWEEP_LOCK == "ocrgw:sweep:lock"
+    assert keys.DRAINING == "ocrgw:draining"
+    client_key = "order 42 / ünïcode"
+    assert keys.idempotency(client_key) == "ocrgw:idem:" + hashlib.sha256(client_key.encode()).hexdigest()
+    assert keys.idempotency("a") != keys.idempotency("b")
+
+
+def test_lua_key_helpers_build_the_strings_of_keys_py(r):
+    common = (LUA_DIR / "includes" / "common.lua").read_text()
+    script = common + "\nreturn {job_key_of(ARGV[1], ARGV[2]), child_id_of(ARGV[3], tonumber(ARGV[4]))}"
+    job_key, child = r.eval(script, 0, keys.group_prefix(ROOT), keys.child_id(ROOT, 12), ROOT, 12)
+    assert child.decode() == keys.child_id(ROOT, 12)
+    assert job_key.decode() == keys.job(keys.child_id(ROOT, 12))
+
+
+def test_children_released_by_lua_are_stored_under_the_keys_of_keys_py(kit, r):
+    # create passes the children's keys from Python; the release inside it
+    # builds them in Lua.  A mismatch would leave a stray hash and the child held.
+    created = kit.group(3, max_parallel=2)
+    parent = created.job_id
+    children = kit.child_ids(parent, 3)
+    assert [d.job_id for d in created.dispatches] == children[:2]
+    assert kit.statuses(parent, 3) == ["queued", "queued", "held"]
+    expected = {keys.job(parent), keys.QUEUED, keys.ACTIVE_PARENTS}
+    expected |= {keys.job(c) for c in children} | {keys.payload(c) for c in children}
+    assert {k.decode() for k in r.keys("*")} == expected
+
+    # ... and so are those released later by complete, in its own Lua.
+    claim = kit.claim(children[0])
+    done = kit.store.complete(claim.job_id, claim.attempt, {"text": "x"})
+    assert [d.job_id for d in done.dispatches] == [children[2]]
+    assert kit.status(children[2]) == "queued"
+    # The payload of a completed job goes; its only lease went with it, so no leases key.
+    expected = (expected - {keys.payload(children[0])}) | {keys.result(children[0]), keys.events(parent)}
+    assert {k.decode() for k in r.keys("*")} == expected
+
+
+@pytest.mark.parametrize(
+    "job_id, ok",
+    [
+        (ROOT, True),
+        (f"{ROOT}-0", True),
+        (f"{ROOT}-999999", True),
+        (f"{ROOT}-1000000", False),
+        (f"{ROOT}-", False),
+        (f"{ROOT}-x", False),
+        (ROOT[:-1], False),
+        (ROOT.upper(), False),
+        ("", False),
+    ],
+)
+def test_is_job_id(job_id, ok):
+    assert is_job_id(job_id) is ok
