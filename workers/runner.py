@@ -15,7 +15,7 @@ from typing import Callable
 
 from celery.exceptions import SoftTimeLimitExceeded
 
-from jobs.errors import AdapterError, InvalidDocument
+from jobs.errors import AdapterError, InvalidDocument, JobNotFound
 from jobs.store import Claim, Completion, Dispatch, JobStore, LeaseLost, NotProcessing
 from workers.adapters import get_adapter
 
@@ -93,7 +93,7 @@ class Runner:
                     claim.job_id, claim.attempt, "adapter_error", f"{type(exc).__name__}: {exc}")
                 return self._done(completion, "failed")
             return self._done(self.store.complete(claim.job_id, claim.attempt, result), "completed")
-        except (LeaseLost, NotProcessing) as exc:
+        except (LeaseLost, NotProcessing, JobNotFound) as exc:
             log.warning("job %s attempt %d: result discarded: %s", claim.job_id, claim.attempt, exc)
             return "discarded"
 
