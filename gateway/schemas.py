@@ -124,6 +124,8 @@ class EchoOptionsSchema(Schema):
 
     delay_ms = StrictNumber(validate=Range(min=0))
     fail = StrictBoolean()
+    transient_fail = StrictBoolean()
+    crash = StrictBoolean()
 
 
 #: Models whose options have a known shape, checked at submission.

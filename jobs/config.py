@@ -42,6 +42,9 @@ class Settings:
     release_batch: int = DEFAULT_RELEASE_BATCH
     sweep_batch: int = DEFAULT_SWEEP_BATCH
     retry_backoff: float = DEFAULT_RETRY_BACKOFF_SECONDS
+    # 1 lets the echo model's ``crash`` option kill the worker process that
+    # runs it (fault-injection tests); 0 refuses that option.
+    echo_allow_crash: int = 0
     default_model: str = "tesseract"
 
     @classmethod

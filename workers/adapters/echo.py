@@ -2,21 +2,43 @@
 
 It exercises the whole job pipeline (queues, progress, failures, latency)
 at almost no cost, which is what throughput benchmarks and tests need.
+
+Options, all optional, applied in this order once ``delay_ms`` has passed:
+
+* ``delay_ms``: sleep this long first, like an engine working on a page.
+* ``crash: true``: end the worker process at once (``os._exit(1)``), the
+  way an engine that segfaults takes its process down.  Only honoured when
+  the worker runs with ``OCRGW_ECHO_ALLOW_CRASH=1``; refused otherwise.
+* ``transient_fail: true``: fail with a transient error (``echo_transient``),
+  which the worker retries while attempts remain.
+* ``fail: true``: fail with a permanent error (``echo_failed``), never retried.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import os
+import sys
 import time
 
-from jobs.errors import EchoFailed, InvalidDocument
+from jobs.config import Settings
+from jobs.errors import AdapterError, EchoFailed, InvalidDocument
 from workers.adapters.base import Adapter, Line, OcrResult, PageResult, permanent_error
 
+log = logging.getLogger(__name__)
+
 _NO_BOX = (0, 0, 0, 0)
+TRANSIENT_CODE = "echo_transient"
 
 
 class EchoAdapter(Adapter):
     name = "echo"
+
+    def __init__(self, allow_crash: bool | None = None):
+        if allow_crash is None:
+            allow_crash = bool(Settings.from_env().echo_allow_crash)
+        self.allow_crash = allow_crash
 
     def run(self, document, content_type, options, on_page=None):
         if content_type.split(";", 1)[0].strip().lower() != "text/plain":
@@ -27,8 +49,18 @@ class EchoAdapter(Adapter):
             delay_ms = 0
         if isinstance(delay_ms, bool) or not isinstance(delay_ms, (int, float)) or not 0 <= delay_ms < math.inf:
             raise permanent_error("options.delay_ms must be a number >= 0", "invalid_options")
+        crash = options.get("crash") is True
+        if crash and not self.allow_crash:
+            raise permanent_error("options.crash is not enabled on this worker", "invalid_options")
         if delay_ms:
             time.sleep(delay_ms / 1000)
+        if crash:
+            log.warning("echo asked to crash: ending process %d", os.getpid())
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            os._exit(1)
+        if options.get("transient_fail") is True:
+            raise AdapterError("echo asked to fail transiently", code=TRANSIENT_CODE)
         if options.get("fail") is True:
             raise EchoFailed("echo asked to fail")
 
