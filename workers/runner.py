@@ -4,6 +4,20 @@ The outcome of every attempt is written by a transition that checks the
 attempt token from the claim, so a worker that lost its lease (it stalled,
 and the sweep handed the job to another worker) can never overwrite the
 result of the attempt that replaced it.
+
+``Runner.run`` answers what became of the attempt:
+
+============  ===========================================================
+completed     the adapter's result is stored
+failed        a permanent error, the last attempt's transient error, an
+              adapter bug, or the job's time limit (``error_code: timeout``)
+retried       a transient error with attempts left: the job is queued again
+              and the sweep re-publishes it once the backoff has passed
+discarded     this attempt no longer holds the job (its lease expired and
+              the sweep gave the job to another attempt, or the job was
+              deleted meanwhile): nothing written
+skipped       the job was not claimable (a duplicate or late message)
+============  ===========================================================
 """
 
 from __future__ import annotations
@@ -21,12 +35,16 @@ from workers.adapters import get_adapter
 
 log = logging.getLogger(__name__)
 
+COMPLETED, FAILED, RETRIED, DISCARDED, SKIPPED = "completed", "failed", "retried", "discarded", "skipped"
+TIMEOUT_CODE = "timeout"
+
 
 class Heartbeat:
     """Extends the lease from a thread of its own while the adapter runs.
 
     The adapters release the GIL inside the engines (a Tesseract subprocess,
-    ONNX Runtime), so the beat goes on however long a page takes.
+    ONNX Runtime, a sleep), so the beat goes on however long a page takes.
+    ``lost`` is set once the store says this attempt no longer holds the job.
     """
 
     def __init__(self, store: JobStore, claim: Claim, every_seconds: float):
@@ -47,6 +65,7 @@ class Heartbeat:
         while not self._stop.wait(self._every):
             try:
                 if not self._store.heartbeat(self._claim.job_id, self._claim.attempt):
+                    log.warning("job %s attempt %d: lease lost", self._claim.job_id, self._claim.attempt)
                     self.lost.set()
                     return
             except Exception:  # Redis briefly away: the next beat tries again
@@ -59,51 +78,69 @@ class Runner:
     publish: Callable[[list[Dispatch]], int]
 
     def run(self, job_id: str) -> str:
-        """Runs one attempt; returns what happened (for logs and tests)."""
+        """Runs one attempt; returns what happened (see the module's table)."""
         claim = self.store.claim(job_id)
         if claim is None:
             log.info("job %s is not claimable (duplicate or late message)", job_id)
-            return "skipped"
+            return SKIPPED
         settings = self.store.settings
-        with Heartbeat(self.store, claim, max(settings.lease_seconds / 3, 0.05)):
-            outcome = self._attempt(claim)
-        return outcome
+        with Heartbeat(self.store, claim, max(settings.lease_seconds / 3, 0.05)) as heartbeat:
+            return self._attempt(claim, heartbeat)
 
-    def _attempt(self, claim: Claim) -> str:
-        settings = self.store.settings
+    def _attempt(self, claim: Claim, heartbeat: Heartbeat) -> str:
         try:
             try:
-                result = self._ocr(claim)
+                return self._outcome(claim, heartbeat)
             except SoftTimeLimitExceeded:
-                completion = self.store.fail(
-                    claim.job_id, claim.attempt, "timeout",
-                    f"the job ran longer than {settings.job_timeout:g} s")
-                return self._done(completion, "failed")
-            except AdapterError as exc:
-                if exc.transient and claim.attempt < settings.max_attempts:
-                    backoff = settings.retry_backoff * 2 ** (claim.attempt - 1)
-                    self.store.retry(claim.job_id, claim.attempt, backoff, exc.code, exc.message)
-                    log.warning("job %s attempt %d: %s (%s); retrying in %.1f s",
-                                claim.job_id, claim.attempt, exc.code, exc.message, backoff)
-                    return "retried"
-                return self._done(self.store.fail(claim.job_id, claim.attempt, exc.code, exc.message), "failed")
-            except Exception as exc:  # a bug in an adapter must not kill the worker
-                log.exception("job %s: adapter raised", claim.job_id)
-                completion = self.store.fail(
-                    claim.job_id, claim.attempt, "adapter_error", f"{type(exc).__name__}: {exc}")
-                return self._done(completion, "failed")
-            return self._done(self.store.complete(claim.job_id, claim.attempt, result), "completed")
+                # The limit struck while the outcome was being written.  If
+                # that write went through, this one finds the job finished
+                # and is discarded; otherwise the job fails as timed out.
+                return self._timed_out(claim)
         except (LeaseLost, NotProcessing, JobNotFound) as exc:
             log.warning("job %s attempt %d: result discarded: %s", claim.job_id, claim.attempt, exc)
-            return "discarded"
+            return DISCARDED
 
-    def _ocr(self, claim: Claim) -> dict:
+    def _outcome(self, claim: Claim, heartbeat: Heartbeat) -> str:
+        settings = self.store.settings
+        try:
+            result = self._ocr(claim, heartbeat)
+        except (LeaseLost, NotProcessing, JobNotFound):
+            raise
+        except SoftTimeLimitExceeded:
+            return self._timed_out(claim)
+        except AdapterError as exc:
+            if exc.transient and claim.attempt < settings.max_attempts:
+                backoff = settings.retry_backoff * 2 ** (claim.attempt - 1)
+                self.store.retry(claim.job_id, claim.attempt, backoff, exc.code, exc.message)
+                log.warning("job %s attempt %d: %s (%s); retrying in %.1f s",
+                            claim.job_id, claim.attempt, exc.code, exc.message, backoff)
+                return RETRIED
+            return self._done(self.store.fail(claim.job_id, claim.attempt, exc.code, exc.message), FAILED)
+        except Exception as exc:  # a bug in an adapter must not kill the worker
+            log.exception("job %s: adapter raised", claim.job_id)
+            completion = self.store.fail(
+                claim.job_id, claim.attempt, "adapter_error", f"{type(exc).__name__}: {exc}")
+            return self._done(completion, FAILED)
+        return self._done(self.store.complete(claim.job_id, claim.attempt, result), COMPLETED)
+
+    def _timed_out(self, claim: Claim) -> str:
+        limit = self.store.settings.job_timeout
+        log.warning("job %s attempt %d: ran longer than %g s", claim.job_id, claim.attempt, limit)
+        completion = self.store.fail(claim.job_id, claim.attempt, TIMEOUT_CODE,
+                                     f"the job ran longer than {limit:g} s")
+        return self._done(completion, FAILED)
+
+    def _ocr(self, claim: Claim, heartbeat: Heartbeat) -> dict:
         if claim.payload is None:
             raise InvalidDocument("the job's document is missing from the store")
         adapter = get_adapter(claim.model)
 
         def on_page(done: int, total: int) -> None:
-            self.store.report_progress(claim.job_id, claim.attempt, f"page {done}/{total}", done / total)
+            # Raising here stops a multi-page run early: once another attempt
+            # holds the job, the pages left are wasted work.
+            if heartbeat.lost.is_set() or not self.store.report_progress(
+                    claim.job_id, claim.attempt, f"page {done}/{total}", done / total):
+                raise LeaseLost(f"job {claim.job_id} attempt {claim.attempt} no longer holds the job")
 
         return adapter.run(claim.payload, claim.content_type, claim.options, on_page).to_dict()
 
