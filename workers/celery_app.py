@@ -29,9 +29,20 @@ def make_celery(settings: Settings) -> Celery:
         task_create_missing_queues=True,
         task_default_queue=COORDINATOR_QUEUE,
         task_routes={SWEEP_TASK: {"queue": COORDINATOR_QUEUE}},
+        # The soft limit raises SoftTimeLimitExceeded in the task, which fails
+        # the job with `timeout` and keeps the process.  The hard limit only
+        # strikes an engine deaf to that (stuck in native code): the process
+        # is killed, and the job's lease, no longer renewed, brings it back.
         task_soft_time_limit=settings.job_timeout,
         task_time_limit=settings.job_timeout + 30,
         broker_connection_retry_on_startup=True,
+        # Ride out a broker restart of any length instead of exiting after
+        # 100 tries: the store's indexes say what to re-publish afterwards.
+        broker_connection_max_retries=None,
+        # A broker blip must not kill OCR runs in progress: they report to
+        # the store, not through the broker, and a late duplicate of their
+        # message is a no-op for claim.
+        worker_cancel_long_running_tasks_on_connection_loss=False,
         # An unacked message comes back after this long; claim makes the
         # late copy a no-op, and the lease (not this) is what reclaims work.
         broker_transport_options={"visibility_timeout": 3600},
