@@ -6,18 +6,29 @@ its own beyond a drain flag, so any number of replicas can run.
 
 from __future__ import annotations
 
-from flask import Flask
+from typing import TYPE_CHECKING
 
-from gateway import drain, problems, routes
-from jobs.config import Settings
-from jobs.store import JobStore
+if TYPE_CHECKING:
+    from flask import Flask
+
+    from gateway.routes import Publish
+    from jobs.config import Settings
+    from jobs.store import JobStore
 
 
 def create_app(
     settings: Settings | None = None,
     store: JobStore | None = None,
-    publish: routes.Publish | None = None,
+    publish: Publish | None = None,
 ) -> Flask:
+    # Imported here, not at the top, so that ``python -m gateway.drain``
+    # runs its module once, as __main__, without importing it first.
+    from flask import Flask
+
+    from gateway import drain, problems, routes
+    from jobs.config import Settings
+    from jobs.store import JobStore
+
     settings = settings or Settings.from_env()
     store = store or JobStore.from_settings(settings)
     if publish is None:
@@ -30,5 +41,5 @@ def create_app(
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     problems.register(app)
     app.register_blueprint(routes.blueprint(routes.Services(settings, store, publish)))
-    drain.install_sigterm_hook()
+    drain.install_sigterm_hook(settings.drain_seconds)
     return app

@@ -23,6 +23,10 @@ DEFAULT_RELEASE_BATCH = 256
 # How many leases, stale queued jobs and due parents one sweep tick handles.
 DEFAULT_SWEEP_BATCH = 500
 DEFAULT_RETRY_BACKOFF_SECONDS = 1.0
+# After SIGTERM a gateway keeps answering this long (new jobs 503, /readyz
+# 503, polls as usual) so that load balancers take it out of rotation before
+# it stops listening.  Capped at half of gunicorn's --graceful-timeout.
+DEFAULT_DRAIN_SECONDS = 5.0
 ENV_PREFIX = "OCRGW_"
 
 
@@ -42,6 +46,7 @@ class Settings:
     release_batch: int = DEFAULT_RELEASE_BATCH
     sweep_batch: int = DEFAULT_SWEEP_BATCH
     retry_backoff: float = DEFAULT_RETRY_BACKOFF_SECONDS
+    drain_seconds: float = DEFAULT_DRAIN_SECONDS
     # 1 lets the echo model's ``crash`` option kill the worker process that
     # runs it (fault-injection tests); 0 refuses that option.
     echo_allow_crash: int = 0
