@@ -1,0 +1,166 @@
+"""``python -m bench [--only NAME[,NAME]] [--quick] [--out DIR]``
+
+Runs the benchmarks in order, each printing its table and writing
+``DIR/<name>.json``, then prints a summary and the machine, and writes
+``DIR/summary.json``.  Exit status: 0 when every benchmark ran (whether or not
+it met its target), 1 when one raised, 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import os
+import shutil
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from bench.common import ROOT, Bench, Options, machine, print_table, procfile_concurrency
+
+BENCHMARKS = {
+    "fanout_vs_canvas": "bench.fanout",
+    "handoff": "bench.handoff",
+    "ocr_efficiency": "bench.ocr",
+    "submission": "bench.submission",
+    "sweep_scaling": "bench.sweep",
+    "memory": "bench.memory",
+}
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", default=[], metavar="NAME",
+                        help=f"run only these (repeatable or comma-separated): {', '.join(BENCHMARKS)}")
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny sizes and one round each: checks that everything runs, measures little")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results",
+                        help="where the JSON results go (default: bench/results/)")
+    parser.add_argument("--reps", type=int, default=None,
+                        help="alternations of A and B per comparison (default 3, quick 1)")
+    parser.add_argument("--keep-logs", action="store_true",
+                        help="keep the processes' logs and Redis dir even after a clean run")
+    args = parser.parse_args(argv)
+    names = [n.strip() for item in args.only for n in item.split(",") if n.strip()]
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
+    args.names = names or list(BENCHMARKS)
+    if args.reps is not None and args.reps < 1:
+        parser.error("--reps must be at least 1")
+    return args
+
+
+def _headline(res: dict) -> list[list]:
+    rows = []
+    for c in res.get("checks", []):
+        rows.append([res["name"], c["figure"], c["value"], c["target"], "pass" if c["passed"] else "MISS"])
+    if "error" in res:
+        rows.append([res["name"], "error", res["error"].strip().splitlines()[-1][:60], "", "ERROR"])
+    return rows
+
+
+def _json_default(value):
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def _clean(value):
+    """NaN is not JSON: write null instead."""
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(_clean(data), indent=2, default=_json_default) + "\n")
+    tmp.replace(path)
+
+
+def _on_sigterm(main_pid: int):
+    """SIGTERM unwinds the bench itself; a process it forked (a multiprocessing
+    pool's) inherits the handler and must simply die, as it would by default."""
+
+    def handler(signum, frame):
+        if os.getpid() != main_pid:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        sys.exit(143)
+
+    return handler
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    options = Options(
+        quick=args.quick,
+        out=args.out,
+        reps=args.reps or (1 if args.quick else 3),
+        concurrency=procfile_concurrency(),
+    )
+    # A SIGTERM (a CI timeout, say) must still reach the finally below, which
+    # kills every process this run started.
+    signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
+    started = time.monotonic()
+    bench = Bench(options)
+    print(f"ocrgw bench: redis-server on port {bench.redis.port}, worker pool {options.concurrency}, "
+          f"{'quick' if options.quick else 'full'} run, {options.reps} alternation(s); logs in {bench.work}")
+    results: list[dict] = []
+    info: dict = {}
+    failed = False
+    try:
+        for name in args.names:
+            t0 = time.monotonic()
+            print(f"\n== {name}", flush=True)
+            try:
+                module = importlib.import_module(BENCHMARKS[name])
+                res = module.run(bench)
+            except Exception:
+                failed = True
+                res = {"name": name, "quick": options.quick, "passed": False, "checks": [],
+                       "error": traceback.format_exc()}
+                print(res["error"], file=sys.stderr)
+                for title, text in bench.group.tails(30):
+                    print(f"--- {title}\n{text}", file=sys.stderr)
+            res["seconds"] = round(time.monotonic() - t0, 2)
+            write_json(options.out / f"{name}.json", res)
+            results.append(res)
+        info = machine(bench)
+    finally:
+        bench.close()
+
+    rows = [row for res in results for row in _headline(res)]
+    print_table("summary", ["benchmark", "figure", "value", "target", "result"], rows)
+    print_table("machine", ["what", "value"], [[k, v] for k, v in info.items()])
+    total = time.monotonic() - started
+    print(f"\n{len(results)} benchmark(s) in {total:.0f} s; results in {options.out}")
+    write_json(options.out / "summary.json", {
+        "quick": options.quick,
+        "reps": options.reps,
+        "concurrency": options.concurrency,
+        "seconds": round(total, 1),
+        "machine": info,
+        "benchmarks": {res["name"]: {"passed": res["passed"], "checks": res.get("checks", []),
+                                     "error": res.get("error")} for res in results},
+    })
+    if not failed and not args.keep_logs:
+        shutil.rmtree(bench.work, ignore_errors=True)
+    elif failed:
+        print(f"logs kept in {bench.work}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""memory: Redis bytes per held child, and the worker pool's RSS per engine.
+
+Redis: on an empty database, groups of 1000 children with tiny payloads are
+created held (``create_group(..., release=False)``); the figure is
+(used_memory after - before) / children - payload bytes per child, which
+carries every key a group writes (child hashes, payload strings, the parent,
+its index entries) spread over its children.  Beside it, MEMORY USAGE of one
+child's job hash plus its payload string, minus the payload.
+
+Worker: a worker started with the Procfile's command and no
+OCRGW_PRELOAD_MODELS runs, in turn, a group of echo children, then
+tesseract pages, then paddleocr pages (2 per pool process, capped at the pool
+size); after each, VmRSS of every pool process is read from /proc.  Tesseract
+runs as one subprocess per page, so its engine is not in the pool process:
+its peak RSS is read separately (getrusage of a process that ran a page).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from bench.common import (MEMORY_DB, MEMORY_WORKER_DB, START_TIMEOUT, Bench, check, median,
+                          pool_children, print_table, result, vm_status, wait_for_pool)
+from bench.ocr import page_texts, render
+from jobs import keys
+from jobs.config import Settings
+from jobs.models import queue_for
+from jobs.status import TERMINAL
+from jobs.store import JobStore, NewJob
+from tests.harness import CELERY_READY
+from workers.celery_app import RUN_TASK, make_celery
+
+NAME = "memory"
+PAYLOAD = b"tiny payload 16b"
+
+
+def _store(url: str) -> JobStore:
+    return JobStore.from_settings(Settings.from_env({**os.environ, "REDIS_URL": url,
+                                                     "CELERY_BROKER_URL": url}))
+
+
+def redis_per_child(bench: Bench, groups: int, children: int) -> dict:
+    url = bench.url(MEMORY_DB)
+    store = _store(url)
+    client = bench.client(MEMORY_DB)
+    client.flushdb()
+    kids = [NewJob("echo", "text/plain", PAYLOAD) for _ in range(children)]
+    store.create_group(kids[:1], 1, release=False)  # scripts loaded, indexes exist
+    time.sleep(0.05)
+    before = client.info("memory")["used_memory"]
+    parents = [store.create_group(kids, 1, release=False).job_id for _ in range(groups)]
+    after = client.info("memory")["used_memory"]
+    total = groups * children
+    per_child = (after - before) / total - len(PAYLOAD)
+    child = keys.child_id(parents[0], children // 2)
+    job_bytes = client.memory_usage(keys.job(child), samples=0)
+    payload_bytes = client.memory_usage(keys.payload(child), samples=0)
+    parent_bytes = client.memory_usage(keys.job(parents[0]), samples=0)
+    encoding = client.object("encoding", keys.job(child))
+    client.flushdb()
+    return {
+        "used_memory_delta_per_child": per_child,
+        "memory_usage_child_job_hash": job_bytes,
+        "memory_usage_child_payload": payload_bytes,
+        "memory_usage_per_child": job_bytes + payload_bytes - len(PAYLOAD),
+        "memory_usage_parent_hash": parent_bytes,
+        "child_hash_encoding": encoding.decode() if isinstance(encoding, bytes) else encoding,
+    }
+
+
+def _wait_terminal(store: JobStore, parent_id: str, timeout: float = 600) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = store.get(parent_id)["status"]
+        if status in {s.value for s in TERMINAL}:
+            return status
+        time.sleep(0.05)
+    raise AssertionError(f"parent {parent_id} not terminal after {timeout:g}s")
+
+
+def tesseract_peak_rss_kib(page: bytes) -> int:
+    """The peak RSS of the tesseract subprocess that reads one page."""
+    code = textwrap.dedent("""
+        import resource, sys
+        from workers.adapters import get_adapter
+        get_adapter("tesseract").run(sys.stdin.buffer.read(), "image/png", {})
+        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], input=page, capture_output=True,
+                         cwd=Path(__file__).resolve().parent.parent, timeout=120, check=True)
+    return int(out.stdout.split()[-1])
+
+
+def worker_rss(bench: Bench) -> dict:
+    conc = bench.concurrency
+    url = bench.url(MEMORY_WORKER_DB)
+    bench.client(MEMORY_WORKER_DB).flushdb()
+    worker = bench.celery_worker(MEMORY_WORKER_DB, env={"OCRGW_PRELOAD_MODELS": ""}, name="memory-worker")
+    try:
+        worker.wait_ready(CELERY_READY, START_TIMEOUT)
+        wait_for_pool(worker, conc)
+        store = _store(url)
+        app = make_celery(Settings(redis_url=url, broker_url=url))
+        pages = [render(t) for t in page_texts(2 * conc, seed=7)]
+
+        def run_group(model: str, payloads: list[bytes], content_type: str) -> None:
+            jobs = [NewJob(model, content_type, p) for p in payloads]
+            created = store.create_group(jobs, conc)
+            with app.producer_or_acquire() as producer:
+                for d in created.dispatches:
+                    app.send_task(RUN_TASK, args=[d.job_id], queue=queue_for(d.model), producer=producer)
+            status = _wait_terminal(store, created.job_id)
+            if status != "completed":
+                raise AssertionError(f"the {model} group ended {status}")
+
+        def snapshot() -> dict:
+            pids = pool_children(worker.pid)
+            per = {}
+            for pid in pids:
+                status = vm_status(pid)
+                maps = Path(f"/proc/{pid}/maps").read_text()
+                per[str(pid)] = {"rss_kib": status["VmRSS"], "hwm_kib": status["VmHWM"],
+                                 "onnxruntime_loaded": "onnxruntime" in maps}
+            return {"pool": per, "max_rss_mib": max(p["rss_kib"] for p in per.values()) / 1024,
+                    "main_rss_mib": vm_status(worker.pid)["VmRSS"] / 1024}
+
+        stages = {"started": snapshot()}
+        run_group("echo", [b"hello"] * (2 * conc), "text/plain")
+        stages["after_echo"] = snapshot()
+        run_group("tesseract", pages, "image/png")
+        stages["after_tesseract"] = snapshot()
+        run_group("paddleocr", pages, "image/png")
+        stages["after_paddleocr"] = snapshot()
+        stages["tesseract_subprocess_peak_mib"] = tesseract_peak_rss_kib(pages[0]) / 1024
+        return stages
+    finally:
+        bench.stop(worker)
+        bench.client(MEMORY_WORKER_DB).flushdb()
+
+
+def run(bench: Bench) -> dict:
+    options = bench.options
+    groups, children = (1, 20) if options.quick else (3, 1000)
+    reps = [redis_per_child(bench, groups, children) for _ in range(options.reps)]
+    redis_fig = {key: median(r[key] for r in reps) for key in
+                 ("used_memory_delta_per_child", "memory_usage_per_child", "memory_usage_child_job_hash",
+                  "memory_usage_child_payload", "memory_usage_parent_hash")}
+    redis_fig["child_hash_encoding"] = reps[-1]["child_hash_encoding"]
+    rss = worker_rss(bench)
+    figures = {
+        "groups": groups,
+        "children_per_group": children,
+        "payload_bytes": len(PAYLOAD),
+        "redis": redis_fig,
+        "worker_pool_rss_mib": {stage: rss[stage]["max_rss_mib"] for stage in
+                                ("started", "after_echo", "after_tesseract", "after_paddleocr")},
+        "tesseract_subprocess_peak_mib": rss["tesseract_subprocess_peak_mib"],
+    }
+    checks = [check("Redis metadata bytes per held child", redis_fig["used_memory_delta_per_child"], "<=", 1024)]
+    print_table(f"{NAME}: Redis, {groups} group(s) of {children} held children, payload {len(PAYLOAD)} B",
+                ["figure", "bytes"], [[k, v] for k, v in redis_fig.items()])
+    print_table(f"{NAME}: worker pool of {bench.concurrency}, largest pool process after each stage",
+                ["stage", "RSS MiB"], [[k, v] for k, v in figures["worker_pool_rss_mib"].items()]
+                + [["tesseract subprocess (peak)", figures["tesseract_subprocess_peak_mib"]]])
+    return result(NAME, options, figures=figures, checks=checks,
+                  context={"redis_per_rep": reps, "worker_stages": rss}, method=__doc__)

@@ -1,0 +1,130 @@
+"""``python -m bench --quick`` runs end to end and writes every result file in its shape.
+
+Only that the benchmarks work is checked here, on tiny sizes; no figure is
+compared with its target and no time is asserted: a loaded CI machine says
+nothing about ocrgw's speed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.harness import ROOT, in_ci, tail
+
+pytestmark = pytest.mark.integration
+
+#: What every benchmark's JSON holds.
+COMMON_KEYS = {"name", "quick", "reps", "concurrency", "figures", "checks", "passed", "context",
+               "method", "seconds"}
+CHECK_KEYS = {"figure", "value", "target", "passed"}
+
+#: The figures each benchmark must report (nested dicts name their own keys).
+FIGURES = {
+    "fanout_vs_canvas": {
+        "children": None,
+        "max_parallel": None,
+        "median_seconds": {"a_group", "b_chord", "c_ocrgw"},
+        "per_child_ms": {"a_group", "b_chord", "c_ocrgw"},
+        "c_over_b": None,
+        "c_over_a": None,
+    },
+    "handoff": {
+        "children": None,
+        "max_parallel_1": {"p50_ms", "p99_ms", "max_ms", "released_p50_ms", "released_p99_ms"},
+        "max_parallel_4": {"p50_ms", "p99_ms", "max_ms", "released_p50_ms", "released_p99_ms"},
+    },
+    "ocr_efficiency": {
+        "pages": None,
+        "pool": None,
+        "tesseract": {"pages_per_s", "b_over_a", "char_accuracy", "same_text_both_sides"},
+        "paddleocr": {"pages_per_s", "b_over_a", "char_accuracy", "same_text_both_sides"},
+    },
+    "submission": {
+        "clients": None,
+        "children_per_group": None,
+        "post_p50_ms": None,
+        "post_p99_ms": None,
+        "groups_per_s": None,
+        "children_per_s": None,
+        "apply_async_median_ms": None,
+        "post_p50_over_apply_async": None,
+    },
+    "sweep_scaling": {
+        "sweep_batch": None,
+        "sizes": None,
+        "due_growth_exponent": None,
+    },
+    "memory": {
+        "payload_bytes": None,
+        "redis": {"used_memory_delta_per_child", "memory_usage_per_child"},
+        "worker_pool_rss_mib": {"started", "after_echo", "after_tesseract", "after_paddleocr"},
+        "tesseract_subprocess_peak_mib": None,
+    },
+}
+SWEEP_SIZE_KEYS = {"idle_ms", "due_pass_ms", "due_passes", "due_total_ms", "passes_needed"}
+MACHINE_KEYS = {"nproc", "cpu_model", "python", "redis"}
+
+
+def _require(binary: str) -> None:
+    if shutil.which(binary) is None:
+        why = f"{binary} is not installed (scripts/setup.sh installs it)"
+        if in_ci():
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    _require("redis-server")
+    _require("tesseract")
+    out = tmp_path_factory.mktemp("bench-results")
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )
+    return proc, out
+
+
+def test_quick_bench_exits_zero(quick_run):
+    proc, _ = quick_run
+    assert proc.returncode == 0, (
+        f"python -m bench --quick exited {proc.returncode}\n"
+        f"stdout:\n{tail(proc.stdout, 80)}\nstderr:\n{tail(proc.stderr, 80)}")
+    assert "summary" in proc.stdout
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_result_file_has_expected_keys(quick_run, name):
+    _, out = quick_run
+    path = out / f"{name}.json"
+    assert path.is_file(), f"{path.name} was not written; files: {sorted(p.name for p in out.iterdir())}"
+    data = json.loads(path.read_text())
+    assert "error" not in data, data.get("error")
+    assert COMMON_KEYS <= data.keys(), f"{name}: missing {COMMON_KEYS - data.keys()}"
+    assert data["name"] == name and data["quick"] is True
+    assert isinstance(data["passed"], bool)
+    assert data["checks"], f"{name} reports no target"
+    for entry in data["checks"]:
+        assert CHECK_KEYS <= entry.keys(), entry
+        assert isinstance(entry["passed"], bool)
+    figures = data["figures"]
+    for key, inner in FIGURES[name].items():
+        assert key in figures, f"{name}: figure {key!r} missing; has {sorted(figures)}"
+        if inner is not None:
+            assert inner <= figures[key].keys(), f"{name}.{key}: missing {inner - figures[key].keys()}"
+    if name == "sweep_scaling":
+        for size in figures["sizes"]:
+            assert SWEEP_SIZE_KEYS <= figures[str(size)].keys()
+
+
+def test_summary_names_every_benchmark_and_the_machine(quick_run):
+    _, out = quick_run
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["benchmarks"]) == set(FIGURES)
+    assert MACHINE_KEYS <= summary["machine"].keys()
+    assert all(b["error"] is None for b in summary["benchmarks"].values())
