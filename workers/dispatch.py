@@ -20,13 +20,13 @@ def publish(dispatches: Iterable[Dispatch]) -> int:
     dispatches = list(dispatches)
     if not dispatches:
         return 0
-    sent = 0
     try:
-        with app.producer_or_acquire() as producer:
+        # One pipelined round trip for the lot instead of one LPUSH each: the
+        # per-message round trip was most of a 100-child POST.
+        with app.producer_or_acquire() as producer, producer.batch(max_size=512):
             for d in dispatches:
                 app.send_task(RUN_TASK, args=[d.job_id], queue=queue_for(d.model), producer=producer)
-                sent += 1
     except Exception:  # the broker is down or went away mid-way
-        log.exception("could not publish %d of %d job messages; the sweep will re-publish them",
-                      len(dispatches) - sent, len(dispatches))
-    return sent
+        log.exception("could not publish %d job messages; the sweep will re-publish them", len(dispatches))
+        return 0
+    return len(dispatches)
