@@ -1,0 +1,212 @@
+"""Helpers of the reliability and chaos tests: settings that make failures
+come back in seconds, requests built around the echo model's fault
+options, polling that tolerates a process or Redis being away, and the one
+check every group must pass at the end, whatever was killed on the way.
+
+That check reads only what the system recorded: statuses, stored results,
+the children's ``started_at``/``finished_at`` (Redis ``TIME``, one clock per
+group) for the cap, and the audit stream for exactly-once.  Nothing here
+asserts how long anything took; the timeouts only bound a hang.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import requests
+
+from jobs import keys
+from tests.harness import wait_until
+from tests.integration.fanout_support import Gateway, intervals, peak_overlap
+
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+
+#: Short leases and a fast sweep, so that a dead worker's job comes back in
+#: about two seconds.  The lease is renewed every third of it; 2 s leaves a
+#: loaded two-core machine room for a late heartbeat without a false reclaim.
+FAST: dict[str, str] = {
+    "OCRGW_LEASE_SECONDS": "2",
+    "OCRGW_SWEEP_INTERVAL": "0.2",
+    "OCRGW_REQUEUE_SECONDS": "2",
+    "OCRGW_RETRY_BACKOFF": "0.2",
+    "OCRGW_MAX_ATTEMPTS": "3",
+    "OCRGW_ECHO_ALLOW_CRASH": "1",
+}
+
+#: How long a test waits for an outcome; generous, since it bounds a hang only.
+WAIT = 90.0
+
+
+# -- requests ---------------------------------------------------------------------------
+
+
+def b64(data: str | bytes) -> str:
+    return base64.b64encode(data.encode() if isinstance(data, str) else data).decode()
+
+
+def echo(text: str, **options: Any) -> dict[str, Any]:
+    """One echo job (or child) whose result text is ``text``; ``options`` as the echo model reads them."""
+    job: dict[str, Any] = {"model": "echo", "content_type": "text/plain", "payload": b64(text),
+                           "doc_hash": f"doc-{text}", "pages": 1}
+    if options:
+        job["options"] = options
+    return job
+
+
+def group(children: Sequence[Mapping[str, Any]], max_parallel: int) -> dict[str, Any]:
+    return {"fanout": {"max_parallel": max_parallel, "children": list(children)}}
+
+
+def texts(n: int, prefix: str = "child") -> list[str]:
+    return [f"{prefix}-{i}" for i in range(n)]
+
+
+# -- polling through failures ---------------------------------------------------------------
+
+
+def tolerant(fetch: Callable[[], Any]) -> Callable[[], Any]:
+    """``fetch``, answering None instead of raising while a gateway or Redis is away."""
+
+    def attempt():
+        try:
+            return fetch()
+        except (requests.RequestException, AssertionError, ValueError):
+            return None
+
+    return attempt
+
+
+def wait_view(gateway: Gateway, job_id: str, until: Callable[[Mapping[str, Any]], Any],
+              timeout: float = WAIT, what: str = "the expected state") -> Mapping[str, Any]:
+    """Polls ``GET /jobs/{id}`` until ``until(view)``; a failed poll is retried, not fatal."""
+    fetch = tolerant(lambda: gateway.job(job_id))
+    last: list[Any] = [None]
+
+    def check():
+        view = fetch()
+        if view is not None:
+            last[0] = view
+        return view if view is not None and until(view) else None
+
+    return wait_until(check, timeout, 0.1,
+                      message=lambda: f"job {job_id} never reached {what}; last seen: {_brief(last[0])}")
+
+
+def wait_terminal(gateway: Gateway, job_id: str, timeout: float = WAIT) -> Mapping[str, Any]:
+    return wait_view(gateway, job_id, lambda v: v["status"] in TERMINAL, timeout, "a terminal status")
+
+
+def wait_processing(gateway: Gateway, job_id: str, timeout: float = WAIT) -> Mapping[str, Any]:
+    return wait_view(gateway, job_id, lambda v: v["status"] == "processing", timeout, "processing")
+
+
+def _brief(view: Any) -> str:
+    if not isinstance(view, Mapping):
+        return repr(view)
+    keep = ("status", "attempts", "counts", "stage", "error_code", "last_error_code")
+    out = {k: view[k] for k in keep if k in view}
+    if "children" in view:
+        out["children"] = [(c["index"], c["status"], c["attempts"]) for c in view["children"]]
+    return json.dumps(out)
+
+
+# -- the end state -------------------------------------------------------------------------------
+
+
+def assert_group_settled(
+    gateway: Gateway,
+    parent_id: str,
+    child_texts: Sequence[str],
+    max_parallel: int,
+    failed: Mapping[int, str] | None = None,
+    timeout: float = WAIT,
+) -> Mapping[str, Any]:
+    """Waits for the parent to be terminal, then checks what every group must hold.
+
+    * every child is terminal: ``failed`` maps the indexes expected to fail to
+      their ``error_code``, every other child completed with its own text as
+      its stored result, and the parent's merged result agrees;
+    * the parent's status follows (completed, or failed ``child_failed``);
+    * the cap: the children's recorded intervals never overlap more than
+      ``max_parallel`` deep;
+    * exactly one terminal audit event per job: one ``job`` for the parent,
+      one ``job_child`` per child, and nothing else.
+
+    Returns the parent's final view.
+    """
+    failed = dict(failed or {})
+    view = wait_terminal(gateway, parent_id, timeout)
+    children = view["children"]
+    assert len(children) == len(child_texts) == view["total"], _brief(view)
+
+    for child, text in zip(children, child_texts):
+        index = child["index"]
+        if index in failed:
+            assert (child["status"], child["error_code"]) == ("failed", failed[index]), _brief(view)
+        else:
+            assert child["status"] == "completed", f"child {index}: {_brief(view)}"
+            own = gateway.job(child["id"])
+            assert own["result"] is not None and own["result"]["text"] == text, own
+    expected_status = "failed" if failed else "completed"
+    assert view["status"] == expected_status, _brief(view)
+    assert view["error_code"] == ("child_failed" if failed else None), _brief(view)
+    merged = {c["index"]: c["text"] for c in view["result"]["children"]}
+    assert merged == {i: (None if i in failed else t) for i, t in enumerate(child_texts)}, view["result"]
+
+    if max_parallel > 0:
+        peak = peak_overlap(intervals(children))
+        assert peak <= max_parallel, f"{peak} children ran at once, max_parallel {max_parallel}"
+
+    assert_audited_once(gateway, parent_id, view)
+    return view
+
+
+def assert_audited_once(gateway: Gateway, parent_id: str, view: Mapping[str, Any]) -> None:
+    events = gateway.events(parent_id)
+    by_job: dict[str, list[dict]] = {}
+    for event in events:
+        by_job.setdefault(event["job_id"], []).append(event)
+    parent_events = by_job.pop(parent_id, [])
+    assert [(e["operation"], e["status"]) for e in parent_events] == [("job", view["status"])], parent_events
+    child_ids = {c["id"] for c in view["children"]}
+    assert set(by_job) == child_ids, f"events for {sorted(by_job)}, children {sorted(child_ids)}"
+    for child in view["children"]:
+        mine = by_job[child["id"]]
+        assert [(e["operation"], e["status"], e["parent_job_id"]) for e in mine] == [
+            ("job_child", child["status"], parent_id)], mine
+
+
+def assert_single_settled(gateway: Gateway, job_id: str, text: str | None = None,
+                          error_code: str | None = None, timeout: float = WAIT) -> Mapping[str, Any]:
+    """A single job ends completed with ``text``, or failed with ``error_code``, audited once."""
+    view = wait_terminal(gateway, job_id, timeout)
+    if error_code is None:
+        assert view["status"] == "completed", _brief(view)
+        assert view["result"]["text"] == text, view["result"]
+    else:
+        assert (view["status"], view["error_code"]) == ("failed", error_code), _brief(view)
+    events = gateway.events(job_id)
+    assert [(e["operation"], e["status"]) for e in events] == [("job", view["status"])], events
+    return view
+
+
+# -- the keyspace -----------------------------------------------------------------------------------
+
+
+def job_ids(client) -> list[str]:
+    """The ids of every job record, from the keys themselves."""
+    marker = ":job:"
+    return sorted(k.decode().split(marker, 1)[1]
+                  for k in client.scan_iter(match=f"{keys.NAMESPACE}:*{marker}*", count=1000))
+
+
+def root_ids(client) -> list[str]:
+    """Single jobs and parents: the records a submission creates one of."""
+    return [j for j in job_ids(client) if keys.CHILD_SEPARATOR not in j]
+
+
+def idempotency_records(client) -> int:
+    return sum(1 for _ in client.scan_iter(match=f"{keys.NAMESPACE}:idem:*", count=1000))
