@@ -89,6 +89,9 @@ class Claim:
 class Completion:
     parent_finalized: bool
     dispatches: list[Dispatch]
+    # The child released into the freed slot and claimed for the finishing
+    # worker, when it asked for one (``take_next``): it has no message.
+    next_claim: Claim | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,12 @@ def _str(value: bytes | str | None) -> str | None:
 
 def _dispatches(flat: Sequence) -> list[Dispatch]:
     return [Dispatch(_str(flat[i]), _str(flat[i + 1])) for i in range(0, len(flat), 2)]
+
+
+def _claim(reply: Sequence) -> Claim:
+    """A claim from its script reply: job id, attempt, model, content type, options, payload."""
+    job_id, attempt, model, content_type, options, payload = reply
+    return Claim(_str(job_id), int(attempt), _str(model), _str(content_type), json.loads(options or b"{}"), payload)
 
 
 def new_job_id() -> str:
@@ -224,8 +233,7 @@ class JobStore:
         )
         if reply[0] != 1:
             return None
-        _, attempt, model, content_type, options, payload = reply
-        return Claim(job_id, int(attempt), _str(model), _str(content_type), json.loads(options or b"{}"), payload)
+        return _claim([job_id] + reply[1:])
 
     def heartbeat(self, job_id: str, attempt: int) -> bool:
         """Extends the lease; False once this attempt no longer holds the job."""
@@ -238,13 +246,20 @@ class JobStore:
         code = self.scripts.progress(keys=[keys.job(job_id)], args=[attempt, stage, f"{progress:.4f}"])
         return code == 1
 
-    def complete(self, job_id: str, attempt: int, result: dict[str, Any]) -> Completion:
-        return self._finish(job_id, attempt, JobStatus.COMPLETED, json.dumps(result), "", "")
+    def complete(self, job_id: str, attempt: int, result: dict[str, Any], take_next: str | None = None) -> Completion:
+        """Ends the attempt with its result.
 
-    def fail(self, job_id: str, attempt: int, error_code: str, error: str) -> Completion:
-        return self._finish(job_id, attempt, JobStatus.FAILED, "", error_code, error)
+        ``take_next`` (a model name) asks for the released child of that model
+        to be claimed for the caller in the same step (``Completion.next_claim``)
+        instead of being returned for publishing.
+        """
+        return self._finish(job_id, attempt, JobStatus.COMPLETED, json.dumps(result), "", "", take_next)
 
-    def _finish(self, job_id, attempt, status, result, error_code, error) -> Completion:
+    def fail(self, job_id: str, attempt: int, error_code: str, error: str,
+             take_next: str | None = None) -> Completion:
+        return self._finish(job_id, attempt, JobStatus.FAILED, "", error_code, error, take_next)
+
+    def _finish(self, job_id, attempt, status, result, error_code, error, take_next) -> Completion:
         reply = self.scripts.complete(
             keys=[
                 keys.job(job_id),
@@ -267,10 +282,15 @@ class JobStore:
                 self.settings.release_batch,
                 self._requeue_ms,
                 keys.group_prefix(job_id),
+                self.settings.lease_ms if take_next else 0,
+                take_next or "",
             ],
         )
         self._raise_for_attempt(job_id, reply[0], reply[1:])
-        return Completion(bool(reply[1]), _dispatches(reply[2:]))
+        finalized, took = bool(reply[1]), reply[2] == 1
+        if not took:
+            return Completion(finalized, _dispatches(reply[3:]))
+        return Completion(finalized, _dispatches(reply[9:]), _claim(reply[3:9]))
 
     def retry(self, job_id: str, attempt: int, backoff_seconds: float, error_code: str, error: str) -> None:
         """Gives the job back after a transient error; the sweep re-publishes it after the backoff."""

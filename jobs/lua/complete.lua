@@ -5,6 +5,12 @@
   and, if it was the parent's last unfinished child, the parent is finalized
   in the same step (status, finished_at, the parent's audit event).
 
+  A worker may take the child released into the slot itself (ARGV[10] > 0):
+  the first released child of its model (ARGV[11]) is claimed for it in
+  this same step, as `claim` would, and needs no Celery message.  The slot
+  thus passes from one child to the next with no broker round trip and no
+  gap; the cap holds because the child is released before it is claimed.
+
   Input:
     KEYS[1]  job key
     KEYS[2]  result key
@@ -24,15 +30,21 @@
     ARGV[7]  release limit
     ARGV[8]  requeue delay, ms
     ARGV[9]  group prefix
+    ARGV[10] lease of the next child, ms; 0: claim nothing, publish every released child
+    ARGV[11] model of the next child the worker may take ('' when ARGV[10] is 0)
 
   Output:
-    {1, parent_finalized, child_id, model, ...}  done; followed by the
+    {1, parent_finalized, 0, child_id, model, ...}  done; followed by the
         children released into the freed slot (each needs a Celery message)
+    {1, parent_finalized, 1, next_id, attempt, model, content_type, options, payload,
+        child_id, model, ...}  done, and the next child claimed for this
+        worker (as claim answers it); then the other released children
     {-1}            no such job
     {-2, status}    not processing: a late or duplicate attempt, nothing written
     {-3, attempts}  another attempt holds the job (this one lost its lease): nothing written
 ]]
 -- @include common
+-- @include claim
 -- @include release
 -- @include finish
 
@@ -41,6 +53,7 @@ local leases, queued_index, active_index, due_index, parent_key = KEYS[5], KEYS[
 local job_id, attempt, status = ARGV[1], ARGV[2], ARGV[3]
 local result, error_code, error_msg = ARGV[4], ARGV[5], ARGV[6]
 local release_limit, requeue_ms, prefix = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+local next_lease_ms, next_model = tonumber(ARGV[10]), ARGV[11]
 
 local f = redis.call('HMGET', job_key, 'status', 'attempts', 'kind', 'parent_id', 'model')
 if not f[1] then return {-1} end
@@ -56,11 +69,33 @@ if status == 'completed' then
 end
 finish_job(job_key, events_key, job_id, f[3], f[4], f[5], status, error_code, error_msg, now)
 
-local out = {1, 1}
+local out = {1, 1, 0}
 if f[3] == 'child' then
   local finalized, released = child_finished(parent_key, prefix, f[4], 'processing', status,
     events_key, queued_index, active_index, due_index, release_limit, requeue_ms, now)
   out[2] = finalized
-  for _, v in ipairs(released) do out[#out + 1] = v end
+  local taken = nil
+  if next_lease_ms > 0 then
+    for i = 1, #released, 2 do
+      if released[i + 1] == next_model then taken = i break end
+    end
+  end
+  if taken then
+    local next_id = released[taken]
+    local next_key = job_key_of(prefix, next_id)
+    local attempt = claim_job(next_key, next_id, 'child', parent_key, leases, queued_index, next_lease_ms, now)
+    local c = redis.call('HMGET', next_key, 'content_type', 'options')
+    out[3] = 1
+    for _, v in ipairs({next_id, attempt, next_model, c[1], c[2],
+                        redis.call('GET', payload_key_of(prefix, next_id))}) do
+      out[#out + 1] = v
+    end
+  end
+  for i = 1, #released, 2 do
+    if i ~= taken then
+      out[#out + 1] = released[i]
+      out[#out + 1] = released[i + 1]
+    end
+  end
 end
 return out

@@ -22,6 +22,10 @@ local function job_key_of(prefix, id)
   return prefix .. 'job:' .. id
 end
 
+local function payload_key_of(prefix, id)
+  return prefix .. 'payload:' .. id
+end
+
 local function child_id_of(parent_id, index)
   return parent_id .. '-' .. int(index)
 end

@@ -72,6 +72,55 @@ def test_a_finished_child_hands_its_slot_to_the_next_held_child_in_the_same_call
     assert kit.store.events(c[1]) == []
 
 
+def test_a_finished_child_can_keep_its_slot_claiming_the_next_child_in_the_same_call(kit, r):
+    parent = kit.group(4, max_parallel=2).job_id
+    c = kit.child_ids(parent, 4)
+    claim = kit.claim(c[0])
+    kit.claim(c[1])
+
+    done = kit.store.complete(c[0], claim.attempt, {"text": "a"}, take_next="echo")
+
+    assert done.dispatches == []  # no message: the finishing worker runs it
+    taken = done.next_claim
+    assert (taken.job_id, taken.attempt, taken.model, taken.payload) == (c[2], 1, "echo", b"page 2")
+    assert (taken.content_type, taken.options) == ("text/plain", {})
+    assert kit.statuses(parent, 4) == ["completed", "processing", "processing", "held"]
+    assert kit.members(keys.QUEUED) == set()
+    assert kit.members(keys.LEASES) == {c[1], c[2]}
+    assert kit.counts(parent) == {
+        "held": 1, "queued": 0, "processing": 2, "completed": 1, "failed": 0, "cancelled": 0,
+    }  # fmt: skip
+    # One clock: the next child started the moment the first one finished.
+    assert kit.job(c[2])["started_at"] == kit.job(c[0])["finished_at"]
+    # The kept slot is an ordinary attempt: it completes (and keeps the slot again) like any other.
+    again = kit.store.complete(c[2], taken.attempt, {"text": "c"}, take_next="echo")
+    assert again.next_claim.job_id == c[3] and again.dispatches == []
+
+
+def test_a_kept_slot_takes_only_a_child_of_the_worker_s_model(kit):
+    docs = kit.docs(1) + kit.docs(1, model="tesseract")
+    parent = kit.store.create_group(docs, max_parallel=1).job_id
+    c = kit.child_ids(parent, 2)
+    claim = kit.claim(c[0])
+
+    done = kit.store.complete(c[0], claim.attempt, {}, take_next="echo")
+
+    assert done.next_claim is None
+    assert done.dispatches == [Dispatch(c[1], "tesseract")]
+    assert kit.status(c[1]) == "queued"
+
+
+def test_keeping_the_slot_of_the_last_child_finalizes_the_parent_and_takes_nothing(kit):
+    parent = kit.group(1, max_parallel=1).job_id
+    c = kit.child_ids(parent, 1)
+    claim = kit.claim(c[0])
+
+    done = kit.store.complete(c[0], claim.attempt, {}, take_next="echo")
+
+    assert (done.parent_finalized, done.next_claim, done.dispatches) == (True, None, [])
+    assert kit.job(parent)["status"] == "completed"
+
+
 def test_a_failed_child_frees_its_slot_too(kit):
     parent = kit.group(2, max_parallel=1).job_id
     c = kit.child_ids(parent, 2)

@@ -87,12 +87,22 @@ class GroupRun:
         if child is None:
             return
         attempt = self.live.pop(child)
+        # Every third finish keeps its slot: the next child is claimed for the same worker.
+        take_next = "echo" if k % 3 == 0 else None
         if ok:
-            done = self.store.complete(child, attempt, {"child": child})
+            done = self.store.complete(child, attempt, {"child": child}, take_next)
         else:
-            done = self.store.fail(child, attempt, "echo_failed", "asked to fail")
+            done = self.store.fail(child, attempt, "echo_failed", "asked to fail", take_next)
             self.failed.add(child)
         self.dispatched(done.dispatches)
+        if done.next_claim is not None:
+            taken = done.next_claim
+            assert take_next and taken.job_id in self.ids and taken.job_id not in self.published
+            assert self.kit.status(taken.job_id) == "processing"
+            self.claims[taken.job_id] += 1
+            assert taken.attempt == self.claims[taken.job_id]
+            self.live[taken.job_id] = self.last_attempt[taken.job_id] = taken.attempt
+            event("finish: the slot kept for the next child")
         assert done.parent_finalized == self.all_terminal()
 
     def retry(self, k: int) -> None:
