@@ -23,6 +23,12 @@ DEFAULT_RELEASE_BATCH = 256
 # How many leases, stale queued jobs and due parents one sweep tick handles.
 DEFAULT_SWEEP_BATCH = 500
 DEFAULT_RETRY_BACKOFF_SECONDS = 1.0
+# A worker that finishes a child runs the next child released into its slot
+# itself, without a Celery message, for up to this long from the task's
+# start; then the next child takes its turn on the queue like any job.
+# What a tiny child saves is a broker round trip; what a long one would
+# cost is fairness to other groups, hence a time budget.  0 turns it off.
+DEFAULT_KEEP_SLOT_SECONDS = 1.0
 # After SIGTERM a gateway keeps answering this long (new jobs 503, /readyz
 # 503, polls as usual) so that load balancers take it out of rotation before
 # it stops listening.  Capped at half of gunicorn's --graceful-timeout.
@@ -46,6 +52,7 @@ class Settings:
     release_batch: int = DEFAULT_RELEASE_BATCH
     sweep_batch: int = DEFAULT_SWEEP_BATCH
     retry_backoff: float = DEFAULT_RETRY_BACKOFF_SECONDS
+    keep_slot_seconds: float = DEFAULT_KEEP_SLOT_SECONDS
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
     # 1 lets the echo model's ``crash`` option kill the worker process that
     # runs it (fault-injection tests); 0 refuses that option.

@@ -33,8 +33,11 @@ def make_celery(settings: Settings) -> Celery:
         # the job with `timeout` and keeps the process.  The hard limit only
         # strikes an engine deaf to that (stuck in native code): the process
         # is killed, and the job's lease, no longer renewed, brings it back.
-        task_soft_time_limit=settings.job_timeout,
-        task_time_limit=settings.job_timeout + 30,
+        # A task may go on to children it keeps the slot for, the last of
+        # them starting up to keep_slot_seconds in, so each job gets at least
+        # job_timeout (and at most keep_slot_seconds more).
+        task_soft_time_limit=settings.job_timeout + settings.keep_slot_seconds,
+        task_time_limit=settings.job_timeout + settings.keep_slot_seconds + 30,
         broker_connection_retry_on_startup=True,
         # Ride out a broker restart of any length instead of exiting after
         # 100 tries: the store's indexes say what to re-publish afterwards.

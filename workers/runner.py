@@ -1,11 +1,15 @@
-"""One attempt at one job: claim, run the adapter, complete.
+"""Attempts at jobs: claim, run the adapter, complete.
 
 The outcome of every attempt is written by a transition that checks the
 attempt token from the claim, so a worker that lost its lease (it stalled,
 and the sweep handed the job to another worker) can never overwrite the
 result of the attempt that replaced it.
 
-``Runner.run`` answers what became of the attempt:
+A worker that finishes a child keeps its slot: ``complete`` claims the next
+child released into that slot for it, and the worker runs that child at
+once, with no Celery message (``OCRGW_KEEP_SLOT_SECONDS``; see ``Runner.run``).
+
+``Runner.run`` answers what became of the attempt at the job it was given:
 
 ============  ===========================================================
 completed     the adapter's result is stored
@@ -24,8 +28,10 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 from celery.exceptions import SoftTimeLimitExceeded
 
@@ -40,70 +46,111 @@ TIMEOUT_CODE = "timeout"
 
 
 class Heartbeat:
-    """Extends the lease from a thread of its own while the adapter runs.
+    """Extends the lease of the job this process runs, from a thread of its own.
 
-    The adapters release the GIL inside the engines (a Tesseract subprocess,
-    ONNX Runtime, a sleep), so the beat goes on however long a page takes.
-    ``lost`` is set once the store says this attempt no longer holds the job.
+    One thread per process, started with the first job, beats for whichever
+    claim is current: starting and joining a thread per job cost more than a
+    no-op job itself.  The adapters release the GIL inside the engines (a
+    Tesseract subprocess, ONNX Runtime, a sleep), so the beat goes on however
+    long a page takes.  A claim's ``lost`` event is set once the store says
+    that attempt no longer holds its job.
     """
 
-    def __init__(self, store: JobStore, claim: Claim, every_seconds: float):
-        self._store, self._claim, self._every = store, claim, every_seconds
-        self._stop = threading.Event()
-        self.lost = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"heartbeat-{claim.job_id}", daemon=True)
+    def __init__(self, store: JobStore, every_seconds: float):
+        self._store, self._every = store, every_seconds
+        self._lock = threading.Lock()
+        self._current: tuple[Claim, threading.Event] | None = None
+        self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> "Heartbeat":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
+    @contextmanager
+    def holding(self, claim: Claim) -> Iterator[threading.Event]:
+        """Beats for ``claim`` until the block ends; yields its ``lost`` event."""
+        lost = threading.Event()
+        with self._lock:
+            self._current = (claim, lost)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+                self._thread.start()
+        try:
+            yield lost
+        finally:
+            with self._lock:
+                self._current = None
 
     def _beat(self) -> None:
-        while not self._stop.wait(self._every):
-            try:
-                if not self._store.heartbeat(self._claim.job_id, self._claim.attempt):
-                    log.warning("job %s attempt %d: lease lost", self._claim.job_id, self._claim.attempt)
-                    self.lost.set()
-                    return
-            except Exception:  # Redis briefly away: the next beat tries again
-                log.warning("heartbeat for %s failed", self._claim.job_id, exc_info=True)
+        while True:
+            time.sleep(self._every)
+            with self._lock:
+                current = self._current
+            if current is not None:
+                self._beat_once(*current)
+
+    def _beat_once(self, claim: Claim, lost: threading.Event) -> None:
+        try:
+            held = self._store.heartbeat(claim.job_id, claim.attempt)
+        except Exception:  # Redis briefly away: the next beat tries again
+            log.warning("heartbeat for %s failed", claim.job_id, exc_info=True)
+            return
+        with self._lock:
+            still_running = self._current is not None and self._current[0] is claim
+        if not held and still_running:  # a job that just ended is not news
+            log.warning("job %s attempt %d: lease lost", claim.job_id, claim.attempt)
+            lost.set()
 
 
 @dataclass
 class Runner:
     store: JobStore
     publish: Callable[[list[Dispatch]], int]
+    # True once the worker is shutting down: it then finishes what it runs
+    # and keeps no slot, so the next child goes back through the queue.
+    draining: Callable[[], bool] = lambda: False
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self):
+        self.heartbeat = Heartbeat(self.store, max(self.store.settings.lease_seconds / 3, 0.05))
 
     def run(self, job_id: str) -> str:
-        """Runs one attempt; returns what happened (see the module's table)."""
+        """Runs an attempt at ``job_id``; returns what became of it (see the module's table).
+
+        While less than ``keep_slot_seconds`` have passed since the start,
+        each finished job's slot is kept: the next child of the same model,
+        claimed by ``complete``, runs here at once.  Past that, the next
+        child is published and waits its turn on the queue behind other
+        groups' work, so one group cannot hold a worker for long.  The task's
+        time limits allow for that budget (see ``workers.celery_app``).
+        """
         claim = self.store.claim(job_id)
         if claim is None:
             log.info("job %s is not claimable (duplicate or late message)", job_id)
             return SKIPPED
-        settings = self.store.settings
-        with Heartbeat(self.store, claim, max(settings.lease_seconds / 3, 0.05)) as heartbeat:
-            return self._attempt(claim, heartbeat)
+        keep_until = self.clock() + self.store.settings.keep_slot_seconds
+        outcome, claim = self._attempt(claim, keep_until)
+        first = outcome
+        while claim is not None:
+            job_id = claim.job_id
+            outcome, claim = self._attempt(claim, keep_until)
+            log.debug("job %s, run in a kept slot: %s", job_id, outcome)
+        return first
 
-    def _attempt(self, claim: Claim, heartbeat: Heartbeat) -> str:
-        try:
+    def _attempt(self, claim: Claim, keep_until: float) -> tuple[str, Claim | None]:
+        with self.heartbeat.holding(claim) as lost:
             try:
-                return self._outcome(claim, heartbeat)
-            except SoftTimeLimitExceeded:
-                # The limit struck while the outcome was being written.  If
-                # that write went through, this one finds the job finished
-                # and is discarded; otherwise the job fails as timed out.
-                return self._timed_out(claim)
-        except (LeaseLost, NotProcessing, JobNotFound) as exc:
-            log.warning("job %s attempt %d: result discarded: %s", claim.job_id, claim.attempt, exc)
-            return DISCARDED
+                try:
+                    return self._outcome(claim, lost, keep_until)
+                except SoftTimeLimitExceeded:
+                    # The limit struck while the outcome was being written.  If
+                    # that write went through, this one finds the job finished
+                    # and is discarded; otherwise the job fails as timed out.
+                    return self._timed_out(claim)
+            except (LeaseLost, NotProcessing, JobNotFound) as exc:
+                log.warning("job %s attempt %d: result discarded: %s", claim.job_id, claim.attempt, exc)
+                return DISCARDED, None
 
-    def _outcome(self, claim: Claim, heartbeat: Heartbeat) -> str:
+    def _outcome(self, claim: Claim, lost: threading.Event, keep_until: float) -> tuple[str, Claim | None]:
         settings = self.store.settings
         try:
-            result = self._ocr(claim, heartbeat)
+            result = self._ocr(claim, lost)
         except (LeaseLost, NotProcessing, JobNotFound):
             raise
         except SoftTimeLimitExceeded:
@@ -114,23 +161,32 @@ class Runner:
                 self.store.retry(claim.job_id, claim.attempt, backoff, exc.code, exc.message)
                 log.warning("job %s attempt %d: %s (%s); retrying in %.1f s",
                             claim.job_id, claim.attempt, exc.code, exc.message, backoff)
-                return RETRIED
-            return self._done(self.store.fail(claim.job_id, claim.attempt, exc.code, exc.message), FAILED)
+                return RETRIED, None
+            completion = self.store.fail(claim.job_id, claim.attempt, exc.code, exc.message,
+                                         self._take_next(claim, keep_until))
+            return self._done(completion, FAILED)
         except Exception as exc:  # a bug in an adapter must not kill the worker
             log.exception("job %s: adapter raised", claim.job_id)
-            completion = self.store.fail(
-                claim.job_id, claim.attempt, "adapter_error", f"{type(exc).__name__}: {exc}")
+            completion = self.store.fail(claim.job_id, claim.attempt, "adapter_error",
+                                         f"{type(exc).__name__}: {exc}", self._take_next(claim, keep_until))
             return self._done(completion, FAILED)
-        return self._done(self.store.complete(claim.job_id, claim.attempt, result), COMPLETED)
+        completion = self.store.complete(claim.job_id, claim.attempt, result, self._take_next(claim, keep_until))
+        return self._done(completion, COMPLETED)
 
-    def _timed_out(self, claim: Claim) -> str:
+    def _take_next(self, claim: Claim, keep_until: float) -> str | None:
+        """The model of the next child to keep the slot for, or None to publish it instead."""
+        if self.clock() < keep_until and not self.draining():
+            return claim.model
+        return None
+
+    def _timed_out(self, claim: Claim) -> tuple[str, None]:
         limit = self.store.settings.job_timeout
         log.warning("job %s attempt %d: ran longer than %g s", claim.job_id, claim.attempt, limit)
         completion = self.store.fail(claim.job_id, claim.attempt, TIMEOUT_CODE,
                                      f"the job ran longer than {limit:g} s")
         return self._done(completion, FAILED)
 
-    def _ocr(self, claim: Claim, heartbeat: Heartbeat) -> dict:
+    def _ocr(self, claim: Claim, lost: threading.Event) -> dict:
         if claim.payload is None:
             raise InvalidDocument("the job's document is missing from the store")
         adapter = get_adapter(claim.model)
@@ -138,12 +194,15 @@ class Runner:
         def on_page(done: int, total: int) -> None:
             # Raising here stops a multi-page run early: once another attempt
             # holds the job, the pages left are wasted work.
-            if heartbeat.lost.is_set() or not self.store.report_progress(
-                    claim.job_id, claim.attempt, f"page {done}/{total}", done / total):
+            if lost.is_set():
+                raise LeaseLost(f"job {claim.job_id} attempt {claim.attempt} no longer holds the job")
+            if done == total:
+                return  # complete writes the last page's stage and progress
+            if not self.store.report_progress(claim.job_id, claim.attempt, f"page {done}/{total}", done / total):
                 raise LeaseLost(f"job {claim.job_id} attempt {claim.attempt} no longer holds the job")
 
         return adapter.run(claim.payload, claim.content_type, claim.options, on_page).to_dict()
 
-    def _done(self, completion: Completion, outcome: str) -> str:
+    def _done(self, completion: Completion, outcome: str) -> tuple[str, Claim | None]:
         self.publish(completion.dispatches)
-        return outcome
+        return outcome, completion.next_claim

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
 import logging
+import multiprocessing
 import os
 
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_shutting_down
 
 from jobs.store import JobStore
 from workers.celery_app import RUN_TASK, app, settings
@@ -15,15 +17,24 @@ from workers.runner import Runner
 log = logging.getLogger(__name__)
 _runner: Runner | None = None
 _runner_pid: int | None = None
+# Set by the worker's main process when its warm shutdown begins; made before
+# the pool forks, so every pool process reads the same flag.
+_shutting_down = multiprocessing.RawValue(ctypes.c_bool, False)
 
 
 def runner() -> Runner:
     """The process's runner; built after the fork so no Redis socket is shared between processes."""
     global _runner, _runner_pid
     if _runner is None or _runner_pid != os.getpid():
-        _runner = Runner(JobStore.from_settings(settings), publish)
+        _runner = Runner(JobStore.from_settings(settings), publish, draining=lambda: _shutting_down.value)
         _runner_pid = os.getpid()
     return _runner
+
+
+@worker_shutting_down.connect
+def _stop_keeping_slots(**_):
+    """A worker told to stop finishes what it runs but takes no more children into kept slots."""
+    _shutting_down.value = True
 
 
 @worker_process_init.connect

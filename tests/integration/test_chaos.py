@@ -68,9 +68,32 @@ def test_a_killed_worker_s_child_is_reclaimed_and_completes_on_another_worker(pr
         assert all(c["attempts"] <= 2 for c in view["children"]), view["children"]
 
 
-def test_a_worker_s_warm_shutdown_finishes_the_running_child_and_takes_no_more(procs):
+def test_a_child_run_in_a_kept_slot_is_reclaimed_when_its_worker_is_killed(procs):
+    """The child a finishing worker claimed for itself has no Celery message to
+    redeliver: its lease alone brings it back."""
     db = procs.fresh_db()
-    stack = procs.stack(db=db, env=FAST, web=True, concurrency=1)
+    stack = procs.stack(db=db, env=FAST, web=True)
+    child_texts = texts(3)
+    children = [echo(child_texts[0]), echo(child_texts[1], delay_ms=3000), echo(child_texts[2])]
+    with Gateway(stack.web().base_url) as gateway:
+        parent_id = submit(gateway, group(children, max_parallel=1))
+        wait_processing(gateway, f"{parent_id}-1")
+        first, second = gateway.job(f"{parent_id}-0"), gateway.job(f"{parent_id}-1")
+        assert second["started_at"] == first["finished_at"], "child 1 did not run in the kept slot"
+
+        stack.worker.kill(signal.SIGKILL)
+        procs.worker(db=db, env=FAST)
+
+        assert_group_settled(gateway, parent_id, child_texts, 1)
+        second = gateway.job(f"{parent_id}-1")
+        assert second["attempts"] == 2 and second["last_error_code"] == "lease_expired", second
+
+
+def test_a_worker_s_warm_shutdown_finishes_the_running_child_and_takes_no_more(procs):
+    """A kept slot that would last a minute: a worker told to stop still takes
+    no next child into it."""
+    db = procs.fresh_db()
+    stack = procs.stack(db=db, env={**FAST, "OCRGW_KEEP_SLOT_SECONDS": "60"}, web=True, concurrency=1)
     child_texts = texts(3)
     children = [echo(child_texts[0], delay_ms=2000)] + [echo(t) for t in child_texts[1:]]
     with Gateway(stack.web().base_url) as gateway:

@@ -261,14 +261,19 @@ def test_a_group_with_one_bad_child_creates_nothing(gateway, db0, case):
 # -- hand-off ---------------------------------------------------------------------------------
 
 
-def test_completions_hand_the_slot_to_the_next_child_without_the_sweep(procs, capsys):
+@pytest.mark.parametrize("slot", ["kept", "message"])
+def test_completions_hand_the_slot_to_the_next_child_without_the_sweep(procs, capsys, slot):
     """max_parallel 1 and a sweep every 30 s: only completions can release the 29 later children.
 
     Were the sweep the releaser, each hand-off would wait for a tick; every
     gap below 10 s proves the completing transition released the next child.
+    ``kept``: the finishing worker claims the next child in the same
+    transition and runs it, so that child starts at the very microsecond its
+    predecessor finished.  ``message``: with kept slots off, every next child
+    gets a Celery message, and starts only once a worker has taken it.
     """
-    stack = procs.stack(db=procs.fresh_db(), concurrency=2, web=True,
-                        env={"OCRGW_SWEEP_INTERVAL": "30"})
+    env = {"OCRGW_SWEEP_INTERVAL": "30", "OCRGW_KEEP_SLOT_SECONDS": "60" if slot == "kept" else "0"}
+    stack = procs.stack(db=procs.fresh_db(), concurrency=2, web=True, env=env)
     n = 30
     with Gateway(stack.web().base_url) as gw:
         parent_id = submit_group(gw, echo_children(n, delay_ms=20), max_parallel=1).json()["id"]
@@ -279,10 +284,15 @@ def test_completions_hand_the_slot_to_the_next_child_without_the_sweep(procs, ca
     spans = intervals(view["children"])
     gaps = handoff_gaps(spans)
     with capsys.disabled():
-        print(f"\n[fan-out hand-off, max_parallel 1, sweep 30 s] {describe_gaps(gaps)}")
+        print(f"\n[fan-out hand-off, max_parallel 1, sweep 30 s, slot {slot}] {describe_gaps(gaps)}")
     assert peak_overlap(spans) == 1
     assert all(g >= 0 for g in gaps), f"a child started before its predecessor finished: {gaps}"
     assert max(gaps) < 10_000_000, describe_gaps(gaps)
+    if slot == "kept":
+        assert set(gaps) == {0}, f"a child waited for a message: {describe_gaps(gaps)}"
+        assert {c["attempts"] for c in view["children"]} == {1}
+    else:
+        assert min(gaps) > 0, f"a slot was kept with kept slots off: {describe_gaps(gaps)}"
 
 
 # -- the sweep as a safety net ------------------------------------------------------------------

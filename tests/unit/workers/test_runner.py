@@ -122,7 +122,8 @@ def test_a_successful_attempt_completes_the_job_with_its_result(h):
     assert [e["status"] for e in h.events(job_id)] == ["completed"]
 
 
-def test_completing_a_child_publishes_the_child_released_into_its_slot(h):
+def test_with_keep_slot_off_completing_a_child_publishes_the_child_released_into_its_slot(monkeypatch):
+    h = make(monkeypatch, keep_slot_seconds=0.0)
     parent_id, first = h.group(3, max_parallel=1)
     assert [d.job_id for d in first] == [f"{parent_id}-0"]
 
@@ -130,6 +131,113 @@ def test_completing_a_child_publishes_the_child_released_into_its_slot(h):
 
     assert h.published == [[Dispatch(f"{parent_id}-1", "echo")]]
     assert h.job(f"{parent_id}-1")["status"] == "queued"
+
+
+# -- keeping the slot -----------------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def with_clock(h: Harness, **runner_args) -> FakeClock:
+    clock = FakeClock()
+    h.runner = Runner(h.store, h._publish, clock=clock, **runner_args)
+    return clock
+
+
+def test_a_worker_keeps_its_slot_and_runs_the_children_released_into_it_without_messages(h):
+    parent_id, _ = h.group(3, max_parallel=1)
+    children = [f"{parent_id}-{i}" for i in range(3)]
+
+    assert h.runner.run(children[0]) == "completed"
+
+    assert h.adapter.calls == 3
+    assert [d for batch in h.published for d in batch] == []
+    jobs = [h.job(c) for c in children]
+    assert [(j["status"], j["attempts"]) for j in jobs] == [("completed", "1")] * 3
+    assert [h.store.result(c)["text"] for c in children] == ["child 0", "child 1", "child 2"]
+    # The slot passed straight on: each child started as its predecessor finished.
+    assert jobs[1]["started_at"] == jobs[0]["finished_at"] and jobs[2]["started_at"] == jobs[1]["finished_at"]
+    assert h.job(parent_id)["status"] == "completed"
+    assert h.lease(children[2]) is None and h.queued_deadline(children[2]) is None
+    assert [e["status"] for e in h.events(parent_id)] == ["completed"]
+    assert all(len(h.events(c)) == 1 for c in children)
+
+
+def test_past_the_keep_slot_budget_the_next_child_is_published_instead(h):
+    clock = with_clock(h)
+    parent_id, _ = h.group(4, max_parallel=1)
+
+    def slow(document, options, on_page):
+        clock.now += 0.6  # SETTINGS.keep_slot_seconds is 1.0
+        return document.decode()
+
+    h.adapter.behaviour = slow
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert h.adapter.calls == 2  # child 0, then child 1 in the kept slot (0.6 s in)
+    assert [d for batch in h.published for d in batch] == [Dispatch(f"{parent_id}-2", "echo")]
+    assert h.job(f"{parent_id}-2")["status"] == "queued" and h.queued_deadline(f"{parent_id}-2") is not None
+    assert h.job(f"{parent_id}-3")["status"] == "held"
+
+
+def test_a_worker_that_is_shutting_down_keeps_no_slot(h):
+    with_clock(h, draining=lambda: True)
+    parent_id, _ = h.group(2, max_parallel=1)
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert h.adapter.calls == 1
+    assert h.published == [[Dispatch(f"{parent_id}-1", "echo")]]
+
+
+def test_only_a_child_of_the_same_model_runs_in_the_kept_slot(h):
+    jobs = [NewJob(model="echo", content_type="text/plain", payload=b"a"),
+            NewJob(model="tesseract", content_type="image/png", payload=b"b")]
+    parent_id = h.store.create_group(jobs, max_parallel=1).job_id
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert h.adapter.calls == 1
+    assert h.published == [[Dispatch(f"{parent_id}-1", "tesseract")]]
+    assert h.job(f"{parent_id}-1")["status"] == "queued"
+
+
+def test_a_failed_child_hands_its_kept_slot_on_too(h):
+    parent_id, _ = h.group(2, max_parallel=1)
+
+    def first_fails(document, options, on_page):
+        if document == b"child 0":
+            raise InvalidDocument("not a document")
+        return document.decode()
+
+    h.adapter.behaviour = first_fails
+
+    assert h.runner.run(f"{parent_id}-0") == "failed"
+
+    assert [h.job(f"{parent_id}-{i}")["status"] for i in range(2)] == ["failed", "completed"]
+    assert h.job(parent_id)["status"] == "failed"
+    assert [d for batch in h.published for d in batch] == []
+
+
+def test_a_retried_child_keeps_its_slot_for_its_own_retry(h):
+    parent_id, _ = h.group(2, max_parallel=1)
+
+    def transient(document, options, on_page):
+        raise AdapterError("engine went away", code="engine_crashed")
+
+    h.adapter.behaviour = transient
+
+    assert h.runner.run(f"{parent_id}-0") == "retried"
+
+    assert h.adapter.calls == 1
+    assert [h.job(f"{parent_id}-{i}")["status"] for i in range(2)] == ["queued", "held"]
 
 
 # -- failed ---------------------------------------------------------------------------------
@@ -417,7 +525,7 @@ def test_the_heartbeat_keeps_the_lease_while_the_adapter_blocks_past_it(monkeypa
 def test_without_a_heartbeat_the_sweep_would_reclaim_a_job_that_blocks_past_its_lease(monkeypatch):
     """The control of the test above: the same wait with the heartbeat stopped loses the job."""
     h = make(monkeypatch, lease_seconds=0.3)
-    monkeypatch.setattr(runner_module.Heartbeat, "_beat", lambda self: None)
+    monkeypatch.setattr(runner_module.Heartbeat, "_beat_once", lambda self, claim, lost: None)
     job_id = h.single()
 
     def slow(document, options, on_page):
