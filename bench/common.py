@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROCFILE = ROOT / "Procfile"
 
 STACK_DB = 0
+MESSAGE_PATH_DB = 1  # a second stack with kept slots off: every child through the broker
 SWEEP_DB = 3
 SUBMISSION_DB = 4
 MEMORY_DB = 5
@@ -134,6 +135,7 @@ class Bench:
         self.group = ProcGroup(self.work, label="bench")
         self.redis = RedisServer(self.group, self.work / "redis").start()
         self._stack: Stack | None = None
+        self._message_path: Stack | None = None
 
     @property
     def concurrency(self) -> int:
@@ -163,21 +165,21 @@ class Bench:
         argv = visible_readiness(set_option(argv, "--hostname", f"{name}-{uniq()}@%h"))
         return self.group.start(name, argv, env=env, wait=False)
 
-    def coordinator(self, db: int) -> Proc:
-        env = self._env(db)
+    def coordinator(self, db: int, extra: dict[str, str] | None = None) -> Proc:
+        env = self._env(db, extra)
         argv = visible_readiness(set_option(procfile_argv("coordinator", {**os.environ, **env}),
                                             "--hostname", f"coordinator-{uniq()}@%h"))
         return self.group.start("coordinator", argv, env=env, wait=False)
 
-    def beat(self, db: int) -> Proc:
-        env = self._env(db)
+    def beat(self, db: int, extra: dict[str, str] | None = None) -> Proc:
+        env = self._env(db, extra)
         argv = visible_readiness(set_option(procfile_argv("beat", {**os.environ, **env}),
                                             "--schedule", str(self.work / f"beat-{uniq()}")))
         return self.group.start("beat", argv, env=env, wait=False)
 
-    def web(self, db: int) -> WebProc:
+    def web(self, db: int, extra: dict[str, str] | None = None) -> WebProc:
         """The Procfile's web command (its worker and thread counts), bound to loopback."""
-        env = self._env(db)
+        env = self._env(db, extra)
         port = free_port()
         argv = procfile_argv("web", {**os.environ, **env, "PORT": str(port)})
         argv = set_option(argv, "--bind", f"127.0.0.1:{port}")
@@ -187,21 +189,40 @@ class Bench:
     def stack(self) -> "Stack":
         """Started on first use: the ocrgw stack on database 0 and the canvas worker beside it."""
         if self._stack is None:
-            worker = self.celery_worker(
-                STACK_DB, env={"OCRGW_PRELOAD_MODELS": "tesseract,paddleocr"}, name="worker")
             canvas = self.celery_worker(STACK_DB, app="bench.canvas_app",
                                         queues=CANVAS_QUEUE, name="canvas-worker")
-            coordinator = self.coordinator(STACK_DB)
-            beat = self.beat(STACK_DB)
-            web = self.web(STACK_DB)
-            for proc in (worker, canvas, coordinator):
-                proc.wait_ready(CELERY_READY, START_TIMEOUT)
-            beat.wait_ready(BEAT_READY, START_TIMEOUT)
-            web.wait_ready(web.healthy, START_TIMEOUT)
-            wait_for_pool(worker, self.concurrency)
-            wait_for_pool(canvas, self.concurrency)
-            self._stack = Stack(self, worker, canvas, coordinator, beat, web)
+            self._stack = self._start_stack(STACK_DB, {}, canvas)
         return self._stack
+
+    def message_path_stack(self) -> "Stack":
+        """A second ocrgw stack (database 1) whose workers keep no slot
+        (``OCRGW_KEEP_SLOT_SECONDS=0``): every child goes through a Celery
+        message, as with the slot kept past its time budget."""
+        if self._message_path is None:
+            self._message_path = self._start_stack(MESSAGE_PATH_DB, {"OCRGW_KEEP_SLOT_SECONDS": "0"}, None)
+        return self._message_path
+
+    def stop_message_path_stack(self) -> None:
+        """Its users stop it when done, so that its idle processes do not share the cores with later benchmarks."""
+        if self._message_path is not None:
+            for proc in (self._message_path.worker, self._message_path.coordinator,
+                         self._message_path.beat, self._message_path.web):
+                self.stop(proc)
+            self._message_path = None
+
+    def _start_stack(self, db: int, env: dict[str, str], canvas: "Proc | None") -> "Stack":
+        worker = self.celery_worker(db, env={"OCRGW_PRELOAD_MODELS": "tesseract,paddleocr", **env}, name="worker")
+        coordinator = self.coordinator(db, env)
+        beat = self.beat(db, env)
+        web = self.web(db, env)
+        for proc in (worker, coordinator) + ((canvas,) if canvas else ()):
+            proc.wait_ready(CELERY_READY, START_TIMEOUT)
+        beat.wait_ready(BEAT_READY, START_TIMEOUT)
+        web.wait_ready(web.healthy, START_TIMEOUT)
+        wait_for_pool(worker, self.concurrency)
+        if canvas:
+            wait_for_pool(canvas, self.concurrency)
+        return Stack(self, worker, canvas, coordinator, beat, web, db)
 
     def stop(self, proc: Proc) -> None:
         """Stop one process of this run (its whole process group)."""
@@ -218,10 +239,11 @@ CANVAS_QUEUE = "bench.canvas"
 class Stack:
     bench: Bench
     worker: Proc
-    canvas: Proc
+    canvas: Proc | None
     coordinator: Proc
     beat: Proc
     web: WebProc
+    db: int = STACK_DB
     _http: "Http | None" = field(default=None, repr=False)
 
     @property
@@ -231,7 +253,7 @@ class Stack:
         return self._http
 
     def redis(self) -> redis.Redis:
-        return self.bench.client(STACK_DB)
+        return self.bench.client(self.db)
 
 
 def pool_children(pid: int) -> list[int]:

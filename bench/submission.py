@@ -10,8 +10,14 @@
     and queue: median of repeated calls.
 
 No worker consumes this database, so the queue only grows: both sides
-publish into the same list on the same redis-server.  As context: POST
-latency from one client alone, and apply_async from 8 client processes at once.
+publish into the same list on the same redis-server.
+
+The targets compare like with like: POST p50 under 8 clients against
+apply_async p50 under 8 client processes at once (B8), and one client's POST
+against one client's apply_async.  POST p50 under 8 clients against one idle
+client's apply_async is reported too, but it is not a measure of overhead:
+8 clients on 2 cores queue behind each other, so by Little's law their
+latency is 8 / throughput whatever either side does per call.
 """
 
 from __future__ import annotations
@@ -161,7 +167,11 @@ def run(bench: Bench) -> dict:
         "apply_async_8_clients_p50_ms": 1000 * percentile(apply8, 50),
         "post_p50_over_apply_async_8_clients": percentile(post_lat, 50) / percentile(apply8, 50),
     }
-    checks = [check("POST p50 / apply_async", figures["post_p50_over_apply_async"], "<=", 1.0)]
+    checks = [
+        check("POST p50 / apply_async p50, both with 8 clients", figures["post_p50_over_apply_async_8_clients"],
+              "<=", 1.0),
+        check("POST / apply_async, one client each", figures["single_client_post_over_apply_async"], "<=", 1.0),
+    ]
     print_table(
         f"{NAME}: groups of {CHILDREN} echo children, {CLIENTS} clients, {post_time:.0f} s in "
         f"{options.reps} round(s), gateway as the Procfile runs it",

@@ -28,15 +28,16 @@ FIGURES = {
     "fanout_vs_canvas": {
         "children": None,
         "max_parallel": None,
-        "median_seconds": {"a_group", "b_chord", "c_ocrgw"},
-        "per_child_ms": {"a_group", "b_chord", "c_ocrgw"},
+        "median_seconds": {"a_group", "b_chord", "c_ocrgw", "m_ocrgw_messages"},
+        "per_child_ms": {"a_group", "b_chord", "c_ocrgw", "m_ocrgw_messages"},
         "c_over_b": None,
         "c_over_a": None,
+        "m_over_b": None,
     },
     "handoff": {
         "children": None,
-        "max_parallel_1": {"p50_ms", "p99_ms", "max_ms", "released_p50_ms", "released_p99_ms"},
-        "max_parallel_4": {"p50_ms", "p99_ms", "max_ms", "released_p50_ms", "released_p99_ms"},
+        **{f"{path}_max_parallel_{cap}": {"p50_ms", "p99_ms", "max_ms", "released_p50_ms", "released_p99_ms"}
+           for path in ("kept", "message") for cap in (1, 4)},
     },
     "ocr_efficiency": {
         "pages": None,
