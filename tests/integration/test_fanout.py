@@ -295,6 +295,31 @@ def test_completions_hand_the_slot_to_the_next_child_without_the_sweep(procs, ca
         assert min(gaps) > 0, f"a slot was kept with kept slots off: {describe_gaps(gaps)}"
 
 
+def test_a_kept_slot_gives_way_to_other_work_once_its_time_budget_is_spent(procs):
+    """One worker process, a long group of short children, then a single job.
+
+    The group's worker keeps its slot for OCRGW_KEEP_SLOT_SECONDS (1 s here,
+    the default); then the group's next child is published behind the single
+    job's message, so the single job runs long before the group is done.
+    Were the slot kept for good, the single job would wait for the whole group.
+    """
+    stack = procs.stack(db=procs.fresh_db(), concurrency=1, web=True, env={"OCRGW_KEEP_SLOT_SECONDS": "1"})
+    with Gateway(stack.web().base_url) as gw:
+        parent_id = submit_group(gw, echo_children(100, delay_ms=30), max_parallel=1).json()["id"]
+        single = gw.post_json(echo_child("single"))
+        assert single.status_code == 202, single.text
+        single_view = wait_terminal(gw.job, single.json()["id"], timeout=90)
+        view = wait_terminal(gw.job, parent_id, timeout=90)
+
+    assert single_view["status"] == view["status"] == "completed"
+    children_before = [c for c in view["children"] if micros(c["finished_at"]) <= micros(single_view["started_at"])]
+    assert micros(single_view["finished_at"]) < micros(view["finished_at"])
+    assert 0 < len(children_before) < 100, f"{len(children_before)} children ran before the single job"
+    # Some hand-offs went through a message, so not every child started as its predecessor finished.
+    spans = intervals(view["children"])
+    assert peak_overlap(spans) == 1 and any(g > 0 for g in handoff_gaps(spans))
+
+
 # -- the sweep as a safety net ------------------------------------------------------------------
 
 
