@@ -10,10 +10,10 @@ that is child i+1's start minus child i's finish.
 
 Both hand-off paths are measured, taking turns: ``kept``, the default stack,
 whose finishing worker claims the next child in its completing transition
-and runs it (the gap is the few microseconds between two scripts' TIME, or a
-message's when the kept slot's time budget runs out); and ``message``, a
-stack with ``OCRGW_KEEP_SLOT_SECONDS=0``, where every freed slot goes to a
-child through a new Celery message.  Both must meet the target.
+and runs it (the gap is zero: one script's TIME is both the finish and the
+next start; it is a message's when the kept slot's time budget runs out); and
+``message``, a stack with ``OCRGW_KEEP_SLOT_SECONDS=0``, where every freed
+slot goes to a child through a new Celery message.  Both must meet the target.
 
 With max_parallel above the pool size, the child a completion releases waits
 behind children already queued, so the gap to *that* child measures queueing,
