@@ -13,6 +13,9 @@ from jobs.config import Settings
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"
 COORDINATOR_QUEUE = "coordinator"
+# Time a hand-off to a kept slot may take (writing the outcome, publishing
+# the other released children) without eating into the next job's time.
+HANDOFF_ALLOWANCE_SECONDS = 5.0
 
 
 def make_celery(settings: Settings) -> Celery:
@@ -34,10 +37,13 @@ def make_celery(settings: Settings) -> Celery:
         # strikes an engine deaf to that (stuck in native code): the process
         # is killed, and the job's lease, no longer renewed, brings it back.
         # A task may go on to children it keeps the slot for, the last of
-        # them starting up to keep_slot_seconds in, so each job gets at least
-        # job_timeout (and at most keep_slot_seconds more).
-        task_soft_time_limit=settings.job_timeout + settings.keep_slot_seconds,
-        task_time_limit=settings.job_timeout + settings.keep_slot_seconds + 30,
+        # them claimed up to keep_slot_seconds in and started once its
+        # predecessor's outcome is written and published, so each job gets
+        # at least job_timeout (unless a hand-off takes longer than the
+        # allowance) and the first of a task at most the budget and the
+        # allowance more.
+        task_soft_time_limit=settings.job_timeout + settings.keep_slot_seconds + HANDOFF_ALLOWANCE_SECONDS,
+        task_time_limit=settings.job_timeout + settings.keep_slot_seconds + HANDOFF_ALLOWANCE_SECONDS + 30,
         broker_connection_retry_on_startup=True,
         # Ride out a broker restart of any length instead of exiting after
         # 100 tries: the store's indexes say what to re-publish afterwards.

@@ -29,9 +29,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
 from celery.exceptions import SoftTimeLimitExceeded
 
@@ -46,10 +45,11 @@ TIMEOUT_CODE = "timeout"
 
 
 class Heartbeat:
-    """Extends the lease of the job this process runs, from a thread of its own.
+    """Extends the leases of the jobs this process runs, from a thread of its own.
 
-    One thread per process, started with the first job, beats for whichever
-    claim is current: starting and joining a thread per job cost more than a
+    One thread per process, started with the first job, beats for every
+    claim held (one with the prefork and solo pools, one per thread with a
+    thread pool): starting and joining a thread per job cost more than a
     no-op job itself.  The adapters release the GIL inside the engines (a
     Tesseract subprocess, ONNX Runtime, a sleep), so the beat goes on however
     long a page takes.  A claim's ``lost`` event is set once the store says
@@ -59,41 +59,40 @@ class Heartbeat:
     def __init__(self, store: JobStore, every_seconds: float):
         self._store, self._every = store, every_seconds
         self._lock = threading.Lock()
-        self._current: tuple[Claim, threading.Event] | None = None
+        self._held: dict[int, tuple[Claim, threading.Event]] = {}  # by id() of the claim
         self._thread: threading.Thread | None = None
 
-    @contextmanager
-    def holding(self, claim: Claim) -> Iterator[threading.Event]:
-        """Beats for ``claim`` until the block ends; yields its ``lost`` event."""
+    def hold(self, claim: Claim) -> threading.Event:
+        """Beats for ``claim`` from now until ``release(claim)``; returns its ``lost`` event."""
         lost = threading.Event()
         with self._lock:
-            self._current = (claim, lost)
-            if self._thread is None:
+            self._held[id(claim)] = (claim, lost)
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
                 self._thread.start()
-        try:
-            yield lost
-        finally:
-            with self._lock:
-                self._current = None
+        return lost
+
+    def release(self, claim: Claim) -> None:
+        with self._lock:
+            self._held.pop(id(claim), None)
 
     def _beat(self) -> None:
         while True:
             time.sleep(self._every)
             with self._lock:
-                current = self._current
-            if current is not None:
-                self._beat_once(*current)
+                held = list(self._held.values())
+            for claim, lost in held:
+                self._beat_once(claim, lost)
 
     def _beat_once(self, claim: Claim, lost: threading.Event) -> None:
         try:
-            held = self._store.heartbeat(claim.job_id, claim.attempt)
+            kept = self._store.heartbeat(claim.job_id, claim.attempt)
         except Exception:  # Redis briefly away: the next beat tries again
             log.warning("heartbeat for %s failed", claim.job_id, exc_info=True)
             return
         with self._lock:
-            still_running = self._current is not None and self._current[0] is claim
-        if not held and still_running:  # a job that just ended is not news
+            still_held = self._held.get(id(claim), (None,))[0] is claim
+        if not kept and still_held:  # a job that just ended is not news
             log.warning("job %s attempt %d: lease lost", claim.job_id, claim.attempt)
             lost.set()
 
@@ -125,29 +124,44 @@ class Runner:
             log.info("job %s is not claimable (duplicate or late message)", job_id)
             return SKIPPED
         keep_until = self.clock() + self.store.settings.keep_slot_seconds
-        outcome, claim = self._attempt(claim, keep_until)
-        first = outcome
-        while claim is not None:
-            job_id = claim.job_id
-            outcome, claim = self._attempt(claim, keep_until)
-            log.debug("job %s, run in a kept slot: %s", job_id, outcome)
+        first: str | None = None
+        lost = self.heartbeat.hold(claim)
+        try:
+            while claim is not None:
+                outcome, completion = self._attempt(claim, lost, keep_until)
+                if first is None:
+                    first = outcome
+                else:
+                    log.debug("job %s, run in a kept slot: %s", claim.job_id, outcome)
+                # The next child's lease is renewed from the moment it is
+                # claimed, while the other released children are published.
+                self.heartbeat.release(claim)
+                claim = completion.next_claim if completion else None
+                if claim is not None:
+                    lost = self.heartbeat.hold(claim)
+                if completion is not None:
+                    self.publish(completion.dispatches)
+        finally:
+            if claim is not None:
+                self.heartbeat.release(claim)
         return first
 
-    def _attempt(self, claim: Claim, keep_until: float) -> tuple[str, Claim | None]:
-        with self.heartbeat.holding(claim) as lost:
+    def _attempt(self, claim: Claim, lost: threading.Event,
+                 keep_until: float) -> tuple[str, Completion | None]:
+        """Runs the adapter and writes the outcome; the caller publishes what the write released."""
+        try:
             try:
-                try:
-                    return self._outcome(claim, lost, keep_until)
-                except SoftTimeLimitExceeded:
-                    # The limit struck while the outcome was being written.  If
-                    # that write went through, this one finds the job finished
-                    # and is discarded; otherwise the job fails as timed out.
-                    return self._timed_out(claim)
-            except (LeaseLost, NotProcessing, JobNotFound) as exc:
-                log.warning("job %s attempt %d: result discarded: %s", claim.job_id, claim.attempt, exc)
-                return DISCARDED, None
+                return self._outcome(claim, lost, keep_until)
+            except SoftTimeLimitExceeded:
+                # The limit struck while the outcome was being written.  If
+                # that write went through, this one finds the job finished
+                # and is discarded; otherwise the job fails as timed out.
+                return self._timed_out(claim)
+        except (LeaseLost, NotProcessing, JobNotFound) as exc:
+            log.warning("job %s attempt %d: result discarded: %s", claim.job_id, claim.attempt, exc)
+            return DISCARDED, None
 
-    def _outcome(self, claim: Claim, lost: threading.Event, keep_until: float) -> tuple[str, Claim | None]:
+    def _outcome(self, claim: Claim, lost: threading.Event, keep_until: float) -> tuple[str, Completion | None]:
         settings = self.store.settings
         try:
             result = self._ocr(claim, lost)
@@ -162,16 +176,14 @@ class Runner:
                 log.warning("job %s attempt %d: %s (%s); retrying in %.1f s",
                             claim.job_id, claim.attempt, exc.code, exc.message, backoff)
                 return RETRIED, None
-            completion = self.store.fail(claim.job_id, claim.attempt, exc.code, exc.message,
-                                         self._take_next(claim, keep_until))
-            return self._done(completion, FAILED)
+            return FAILED, self.store.fail(claim.job_id, claim.attempt, exc.code, exc.message,
+                                           self._take_next(claim, keep_until))
         except Exception as exc:  # a bug in an adapter must not kill the worker
             log.exception("job %s: adapter raised", claim.job_id)
-            completion = self.store.fail(claim.job_id, claim.attempt, "adapter_error",
-                                         f"{type(exc).__name__}: {exc}", self._take_next(claim, keep_until))
-            return self._done(completion, FAILED)
-        completion = self.store.complete(claim.job_id, claim.attempt, result, self._take_next(claim, keep_until))
-        return self._done(completion, COMPLETED)
+            return FAILED, self.store.fail(claim.job_id, claim.attempt, "adapter_error",
+                                           f"{type(exc).__name__}: {exc}", self._take_next(claim, keep_until))
+        return COMPLETED, self.store.complete(claim.job_id, claim.attempt, result,
+                                              self._take_next(claim, keep_until))
 
     def _take_next(self, claim: Claim, keep_until: float) -> str | None:
         """The model of the next child to keep the slot for, or None to publish it instead."""
@@ -179,12 +191,12 @@ class Runner:
             return claim.model
         return None
 
-    def _timed_out(self, claim: Claim) -> tuple[str, None]:
+    def _timed_out(self, claim: Claim) -> tuple[str, Completion]:
+        # The task's time is up: no slot is kept, the next child is published.
         limit = self.store.settings.job_timeout
         log.warning("job %s attempt %d: ran longer than %g s", claim.job_id, claim.attempt, limit)
-        completion = self.store.fail(claim.job_id, claim.attempt, TIMEOUT_CODE,
-                                     f"the job ran longer than {limit:g} s")
-        return self._done(completion, FAILED)
+        return FAILED, self.store.fail(claim.job_id, claim.attempt, TIMEOUT_CODE,
+                                       f"the job ran longer than {limit:g} s")
 
     def _ocr(self, claim: Claim, lost: threading.Event) -> dict:
         if claim.payload is None:
@@ -202,7 +214,3 @@ class Runner:
                 raise LeaseLost(f"job {claim.job_id} attempt {claim.attempt} no longer holds the job")
 
         return adapter.run(claim.payload, claim.content_type, claim.options, on_page).to_dict()
-
-    def _done(self, completion: Completion, outcome: str) -> tuple[str, Claim | None]:
-        self.publish(completion.dispatches)
-        return outcome, completion.next_claim

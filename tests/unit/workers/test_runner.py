@@ -566,3 +566,95 @@ def test_results_are_stored_as_json(h):
 
     raw = h.r.get(keys.result(job_id))
     assert json.loads(raw)["pages"][0]["text"] == "ünïcode"
+
+
+# -- the heartbeat and kept slots -----------------------------------------------------------------------
+
+
+def test_the_heartbeat_keeps_the_lease_of_a_child_run_in_a_kept_slot(monkeypatch, caplog):
+    h = make(monkeypatch, lease_seconds=0.3)
+    parent_id, _ = h.group(2, max_parallel=1)
+    kept = f"{parent_id}-1"
+    seen = {}
+
+    def second_is_slow(document, options, on_page):
+        if document == b"child 1":
+            first = h.lease(kept)
+            time.sleep(1.2)  # four leases long
+            seen["renewed"] = h.lease(kept) > first
+            seen["expired"] = h.store.expired_leases(h.store.now_ms(), 10)
+        return document.decode()
+
+    h.adapter.behaviour = second_is_slow
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert seen == {"renewed": True, "expired": []}
+    assert (h.job(kept)["status"], h.job(kept)["attempts"]) == ("completed", "1")
+    assert "lease lost" not in caplog.text
+
+
+def test_the_next_child_s_lease_is_kept_while_the_other_released_children_are_published(monkeypatch, caplog):
+    """An uncapped group released two at a time: completing child 0 releases
+    children 2 and 3, keeps the slot for 2 and publishes 3, slowly."""
+    h = make(monkeypatch, lease_seconds=0.3, release_batch=2)
+    parent_id, first = h.group(4, max_parallel=0)
+    assert [d.job_id for d in first] == [f"{parent_id}-0", f"{parent_id}-1"]
+    kept = f"{parent_id}-2"
+    seen = {}
+
+    def slow_publish(dispatches):
+        if dispatches:
+            before = h.lease(kept)
+            time.sleep(1.2)  # a broker that takes four leases to answer
+            seen["renewed"] = h.lease(kept) > before
+            seen["expired"] = h.store.expired_leases(h.store.now_ms(), 10)
+        h.published.append(list(dispatches))
+        return len(dispatches)
+
+    h.runner.publish = slow_publish
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert [d for batch in h.published for d in batch] == [Dispatch(f"{parent_id}-3", "echo")]
+    assert seen == {"renewed": True, "expired": []}
+    assert (h.job(kept)["status"], h.job(kept)["attempts"]) == ("completed", "1")
+    assert "lease lost" not in caplog.text  # nor for child 0, finished before the publishing
+
+
+def test_a_kept_child_that_hits_the_time_limit_fails_and_keeps_no_slot(h):
+    parent_id, _ = h.group(3, max_parallel=1)
+
+    def second_hangs(document, options, on_page):
+        if document == b"child 1":
+            raise SoftTimeLimitExceeded()
+        return document.decode()
+
+    h.adapter.behaviour = second_hangs
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert [h.job(f"{parent_id}-{i}")["status"] for i in range(3)] == ["completed", "failed", "queued"]
+    assert h.job(f"{parent_id}-1")["error_code"] == "timeout"
+    assert [d for batch in h.published for d in batch] == [Dispatch(f"{parent_id}-2", "echo")]
+
+
+def test_one_heartbeat_keeps_the_leases_of_every_claim_a_process_holds(monkeypatch):
+    """A thread pool runs several jobs in one process: each claim is beaten for until released."""
+    h = make(monkeypatch, lease_seconds=0.3)
+    claims = [h.store.claim(h.single(f"job {i}".encode())) for i in range(2)]
+    heartbeat = runner_module.Heartbeat(h.store, 0.1)
+    firsts = [h.lease(c.job_id) for c in claims]
+
+    for claim in claims:
+        heartbeat.hold(claim)
+    time.sleep(0.6)
+    heartbeat.release(claims[0])
+    renewed = [h.lease(c.job_id) > first for c, first in zip(claims, firsts)]
+    released_at = h.lease(claims[0].job_id)
+    time.sleep(0.4)
+
+    assert renewed == [True, True]
+    assert h.lease(claims[0].job_id) == released_at  # no longer beaten for
+    assert h.lease(claims[1].job_id) > released_at
+    heartbeat.release(claims[1])
