@@ -115,6 +115,13 @@ def _claim(reply: Sequence) -> Claim:
     return Claim(_str(job_id), int(attempt), _str(model), _str(content_type), json.loads(options or b"{}"), payload)
 
 
+def call_token() -> str:
+    """Names one call of a transition.  The client resends a call whose reply
+    a dropped connection lost with the same arguments, token included, and
+    the script answers that repeat as it answered the first time."""
+    return uuid.uuid4().hex[:16]
+
+
 def new_job_id() -> str:
     return uuid.uuid4().hex
 
@@ -229,7 +236,7 @@ class JobStore:
         """Takes a queued job for one attempt; None when it is not claimable (a duplicate message)."""
         reply = self.scripts.claim(
             keys=[keys.job(job_id), keys.payload(job_id), keys.LEASES, keys.QUEUED, self._parent_key(job_id)],
-            args=[job_id, self.settings.lease_ms],
+            args=[job_id, self.settings.lease_ms, call_token()],
         )
         if reply[0] != 1:
             return None
@@ -284,6 +291,7 @@ class JobStore:
                 keys.group_prefix(job_id),
                 self.settings.lease_ms if take_next else 0,
                 take_next or "",
+                call_token(),
             ],
         )
         self._raise_for_attempt(job_id, reply[0], reply[1:])

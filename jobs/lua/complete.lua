@@ -32,6 +32,7 @@
     ARGV[9]  group prefix
     ARGV[10] lease of the next child, ms; 0: claim nothing, publish every released child
     ARGV[11] model of the next child the worker may take ('' when ARGV[10] is 0)
+    ARGV[12] token of this call, the same when a client sends the call again
 
   Output:
     {1, parent_finalized, 0, child_id, model, ...}  done; followed by the
@@ -41,6 +42,11 @@
         worker (as claim answers it); then the other released children
     {-1}            no such job
     {-2, status}    not processing: a late or duplicate attempt, nothing written
+    The same call sent again (same token: its reply was lost to a dropped
+    connection and the client retried) answers as the first time did, from
+    what the job recorded: the children it released that are still queued
+    (their messages were never sent) and the child it claimed, if that
+    attempt still holds it.  Nothing is written.
     {-3, attempts}  another attempt holds the job (this one lost its lease): nothing written
 ]]
 -- @include common
@@ -53,11 +59,45 @@ local leases, queued_index, active_index, due_index, parent_key = KEYS[5], KEYS[
 local job_id, attempt, status = ARGV[1], ARGV[2], ARGV[3]
 local result, error_code, error_msg = ARGV[4], ARGV[5], ARGV[6]
 local release_limit, requeue_ms, prefix = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
-local next_lease_ms, next_model = tonumber(ARGV[10]), ARGV[11]
+local next_lease_ms, next_model, token = tonumber(ARGV[10]), ARGV[11], ARGV[12]
 
-local f = redis.call('HMGET', job_key, 'status', 'attempts', 'kind', 'parent_id', 'model')
+local function claim_reply(out, key, id, attempt_, model)
+  local c = redis.call('HMGET', key, 'content_type', 'options')
+  for _, v in ipairs({id, attempt_, model, c[1], c[2], redis.call('GET', payload_key_of(prefix, id))}) do
+    out[#out + 1] = v
+  end
+end
+
+local function replay(kind)
+  local r = redis.call('HMGET', job_key, 'handed_to', 'handed_attempt', 'released', 'finished_at')
+  local out = {1, 1, 0}
+  if kind ~= 'child' then return out end
+  local p = redis.call('HMGET', parent_key, 'status', 'finished_at')
+  if not (TERMINAL[p[1]] and p[2] == r[4]) then out[2] = 0 end
+  if r[1] and r[1] ~= '' then
+    local key = job_key_of(prefix, r[1])
+    local c = redis.call('HMGET', key, 'status', 'attempts', 'model')
+    if c[1] == 'processing' and c[2] == r[2] then
+      out[3] = 1
+      claim_reply(out, key, r[1], tonumber(c[2]), c[3])
+    end
+  end
+  for id in string.gmatch(r[3] or '', '[^,]+') do
+    local c = redis.call('HMGET', job_key_of(prefix, id), 'status', 'model')
+    if c[1] == 'queued' then
+      out[#out + 1] = id
+      out[#out + 1] = c[2]
+    end
+  end
+  return out
+end
+
+local f = redis.call('HMGET', job_key, 'status', 'attempts', 'kind', 'parent_id', 'model', 'finish_token')
 if not f[1] then return {-1} end
-if f[1] ~= 'processing' then return {-2, f[1]} end
+if f[1] ~= 'processing' then
+  if token ~= '' and f[6] == token then return replay(f[3]) end
+  return {-2, f[1]}
+end
 if f[2] ~= attempt then return {-3, f[2]} end
 
 local now = now_us()
@@ -70,6 +110,7 @@ end
 finish_job(job_key, events_key, job_id, f[3], f[4], f[5], status, error_code, error_msg, now)
 
 local out = {1, 1, 0}
+redis.call('HSET', job_key, 'finish_token', token)
 if f[3] == 'child' then
   local finalized, released = child_finished(parent_key, prefix, f[4], 'processing', status,
     events_key, queued_index, active_index, due_index, release_limit, requeue_ms, now)
@@ -83,19 +124,21 @@ if f[3] == 'child' then
   if taken then
     local next_id = released[taken]
     local next_key = job_key_of(prefix, next_id)
-    local attempt = claim_job(next_key, next_id, 'child', parent_key, leases, queued_index, next_lease_ms, now)
-    local c = redis.call('HMGET', next_key, 'content_type', 'options')
+    local next_attempt = claim_job(next_key, next_id, 'child', parent_key, leases, queued_index, next_lease_ms, now)
     out[3] = 1
-    for _, v in ipairs({next_id, attempt, next_model, c[1], c[2],
-                        redis.call('GET', payload_key_of(prefix, next_id))}) do
-      out[#out + 1] = v
-    end
+    claim_reply(out, next_key, next_id, next_attempt, next_model)
+    redis.call('HSET', job_key, 'handed_to', next_id, 'handed_attempt', next_attempt)
   end
+  local published = {}
   for i = 1, #released, 2 do
     if i ~= taken then
       out[#out + 1] = released[i]
       out[#out + 1] = released[i + 1]
+      published[#published + 1] = released[i]
     end
+  end
+  if #published > 0 then
+    redis.call('HSET', job_key, 'released', table.concat(published, ','))
   end
 end
 return out
