@@ -138,7 +138,9 @@ class JobStore:
     def from_settings(cls, settings: Settings) -> "JobStore":
         # Ride out a Redis restart of a few seconds.  Retrying a transition is
         # safe: each one checks its precondition, so a repeat of a script that
-        # did run answers "not claimable" / "not processing" and writes nothing.
+        # did run writes nothing; claim and complete recognise their own call
+        # (its token) and answer it as the first time, the others answer
+        # "not queued" / "not processing", which their callers take in stride.
         retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=12)
         client = Redis.from_url(
             settings.redis_url,
