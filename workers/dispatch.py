@@ -13,12 +13,16 @@ from jobs.store import Dispatch
 from workers.celery_app import RUN_TASK, app
 
 log = logging.getLogger(__name__)
-# Queues this process has declared on the broker.  Celery declares a
-# message's queue at every publish, and kombu's check of its declaration
-# cache (which binds a copy of the queue each time) was a quarter of the
-# publishing time; a queue once declared stays declared (Celery's queues are
-# durable, and the Redis transport needs no declaration to deliver at all).
-_declared: set[str] = set()
+
+
+# Celery declares a message's queue at every publish, and kombu's check of
+# its declaration cache (which binds a copy of the queue each time) was a
+# quarter of the publishing time.  So each queue is declared once per broker
+# connection: the mark below goes into kombu's own record of what the
+# connection declared, which kombu empties whenever the connection is
+# re-established, in case the broker lost its queues meanwhile.
+def _declared_mark(queue: str) -> tuple[str, str]:
+    return ("ocrgw.declared-queue", queue)
 
 
 def publish(dispatches: Iterable[Dispatch]) -> int:
@@ -30,11 +34,13 @@ def publish(dispatches: Iterable[Dispatch]) -> int:
         # One pipelined round trip for the lot instead of one LPUSH each: the
         # per-message round trip was most of a 100-child POST.
         with app.producer_or_acquire() as producer, producer.batch(max_size=512):
+            declared = producer.connection.declared_entities
             for d in dispatches:
                 queue = queue_for(d.model)
-                declare = {"declare": []} if queue in _declared else {}
+                mark = _declared_mark(queue)
+                declare = {"declare": []} if mark in declared else {}
                 app.send_task(RUN_TASK, args=[d.job_id], queue=queue, producer=producer, **declare)
-                _declared.add(queue)
+                declared.add(mark)
     except Exception:  # the broker is down or went away mid-way
         log.exception("could not publish %d job messages; the sweep will re-publish them", len(dispatches))
         return 0

@@ -17,12 +17,10 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def broker(redis_server, procs, monkeypatch):
-    """A client of a database no worker consumes, with the dispatcher publishing
-    there and a fresh record of declared queues."""
+    """A client of a database no worker consumes, with the dispatcher publishing there."""
     db = procs.fresh_db()
     url = redis_server.url_for(db)
     monkeypatch.setattr(dispatch, "app", make_celery(Settings(redis_url=url, broker_url=url)))
-    monkeypatch.setattr(dispatch, "_declared", set())
     with redis_server.client(db) as client:
         yield client
     dispatch.app.close()
@@ -41,11 +39,9 @@ def queued_job_ids(client, queue: str) -> list[str]:
 
 def test_each_dispatch_becomes_one_message_on_its_model_s_queue(broker):
     first = [Dispatch("a" * 32, "echo"), Dispatch("b" * 32 + "-0", "tesseract"), Dispatch("c" * 32, "echo")]
-    # The second batch goes out with declarations skipped: the queues are known by then.
     second = [Dispatch("d" * 32, "echo"), Dispatch("e" * 32, "paddleocr")]
 
     assert dispatch.publish(first) == 3
-    assert dispatch._declared == {"ocr.echo", "ocr.tesseract"}
     assert dispatch.publish(second) == 2
 
     assert queued_job_ids(broker, "ocr.echo") == ["a" * 32, "c" * 32, "d" * 32]
@@ -60,3 +56,21 @@ def test_a_broker_that_is_down_publishes_nothing_and_raises_nothing(monkeypatch)
     monkeypatch.setattr(dispatch, "app", app)
 
     assert dispatch.publish([Dispatch("a" * 32, "echo")]) == 0
+
+
+BINDING = "_kombu.binding.ocr.echo"  # what declaring the queue writes on a Redis broker
+
+
+def test_a_queue_is_declared_once_per_broker_connection(broker):
+    dispatch.publish([Dispatch("a" * 32, "echo")])
+    assert broker.exists(BINDING)
+
+    broker.delete(BINDING)
+    dispatch.publish([Dispatch("b" * 32, "echo")])
+    assert not broker.exists(BINDING), "declared again on the same connection"
+
+    with dispatch.app.producer_or_acquire() as producer:
+        producer.connection.close()  # as when the broker goes away: kombu connects anew
+    dispatch.publish([Dispatch("c" * 32, "echo")])
+    assert broker.exists(BINDING), "not declared on the new connection"
+    assert queued_job_ids(broker, "ocr.echo") == ["a" * 32, "b" * 32, "c" * 32]
