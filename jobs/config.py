@@ -33,6 +33,10 @@ DEFAULT_KEEP_SLOT_SECONDS = 1.0
 # 503, polls as usual) so that load balancers take it out of rotation before
 # it stops listening.  Capped at half of gunicorn's --graceful-timeout.
 DEFAULT_DRAIN_SECONDS = 5.0
+# How long a claim or complete remembers what it answered, for the same call
+# sent again after a dropped connection: the store's client retries for about
+# ten seconds, so a minute is plenty.
+CALL_RECORD_MS = 60_000
 ENV_PREFIX = "OCRGW_"
 
 

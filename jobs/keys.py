@@ -48,6 +48,16 @@ def result(job_id: str) -> str:
     return f"{group_prefix(job_id)}result:{job_id}"
 
 
+def call(job_id: str, token: str) -> str:
+    """What one call of a transition on a job answered, kept briefly so that
+    the same call sent again (same token) can be answered alike."""
+    return f"{group_prefix(job_id)}call:{token}"
+
+
+def is_call_record(key: str) -> bool:
+    return key.startswith(f"{NAMESPACE}:{{") and key.partition("}")[2].startswith(":call:")
+
+
 def events(job_id: str) -> str:
     """The audit stream of a root: a single job's events, or a parent's and all its children's."""
     return f"{group_prefix(job_id)}events"

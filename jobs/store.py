@@ -20,7 +20,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutErr
 from redis.retry import Retry
 
 from jobs import keys
-from jobs.config import Settings
+from jobs.config import CALL_RECORD_MS, Settings
 from jobs.errors import IdempotencyKeyReused, JobNotFound, StoreError
 from jobs.scripts import Scripts
 from jobs.status import JobKind, JobStatus
@@ -237,8 +237,9 @@ class JobStore:
     def claim(self, job_id: str) -> Claim | None:
         """Takes a queued job for one attempt; None when it is not claimable (a duplicate message)."""
         reply = self.scripts.claim(
-            keys=[keys.job(job_id), keys.payload(job_id), keys.LEASES, keys.QUEUED, self._parent_key(job_id)],
-            args=[job_id, self.settings.lease_ms, call_token()],
+            keys=[keys.job(job_id), keys.payload(job_id), keys.LEASES, keys.QUEUED, self._parent_key(job_id),
+                  keys.call(job_id, call_token())],
+            args=[job_id, self.settings.lease_ms, CALL_RECORD_MS],
         )
         if reply[0] != 1:
             return None
@@ -280,6 +281,7 @@ class JobStore:
                 keys.ACTIVE_PARENTS,
                 keys.DUE_PARENTS,
                 self._parent_key(job_id),
+                keys.call(job_id, call_token()),
             ],
             args=[
                 job_id,
@@ -293,7 +295,7 @@ class JobStore:
                 keys.group_prefix(job_id),
                 self.settings.lease_ms if take_next else 0,
                 take_next or "",
-                call_token(),
+                CALL_RECORD_MS,
             ],
         )
         self._raise_for_attempt(job_id, reply[0], reply[1:])

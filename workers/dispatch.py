@@ -38,9 +38,11 @@ def publish(dispatches: Iterable[Dispatch]) -> int:
             for d in dispatches:
                 queue = queue_for(d.model)
                 mark = _declared_mark(queue)
-                declare = {"declare": []} if mark in declared else {}
-                app.send_task(RUN_TASK, args=[d.job_id], queue=queue, producer=producer, **declare)
-                declared.add(mark)
+                if mark in declared:
+                    app.send_task(RUN_TASK, args=[d.job_id], queue=queue, producer=producer, declare=[])
+                else:
+                    app.send_task(RUN_TASK, args=[d.job_id], queue=queue, producer=producer)
+                    declared.add(mark)
     except Exception:  # the broker is down or went away mid-way
         log.exception("could not publish %d job messages; the sweep will re-publish them", len(dispatches))
         return 0

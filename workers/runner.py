@@ -66,10 +66,11 @@ class Heartbeat:
         """Beats for ``claim`` from now until ``release(claim)``; returns its ``lost`` event."""
         lost = threading.Event()
         with self._lock:
-            self._held[id(claim)] = (claim, lost)
             if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
-                self._thread.start()
+                thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+                thread.start()  # first: a claim must never be held by a thread that never ran
+                self._thread = thread
+            self._held[id(claim)] = (claim, lost)
         return lost
 
     def release(self, claim: Claim) -> None:
@@ -125,8 +126,8 @@ class Runner:
             return SKIPPED
         keep_until = self.clock() + self.store.settings.keep_slot_seconds
         first: str | None = None
-        lost = self.heartbeat.hold(claim)
         try:
+            lost = self.heartbeat.hold(claim)
             while claim is not None:
                 outcome, completion = self._attempt(claim, lost, keep_until)
                 if first is None:

@@ -21,6 +21,7 @@
     KEYS[7]  active parents index
     KEYS[8]  due parents index
     KEYS[9]  parent key (the job key again for a job without a parent)
+    KEYS[10] call record of this call (its token), kept ARGV[12] ms
     ARGV[1]  job id
     ARGV[2]  attempt (from claim)
     ARGV[3]  'completed' | 'failed'
@@ -32,7 +33,7 @@
     ARGV[9]  group prefix
     ARGV[10] lease of the next child, ms; 0: claim nothing, publish every released child
     ARGV[11] model of the next child the worker may take ('' when ARGV[10] is 0)
-    ARGV[12] token of this call, the same when a client sends the call again
+    ARGV[12] how long the call record is kept, ms
 
   Output:
     {1, parent_finalized, 0, child_id, model, ...}  done; followed by the
@@ -44,9 +45,9 @@
     {-2, status}    not processing: a late or duplicate attempt, nothing written
     The same call sent again (same token: its reply was lost to a dropped
     connection and the client retried) answers as the first time did, from
-    what the job recorded: the children it released that are still queued
-    (their messages were never sent) and the child it claimed, if that
-    attempt still holds it.  Nothing is written.
+    its call record: the children it released that are still queued (their
+    messages were never sent) and the child it claimed, if that attempt
+    still holds it.  Nothing is written.
     {-3, attempts}  another attempt holds the job (this one lost its lease): nothing written
 ]]
 -- @include common
@@ -59,7 +60,8 @@ local leases, queued_index, active_index, due_index, parent_key = KEYS[5], KEYS[
 local job_id, attempt, status = ARGV[1], ARGV[2], ARGV[3]
 local result, error_code, error_msg = ARGV[4], ARGV[5], ARGV[6]
 local release_limit, requeue_ms, prefix = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
-local next_lease_ms, next_model, token = tonumber(ARGV[10]), ARGV[11], ARGV[12]
+local call_key = KEYS[10]
+local next_lease_ms, next_model, record_ms = tonumber(ARGV[10]), ARGV[11], tonumber(ARGV[12])
 
 local function claim_reply(out, key, id, attempt_, model)
   local c = redis.call('HMGET', key, 'content_type', 'options')
@@ -68,21 +70,17 @@ local function claim_reply(out, key, id, attempt_, model)
   end
 end
 
-local function replay(kind)
-  local r = redis.call('HMGET', job_key, 'handed_to', 'handed_attempt', 'released', 'finished_at')
-  local out = {1, 1, 0}
-  if kind ~= 'child' then return out end
-  local p = redis.call('HMGET', parent_key, 'status', 'finished_at')
-  if not (TERMINAL[p[1]] and p[2] == r[4]) then out[2] = 0 end
-  if r[1] and r[1] ~= '' then
-    local key = job_key_of(prefix, r[1])
+local function replay(r)
+  local out = {1, tonumber(r[1]), 0}
+  if r[2] and r[2] ~= '' then
+    local key = job_key_of(prefix, r[2])
     local c = redis.call('HMGET', key, 'status', 'attempts', 'model')
-    if c[1] == 'processing' and c[2] == r[2] then
+    if c[1] == 'processing' and c[2] == r[3] then
       out[3] = 1
-      claim_reply(out, key, r[1], tonumber(c[2]), c[3])
+      claim_reply(out, key, r[2], tonumber(c[2]), c[3])
     end
   end
-  for id in string.gmatch(r[3] or '', '[^,]+') do
+  for id in string.gmatch(r[4] or '', '[^,]+') do
     local c = redis.call('HMGET', job_key_of(prefix, id), 'status', 'model')
     if c[1] == 'queued' then
       out[#out + 1] = id
@@ -92,10 +90,11 @@ local function replay(kind)
   return out
 end
 
-local f = redis.call('HMGET', job_key, 'status', 'attempts', 'kind', 'parent_id', 'model', 'finish_token')
+local f = redis.call('HMGET', job_key, 'status', 'attempts', 'kind', 'parent_id', 'model')
 if not f[1] then return {-1} end
 if f[1] ~= 'processing' then
-  if token ~= '' and f[6] == token then return replay(f[3]) end
+  local r = redis.call('HMGET', call_key, 'finalized', 'handed_to', 'handed_attempt', 'released')
+  if r[1] then return replay(r) end
   return {-2, f[1]}
 end
 if f[2] ~= attempt then return {-3, f[2]} end
@@ -110,7 +109,7 @@ end
 finish_job(job_key, events_key, job_id, f[3], f[4], f[5], status, error_code, error_msg, now)
 
 local out = {1, 1, 0}
-redis.call('HSET', job_key, 'finish_token', token)
+local handed_to, handed_attempt, published = '', '', {}
 if f[3] == 'child' then
   local finalized, released = child_finished(parent_key, prefix, f[4], 'processing', status,
     events_key, queued_index, active_index, due_index, release_limit, requeue_ms, now)
@@ -127,9 +126,8 @@ if f[3] == 'child' then
     local next_attempt = claim_job(next_key, next_id, 'child', parent_key, leases, queued_index, next_lease_ms, now)
     out[3] = 1
     claim_reply(out, next_key, next_id, next_attempt, next_model)
-    redis.call('HSET', job_key, 'handed_to', next_id, 'handed_attempt', next_attempt)
+    handed_to, handed_attempt = next_id, next_attempt
   end
-  local published = {}
   for i = 1, #released, 2 do
     if i ~= taken then
       out[#out + 1] = released[i]
@@ -137,8 +135,8 @@ if f[3] == 'child' then
       published[#published + 1] = released[i]
     end
   end
-  if #published > 0 then
-    redis.call('HSET', job_key, 'released', table.concat(published, ','))
-  end
 end
+redis.call('HSET', call_key, 'finalized', out[2], 'handed_to', handed_to, 'handed_attempt', handed_attempt,
+  'released', table.concat(published, ','))
+redis.call('PEXPIRE', call_key, record_ms)
 return out

@@ -117,13 +117,14 @@ def ocrgw_keyspace(client: Redis) -> dict[bytes, bytes]:
     of the shared stack write their own bookkeeping in the same database
     (``_kombu.binding.*``, ``unacked*``), so DBSIZE and a plain KEYS * move
     on their own.  The sweep lock is excluded too: beat's sweep takes and
-    drops it several times a second whatever the gateway does.
+    drops it several times a second whatever the gateway does; and so are
+    the call records of claims and completions, which expire on their own.
     """
     prefix = f"{keys.NAMESPACE}:".encode()
     return {
         key: client.dump(key)
         for key in sorted(client.scan_iter(match=prefix + b"*", count=1000))
-        if key != keys.SWEEP_LOCK.encode()
+        if key != keys.SWEEP_LOCK.encode() and not keys.is_call_record(key.decode())
     }
 
 

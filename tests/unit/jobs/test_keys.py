@@ -6,6 +6,7 @@ import pytest
 from redis.crc import key_slot
 
 from jobs import keys
+from jobs.config import CALL_RECORD_MS
 from jobs.scripts import LUA_DIR
 from jobs.store import is_job_id
 
@@ -28,6 +29,9 @@ def test_child_ids_and_child_keys_live_under_the_parent_root():
     assert keys.group_prefix(child) == keys.group_prefix(ROOT)
     assert keys.job(child) == f"ocrgw:{{{ROOT}}}:job:{ROOT}-7"
     assert keys.payload(child) == f"ocrgw:{{{ROOT}}}:payload:{ROOT}-7"
+    assert keys.call(child, "0123abcd") == f"ocrgw:{{{ROOT}}}:call:0123abcd"
+    assert keys.is_call_record(keys.call(child, "0123abcd"))
+    assert not any(keys.is_call_record(k) for k in (keys.job(child), keys.events(child), keys.LEASES))
     assert keys.result(child) == f"ocrgw:{{{ROOT}}}:result:{ROOT}-7"
     # One stream per root: a child's events go to its parent's stream.
     assert keys.events(child) == keys.events(ROOT)
@@ -37,7 +41,7 @@ def test_a_parent_and_its_children_share_one_hash_tag_and_slot():
     group = [keys.job(ROOT), keys.payload(ROOT), keys.events(ROOT)]
     for i in (0, 1, 999):
         child = keys.child_id(ROOT, i)
-        group += [keys.job(child), keys.payload(child), keys.result(child), keys.events(child)]
+        group += [keys.job(child), keys.payload(child), keys.result(child), keys.events(child), keys.call(child, "t")]
     assert {k.split("{", 1)[1].split("}", 1)[0] for k in group} == {ROOT}
     assert {key_slot(k.encode()) for k in group} == {key_slot(keys.job(ROOT).encode())}
 
@@ -81,7 +85,10 @@ def test_children_released_by_lua_are_stored_under_the_keys_of_keys_py(kit, r):
     assert kit.status(children[2]) == "queued"
     # The payload of a completed job goes; its only lease went with it, so no leases key.
     expected = (expected - {keys.payload(children[0])}) | {keys.result(children[0]), keys.events(parent)}
-    assert {k.decode() for k in r.keys("*")} == expected
+    # The claim and the complete each left a short-lived record of their call, under the group's tag.
+    calls = {k.decode() for k in r.keys(keys.call(parent, "*"))}
+    assert len(calls) == 2 and all(0 < r.pttl(k) <= CALL_RECORD_MS for k in calls)
+    assert {k.decode() for k in r.keys("*")} == expected | calls
 
 
 @pytest.mark.parametrize(

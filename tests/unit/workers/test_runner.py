@@ -658,3 +658,29 @@ def test_one_heartbeat_keeps_the_leases_of_every_claim_a_process_holds(monkeypat
     assert h.lease(claims[0].job_id) == released_at  # no longer beaten for
     assert h.lease(claims[1].job_id) > released_at
     heartbeat.release(claims[1])
+
+
+def test_a_heartbeat_thread_that_cannot_start_leaves_its_job_to_the_lease(monkeypatch):
+    """The process could not start a thread: the job is left to its lease,
+    and no later heartbeat renews it as an orphan."""
+    h = make(monkeypatch, lease_seconds=0.3)
+    stuck, later = h.single(b"stuck"), h.single(b"later")
+
+    def no_thread(self):
+        raise RuntimeError("can't start new thread")
+
+    with monkeypatch.context() as m:
+        m.setattr(runner_module.threading.Thread, "start", no_thread)
+        with pytest.raises(RuntimeError):
+            h.runner.run(stuck)
+    seen = {}
+
+    def slow(document, options, on_page):
+        time.sleep(0.9)  # three leases, the heartbeat running
+        seen["expired"] = h.store.expired_leases(h.store.now_ms(), 10)
+        return document.decode()
+
+    h.adapter.behaviour = slow
+
+    assert h.runner.run(later) == "completed"
+    assert seen["expired"] == [stuck]
