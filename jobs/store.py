@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -119,7 +120,7 @@ def call_token() -> str:
     """Names one call of a transition.  The client resends a call whose reply
     a dropped connection lost with the same arguments, token included, and
     the script answers that repeat as it answered the first time."""
-    return uuid.uuid4().hex[:16]
+    return os.urandom(8).hex()
 
 
 def new_job_id() -> str:
