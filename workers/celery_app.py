@@ -19,6 +19,7 @@ HANDOFF_ALLOWANCE_SECONDS = 5.0
 
 
 def make_celery(settings: Settings) -> Celery:
+    soft_limit = settings.job_timeout + settings.keep_slot_seconds + HANDOFF_ALLOWANCE_SECONDS
     app = Celery("ocrgw", broker=settings.broker_url, set_as_current=True)
     app.conf.update(
         task_serializer="json",
@@ -42,8 +43,8 @@ def make_celery(settings: Settings) -> Celery:
         # at least job_timeout (unless a hand-off takes longer than the
         # allowance) and the first of a task at most the budget and the
         # allowance more.
-        task_soft_time_limit=settings.job_timeout + settings.keep_slot_seconds + HANDOFF_ALLOWANCE_SECONDS,
-        task_time_limit=settings.job_timeout + settings.keep_slot_seconds + HANDOFF_ALLOWANCE_SECONDS + 30,
+        task_soft_time_limit=soft_limit,
+        task_time_limit=soft_limit + 30,
         broker_connection_retry_on_startup=True,
         # Ride out a broker restart of any length instead of exiting after
         # 100 tries: the store's indexes say what to re-publish afterwards.

@@ -33,14 +33,18 @@ local job_id, lease_ms, record_ms = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]
 
 local f = redis.call('HMGET', job_key, 'status', 'kind', 'model', 'content_type', 'options', 'attempts')
 if not f[1] then return {-1} end
+local function claimed(attempt)
+  return {1, attempt, f[3], f[4], f[5], redis.call('GET', payload_key)}
+end
+
 if f[1] ~= 'queued' then
   -- The same call again: it claimed the attempt the job is still at.
   if f[1] == 'processing' and redis.call('GET', call_key) == f[6] then
-    return {1, tonumber(f[6]), f[3], f[4], f[5], redis.call('GET', payload_key)}
+    return claimed(tonumber(f[6]))
   end
   return {-2, f[1]}
 end
 
 local attempt = claim_job(job_key, job_id, f[2], parent_key, leases, queued_index, lease_ms, now_us())
 redis.call('SET', call_key, attempt, 'PX', record_ms)
-return {1, attempt, f[3], f[4], f[5], redis.call('GET', payload_key)}
+return claimed(attempt)

@@ -18,6 +18,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pypdfium2 as pdfium
 import pytest
 
 from tests.harness import (
@@ -270,7 +271,6 @@ def test_clean_keeps_a_running_celery_worker_reachable(procs, redis_server, tmp_
     The producer declares its queue's binding once per connection; were
     clean() a plain FLUSHALL, its next message would be routed nowhere.
     """
-    pytest.importorskip("celery")
     app_file = tmp_path / "miniapp.py"
     app_file.write_text(MINI_APP)
     url = redis_server.url_for(procs.fresh_db())
@@ -305,7 +305,6 @@ def test_make_sample_png_is_read_back_by_tesseract(tmp_path):
 
 
 def test_make_sample_pdf_has_one_page_per_text(tmp_path):
-    pdfium = pytest.importorskip("pypdfium2")
     path = make_sample(tmp_path / "doc.pdf", "first page", "second page", "third")
     pdf = pdfium.PdfDocument(str(path))
     try:

@@ -499,17 +499,22 @@ def test_a_message_for_a_held_child_is_a_no_op(h):
 # -- the heartbeat --------------------------------------------------------------------------------------
 
 
+def block_past_the_lease(h: Harness, job_id: str, seen: dict, seconds: float = 1.2) -> None:
+    """Blocks four 0.3 s leases long; records whether the lease was renewed meanwhile
+    and what a sweep would then find expired."""
+    first = h.lease(job_id)
+    time.sleep(seconds)
+    seen["renewed"] = h.lease(job_id) > first
+    seen["expired"] = h.store.expired_leases(h.store.now_ms(), 10)
+
+
 def test_the_heartbeat_keeps_the_lease_while_the_adapter_blocks_past_it(monkeypatch):
     h = make(monkeypatch, lease_seconds=0.3)
     job_id = h.single(b"slow")
     seen = {}
 
     def slow(document, options, on_page):
-        first = h.lease(job_id)
-        time.sleep(1.2)  # four leases long
-        seen["renewed"] = h.lease(job_id) > first
-        # A sweep now finds no expired lease to reclaim.
-        seen["expired"] = h.store.expired_leases(h.store.now_ms(), 10)
+        block_past_the_lease(h, job_id, seen)
         return document.decode()
 
     h.adapter.behaviour = slow
@@ -579,10 +584,7 @@ def test_the_heartbeat_keeps_the_lease_of_a_child_run_in_a_kept_slot(monkeypatch
 
     def second_is_slow(document, options, on_page):
         if document == b"child 1":
-            first = h.lease(kept)
-            time.sleep(1.2)  # four leases long
-            seen["renewed"] = h.lease(kept) > first
-            seen["expired"] = h.store.expired_leases(h.store.now_ms(), 10)
+            block_past_the_lease(h, kept, seen)
         return document.decode()
 
     h.adapter.behaviour = second_is_slow
