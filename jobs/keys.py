@@ -24,6 +24,15 @@ SWEEP_LOCK = f"{NAMESPACE}:sweep:lock"
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
 
 
+def roots(kind: str, status: str) -> str:
+    """Single jobs or parents (``kind``) in one status, scored by ``created_at`` (µs): the listing's index.
+
+    Each root is in exactly one of these sets; the transition that changes
+    its status moves it, so listing newest-first never scans.
+    """
+    return f"{NAMESPACE}:roots:{kind}:{status}"
+
+
 def child_id(parent_id: str, index: int) -> str:
     return f"{parent_id}{CHILD_SEPARATOR}{index}"
 
@@ -56,6 +65,11 @@ def call(job_id: str, token: str) -> str:
 
 def is_call_record(key: str) -> bool:
     return key.startswith(f"{NAMESPACE}:{{") and key.partition("}")[2].startswith(":call:")
+
+
+def children(parent_id: str, status: str) -> str:
+    """The children of a parent in one status, scored by index: a page of them, or all failed ones, is one read."""
+    return f"{group_prefix(parent_id)}children:{status}"
 
 
 def events(job_id: str) -> str:
