@@ -8,7 +8,7 @@ such jobs (see the `republish` transition), and claim ignores duplicates.
 import logging
 from typing import Iterable
 
-from jobs.models import queue_for
+from jobs.registry import MODELS
 from jobs.store import Dispatch
 from workers.celery_app import RUN_TASK, app
 
@@ -36,7 +36,7 @@ def publish(dispatches: Iterable[Dispatch]) -> int:
         with app.producer_or_acquire() as producer, producer.batch(max_size=512):
             declared = producer.connection.declared_entities
             for d in dispatches:
-                queue = queue_for(d.model)
+                queue = MODELS[d.model].queue
                 mark = _declared_mark(queue)
                 if mark in declared:
                     app.send_task(RUN_TASK, args=[d.job_id], queue=queue, producer=producer, declare=[])

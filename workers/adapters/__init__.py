@@ -1,5 +1,6 @@
 """Adapters by model name, one instance per worker process.
 
+Which class runs a model is the registry's ``Model.adapter`` ("module:Class").
 Engine modules are imported on first use so that a worker serving only the
 echo queue never loads ONNX Runtime or OpenCV.  The cache is emptied in a
 forked child: an engine built before the fork (its thread pools and locks)
@@ -12,13 +13,8 @@ import importlib
 import os
 import threading
 
+from jobs.registry import MODELS
 from workers.adapters.base import Adapter, permanent_error
-
-_ADAPTERS = {
-    "tesseract": ("workers.adapters.tesseract", "TesseractAdapter"),
-    "paddleocr": ("workers.adapters.paddleocr", "PaddleOcrAdapter"),
-    "echo": ("workers.adapters.echo", "EchoAdapter"),
-}
 
 _cache: dict[str, Adapter] = {}
 _lock = threading.Lock()
@@ -28,11 +24,12 @@ def get_adapter(name: str) -> Adapter:
     adapter = _cache.get(name)
     if adapter is not None:
         return adapter
-    if name not in _ADAPTERS:
+    model = MODELS.get(name)
+    if model is None:
         raise permanent_error(f"no OCR adapter named {name!r}", "unknown_model")
     with _lock:
         if name not in _cache:
-            module_name, class_name = _ADAPTERS[name]
+            module_name, _, class_name = model.adapter.partition(":")
             _cache[name] = getattr(importlib.import_module(module_name), class_name)()
         return _cache[name]
 

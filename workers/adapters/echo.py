@@ -3,7 +3,8 @@
 It exercises the whole job pipeline (queues, progress, failures, latency)
 at almost no cost, which is what throughput benchmarks and tests need.
 
-Options, all optional, applied in this order once ``delay_ms`` has passed:
+Options (declared once, as ``jobs.registry.EchoOptions``), all optional,
+applied in this order once ``delay_ms`` has passed:
 
 * ``delay_ms``: sleep this long first, like an engine working on a page.
 * ``crash: true``: end the worker process at once (``os._exit(1)``), the
@@ -17,13 +18,15 @@ Options, all optional, applied in this order once ``delay_ms`` has passed:
 from __future__ import annotations
 
 import logging
-import math
 import os
 import sys
 import time
 
+from marshmallow import ValidationError
+
 from jobs.config import Settings
 from jobs.errors import AdapterError, EchoFailed, InvalidDocument
+from jobs.registry import MODELS
 from workers.adapters.base import Adapter, Line, OcrResult, PageResult, permanent_error
 
 log = logging.getLogger(__name__)
@@ -44,12 +47,9 @@ class EchoAdapter(Adapter):
         if content_type.split(";", 1)[0].strip().lower() != "text/plain":
             raise InvalidDocument(f"echo accepts text/plain only, not {content_type!r}")
 
-        delay_ms = options.get("delay_ms")
-        if delay_ms is None:
-            delay_ms = 0
-        if isinstance(delay_ms, bool) or not isinstance(delay_ms, (int, float)) or not 0 <= delay_ms < math.inf:
-            raise permanent_error("options.delay_ms must be a number >= 0", "invalid_options")
-        crash = options.get("crash") is True
+        options = _read(options)
+        delay_ms = options.get("delay_ms", 0)
+        crash = options.get("crash", False)
         if crash and not self.allow_crash:
             raise permanent_error("options.crash is not enabled on this worker", "invalid_options")
         if delay_ms:
@@ -59,9 +59,9 @@ class EchoAdapter(Adapter):
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
             os._exit(1)
-        if options.get("transient_fail") is True:
+        if options.get("transient_fail"):
             raise AdapterError("echo asked to fail transiently", code=TRANSIENT_CODE)
-        if options.get("fail") is True:
+        if options.get("fail"):
             raise EchoFailed("echo asked to fail")
 
         try:
@@ -74,3 +74,18 @@ class EchoAdapter(Adapter):
         if on_page is not None:
             on_page(1, 1)
         return result
+
+
+def _read(options: dict) -> dict:
+    """The options as the registry declares them (typed, defaults absent).
+
+    The gateway refuses bad options at submission with the same schema;
+    this only matters for jobs created straight through the store
+    (benchmarks, tests), which must fail cleanly, not crash the worker.
+    """
+    try:
+        return MODELS["echo"].options_schema.load(options)
+    except ValidationError as error:
+        messages = error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
+        reasons = "; ".join(f"options.{name}: {' '.join(map(str, why))}" for name, why in messages.items())
+        raise permanent_error(reasons, "invalid_options") from None
