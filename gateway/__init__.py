@@ -25,8 +25,9 @@ def create_app(
     # runs its module once, as __main__, without importing it first.
     from flask import Flask
 
-    from gateway import drain, problems, routes
+    from gateway import drain, openapi, problems, routes, views
     from jobs.config import Settings
+    from jobs.queries import JobQueries
     from jobs.store import JobStore
 
     settings = settings or Settings.from_env()
@@ -39,7 +40,9 @@ def create_app(
     app = Flask(__name__)
     # werkzeug enforces this on Content-Length and, under gunicorn, on chunked bodies too.
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    api = openapi.create_api(app)
     problems.register(app)
-    app.register_blueprint(routes.blueprint(routes.Services(settings, store, publish)))
+    models = views.models(openapi.options_json_schema(api))
+    api.register_blueprint(routes.blueprint(routes.Services(settings, store, JobQueries(store.redis), publish, models)))
     drain.install_sigterm_hook(settings.drain_seconds)
     return app

@@ -34,6 +34,8 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "invalid_base64": (400, "Payload is not valid base64"),
     "invalid_idempotency_key": (400, "Invalid Idempotency-Key header"),
     "job_not_found": (404, "Job not found"),
+    "result_not_ready": (409, "Result not ready"),
+    "no_result": (409, "Job ended without a result"),
     "payload_too_large": (413, "Request body too large"),
     "missing_content_type": (415, "Missing Content-Type"),
     "unsupported_content_type": (415, "Content type not supported by the model"),
@@ -51,6 +53,9 @@ CATALOGUE: dict[str, tuple[int, str]] = {
 # werkzeug errors whose status this API gives a meaning of its own; any other
 # keeps the plain HTTP semantics ("about:blank").
 _HTTP_CODES = {413: "payload_too_large", 500: "internal_error"}
+#: The plain HTTP errors a client meets on a route that does not exist or a
+#: method a route does not have; their code is the snake-cased reason phrase.
+PLAIN_HTTP_CODES = {"not_found": 404, "method_not_allowed": 405}
 
 
 class Problem(Exception):
@@ -63,6 +68,28 @@ class Problem(Exception):
         self.detail = detail
         self.headers = headers or {}
         self.extra = extra
+
+
+def invalid_field(errors: Any, detail: str | None = None) -> Problem:
+    """``invalid_field`` naming each field in ``errors`` (marshmallow's messages)."""
+    errors = _string_keys(errors if isinstance(errors, dict) else {"_schema": errors})
+    names = sorted(name for name in errors if name != "_schema")
+    if detail is None:
+        detail = f"Invalid field(s): {', '.join(names)}." if names else "Expected a JSON object."
+    return Problem("invalid_field", detail, errors=errors)
+
+
+def for_child(problem: Problem, index: int) -> Problem:
+    """The same problem, said of child ``index`` of a group."""
+    return Problem(problem.code, f"Child {index}: {problem.detail}", headers=problem.headers,
+                   child_index=index, **problem.extra)
+
+
+def _string_keys(value: Any) -> Any:
+    """marshmallow keys list items by int; JSON objects (and sorted dumps) need str."""
+    if isinstance(value, dict):
+        return {str(k): _string_keys(v) for k, v in value.items()}
+    return value
 
 
 def render(status: int, code: str, title: str, detail: str, *, type_: str | None = None,

@@ -1,50 +1,82 @@
-"""The HTTP routes: submitting jobs, polling them, and the health probes.
+"""The HTTP routes: submitting jobs, reading them (views, pages of children, listing, results,
+events), the model registry, and the health probes.
 
-Views get their collaborators (settings, store, publisher) through
-``as_view`` arguments rather than globals, so that tests build an app
-around a fake Redis and a recording publisher.
+Routes get their collaborators (settings, store, queries, publisher) from
+the ``blueprint`` factory rather than globals, so that tests build an app
+around a fake Redis and a recording publisher.  Each route documents its
+query, its answer and its problems for the OpenAPI document; POST /jobs
+documents its three request shapes by hand because it reads the body
+itself (see ``gateway.submission``).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
-from flask import Blueprint, jsonify, request, url_for
-from flask.views import MethodView
+from flask import jsonify, request, url_for
 from redis.exceptions import RedisError
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from gateway import drain, views
+from gateway.openapi import Blueprint, one_of, problems
 from gateway.problems import RETRY_AFTER_SECONDS, Problem
+from gateway.requests_doc import SUBMIT_DOC, SUBMIT_HEADERS
+from gateway.responses import ChildrenPageSchema, EventsSchema, JobListSchema, ModelsSchema, StatusSchema
+from gateway.schemas import ChildrenQuery, JobViewQuery, ListQuery
 from gateway.submission import Parser, idempotency_key
 from jobs.config import Settings
 from jobs.errors import IdempotencyKeyReused, StoreError
+from jobs.queries import ChildrenPage, InvalidCursor, JobQueries
+from jobs.status import JobKind, JobStatus
 from jobs.store import Dispatch, Idempotency, JobStore
 
 log = logging.getLogger(__name__)
 
 Publish = Callable[[list[Dispatch]], int]
+# Every read may find Redis away; every route may hit a bug.
+_ALWAYS = ("store_unavailable", "internal_error")
+_JOB_VIEW = one_of("SingleJobView", "ParentView")
 
 
 @dataclass(frozen=True)
 class Services:
     settings: Settings
     store: JobStore
+    queries: JobQueries
     publish: Publish
+    models: dict[str, Any]  # the GET /models document, made once
 
 
-class JobsView(MethodView):
-    init_every_request = False
+def blueprint(services: Services) -> Blueprint:
+    store, queries = services.store, services.queries
+    parser = Parser(services.settings)
+    bp = Blueprint("api", __name__, url_prefix="/", description="OCR jobs, fan-out groups and the models")
 
-    def __init__(self, services: Services):
-        self.store = services.store
-        self.publish = services.publish
-        self.parser = Parser(services.settings)
+    def record_of(job_id: str) -> dict[str, str]:
+        record = queries.get(job_id)  # also keeps unchecked ids away from the store's keys
+        if record is None:
+            raise Problem("job_not_found", f"There is no job {job_id!r}.", job_id=job_id)
+        return record
 
-    def post(self):
-        if drain.is_draining() or self.store.is_draining():
+    def job_view(record: dict[str, str], children: str = "page", offset: int = 0, limit: int = 20) -> dict:
+        if record["kind"] != JobKind.PARENT.value:
+            return views.single(queries, record)
+        page = queries.children_page(record["id"], offset, limit) if children == "page" else None
+        return views.parent(record, page)
+
+    @bp.route("/jobs", methods=["POST"])
+    @bp.doc(**SUBMIT_DOC)
+    @bp.response(202, _JOB_VIEW, description="Accepted (or replayed): the job's view, at Location.",
+                 headers=SUBMIT_HEADERS)
+    @problems(bp, "malformed_json", "invalid_base64", "invalid_idempotency_key", "payload_too_large",
+              "missing_content_type", "unsupported_content_type", "invalid_field", "unknown_model",
+              "empty_document", "no_children", "too_many_children", "idempotency_key_reused", "draining",
+              *_ALWAYS)
+    def submit():
+        """Submit a document, a JSON job or a fan-out group"""
+        if drain.is_draining() or store.is_draining():
             raise Problem(
                 "draining",
                 "This gateway is shutting down and accepts no new jobs; retry on another replica.",
@@ -53,63 +85,143 @@ class JobsView(MethodView):
         key = idempotency_key(request.headers.getlist("Idempotency-Key"))
         if not request.mimetype:
             raise Problem("missing_content_type", "Send the document's type (or application/json) as Content-Type.")
-        submission = self.parser.parse(
-            path=request.path,
-            content_type=request.mimetype,
-            args=request.args.to_dict(flat=False),
+        submission = parser.parse(
+            path=request.path, content_type=request.mimetype, args=request.args.to_dict(flat=False),
             body=_read_body(),
         )
         idempotency = Idempotency(key, submission.fingerprint) if key else None
         try:
             if submission.is_group:
-                created = self.store.create_group(submission.jobs, submission.max_parallel, idempotency)
+                created = store.create_group(submission.jobs, submission.max_parallel, idempotency)
             else:
-                created = self.store.create_single(submission.jobs[0], idempotency)
+                created = store.create_single(submission.jobs[0], idempotency)
         except IdempotencyKeyReused:
             raise Problem(
                 "idempotency_key_reused",
                 "This Idempotency-Key was already used for a different request; use a new key.",
             ) from None
         if created.dispatches:
-            self._publish(created.dispatches)
-        record = self.store.get(created.job_id)
+            _publish(services.publish, created.dispatches)
+        record = queries.get(created.job_id)
         if record is None:
             raise StoreError(f"job {created.job_id} vanished right after it was created")
-        response = jsonify(views.job(self.store, record))
+        response = jsonify(job_view(record))
         response.status_code = 202
         response.headers["Location"] = url_for(".job", job_id=created.job_id)
         if created.replayed:
             response.headers["Idempotent-Replayed"] = "true"
         return response
 
-    def _publish(self, dispatches: list[Dispatch]) -> None:
-        # The jobs are durable already and the sweep re-publishes queued jobs
-        # that nobody claims, so a publishing failure must not fail the request.
+    @bp.route("/jobs", methods=["GET"])
+    @bp.arguments(ListQuery, location="query", as_kwargs=True)
+    @bp.response(200, JobListSchema)
+    @problems(bp, "invalid_field", *_ALWAYS)
+    def list_jobs(status=None, kind=None, limit=20, cursor=None):
+        """List single jobs and parents, newest first"""
         try:
-            self.publish(dispatches)
-        except Exception:
-            log.exception("publishing %d job messages failed; the sweep will re-publish them", len(dispatches))
+            listing = queries.list_jobs(status=status, kind=kind, limit=limit, cursor=cursor)
+        except InvalidCursor as error:
+            raise Problem("invalid_field", "Invalid field(s): cursor.", errors={"cursor": [str(error)]}) from None
+        return jsonify(views.job_list(listing))
+
+    @bp.route("/jobs/<job_id>", methods=["GET"])
+    @bp.arguments(JobViewQuery, location="query", as_kwargs=True)
+    @bp.response(200, _JOB_VIEW)
+    @problems(bp, "job_not_found", "invalid_field", *_ALWAYS)
+    def job(job_id: str, children: str, offset: int, limit: int):
+        """A job's view: a single job or a child with its result; a parent with a page of children"""
+        return jsonify(job_view(record_of(job_id), children, offset, limit))
+
+    @bp.route("/jobs/<job_id>/children", methods=["GET"])
+    @bp.arguments(ChildrenQuery, location="query", as_kwargs=True)
+    @bp.response(200, ChildrenPageSchema)
+    @problems(bp, "job_not_found", "invalid_field", *_ALWAYS)
+    def job_children(job_id: str, offset: int, limit: int, status: str | None = None):
+        """A page of a parent's children in index order, all or in one status (none for other jobs)"""
+        record = record_of(job_id)
+        if record["kind"] != JobKind.PARENT.value:
+            return jsonify(views.children_page(job_id, _no_children(offset, limit), status))
+        page = queries.children_page(job_id, offset, limit, status)
+        return jsonify(views.children_page(job_id, page, status))
+
+    @bp.route("/jobs/<job_id>/result", methods=["GET"])
+    @bp.response(200, {"anyOf": [{"$ref": "#/components/schemas/Result"},
+                                 {"$ref": "#/components/schemas/MergedResult"}]},
+                 description="A completed job's result, or a terminal parent's merged result.")
+    @problems(bp, "job_not_found", "result_not_ready", "no_result", *_ALWAYS)
+    def job_result(job_id: str):
+        """A job's result: a completed single job's or child's, a terminal parent's merged one"""
+        record = record_of(job_id)
+        if record["kind"] == JobKind.PARENT.value:
+            status = views.parent_status(record, views.counts_of(record), int(record["total"]))
+            _require_terminal(job_id, status)
+            return jsonify(views.merged_result(queries, record))
+        status = record["status"]
+        _require_terminal(job_id, status)
+        result = queries.result(job_id) if status == JobStatus.COMPLETED.value else None
+        if result is None:
+            raise Problem("no_result", f"Job {job_id} ended {status} and has no result.",
+                          job_status=status, error_code=record.get("error_code") or None)
+        return jsonify(result)
+
+    @bp.route("/jobs/<job_id>/events", methods=["GET"])
+    @bp.response(200, EventsSchema)
+    @problems(bp, "job_not_found", *_ALWAYS)
+    def job_events(job_id: str):
+        """A job's audit events, oldest first (a parent's include its children's)"""
+        record = record_of(job_id)
+        return jsonify(views.events(queries.events(record["id"])))
+
+    @bp.route("/models", methods=["GET"])
+    @bp.response(200, ModelsSchema)
+    @problems(bp, "internal_error")
+    def models():
+        """The models: engine, where it runs, the content types and options it takes"""
+        return jsonify(services.models)
+
+    @bp.route("/healthz", methods=["GET"])
+    @bp.response(200, StatusSchema)
+    @problems(bp, "internal_error")
+    def healthz():
+        """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing."""
+        return jsonify(status="ok")
+
+    @bp.route("/readyz", methods=["GET"])
+    @bp.response(200, StatusSchema)
+    @problems(bp, "draining", *_ALWAYS)
+    def readyz():
+        """Readiness: out of rotation while this replica drains or cannot reach Redis"""
+        if drain.is_draining():
+            raise Problem("draining", "This gateway is shutting down.")
+        try:
+            store.ping()
+            draining = store.is_draining()
+        except (RedisError, OSError) as error:
+            raise Problem("store_unavailable", f"Redis does not answer: {error}.") from None
+        if draining:
+            raise Problem("draining", "The gateways are draining.")
+        return jsonify(status="ready")
+
+    return bp
 
 
-class JobView(MethodView):
-    init_every_request = False
-
-    def __init__(self, services: Services):
-        self.store = services.store
-
-    def get(self, job_id: str):
-        return jsonify(views.job(self.store, _record(self.store, job_id)))
+def _require_terminal(job_id: str, status: str) -> None:
+    if not JobStatus(status).terminal:
+        raise Problem("result_not_ready", f"Job {job_id} is {status}; its result is there once it ends.",
+                      job_status=status)
 
 
-class JobEventsView(MethodView):
-    init_every_request = False
+def _no_children(offset: int, limit: int) -> ChildrenPage:
+    return ChildrenPage([], offset, limit, 0)
 
-    def __init__(self, services: Services):
-        self.store = services.store
 
-    def get(self, job_id: str):
-        record = _record(self.store, job_id)  # also keeps unchecked ids away from the store's keys
-        return jsonify(views.events(self.store.events(record["id"])))
+def _publish(publish: Publish, dispatches: list[Dispatch]) -> None:
+    # The jobs are durable already and the sweep re-publishes queued jobs
+    # that nobody claims, so a publishing failure must not fail the request.
+    try:
+        publish(dispatches)
+    except Exception:
+        log.exception("publishing %d job messages failed; the sweep will re-publish them", len(dispatches))
 
 
 def _read_body() -> bytes:
@@ -125,48 +237,3 @@ def _read_body() -> bytes:
         if request.environ["wsgi.input"].read(1):
             raise RequestEntityTooLarge()
     return body
-
-
-def _record(store: JobStore, job_id: str) -> dict[str, str]:
-    record = store.get(job_id)
-    if record is None:
-        raise Problem("job_not_found", f"There is no job {job_id!r}.", job_id=job_id)
-    return record
-
-
-class HealthView(MethodView):
-    """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing."""
-
-    def get(self):
-        return jsonify(status="ok")
-
-
-class ReadyView(MethodView):
-    """Readiness: out of rotation while this replica drains or cannot reach Redis."""
-
-    init_every_request = False
-
-    def __init__(self, services: Services):
-        self.store = services.store
-
-    def get(self):
-        if drain.is_draining():
-            raise Problem("draining", "This gateway is shutting down.")
-        try:
-            self.store.ping()
-            draining = self.store.is_draining()
-        except (RedisError, OSError) as error:
-            raise Problem("store_unavailable", f"Redis does not answer: {error}.") from None
-        if draining:
-            raise Problem("draining", "The gateways are draining.")
-        return jsonify(status="ready")
-
-
-def blueprint(services: Services) -> Blueprint:
-    bp = Blueprint("api", __name__)
-    bp.add_url_rule("/jobs", view_func=JobsView.as_view("jobs", services))
-    bp.add_url_rule("/jobs/<job_id>", view_func=JobView.as_view("job", services))
-    bp.add_url_rule("/jobs/<job_id>/events", view_func=JobEventsView.as_view("job_events", services))
-    bp.add_url_rule("/healthz", view_func=HealthView.as_view("healthz"))
-    bp.add_url_rule("/readyz", view_func=ReadyView.as_view("readyz", services))
-    return bp

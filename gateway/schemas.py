@@ -1,85 +1,80 @@
-"""Marshmallow schemas of what POST /jobs accepts.
+"""Marshmallow schemas of what the API accepts: the bodies of POST /jobs and the query strings.
 
-JSON has stricter types than Python: ``true`` is not 1, ``2.0`` is not an
-integer and ``"2"`` is not a number, so the numeric and boolean fields here
-refuse what marshmallow's defaults would coerce.  Unknown fields are refused
-(marshmallow's default), so a misspelt ``option`` fails loudly instead of
-being ignored.  Limits that come from ``Settings`` are given to a schema
-when it is built.
+They are the OpenAPI document's request side, and they do the checking:
+unknown fields are refused (marshmallow's default), so a misspelt
+``option`` fails loudly; the numeric and boolean fields take JSON's types
+strictly (``jobs.fields``); a job's model, content type and options are
+checked against the registry by the schema's own validator.  A check
+whose failure has a code of its own (``unknown_model``, ``invalid_base64``,
+...) raises that ``Problem``; every other one is an ``invalid_field``.
+Limits that come from ``Settings`` are given to a schema when it is built.
 """
 
 from __future__ import annotations
 
-import re
+import base64
 
-from marshmallow import INCLUDE, Schema, ValidationError, fields, validates
-from marshmallow.validate import Length, Range
+from marshmallow import Schema, ValidationError, fields, post_load, validates, validates_schema
+from marshmallow.validate import Length, OneOf, Range
+
+from gateway.problems import Problem
+from jobs.config import DEFAULT_MAX_PAGES
+from jobs.fields import DigitsInteger, StrictInteger, Text
+from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
+from jobs.registry import MODELS, Model
+from jobs.store import NewJob
 
 MAX_DOC_HASH_CHARS = 128
+DEFAULT_PAGE_LIMIT = 20
+MAX_PAGE_LIMIT = 200
+_MODEL_NAMES = sorted(MODELS)
 
 
-class Text(fields.String):
-    """A string that can be stored: JSON may spell unpaired surrogates, UTF-8 cannot encode them."""
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        text = super()._deserialize(value, attr, data, **kwargs)
-        try:
-            text.encode()
-        except UnicodeEncodeError:
-            raise ValidationError("Contains an unpaired surrogate.") from None
-        return text
+def media_type(content_type: str) -> str:
+    """``Text/Plain; charset=utf-8`` -> ``text/plain``, as Flask does for a raw body's header."""
+    return content_type.split(";", 1)[0].strip().lower()
 
 
-class StrictInteger(fields.Integer):
-    """A JSON integer: booleans, floats (even 2.0) and strings are refused."""
+def accepting_model(name: str, content_type: str) -> Model:
+    """The registry's model ``name``, if it exists and takes ``content_type``; else the problem why not."""
+    model = MODELS.get(name)
+    if model is None:
+        raise Problem(
+            "unknown_model",
+            f"There is no model {name!r}; known models: {', '.join(_MODEL_NAMES)}.",
+            models=_MODEL_NAMES,
+        )
+    if not model.accepts(content_type):
+        accepted = sorted(model.content_types)
+        raise Problem(
+            "unsupported_content_type",
+            f"Model {name} does not accept {content_type!r}; it accepts {', '.join(accepted)}.",
+            accepted=accepted,
+        )
+    return model
+
+
+def check_not_empty(payload: bytes) -> None:
+    if not payload:
+        raise Problem("empty_document", "The document is empty.")
+
+
+class Base64(fields.String):
+    """Standard base64 with padding; decoded by the schema once every other field is known good."""
 
     def __init__(self, **kwargs):
-        super().__init__(strict=True, **kwargs)
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if isinstance(value, bool):  # bool is an int subclass in Python
-            raise self.make_error("invalid", input=value)
-        return super()._deserialize(value, attr, data, **kwargs)
-
-
-class StrictNumber(fields.Float):
-    """A finite JSON number; marshmallow's Float would also parse a numeric string."""
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.make_error("invalid", input=value)
-        return super()._deserialize(value, attr, data, **kwargs)
-
-
-class StrictBoolean(fields.Boolean):
-    """``true`` or ``false`` only; marshmallow's Boolean also maps "yes", 1, "on"."""
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if not isinstance(value, bool):
-            raise self.make_error("invalid", input=value)
-        return value
-
-
-class DigitsInteger(fields.Integer):
-    """An integer from a query string, spelt with ASCII digits only.
-
-    ``int()`` alone would also take " 7", "+7", "7_0" and non-ASCII digits.
-    """
-
-    _DIGITS = re.compile(r"[0-9]{1,18}")
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if not isinstance(value, str) or not self._DIGITS.fullmatch(value):
-            raise self.make_error("invalid", input=value)
-        return int(value)
+        super().__init__(metadata={"format": "byte", **kwargs.pop("metadata", {})}, **kwargs)
 
 
 class _Document(Schema):
     """Fields that a raw document's query and a JSON job share."""
 
-    doc_hash = Text(validate=Length(max=MAX_DOC_HASH_CHARS))
+    doc_hash = Text(
+        validate=Length(max=MAX_DOC_HASH_CHARS),
+        metadata={"description": "The client's name for the document; default: the payload's sha256."},
+    )
 
-    def __init__(self, *, max_pages: int, **kwargs):
+    def __init__(self, *, max_pages: int = DEFAULT_MAX_PAGES, **kwargs):
         super().__init__(**kwargs)
         self.max_pages = max_pages
 
@@ -92,41 +87,101 @@ class _Document(Schema):
 class RawQuerySchema(_Document):
     """The query of a raw-document POST: the body is the document itself."""
 
-    model = Text()
-    pages = DigitsInteger()
+    model = Text(metadata={"enum": _MODEL_NAMES, "description": "Default: the gateway's default model."})
+    pages = DigitsInteger(metadata={"description": "The document's page count, if known."})
 
 
 class JobSchema(_Document):
-    """A single job, or one child of a fan-out group, as JSON."""
+    """A single job, or one child of a fan-out group, as JSON; loads as a ``NewJob``."""
 
-    model = Text(required=True)
-    payload = fields.String(required=True)  # base64, decoded strictly by the submission
-    content_type = Text(required=True, validate=Length(min=1))
-    pages = StrictInteger()
-    options = fields.Dict(keys=fields.String())
+    model = Text(required=True, metadata={"enum": _MODEL_NAMES})
+    payload = Base64(required=True, metadata={"description": "The document, base64 (standard alphabet, padded)."})
+    content_type = Text(required=True, validate=Length(min=1),
+                        metadata={"description": "The document's media type; parameters are ignored."})
+    pages = StrictInteger(validate=Range(min=0), metadata={"description": "The document's page count, if known."})
+    options = fields.Dict(keys=fields.String(),
+                          metadata={"description": "What the model reads; see GET /models for each model's."})
+
+    @validates_schema(skip_on_field_errors=True)
+    def _model_takes_it(self, data, **_):
+        model = accepting_model(data["model"], media_type(data["content_type"]))
+        errors = model.options_schema.validate(data.get("options", {}))
+        if errors:
+            raise ValidationError({"options": errors})
+
+    @post_load
+    def _new_job(self, data, **_) -> NewJob:
+        try:
+            payload = base64.b64decode(data["payload"], validate=True)
+        except ValueError:  # binascii.Error, or a non-ASCII string
+            raise Problem("invalid_base64", "payload is not valid base64 (standard alphabet, padded).") from None
+        check_not_empty(payload)
+        return NewJob(
+            model=data["model"],
+            content_type=media_type(data["content_type"]),
+            payload=payload,
+            doc_hash=data.get("doc_hash", ""),
+            pages=data.get("pages", 0),
+            options=data.get("options", {}),
+        )
+
+
+class Children(fields.List):
+    """A group's children: a list here; each child is loaded on its own, so that a problem names its index."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, list):
+            raise self.make_error("invalid")
+        return value
 
 
 class FanoutSchema(Schema):
-    max_parallel = StrictInteger(required=True)
-    # Each child is validated on its own, so that a problem names its index.
-    children = fields.List(fields.Raw(allow_none=True), required=True)
+    max_parallel = StrictInteger(
+        required=True, metadata={"description": "At most this many children run at once; <= 0: no cap."}
+    )
+    children = Children(fields.Nested(JobSchema), required=True,
+                        metadata={"description": "1 to OCRGW_MAX_CHILDREN jobs; they may use different models."})
 
 
 class GroupSchema(Schema):
     fanout = fields.Nested(FanoutSchema, required=True)
 
 
-class EchoOptionsSchema(Schema):
-    """The options the echo model reads; any other key is passed through untouched."""
-
-    class Meta:
-        unknown = INCLUDE
-
-    delay_ms = StrictNumber(validate=Range(min=0))
-    fail = StrictBoolean()
-    transient_fail = StrictBoolean()
-    crash = StrictBoolean()
+# -- query strings of the reads ---------------------------------------------------------------
 
 
-#: Models whose options have a known shape, checked at submission.
-OPTION_SCHEMAS: dict[str, Schema] = {"echo": EchoOptionsSchema()}
+def _limit() -> DigitsInteger:
+    return DigitsInteger(
+        load_default=DEFAULT_PAGE_LIMIT,
+        validate=Range(min=1, max=MAX_PAGE_LIMIT),
+        metadata={"description": f"Page size, 1 to {MAX_PAGE_LIMIT}; default {DEFAULT_PAGE_LIMIT}."},
+    )
+
+
+def _offset() -> DigitsInteger:
+    return DigitsInteger(load_default=0, metadata={"description": "Children to skip, in index order."})
+
+
+class JobViewQuery(Schema):
+    children = Text(
+        load_default="page",
+        validate=OneOf(["none", "page"]),
+        metadata={"description": "A parent's view shows a page of its children (default) or none."},
+    )
+    offset = _offset()
+    limit = _limit()
+
+
+class ChildrenQuery(Schema):
+    status = Text(validate=OneOf(CHILD_STATUSES), metadata={"description": "Only the children in this status."})
+    offset = _offset()
+    limit = _limit()
+
+
+class ListQuery(Schema):
+    status = Text(validate=OneOf(ROOT_STATUSES), metadata={"description": "Only jobs in this status."})
+    kind = Text(validate=OneOf(ROOT_KINDS), metadata={"description": "single jobs or parents (children are "
+                                                                      "listed by their parent)."})
+    limit = _limit()
+    cursor = Text(validate=Length(min=1, max=200),
+                  metadata={"description": "next_cursor of the previous page."})

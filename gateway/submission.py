@@ -1,14 +1,17 @@
 """Turns the body of POST /jobs into validated ``NewJob``\\ s, or raises a ``Problem``.
 
-Every field is checked and every payload decoded here, before the route
-calls the store, so a rejected request leaves nothing behind: no parent, no
-child, no payload, no idempotency record.  Nothing in this module touches
-the store or Flask's request object, which keeps it testable on plain values.
+Every field is checked and every payload decoded here (by the schemas of
+``gateway.schemas``), before the route calls the store, so a rejected
+request leaves nothing behind: no parent, no child, no payload, no
+idempotency record.  What the schemas cannot see is done here: reading the
+JSON strictly, telling the three shapes of a submission apart, the group's
+size limits, and which child a problem is about.  Nothing in this module
+touches the store or Flask's request object, which keeps it testable on
+plain values.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import math
@@ -18,10 +21,9 @@ from typing import Any, Mapping, Sequence
 
 from marshmallow import Schema, ValidationError
 
-from gateway.problems import Problem
-from gateway.schemas import OPTION_SCHEMAS, GroupSchema, JobSchema, RawQuerySchema
+from gateway.problems import Problem, for_child, invalid_field
+from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, accepting_model, check_not_empty
 from jobs.config import Settings
-from jobs.models import MODELS
 from jobs.store import NewJob
 
 JSON_TYPE = "application/json"
@@ -83,12 +85,12 @@ class Parser:
     def _raw(self, path, content_type, args, body) -> Submission:
         repeated = {name: ["Given more than once."] for name, values in args.items() if len(values) > 1}
         if repeated:
-            raise _invalid(repeated)
+            raise invalid_field(repeated)
         query = _load(self.raw_query, {name: values[0] for name, values in args.items()})
         model = query.get("model", self.settings.default_model)
         doc_hash, pages = query.get("doc_hash", ""), query.get("pages", 0)
-        _check_model_accepts(model, content_type)
-        _check_not_empty(body)
+        accepting_model(model, content_type)
+        check_not_empty(body)
         job = NewJob(model=model, content_type=content_type, payload=body, doc_hash=doc_hash, pages=pages)
         return Submission([job], None, fingerprint(path, content_type, model, doc_hash, str(pages), body))
 
@@ -96,14 +98,14 @@ class Parser:
 
     def _json(self, path, args, body) -> Submission:
         if args:
-            raise _invalid(
+            raise invalid_field(
                 {name: ["Query parameters apply to raw documents only."] for name in args},
                 "Query parameters apply to raw documents only; a JSON body carries every field.",
             )
         data = _parse_json(body)
         request_print = fingerprint(path, JSON_TYPE, body)
         if "fanout" not in data:
-            return Submission([self._job(data)], None, request_print)
+            return Submission([_load(self.job, data)], None, request_print)
         group = _load(self.group, data)["fanout"]
         children = group["children"]
         if not children:
@@ -118,32 +120,10 @@ class Parser:
         jobs = []
         for index, child in enumerate(children):
             try:
-                jobs.append(self._job(child))
+                jobs.append(_load(self.job, child))
             except Problem as problem:
-                raise _for_child(problem, index) from None
+                raise for_child(problem, index) from None
         return Submission(jobs, group["max_parallel"], request_print)
-
-    def _job(self, data: Any) -> NewJob:
-        fields = _load(self.job, data)
-        model = fields["model"]
-        content_type = _media_type(fields["content_type"])
-        _check_model_accepts(model, content_type)
-        options = fields.get("options", {})
-        if model in OPTION_SCHEMAS:
-            _check_options(OPTION_SCHEMAS[model], options)
-        try:
-            payload = base64.b64decode(fields["payload"], validate=True)
-        except ValueError:  # binascii.Error, or a non-ASCII string
-            raise Problem("invalid_base64", "payload is not valid base64 (standard alphabet, padded).") from None
-        _check_not_empty(payload)
-        return NewJob(
-            model=model,
-            content_type=content_type,
-            payload=payload,
-            doc_hash=fields.get("doc_hash", ""),
-            pages=fields.get("pages", 0),
-            options=options,
-        )
 
 
 def _parse_json(body: bytes) -> dict[str, Any]:
@@ -184,66 +164,8 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _media_type(content_type: str) -> str:
-    """``Text/Plain; charset=utf-8`` -> ``text/plain``, as Flask does for a raw body's header."""
-    return content_type.split(";", 1)[0].strip().lower()
-
-
-def _check_model_accepts(model: str, content_type: str) -> None:
-    spec = MODELS.get(model)
-    if spec is None:
-        raise Problem(
-            "unknown_model",
-            f"There is no model {model!r}; known models: {', '.join(sorted(MODELS))}.",
-            models=sorted(MODELS),
-        )
-    if content_type not in spec.content_types:
-        accepted = sorted(spec.content_types)
-        raise Problem(
-            "unsupported_content_type",
-            f"Model {model} does not accept {content_type!r}; it accepts {', '.join(accepted)}.",
-            accepted=accepted,
-        )
-
-
-def _check_options(schema: Schema, options: dict[str, Any]) -> None:
-    errors = schema.validate(options)
-    if errors:
-        raise _invalid({"options": errors})
-
-
-def _check_not_empty(payload: bytes) -> None:
-    if not payload:
-        raise Problem("empty_document", "The document is empty.")
-
-
-def _load(schema: Schema, data: Any) -> dict[str, Any]:
+def _load(schema: Schema, data: Any) -> Any:
     try:
         return schema.load(data)
     except ValidationError as error:
-        raise _invalid(error.messages) from None
-
-
-def _invalid(errors: Any, detail: str | None = None) -> Problem:
-    errors = _string_keys(errors if isinstance(errors, dict) else {"_schema": errors})
-    names = sorted(name for name in errors if name != "_schema")
-    if detail is None:
-        detail = f"Invalid field(s): {', '.join(names)}." if names else "Expected a JSON object."
-    return Problem("invalid_field", detail, errors=errors)
-
-
-def _string_keys(value: Any) -> Any:
-    """marshmallow keys list items by int; JSON objects (and sorted dumps) need str."""
-    if isinstance(value, dict):
-        return {str(k): _string_keys(v) for k, v in value.items()}
-    return value
-
-
-def _for_child(problem: Problem, index: int) -> Problem:
-    return Problem(
-        problem.code,
-        f"Child {index}: {problem.detail}",
-        headers=problem.headers,
-        child_index=index,
-        **problem.extra,
-    )
+        raise invalid_field(error.messages) from None

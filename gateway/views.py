@@ -4,17 +4,22 @@ The store keeps what its Lua scripts can write cheaply: integer microseconds
 since the epoch as strings, '' for unset, per-status counters on a parent.
 Here they become RFC 3339 times, nulls and a parent status derived live
 from the counters, so a poll is fresh without waiting for any sweep.
+``gateway.responses`` describes each document for the OpenAPI document.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Callable, Mapping
 
+from flask import url_for
+
+from jobs.queries import ChildrenPage, JobList, JobQueries
+from jobs.registry import MODELS
 from jobs.status import TERMINAL, JobKind, JobStatus
-from jobs.store import JobStore
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+Record = Mapping[str, str | None]
 
 
 def rfc3339(micros: str | None) -> str | None:
@@ -27,15 +32,13 @@ def rfc3339(micros: str | None) -> str | None:
     return (_EPOCH + timedelta(microseconds=int(micros))).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def job(store: JobStore, record: dict[str, str]) -> dict[str, Any]:
-    if record["kind"] == JobKind.PARENT.value:
-        return parent(store, record)
-    return single(store, record)
+# -- single jobs and children ------------------------------------------------------------------
 
 
-def single(store: JobStore, record: dict[str, str]) -> dict[str, Any]:
-    """A single job or a child."""
+def single(queries: JobQueries, record: Record) -> dict[str, Any]:
+    """A single job or a child, its result inline once completed."""
     status = record["status"]
+    failed = status == JobStatus.FAILED.value
     view = {
         "id": record["id"],
         "kind": record["kind"],
@@ -50,9 +53,9 @@ def single(store: JobStore, record: dict[str, str]) -> dict[str, Any]:
         "created_at": rfc3339(record.get("created_at")),
         "started_at": rfc3339(record.get("started_at")),
         "finished_at": rfc3339(record.get("finished_at")),
-        "result": store.result(record["id"]) if status == JobStatus.COMPLETED.value else None,
-        "error_code": _null(record.get("error_code")) if status == JobStatus.FAILED.value else None,
-        "error": _null(record.get("error")) if status == JobStatus.FAILED.value else None,
+        "result": queries.result(record["id"]) if status == JobStatus.COMPLETED.value else None,
+        "error_code": _null(record.get("error_code")) if failed else None,
+        "error": _null(record.get("error")) if failed else None,
         "idempotency_key": _null(record.get("idempotency_key")),
     }
     # Why the current attempt is a retry (a lost lease, a transient engine error).
@@ -65,15 +68,14 @@ def single(store: JobStore, record: dict[str, str]) -> dict[str, Any]:
     return view
 
 
-def parent(store: JobStore, record: dict[str, str]) -> dict[str, Any]:
-    total = int(record["total"])
-    counts = {s.value: int(record.get(f"n_{s.value}") or 0) for s in JobStatus}
+# -- parents ---------------------------------------------------------------------------------------
+
+
+def parent(record: Record, page: ChildrenPage | None) -> dict[str, Any]:
+    """A parent with its counts and, unless left out, a page of its children; never its merged result."""
+    total, counts = int(record["total"]), counts_of(record)
     status = parent_status(record, counts, total)
-    children = store.children(record["id"], total)
-    error_code = _null(record.get("error_code"))
-    if status == JobStatus.FAILED.value and error_code is None:
-        error_code = "child_failed"  # what the finalizing transition records
-    return {
+    view = {
         "id": record["id"],
         "kind": JobKind.PARENT.value,
         "status": status,
@@ -86,13 +88,37 @@ def parent(store: JobStore, record: dict[str, str]) -> dict[str, Any]:
         "idempotency_key": _null(record.get("idempotency_key")),
         "counts": counts,
         "total": total,
-        "children": [_child_summary(c) for c in children],
-        "result": _merged_result(store, children) if JobStatus(status).terminal else None,
-        "error_code": error_code,
+        "error_code": _parent_error_code(record, status),
+        "result_url": url_for(".job_result", job_id=record["id"]) if JobStatus(status).terminal else None,
+    }
+    if page is not None:
+        view["children"] = [_child_summary(c) for c in page.children]
+        view["children_page"] = paging(record["id"], page, None)
+    return view
+
+
+def children_page(parent_id: str, page: ChildrenPage, status: str | None) -> dict[str, Any]:
+    return {
+        "parent_id": parent_id,
+        "status": status,
+        "children": [_child_summary(c) for c in page.children],
+        "children_page": paging(parent_id, page, status),
     }
 
 
-def parent_status(record: dict[str, str], counts: dict[str, int], total: int) -> str:
+def paging(parent_id: str, page: ChildrenPage, status: str | None) -> dict[str, Any]:
+    following = page.next_offset
+    next_url = None
+    if following is not None:
+        next_url = url_for(".job_children", job_id=parent_id, status=status, offset=following, limit=page.limit)
+    return {"offset": page.offset, "limit": page.limit, "total": page.total, "next": next_url}
+
+
+def counts_of(record: Record) -> dict[str, int]:
+    return {s.value: int(record.get(f"n_{s.value}") or 0) for s in JobStatus}
+
+
+def parent_status(record: Record, counts: dict[str, int], total: int) -> str:
     """The parent's status from its counters (collect-all: one failure fails the group, at the end)."""
     stored = record["status"]
     if JobStatus(stored).terminal:
@@ -104,31 +130,10 @@ def parent_status(record: dict[str, str], counts: dict[str, int], total: int) ->
     return JobStatus.QUEUED.value
 
 
-def _terminal(counts: dict[str, int]) -> int:
-    return sum(counts[s.value] for s in TERMINAL)
-
-
-def _child_summary(child: dict[str, str | None]) -> dict[str, Any]:
-    return {
-        "id": child["id"],
-        "index": int(child["index"]),
-        "status": child["status"],
-        "model": child["model"],
-        "doc_hash": child["doc_hash"],
-        "stage": child["stage"],
-        "progress": float(child["progress"] or 0),
-        "attempts": int(child["attempts"] or 0),
-        "started_at": rfc3339(child["started_at"]),
-        "finished_at": rfc3339(child["finished_at"]),
-        "error_code": _null(child["error_code"]),
-    }
-
-
-def _merged_result(store: JobStore, children: list[dict[str, str | None]]) -> dict[str, Any]:
+def merged_result(queries: JobQueries, record: Record) -> dict[str, Any]:
     """The completed children's results in index order; a failed child leaves a gap, not a void."""
-    results = store.results([c["id"] for c in children])
     texts, pages, summary = [], [], []
-    for child, result in zip(children, results):
+    for child, result in queries.children_with_results(record["id"], int(record["total"])):
         completed = child["status"] == JobStatus.COMPLETED.value and result is not None
         index = int(child["index"])
         if completed:
@@ -145,6 +150,63 @@ def _merged_result(store: JobStore, children: list[dict[str, str | None]]) -> di
     return {"text": "\n\n".join(texts), "pages": pages, "children": summary}
 
 
+def _parent_error_code(record: Record, status: str) -> str | None:
+    error_code = _null(record.get("error_code"))
+    if status == JobStatus.FAILED.value and error_code is None:
+        return "child_failed"  # what the finalizing transition records
+    return error_code
+
+
+def _terminal(counts: dict[str, int]) -> int:
+    return sum(counts[s.value] for s in TERMINAL)
+
+
+def _child_summary(child: Record) -> dict[str, Any]:
+    return {
+        "id": child["id"],
+        "index": int(child["index"]),
+        "status": child["status"],
+        "model": child["model"],
+        "doc_hash": child["doc_hash"],
+        "stage": child["stage"],
+        "progress": float(child["progress"] or 0),
+        "attempts": int(child["attempts"] or 0),
+        "started_at": rfc3339(child["started_at"]),
+        "finished_at": rfc3339(child["finished_at"]),
+        "error_code": _null(child["error_code"]),
+    }
+
+
+# -- the listing, events, models -------------------------------------------------------------------
+
+
+def job_list(listing: JobList) -> dict[str, Any]:
+    return {"jobs": [_summary(row) for row in listing.jobs], "next_cursor": listing.next_cursor}
+
+
+def _summary(row: Record) -> dict[str, Any]:
+    view = {
+        "id": row["id"],
+        "kind": row["kind"],
+        "status": row["status"],
+        "model": row["model"],
+        "created_at": rfc3339(row["created_at"]),
+        "started_at": rfc3339(row["started_at"]),
+        "finished_at": rfc3339(row["finished_at"]),
+        "error_code": None,
+        "url": url_for(".job", job_id=row["id"]),
+    }
+    if row["kind"] == JobKind.PARENT.value:
+        total, counts = int(row["total"]), counts_of(row)
+        view["status"] = parent_status(row, counts, total)
+        view["error_code"] = _parent_error_code(row, view["status"])
+        view["total"] = total
+        view["progress"] = _terminal(counts) / total
+    elif row["status"] == JobStatus.FAILED.value:
+        view["error_code"] = _null(row["error_code"])
+    return view
+
+
 def events(records: list[dict[str, str]]) -> dict[str, Any]:
     return {
         "events": [
@@ -159,6 +221,22 @@ def events(records: list[dict[str, str]]) -> dict[str, Any]:
                 "error_code": _null(e.get("error_code")),
             }
             for e in records
+        ]
+    }
+
+
+def models(options_json_schema: Callable[[type], dict[str, Any]]) -> dict[str, Any]:
+    """The registry as ``GET /models`` shows it; each model's options as a JSON schema."""
+    return {
+        "models": [
+            {
+                "name": m.name,
+                "engine": m.engine,
+                "location": m.location.value,
+                "content_types": sorted(m.content_types),
+                "options": options_json_schema(m.options),
+            }
+            for m in sorted(MODELS.values(), key=lambda m: m.name)
         ]
     }
 

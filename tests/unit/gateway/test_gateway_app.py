@@ -11,6 +11,7 @@ import fakeredis
 import pytest
 
 from gateway import create_app, drain
+from jobs.queries import JobQueries
 from jobs.store import JobStore
 
 from .support import assert_problem, echo_job
@@ -128,11 +129,11 @@ def test_a_wrong_method_is_a_405_problem_with_allow(client):
     assert set(response.headers["Allow"].split(", ")) >= {"POST"}
 
 
-def test_an_unexpected_error_is_a_logged_500_problem(client, store, monkeypatch, caplog):
-    def broken(job_id):
+def test_an_unexpected_error_is_a_logged_500_problem(client, monkeypatch, caplog):
+    def broken(self, job_id):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(store, "get", broken)
+    monkeypatch.setattr(JobQueries, "get", broken)
 
     body = assert_problem(client.get(f"/jobs/{'0' * 32}"), 500, "internal_error")
 

@@ -145,8 +145,10 @@ def test_a_new_parent_is_queued(client):
     assert parent["status"] == "queued"
     assert parent["progress"] == 0.0
     assert parent["started_at"] is None and parent["finished_at"] is None
-    assert parent["result"] is None and parent["error_code"] is None
+    assert parent["result_url"] is None and parent["error_code"] is None
+    assert "result" not in parent  # a parent's merged result is only at its result_url
     assert [(c["id"], c["index"]) for c in parent["children"]] == [(f"{parent_id}-{i}", i) for i in range(3)]
+    assert parent["children_page"] == {"offset": 0, "limit": 20, "total": 3, "next": None}
     assert set(parent["children"][0]) >= {
         "id", "index", "status", "doc_hash", "stage", "progress", "attempts", "started_at", "finished_at",
         "error_code",
@@ -175,13 +177,14 @@ def test_a_failed_child_fails_the_parent_but_keeps_every_completed_result(client
     run(store, f"{parent_id}-2", result("two"))  # released by the first completion
     parent = client.get(f"/jobs/{parent_id}").get_json()
 
-    assert (midway["status"], midway["progress"], midway["result"]) == ("processing", pytest.approx(1 / 3), None)
+    assert (midway["status"], midway["progress"], midway["result_url"]) == ("processing", pytest.approx(1 / 3), None)
     assert parent["status"] == "failed"
     assert parent["error_code"] == "child_failed"
     assert parent["progress"] == 1.0
     assert RFC3339_MICROS.match(parent["finished_at"])
     assert parent["counts"] == {"held": 0, "queued": 0, "processing": 0, "completed": 2, "failed": 1, "cancelled": 0}
-    merged = parent["result"]
+    assert parent["result_url"] == f"/jobs/{parent_id}/result"
+    merged = client.get(parent["result_url"]).get_json()
     assert merged["text"] == "zero one\nzero two\n\ntwo"
     assert [(p["page"], p["child_index"], p["text"]) for p in merged["pages"]] == [
         (1, 0, "zero one"), (2, 0, "zero two"), (3, 2, "two"),
@@ -204,8 +207,9 @@ def test_a_parent_completes_when_every_child_completed(client, store):
 
     assert parent["status"] == "completed"
     assert parent["error_code"] is None
-    assert parent["result"]["text"] == "a\n\nb"
-    assert [(p["page"], p["child_index"]) for p in parent["result"]["pages"]] == [(1, 0), (2, 1)]
+    merged = client.get(parent["result_url"]).get_json()
+    assert merged["text"] == "a\n\nb"
+    assert [(p["page"], p["child_index"]) for p in merged["pages"]] == [(1, 0), (2, 1)]
 
 
 def counts(**given) -> dict:

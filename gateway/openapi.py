@@ -1,0 +1,149 @@
+"""The API on flask-smorest: the OpenAPI document, Swagger UI, and how errors are documented.
+
+``/openapi.json`` is generated from the marshmallow schemas of
+``gateway.schemas`` (requests) and ``gateway.responses`` (answers);
+``/docs`` is Swagger UI, whose files come from the ``swagger-ui-bundle``
+package and are served here, so the page loads with no internet access.
+
+Every error is an RFC 9457 problem (``gateway.problems``), not
+flask-smorest's own error shape: its handler is left out and each
+operation documents the problem codes it may answer, per status.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import reduce
+from typing import Any, Callable
+
+import flask_smorest
+from flask import Flask, send_from_directory
+from marshmallow import Schema
+from swagger_ui_bundle import swagger_ui_path
+from webargs.flaskparser import FlaskParser
+
+from gateway import responses, schemas
+from gateway.problems import CATALOGUE, MEDIA_TYPE, invalid_field
+
+TITLE = "ocrgw"
+VERSION = "1"
+DOCS_PATH = "/docs"
+SWAGGER_ASSETS = f"{DOCS_PATH}/static/"
+
+
+class Api(flask_smorest.Api):
+    # No "default" error response in the document: each operation lists its problems.
+    DEFAULT_ERROR_RESPONSE_NAME = None
+
+    def _register_error_handlers(self):
+        """``gateway.problems`` renders every error; flask-smorest's JSON error shape is never used."""
+
+    def _register_responses(self):
+        """Nor documented: its per-status responses would name that shape."""
+
+    def _register_pagination_header(self):
+        """Pages are in the body (``children_page``, ``next_cursor``), not in a header."""
+
+
+class QueryParser(FlaskParser):
+    """webargs' parser made as strict as the rest of the API.
+
+    A parameter given twice, or one the operation does not take, is refused
+    like a bad value: ``422 invalid_field`` naming it.
+    """
+
+    def __init__(self):
+        super().__init__(unknown=None)  # the schemas' own setting: unknown fields are refused
+
+    def load_querystring(self, req, schema):
+        repeated = {name: ["Given more than once."] for name, values in req.args.lists() if len(values) > 1}
+        if repeated:
+            raise invalid_field(repeated)
+        return req.args.to_dict()
+
+    def handle_error(self, error, req, schema, *, error_status_code, error_headers):
+        messages = error.messages
+        if isinstance(messages, dict) and len(messages) == 1 and "query" in messages:
+            messages = messages["query"]  # webargs files them under the location
+        raise invalid_field(messages)
+
+
+class Blueprint(flask_smorest.Blueprint):
+    ARGUMENTS_PARSER = QueryParser()
+
+
+def problems(blueprint: Blueprint, *codes: str) -> Callable:
+    """Documents the problems an operation may answer: per status, its codes (an enum) and what each means."""
+    by_status: dict[int, list[str]] = defaultdict(list)
+    for code in codes:
+        by_status[CATALOGUE[code][0]].append(code)
+    decorators = [
+        blueprint.alt_response(
+            status,
+            schema=_problem_schema(sorted(status_codes)),
+            content_type=MEDIA_TYPE,
+            description="; ".join(f"`{code}`: {CATALOGUE[code][1]}" for code in sorted(status_codes)),
+        )
+        for status, status_codes in sorted(by_status.items())
+    ]
+    return lambda view: reduce(lambda wrapped, decorate: decorate(wrapped), decorators, view)
+
+
+def _problem_schema(codes: list[str]) -> dict[str, Any]:
+    return {
+        "allOf": [
+            {"$ref": "#/components/schemas/Problem"},
+            {"type": "object", "properties": {"code": {"type": "string", "enum": codes}}},
+        ]
+    }
+
+
+def one_of(*names: str) -> dict[str, Any]:
+    return {"oneOf": [{"$ref": f"#/components/schemas/{name}"} for name in names]}
+
+
+def create_api(app: Flask) -> Api:
+    app.config.update(
+        API_TITLE=TITLE,
+        API_VERSION=VERSION,
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH=DOCS_PATH,
+        OPENAPI_SWAGGER_UI_URL=SWAGGER_ASSETS,
+    )
+    api = Api(app, spec_kwargs={"info": {"description": _DESCRIPTION}})
+    _register_components(api)
+    app.add_url_rule(f"{SWAGGER_ASSETS}<path:filename>", "swagger_ui_asset", _swagger_asset)
+    return api
+
+
+def options_json_schema(api: Api) -> Callable[[type[Schema]], dict[str, Any]]:
+    """Turns a model's options schema into the JSON schema that GET /models shows."""
+    return lambda schema: api.ma_plugin.converter.schema2jsonschema(schema)
+
+
+def _swagger_asset(filename: str):
+    return send_from_directory(swagger_ui_path, filename, max_age=3600)
+
+
+def _register_components(api: Api) -> None:
+    """Schemas that operations refer to by name (a oneOf, the shared Problem), not through a decorator."""
+    named: dict[str, type[Schema]] = {
+        "Job": schemas.JobSchema,
+        "Group": schemas.GroupSchema,
+        "Problem": responses.ProblemSchema,
+        "Result": responses.ResultSchema,  # before the views, which nest it
+        "MergedResult": responses.MergedResultSchema,
+        "SingleJobView": responses.SingleJobViewSchema,
+        "ParentView": responses.ParentViewSchema,
+    }
+    for name, schema in named.items():
+        api.spec.components.schema(name, schema=schema)
+
+
+_DESCRIPTION = """\
+OCR jobs over HTTP: submit a document (or a fan-out group of them), poll it, read its result.
+
+Every error is an RFC 9457 problem (`application/problem+json`) with a stable `code`;
+each operation lists the codes it may answer."""

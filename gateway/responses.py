@@ -1,0 +1,220 @@
+"""Marshmallow schemas of what the API answers, for the OpenAPI document.
+
+The views build their JSON in ``gateway.views`` (a poll must stay cheap, so
+nothing is dumped twice); these schemas describe it, and the tests check
+every answer of the test suite against the document made from them.
+"""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields
+from marshmallow.validate import OneOf
+
+from gateway.problems import CATALOGUE, PLAIN_HTTP_CODES
+from jobs.queries import CHILD_STATUSES, ROOT_KINDS
+from jobs.registry import Location
+from jobs.status import JobKind, JobStatus, Operation
+
+_STATUSES = [s.value for s in JobStatus]
+
+
+def _time(**kwargs) -> fields.DateTime:
+    """RFC 3339 UTC with microseconds; null until it happened."""
+    return fields.DateTime(required=True, allow_none=True, **kwargs)
+
+
+def _status(**kwargs) -> fields.String:
+    return fields.String(required=True, validate=OneOf(_STATUSES), **kwargs)
+
+
+def _nullable_string(**kwargs) -> fields.String:
+    return fields.String(required=True, allow_none=True, **kwargs)
+
+
+class ProblemSchema(Schema):
+    """RFC 9457 problem details; ``code`` is stable, and the other members depend on it."""
+
+    type = fields.String(required=True, metadata={"description": "A URL naming the code, or about:blank."})
+    title = fields.String(required=True)
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True)
+    code = fields.String(required=True, validate=OneOf(sorted({*CATALOGUE, *PLAIN_HTTP_CODES})))
+    errors = fields.Dict(metadata={"description": "invalid_field: the messages of each invalid field."})
+    child_index = fields.Integer(metadata={"description": "The child of a group that the problem is about."})
+    accepted = fields.List(fields.String(), metadata={"description": "The content types the model accepts."})
+    models = fields.List(fields.String(), metadata={"description": "The known models."})
+    max_children = fields.Integer()
+    max_body_bytes = fields.Integer()
+    job_id = fields.String()
+    job_status = fields.String(metadata={"description": "no_result: how the job ended."})
+    error_code = fields.String(allow_none=True, metadata={"description": "no_result: why the job failed."})
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+class LineSchema(Schema):
+    text = fields.String(required=True)
+    confidence = fields.Float(required=True, metadata={"description": "0 to 1."})
+    bbox = fields.List(fields.Integer(), required=True, metadata={"description": "x0, y0, x1, y1 in pixels."})
+
+
+class PageSchema(Schema):
+    page = fields.Integer(required=True, metadata={"description": "1-based."})
+    text = fields.String(required=True)
+    lines = fields.List(fields.Nested(LineSchema), required=True)
+    child_index = fields.Integer(metadata={"description": "In a merged result: the child it comes from."})
+
+
+class ResultSchema(Schema):
+    text = fields.String(required=True)
+    pages = fields.List(fields.Nested(PageSchema), required=True)
+
+
+class MergedChildSchema(Schema):
+    index = fields.Integer(required=True)
+    id = fields.String(required=True)
+    status = _status()
+    text = _nullable_string(metadata={"description": "The child's text if it completed."})
+    error_code = _nullable_string()
+
+
+class MergedResultSchema(ResultSchema):
+    """A terminal parent's result: its completed children's texts and pages in index order, and each child."""
+
+    children = fields.List(fields.Nested(MergedChildSchema), required=True)
+
+
+# -- jobs -------------------------------------------------------------------------------------
+
+
+class SingleJobViewSchema(Schema):
+    """A single job, or a child of a group (then with ``parent_id`` and ``index``)."""
+
+    id = fields.String(required=True)
+    kind = fields.String(required=True, validate=OneOf([JobKind.SINGLE.value, JobKind.CHILD.value]))
+    status = _status()
+    model = fields.String(required=True)
+    doc_hash = fields.String(required=True)
+    pages = fields.Integer(required=True)
+    content_type = fields.String(required=True)
+    stage = fields.String(required=True)
+    progress = fields.Float(required=True)
+    attempts = fields.Integer(required=True)
+    created_at = _time()
+    started_at = _time()
+    finished_at = _time()
+    result = fields.Nested(ResultSchema, required=True, allow_none=True,
+                           metadata={"description": "Once completed."})
+    error_code = _nullable_string(metadata={"description": "Once failed."})
+    error = _nullable_string(metadata={"description": "Once failed."})
+    idempotency_key = _nullable_string()
+    last_error_code = fields.String(metadata={"description": "Why the current attempt is a retry."})
+    last_error = fields.String()
+    parent_id = fields.String()
+    index = fields.Integer()
+
+
+#: A parent's children per status.
+CountsSchema = Schema.from_dict({s: fields.Integer(required=True) for s in _STATUSES}, name="Counts")
+
+
+class ChildSummarySchema(Schema):
+    id = fields.String(required=True)
+    index = fields.Integer(required=True)
+    status = _status()
+    model = fields.String(required=True)
+    doc_hash = fields.String(required=True)
+    stage = fields.String(required=True)
+    progress = fields.Float(required=True)
+    attempts = fields.Integer(required=True)
+    started_at = _time()
+    finished_at = _time()
+    error_code = _nullable_string()
+
+
+class ChildrenPagingSchema(Schema):
+    offset = fields.Integer(required=True)
+    limit = fields.Integer(required=True)
+    total = fields.Integer(required=True, metadata={"description": "Children matching the filter."})
+    next = _nullable_string(metadata={"description": "The URL of the next page; null on the last."})
+
+
+class ParentViewSchema(Schema):
+    """A fan-out group: counts per status, a page of children, and once terminal where its result is."""
+
+    id = fields.String(required=True)
+    kind = fields.String(required=True, validate=OneOf([JobKind.PARENT.value]))
+    status = _status()
+    progress = fields.Float(required=True, metadata={"description": "Terminal children / total."})
+    model = fields.String(required=True, metadata={"description": "The children's model, or 'mixed'."})
+    max_parallel = fields.Integer(required=True)
+    created_at = _time()
+    started_at = _time()
+    finished_at = _time()
+    idempotency_key = _nullable_string()
+    counts = fields.Nested(CountsSchema, required=True)
+    total = fields.Integer(required=True)
+    error_code = _nullable_string()
+    result_url = _nullable_string(metadata={"description": "GET it for the merged result, once terminal."})
+    children = fields.List(fields.Nested(ChildSummarySchema),
+                           metadata={"description": "A page of children (absent with children=none)."})
+    children_page = fields.Nested(ChildrenPagingSchema)
+
+
+class ChildrenPageSchema(Schema):
+    parent_id = fields.String(required=True)
+    status = fields.String(required=True, allow_none=True, validate=OneOf(CHILD_STATUSES),
+                           metadata={"description": "The filter, if any."})
+    children = fields.List(fields.Nested(ChildSummarySchema), required=True)
+    children_page = fields.Nested(ChildrenPagingSchema, required=True)
+
+
+class JobSummarySchema(Schema):
+    id = fields.String(required=True)
+    kind = fields.String(required=True, validate=OneOf(ROOT_KINDS))
+    status = _status()
+    model = fields.String(required=True)
+    created_at = _time()
+    started_at = _time()
+    finished_at = _time()
+    error_code = _nullable_string()
+    url = fields.String(required=True)
+    total = fields.Integer(metadata={"description": "Parents: how many children."})
+    progress = fields.Float(metadata={"description": "Parents: terminal children / total."})
+
+
+class JobListSchema(Schema):
+    jobs = fields.List(fields.Nested(JobSummarySchema), required=True)
+    next_cursor = _nullable_string(metadata={"description": "Pass as cursor for the next page; null on the last."})
+
+
+class EventSchema(Schema):
+    id = fields.String(required=True)
+    time = _time()
+    operation = fields.String(required=True, validate=OneOf([o.value for o in Operation]))
+    job_id = fields.String(required=True)
+    parent_job_id = _nullable_string()
+    status = _status()
+    model = fields.String(required=True)
+    error_code = _nullable_string()
+
+
+class EventsSchema(Schema):
+    events = fields.List(fields.Nested(EventSchema), required=True)
+
+
+class ModelSchema(Schema):
+    name = fields.String(required=True)
+    engine = fields.String(required=True)
+    location = fields.String(required=True, validate=OneOf([loc.value for loc in Location]))
+    content_types = fields.List(fields.String(), required=True)
+    options = fields.Dict(required=True, metadata={"description": "The JSON schema of the options it reads."})
+
+
+class ModelsSchema(Schema):
+    models = fields.List(fields.Nested(ModelSchema), required=True)
+
+
+class StatusSchema(Schema):
+    status = fields.String(required=True)

@@ -1,0 +1,215 @@
+"""The read side of the job store: a job, a page of a parent's children, a listing, results, events.
+
+What a read costs follows what the caller shows, never the size of a group:
+a page of children is its ``limit`` rows, found by id (children are
+``<parent>-<index>``) or through the parent's per-status child sets, and a
+listing reads the per-(kind, status) sets of roots newest first.  Each
+read pipelines its commands: one round trip per page, two when a page of
+children is filtered by status (the set yields the ids to read).
+
+Ids are checked (``is_job_id``) before they become keys.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from redis import Redis
+
+from jobs import keys
+from jobs.status import JobKind, JobStatus
+
+ROOT_KINDS = (JobKind.SINGLE.value, JobKind.PARENT.value)
+#: A root is never held: only children wait for a slot.
+ROOT_STATUSES = tuple(s.value for s in JobStatus if s is not JobStatus.HELD)
+CHILD_STATUSES = tuple(s.value for s in JobStatus)
+
+#: What a parent's page of children shows of each child.
+CHILD_VIEW_FIELDS = (
+    "id", "index", "status", "model", "doc_hash", "stage", "progress", "attempts",
+    "started_at", "finished_at", "error_code",
+)
+#: What a listing shows of each root, with the counters a parent's status is derived from.
+LIST_FIELDS = (
+    "id", "kind", "status", "model", "created_at", "started_at", "finished_at", "error_code",
+    "total", *(f"n_{s.value}" for s in JobStatus),
+)
+_MERGE_FIELDS = ("id", "index", "status", "error_code")
+
+Row = dict[str, str | None]
+
+
+class InvalidCursor(ValueError):
+    """Raised when a listing cursor was not made by ``list_jobs``."""
+
+
+@dataclass(frozen=True)
+class ChildrenPage:
+    children: list[Row]  # index order
+    offset: int
+    limit: int
+    total: int  # children matching the filter
+
+    @property
+    def next_offset(self) -> int | None:
+        end = self.offset + self.limit
+        return end if end < self.total else None
+
+
+@dataclass(frozen=True)
+class JobList:
+    jobs: list[Row]  # newest first
+    next_cursor: str | None
+
+
+def is_job_id(job_id: str) -> bool:
+    root, separator, index = job_id.partition(keys.CHILD_SEPARATOR)
+    return (
+        len(root) == 32
+        and all(c in "0123456789abcdef" for c in root)
+        and (index == "" or (index.isdigit() and len(index) <= 6))
+        and not (separator and index == "")
+    )
+
+
+class JobQueries:
+    def __init__(self, client: Redis):
+        self.redis = client
+
+    def get(self, job_id: str) -> dict[str, str] | None:
+        """The job's stored fields, or None."""
+        if not is_job_id(job_id):
+            return None
+        raw = self.redis.hgetall(keys.job(job_id))
+        if not raw:
+            return None
+        return {k.decode(): v.decode() for k, v in raw.items()}
+
+    # -- a parent's children -----------------------------------------------------------------
+
+    def children_page(self, parent_id: str, offset: int, limit: int, status: str | None = None) -> ChildrenPage:
+        """Children ``offset`` .. ``offset + limit - 1`` of the parent (in index order), all or in one status."""
+        if status is None:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.hget(keys.job(parent_id), "total")
+            for index in range(offset, offset + limit):
+                pipe.hmget(keys.job(keys.child_id(parent_id, index)), CHILD_VIEW_FIELDS)
+            total, *rows = pipe.execute()
+            children = [_row(CHILD_VIEW_FIELDS, values) for values in rows]
+            return ChildrenPage([c for c in children if c["id"] is not None], offset, limit, int(total or 0))
+        index_key = keys.children(parent_id, status)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zcard(index_key)
+        pipe.zrange(index_key, offset, offset + limit - 1)
+        total, members = pipe.execute()
+        return ChildrenPage(self._rows([_str(m) for m in members], CHILD_VIEW_FIELDS), offset, limit, total)
+
+    def children_with_results(self, parent_id: str, total: int) -> list[tuple[Row, dict[str, Any] | None]]:
+        """Every child (id, index, status, error_code) with its stored result: what a merged result is made of."""
+        ids = [keys.child_id(parent_id, i) for i in range(total)]
+        pipe = self.redis.pipeline(transaction=False)
+        for child_id in ids:
+            pipe.hmget(keys.job(child_id), _MERGE_FIELDS)
+        if ids:
+            # MGET is one slot only under Cluster; the children of a parent share one.
+            pipe.mget([keys.result(c) for c in ids])
+        replies = pipe.execute()
+        rows = [_row(_MERGE_FIELDS, values) for values in replies[:len(ids)]]
+        results = [json.loads(raw) if raw else None for raw in (replies[len(ids)] if ids else [])]
+        return list(zip(rows, results))
+
+    # -- the listing -------------------------------------------------------------------------------
+
+    def list_jobs(self, status: str | None = None, kind: str | None = None, limit: int = 20,
+                  cursor: str | None = None) -> JobList:
+        """Roots (single jobs and parents) newest first, from the per-(kind, status) indexes.
+
+        Each index is read newest first up to ``limit + 1`` members past the
+        cursor and the reads are merged, so a page costs the same however
+        many jobs exist.  The cursor is the (created_at, id) of a page's last
+        job: jobs created since are newer, so they never shift later pages.
+        """
+        indexes = [keys.roots(k, s) for k in ([kind] if kind else ROOT_KINDS)
+                   for s in ([status] if status else ROOT_STATUSES)]
+        after = decode_cursor(cursor) if cursor is not None else None
+        pipe = self.redis.pipeline(transaction=False)
+        for index in indexes:
+            if after is None:
+                pipe.zrevrangebyscore(index, "+inf", "-inf", start=0, num=limit + 1, withscores=True)
+            else:
+                # Jobs created in the cursor's very microsecond sort by id, as in the index itself.
+                pipe.zrevrangebyscore(index, after[0], after[0], withscores=True)
+                pipe.zrevrangebyscore(index, f"({after[0]}", "-inf", start=0, num=limit + 1, withscores=True)
+        candidates = {(int(score), _str(member)) for reply in pipe.execute() for member, score in reply}
+        if after is not None:
+            candidates = {c for c in candidates if c < after}
+        newest = sorted(candidates, reverse=True)
+        page, more = newest[:limit], len(newest) > limit
+        rows = self._rows([job_id for _, job_id in page], LIST_FIELDS)
+        return JobList(rows, encode_cursor(*page[-1]) if more else None)
+
+    # -- results and events ------------------------------------------------------------------------
+
+    def result(self, job_id: str) -> dict[str, Any] | None:
+        raw = self.redis.get(keys.result(job_id))
+        return json.loads(raw) if raw else None
+
+    def results(self, job_ids: Sequence[str]) -> list[dict[str, Any] | None]:
+        if not job_ids:
+            return []
+        return [json.loads(raw) if raw else None for raw in self.redis.mget([keys.result(j) for j in job_ids])]
+
+    def events(self, job_id: str) -> list[dict[str, str]]:
+        """The audit events of a job, oldest first; a parent's include its children's."""
+        root = keys.root_of(job_id)
+        out = []
+        for entry_id, raw in self.redis.xrange(keys.events(job_id)):
+            event = {k.decode(): v.decode() for k, v in raw.items()}
+            if job_id != root and event["job_id"] != job_id:
+                continue  # a child's view holds its own events only
+            event["id"] = entry_id.decode()
+            out.append(event)
+        return out
+
+    def _rows(self, job_ids: list[str], fields: Sequence[str]) -> list[Row]:
+        """The fields of each job, in the given order; a job whose record is gone is left out."""
+        if not job_ids:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hmget(keys.job(job_id), fields)
+        rows = [_row(fields, values) for values in pipe.execute()]
+        return [r for r in rows if r["id"] is not None]
+
+
+# -- the listing cursor -------------------------------------------------------------------------
+
+_CURSOR = re.compile(r"([0-9]{1,19}):([0-9a-f]{32})")
+
+
+def encode_cursor(created_at: int, job_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{created_at}:{job_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[int, str]:
+    """(created_at µs, id) of the last job of the previous page; ``InvalidCursor`` for anything else."""
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+    except (ValueError, UnicodeError):
+        raise InvalidCursor("not a cursor of this listing") from None
+    match = _CURSOR.fullmatch(text)
+    if match is None:
+        raise InvalidCursor("not a cursor of this listing")
+    return int(match[1]), match[2]
+
+
+def _str(value: bytes | str | None) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _row(fields: Sequence[str], values: Sequence[bytes | None]) -> Row:
+    return {name: _str(value) for name, value in zip(fields, values)}
