@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from jobs.status import TERMINAL, JobKind, JobStatus
+from jobs.contract import TERMINAL, JobKind, JobStatus
 from jobs.store import JobStore
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

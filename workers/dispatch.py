@@ -9,7 +9,7 @@ import logging
 from typing import Iterable
 
 from jobs.models import queue_for
-from jobs.store import Dispatch
+from jobs.records import Dispatch
 from workers.celery_app import RUN_TASK, app
 
 log = logging.getLogger(__name__)

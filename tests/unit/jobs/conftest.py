@@ -23,9 +23,10 @@ import pytest
 
 from jobs import keys
 from jobs.config import Settings
-from jobs.scripts import TRANSITIONS
-from jobs.status import JobStatus
-from jobs.store import Claim, Created, JobStore, NewJob
+from jobs.contract import JobKind, JobStatus
+from jobs.records import Claim, Created, NewJob
+from jobs.store import JobStore
+from jobs.transitions.spec import Transition
 
 SETTINGS = Settings(
     release_batch=4,
@@ -35,8 +36,9 @@ SETTINGS = Settings(
     idempotency_ttl=3600,
 )
 
-# The sorted-set indexes every transition maintains.
-INDEXES = (keys.QUEUED, keys.LEASES, keys.ACTIVE_PARENTS, keys.DUE_PARENTS)
+# The sorted-set indexes every transition maintains, and the sets of parents not yet terminal.
+ACTIVE_PARENTS = (keys.roots(JobKind.PARENT.value, "queued"), keys.roots(JobKind.PARENT.value, "processing"))
+INDEXES = (keys.QUEUED, keys.LEASES, keys.DUE_PARENTS, *ACTIVE_PARENTS)
 
 PAST_MS = 1  # a score long before any Redis TIME
 
@@ -104,6 +106,10 @@ class Kit:
     def members(self, index: str) -> set[str]:
         return {text(m) for m in self.r.zrange(index, 0, -1)}
 
+    def active_parents(self) -> set[str]:
+        """Parents in the listing's queued or processing sets: those not yet terminal."""
+        return self.members(ACTIVE_PARENTS[0]) | self.members(ACTIVE_PARENTS[1])
+
     def score(self, index: str, member: str) -> float | None:
         return self.r.zscore(index, member)
 
@@ -166,40 +172,18 @@ class Kit:
 
 
 class Replies:
-    """Records the raw reply of every transition script a store runs."""
+    """Records the decoded reply of every transition script run (pipelined calls included), by name."""
 
-    def __init__(self, store: JobStore, monkeypatch: pytest.MonkeyPatch):
+    def __init__(self, monkeypatch: pytest.MonkeyPatch):
         self.by_name: dict[str, list] = defaultdict(list)
-        for name in TRANSITIONS:
-            monkeypatch.setattr(store.scripts, name, self._recording(name, getattr(store.scripts, name)))
-        real_pipeline = store.redis.pipeline
+        real_decode = Transition.decode
 
-        def pipeline(*args, **kwargs):
-            pipe = real_pipeline(*args, **kwargs)
-            pipe.recorded_scripts = []
-            real_execute = pipe.execute
-
-            def execute(*eargs, **ekwargs):
-                results = real_execute(*eargs, **ekwargs)
-                for name, result in zip(pipe.recorded_scripts, results):
-                    self.by_name[name].append(text(result))
-                return results
-
-            pipe.execute = execute
-            return pipe
-
-        monkeypatch.setattr(store.redis, "pipeline", pipeline)
-
-    def _recording(self, name, script):
-        def call(keys=None, args=None, client=None):
-            reply = script(keys=keys, args=args, client=client)
-            if client is None:
-                self.by_name[name].append(text(reply))
-            else:
-                client.recorded_scripts.append(name)
+        def decode(transition, raw):
+            reply = real_decode(transition, raw)
+            self.by_name[transition.name].append(reply)
             return reply
 
-        return call
+        monkeypatch.setattr(Transition, "decode", decode)
 
     def __getitem__(self, name: str) -> list:
         return self.by_name[name]
@@ -240,5 +224,5 @@ def r(kit):
 
 
 @pytest.fixture
-def replies(store, monkeypatch) -> Replies:
-    return Replies(store, monkeypatch)
+def replies(monkeypatch) -> Replies:
+    return Replies(monkeypatch)
