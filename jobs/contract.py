@@ -111,6 +111,18 @@ class Field(str, Enum):
     NEXT_RELEASE = "next_release"
 
 
+class EventField(str, Enum):
+    """The fields of an audit event (one entry of a root's events stream)."""
+
+    OPERATION = "operation"
+    JOB_ID = "job_id"
+    PARENT_JOB_ID = "parent_job_id"
+    STATUS = "status"
+    MODEL = "model"
+    ERROR_CODE = "error_code"
+    TIME = "time"  # µs, Redis time
+
+
 def count_field(status: JobStatus) -> str:
     """The parent's field counting its children in ``status``: ``n_queued``..."""
     return f"n_{status.value}"
@@ -143,6 +155,7 @@ def lua_preamble() -> str:
         _lua_table("ERROR", {e.value: e.value for e in ErrorCode}),
         _lua_table("STAGE", {e.value: e.value for e in Stage}),
         _lua_table("F", {f.name.lower(): f.value for f in Field}),
+        _lua_table("E", {f.name.lower(): f.value for f in EventField}),
         "local function count_field(status) return 'n_' .. status end",
         keys.lua_key_shapes(),
     ]

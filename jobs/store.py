@@ -114,7 +114,7 @@ class JobStore:
                 "parent": root,
                 "queued": keys.QUEUED,
                 "due": keys.DUE_PARENTS,
-                **{f"roots_{s.value}": keys.roots(kind.value, s.value) for s in ROOT_STATUSES},
+                "roots_queued": keys.roots(kind.value, JobStatus.QUEUED.value),
             },
             args={
                 "idempotency_key": idempotency.key if idempotency else "",

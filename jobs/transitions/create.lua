@@ -8,7 +8,7 @@
     idempotency   the idempotency record (the root's key again when there is none)
     root          the single job's or the parent's key
     queued, due   the queued-jobs and due-parents indexes
-    roots_<status>  the listing's sets of the root's kind
+    roots_queued  the listing's set of queued roots of this kind
     parent        the root's key again (release_children reads K.parent)
   Derived from A.prefix, the group's hash-tagged prefix: each job's key and
   payload key, and the children's per-status sets.
@@ -35,7 +35,7 @@
 
 local existing_id = nil
 if A.idempotency_key ~= '' then
-  local existing = redis.call('HMGET', K.idempotency, 'id', 'fingerprint')
+  local existing = redis.call('HMGET', K.idempotency, F.id, 'fingerprint')
   if existing[1] then
     if existing[2] == A.fingerprint then return reply{code = REPLY.REPLAYED, job_id = existing[1]} end
     return reply{code = REPLY.KEY_REUSED, job_id = existing[1]}
@@ -94,7 +94,7 @@ end
 redis.call('ZADD', K.roots_queued, int(now), A.root_id)
 
 if A.idempotency_key ~= '' then
-  redis.call('HSET', K.idempotency, 'id', A.root_id, 'fingerprint', A.fingerprint)
+  redis.call('HSET', K.idempotency, F.id, A.root_id, 'fingerprint', A.fingerprint)
   redis.call('EXPIRE', K.idempotency, A.idempotency_ttl)
 end
 return reply{code = REPLY.OK, job_id = A.root_id, released = released}

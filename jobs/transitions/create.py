@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from jobs.contract import Reply
-from jobs.transitions.spec import ROOT_KEYS, Arg, Dispatches, Transition
+from jobs.transitions.spec import Arg, Dispatches, Transition
 
 
 @dataclass(frozen=True)
@@ -15,7 +15,7 @@ class CreateReply:
 
 CREATE = Transition(
     "create",
-    keys=("idempotency", "root", "parent", "queued", "due", *ROOT_KEYS),
+    keys=("idempotency", "root", "parent", "queued", "due", "roots_queued"),
     args=(
         Arg("idempotency_key"),
         Arg("fingerprint"),

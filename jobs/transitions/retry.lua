@@ -17,7 +17,7 @@
   Reply: {OK} queued again, or {NO_JOB}, {WRONG_STATUS}, {LEASE_LOST} as heartbeat
 ]]
 -- @include attempt
--- @include finish
+-- @include indexes
 
 local refused = check_attempt(K.job, A.attempt)
 if refused then return reply{code = refused} end

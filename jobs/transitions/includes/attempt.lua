@@ -2,6 +2,8 @@
 -- job (heartbeat, progress, retry, complete): the job exists, is
 -- processing, and is still at this attempt.  Returns nil when it holds, or
 -- the reply code that refuses the call.
+-- end_attempt: appends the attempt's run to the job's intervals (F.intervals
+-- says how): every attempt that held a slot, however it ended.
 -- @needs common
 
 local function check_attempt(job_key, attempt)
@@ -10,4 +12,11 @@ local function check_attempt(job_key, attempt)
   if f[1] ~= STATUS.processing then return REPLY.WRONG_STATUS end
   if f[2] ~= attempt then return REPLY.LEASE_LOST end
   return nil
+end
+
+local function end_attempt(job_key, now, outcome)
+  local f = redis.call('HMGET', job_key, F.attempts, F.started_at, F.intervals)
+  local run = f[1] .. ':' .. f[2] .. ':' .. int(now) .. ':' .. outcome
+  if f[3] and f[3] ~= '' then run = f[3] .. ',' .. run end
+  redis.call('HSET', job_key, F.intervals, run)
 end

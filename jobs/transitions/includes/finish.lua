@@ -1,7 +1,6 @@
 -- The end of attempts and of jobs.  Reads K.events, K.parent, K.due,
 -- K.roots_<status> (and, through release_children, K.queued).
 --
--- end_attempt: appends the attempt's run to the job's intervals.
 -- finish_job: the terminal step of one job (status, finished_at, error, its
 --   one audit event, its indexes).
 -- finalize_parent_if_done: the terminal step of a parent, taken exactly
@@ -9,23 +8,17 @@
 -- child_finished: moves a finished child's count on its parent, hands its
 --   slot to the next held child, and finalizes the parent if due.
 -- @needs release
-
-local function end_attempt(job_key, now, outcome)
-  local f = redis.call('HMGET', job_key, F.attempts, F.started_at, F.intervals)
-  local run = f[1] .. ':' .. f[2] .. ':' .. int(now) .. ':' .. outcome
-  if f[3] and f[3] ~= '' then run = f[3] .. ',' .. run end
-  redis.call('HSET', job_key, F.intervals, run)
-end
+-- @needs attempt
 
 local function audit(operation, job_id, parent_id, status, model, error_code, now)
   redis.call('XADD', K.events, '*',
-    'operation', operation,
-    'job_id', job_id,
-    'parent_job_id', parent_id or '',
-    'status', status,
-    'model', model or '',
-    'error_code', error_code or '',
-    'time', int(now))
+    E.operation, operation,
+    E.job_id, job_id,
+    E.parent_job_id, parent_id or '',
+    E.status, status,
+    E.model, model or '',
+    E.error_code, error_code or '',
+    E.time, int(now))
 end
 
 -- `job` holds the job's id, kind, parent_id, index and model.

@@ -23,7 +23,7 @@ import pytest
 
 from jobs import keys
 from jobs.config import Settings
-from jobs.contract import JobKind, JobStatus
+from jobs.contract import ROOT_STATUSES, JobKind, JobStatus
 from jobs.records import Claim, Created, NewJob
 from jobs.store import JobStore
 from jobs.transitions.spec import Transition
@@ -50,6 +50,15 @@ def text(value):
     if isinstance(value, list):
         return [text(v) for v in value]
     return value
+
+
+def parse_intervals(recorded: str | None) -> list[tuple[int, int, int, str]]:
+    """A job's ``intervals`` field: (attempt, started µs, ended µs, how it ended) per ended attempt."""
+    runs = []
+    for run in filter(None, (recorded or "").split(",")):
+        attempt, started, ended, outcome = run.split(":")
+        runs.append((int(attempt), int(started), int(ended), outcome))
+    return runs
 
 
 class Kit:
@@ -120,23 +129,32 @@ class Kit:
         return [e for e in self.events(keys.root_of(job_id)) if e["job_id"] == job_id]
 
     def group_state(self, parent_id: str, n: int) -> dict:
-        """A group as one round trip reads it: the parent, each child's status and
-        attempts, the members of every index, and the root's events."""
+        """A group as one round trip reads it: the parent, each child's status,
+        attempts and recorded intervals, the members of every index (the
+        parent's per-status children sets and the listing's parent sets
+        included), and the root's events."""
         children = self.child_ids(parent_id, n)
+        child_sets = {s.value: keys.children(parent_id, s.value) for s in JobStatus}
+        root_sets = {s: keys.roots(JobKind.PARENT.value, s.value) for s in ROOT_STATUSES}
+        indexes = (*INDEXES, *child_sets.values(), *root_sets.values())
         pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(keys.job(parent_id))
         for child in children:
-            pipe.hmget(keys.job(child), "status", "attempts")
-        for index in INDEXES:
+            pipe.hmget(keys.job(child), "status", "attempts", "intervals")
+        for index in indexes:
             pipe.zrange(index, 0, -1)
         pipe.xrange(keys.events(parent_id))
         replies = pipe.execute()
-        parent, fields, indexes, events = replies[0], replies[1 : n + 1], replies[n + 1 : -1], replies[-1]
+        parent, fields, members, events = replies[0], replies[1 : n + 1], replies[n + 1 : -1], replies[-1]
+        by_index = {name: {text(m) for m in found} for name, found in zip(indexes, members)}
         return {
             "parent": {text(k): text(v) for k, v in parent.items()},
             "statuses": [text(f[0]) for f in fields],
             "attempts": [int(f[1]) for f in fields],
-            "indexes": {name: {text(m) for m in members} for name, members in zip(INDEXES, indexes)},
+            "intervals": [parse_intervals(text(f[2])) for f in fields],
+            "indexes": by_index,
+            "children_by_status": {status: by_index[key] for status, key in child_sets.items()},
+            "parent_listed_as": {s.value for s, key in root_sets.items() if parent_id in by_index[key]},
             "events": [{text(k): text(v) for k, v in raw.items()} for _, raw in events],
         }
 

@@ -227,6 +227,19 @@ class GroupRun:
         # Every queued child has a message out, or waits for the sweep after a retry.
         assert having("queued") <= self.published | self.backoff
 
+        # The parent's per-status children sets hold exactly the children in each status,
+        # and the listing holds the parent under its status alone.
+        assert state["children_by_status"] == {s: having(s) for s in COUNTED}
+        assert state["parent_listed_as"] == {parent["status"]}
+
+        # Every ended attempt left its interval, in order, each within the one after it;
+        # only a processing child has an attempt still running.
+        for child, status, attempts, runs in zip(self.ids, statuses, state["attempts"], state["intervals"]):
+            ended = attempts - 1 if status == "processing" else attempts
+            assert [run[0] for run in runs] == list(range(1, ended + 1)), (child, status, runs)
+            assert all(start <= end for _, start, end, _ in runs)
+            assert all(a[2] <= b[1] for a, b in zip(runs, runs[1:]))
+
         # Attempts count claims; failures are those the test caused.
         assert state["attempts"] == [self.claims[c] for c in self.ids]
         assert having("failed") == self.failed
