@@ -30,7 +30,7 @@ from bench.ocr import page_texts, render
 from jobs import keys
 from jobs.config import Settings
 from jobs.models import queue_for
-from jobs.status import TERMINAL
+from jobs.contract import TERMINAL
 from jobs.store import JobStore, NewJob
 from tests.harness import CELERY_READY
 from workers.celery_app import RUN_TASK, make_celery

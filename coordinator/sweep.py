@@ -16,7 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable
 
-from jobs.store import Dispatch, JobStore
+from jobs.records import Dispatch
+from jobs.store import JobStore
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from marshmallow import Schema, fields
 from marshmallow.validate import OneOf
 
 from gateway.problems import CATALOGUE, PLAIN_HTTP_CODES
+from jobs.contract import JobKind, JobStatus, Operation
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS
 from jobs.registry import Location
-from jobs.status import JobKind, JobStatus, Operation
 
 _STATUSES = [s.value for s in JobStatus]
 

@@ -27,10 +27,11 @@ from gateway.responses import ChildrenPageSchema, EventsSchema, JobListSchema, M
 from gateway.schemas import ChildrenQuery, JobViewQuery, ListQuery
 from gateway.submission import Parser, idempotency_key
 from jobs.config import Settings
+from jobs.contract import JobKind, JobStatus
 from jobs.errors import IdempotencyKeyReused, StoreError
 from jobs.queries import ChildrenPage, InvalidCursor, JobQueries
-from jobs.status import JobKind, JobStatus
-from jobs.store import Dispatch, Idempotency, JobStore
+from jobs.records import Dispatch, Idempotency
+from jobs.store import JobStore
 
 log = logging.getLogger(__name__)
 

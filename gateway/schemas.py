@@ -21,8 +21,8 @@ from gateway.problems import Problem
 from jobs.config import DEFAULT_MAX_PAGES
 from jobs.fields import DigitsInteger, StrictInteger, Text
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
+from jobs.records import NewJob
 from jobs.registry import MODELS, Model
-from jobs.store import NewJob
 
 MAX_DOC_HASH_CHARS = 128
 DEFAULT_PAGE_LIMIT = 20

@@ -24,7 +24,7 @@ from marshmallow import Schema, ValidationError
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, accepting_model, check_not_empty
 from jobs.config import Settings
-from jobs.store import NewJob
+from jobs.records import NewJob
 
 JSON_TYPE = "application/json"
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")

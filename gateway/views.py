@@ -14,9 +14,9 @@ from typing import Any, Callable, Mapping
 
 from flask import url_for
 
+from jobs.contract import TERMINAL, JobKind, JobStatus
 from jobs.queries import ChildrenPage, JobList, JobQueries
 from jobs.registry import MODELS
-from jobs.status import TERMINAL, JobKind, JobStatus
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 Record = Mapping[str, str | None]

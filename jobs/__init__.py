@@ -1,8 +1,9 @@
-"""The job model and its store: statuses, Redis keys, transition scripts, audit events."""
+"""The job model and its store: the shared vocabulary, Redis keys, transition scripts, audit events."""
 
 from jobs.config import Settings
-from jobs.status import JobKind, JobStatus
-from jobs.store import Claim, Completion, Created, Dispatch, Idempotency, JobStore, NewJob
+from jobs.contract import JobKind, JobStatus
+from jobs.records import Claim, Completion, Created, Dispatch, Idempotency, NewJob
+from jobs.store import JobStore
 
 __all__ = [
     "Claim",

@@ -42,6 +42,18 @@ class IdempotencyKeyReused(StoreError):
     code = "idempotency_key_reused"
 
 
+class LeaseLost(StoreError):
+    """Raised when an attempt reports on a job that another attempt now holds."""
+
+    code = "lease_lost"
+
+
+class NotProcessing(StoreError):
+    """Raised when an attempt reports on a job that is no longer processing."""
+
+    code = "not_processing"
+
+
 # --- documents and engines ---------------------------------------------------
 
 

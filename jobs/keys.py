@@ -6,19 +6,29 @@ one slot.  A child's id is ``<parent id>-<index>``, so its keys, and the
 parent's, are derived from the id alone: no lookup table is needed and a
 child can never be created twice.
 
-The Lua scripts build the job keys of released children from ``group prefix``
-(``ocrgw:{root}:``) with the same shapes as below; ``tests`` check the two agree.
+The scripts derive the keys of a group's other jobs (the children a release
+moves, the child a kept slot claims) from the group's hash-tagged prefix
+(``ocrgw:{root}:``) with the Lua functions ``lua_key_shapes`` generates from
+the shapes below, so both sides build them from one definition.
 """
 
 import hashlib
 
+from jobs.contract import ROOT_STATUSES, JobKind
+
 NAMESPACE = "ocrgw"
 CHILD_SEPARATOR = "-"
+# The parts of a group's keys after its prefix.
+JOB = "job:"
+PAYLOAD = "payload:"
+RESULT = "result:"
+CALL = "call:"
+CHILDREN = "children:"
+EVENTS = "events"
 
 # Global indexes, each a sorted set of job or parent ids.
 LEASES = f"{NAMESPACE}:leases"  # processing jobs, scored by lease deadline (ms)
 QUEUED = f"{NAMESPACE}:queued"  # queued jobs, scored by when the sweep must (re)publish them if unclaimed (ms)
-ACTIVE_PARENTS = f"{NAMESPACE}:parents:active"  # non-terminal parents, scored by creation (ms)
 DUE_PARENTS = f"{NAMESPACE}:parents:due"  # parents a transition left with work for the sweep
 SWEEP_LOCK = f"{NAMESPACE}:sweep:lock"
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
@@ -31,6 +41,16 @@ def roots(kind: str, status: str) -> str:
     its status moves it, so listing newest-first never scans.
     """
     return f"{NAMESPACE}:roots:{kind}:{status}"
+
+
+def roots_by_status(job_id: str) -> dict[str, str]:
+    """The listing sets a transition on ``job_id`` may move a root between, as the scripts name them.
+
+    A root that is claimed or finished is a single job; a child's transitions
+    move its parent.
+    """
+    kind = JobKind.PARENT if CHILD_SEPARATOR in job_id else JobKind.SINGLE
+    return {f"roots_{s.value}": roots(kind.value, s.value) for s in ROOT_STATUSES}
 
 
 def child_id(parent_id: str, index: int) -> str:
@@ -46,38 +66,54 @@ def group_prefix(job_id: str) -> str:
 
 
 def job(job_id: str) -> str:
-    return f"{group_prefix(job_id)}job:{job_id}"
+    return f"{group_prefix(job_id)}{JOB}{job_id}"
 
 
 def payload(job_id: str) -> str:
-    return f"{group_prefix(job_id)}payload:{job_id}"
+    return f"{group_prefix(job_id)}{PAYLOAD}{job_id}"
 
 
 def result(job_id: str) -> str:
-    return f"{group_prefix(job_id)}result:{job_id}"
+    return f"{group_prefix(job_id)}{RESULT}{job_id}"
+
+
+def parent_or_self(job_id: str) -> str:
+    """The parent's key for a child, else the job's own: what a script's ``parent`` key is."""
+    return job(root_of(job_id))
 
 
 def call(job_id: str, token: str) -> str:
     """What one call of a transition on a job answered, kept briefly so that
     the same call sent again (same token) can be answered alike."""
-    return f"{group_prefix(job_id)}call:{token}"
+    return f"{group_prefix(job_id)}{CALL}{token}"
 
 
 def is_call_record(key: str) -> bool:
-    return key.startswith(f"{NAMESPACE}:{{") and key.partition("}")[2].startswith(":call:")
+    return key.startswith(f"{NAMESPACE}:{{") and key.partition("}")[2].startswith(":" + CALL)
 
 
 def children(parent_id: str, status: str) -> str:
     """The children of a parent in one status, scored by index: a page of them, or all failed ones, is one read."""
-    return f"{group_prefix(parent_id)}children:{status}"
+    return f"{group_prefix(parent_id)}{CHILDREN}{status}"
 
 
 def events(job_id: str) -> str:
     """The audit stream of a root: a single job's events, or a parent's and all its children's."""
-    return f"{group_prefix(job_id)}events"
+    return f"{group_prefix(job_id)}{EVENTS}"
 
 
 def idempotency(key: str) -> str:
     # Hashed so that any client-chosen string (up to 255 chars) makes a tidy key.
     digest = hashlib.sha256(key.encode()).hexdigest()
     return f"{NAMESPACE}:idem:{digest}"
+
+
+def lua_key_shapes() -> str:
+    """The Lua functions that derive a group's keys from its prefix, as the functions above do."""
+    return "\n".join([
+        f"local function job_key_of(prefix, id) return prefix .. '{JOB}' .. id end",
+        f"local function payload_key_of(prefix, id) return prefix .. '{PAYLOAD}' .. id end",
+        f"local function children_key_of(prefix, status) return prefix .. '{CHILDREN}' .. status end",
+        f"local function child_id_of(parent_id, index) return parent_id .. '{CHILD_SEPARATOR}' "
+        "  .. string.format('%d', index) end",
+    ]) + "\n"

@@ -7,7 +7,7 @@ listing reads the per-(kind, status) sets of roots newest first.  Each
 read pipelines its commands: one round trip per page, two when a page of
 children is filtered by status (the set yields the ids to read).
 
-Ids are checked (``is_job_id``) before they become keys.
+Ids are checked (``jobs.ids.is_job_id``) before they become keys.
 """
 
 from __future__ import annotations
@@ -21,11 +21,14 @@ from typing import Any, Sequence
 from redis import Redis
 
 from jobs import keys
-from jobs.status import JobKind, JobStatus
+from jobs.contract import ROOT_KINDS as _ROOT_KINDS
+from jobs.contract import ROOT_STATUSES as _ROOT_STATUSES
+from jobs.contract import JobStatus
+from jobs.ids import is_job_id
 
-ROOT_KINDS = (JobKind.SINGLE.value, JobKind.PARENT.value)
-#: A root is never held: only children wait for a slot.
-ROOT_STATUSES = tuple(s.value for s in JobStatus if s is not JobStatus.HELD)
+#: What a listing may be filtered by, and a page of children.
+ROOT_KINDS = tuple(k.value for k in _ROOT_KINDS)
+ROOT_STATUSES = tuple(s.value for s in _ROOT_STATUSES)
 CHILD_STATUSES = tuple(s.value for s in JobStatus)
 
 #: What a parent's page of children shows of each child.
@@ -64,16 +67,6 @@ class ChildrenPage:
 class JobList:
     jobs: list[Row]  # newest first
     next_cursor: str | None
-
-
-def is_job_id(job_id: str) -> bool:
-    root, separator, index = job_id.partition(keys.CHILD_SEPARATOR)
-    return (
-        len(root) == 32
-        and all(c in "0123456789abcdef" for c in root)
-        and (index == "" or (index.isdigit() and len(index) <= 6))
-        and not (separator and index == "")
-    )
 
 
 class JobQueries:

@@ -8,8 +8,8 @@ such jobs (see the `republish` transition), and claim ignores duplicates.
 import logging
 from typing import Iterable
 
+from jobs.records import Dispatch
 from jobs.registry import MODELS
-from jobs.store import Dispatch
 from workers.celery_app import RUN_TASK, app
 
 log = logging.getLogger(__name__)

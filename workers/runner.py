@@ -35,7 +35,9 @@ from typing import Callable
 from celery.exceptions import SoftTimeLimitExceeded
 
 from jobs.errors import AdapterError, InvalidDocument, JobNotFound
-from jobs.store import Claim, Completion, Dispatch, JobStore, LeaseLost, NotProcessing
+from jobs.errors import LeaseLost, NotProcessing
+from jobs.records import Claim, Completion, Dispatch
+from jobs.store import JobStore
 from workers.adapters import get_adapter
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from jobs.config import Settings
-from jobs.store import Dispatch
+from jobs.records import Dispatch
 from workers import dispatch
 from workers.celery_app import RUN_TASK, make_celery
 

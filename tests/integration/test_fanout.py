@@ -224,7 +224,8 @@ def test_json_without_fanout_and_raw_documents_stay_single_jobs(gateway, db0):
         assert [(e["operation"], e["job_id"], e["parent_job_id"]) for e in events] == [
             ("job", view["id"], None)]
     assert len(job_keys(db0)) == 2
-    assert db0.zcard(keys.ACTIVE_PARENTS) == 0
+    assert all(db0.zcard(keys.roots("parent", s)) == 0 for s in ("queued", "processing", "completed", "failed"))
+    assert db0.zcard(keys.roots("single", "completed")) == 2
 
 
 # -- atomic rejection ---------------------------------------------------------------------------

@@ -7,7 +7,8 @@ import pytest
 
 from gateway import create_app, drain
 from jobs.config import Settings
-from jobs.store import Dispatch, JobStore
+from jobs.records import Dispatch
+from jobs.store import JobStore
 
 # Small limits, so that the tests reach them with small requests.
 MAX_CHILDREN = 4

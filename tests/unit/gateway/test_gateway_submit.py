@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from jobs.store import Dispatch
+from jobs.records import Dispatch
 
 from .conftest import MAX_BODY_BYTES, MAX_CHILDREN, MAX_PAGES
 from .support import assert_problem, b64, echo_job, fanout

@@ -23,9 +23,10 @@ import pytest
 
 from jobs import keys
 from jobs.config import Settings
-from jobs.scripts import TRANSITIONS
-from jobs.status import JobStatus
-from jobs.store import Claim, Created, JobStore, NewJob
+from jobs.contract import ROOT_STATUSES, JobKind, JobStatus
+from jobs.records import Claim, Created, NewJob
+from jobs.store import JobStore
+from jobs.transitions.spec import Transition
 
 SETTINGS = Settings(
     release_batch=4,
@@ -35,8 +36,9 @@ SETTINGS = Settings(
     idempotency_ttl=3600,
 )
 
-# The sorted-set indexes every transition maintains.
-INDEXES = (keys.QUEUED, keys.LEASES, keys.ACTIVE_PARENTS, keys.DUE_PARENTS)
+# The sorted-set indexes every transition maintains, and the sets of parents not yet terminal.
+ACTIVE_PARENTS = (keys.roots(JobKind.PARENT.value, "queued"), keys.roots(JobKind.PARENT.value, "processing"))
+INDEXES = (keys.QUEUED, keys.LEASES, keys.DUE_PARENTS, *ACTIVE_PARENTS)
 
 PAST_MS = 1  # a score long before any Redis TIME
 
@@ -48,6 +50,15 @@ def text(value):
     if isinstance(value, list):
         return [text(v) for v in value]
     return value
+
+
+def parse_intervals(recorded: str | None) -> list[tuple[int, int, int, str]]:
+    """A job's ``intervals`` field: (attempt, started µs, ended µs, how it ended) per ended attempt."""
+    runs = []
+    for run in filter(None, (recorded or "").split(",")):
+        attempt, started, ended, outcome = run.split(":")
+        runs.append((int(attempt), int(started), int(ended), outcome))
+    return runs
 
 
 class Kit:
@@ -104,6 +115,10 @@ class Kit:
     def members(self, index: str) -> set[str]:
         return {text(m) for m in self.r.zrange(index, 0, -1)}
 
+    def active_parents(self) -> set[str]:
+        """Parents in the listing's queued or processing sets: those not yet terminal."""
+        return self.members(ACTIVE_PARENTS[0]) | self.members(ACTIVE_PARENTS[1])
+
     def score(self, index: str, member: str) -> float | None:
         return self.r.zscore(index, member)
 
@@ -114,23 +129,32 @@ class Kit:
         return [e for e in self.events(keys.root_of(job_id)) if e["job_id"] == job_id]
 
     def group_state(self, parent_id: str, n: int) -> dict:
-        """A group as one round trip reads it: the parent, each child's status and
-        attempts, the members of every index, and the root's events."""
+        """A group as one round trip reads it: the parent, each child's status,
+        attempts and recorded intervals, the members of every index (the
+        parent's per-status children sets and the listing's parent sets
+        included), and the root's events."""
         children = self.child_ids(parent_id, n)
+        child_sets = {s.value: keys.children(parent_id, s.value) for s in JobStatus}
+        root_sets = {s: keys.roots(JobKind.PARENT.value, s.value) for s in ROOT_STATUSES}
+        indexes = (*INDEXES, *child_sets.values(), *root_sets.values())
         pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(keys.job(parent_id))
         for child in children:
-            pipe.hmget(keys.job(child), "status", "attempts")
-        for index in INDEXES:
+            pipe.hmget(keys.job(child), "status", "attempts", "intervals")
+        for index in indexes:
             pipe.zrange(index, 0, -1)
         pipe.xrange(keys.events(parent_id))
         replies = pipe.execute()
-        parent, fields, indexes, events = replies[0], replies[1 : n + 1], replies[n + 1 : -1], replies[-1]
+        parent, fields, members, events = replies[0], replies[1 : n + 1], replies[n + 1 : -1], replies[-1]
+        by_index = {name: {text(m) for m in found} for name, found in zip(indexes, members)}
         return {
             "parent": {text(k): text(v) for k, v in parent.items()},
             "statuses": [text(f[0]) for f in fields],
             "attempts": [int(f[1]) for f in fields],
-            "indexes": {name: {text(m) for m in members} for name, members in zip(INDEXES, indexes)},
+            "intervals": [parse_intervals(text(f[2])) for f in fields],
+            "indexes": by_index,
+            "children_by_status": {status: by_index[key] for status, key in child_sets.items()},
+            "parent_listed_as": {s.value for s, key in root_sets.items() if parent_id in by_index[key]},
             "events": [{text(k): text(v) for k, v in raw.items()} for _, raw in events],
         }
 
@@ -166,40 +190,18 @@ class Kit:
 
 
 class Replies:
-    """Records the raw reply of every transition script a store runs."""
+    """Records the decoded reply of every transition script run (pipelined calls included), by name."""
 
-    def __init__(self, store: JobStore, monkeypatch: pytest.MonkeyPatch):
+    def __init__(self, monkeypatch: pytest.MonkeyPatch):
         self.by_name: dict[str, list] = defaultdict(list)
-        for name in TRANSITIONS:
-            monkeypatch.setattr(store.scripts, name, self._recording(name, getattr(store.scripts, name)))
-        real_pipeline = store.redis.pipeline
+        real_decode = Transition.decode
 
-        def pipeline(*args, **kwargs):
-            pipe = real_pipeline(*args, **kwargs)
-            pipe.recorded_scripts = []
-            real_execute = pipe.execute
-
-            def execute(*eargs, **ekwargs):
-                results = real_execute(*eargs, **ekwargs)
-                for name, result in zip(pipe.recorded_scripts, results):
-                    self.by_name[name].append(text(result))
-                return results
-
-            pipe.execute = execute
-            return pipe
-
-        monkeypatch.setattr(store.redis, "pipeline", pipeline)
-
-    def _recording(self, name, script):
-        def call(keys=None, args=None, client=None):
-            reply = script(keys=keys, args=args, client=client)
-            if client is None:
-                self.by_name[name].append(text(reply))
-            else:
-                client.recorded_scripts.append(name)
+        def decode(transition, raw):
+            reply = real_decode(transition, raw)
+            self.by_name[transition.name].append(reply)
             return reply
 
-        return call
+        monkeypatch.setattr(Transition, "decode", decode)
 
     def __getitem__(self, name: str) -> list:
         return self.by_name[name]
@@ -240,5 +242,5 @@ def r(kit):
 
 
 @pytest.fixture
-def replies(store, monkeypatch) -> Replies:
-    return Replies(store, monkeypatch)
+def replies(monkeypatch) -> Replies:
+    return Replies(monkeypatch)

@@ -11,7 +11,7 @@ def test_claim_takes_a_queued_single_job_for_one_attempt(kit, settings, replies)
     before = kit.now_ms()
 
     claim = kit.store.claim(job_id)
-    assert replies.last("claim")[0] == 1
+    assert replies.last("claim").code == 1
     assert (claim.job_id, claim.attempt, claim.model, claim.content_type) == (job_id, 1, "echo", "text/plain")
     assert claim.options == {"lang": "deu"}
     assert claim.payload == b"page 0"
@@ -53,7 +53,7 @@ def test_a_duplicate_claim_returns_none_and_changes_nothing(kit, replies):
     kit.claim(job_id)
     before = kit.snapshot()
     assert kit.store.claim(job_id) is None
-    assert replies.last("claim") == [-2, "processing"]
+    assert (replies.last("claim").code, replies.last("claim").status) == (-2, "processing")
     assert kit.snapshot() == before
 
 
@@ -61,7 +61,7 @@ def test_claiming_an_unknown_job_returns_none_and_writes_nothing(kit, replies):
     kit.single()
     before = kit.snapshot()
     assert kit.store.claim("f" * 32) is None
-    assert replies.last("claim") == [-1]
+    assert replies.last("claim").code == -1
     assert kit.snapshot() == before
 
 
@@ -70,7 +70,7 @@ def test_a_held_child_cannot_be_claimed(kit, replies):
     held = keys.child_id(parent, 1)
     before = kit.snapshot()
     assert kit.store.claim(held) is None
-    assert replies.last("claim") == [-2, "held"]
+    assert (replies.last("claim").code, replies.last("claim").status) == (-2, "held")
     assert kit.snapshot() == before
 
 
@@ -80,7 +80,7 @@ def test_a_finished_job_cannot_be_claimed(kit, replies):
     kit.store.complete(job_id, claim.attempt, {})
     before = kit.snapshot()
     assert kit.store.claim(job_id) is None
-    assert replies.last("claim") == [-2, "completed"]
+    assert (replies.last("claim").code, replies.last("claim").status) == (-2, "completed")
     assert kit.snapshot() == before
 
 
@@ -99,13 +99,13 @@ def test_heartbeat_extends_the_lease_of_the_holding_attempt(kit, settings, r, re
     r.zadd(keys.LEASES, {job_id: 1000})
     before = kit.now_ms()
     assert kit.store.heartbeat(job_id, claim.attempt) is True
-    assert replies.last("heartbeat") == 1
+    assert replies.last("heartbeat").code == 1
     assert kit.score(keys.LEASES, job_id) >= before + settings.lease_ms - SLACK_MS
 
 
 def test_heartbeat_of_an_unknown_job(kit, replies):
     assert kit.store.heartbeat("e" * 32, 1) is False
-    assert replies.last("heartbeat") == -1
+    assert replies.last("heartbeat").code == -1
     assert kit.members(keys.LEASES) == set()
 
 
@@ -114,7 +114,7 @@ def test_heartbeat_after_the_job_finished(kit, replies):
     claim = kit.claim(job_id)
     kit.store.complete(job_id, claim.attempt, {})
     assert kit.store.heartbeat(job_id, claim.attempt) is False
-    assert replies.last("heartbeat") == -2
+    assert replies.last("heartbeat").code == -2
     assert kit.members(keys.LEASES) == set()  # no lease comes back to life
 
 
@@ -126,14 +126,14 @@ def test_heartbeat_of_an_attempt_that_a_reclaim_superseded(kit, replies):
 
     # Between the reclaim and the next claim the job is queued: "not processing".
     assert kit.store.heartbeat(job_id, old.attempt) is False
-    assert replies.last("heartbeat") == -2
+    assert replies.last("heartbeat").code == -2
 
     new = kit.claim(job_id)
     assert new.attempt == old.attempt + 1
     lease = kit.score(keys.LEASES, job_id)
     before = kit.snapshot()
     assert kit.store.heartbeat(job_id, old.attempt) is False
-    assert replies.last("heartbeat") == -3
+    assert replies.last("heartbeat").code == -3
     assert kit.snapshot() == before
     assert kit.score(keys.LEASES, job_id) == lease
     assert kit.store.heartbeat(job_id, new.attempt) is True
@@ -146,21 +146,21 @@ def test_progress_is_recorded_for_the_holding_attempt(kit, replies):
     job_id = kit.single().job_id
     claim = kit.claim(job_id)
     assert kit.store.report_progress(job_id, claim.attempt, "page 2/4", 0.5) is True
-    assert replies.last("progress") == 1
+    assert replies.last("progress").code == 1
     job = kit.job(job_id)
     assert (job["stage"], job["progress"]) == ("page 2/4", "0.5000")
 
 
 def test_progress_of_an_unknown_job(kit, replies):
     assert kit.store.report_progress("d" * 32, 1, "page 1/1", 1.0) is False
-    assert replies.last("progress") == -1
+    assert replies.last("progress").code == -1
 
 
 def test_progress_of_a_job_not_processing(kit, replies):
     job_id = kit.single().job_id
     before = kit.snapshot()
     assert kit.store.report_progress(job_id, 1, "page 1/2", 0.5) is False
-    assert replies.last("progress") == -2
+    assert replies.last("progress").code == -2
     assert kit.snapshot() == before
 
 
@@ -173,6 +173,6 @@ def test_progress_of_a_superseded_attempt_does_not_overwrite(kit, replies):
     kit.store.report_progress(job_id, new.attempt, "page 1/3", 0.3333)
     before = kit.snapshot()
     assert kit.store.report_progress(job_id, old.attempt, "page 3/3", 1.0) is False
-    assert replies.last("progress") == -3
+    assert replies.last("progress").code == -3
     assert kit.snapshot() == before
     assert kit.job(job_id)["stage"] == "page 1/3"

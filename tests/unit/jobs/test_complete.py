@@ -3,8 +3,10 @@
 import pytest
 
 from jobs import keys
+from jobs.contract import Reply
 from jobs.errors import JobNotFound
-from jobs.store import Dispatch, LeaseLost, NotProcessing
+from jobs.errors import LeaseLost, NotProcessing
+from jobs.records import Dispatch
 
 
 def event_fields(event):
@@ -16,7 +18,7 @@ def test_complete_stores_the_result_drops_the_payload_and_audits_once(kit, r, re
     claim = kit.claim(job_id)
     done = kit.store.complete(job_id, claim.attempt, {"text": "hello", "pages": 1})
 
-    assert replies.last("complete")[0] == 1
+    assert replies.last("complete").code == 1
     assert done.dispatches == []
     assert kit.store.result(job_id) == {"text": "hello", "pages": 1}
     assert not r.exists(keys.payload(job_id))
@@ -55,7 +57,7 @@ def test_a_finished_child_hands_its_slot_to_the_next_held_child_in_the_same_call
     kit.claim(c[1])
 
     done = kit.store.complete(c[0], claim.attempt, {"text": "a"})
-    assert done.parent_finalized is False
+    assert done.finalized is False
     assert done.dispatches == [Dispatch(c[2], "echo")]
     assert kit.statuses(parent, 4) == ["completed", "processing", "queued", "held"]
     assert kit.members(keys.QUEUED) == {c[2]}
@@ -117,7 +119,7 @@ def test_keeping_the_slot_of_the_last_child_finalizes_the_parent_and_takes_nothi
 
     done = kit.store.complete(c[0], claim.attempt, {}, take_next="echo")
 
-    assert (done.parent_finalized, done.next_claim, done.dispatches) == (True, None, [])
+    assert (done.finalized, done.next_claim, done.dispatches) == (True, None, [])
     assert kit.job(parent)["status"] == "completed"
 
 
@@ -145,7 +147,7 @@ def run_all(kit, parent, n, fail=()):
 def test_the_last_child_finalizes_a_completed_parent_exactly_once(kit):
     parent = kit.group(3, max_parallel=3).job_id
     finals = run_all(kit, parent, 3)
-    assert [f.parent_finalized for f in finals] == [False, False, True]
+    assert [f.finalized for f in finals] == [False, False, True]
 
     p = kit.job(parent)
     assert (p["status"], p["stage"], p["error_code"]) == ("completed", "completed", "")
@@ -156,7 +158,7 @@ def test_the_last_child_finalizes_a_completed_parent_exactly_once(kit):
          "error_code": ""}
     ]  # fmt: skip
     assert parent_events[0]["time"] == p["finished_at"]
-    assert kit.members(keys.ACTIVE_PARENTS) == set()
+    assert kit.active_parents() == set()
     assert kit.members(keys.DUE_PARENTS) == set()
     # One job_child event per child, before the parent's.
     assert [e["operation"] for e in kit.events(parent)] == ["job_child"] * 3 + ["job"]
@@ -172,13 +174,13 @@ def test_collect_all_a_failed_child_does_not_stop_its_siblings(kit):
     claims = [kit.claim(x) for x in c]
 
     first = kit.store.fail(c[0], claims[0].attempt, "echo_failed", "boom")
-    assert first.parent_finalized is False
+    assert first.finalized is False
     assert kit.statuses(parent, 3) == ["failed", "processing", "processing"]
     assert kit.job(parent)["status"] == "processing"
-    assert kit.members(keys.ACTIVE_PARENTS) == {parent}
+    assert kit.active_parents() == {parent}
 
-    assert kit.store.complete(c[1], claims[1].attempt, {}).parent_finalized is False
-    assert kit.store.complete(c[2], claims[2].attempt, {}).parent_finalized is True
+    assert kit.store.complete(c[1], claims[1].attempt, {}).finalized is False
+    assert kit.store.complete(c[2], claims[2].attempt, {}).finalized is True
     assert kit.statuses(parent, 3) == ["failed", "completed", "completed"]
     p = kit.job(parent)
     assert (p["status"], p["error_code"]) == ("failed", "child_failed")
@@ -188,7 +190,7 @@ def test_collect_all_a_failed_child_does_not_stop_its_siblings(kit):
         ("job_child", "completed", ""),
         ("job", "failed", "child_failed"),
     ]
-    assert kit.members(keys.ACTIVE_PARENTS) == set()
+    assert kit.active_parents() == set()
 
 
 def test_a_group_whose_children_all_fail_fails(kit):
@@ -213,7 +215,7 @@ def test_completing_a_job_that_is_not_processing_raises_and_writes_nothing(kit, 
     before = kit.snapshot()
     with pytest.raises(NotProcessing):
         kit.store.complete(target, attempt, {"second": True})
-    assert replies.last("complete") == [-2, state]
+    assert replies.last("complete").code == Reply.WRONG_STATUS
     with pytest.raises(NotProcessing):
         kit.store.fail(target, attempt, "late", "late")
     assert kit.snapshot() == before
@@ -223,7 +225,7 @@ def test_completing_an_unknown_job_raises_job_not_found(kit, replies):
     before = kit.snapshot()
     with pytest.raises(JobNotFound):
         kit.store.complete("c" * 32, 1, {})
-    assert replies.last("complete") == [-1]
+    assert replies.last("complete").code == -1
     assert kit.snapshot() == before
 
 
@@ -239,7 +241,7 @@ def test_a_stale_attempt_cannot_complete_and_the_newer_attempt_is_intact(kit, re
     before = kit.snapshot()
     with pytest.raises(LeaseLost):
         kit.store.complete(c0, old.attempt, {"from": "old"})
-    assert replies.last("complete") == [-3, str(new.attempt)]
+    assert replies.last("complete").code == Reply.LEASE_LOST
     with pytest.raises(LeaseLost):
         kit.store.fail(c0, old.attempt, "engine_unavailable", "old")
     assert kit.snapshot() == before

@@ -6,8 +6,9 @@ import json
 import pytest
 
 from jobs import keys
+from jobs.contract import Reply
 from jobs.errors import IdempotencyKeyReused
-from jobs.store import Dispatch, Idempotency, NewJob
+from jobs.records import Dispatch, Idempotency, NewJob
 
 SLACK_MS = 5_000  # tolerance for "about now" against Redis TIME
 
@@ -37,7 +38,7 @@ def test_single_job_is_queued_indexed_and_dispatched_once(kit, settings, r):
     deadline = kit.score(keys.QUEUED, created.job_id)
     requeue_ms = settings.requeue_seconds * 1000
     assert before + requeue_ms - SLACK_MS <= deadline <= kit.now_ms() + requeue_ms
-    assert kit.members(keys.ACTIVE_PARENTS) == set()
+    assert kit.active_parents() == set()
     assert kit.members(keys.DUE_PARENTS) == set()
 
 
@@ -61,7 +62,7 @@ def test_group_holds_its_children_and_releases_the_first_max_parallel_in_index_o
     assert kit.counts(parent) == {
         "held": 3, "queued": 2, "processing": 0, "completed": 0, "failed": 0, "cancelled": 0,
     }  # fmt: skip
-    assert kit.members(keys.ACTIVE_PARENTS) == {parent}
+    assert kit.active_parents() == {parent}
     assert kit.members(keys.DUE_PARENTS) == set()  # cap reached: nothing for the sweep
 
     for i, child in enumerate(children):
@@ -116,7 +117,7 @@ def test_release_false_leaves_every_child_held_and_the_parent_due(kit):
     assert kit.statuses(parent, 3) == ["held"] * 3
     assert kit.counts(parent)["held"] == 3
     assert kit.members(keys.QUEUED) == set()
-    assert kit.members(keys.ACTIVE_PARENTS) == {parent}
+    assert kit.active_parents() == {parent}
     assert kit.store.due_parents(kit.now_ms(), 10) == [parent]
 
     released = kit.store.release([parent])
@@ -181,7 +182,7 @@ def test_same_key_with_a_different_request_raises_and_writes_nothing(kit, r, rep
         else:
             kit.group(2, max_parallel=1, idempotency=Idempotency("key-2", "fp-b"))
     assert raised.value.code == "idempotency_key_reused"
-    assert replies.last("create") == [-1, first.job_id]
+    assert (replies.last("create").code, replies.last("create").job_id) == (Reply.KEY_REUSED, first.job_id)
     assert kit.snapshot() == before
 
 
@@ -202,15 +203,15 @@ def test_a_retried_create_call_answers_as_a_replay_and_writes_nothing(kit, monke
     # The client retries a call whose reply was lost: the very same keys and
     # arguments reach the script a second time.
     calls = []
-    script = kit.store.scripts.create
+    script = kit.store.scripts.by_name["create"]
 
     def remembering(keys=None, args=None, client=None):
         calls.append((keys, args))
         return script(keys=keys, args=args, client=client)
 
-    monkeypatch.setattr(kit.store.scripts, "create", remembering)
+    monkeypatch.setitem(kit.store.scripts.by_name, "create", remembering)
     created = kit.group(3, max_parallel=2)
     before = kit.snapshot()
     call_keys, call_args = calls[0]
-    assert kit.store.scripts.create(keys=call_keys, args=call_args) == [2, created.job_id.encode()]
+    assert script(keys=call_keys, args=call_args) == [Reply.REPLAYED, created.job_id.encode()]
     assert kit.snapshot() == before

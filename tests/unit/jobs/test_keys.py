@@ -7,8 +7,8 @@ from redis.crc import key_slot
 
 from jobs import keys
 from jobs.config import CALL_RECORD_MS
-from jobs.scripts import LUA_DIR
-from jobs.store import is_job_id
+from jobs.contract import lua_preamble
+from jobs.ids import is_job_id
 
 ROOT = "0123456789abcdef0123456789abcdef"
 
@@ -49,7 +49,7 @@ def test_a_parent_and_its_children_share_one_hash_tag_and_slot():
 def test_global_keys_and_the_idempotency_record():
     assert keys.LEASES == "ocrgw:leases"
     assert keys.QUEUED == "ocrgw:queued"
-    assert keys.ACTIVE_PARENTS == "ocrgw:parents:active"
+    assert keys.roots("parent", "failed") == "ocrgw:roots:parent:failed"
     assert keys.DUE_PARENTS == "ocrgw:parents:due"
     assert keys.SWEEP_LOCK == "ocrgw:sweep:lock"
     assert keys.DRAINING == "ocrgw:draining"
@@ -59,22 +59,26 @@ def test_global_keys_and_the_idempotency_record():
 
 
 def test_lua_key_helpers_build_the_strings_of_keys_py(r):
-    common = (LUA_DIR / "includes" / "common.lua").read_text()
-    script = common + "\nreturn {job_key_of(ARGV[1], ARGV[2]), child_id_of(ARGV[3], tonumber(ARGV[4]))}"
-    job_key, child = r.eval(script, 0, keys.group_prefix(ROOT), keys.child_id(ROOT, 12), ROOT, 12)
-    assert child.decode() == keys.child_id(ROOT, 12)
-    assert job_key.decode() == keys.job(keys.child_id(ROOT, 12))
+    script = lua_preamble() + (
+        "\nreturn {job_key_of(ARGV[1], ARGV[2]), child_id_of(ARGV[3], tonumber(ARGV[4])),"
+        " payload_key_of(ARGV[1], ARGV[2]), children_key_of(ARGV[1], 'failed')}"
+    )
+    child = keys.child_id(ROOT, 12)
+    replies = r.eval(script, 0, keys.group_prefix(ROOT), child, ROOT, 12)
+    assert [v.decode() for v in replies] == [
+        keys.job(child), child, keys.payload(child), keys.children(ROOT, "failed")]
 
 
 def test_children_released_by_lua_are_stored_under_the_keys_of_keys_py(kit, r):
-    # create passes the children's keys from Python; the release inside it
-    # builds them in Lua.  A mismatch would leave a stray hash and the child held.
+    # create and the release inside it build the children's keys in Lua from
+    # the group prefix.  A mismatch would leave a stray hash and the child held.
     created = kit.group(3, max_parallel=2)
     parent = created.job_id
     children = kit.child_ids(parent, 3)
     assert [d.job_id for d in created.dispatches] == children[:2]
     assert kit.statuses(parent, 3) == ["queued", "queued", "held"]
-    expected = {keys.job(parent), keys.QUEUED, keys.ACTIVE_PARENTS}
+    expected = {keys.job(parent), keys.QUEUED, keys.roots("parent", "queued")}
+    expected |= {keys.children(parent, "held"), keys.children(parent, "queued")}
     expected |= {keys.job(c) for c in children} | {keys.payload(c) for c in children}
     assert {k.decode() for k in r.keys("*")} == expected
 
@@ -84,7 +88,9 @@ def test_children_released_by_lua_are_stored_under_the_keys_of_keys_py(kit, r):
     assert [d.job_id for d in done.dispatches] == [children[2]]
     assert kit.status(children[2]) == "queued"
     # The payload of a completed job goes; its only lease went with it, so no leases key.
-    expected = (expected - {keys.payload(children[0])}) | {keys.result(children[0]), keys.events(parent)}
+    expected = (expected - {keys.payload(children[0]), keys.children(parent, "held"), keys.roots("parent", "queued")})
+    expected |= {keys.result(children[0]), keys.events(parent), keys.roots("parent", "processing")}
+    expected |= {keys.children(parent, "completed")}
     # The claim and the complete each left a short-lived record of their call, under the group's tag.
     calls = {k.decode() for k in r.keys(keys.call(parent, "*"))}
     assert len(calls) == 2 and all(0 < r.pttl(k) <= CALL_RECORD_MS for k in calls)

@@ -1,7 +1,8 @@
 """release on the sweep path, the indexes the sweep reads, and the sweep lock."""
 
 from jobs import keys
-from jobs.store import Dispatch
+from jobs.contract import Reply
+from jobs.records import Dispatch
 
 
 def test_a_due_parent_is_released_up_to_its_cap_and_leaves_the_due_index(kit, replies):
@@ -10,7 +11,9 @@ def test_a_due_parent_is_released_up_to_its_cap_and_leaves_the_due_index(kit, re
     assert kit.store.due_parents(kit.now_ms(), 10) == [parent]
 
     assert kit.store.release(kit.store.due_parents(kit.now_ms(), 10)) == [Dispatch(c[0], "echo"), Dispatch(c[1], "echo")]
-    assert replies.last("release") == [0, c[0], "echo", c[1], "echo"]
+    reply = replies.last("release")
+    assert (reply.code, reply.finalized) == (Reply.OK, False)
+    assert reply.released == [Dispatch(c[0], "echo"), Dispatch(c[1], "echo")]
     assert kit.statuses(parent, 5) == ["queued", "queued", "held", "held", "held"]
     assert kit.job(parent)["next_release"] == "2"
     assert kit.members(keys.QUEUED) == set(c[:2])
@@ -55,17 +58,17 @@ def test_an_all_terminal_parent_that_was_never_finalized_is_finalized_once(kit, 
     r.zadd(keys.DUE_PARENTS, {parent: 1})
 
     assert kit.store.release([parent]) == []
-    assert replies.last("release") == [1]
+    assert (replies.last("release").code, replies.last("release").finalized) == (Reply.OK, True)
     p = kit.job(parent)
     assert (p["status"], p["error_code"]) == ("failed", "child_failed")
     assert p["finished_at"] != ""
     assert [(e["operation"], e["job_id"], e["status"]) for e in kit.events(parent)] == [("job", parent, "failed")]
-    assert kit.members(keys.ACTIVE_PARENTS) == set()
+    assert kit.active_parents() == set()
     assert kit.members(keys.DUE_PARENTS) == set()
 
     before = kit.snapshot()
     assert kit.store.release([parent]) == []
-    assert replies.last("release") == [0]
+    assert (replies.last("release").finalized, replies.last("release").released) == (False, [])
     assert kit.snapshot() == before
 
 
@@ -83,7 +86,7 @@ def test_release_of_a_terminal_parent_only_clears_the_due_index(kit, r, replies)
     r.zadd(keys.DUE_PARENTS, {parent: 1})
     events = kit.events(parent)
     assert kit.store.release([parent]) == []
-    assert replies.last("release") == [0]
+    assert (replies.last("release").finalized, replies.last("release").released) == (False, [])
     assert kit.members(keys.DUE_PARENTS) == set()
     assert kit.events(parent) == events
 
@@ -93,7 +96,7 @@ def test_release_of_an_id_that_names_no_parent_clears_the_due_index(kit, r, repl
     r.zadd(keys.DUE_PARENTS, {single: 1, "9" * 32: 1})
     before = kit.job(single)
     assert kit.store.release([single, "9" * 32]) == []
-    assert replies["release"] == [[0], [0]]
+    assert [r.code for r in replies["release"]] == [Reply.NOTHING, Reply.NOTHING]
     assert kit.members(keys.DUE_PARENTS) == set()
     assert kit.job(single) == before
     assert kit.store.release([]) == []

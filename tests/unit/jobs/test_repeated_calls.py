@@ -8,20 +8,23 @@ transition twice with the same arguments and hands back the second reply.
 
 import pytest
 
-from jobs.store import Dispatch, NotProcessing
+from jobs.errors import NotProcessing
+from jobs.records import Dispatch
+from jobs.transitions.claim import CLAIM
+from jobs.transitions.complete import COMPLETE
 
 
 def resend(store, name: str) -> list:
     """From now on each call of transition ``name`` runs twice, and the first
     reply is lost: returns the list the lost replies go to."""
-    script = getattr(store.scripts, name)
+    script = store.scripts.by_name[name]
     lost = []
 
     def twice(keys=None, args=None, client=None):
         lost.append(script(keys=keys, args=args, client=client))
         return script(keys=keys, args=args, client=client)
 
-    setattr(store.scripts, name, twice)
+    store.scripts.by_name[name] = twice
     return lost
 
 
@@ -32,7 +35,8 @@ def test_a_claim_sent_again_answers_with_the_same_claim(kit, store):
     claim = store.claim(job_id)
 
     assert claim is not None and claim.attempt == 1 and claim.payload == b"page 0"
-    assert lost[0][:2] == [1, 1]
+    first = CLAIM.decode(lost[0])
+    assert (first.code, first.attempt) == (1, 1)
     job = kit.job(job_id)
     assert (job["status"], job["attempts"]) == ("processing", "1")
 
@@ -54,10 +58,11 @@ def test_a_complete_sent_again_answers_as_the_first_time_did(kit, store):
 
     done = store.complete(c[0], first.attempt, {"text": "a"}, take_next="echo")
 
-    assert lost[0][:3] == [1, 0, 1]  # the first run did the work, and claimed child 2
+    first = COMPLETE.decode(lost[0])
+    assert (first.code, first.finalized, first.next_job_id) == (1, False, c[2])  # it did the work, and claimed child 2
     assert done.next_claim is not None and done.next_claim.job_id == c[2]
     assert (done.next_claim.attempt, done.next_claim.payload) == (1, b"page 2")
-    assert done.dispatches == [] and done.parent_finalized is False
+    assert done.dispatches == [] and done.finalized is False
     assert kit.statuses(parent, 5) == ["completed", "processing", "processing", "held", "held"]
     assert len(kit.events_of(c[0])) == 1
 
@@ -83,7 +88,7 @@ def test_the_last_child_s_complete_sent_again_still_says_it_finalized_the_parent
     claim = kit.claim(child)
     resend(store, "complete")
 
-    assert store.complete(child, claim.attempt, {}).parent_finalized is True
+    assert store.complete(child, claim.attempt, {}).finalized is True
     assert [e["operation"] for e in kit.events(parent)] == ["job_child", "job"]
 
 
@@ -91,7 +96,7 @@ def test_a_repeat_leaves_out_what_others_took_since(kit, store):
     parent = kit.group(3, max_parallel=1).job_id
     c = kit.child_ids(parent, 3)
     first = kit.claim(c[0])
-    script = store.scripts.complete
+    script = store.scripts.by_name["complete"]
     replies = []
 
     def then_reclaimed_then_resent(keys=None, args=None, client=None):
@@ -102,11 +107,11 @@ def test_a_repeat_leaves_out_what_others_took_since(kit, store):
         assert store.claim(c[1]).attempt == 2
         return script(keys=keys, args=args, client=client)
 
-    store.scripts.complete = then_reclaimed_then_resent
+    store.scripts.by_name["complete"] = then_reclaimed_then_resent
 
     done = store.complete(c[0], first.attempt, {}, take_next="echo")
 
-    assert replies[0][2] == 1  # the first run claimed child 1 for this worker
+    assert COMPLETE.decode(replies[0]).next_job_id == c[1]  # the first run claimed child 1 for this worker
     assert done.next_claim is None and done.dispatches == []
 
 

@@ -3,8 +3,10 @@
 import pytest
 
 from jobs import keys
+from jobs.contract import Reply
 from jobs.errors import JobNotFound
-from jobs.store import Dispatch, LeaseLost, NotProcessing
+from jobs.errors import LeaseLost, NotProcessing
+from jobs.records import Dispatch
 
 SLACK_MS = 5_000
 BACKOFF_SECONDS = 20.0
@@ -19,7 +21,7 @@ def test_retry_queues_the_job_again_after_the_backoff(kit, replies):
     before = kit.now_ms()
     kit.store.retry(job_id, claim.attempt, BACKOFF_SECONDS, "engine_unavailable", "tesseract crashed")
 
-    assert replies.last("retry") == 1
+    assert replies.last("retry").code == 1
     job = kit.job(job_id)
     assert (job["status"], job["stage"]) == ("queued", "retrying")
     assert (job["last_error_code"], job["last_error"]) == ("engine_unavailable", "tesseract crashed")
@@ -64,21 +66,21 @@ def test_retry_by_a_stale_attempt_raises_and_writes_nothing(kit, replies):
     before = kit.snapshot()
     with pytest.raises(NotProcessing):  # queued again, nobody holds it
         kit.store.retry(job_id, old.attempt, 1.0, "x", "x")
-    assert replies.last("retry") == -2
+    assert replies.last("retry").code == -2
     assert kit.snapshot() == before
 
     kit.claim(job_id)
     before = kit.snapshot()
     with pytest.raises(LeaseLost):
         kit.store.retry(job_id, old.attempt, 1.0, "x", "x")
-    assert replies.last("retry") == -3
+    assert replies.last("retry").code == -3
     assert kit.snapshot() == before
 
 
 def test_retry_of_an_unknown_job(kit, replies):
     with pytest.raises(JobNotFound):
         kit.store.retry("b" * 32, 1, 1.0, "x", "x")
-    assert replies.last("retry") == -1
+    assert replies.last("retry").code == -1
     assert kit.r.dbsize() == 0
 
 
@@ -92,7 +94,7 @@ def test_a_live_lease_is_not_reclaimed(kit, replies):
     before = kit.snapshot()
     reclaimed = kit.store.reclaim([job_id])
     assert (reclaimed.requeued, reclaimed.failed, reclaimed.dispatches) == ([], [], [])
-    assert replies.last("reclaim") == [0]
+    assert replies.last("reclaim").code == 0
     assert kit.snapshot() == before
 
 
@@ -105,7 +107,8 @@ def test_an_expired_lease_puts_the_job_back_while_attempts_remain(kit, settings,
 
     before = kit.now_ms()
     reclaimed = kit.store.reclaim([c0])
-    assert replies.last("reclaim") == [1, c0, "echo"]
+    reply = replies.last("reclaim")
+    assert (reply.code, reply.requeued, reply.model) == (Reply.OK, True, "echo")
     assert reclaimed.requeued == [Dispatch(c0, "echo")]
     assert (reclaimed.failed, reclaimed.dispatches) == ([], [])
     job = kit.job(c0)
@@ -134,7 +137,8 @@ def test_the_last_attempt_fails_with_lease_expired_and_releases_the_next_child(k
     kit.expire_lease(c0)
 
     reclaimed = kit.store.reclaim([c0])
-    assert replies.last("reclaim") == [2, 0, c1, "echo"]
+    reply = replies.last("reclaim")
+    assert (reply.code, reply.requeued, reply.finalized, reply.released) == (Reply.OK, False, False, [Dispatch(c1, "echo")])
     assert (reclaimed.requeued, reclaimed.failed) == ([], [c0])
     assert reclaimed.dispatches == [Dispatch(c1, "echo")]
     job = kit.job(c0)
@@ -159,11 +163,12 @@ def test_a_last_child_failing_by_lease_finalizes_its_parent_once(kit, settings, 
         kit.claim(c0)
         kit.expire_lease(c0)
         store.reclaim([c0])
-    assert replies.last("reclaim") == [2, 1]
+    reply = replies.last("reclaim")
+    assert (reply.code, reply.requeued, reply.finalized, reply.released) == (Reply.OK, False, True, [])
     p = kit.job(parent)
     assert (p["status"], p["error_code"]) == ("failed", "child_failed")
     assert [e["operation"] for e in kit.events(parent)] == ["job_child", "job_child", "job"]
-    assert kit.members(keys.ACTIVE_PARENTS) == set()
+    assert kit.active_parents() == set()
 
 
 def test_a_single_job_failing_by_lease_gets_a_job_event(kit, settings):
@@ -213,7 +218,7 @@ def test_reclaim_drops_a_lease_left_on_a_job_that_is_no_longer_processing(kit, r
     kit.store.complete(job_id, claim.attempt, {})
     r.zadd(keys.LEASES, {job_id: 1})
     reclaimed = kit.store.reclaim([job_id])
-    assert replies.last("reclaim") == [0]
+    assert replies.last("reclaim").code == 0
     assert reclaimed.requeued == reclaimed.failed == []
     assert kit.members(keys.LEASES) == set()
     assert kit.status(job_id) == "completed"
@@ -223,7 +228,7 @@ def test_reclaim_of_a_job_without_a_lease_does_nothing(kit, replies):
     job_id = kit.single().job_id
     before = kit.snapshot()
     kit.store.reclaim([job_id, "a" * 32])
-    assert replies["reclaim"] == [[0], [0]]
+    assert [r.code for r in replies["reclaim"]] == [Reply.NOTHING, Reply.NOTHING]
     assert kit.snapshot() == before
     assert kit.store.reclaim([]).requeued == []
 
@@ -250,7 +255,7 @@ def test_a_stale_queued_job_is_published_again_and_its_deadline_pushed_on(kit, s
     assert kit.store.stale_queued(kit.now_ms(), 10) == [job_id]
     before = kit.now_ms()
     assert kit.store.republish([job_id]) == [Dispatch(job_id, "echo")]
-    assert replies.last("republish") == [1, "echo"]
+    assert (replies.last("republish").code, replies.last("republish").model) == (Reply.OK, "echo")
     assert kit.score(keys.QUEUED, job_id) >= before + settings.requeue_seconds * 1000 - SLACK_MS
     assert kit.store.stale_queued(kit.now_ms(), 10) == []
     assert kit.status(job_id) == "queued"
@@ -260,7 +265,7 @@ def test_a_queued_job_not_yet_due_is_left_alone(kit, replies):
     job_id = kit.single().job_id
     before = kit.snapshot()
     assert kit.store.republish([job_id]) == []
-    assert replies.last("republish") == [0]
+    assert replies.last("republish").code == 0
     assert kit.snapshot() == before
 
 
@@ -269,7 +274,7 @@ def test_a_claimed_job_is_not_republished_and_leaves_the_index(kit, r, replies):
     kit.claim(job_id)
     r.zadd(keys.QUEUED, {job_id: 1})  # as read by a sweep just before the claim
     assert kit.store.republish([job_id]) == []
-    assert replies.last("republish") == [0]
+    assert replies.last("republish").code == 0
     assert kit.members(keys.QUEUED) == set()
     assert kit.status(job_id) == "processing"
 

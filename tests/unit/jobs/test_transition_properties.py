@@ -13,7 +13,9 @@ import pytest
 from hypothesis import event, given, settings as hypothesis_settings, strategies as st
 
 from jobs import keys
-from jobs.store import Dispatch, LeaseLost, NotProcessing
+from jobs.errors import LeaseLost, NotProcessing
+from jobs.records import Dispatch
+from tests.unit.jobs.conftest import ACTIVE_PARENTS
 
 OPERATIONS = ("claim", "complete", "fail", "retry", "reclaim", "release", "duplicate", "late")
 TERMINAL = {"completed", "failed", "cancelled"}
@@ -103,7 +105,7 @@ class GroupRun:
             assert taken.attempt == self.claims[taken.job_id]
             self.live[taken.job_id] = self.last_attempt[taken.job_id] = taken.attempt
             event("finish: the slot kept for the next child")
-        assert done.parent_finalized == self.all_terminal()
+        assert done.finalized == self.all_terminal()
 
     def retry(self, k: int) -> None:
         child = self.pick_processing(k)
@@ -225,6 +227,19 @@ class GroupRun:
         # Every queued child has a message out, or waits for the sweep after a retry.
         assert having("queued") <= self.published | self.backoff
 
+        # The parent's per-status children sets hold exactly the children in each status,
+        # and the listing holds the parent under its status alone.
+        assert state["children_by_status"] == {s: having(s) for s in COUNTED}
+        assert state["parent_listed_as"] == {parent["status"]}
+
+        # Every ended attempt left its interval, in order, each within the one after it;
+        # only a processing child has an attempt still running.
+        for child, status, attempts, runs in zip(self.ids, statuses, state["attempts"], state["intervals"]):
+            ended = attempts - 1 if status == "processing" else attempts
+            assert [run[0] for run in runs] == list(range(1, ended + 1)), (child, status, runs)
+            assert all(start <= end for _, start, end, _ in runs)
+            assert all(a[2] <= b[1] for a, b in zip(runs, runs[1:]))
+
         # Attempts count claims; failures are those the test caused.
         assert state["attempts"] == [self.claims[c] for c in self.ids]
         assert having("failed") == self.failed
@@ -247,12 +262,12 @@ class GroupRun:
             assert [(e["operation"], e["status"], e["error_code"]) for e in parent_events] == [("job", *expected)]
             assert events[-1]["job_id"] == parent_id
             assert parent["finished_at"] != ""
-            assert parent_id not in indexes[keys.ACTIVE_PARENTS]
+            assert all(parent_id not in indexes[index] for index in ACTIVE_PARENTS)
         else:
             assert parent["status"] == ("processing" if sum(self.claims.values()) else "queued")
             assert parent_events == []
             assert parent["finished_at"] == ""
-            assert parent_id in indexes[keys.ACTIVE_PARENTS]
+            assert any(parent_id in indexes[index] for index in ACTIVE_PARENTS)
 
     def drain(self, fail_indexes: set[int]) -> None:
         """Drives every child to a terminal status, as workers and the sweep would."""
@@ -297,5 +312,5 @@ def test_random_interleavings_keep_the_group_invariants(new_kit, n, max_parallel
     assert [e["operation"] for e in events].count("job") == 1
     expected = "failed" if run.failed else "completed"
     assert kit.job(run.parent)["status"] == expected
-    assert kit.members(keys.ACTIVE_PARENTS) == kit.members(keys.DUE_PARENTS) == set()
+    assert kit.active_parents() == kit.members(keys.DUE_PARENTS) == set()
     assert kit.members(keys.QUEUED) == kit.members(keys.LEASES) == set()

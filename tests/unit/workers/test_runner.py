@@ -20,7 +20,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 from jobs import keys
 from jobs.config import Settings
 from jobs.errors import AdapterError, InvalidDocument
-from jobs.store import Dispatch, JobStore, NewJob
+from jobs.records import Dispatch, NewJob
+from jobs.store import JobStore
 from workers import runner as runner_module
 from workers.adapters.base import OcrResult, PageResult
 from workers.runner import Runner

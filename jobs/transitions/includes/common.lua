@@ -1,4 +1,4 @@
--- Helpers shared by every transition.
+-- Helpers every transition shares.
 --
 -- Times come from Redis itself so that every timestamp of a group is on one
 -- clock.  Numbers are written with string.format because Lua's default
@@ -16,18 +16,3 @@ end
 local function ms_of(us)
   return int(math.floor(us / 1000))
 end
-
--- Key shapes, mirrored from jobs/keys.py (tests check the two agree).
-local function job_key_of(prefix, id)
-  return prefix .. 'job:' .. id
-end
-
-local function payload_key_of(prefix, id)
-  return prefix .. 'payload:' .. id
-end
-
-local function child_id_of(parent_id, index)
-  return parent_id .. '-' .. int(index)
-end
-
-local TERMINAL = { completed = true, failed = true, cancelled = true }

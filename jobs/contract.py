@@ -1,0 +1,162 @@
+"""The vocabulary that Python and the Lua transitions share, defined once.
+
+Statuses, kinds, audit operations, reply codes and the names of a job
+hash's fields live here.  The scripts never spell them: every script starts
+with a preamble generated from this module (``lua_preamble``), so Lua reads
+``STATUS.queued``, ``REPLY.LEASE_LOST`` and ``F.attempts`` while Python reads
+``JobStatus.QUEUED``, ``Reply.LEASE_LOST`` and ``Field.ATTEMPTS``: renaming a
+value here renames it on both sides.
+"""
+
+from __future__ import annotations
+
+from enum import Enum, IntEnum
+from functools import cache
+
+
+class JobKind(str, Enum):
+    SINGLE = "single"
+    PARENT = "parent"
+    CHILD = "child"
+
+
+class JobStatus(str, Enum):
+    HELD = "held"  # a child waiting for a slot; on no queue
+    QUEUED = "queued"  # released: a Celery message exists, or the sweep will send one
+    PROCESSING = "processing"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL
+
+
+TERMINAL = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED})
+#: The statuses a root (a single job or a parent) can have: it is never held.
+ROOT_STATUSES = tuple(s for s in JobStatus if s is not JobStatus.HELD)
+#: The kinds a root can be, and so the kinds the listing index knows.
+ROOT_KINDS = (JobKind.SINGLE, JobKind.PARENT)
+
+
+class Operation(str, Enum):
+    """The ``operation`` of an audit event."""
+
+    JOB = "job"  # a single job or a parent became terminal
+    JOB_CHILD = "job_child"  # a child became terminal
+
+
+class ErrorCode(str, Enum):
+    """The ``error_code`` values the transitions themselves write (adapters add their own)."""
+
+    CHILD_FAILED = "child_failed"  # a parent one of whose children failed
+    LEASE_EXPIRED = "lease_expired"  # the worker stopped renewing the lease on the last attempt
+
+
+class Stage(str, Enum):
+    """What a job's ``stage`` says between statuses (a terminal job's stage is its status)."""
+
+    ACCEPTED = "accepted"
+    STARTED = "started"
+    RETRYING = "retrying"  # given back after a transient error, waiting out its backoff
+    RECLAIMED = "reclaimed"  # its lease expired; queued for the next attempt
+
+
+class Reply(IntEnum):
+    """The code every transition answers with first; small negatives refuse, as BullMQ's scripts do."""
+
+    NOTHING = 0  # nothing to do (a sweep's target changed meanwhile)
+    OK = 1
+    REPLAYED = 2  # create: the same Idempotency-Key and request, or a retried call of this create
+    NO_JOB = -1
+    WRONG_STATUS = -2  # the job is not in the status the transition needs (late or duplicate call)
+    LEASE_LOST = -3  # another attempt holds the job
+    KEY_REUSED = -4  # create: the Idempotency-Key was used for a different request
+
+
+class Field(str, Enum):
+    """The fields of a job hash (single job, parent or child)."""
+
+    ID = "id"
+    KIND = "kind"
+    STATUS = "status"
+    MODEL = "model"
+    DOC_HASH = "doc_hash"
+    PAGES = "pages"
+    CONTENT_TYPE = "content_type"
+    OPTIONS = "options"
+    STAGE = "stage"
+    PROGRESS = "progress"
+    ATTEMPTS = "attempts"
+    CREATED_AT = "created_at"
+    QUEUED_AT = "queued_at"
+    STARTED_AT = "started_at"
+    FINISHED_AT = "finished_at"
+    # Every attempt's run, "<attempt>:<started µs>:<ended µs>:<how it ended>" joined by ","
+    # (the last attempt's start is also STARTED_AT): the record a cap check needs,
+    # since an attempt that lost its lease or was retried held a slot too.
+    INTERVALS = "intervals"
+    ERROR_CODE = "error_code"
+    ERROR = "error"
+    LAST_ERROR_CODE = "last_error_code"  # why the current attempt is a retry
+    LAST_ERROR = "last_error"
+    IDEMPOTENCY_KEY = "idempotency_key"
+    # a child
+    PARENT_ID = "parent_id"
+    INDEX = "index"
+    # a parent: its cap, its size, where the next release starts, and one count per status
+    MAX_PARALLEL = "max_parallel"
+    TOTAL = "total"
+    NEXT_RELEASE = "next_release"
+
+
+class EventField(str, Enum):
+    """The fields of an audit event (one entry of a root's events stream)."""
+
+    OPERATION = "operation"
+    JOB_ID = "job_id"
+    PARENT_JOB_ID = "parent_job_id"
+    STATUS = "status"
+    MODEL = "model"
+    ERROR_CODE = "error_code"
+    TIME = "time"  # µs, Redis time
+
+
+def count_field(status: JobStatus) -> str:
+    """The parent's field counting its children in ``status``: ``n_queued``..."""
+    return f"n_{status.value}"
+
+
+def _lua_table(name: str, pairs: dict[str, str | int | bool]) -> str:
+    def literal(value):
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, int):
+            return str(value)
+        return "'" + value + "'"
+
+    body = ", ".join(f"{k} = {literal(v)}" for k, v in pairs.items())
+    return f"local {name} = {{{body}}}"
+
+
+@cache
+def lua_preamble() -> str:
+    """The Lua that defines this module's names, and the key shapes of jobs/keys.py, for a script."""
+    from jobs import keys  # keys imports the statuses from here
+
+    lines = [
+        "-- Generated from jobs/contract.py: the names Python and Lua share.",
+        _lua_table("STATUS", {s.value: s.value for s in JobStatus}),
+        _lua_table("TERMINAL", {s.value: True for s in TERMINAL}),
+        _lua_table("KIND", {k.value: k.value for k in JobKind}),
+        _lua_table("OPERATION", {o.value: o.value for o in Operation}),
+        _lua_table("REPLY", {r.name: r.value for r in Reply}),
+        _lua_table("ERROR", {e.value: e.value for e in ErrorCode}),
+        _lua_table("STAGE", {e.value: e.value for e in Stage}),
+        _lua_table("F", {f.name.lower(): f.value for f in Field}),
+        _lua_table("E", {f.name.lower(): f.value for f in EventField}),
+        "local function count_field(status) return 'n_' .. status end",
+        keys.lua_key_shapes(),
+    ]
+    return "\n".join(lines) + "\n"

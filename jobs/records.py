@@ -1,0 +1,72 @@
+"""What the store takes and gives back: plain values, no Redis in sight."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobs.transitions.spec import Dispatch
+
+
+@dataclass(frozen=True)
+class NewJob:
+    """One document to OCR, as validated by the gateway."""
+
+    model: str
+    content_type: str
+    payload: bytes
+    doc_hash: str = ""
+    pages: int = 0
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.doc_hash:
+            object.__setattr__(self, "doc_hash", hashlib.sha256(self.payload).hexdigest())
+
+    def spec(self) -> list[str]:
+        """How ``create`` takes the job's fields: [model, doc_hash, pages, content_type, options JSON]."""
+        return [self.model, self.doc_hash, str(self.pages), self.content_type, json.dumps(self.options)]
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    key: str
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class Created:
+    job_id: str
+    replayed: bool
+    dispatches: list[Dispatch]
+
+
+@dataclass(frozen=True)
+class Claim:
+    job_id: str
+    attempt: int
+    model: str
+    content_type: str
+    options: dict[str, Any]
+    payload: bytes | None
+
+
+@dataclass(frozen=True)
+class Completion:
+    finalized: bool  # the job's parent (or the single job itself) became terminal
+    dispatches: list[Dispatch]
+    # The child released into the freed slot and claimed for the finishing
+    # worker, when it asked for one (``take_next``): it has no message.
+    next_claim: Claim | None = None
+
+
+@dataclass(frozen=True)
+class Reclaimed:
+    requeued: list[Dispatch]
+    failed: list[str]
+    dispatches: list[Dispatch]
+
+
+__all__ = ["Claim", "Completion", "Created", "Dispatch", "Idempotency", "NewJob", "Reclaimed"]

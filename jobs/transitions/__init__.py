@@ -1,0 +1,49 @@
+"""The transitions: one Lua script each, described by a spec beside it, registered once per client.
+
+``Scripts(client).run(CLAIM, keys={...}, args={...})`` packs the named keys
+and arguments in the spec's order, calls the script by SHA (redis-py's
+``Script``: EVALSHA, reloaded on NOSCRIPT; it also works in pipelines) and
+decodes the reply into the spec's dataclass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from redis import Redis
+from redis.client import Pipeline
+
+from jobs.transitions.claim import CLAIM
+from jobs.transitions.complete import COMPLETE
+from jobs.transitions.create import CREATE
+from jobs.transitions.heartbeat import HEARTBEAT, PROGRESS
+from jobs.transitions.reclaim import RECLAIM, RELEASE, REPUBLISH
+from jobs.transitions.retry import RETRY
+from jobs.transitions.spec import Dispatch, Transition
+from jobs.transitions.sweep_lock import UNLOCK_SWEEP
+
+TRANSITIONS: tuple[Transition, ...] = (
+    CREATE, CLAIM, HEARTBEAT, PROGRESS, COMPLETE, RETRY, RECLAIM, REPUBLISH, RELEASE, UNLOCK_SWEEP,
+)
+
+
+class Scripts:
+    """The transitions registered on one Redis client."""
+
+    def __init__(self, client: Redis):
+        #: The registered scripts by transition name (redis-py ``Script`` objects).
+        self.by_name = {t.name: client.register_script(t.source()) for t in TRANSITIONS}
+
+    def run(self, transition: Transition, keys: Mapping[str, str], args: Mapping[str, Any]) -> Any:
+        packed_keys, packed_args = transition.pack(keys, args)
+        return transition.decode(self.by_name[transition.name](keys=packed_keys, args=packed_args))
+
+    def queue(self, pipe: Pipeline, transition: Transition, keys: Mapping[str, str],
+              args: Mapping[str, Any]) -> None:
+        """Adds a call to ``pipe``; decode its raw reply with ``transition.decode``."""
+        packed_keys, packed_args = transition.pack(keys, args)
+        self.by_name[transition.name](keys=packed_keys, args=packed_args, client=pipe)
+
+
+__all__ = ["TRANSITIONS", "Dispatch", "Scripts", "Transition"]

@@ -1,0 +1,45 @@
+--[[
+  claim: a worker takes a `queued` job at task start: `queued` -> `processing`,
+  attempts + 1, started_at, and a lease.  Only a queued job can be claimed,
+  so a duplicate or late Celery message for the same job is a no-op.
+
+  Keys (spec: claim.py):
+    job, payload     the job's hash and document
+    parent           its parent's key (the job's own for a single job)
+    leases, queued   the global indexes
+    call             the record of this call (its token), kept A.record_ms
+    roots_<status>   the listing's sets of the root's kind
+  Derived from A.prefix: the parent's per-status children sets.
+
+  Args: job_id, prefix, lease_ms, record_ms
+
+  Reply:
+    {OK, attempt, model, content_type, options, payload}  claimed; `attempt`
+        is the token every later call of this attempt must present
+        (payload is false when it is missing)
+    {NO_JOB}
+    {WRONG_STATUS, status=...}  not queued (already claimed, finished or held): do nothing
+    The same call sent again (the same token, so the same call record: its
+    reply was lost to a dropped connection and the client retried) answers
+    with the same claim.
+]]
+-- @include claim
+
+local f = redis.call('HMGET', K.job, F.status, F.kind, F.model, F.content_type, F.options, F.attempts)
+if not f[1] then return reply{code = REPLY.NO_JOB} end
+local function claimed(attempt)
+  return reply{code = REPLY.OK, attempt = attempt, model = f[3], content_type = f[4], options = f[5],
+               payload = redis.call('GET', K.payload)}
+end
+
+if f[1] ~= STATUS.queued then
+  -- The same call again: it claimed the attempt the job is still at.
+  if f[1] == STATUS.processing and redis.call('GET', K.call) == f[6] then
+    return claimed(tonumber(f[6]))
+  end
+  return reply{code = REPLY.WRONG_STATUS, status = f[1]}
+end
+
+local attempt = claim_job(K.job, A.job_id, f[2], A.prefix, A.lease_ms, now_us())
+redis.call('SET', K.call, attempt, 'PX', A.record_ms)
+return claimed(attempt)

@@ -1,0 +1,25 @@
+"""The spec of ``claim.lua`` (its header says what it does)."""
+
+from dataclasses import dataclass
+
+from jobs.contract import Reply
+from jobs.transitions.spec import ROOT_KEYS, Arg, Transition
+
+
+@dataclass(frozen=True)
+class ClaimReply:
+    code: Reply
+    attempt: int
+    model: str
+    content_type: str
+    options: str  # JSON
+    payload: bytes | None
+    status: str  # the job's status when it was not claimable
+
+
+CLAIM = Transition(
+    "claim",
+    keys=("job", "payload", "parent", "leases", "queued", "call", *ROOT_KEYS),
+    args=(Arg("job_id"), Arg("prefix"), Arg("lease_ms", "int"), Arg("record_ms", "int")),
+    reply=ClaimReply,
+)

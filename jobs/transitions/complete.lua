@@ -1,0 +1,126 @@
+--[[
+  complete: the attempt holding a job ends it, successfully or not:
+  `processing` -> `completed` | `failed`, finished_at, the job's one audit
+  event; for a child, its slot goes to the next held children of its parent
+  and, if it was the parent's last unfinished child, the parent is finalized
+  in the same step (status, finished_at, the parent's audit event).
+
+  A worker may take the child released into the slot itself (A.next_lease_ms
+  > 0): the first released child of its model (A.next_model) is claimed for
+  it in this same step, as `claim` would, and needs no Celery message.  The
+  slot thus passes from one child to the next with no broker round trip and
+  no gap; the cap holds because the child is released before it is claimed.
+
+  Keys (spec: complete.py):
+    job, result, payload   the job's hash, result and document
+    events                 the audit stream of the job's root
+    parent                 its parent's key (the job's own for a single job)
+    leases, queued, due    the global indexes
+    call                   the record of this call (its token), kept A.record_ms
+    roots_<status>         the listing's sets of the root's kind
+  Derived from A.prefix: the group's other jobs (released and kept
+  children) and their payloads, the per-status children sets.
+
+  Args: job_id, attempt (from claim), status ('completed' | 'failed'),
+    result (JSON, or ''), error_code, error, prefix, release_limit,
+    requeue_ms, next_lease_ms (0: claim nothing, publish every released
+    child), next_model, record_ms
+
+  Reply:
+    {OK, finalized, next_*..., released...}  done; next_* is the child claimed
+        for this worker, as claim answers it (next_job_id false when none);
+        released are the other children released into the freed slot, each
+        needing a Celery message
+    {NO_JOB}
+    {WRONG_STATUS}  not processing: a late or duplicate attempt, nothing written
+    {LEASE_LOST}    another attempt holds the job (this one lost its lease): nothing written
+    The same call sent again (same token: its reply was lost to a dropped
+    connection and the client retried) answers as the first time did, from
+    its call record: the children it released that are still queued (their
+    messages were never sent) and the child it claimed, if that attempt
+    still holds it.  Nothing is written.
+]]
+-- @include attempt
+-- @include claim
+-- @include finish
+
+local function with_claim(out, key, id, attempt)
+  local c = redis.call('HMGET', key, F.model, F.content_type, F.options)
+  out.next_job_id, out.next_attempt, out.next_model = id, attempt, c[1]
+  out.next_content_type, out.next_options = c[2], c[3]
+  out.next_payload = redis.call('GET', payload_key_of(A.prefix, id))
+  return out
+end
+
+local function replay(r)
+  local out = {code = REPLY.OK, finalized = tonumber(r[1]), released = {}}
+  if r[2] and r[2] ~= '' then
+    local key = job_key_of(A.prefix, r[2])
+    local c = redis.call('HMGET', key, F.status, F.attempts)
+    if c[1] == STATUS.processing and c[2] == r[3] then
+      with_claim(out, key, r[2], tonumber(c[2]))
+    end
+  end
+  for id in string.gmatch(r[4] or '', '[^,]+') do
+    local c = redis.call('HMGET', job_key_of(A.prefix, id), F.status, F.model)
+    if c[1] == STATUS.queued then
+      out.released[#out.released + 1] = id
+      out.released[#out.released + 1] = c[2]
+    end
+  end
+  return reply(out)
+end
+
+local refused = check_attempt(K.job, A.attempt)
+if refused then
+  if refused == REPLY.WRONG_STATUS then
+    local r = redis.call('HMGET', K.call, 'finalized', 'handed_to', 'handed_attempt', 'released')
+    if r[1] then return replay(r) end
+  end
+  return reply{code = refused}
+end
+
+local f = redis.call('HMGET', K.job, F.kind, F.parent_id, F.index, F.model)
+local job = {id = A.job_id, kind = f[1], parent_id = f[2], index = f[3], model = f[4]}
+local now = now_us()
+redis.call('ZREM', K.leases, A.job_id)
+if A.status == STATUS.completed then
+  redis.call('SET', K.result, A.result)
+  -- A completed job is never run again; a failed one keeps its payload for a redrive.
+  redis.call('DEL', K.payload)
+end
+end_attempt(K.job, now, A.status)
+finish_job(K.job, job, A.prefix, STATUS.processing, A.status, A.error_code, A.error, now)
+
+local out = {code = REPLY.OK, finalized = 1, released = {}}
+local handed_to, handed_attempt = '', ''
+if job.kind == KIND.child then
+  local finalized, released = child_finished(A.prefix, job.parent_id, STATUS.processing, A.status,
+    A.release_limit, A.requeue_ms, now)
+  out.finalized = finalized
+  local taken = nil
+  if A.next_lease_ms > 0 then
+    for i = 1, #released, 2 do
+      if released[i + 1] == A.next_model then taken = i break end
+    end
+  end
+  if taken then
+    local next_id = released[taken]
+    local next_key = job_key_of(A.prefix, next_id)
+    local next_attempt = claim_job(next_key, next_id, KIND.child, A.prefix, A.next_lease_ms, now)
+    with_claim(out, next_key, next_id, next_attempt)
+    handed_to, handed_attempt = next_id, next_attempt
+  end
+  for i = 1, #released, 2 do
+    if i ~= taken then
+      out.released[#out.released + 1] = released[i]
+      out.released[#out.released + 1] = released[i + 1]
+    end
+  end
+end
+local published = {}
+for i = 1, #out.released, 2 do published[#published + 1] = out.released[i] end
+redis.call('HSET', K.call, 'finalized', out.finalized, 'handed_to', handed_to,
+  'handed_attempt', handed_attempt, 'released', table.concat(published, ','))
+redis.call('PEXPIRE', K.call, A.record_ms)
+return reply(out)

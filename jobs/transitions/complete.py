@@ -1,0 +1,41 @@
+"""The spec of ``complete.lua`` (its header says what it does)."""
+
+from dataclasses import dataclass
+
+from jobs.contract import Reply
+from jobs.transitions.spec import ROOT_KEYS, Arg, Dispatches, Transition
+
+
+@dataclass(frozen=True)
+class CompleteReply:
+    code: Reply
+    finalized: bool  # the parent (or the single job itself) became terminal
+    # The child claimed for the finishing worker (a kept slot), as claim answers it; '' when none.
+    next_job_id: str
+    next_attempt: int
+    next_model: str
+    next_content_type: str
+    next_options: str
+    next_payload: bytes | None
+    released: Dispatches  # the other children released into the freed slot
+
+
+COMPLETE = Transition(
+    "complete",
+    keys=("job", "result", "payload", "events", "parent", "leases", "queued", "due", "call", *ROOT_KEYS),
+    args=(
+        Arg("job_id"),
+        Arg("attempt"),
+        Arg("status"),
+        Arg("result"),
+        Arg("error_code"),
+        Arg("error"),
+        Arg("prefix"),
+        Arg("release_limit", "int"),
+        Arg("requeue_ms", "int"),
+        Arg("next_lease_ms", "int"),
+        Arg("next_model"),
+        Arg("record_ms", "int"),
+    ),
+    reply=CompleteReply,
+)

@@ -1,0 +1,100 @@
+--[[
+  create: a single job (`queued`), or a parent with all its children (`held`)
+  and the release of its first children, together with the idempotency
+  record.  All or nothing: the script checks everything it needs before its
+  first write.
+
+  Keys (spec: create.py):
+    idempotency   the idempotency record (the root's key again when there is none)
+    root          the single job's or the parent's key
+    queued, due   the queued-jobs and due-parents indexes
+    roots_queued  the listing's set of queued roots of this kind
+    parent        the root's key again (release_children reads K.parent)
+  Derived from A.prefix, the group's hash-tagged prefix: each job's key and
+  payload key, and the children's per-status sets.
+
+  Args:
+    idempotency_key, fingerprint, idempotency_ttl  ('' key: none)
+    root_id, kind ('single' | 'parent'), prefix
+    release_limit, requeue_ms    held children released by this call at most;
+                                 when the sweep re-publishes an unclaimed job
+    max_parallel, model          the parent's cap and model ('mixed' when its
+                                 children's differ); ignored for a single job
+    jobs      JSON: one [model, doc_hash, pages, content_type, options JSON]
+              per job (the single job, or each child in index order)
+    payloads  the rest of ARGV: one document per job, in the same order
+
+  Reply:
+    {OK, id, child_id, model, ...}  created; then the jobs now queued, each
+                                    needs a Celery message
+    {REPLAYED, existing_id}         same key and request, or a retried call
+                                    of this very create
+    {KEY_REUSED, existing_id}       same key, different request: nothing written
+]]
+-- @include release
+
+local existing_id = nil
+if A.idempotency_key ~= '' then
+  local existing = redis.call('HMGET', K.idempotency, F.id, 'fingerprint')
+  if existing[1] then
+    if existing[2] == A.fingerprint then return reply{code = REPLY.REPLAYED, job_id = existing[1]} end
+    return reply{code = REPLY.KEY_REUSED, job_id = existing[1]}
+  end
+end
+
+-- A client-side retry of a create that did run (its reply was lost) finds
+-- the root already there: answer as a replay rather than write it again.
+if redis.call('EXISTS', K.root) == 1 then return reply{code = REPLY.REPLAYED, job_id = A.root_id} end
+
+local now = now_us()
+local function job_fields(id, kind, idempotency_key, spec)
+  return {
+    F.id, id, F.kind, kind, F.created_at, int(now),
+    F.stage, STAGE.accepted, F.progress, '0', F.attempts, '0',
+    F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
+    F.idempotency_key, idempotency_key,
+    F.model, spec[1], F.doc_hash, spec[2], F.pages, spec[3], F.content_type, spec[4], F.options, spec[5],
+  }
+end
+
+local released = {}
+if A.kind == KIND.single then
+  local spec = A.jobs[1]
+  redis.call('HSET', K.root, unpack(job_fields(A.root_id, KIND.single, A.idempotency_key, spec)))
+  redis.call('HSET', K.root, F.status, STATUS.queued, F.queued_at, int(now))
+  redis.call('SET', payload_key_of(A.prefix, A.root_id), ARGV[A.payloads_from])
+  redis.call('ZADD', K.queued, ms_of(now) + A.requeue_ms, A.root_id)
+  released = {A.root_id, spec[1]}
+else
+  local n = #A.jobs
+  redis.call('HSET', K.root,
+    F.id, A.root_id, F.kind, KIND.parent, F.created_at, int(now),
+    F.stage, STAGE.accepted, F.progress, '0', F.attempts, '0',
+    F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
+    F.idempotency_key, A.idempotency_key,
+    F.status, STATUS.queued, F.model, A.model, F.max_parallel, int(A.max_parallel),
+    F.total, int(n), F.next_release, '0')
+  for _, status in pairs(STATUS) do
+    redis.call('HSET', K.root, count_field(status), '0')
+  end
+  redis.call('HSET', K.root, count_field(STATUS.held), int(n))
+  local held = children_key_of(A.prefix, STATUS.held)
+  for i = 0, n - 1 do
+    local id = child_id_of(A.root_id, i)
+    local child_idem = ''
+    if A.idempotency_key ~= '' then child_idem = A.idempotency_key .. '#' .. int(i) end
+    local key = job_key_of(A.prefix, id)
+    redis.call('HSET', key, unpack(job_fields(id, KIND.child, child_idem, A.jobs[i + 1])))
+    redis.call('HSET', key, F.status, STATUS.held, F.parent_id, A.root_id, F.index, int(i))
+    redis.call('SET', payload_key_of(A.prefix, id), ARGV[A.payloads_from + i])
+    redis.call('ZADD', held, i, id)
+  end
+  released = release_children(A.prefix, A.root_id, A.release_limit, A.requeue_ms, now)
+end
+redis.call('ZADD', K.roots_queued, int(now), A.root_id)
+
+if A.idempotency_key ~= '' then
+  redis.call('HSET', K.idempotency, F.id, A.root_id, 'fingerprint', A.fingerprint)
+  redis.call('EXPIRE', K.idempotency, A.idempotency_ttl)
+end
+return reply{code = REPLY.OK, job_id = A.root_id, released = released}

@@ -1,0 +1,18 @@
+--[[
+  heartbeat: extends the lease of a job still held by this attempt.
+
+  Keys (spec: heartbeat.py): job, leases
+  Args: job_id, attempt (from claim), lease_ms
+
+  Reply:
+    {OK}            extended
+    {NO_JOB}
+    {WRONG_STATUS}  not processing any more
+    {LEASE_LOST}    another attempt holds the job: this one has lost its lease
+]]
+-- @include attempt
+
+local refused = check_attempt(K.job, A.attempt)
+if refused then return reply{code = refused} end
+redis.call('ZADD', K.leases, ms_of(now_us()) + A.lease_ms, A.job_id)
+return reply{code = REPLY.OK}

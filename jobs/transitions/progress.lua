@@ -1,0 +1,14 @@
+--[[
+  progress: records how far the attempt holding a job has got (per page).
+
+  Keys (spec: heartbeat.py): job
+  Args: attempt (from claim), stage (e.g. 'page 2/5'), progress (0..1)
+
+  Reply: {OK} recorded, or heartbeat's refusals: {NO_JOB}, {WRONG_STATUS}, {LEASE_LOST}
+]]
+-- @include attempt
+
+local refused = check_attempt(K.job, A.attempt)
+if refused then return reply{code = refused} end
+redis.call('HSET', K.job, F.stage, A.stage, F.progress, A.progress)
+return reply{code = REPLY.OK}

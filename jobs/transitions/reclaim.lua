@@ -1,0 +1,61 @@
+--[[
+  reclaim: the sweep takes back a job whose lease expired (its worker died
+  or hung without heartbeats).  While attempts remain it goes back to
+  `queued` (the next claim makes it attempt + 1); after the last attempt it
+  fails with error_code `lease_expired`, exactly as complete would end it.
+  A late completion of the dead attempt is then refused by complete.
+
+  Keys (spec: reclaim.py):
+    job, events, parent    the job's hash, its root's audit stream, its
+                           parent's key (the job's own for a single job)
+    leases, queued, due    the global indexes
+    roots_<status>         the listing's sets of the root's kind
+  Derived from A.prefix: the group's other jobs (children released into a
+  failed child's slot), the per-status children sets.
+
+  Args: job_id, prefix, max_attempts, release_limit, requeue_ms
+
+  Reply:
+    {NOTHING}                       the lease was renewed, or the job is no longer processing
+    {OK, requeued=1, model}         queued again: publish a message for it
+    {OK, requeued=0, finalized, released...}  failed `lease_expired`; then
+                                    the children released into its slot
+]]
+-- @include finish
+
+local now = now_us()
+local deadline = redis.call('ZSCORE', K.leases, A.job_id)
+if not deadline then return reply{code = REPLY.NOTHING} end
+local f = redis.call('HMGET', K.job, F.status, F.attempts, F.kind, F.parent_id, F.model, F.index)
+if f[1] ~= STATUS.processing then
+  redis.call('ZREM', K.leases, A.job_id)
+  return reply{code = REPLY.NOTHING}
+end
+if tonumber(deadline) > tonumber(ms_of(now)) then return reply{code = REPLY.NOTHING} end
+
+redis.call('ZREM', K.leases, A.job_id)
+if tonumber(f[2]) < A.max_attempts then
+  end_attempt(K.job, now, STAGE.reclaimed)
+  redis.call('HSET', K.job, F.status, STATUS.queued, F.queued_at, int(now), F.stage, STAGE.reclaimed,
+    F.last_error_code, ERROR.lease_expired)
+  redis.call('ZADD', K.queued, ms_of(now) + A.requeue_ms, A.job_id)
+  if f[3] == KIND.child then
+    redis.call('HINCRBY', K.parent, count_field(STATUS.processing), -1)
+    redis.call('HINCRBY', K.parent, count_field(STATUS.queued), 1)
+    move_child(A.prefix, A.job_id, f[6], STATUS.processing, STATUS.queued)
+  else
+    move_root(K.job, A.job_id, STATUS.processing, STATUS.queued)
+  end
+  return reply{code = REPLY.OK, requeued = 1, model = f[5]}
+end
+
+local job = {id = A.job_id, kind = f[3], parent_id = f[4], model = f[5], index = f[6]}
+end_attempt(K.job, now, STATUS.failed)
+finish_job(K.job, job, A.prefix, STATUS.processing, STATUS.failed, ERROR.lease_expired,
+  'the worker running this job stopped renewing its lease ' .. f[2] .. ' times', now)
+local out = {code = REPLY.OK, requeued = 0, finalized = 1, model = f[5]}
+if job.kind == KIND.child then
+  out.finalized, out.released = child_finished(A.prefix, job.parent_id, STATUS.processing, STATUS.failed,
+    A.release_limit, A.requeue_ms, now)
+end
+return reply(out)

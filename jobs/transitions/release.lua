@@ -1,0 +1,27 @@
+--[[
+  release: hands free slots of one parent to its next held children, and
+  finalizes the parent if every child is terminal.  Creation and completion
+  already release in their own scripts; the sweep calls this for parents on
+  the due index (a release that a batch limit cut short).
+
+  Keys (spec: reclaim.py):
+    parent, events         the parent's hash and audit stream
+    queued, due            the global indexes
+    roots_<status>         the listing's sets of parents
+  Derived from A.prefix: the children's keys and per-status sets.
+
+  Args: parent_id, prefix, release_limit, requeue_ms
+
+  Reply:
+    {OK, finalized, released...}  the children released, each needing a Celery message
+    {NOTHING}                     not a parent (it leaves the due index)
+]]
+-- @include finish
+
+if redis.call('HGET', K.parent, F.kind) ~= KIND.parent then
+  redis.call('ZREM', K.due, A.parent_id)
+  return reply{code = REPLY.NOTHING}
+end
+local now = now_us()
+local released = release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now)
+return reply{code = REPLY.OK, finalized = finalize_parent_if_done(A.parent_id, now), released = released}

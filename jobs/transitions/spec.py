@@ -1,0 +1,196 @@
+"""How a transition script is described once and called by name from both sides.
+
+A ``Transition`` names its keys, its arguments (with their types) and its
+reply (a dataclass).  From that one description come:
+
+* the Lua the script starts with: ``K.<key>`` and ``A.<arg>`` for its
+  inputs (numbers already converted, JSON already decoded) and a
+  ``reply{...}`` function that lays a named reply out as Redis returns it,
+  so a script never indexes KEYS, ARGV or its own reply by position;
+* the Python side: ``pack`` checks that a call names exactly the declared
+  keys and arguments and orders them, ``decode`` turns the raw reply into
+  the reply dataclass.
+
+The script's own file (``<name>.lua`` beside its spec) holds the body and
+the header a reader needs: what it does, every input and reply, and the
+keys it derives from a declared hash-tagged prefix rather than from KEYS.
+Shared Lua lives in ``includes/``; an include says what it needs with
+``-- @needs <include>`` lines and a script what it uses with
+``-- @include <include>``, so order no longer matters: each is inlined
+once, after what it needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from jobs.contract import ROOT_STATUSES, Reply, lua_preamble
+
+LUA_DIR = Path(__file__).parent
+INCLUDES_DIR = LUA_DIR / "includes"
+_INCLUDE = re.compile(r"^-- @include (\w+)\s*$", re.MULTILINE)
+_NEEDS = re.compile(r"^-- @needs (\w+)\s*$", re.MULTILINE)
+
+#: The listing's sets a script that changes a root's status declares, one per status (see keys.roots_by_status).
+ROOT_KEYS = tuple(f"roots_{s.value}" for s in ROOT_STATUSES)
+
+ArgType = Literal["str", "int", "json", "bytes"]
+
+
+@dataclass(frozen=True)
+class Arg:
+    name: str
+    type: ArgType = "str"
+    # A rest argument takes every ARGV from its position on (one per item);
+    # Lua gets ``A.<name>_from``, the index of the first.
+    rest: bool = False
+
+    def lua(self, index: int) -> str:
+        if self.rest:
+            return f"{self.name}_from = {index}"
+        value = f"ARGV[{index}]"
+        if self.type == "int":
+            value = f"tonumber({value})"
+        elif self.type == "json":
+            value = f"cjson.decode({value})"
+        return f"{self.name} = {value}"
+
+    def pack(self, value: Any) -> Any:
+        if self.type == "int":
+            return int(value)
+        if self.type == "json":
+            return json.dumps(value, separators=(",", ":"))
+        return value
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """A job that a transition moved to ``queued``: it needs a Celery message."""
+
+    job_id: str
+    model: str
+
+
+Dispatches = list[Dispatch]
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _dispatches(flat: Sequence[Any]) -> Dispatches:
+    return [Dispatch(_text(flat[i]), _text(flat[i + 1])) for i in range(0, len(flat), 2)]
+
+
+# How a reply field of each declared type comes back from Redis: Lua's false
+# arrives as None, true as 1, strings as bytes.
+_DECODERS: dict[Any, Any] = {
+    Reply: lambda v: Reply(int(v)),
+    int: lambda v: int(v) if v is not None else 0,
+    bool: lambda v: v not in (None, 0, b"0", b""),
+    str: _text,
+    bytes | None: lambda v: v,
+}
+
+
+@dataclass(frozen=True)
+class Transition:
+    name: str
+    keys: tuple[str, ...]
+    args: tuple[Arg, ...]
+    reply: type
+
+    @property
+    def reply_fields(self) -> list[tuple[str, Any]]:
+        hints = typing.get_type_hints(self.reply)
+        return [(f.name, hints[f.name]) for f in dataclasses.fields(self.reply)]
+
+    # -- Python side -------------------------------------------------------------------------
+
+    def pack(self, keys: Mapping[str, str], args: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+        if set(keys) != set(self.keys):
+            raise TypeError(f"{self.name}: keys {sorted(keys)} are not the declared {sorted(self.keys)}")
+        names = {a.name for a in self.args}
+        if set(args) != names:
+            raise TypeError(f"{self.name}: args {sorted(args)} are not the declared {sorted(names)}")
+        packed: list[Any] = []
+        for arg in self.args:
+            if arg.rest:
+                packed += [arg.pack(v) for v in args[arg.name]]
+            else:
+                packed.append(arg.pack(args[arg.name]))
+        return [keys[k] for k in self.keys], packed
+
+    def decode(self, raw: Any) -> Any:
+        raw = raw if isinstance(raw, list) else [raw]
+        values: dict[str, Any] = {}
+        for position, (name, hint) in enumerate(self.reply_fields):
+            if hint == Dispatches:  # the tail: every element from here on, in pairs
+                values[name] = _dispatches(raw[position:])
+                break
+            values[name] = _DECODERS[hint](raw[position] if position < len(raw) else None)
+        return self.reply(**values)
+
+    # -- Lua side ----------------------------------------------------------------------------
+
+    def lua_inputs(self) -> str:
+        keys = ", ".join(f"{k} = KEYS[{i}]" for i, k in enumerate(self.keys, start=1))
+        args = ", ".join(a.lua(i) for i, a in enumerate(self.args, start=1))
+        fields = []
+        tail = None
+        for name, hint in self.reply_fields:
+            if hint == Dispatches:
+                tail = name
+            else:
+                fields.append(f"present(t.{name})")
+        lines = [
+            f"-- Generated from the spec of `{self.name}` (jobs/transitions).",
+            f"local K = {{{keys}}}",
+            f"local A = {{{args}}}",
+            # Lua drops a nil from a list and everything after it: a field left out is false (None).
+            "local function present(v) if v == nil then return false end return v end",
+            "local function reply(t)",
+            f"  local out = {{{', '.join(fields)}}}",
+        ]
+        if tail:
+            lines.append(f"  for _, v in ipairs(t.{tail} or {{}}) do out[#out + 1] = v end")
+        lines += ["  return out", "end"]
+        return "\n".join(lines) + "\n"
+
+    @property
+    def path(self) -> Path:
+        return LUA_DIR / f"{self.name}.lua"
+
+    def source(self) -> str:
+        """The whole script Redis runs: the shared names, the inputs, the includes, the body."""
+        return lua_preamble() + self.lua_inputs() + _with_includes(self.path.read_text())
+
+
+@cache
+def _include(name: str) -> str:
+    return (INCLUDES_DIR / f"{name}.lua").read_text()
+
+
+def _with_includes(body: str) -> str:
+    """``body`` with each ``@include`` replaced by that include, preceded by what it ``@needs``."""
+    done: set[str] = set()
+
+    def expand(name: str) -> str:
+        if name in done:
+            return ""
+        done.add(name)
+        text = _include(name)
+        needed = "".join(expand(n) for n in _NEEDS.findall(text))
+        return needed + text
+
+    return _INCLUDE.sub(lambda m: expand(m.group(1)), body)

@@ -1,0 +1,101 @@
+"""The contract between Python and Lua: each script uses exactly what its spec declares, and
+neither side spells a name the other defines."""
+
+import re
+
+import pytest
+
+from jobs import keys
+from jobs.contract import ErrorCode, EventField, Field, JobStatus, Reply, Stage
+from jobs.transitions import TRANSITIONS
+from jobs.transitions.claim import CLAIM
+from jobs.transitions.spec import INCLUDES_DIR, LUA_DIR, ROOT_KEYS
+from tests.unit.jobs.conftest import parse_intervals
+
+SCRIPTS = {t.name: t for t in TRANSITIONS}
+LUA_FILES = sorted(LUA_DIR.glob("*.lua")) + sorted(INCLUDES_DIR.glob("*.lua"))
+
+
+def _body(transition) -> str:
+    """The script as Redis runs it, less the generated preamble and inputs."""
+    source = transition.source()
+    return re.sub(r"--.*", "", source.split("return out\nend\n", 1)[1])
+
+
+def test_every_lua_file_is_a_transition_or_an_include():
+    assert {p.stem for p in LUA_DIR.glob("*.lua")} == set(SCRIPTS)
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_a_script_loads_in_redis(name, r):
+    assert r.script_load(SCRIPTS[name].source())
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_a_script_reads_exactly_the_keys_and_args_its_spec_declares(name):
+    transition = SCRIPTS[name]
+    body = _body(transition)
+    used_keys = set(re.findall(r"\bK\.(\w+)", body))
+    if body.count("move_root(") > 1:  # called, not only defined: it names the listing's sets by status
+        used_keys |= set(ROOT_KEYS)
+    used_args = set(re.findall(r"\bA\.(\w+)", body))
+    declared_args = {a.name + ("_from" if a.rest else "") for a in transition.args}
+    assert used_keys == set(transition.keys), name
+    assert used_args == declared_args, name
+
+
+@pytest.mark.parametrize("path", LUA_FILES, ids=lambda p: p.name)
+def test_lua_spells_no_status_field_or_code_that_python_defines(path):
+    text = re.sub(r"--.*", "", re.sub(r"--\[\[.*?\]\]", "", path.read_text(), flags=re.S))  # comments may
+    quoted = set(re.findall(r"'([a-z_]+)'", text))
+    defined = {s.value for s in JobStatus} | {f.value for f in Field} | {e.value for e in ErrorCode}
+    defined |= {s.value for s in Stage} | {e.value for e in EventField}
+    assert quoted & defined == set(), path.name
+    assert not re.search(r"KEYS\[|ARGV\[\d", text), f"{path.name} indexes KEYS or ARGV by position"
+
+
+def test_pack_refuses_a_call_that_does_not_name_exactly_the_declared_inputs():
+    keys_ = {k: "k" for k in CLAIM.keys}
+    args = {"job_id": "j", "prefix": "p", "lease_ms": 1, "record_ms": 1}
+    assert CLAIM.pack(keys_, args)[1] == ["j", "p", 1, 1]
+    with pytest.raises(TypeError, match="keys"):
+        CLAIM.pack({**keys_, "extra": "k"}, args)
+    with pytest.raises(TypeError, match="args"):
+        CLAIM.pack(keys_, {k: v for k, v in args.items() if k != "prefix"})
+
+
+def test_a_reply_decodes_by_name_whatever_its_length():
+    reply = CLAIM.decode([-2, None, None, None, None, None, b"held"])
+    assert (reply.code, reply.status, reply.payload) == (Reply.WRONG_STATUS, "held", None)
+    assert CLAIM.decode([-1]).code == Reply.NO_JOB
+
+
+def test_a_single_job_moves_through_the_listing_as_its_status_changes(kit, r):
+    job_id = kit.single().job_id
+
+    def listed_as() -> set[str]:
+        return {s.value for s in JobStatus if r.zscore(keys.roots("single", s.value), job_id) is not None}
+
+    created_at = int(kit.job(job_id)["created_at"])
+    assert listed_as() == {"queued"} and r.zscore(keys.roots("single", "queued"), job_id) == created_at
+    claim = kit.claim(job_id)
+    assert listed_as() == {"processing"}
+    kit.store.retry(job_id, claim.attempt, 0, "engine_unavailable", "try again")
+    assert listed_as() == {"queued"}
+    claim = kit.claim(job_id)
+    kit.store.fail(job_id, claim.attempt, "invalid_document", "bad")
+    assert listed_as() == {"failed"}
+    runs = parse_intervals(kit.job(job_id)["intervals"])
+    assert [(run[0], run[3]) for run in runs] == [(1, "retrying"), (2, "failed")]
+
+
+def test_an_attempt_reclaimed_while_it_still_ran_keeps_its_interval(kit):
+    job_id = kit.single().job_id
+    first = kit.claim(job_id)
+    kit.expire_lease(job_id)
+    kit.store.reclaim([job_id])
+    second = kit.claim(job_id)
+    kit.store.complete(job_id, second.attempt, {"text": "done"})
+    runs = parse_intervals(kit.job(job_id)["intervals"])
+    assert [(run[0], run[3]) for run in runs] == [(first.attempt, "reclaimed"), (second.attempt, "completed")]
+    assert runs[0][2] <= runs[1][1]
