@@ -10,6 +10,8 @@ from jobs.config import Settings
 from jobs.records import Dispatch
 from jobs.store import JobStore
 
+from .documented import documented_client
+
 # Small limits, so that the tests reach them with small requests.
 MAX_CHILDREN = 4
 MAX_PAGES = 50
@@ -48,7 +50,8 @@ def app(settings, store, published):
 
 @pytest.fixture
 def client(app):
-    return app.test_client()
+    """The app's test client; every answer is checked against the OpenAPI document."""
+    return documented_client(app)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from gateway import create_app, drain
 from jobs.queries import JobQueries
 from jobs.store import JobStore
 
+from .documented import documented_client
 from .support import assert_problem, echo_job
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,7 +26,7 @@ def redis_down(settings):
     server = fakeredis.FakeServer()
     server.connected = False
     store = JobStore(fakeredis.FakeRedis(server=server), settings)
-    return create_app(settings, store, lambda dispatches: 0).test_client()
+    return documented_client(create_app(settings, store, lambda dispatches: 0))
 
 
 # -- the factory -----------------------------------------------------------------------
