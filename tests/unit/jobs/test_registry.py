@@ -1,0 +1,71 @@
+"""jobs.registry: one entry per model is all the workers, the dispatcher and the gateway need."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+from jobs.registry import MODELS, Location
+from workers import adapters
+from workers.adapters import get_adapter
+from workers.adapters.base import Adapter
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_each_model_names_an_adapter_class_of_its_own(name):
+    module_name, _, class_name = MODELS[name].adapter.partition(":")
+
+    adapter_class = getattr(importlib.import_module(module_name), class_name)
+
+    assert issubclass(adapter_class, Adapter)
+    assert adapter_class.name == name
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_each_model_has_a_queue_a_location_content_types_and_options(name):
+    model = MODELS[name]
+
+    assert model.queue == f"ocr.{name}"
+    assert isinstance(model.location, Location)
+    assert model.content_types and all("/" in t for t in model.content_types)
+    assert model.options_schema.load({}) == {}  # every option is optional
+    assert model.options_schema is MODELS[name].options_schema  # built once
+
+
+def test_workers_resolve_adapters_from_the_registry(monkeypatch):
+    monkeypatch.setattr(adapters, "_cache", {})
+    monkeypatch.setitem(MODELS, "echo-again", MODELS["echo"])
+
+    assert get_adapter("echo-again").name == "echo"
+
+
+def test_the_default_worker_consumes_every_models_queue():
+    procfile = (ROOT / "Procfile").read_text()
+
+    queues = re.search(r"OCRGW_WORKER_QUEUES:-([^}]+)\}", procfile).group(1).split(",")
+
+    assert sorted(queues) == sorted(m.queue for m in MODELS.values())
+
+
+@pytest.mark.parametrize(
+    "name, options, valid",
+    [
+        ("echo", {"delay_ms": 1.5, "fail": False, "tag": [1]}, True),  # echo keeps unknown keys
+        ("echo", {"delay_ms": -1}, False),
+        ("echo", {"crash": "yes"}, False),
+        ("tesseract", {"lang": "eng+deu", "psm": 6, "timeout_s": 30}, True),
+        ("tesseract", {"psm": 14}, False),
+        ("tesseract", {"lang": "eng; rm -rf /"}, False),
+        ("tesseract", {"timeout_s": 0}, False),
+        ("tesseract", {"lamg": "eng"}, False),  # a misspelt option fails loudly
+        ("paddleocr", {"timeout_s": 2.5}, True),
+        ("paddleocr", {"lang": "eng"}, False),
+    ],
+)
+def test_options_are_checked_by_the_models_schema(name, options, valid):
+    assert (MODELS[name].options_schema.validate(options) == {}) is valid
