@@ -147,6 +147,10 @@ def child(**changes) -> dict:
     return {k: v for k, v in job.items() if v is not ...}
 
 
+def png_job(**changes) -> dict:
+    return {"model": "tesseract", "payload": b64(PNG), "content_type": "image/png", **changes}
+
+
 # (path, request kwargs, status, code, child_index)
 REFUSED = {
     # 400
@@ -239,6 +243,14 @@ REFUSED = {
     "echo delay_ms negative": ("/jobs", post_json(child(options={"delay_ms": -1})), 422, "invalid_field", None),
     "echo fail a string": ("/jobs", post_json(child(options={"fail": "yes"})), 422, "invalid_field", None),
     "echo fail a number": ("/jobs", post_json(child(options={"fail": 1})), 422, "invalid_field", None),
+    "tesseract psm out of range": ("/jobs", post_json(png_job(options={"psm": 99})), 422, "invalid_field", None),
+    "tesseract lang not a language": (
+        "/jobs", post_json(png_job(options={"lang": "eng; rm -rf /"})), 422, "invalid_field", None,
+    ),
+    "tesseract misspelt option": ("/jobs", post_json(png_job(options={"timeout": 5})), 422, "invalid_field", None),
+    "paddleocr timeout zero": (
+        "/jobs", post_json(png_job(model="paddleocr", options={"timeout_s": 0})), 422, "invalid_field", None,
+    ),
     "json payload not a string": ("/jobs", post_json(child(payload=5)), 422, "invalid_field", None),
     "json payload missing": ("/jobs", post_json(child(payload=...)), 422, "invalid_field", None),
     "json model missing": ("/jobs", post_json(child(model=...)), 422, "invalid_field", None),

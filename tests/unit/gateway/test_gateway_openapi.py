@@ -1,0 +1,148 @@
+"""/openapi.json, Swagger UI at /docs, and GET /models."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gateway.problems import CATALOGUE, PLAIN_HTTP_CODES
+from gateway.schemas import RawQuerySchema
+from jobs.registry import MODELS
+
+METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE"}
+
+
+@pytest.fixture
+def spec(client) -> dict:
+    response = client.get("/openapi.json")
+    assert response.status_code == 200
+    return response.get_json()
+
+
+def problem_codes(operation: dict) -> dict[str, set[str]]:
+    """status -> the problem codes an operation documents for it."""
+    out = {}
+    for status, response in operation["responses"].items():
+        schema = response.get("content", {}).get("application/problem+json", {}).get("schema")
+        if schema is not None:
+            out[status] = set(schema["allOf"][1]["properties"]["code"]["enum"])
+    return out
+
+
+def operations(spec: dict):
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method.upper() in METHODS:
+                yield path, method.upper(), operation
+
+
+def test_every_route_of_the_api_is_documented(app, spec):
+    documented = {(path, method) for path, method, _ in operations(spec)}
+    routes = {
+        (re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule), method)
+        for rule in app.url_map.iter_rules() if rule.endpoint.startswith("api.")
+        for method in rule.methods & METHODS
+    }
+
+    assert routes == documented
+    assert {path for path, _ in routes} == {
+        "/jobs", "/jobs/{job_id}", "/jobs/{job_id}/children", "/jobs/{job_id}/result", "/jobs/{job_id}/events",
+        "/models", "/healthz", "/readyz",
+    }
+
+
+def test_every_problem_code_is_documented_with_its_status(spec):
+    seen = set()
+    for path, method, operation in operations(spec):
+        for status, codes in problem_codes(operation).items():
+            for code in codes:
+                assert CATALOGUE[code][0] == int(status), f"{method} {path}: {code} under {status}"
+                assert f"`{code}`" in operation["responses"][status]["description"]
+            seen |= codes
+        assert "500" in operation["responses"], f"{method} {path} does not document internal_error"
+
+    assert seen == set(CATALOGUE)
+    shared = spec["components"]["schemas"]["Problem"]
+    assert set(shared["properties"]["code"]["enum"]) == set(CATALOGUE) | set(PLAIN_HTTP_CODES)
+    assert set(shared["required"]) == {"type", "title", "status", "detail", "code"}
+
+
+def test_each_operation_documents_the_problems_it_answers(spec):
+    def codes(path, method):
+        return problem_codes(spec["paths"][path][method])
+
+    assert codes("/jobs", "post") == {
+        "400": {"malformed_json", "invalid_base64", "invalid_idempotency_key"},
+        "413": {"payload_too_large"},
+        "415": {"missing_content_type", "unsupported_content_type"},
+        "422": {"invalid_field", "unknown_model", "empty_document", "no_children", "too_many_children",
+                "idempotency_key_reused"},
+        "500": {"internal_error"},
+        "503": {"draining", "store_unavailable"},
+    }
+    assert codes("/jobs/{job_id}/result", "get")["409"] == {"result_not_ready", "no_result"}
+    assert codes("/jobs/{job_id}", "get")["404"] == {"job_not_found"}
+    assert codes("/jobs", "get")["422"] == {"invalid_field"}
+
+
+def test_submission_documents_json_and_every_raw_type_with_its_query(spec):
+    post = spec["paths"]["/jobs"]["post"]
+
+    content = post["requestBody"]["content"]
+    raw_types = {t for m in MODELS.values() for t in m.content_types}
+    assert set(content) == {"application/json"} | raw_types
+    assert content["application/json"]["schema"] == {
+        "oneOf": [{"$ref": "#/components/schemas/Job"}, {"$ref": "#/components/schemas/Group"}],
+    }
+    assert all(content[t]["schema"] == {"type": "string", "format": "binary"} for t in raw_types)
+    params = {(p["in"], p["name"]) for p in post["parameters"]}
+    assert params == {("query", name) for name in RawQuerySchema().fields} | {("header", "Idempotency-Key")}
+    job = spec["components"]["schemas"]["Job"]
+    assert job["properties"]["payload"]["format"] == "byte"
+    assert job["properties"]["model"]["enum"] == sorted(MODELS)
+    assert job["additionalProperties"] is False
+
+
+def test_the_views_are_documented_as_one_of_single_or_parent(spec):
+    ok = spec["paths"]["/jobs/{job_id}"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+
+    assert ok == {"oneOf": [{"$ref": "#/components/schemas/SingleJobView"},
+                            {"$ref": "#/components/schemas/ParentView"}]}
+    parent = spec["components"]["schemas"]["ParentView"]["properties"]
+    assert "result" not in parent and "result_url" in parent
+
+
+def test_swagger_ui_is_served_with_every_asset_from_this_server(client):
+    page = client.get("/docs")
+
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    html = page.get_data(as_text=True)
+    assert not re.search(r"https?://", html)  # nothing from the internet
+    assets = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert {a.rsplit("/", 1)[1] for a in assets} == {
+        "swagger-ui.css", "swagger-ui-standalone-preset.js", "swagger-ui-bundle.js",
+    }
+    for asset in assets:
+        with client.get(asset) as response:  # a file response: closed, not left to the collector
+            assert response.status_code == 200, asset
+            assert len(response.get_data()) > 1000
+    assert '"/openapi.json"' in html
+
+
+def test_models_show_the_registry(client):
+    models = client.get("/models").get_json()["models"]
+
+    assert [m["name"] for m in models] == sorted(MODELS)
+    for shown in models:
+        model = MODELS[shown["name"]]
+        assert shown["engine"] == model.engine
+        assert shown["location"] == model.location.value
+        assert shown["content_types"] == sorted(model.content_types)
+    by_name = {m["name"]: m for m in models}
+    echo = by_name["echo"]["options"]
+    assert echo["properties"]["delay_ms"] == {"type": "number", "minimum": 0, "description": "Sleep this long first."}
+    assert echo["additionalProperties"] is True
+    tesseract = by_name["tesseract"]["options"]
+    assert tesseract["properties"]["psm"]["maximum"] == 13
+    assert tesseract["additionalProperties"] is False
