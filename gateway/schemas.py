@@ -62,8 +62,12 @@ def check_not_empty(payload: bytes) -> None:
 class Base64(fields.String):
     """Standard base64 with padding; decoded by the schema once every other field is known good."""
 
+    # What ``b64decode(validate=True)`` takes, for the document.
+    PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+
     def __init__(self, **kwargs):
-        super().__init__(metadata={"format": "byte", **kwargs.pop("metadata", {})}, **kwargs)
+        metadata = {"format": "byte", "pattern": self.PATTERN, **kwargs.pop("metadata", {})}
+        super().__init__(metadata=metadata, **kwargs)
 
 
 class _Document(Schema):
@@ -88,14 +92,15 @@ class RawQuerySchema(_Document):
     """The query of a raw-document POST: the body is the document itself."""
 
     model = Text(metadata={"enum": _MODEL_NAMES, "description": "Default: the gateway's default model."})
-    pages = DigitsInteger(metadata={"description": "The document's page count, if known."})
+    pages = DigitsInteger(validate=Range(min=0), metadata={"description": "The document's page count, if known."})
 
 
 class JobSchema(_Document):
     """A single job, or one child of a fan-out group, as JSON; loads as a ``NewJob``."""
 
     model = Text(required=True, metadata={"enum": _MODEL_NAMES})
-    payload = Base64(required=True, metadata={"description": "The document, base64 (standard alphabet, padded)."})
+    payload = Base64(required=True, metadata={"description": "The document, base64 (standard alphabet, padded); "
+                                                             "empty is empty_document.", "minLength": 1})
     content_type = Text(required=True, validate=Length(min=1),
                         metadata={"description": "The document's media type; parameters are ignored."})
     pages = StrictInteger(validate=Range(min=0), metadata={"description": "The document's page count, if known."})
@@ -140,7 +145,9 @@ class FanoutSchema(Schema):
         required=True, metadata={"description": "At most this many children run at once; <= 0: no cap."}
     )
     children = Children(fields.Nested(JobSchema), required=True,
-                        metadata={"description": "1 to OCRGW_MAX_CHILDREN jobs; they may use different models."})
+                        metadata={"description": "1 to OCRGW_MAX_CHILDREN jobs (none: no_children; more: "
+                                                 "too_many_children); they may use different models.",
+                                  "minItems": 1})
 
 
 class GroupSchema(Schema):

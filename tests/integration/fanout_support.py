@@ -98,10 +98,28 @@ class Gateway:
         return self.http.post(f"{self.base_url}/jobs", data=data, params=params, timeout=self.timeout,
                               headers={"Content-Type": content_type, **(headers or {})})
 
-    def job(self, job_id: str) -> dict[str, Any]:
-        resp = self.http.get(f"{self.base_url}/jobs/{job_id}", timeout=self.timeout)
-        assert resp.status_code == 200, f"GET /jobs/{job_id}: {resp.status_code} {resp.text}"
+    def get(self, path: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        resp = self.http.get(f"{self.base_url}{path}", params=params, timeout=self.timeout)
+        assert resp.status_code == 200, f"GET {path}: {resp.status_code} {resp.text}"
         return resp.json()
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        """The job's view; a parent's as a whole: every child, and once terminal its merged result.
+
+        The API pages a parent's children and serves its merged result apart
+        (``result_url``); these tests check whole groups, so the pages are
+        followed and the result is fetched into ``result`` (None before the end).
+        """
+        view = self.get(f"/jobs/{job_id}", {"limit": 200})
+        if view["kind"] != "parent":
+            return view
+        following = view["children_page"]["next"]
+        while following:
+            page = self.get(following)
+            view["children"] += page["children"]
+            following = page["children_page"]["next"]
+        view["result"] = self.get(view["result_url"]) if view["result_url"] else None
+        return view
 
     def events(self, job_id: str) -> list[dict[str, Any]]:
         resp = self.http.get(f"{self.base_url}/jobs/{job_id}/events", timeout=self.timeout)

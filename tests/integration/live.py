@@ -64,6 +64,15 @@ class Api:
         assert response.status_code == 200, response.text
         return response.json()
 
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        """GET an answer the test expects to be 200; its JSON."""
+        response = self.request("GET", path, params=params)
+        assert response.status_code == 200, f"GET {path}: {response.status_code} {response.text}"
+        return response.json()
+
+    def result(self, job_id: str) -> dict[str, Any]:
+        return self.get(f"/jobs/{job_id}/result")
+
     def events(self, job_id: str) -> list[dict[str, Any]]:
         response = self.request("GET", f"/jobs/{job_id}/events")
         assert response.status_code == 200, response.text

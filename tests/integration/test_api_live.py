@@ -92,6 +92,25 @@ REJECTED = {
     "malformed-id": (
         lambda api: api.request("GET", "/jobs/not-a-job-id"),
         404, "job_not_found"),
+    "result-of-unknown-job": (
+        lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}/result"),
+        404, "job_not_found"),
+    "children-of-unknown-job": (
+        lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}/children"),
+        404, "job_not_found"),
+    "children-page-too-large": (
+        lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}/children?limit=201"),
+        422, "invalid_field"),
+    "listing-held-roots": (
+        lambda api: api.request("GET", "/jobs?status=held"),
+        422, "invalid_field"),
+    "listing-foreign-cursor": (
+        lambda api: api.request("GET", "/jobs?cursor=not-ours"),
+        422, "invalid_field"),
+    "tesseract-option-out-of-range": (
+        lambda api: api.post_json({"model": "tesseract", "content_type": "image/png",
+                                   "payload": b64(PNG_SIGNATURE + b"rest"), "options": {"psm": 99}}),
+        422, "invalid_field"),
 }
 
 
@@ -183,3 +202,50 @@ def test_health_and_readiness_probes(api):
 
     assert (health.status_code, health.json()) == (200, {"status": "ok"})
     assert (ready.status_code, ready.json()) == (200, {"status": "ready"})
+
+
+def test_a_group_is_read_by_pages_its_result_and_the_listing(api):
+    # Given a finished group of 25 children and a single job submitted after it
+    children = [echo_job(f"child-{i}") for i in range(25)]
+    parent_id = accepted(api.post_json({"fanout": {"max_parallel": 5, "children": children}}))
+    view = poll_terminal(api, parent_id, ECHO_TIMEOUT)
+    single_id = accepted(api.post_json(echo_job("after the group")))
+
+    # Then its view shows the first page of children, and the next page the rest
+    assert (view["status"], view["total"]) == ("completed", 25)
+    assert [c["index"] for c in view["children"]] == list(range(20))
+    assert view["children_page"]["total"] == 25
+    rest = api.get(view["children_page"]["next"])
+    assert [c["index"] for c in rest["children"]] == list(range(20, 25))
+    assert rest["children_page"]["next"] is None
+    # and its merged result is at result_url, not in the view
+    assert "result" not in view
+    merged = api.get(view["result_url"])
+    assert merged["text"] == "\n\n".join(f"child-{i}" for i in range(25))
+    assert [c["status"] for c in merged["children"]] == ["completed"] * 25
+    # and the listing shows both roots newest first, never a child
+    listed = api.get("/jobs")["jobs"]
+    assert [j["id"] for j in listed] == [single_id, parent_id]
+    assert api.get("/jobs", {"kind": "parent", "status": "completed"})["jobs"][0]["id"] == parent_id
+
+
+def test_a_result_before_the_end_is_refused_then_served(api):
+    job_id = accepted(api.post_json(echo_job("slow", options={"delay_ms": 300})))
+
+    early = api.request("GET", f"/jobs/{job_id}/result")
+    poll_terminal(api, job_id, ECHO_TIMEOUT)
+
+    assert assert_problem(early, 409, "result_not_ready")["job_status"] in ("queued", "processing")
+    assert api.result(job_id)["text"] == "slow"
+
+
+def test_the_document_swagger_ui_and_models_are_served(api):
+    spec = api.get("/openapi.json")
+    docs = api.request("GET", "/docs")
+    models = api.get("/models")["models"]
+
+    assert {"/jobs", "/jobs/{job_id}", "/jobs/{job_id}/children", "/jobs/{job_id}/result",
+            "/jobs/{job_id}/events", "/models", "/healthz", "/readyz"} == set(spec["paths"])
+    assert docs.status_code == 200 and "swagger-ui-bundle.js" in docs.text
+    assert api.request("GET", "/docs/static/swagger-ui-bundle.js").status_code == 200
+    assert {m["name"] for m in models} == {"tesseract", "paddleocr", "echo"}
