@@ -14,7 +14,7 @@ import copy
 import pytest
 import requests
 import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -34,6 +34,8 @@ CHECKS = [
     response_schema_conformance,
 ]
 EXAMPLES_PER_OPERATION = 15
+GUNICORN_LINE_LIMIT = 4094
+GUNICORN_FIELD_LIMIT = 8190
 
 
 def echo_only(spec: dict) -> dict:
@@ -59,6 +61,17 @@ def echo_only(spec: dict) -> dict:
     return spec
 
 
+def fits_gunicorn(case, base_url: str) -> bool:
+    """Whether the request reaches the gateway at all: gunicorn answers a request line or a header
+    past its limits (4094 and 8190 bytes) itself, with an HTML 414 or 400 that no app can shape."""
+    sent = case.as_transport_kwargs(base_url=base_url)
+    request = requests.Request(sent["method"], sent["url"], params=sent.get("params"),
+                               headers=sent.get("headers")).prepare()
+    request_line = f"{request.method} {request.path_url} HTTP/1.1"
+    headers_fit = all(len(f"{k}: {v}".encode()) < GUNICORN_FIELD_LIMIT for k, v in request.headers.items())
+    return len(request_line.encode()) < GUNICORN_LINE_LIMIT and headers_fit
+
+
 @pytest.fixture
 def base_url(stack, procs, redis_url) -> str:
     """A gateway of its own on the shared stack's database, whose raw documents default to echo."""
@@ -80,6 +93,7 @@ def test_every_answer_is_documented(base_url):
                       phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
             @given(case=operation.as_strategy(generation_mode=mode))
             def answers_as_documented(case):
+                assume(fits_gunicorn(case, base_url))
                 case.call_and_validate(base_url=base_url, session=http, checks=CHECKS, timeout=30)
 
             try:
