@@ -105,10 +105,9 @@ class Field(str, Enum):
     # a child
     PARENT_ID = "parent_id"
     INDEX = "index"
-    # a parent: its cap, its size, where the next release starts, and one count per status
+    # a parent: its cap, its size, and one count per status (count_field)
     MAX_PARALLEL = "max_parallel"
     TOTAL = "total"
-    NEXT_RELEASE = "next_release"
 
 
 class EventField(str, Enum):

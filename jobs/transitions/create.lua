@@ -73,7 +73,7 @@ else
     F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
     F.idempotency_key, A.idempotency_key,
     F.status, STATUS.queued, F.model, A.model, F.max_parallel, int(A.max_parallel),
-    F.total, int(n), F.next_release, '0')
+    F.total, int(n))
   for _, status in pairs(STATUS) do
     redis.call('HSET', K.root, count_field(status), '0')
   end
