@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 import requests
@@ -215,6 +214,7 @@ def test_a_gateway_drains_on_sigterm_and_then_exits(deployment, procs, db):
     web = procs.web(db=deployment.db, env={**ENV, "OCRGW_DRAIN_SECONDS": "3"})
     with Gateway(web.base_url) as gateway:
         job_id = submit(gateway, echo("before the stop"))
+        finished = assert_single_settled(gateway, job_id, "before the stop")
         roots_before = len(root_ids(db))
 
         web.terminate()
@@ -225,14 +225,16 @@ def test_a_gateway_drains_on_sigterm_and_then_exits(deployment, procs, db):
         assert refused.status_code == 503, refused.text
         assert refused.json()["code"] == "draining"
         assert int(refused.headers["Retry-After"]) > 0
-        assert gateway.job(job_id)["id"] == job_id  # polls keep working
-        assert gateway.events(job_id) is not None
+        # Polls keep working: the job and its audit event, as before the stop.
+        assert gateway.job(job_id) == finished
+        events = gateway.events(job_id)
+        assert [(e["operation"], e["job_id"], e["status"], e["model"]) for e in events] == [
+            ("job", job_id, "completed", "echo")], events
         assert http_status(f"{web.base_url}/healthz") == 200
         assert len(root_ids(db)) == roots_before  # the refused request stored nothing
 
         assert web.wait(timeout=WAIT) == 0
     assert "drain window over" in web.log_text()
-    assert_single_settled(Gateway(deployment.web().base_url), job_id, "before the stop")
 
 
 def test_the_drain_command_drains_every_gateway_until_it_is_turned_off(deployment, gateway):
