@@ -112,8 +112,11 @@ class Settings:
         try:
             values: dict[str, Any] = _SCHEMA.load(raw)
         except ValidationError as error:
-            problems = [f"{var.env}: must be {var.expects}, got {var.shown(raw[var.env])}"
-                        for var in VARIABLES if var.env in error.messages_dict]
+            problems = [
+                f"{var.env}: must be {var.expects}, got {var.shown(raw[var.env])}"
+                for var in VARIABLES
+                if var.env in error.messages_dict
+            ]
             raise InvalidSettings("; ".join(problems)) from None
         values.setdefault("broker_url", values.get("redis_url", DEFAULT_REDIS_URL))
         return cls(**values)
@@ -178,10 +181,20 @@ def _seconds(setting: str, env: str, *, at_least: float | None = None) -> Variab
 
 
 VARIABLES: tuple[Variable, ...] = (
-    Variable("redis_url", "REDIS_URL", mf.String(validate=_url(REDIS_URL_SCHEMES)),
-             "a redis://, rediss:// or unix:// URL", hides_password=True),
-    Variable("broker_url", "CELERY_BROKER_URL", mf.String(validate=_url(None)),
-             "a URL such as redis://host:6379/0", hides_password=True),
+    Variable(
+        "redis_url",
+        "REDIS_URL",
+        mf.String(validate=_url(REDIS_URL_SCHEMES)),
+        "a redis://, rediss:// or unix:// URL",
+        hides_password=True,
+    ),
+    Variable(
+        "broker_url",
+        "CELERY_BROKER_URL",
+        mf.String(validate=_url(None)),
+        "a URL such as redis://host:6379/0",
+        hides_password=True,
+    ),
     _seconds("lease_seconds", "OCRGW_LEASE_SECONDS"),
     _seconds("sweep_interval", "OCRGW_SWEEP_INTERVAL", at_least=MIN_SWEEP_INTERVAL_SECONDS),
     _count("max_attempts", "OCRGW_MAX_ATTEMPTS"),
@@ -197,11 +210,19 @@ VARIABLES: tuple[Variable, ...] = (
     _seconds("keep_slot_seconds", "OCRGW_KEEP_SLOT_SECONDS", at_least=0),
     _seconds("drain_seconds", "OCRGW_DRAIN_SECONDS", at_least=0),
     Variable("echo_allow_crash", "OCRGW_ECHO_ALLOW_CRASH", mf.Integer(validate=validate.OneOf([0, 1])), "0 or 1"),
-    Variable("default_model", "OCRGW_DEFAULT_MODEL", mf.String(validate=validate.OneOf(sorted(MODELS))),
-             f"one of {', '.join(MODELS)}"),
+    Variable(
+        "default_model",
+        "OCRGW_DEFAULT_MODEL",
+        mf.String(validate=validate.OneOf(sorted(MODELS))),
+        f"one of {', '.join(MODELS)}",
+    ),
     _count("engine_threads", "OCRGW_ENGINE_THREADS"),
-    Variable("preload_models", "OCRGW_PRELOAD_MODELS", _CommaSeparatedModels(),
-             f"a comma-separated list of {', '.join(MODELS)}"),
+    Variable(
+        "preload_models",
+        "OCRGW_PRELOAD_MODELS",
+        _CommaSeparatedModels(),
+        f"a comma-separated list of {', '.join(MODELS)}",
+    ),
 )
 
 

@@ -76,7 +76,7 @@ def test_replicated_coordinators_and_gateways_keep_the_cap_and_finalize_once(pro
             # Polled through the gateway that did not create it.
             views.append(wait_terminal(gateways[1 - g].job, parent_id, timeout=120, on_poll=capped))
 
-        for parent_id, view in zip(parents, views):
+        for parent_id, view in zip(parents, views, strict=True):
             assert view["status"] == "completed", view["counts"]
             assert view["counts"]["completed"] == N_CHILDREN
             assert view["total"] == N_CHILDREN and len(view["children"]) == N_CHILDREN
@@ -85,8 +85,7 @@ def test_replicated_coordinators_and_gateways_keep_the_cap_and_finalize_once(pro
             assert all(c["attempts"] == 1 for c in view["children"])
             assert view["result"]["text"] == "\n\n".join(f"child-{i}" for i in range(N_CHILDREN))
             for gateway in gateways:
-                assert_audited_once(gateway, parent_id, [c["id"] for c in view["children"]],
-                                    "completed")
+                assert_audited_once(gateway, parent_id, [c["id"] for c in view["children"]], "completed")
     finally:
         for gateway in gateways:
             gateway.close()
@@ -119,15 +118,21 @@ def assert_sweeps_alone(coordinator: Proc, others: list[Proc], store: JobStore) 
     for other in others:
         other.kill(signal.SIGSTOP)
     try:
-        wait_until(lambda: all(stopped(other.pid) for other in others), timeout=30,
-                   message="the other coordinators were not frozen")
+        wait_until(
+            lambda: all(stopped(other.pid) for other in others),
+            timeout=30,
+            message="the other coordinators were not frozen",
+        )
         job_id = store.create_single(NewJob("echo", "text/plain", coordinator.name.encode())).job_id
 
         def status() -> str:
             return (store.get(job_id) or {}).get("status", "missing")
 
-        wait_until(lambda: status() == "completed", timeout=120,
-                   message=lambda: f"{coordinator.name} never swept: the job is still {status()}")
+        wait_until(
+            lambda: status() == "completed",
+            timeout=120,
+            message=lambda: f"{coordinator.name} never swept: the job is still {status()}",
+        )
         assert store.result(job_id)["text"] == coordinator.name
     finally:
         for other in others:

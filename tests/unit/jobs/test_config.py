@@ -87,9 +87,16 @@ def test_the_redis_url_is_the_broker_too_unless_one_is_given(url):
         ("OCRGW_ECHO_ALLOW_CRASH", "yes", "OCRGW_ECHO_ALLOW_CRASH: must be 0 or 1, got 'yes'"),
         ("OCRGW_DEFAULT_MODEL", "gpt", "OCRGW_DEFAULT_MODEL: must be one of tesseract, paddleocr, echo, got 'gpt'"),
         ("OCRGW_ENGINE_THREADS", "many", "OCRGW_ENGINE_THREADS: must be a whole number >= 1, got 'many'"),
-        ("OCRGW_PRELOAD_MODELS", "tesseract,gpt",
-         "OCRGW_PRELOAD_MODELS: must be a comma-separated list of tesseract, paddleocr, echo, got 'tesseract,gpt'"),
-        ("REDIS_URL", "localhost:6379", "REDIS_URL: must be a redis://, rediss:// or unix:// URL, got 'localhost:6379'"),
+        (
+            "OCRGW_PRELOAD_MODELS",
+            "tesseract,gpt",
+            "OCRGW_PRELOAD_MODELS: must be a comma-separated list of tesseract, paddleocr, echo, got 'tesseract,gpt'",
+        ),
+        (
+            "REDIS_URL",
+            "localhost:6379",
+            "REDIS_URL: must be a redis://, rediss:// or unix:// URL, got 'localhost:6379'",
+        ),
         ("CELERY_BROKER_URL", "broker", "CELERY_BROKER_URL: must be a URL such as redis://host:6379/0, got 'broker'"),
     ],
 )
@@ -149,8 +156,9 @@ def test_every_process_stops_at_start_and_prints_the_error(role, tmp_path):
     env = {name: value for name, value in os.environ.items() if name not in ours}
 
     # The timeout only bounds a process that would wrongly go on running.
-    done = subprocess.run(argv, cwd=tmp_path, env={**env, **BAD_ENV, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        argv, cwd=tmp_path, env={**env, **BAD_ENV, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120
+    )
 
     assert done.returncode != 0, done
     assert BAD_ENV_MESSAGE in done.stdout + done.stderr, done

@@ -135,8 +135,11 @@ class Harness:
         return {text(k): text(v) for k, v in self.r.hgetall(keys.job(job_id)).items()}
 
     def events(self, job_id: str) -> list[dict[str, str]]:
-        return [{text(k): text(v) for k, v in raw.items()}
-                for _, raw in self.r.xrange(keys.events(job_id)) if raw[b"job_id"].decode() == job_id]
+        return [
+            {text(k): text(v) for k, v in raw.items()}
+            for _, raw in self.r.xrange(keys.events(job_id))
+            if raw[b"job_id"].decode() == job_id
+        ]
 
     def lease(self, job_id: str) -> float | None:
         return self.r.zscore(keys.LEASES, job_id)

@@ -6,11 +6,10 @@ import pytest
 
 import workers.adapters as adapters
 from jobs.errors import AdapterError, EchoFailed, InvalidDocument
+from tests.unit.workers.pages import Progress
 from workers.adapters import echo as echo_module
 from workers.adapters import get_adapter
-from tests.unit.workers.pages import Progress
 from workers.adapters.base import Line, OcrResult, PageResult
-
 
 # --- result model ------------------------------------------------------------
 

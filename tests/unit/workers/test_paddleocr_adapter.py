@@ -14,7 +14,6 @@ from workers.adapters.base import PageResult
 from workers.adapters.paddleocr import PaddleOcrAdapter, engine_threads
 from workers.adapters.paddleocr import _page_result as paddle_page
 
-
 # --- PP-OCRv4 ----------------------------------------------------------------
 
 

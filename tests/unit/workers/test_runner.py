@@ -18,7 +18,6 @@ from jobs import keys
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.store import Dispatch
 
-
 # -- completed ------------------------------------------------------------------------------
 
 

@@ -88,8 +88,10 @@ def test_a_worker_that_is_shutting_down_keeps_no_slot(h):
 
 
 def test_only_a_child_of_the_same_model_runs_in_the_kept_slot(h):
-    jobs = [NewJob(model="echo", content_type="text/plain", payload=b"a"),
-            NewJob(model="tesseract", content_type="image/png", payload=b"b")]
+    jobs = [
+        NewJob(model="echo", content_type="text/plain", payload=b"a"),
+        NewJob(model="tesseract", content_type="image/png", payload=b"b"),
+    ]
     parent_id = h.store.create_group(jobs, max_parallel=1).job_id
 
     assert h.runner.run(f"{parent_id}-0") == "completed"

@@ -11,7 +11,6 @@ from tests.unit.workers.pages import HELLO_PNG, Progress, draw, png, two_page_pd
 from workers.adapters import get_adapter
 from workers.adapters.tesseract import TesseractAdapter
 
-
 # --- tesseract ---------------------------------------------------------------
 
 
