@@ -63,7 +63,6 @@ DEFAULT_ENGINE_THREADS = 1
 # sent again after a dropped connection: the store's client retries for about
 # ten seconds, so a minute is plenty.
 CALL_RECORD_MS = 60_000
-ENV_PREFIX = "OCRGW_"
 REDIS_URL_SCHEMES = frozenset({"redis", "rediss", "unix"})
 _PASSWORD_IN_URL = re.compile(r":[^:@/]*@")  # the ":password@" of a URL's user info
 
