@@ -50,7 +50,8 @@ class Operation(str, Enum):
 class ErrorCode(str, Enum):
     """The ``error_code`` values the transitions themselves write (adapters add their own)."""
 
-    CHILD_FAILED = "child_failed"  # a parent one of whose children failed
+    CHILD_FAILED = "child_failed"  # a parent more of whose children failed than it tolerates
+    CHILD_CANCELLED = "child_cancelled"  # likewise, its children were cancelled one by one, none failed
     LEASE_EXPIRED = "lease_expired"  # the worker stopped renewing the lease on the last attempt
 
 
@@ -61,6 +62,7 @@ class Stage(str, Enum):
     STARTED = "started"
     RETRYING = "retrying"  # given back after a transient error, waiting out its backoff
     RECLAIMED = "reclaimed"  # its lease expired; queued for the next attempt
+    CANCELLING = "cancelling"  # processing, asked to stop: the runner ends it at the next page
 
 
 class Reply(IntEnum):
@@ -72,7 +74,8 @@ class Reply(IntEnum):
     NO_JOB = -1
     WRONG_STATUS = -2  # the job is not in the status the transition needs (late or duplicate call)
     LEASE_LOST = -3  # another attempt holds the job
-    KEY_REUSED = -4  # create: the Idempotency-Key was used for a different request
+    KEY_REUSED = -4  # create, redrive: the Idempotency-Key was used for a different request
+    CANCEL_REQUESTED = 3  # heartbeat, progress, retry: the attempt still holds the job but must stop
 
 
 class Field(str, Enum):
@@ -102,13 +105,17 @@ class Field(str, Enum):
     LAST_ERROR_CODE = "last_error_code"  # why the current attempt is a retry
     LAST_ERROR = "last_error"
     IDEMPOTENCY_KEY = "idempotency_key"
+    CALLBACK_URL = "callback_url"  # '' or where the job's view is POSTed once it is terminal
+    CANCEL_REQUESTED = "cancel_requested"  # '1' once a client asked to cancel a job (or its parent)
     # a child
     PARENT_ID = "parent_id"
     INDEX = "index"
-    # a parent: its cap, its size, where the next release starts, and one count per status
+    # a parent: its cap, its size, and one count per status (count_field)
     MAX_PARALLEL = "max_parallel"
     TOTAL = "total"
-    NEXT_RELEASE = "next_release"
+    TOLERATED_FAILURES = "tolerated_failures"  # children that may fail (or be cancelled) and the parent complete
+    FAIL_FAST = "fail_fast"  # '1': past the tolerance, the held children are cancelled at once
+    REDRIVES = "redrives"  # how many times the failed children were sent again
 
 
 class EventField(str, Enum):

@@ -54,6 +54,36 @@ class NotProcessing(StoreError):
     code = "not_processing"
 
 
+class CancelRequested(StoreError):
+    """Raised to the attempt holding a job once a client asked to cancel it: stop, and end it cancelled."""
+
+    code = "cancel_requested"
+
+
+class JobFinished(StoreError):
+    """Raised when a control asks to change a job that is already terminal (cancel, a new cap)."""
+
+    code = "job_finished"
+
+
+class NotAGroup(StoreError):
+    """Raised when a group's control (a new cap, a redrive) names a single job or a child."""
+
+    code = "not_a_group"
+
+
+class GroupNotFinished(StoreError):
+    """Raised when a redrive names a parent that is still running."""
+
+    code = "group_not_finished"
+
+
+class NothingToRetry(StoreError):
+    """Raised when a redrive finds no failed (or cancelled, if asked) child to send again."""
+
+    code = "nothing_to_retry"
+
+
 # --- documents and engines ---------------------------------------------------
 
 

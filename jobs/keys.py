@@ -30,6 +30,7 @@ EVENTS = "events"
 LEASES = f"{NAMESPACE}:leases"  # processing jobs, scored by lease deadline (ms)
 QUEUED = f"{NAMESPACE}:queued"  # queued jobs, scored by when the sweep must (re)publish them if unclaimed (ms)
 DUE_PARENTS = f"{NAMESPACE}:parents:due"  # parents a transition left with work for the sweep
+WEBHOOKS = f"{NAMESPACE}:webhooks"  # terminal jobs with a callback_url, scored by when to (re)try delivery (ms)
 SWEEP_LOCK = f"{NAMESPACE}:sweep:lock"
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
 
@@ -43,13 +44,14 @@ def roots(kind: str, status: str) -> str:
     return f"{NAMESPACE}:roots:{kind}:{status}"
 
 
-def roots_by_status(job_id: str) -> dict[str, str]:
+def roots_by_status(job_id: str, kind: JobKind | None = None) -> dict[str, str]:
     """The listing sets a transition on ``job_id`` may move a root between, as the scripts name them.
 
-    A root that is claimed or finished is a single job; a child's transitions
-    move its parent.
+    Unless ``kind`` says otherwise, a root that is claimed or finished is a
+    single job, and a child's transitions move its parent.
     """
-    kind = JobKind.PARENT if CHILD_SEPARATOR in job_id else JobKind.SINGLE
+    if kind is None:
+        kind = JobKind.PARENT if CHILD_SEPARATOR in job_id else JobKind.SINGLE
     return {f"roots_{s.value}": roots(kind.value, s.value) for s in ROOT_STATUSES}
 
 

@@ -20,14 +20,27 @@ class NewJob:
     doc_hash: str = ""
     pages: int = 0
     options: dict[str, Any] = field(default_factory=dict)
+    callback_url: str = ""  # where the job's view is POSTed once it is terminal
 
     def __post_init__(self):
         if not self.doc_hash:
             object.__setattr__(self, "doc_hash", hashlib.sha256(self.payload).hexdigest())
 
     def spec(self) -> list[str]:
-        """How ``create`` takes the job's fields: [model, doc_hash, pages, content_type, options JSON]."""
-        return [self.model, self.doc_hash, str(self.pages), self.content_type, json.dumps(self.options)]
+        """How ``create`` takes the job's fields: [model, doc_hash, pages, content_type, options JSON, callback]."""
+        return [self.model, self.doc_hash, str(self.pages), self.content_type, json.dumps(self.options),
+                self.callback_url]
+
+
+@dataclass(frozen=True)
+class GroupRules:
+    """How a fan-out group runs and ends, besides its children."""
+
+    max_parallel: int = 0  # <= 0: no cap
+    # Children that may fail (or be cancelled one by one) and the parent still complete.
+    tolerated_failures: int = 0
+    fail_fast: bool = False  # past the tolerance, cancel the held children at once
+    callback_url: str = ""  # where the parent's view is POSTed once it is terminal
 
 
 @dataclass(frozen=True)
@@ -69,4 +82,4 @@ class Reclaimed:
     dispatches: list[Dispatch]
 
 
-__all__ = ["Claim", "Completion", "Created", "Dispatch", "Idempotency", "NewJob", "Reclaimed"]
+__all__ = ["Claim", "Completion", "Created", "Dispatch", "GroupRules", "Idempotency", "NewJob", "Reclaimed"]

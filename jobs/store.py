@@ -22,9 +22,9 @@ from redis.retry import Retry
 from jobs import keys
 from jobs.config import CALL_RECORD_MS, Settings
 from jobs.contract import ROOT_STATUSES, JobKind, JobStatus, Reply
-from jobs.errors import IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
+from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
 from jobs.ids import call_token, is_job_id, new_job_id
-from jobs.records import Claim, Completion, Created, Dispatch, Idempotency, NewJob, Reclaimed
+from jobs.records import Claim, Completion, Created, Dispatch, GroupRules, Idempotency, NewJob, Reclaimed
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
 from jobs.transitions.complete import COMPLETE, CompleteReply
@@ -35,7 +35,8 @@ from jobs.transitions.retry import RETRY
 from jobs.transitions.sweep_lock import UNLOCK_SWEEP
 
 # A refusal of an attempt's report, as the exception its caller handles.
-_REFUSALS = {Reply.NO_JOB: JobNotFound, Reply.WRONG_STATUS: NotProcessing, Reply.LEASE_LOST: LeaseLost}
+_REFUSALS = {Reply.NO_JOB: JobNotFound, Reply.WRONG_STATUS: NotProcessing, Reply.LEASE_LOST: LeaseLost,
+             Reply.CANCEL_REQUESTED: CancelRequested}
 
 
 class JobStore:
@@ -66,7 +67,7 @@ class JobStore:
         return cls(client, settings, probe)
 
     @property
-    def _requeue_ms(self) -> int:
+    def requeue_ms(self) -> int:
         return int(self.settings.requeue_seconds * 1000)
 
     def _job_keys(self, job_id: str) -> dict[str, str]:
@@ -82,28 +83,36 @@ class JobStore:
     # -- create -------------------------------------------------------------------------
 
     def create_single(self, job: NewJob, idempotency: Idempotency | None = None) -> Created:
-        return self._create(new_job_id(), JobKind.SINGLE, [job], 0, job.model, idempotency, True)
+        return self._create(new_job_id(), JobKind.SINGLE, [job], {}, idempotency, True)
 
     def create_group(
         self,
         children: Sequence[NewJob],
-        max_parallel: int,
+        max_parallel: int | GroupRules,
         idempotency: Idempotency | None = None,
         release: bool = True,
     ) -> Created:
         """Creates a parent and its children (held) and releases the first ones.
 
-        ``release=False`` leaves every child held and the parent on the due
-        index, as if the creating process had died right after creating; the
-        sweep then releases them.
+        ``max_parallel`` alone, or every rule of the group.  ``release=False``
+        leaves every child held and the parent on the due index, as if the
+        creating process had died right after creating; the sweep then
+        releases them.
         """
         if not children:
             raise ValueError("a group needs at least one child")
+        rules = max_parallel if isinstance(max_parallel, GroupRules) else GroupRules(max_parallel)
         models = {c.model for c in children}
-        model = models.pop() if len(models) == 1 else "mixed"
-        return self._create(new_job_id(), JobKind.PARENT, children, max_parallel, model, idempotency, release)
+        group = {
+            "model": models.pop() if len(models) == 1 else "mixed",
+            "max_parallel": rules.max_parallel,
+            "tolerated_failures": rules.tolerated_failures,
+            "fail_fast": rules.fail_fast,
+            "callback_url": rules.callback_url,
+        }
+        return self._create(new_job_id(), JobKind.PARENT, children, group, idempotency, release)
 
-    def _create(self, root_id: str, kind: JobKind, jobs: Sequence[NewJob], max_parallel: int, model: str,
+    def _create(self, root_id: str, kind: JobKind, jobs: Sequence[NewJob], group: dict[str, Any],
                 idempotency: Idempotency | None, release: bool) -> Created:
         root = keys.job(root_id)
         reply = self.scripts.run(
@@ -125,9 +134,8 @@ class JobStore:
                 "prefix": keys.group_prefix(root_id),
                 # With 0, the release step puts the parent on the due index.
                 "release_limit": self.settings.release_batch if release else 0,
-                "requeue_ms": self._requeue_ms,
-                "max_parallel": max_parallel,
-                "model": model,
+                "requeue_ms": self.requeue_ms,
+                "group": group,
                 "jobs": [j.spec() for j in jobs],
                 "payloads": [j.payload for j in jobs],
             },
@@ -160,13 +168,20 @@ class JobStore:
             keys={"job": keys.job(job_id), "leases": keys.LEASES},
             args={"job_id": job_id, "attempt": attempt, "lease_ms": self.settings.lease_ms},
         )
-        return reply.code == Reply.OK
+        return reply.code in (Reply.OK, Reply.CANCEL_REQUESTED)
 
     def report_progress(self, job_id: str, attempt: int, stage: str, progress: float) -> bool:
+        """Records the page reached; False once this attempt no longer holds the job.
+
+        Raises ``CancelRequested`` when a client asked to cancel the job: the
+        caller stops and ends it with ``end_cancelled``.
+        """
         reply = self.scripts.run(
             PROGRESS, keys={"job": keys.job(job_id)},
             args={"attempt": attempt, "stage": stage, "progress": f"{progress:.4f}"},
         )
+        if reply.code == Reply.CANCEL_REQUESTED:
+            raise CancelRequested(f"job {job_id}: cancelled by a client")
         return reply.code == Reply.OK
 
     def complete(self, job_id: str, attempt: int, result: dict[str, Any], take_next: str | None = None) -> Completion:
@@ -182,6 +197,10 @@ class JobStore:
              take_next: str | None = None) -> Completion:
         return self._finish(job_id, attempt, JobStatus.FAILED, "", error_code, error, take_next)
 
+    def end_cancelled(self, job_id: str, attempt: int) -> Completion:
+        """Ends an attempt that stopped because a client cancelled its job; no slot is kept."""
+        return self._finish(job_id, attempt, JobStatus.CANCELLED, "", "", "cancelled by a client", None)
+
     def _finish(self, job_id, attempt, status, result, error_code, error, take_next) -> Completion:
         reply: CompleteReply = self.scripts.run(
             COMPLETE,
@@ -191,6 +210,7 @@ class JobStore:
                 "payload": keys.payload(job_id),
                 "events": keys.events(job_id),
                 "due": keys.DUE_PARENTS,
+                "webhooks": keys.WEBHOOKS,
                 "call": keys.call(job_id, call_token()),
             },
             args={
@@ -202,7 +222,7 @@ class JobStore:
                 "error": error,
                 "prefix": keys.group_prefix(job_id),
                 "release_limit": self.settings.release_batch,
-                "requeue_ms": self._requeue_ms,
+                "requeue_ms": self.requeue_ms,
                 "next_lease_ms": self.settings.lease_ms if take_next else 0,
                 "next_model": take_next or "",
                 "record_ms": CALL_RECORD_MS,
@@ -216,7 +236,10 @@ class JobStore:
         return Completion(reply.finalized, reply.released, next_claim)
 
     def retry(self, job_id: str, attempt: int, backoff_seconds: float, error_code: str, error: str) -> None:
-        """Gives the job back after a transient error; the sweep re-publishes it after the backoff."""
+        """Gives the job back after a transient error; the sweep re-publishes it after the backoff.
+
+        Raises ``CancelRequested`` instead when a client asked to cancel the job.
+        """
         reply = self.scripts.run(
             RETRY,
             keys=self._job_keys(job_id),
@@ -271,9 +294,9 @@ class JobStore:
     def reclaim(self, job_ids: Iterable[str]) -> Reclaimed:
         ids = list(job_ids)
         replies = self._pipelined(RECLAIM, [(
-            {**self._job_keys(j), "events": keys.events(j), "due": keys.DUE_PARENTS},
+            {**self._job_keys(j), "events": keys.events(j), "due": keys.DUE_PARENTS, "webhooks": keys.WEBHOOKS},
             {"job_id": j, "prefix": keys.group_prefix(j), "max_attempts": self.settings.max_attempts,
-             "release_limit": self.settings.release_batch, "requeue_ms": self._requeue_ms},
+             "release_limit": self.settings.release_batch, "requeue_ms": self.requeue_ms},
         ) for j in ids])
         requeued: list[Dispatch] = []
         failed: list[str] = []
@@ -291,7 +314,7 @@ class JobStore:
     def republish(self, job_ids: Iterable[str]) -> list[Dispatch]:
         ids = list(job_ids)
         replies = self._pipelined(REPUBLISH, [
-            ({"job": keys.job(j), "queued": keys.QUEUED}, {"job_id": j, "requeue_ms": self._requeue_ms})
+            ({"job": keys.job(j), "queued": keys.QUEUED}, {"job_id": j, "requeue_ms": self.requeue_ms})
             for j in ids
         ])
         return [Dispatch(j, r.model) for j, r in zip(ids, replies) if r.code == Reply.OK]
@@ -299,9 +322,9 @@ class JobStore:
     def release(self, parent_ids: Iterable[str]) -> list[Dispatch]:
         replies = self._pipelined(RELEASE, [(
             {"parent": keys.job(p), "events": keys.events(p), "queued": keys.QUEUED, "due": keys.DUE_PARENTS,
-             **{f"roots_{s.value}": keys.roots(JobKind.PARENT.value, s.value) for s in ROOT_STATUSES}},
+             "webhooks": keys.WEBHOOKS, **keys.roots_by_status(p, JobKind.PARENT)},
             {"parent_id": p, "prefix": keys.group_prefix(p), "release_limit": self.settings.release_batch,
-             "requeue_ms": self._requeue_ms},
+             "requeue_ms": self.requeue_ms},
         ) for p in parent_ids])
         return [d for r in replies for d in r.released]
 

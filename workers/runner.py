@@ -20,6 +20,8 @@ retried       a transient error with attempts left: the job is queued again
 discarded     this attempt no longer holds the job (its lease expired and
               the sweep gave the job to another attempt, or the job was
               deleted meanwhile): nothing written
+cancelled     a client cancelled the job while it ran: it stopped at the
+              next page and ended cancelled
 skipped       the job was not claimable (a duplicate or late message)
 ============  ===========================================================
 """
@@ -34,8 +36,7 @@ from typing import Callable
 
 from celery.exceptions import SoftTimeLimitExceeded
 
-from jobs.errors import AdapterError, InvalidDocument, JobNotFound
-from jobs.errors import LeaseLost, NotProcessing
+from jobs.errors import AdapterError, CancelRequested, InvalidDocument, JobNotFound, LeaseLost, NotProcessing
 from jobs.records import Claim, Completion, Dispatch
 from jobs.store import JobStore
 from workers.adapters import get_adapter
@@ -43,6 +44,7 @@ from workers.adapters import get_adapter
 log = logging.getLogger(__name__)
 
 COMPLETED, FAILED, RETRIED, DISCARDED, SKIPPED = "completed", "failed", "retried", "discarded", "skipped"
+CANCELLED = "cancelled"
 TIMEOUT_CODE = "timeout"
 
 
@@ -170,12 +172,17 @@ class Runner:
             result = self._ocr(claim, lost)
         except (LeaseLost, NotProcessing, JobNotFound):
             raise
+        except CancelRequested:
+            return self._cancelled(claim)
         except SoftTimeLimitExceeded:
             return self._timed_out(claim)
         except AdapterError as exc:
             if exc.transient and claim.attempt < settings.max_attempts:
                 backoff = settings.retry_backoff * 2 ** (claim.attempt - 1)
-                self.store.retry(claim.job_id, claim.attempt, backoff, exc.code, exc.message)
+                try:
+                    self.store.retry(claim.job_id, claim.attempt, backoff, exc.code, exc.message)
+                except CancelRequested:
+                    return self._cancelled(claim)
                 log.warning("job %s attempt %d: %s (%s); retrying in %.1f s",
                             claim.job_id, claim.attempt, exc.code, exc.message, backoff)
                 return RETRIED, None
@@ -193,6 +200,11 @@ class Runner:
         if self.clock() < keep_until and not self.draining():
             return claim.model
         return None
+
+    def _cancelled(self, claim: Claim) -> tuple[str, Completion]:
+        # A client cancelled the job between two pages: it ends here, and no slot is kept.
+        log.info("job %s attempt %d: cancelled by a client", claim.job_id, claim.attempt)
+        return CANCELLED, self.store.end_cancelled(claim.job_id, claim.attempt)
 
     def _timed_out(self, claim: Claim) -> tuple[str, Completion]:
         # The task's time is up: no slot is kept, the next child is published.

@@ -42,9 +42,9 @@ def _preload_engines(**_):
     """Loads the engines named in OCRGW_PRELOAD_MODELS so the first job does not pay for it."""
     from workers.adapters import get_adapter
 
-    for name in filter(None, os.environ.get("OCRGW_PRELOAD_MODELS", "").split(",")):
+    for name in settings.preload_models:
         try:
-            get_adapter(name.strip())
+            get_adapter(name)
         except Exception:
             log.exception("could not preload model %s", name)
 

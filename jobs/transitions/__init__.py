@@ -16,6 +16,7 @@ from redis.client import Pipeline
 
 from jobs.transitions.claim import CLAIM
 from jobs.transitions.complete import COMPLETE
+from jobs.transitions.controls import CANCEL, REDRIVE, SET_CAP
 from jobs.transitions.create import CREATE
 from jobs.transitions.heartbeat import HEARTBEAT, PROGRESS
 from jobs.transitions.reclaim import RECLAIM, RELEASE, REPUBLISH
@@ -25,6 +26,7 @@ from jobs.transitions.sweep_lock import UNLOCK_SWEEP
 
 TRANSITIONS: tuple[Transition, ...] = (
     CREATE, CLAIM, HEARTBEAT, PROGRESS, COMPLETE, RETRY, RECLAIM, REPUBLISH, RELEASE, UNLOCK_SWEEP,
+    CANCEL, SET_CAP, REDRIVE,
 )
 
 

@@ -1,6 +1,7 @@
 --[[
   complete: the attempt holding a job ends it, successfully or not:
-  `processing` -> `completed` | `failed`, finished_at, the job's one audit
+  `processing` -> `completed` | `failed` | `cancelled` (the attempt stopped
+  because a client cancelled the job), finished_at, the job's one audit
   event; for a child, its slot goes to the next held children of its parent
   and, if it was the parent's last unfinished child, the parent is finalized
   in the same step (status, finished_at, the parent's audit event).
@@ -14,6 +15,7 @@
   Keys (spec: complete.py):
     job, result, payload   the job's hash, result and document
     events                 the audit stream of the job's root
+    webhooks               the index of terminal jobs whose callback is due
     parent                 its parent's key (the job's own for a single job)
     leases, queued, due    the global indexes
     call                   the record of this call (its token), kept A.record_ms
@@ -21,7 +23,7 @@
   Derived from A.prefix: the group's other jobs (released and kept
   children) and their payloads, the per-status children sets.
 
-  Args: job_id, attempt (from claim), status ('completed' | 'failed'),
+  Args: job_id, attempt (from claim), status ('completed' | 'failed' | 'cancelled'),
     result (JSON, or ''), error_code, error, prefix, release_limit,
     requeue_ms, next_lease_ms (0: claim nothing, publish every released
     child), next_model, record_ms

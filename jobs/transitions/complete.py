@@ -22,7 +22,8 @@ class CompleteReply:
 
 COMPLETE = Transition(
     "complete",
-    keys=("job", "result", "payload", "events", "parent", "leases", "queued", "due", "call", *ROOT_KEYS),
+    keys=("job", "result", "payload", "events", "parent", "leases", "queued", "due", "webhooks", "call",
+          *ROOT_KEYS),
     args=(
         Arg("job_id"),
         Arg("attempt"),

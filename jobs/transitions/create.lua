@@ -18,10 +18,11 @@
     root_id, kind ('single' | 'parent'), prefix
     release_limit, requeue_ms    held children released by this call at most;
                                  when the sweep re-publishes an unclaimed job
-    max_parallel, model          the parent's cap and model ('mixed' when its
-                                 children's differ); ignored for a single job
-    jobs      JSON: one [model, doc_hash, pages, content_type, options JSON]
-              per job (the single job, or each child in index order)
+    group     JSON, the parent's rules (ignored for a single job): model
+              ('mixed' when its children's differ), max_parallel,
+              tolerated_failures, fail_fast, callback_url
+    jobs      JSON: one [model, doc_hash, pages, content_type, options JSON,
+              callback_url] per job (the single job, or each child in index order)
     payloads  the rest of ARGV: one document per job, in the same order
 
   Reply:
@@ -54,6 +55,7 @@ local function job_fields(id, kind, idempotency_key, spec)
     F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
     F.idempotency_key, idempotency_key,
     F.model, spec[1], F.doc_hash, spec[2], F.pages, spec[3], F.content_type, spec[4], F.options, spec[5],
+    F.callback_url, spec[6],
   }
 end
 
@@ -72,8 +74,9 @@ else
     F.stage, STAGE.accepted, F.progress, '0', F.attempts, '0',
     F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
     F.idempotency_key, A.idempotency_key,
-    F.status, STATUS.queued, F.model, A.model, F.max_parallel, int(A.max_parallel),
-    F.total, int(n), F.next_release, '0')
+    F.status, STATUS.queued, F.model, A.group.model, F.max_parallel, int(A.group.max_parallel),
+    F.total, int(n), F.tolerated_failures, int(A.group.tolerated_failures),
+    F.fail_fast, A.group.fail_fast and '1' or '0', F.callback_url, A.group.callback_url, F.redrives, '0')
   for _, status in pairs(STATUS) do
     redis.call('HSET', K.root, count_field(status), '0')
   end

@@ -9,10 +9,11 @@
     {NO_JOB}
     {WRONG_STATUS}  not processing any more
     {LEASE_LOST}    another attempt holds the job: this one has lost its lease
+    {CANCEL_REQUESTED}  extended, but a client asked to cancel the job: stop and end it cancelled
 ]]
 -- @include attempt
 
 local refused = check_attempt(K.job, A.attempt)
 if refused then return reply{code = refused} end
 redis.call('ZADD', K.leases, ms_of(now_us()) + A.lease_ms, A.job_id)
-return reply{code = REPLY.OK}
+return reply{code = cancel_or(K.job, REPLY.OK)}

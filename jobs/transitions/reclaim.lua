@@ -3,12 +3,14 @@
   or hung without heartbeats).  While attempts remain it goes back to
   `queued` (the next claim makes it attempt + 1); after the last attempt it
   fails with error_code `lease_expired`, exactly as complete would end it.
-  A late completion of the dead attempt is then refused by complete.
+  A late completion of the dead attempt is then refused by complete.  A job
+  a client asked to cancel ends `cancelled` instead of running again.
 
   Keys (spec: reclaim.py):
     job, events, parent    the job's hash, its root's audit stream, its
                            parent's key (the job's own for a single job)
     leases, queued, due    the global indexes
+    webhooks               the index of terminal jobs whose callback is due
     roots_<status>         the listing's sets of the root's kind
   Derived from A.prefix: the group's other jobs (children released into a
   failed child's slot), the per-status children sets.
@@ -18,7 +20,8 @@
   Reply:
     {NOTHING}                       the lease was renewed, or the job is no longer processing
     {OK, requeued=1, model}         queued again: publish a message for it
-    {OK, requeued=0, finalized, released...}  failed `lease_expired`; then
+    {OK, requeued=0, finalized, released...}  failed `lease_expired` (or
+                                    cancelled, when that was asked); then
                                     the children released into its slot
 ]]
 -- @include finish
@@ -26,7 +29,8 @@
 local now = now_us()
 local deadline = redis.call('ZSCORE', K.leases, A.job_id)
 if not deadline then return reply{code = REPLY.NOTHING} end
-local f = redis.call('HMGET', K.job, F.status, F.attempts, F.kind, F.parent_id, F.model, F.index)
+local f = redis.call('HMGET', K.job, F.status, F.attempts, F.kind, F.parent_id, F.model, F.index,
+  F.cancel_requested)
 if f[1] ~= STATUS.processing then
   redis.call('ZREM', K.leases, A.job_id)
   return reply{code = REPLY.NOTHING}
@@ -34,7 +38,8 @@ end
 if tonumber(deadline) > tonumber(ms_of(now)) then return reply{code = REPLY.NOTHING} end
 
 redis.call('ZREM', K.leases, A.job_id)
-if tonumber(f[2]) < A.max_attempts then
+local cancelled = f[7] == '1'
+if tonumber(f[2]) < A.max_attempts and not cancelled then
   end_attempt(K.job, now, STAGE.reclaimed)
   redis.call('HSET', K.job, F.status, STATUS.queued, F.queued_at, int(now), F.stage, STAGE.reclaimed,
     F.last_error_code, ERROR.lease_expired)
@@ -50,12 +55,16 @@ if tonumber(f[2]) < A.max_attempts then
 end
 
 local job = {id = A.job_id, kind = f[3], parent_id = f[4], model = f[5], index = f[6]}
-end_attempt(K.job, now, STATUS.failed)
-finish_job(K.job, job, A.prefix, STATUS.processing, STATUS.failed, ERROR.lease_expired,
-  'the worker running this job stopped renewing its lease ' .. f[2] .. ' times', now)
+local status, error_code = STATUS.failed, ERROR.lease_expired
+local why = 'the worker running this job stopped renewing its lease ' .. f[2] .. ' times'
+if cancelled then
+  status, error_code, why = STATUS.cancelled, '', 'cancelled; its worker stopped renewing its lease'
+end
+end_attempt(K.job, now, status)
+finish_job(K.job, job, A.prefix, STATUS.processing, status, error_code, why, now)
 local out = {code = REPLY.OK, requeued = 0, finalized = 1, model = f[5]}
 if job.kind == KIND.child then
-  out.finalized, out.released = child_finished(A.prefix, job.parent_id, STATUS.processing, STATUS.failed,
+  out.finalized, out.released = child_finished(A.prefix, job.parent_id, STATUS.processing, status,
     A.release_limit, A.requeue_ms, now)
 end
 return reply(out)

@@ -17,7 +17,7 @@ class ReclaimReply:
 
 RECLAIM = Transition(
     "reclaim",
-    keys=("job", "events", "parent", "leases", "queued", "due", *ROOT_KEYS),
+    keys=("job", "events", "parent", "leases", "queued", "due", "webhooks", *ROOT_KEYS),
     args=(
         Arg("job_id"),
         Arg("prefix"),
@@ -52,7 +52,7 @@ class ReleaseReply:
 
 RELEASE = Transition(
     "release",
-    keys=("parent", "events", "queued", "due", *ROOT_KEYS),
+    keys=("parent", "events", "queued", "due", "webhooks", *ROOT_KEYS),
     args=(Arg("parent_id"), Arg("prefix"), Arg("release_limit", "int"), Arg("requeue_ms", "int")),
     reply=ReleaseReply,
 )

@@ -7,6 +7,7 @@
   Keys (spec: reclaim.py):
     parent, events         the parent's hash and audit stream
     queued, due            the global indexes
+    webhooks               the index of terminal jobs whose callback is due
     roots_<status>         the listing's sets of parents
   Derived from A.prefix: the children's keys and per-status sets.
 

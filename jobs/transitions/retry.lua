@@ -14,12 +14,13 @@
   Args: job_id, attempt (from claim), prefix, backoff_ms, error_code and
     error of this attempt
 
-  Reply: {OK} queued again, or {NO_JOB}, {WRONG_STATUS}, {LEASE_LOST} as heartbeat
+  Reply: {OK} queued again, or {NO_JOB}, {WRONG_STATUS}, {LEASE_LOST} as heartbeat;
+    {CANCEL_REQUESTED}: nothing written, the job is to end cancelled rather than run again
 ]]
 -- @include attempt
 -- @include indexes
 
-local refused = check_attempt(K.job, A.attempt)
+local refused = check_attempt(K.job, A.attempt) or cancel_or(K.job, nil)
 if refused then return reply{code = refused} end
 
 local f = redis.call('HMGET', K.job, F.kind, F.index)

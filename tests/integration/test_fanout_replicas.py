@@ -3,14 +3,20 @@
 Both beats schedule the sweep and both coordinators run it, while the
 completions of one worker release children too; both gateways create and
 replay groups.  The cap and exactly-once finalization must hold regardless
-of which process happens to release or finish what.
+of which process happens to release or finish what.  At the end each
+coordinator in turn is left alone to sweep, to show both really do.
 """
 
 from __future__ import annotations
 
+import signal
+from pathlib import Path
+
 import pytest
 
-from tests.harness import BEAT_READY, CELERY_READY, wait_until
+from jobs.config import Settings
+from jobs.store import JobStore, NewJob
+from tests.harness import BEAT_READY, CELERY_READY, Proc, wait_until
 from tests.integration.fanout_support import (
     Gateway,
     assert_audited_once,
@@ -70,7 +76,7 @@ def test_replicated_coordinators_and_gateways_keep_the_cap_and_finalize_once(pro
             # Polled through the gateway that did not create it.
             views.append(wait_terminal(gateways[1 - g].job, parent_id, timeout=120, on_poll=capped))
 
-        for parent_id, view in zip(parents, views):
+        for parent_id, view in zip(parents, views, strict=True):
             assert view["status"] == "completed", view["counts"]
             assert view["counts"]["completed"] == N_CHILDREN
             assert view["total"] == N_CHILDREN and len(view["children"]) == N_CHILDREN
@@ -79,13 +85,55 @@ def test_replicated_coordinators_and_gateways_keep_the_cap_and_finalize_once(pro
             assert all(c["attempts"] == 1 for c in view["children"])
             assert view["result"]["text"] == "\n\n".join(f"child-{i}" for i in range(N_CHILDREN))
             for gateway in gateways:
-                assert_audited_once(gateway, parent_id, [c["id"] for c in view["children"]],
-                                    "completed")
+                assert_audited_once(gateway, parent_id, [c["id"] for c in view["children"]], "completed")
     finally:
         for gateway in gateways:
             gateway.close()
 
-    # The replicas really were there: each coordinator ran sweeps of its own.
-    for coordinator in coordinators:
-        wait_until(lambda c=coordinator: "ocrgw.sweep" in c.log_text(), timeout=30,
-                   message=f"{coordinator.name} never ran a sweep")
+    # The replicas really were there: each coordinator sweeps, shown one at a
+    # time with the other frozen, by a job only a sweep can get run.
+    store = JobStore.from_settings(Settings.from_env({"REDIS_URL": procs.url(db), **LOST_MESSAGE}))
+    try:
+        for coordinator in coordinators:
+            others = [c for c in coordinators if c is not coordinator]
+            assert_sweeps_alone(coordinator, others, store)
+    finally:
+        store.redis.close()
+
+
+# A store that creates jobs and publishes nothing, as if every message were
+# lost; the job is due for a fresh message almost at once, and only a sweep
+# sends one.
+LOST_MESSAGE = {"OCRGW_REQUEUE_SECONDS": "0.1"}
+
+
+def stopped(pid: int) -> bool:
+    """True once ``pid`` is stopped by a signal (state T in /proc)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0] == "T"
+
+
+def assert_sweeps_alone(coordinator: Proc, others: list[Proc], store: JobStore) -> None:
+    """With ``others`` frozen, a job whose message was lost still runs: ``coordinator`` swept."""
+    for other in others:
+        other.kill(signal.SIGSTOP)
+    try:
+        wait_until(
+            lambda: all(stopped(other.pid) for other in others),
+            timeout=30,
+            message="the other coordinators were not frozen",
+        )
+        job_id = store.create_single(NewJob("echo", "text/plain", coordinator.name.encode())).job_id
+
+        def status() -> str:
+            return (store.get(job_id) or {}).get("status", "missing")
+
+        wait_until(
+            lambda: status() == "completed",
+            timeout=120,
+            message=lambda: f"{coordinator.name} never swept: the job is still {status()}",
+        )
+        assert store.result(job_id)["text"] == coordinator.name
+    finally:
+        for other in others:
+            other.kill(signal.SIGCONT)

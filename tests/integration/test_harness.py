@@ -77,7 +77,7 @@ def test_redis_server_answers_on_its_url(redis_server, redis_url):
         assert client.ping()
         # Only kombu's own bookkeeping may be there: its exchange bindings survive
         # a clean, and the running session stack rewrites its unacked index.
-        assert [k for k in client.keys() if not k.startswith((b"_kombu.", b"unacked"))] == []
+        assert [k for k in client.keys("*") if not k.startswith((b"_kombu.", b"unacked"))] == []
 
 
 def test_clean_empties_every_db_but_keeps_kombu_bindings(redis_server, redis_url):
@@ -171,12 +171,15 @@ def test_terminate_signals_only_the_main_process(procs):
 
 def test_wait_ready_accepts_a_predicate(procs, tmp_path):
     flag = tmp_path / "flag"
-    proc = procs.start("toucher", python(f"""
+    proc = procs.start(
+        "toucher",
+        python(f"""
         import pathlib, time
         time.sleep(0.2)
         pathlib.Path({str(flag)!r}).touch()
         time.sleep(600)
-    """))
+    """),
+    )
     assert proc.wait_ready(flag.exists, timeout=30) is proc
 
 
@@ -193,10 +196,14 @@ def test_wait_ready_times_out_with_the_log(procs):
 
 
 def test_env_is_passed_on_top_of_os_environ(procs):
-    proc = procs.start("env", python("""
+    proc = procs.start(
+        "env",
+        python("""
         import os
         print(os.environ["OCRGW_PROBE"], "PATH" in os.environ, os.environ["PYTHONUNBUFFERED"])
-    """), env={"OCRGW_PROBE": "probe-value"})
+    """),
+        env={"OCRGW_PROBE": "probe-value"},
+    )
     assert proc.wait(timeout=30) == 0
     assert "probe-value True 1" in proc.log_text()
 
@@ -223,7 +230,8 @@ def test_wait_until_returns_the_value_or_raises_the_message():
 def test_failing_test_report_shows_process_log_tails(tmp_path):
     """Runs a failing test in a child pytest and reads its report."""
     (tmp_path / "conftest.py").write_text("from tests.conftest import *  # noqa: F403\n")
-    (tmp_path / "test_fails.py").write_text(textwrap.dedent("""
+    (tmp_path / "test_fails.py").write_text(
+        textwrap.dedent("""
         import sys
 
         def test_boom(procs):
@@ -231,11 +239,17 @@ def test_failing_test_report_shows_process_log_tails(tmp_path):
                 "print('line-%d' % 0); [print('line-%d' % i) for i in range(1, 100)];"
                 "import time; time.sleep(600)"], ready="line-99")
             assert False, "deliberate"
-    """))
+    """)
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(tmp_path)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     out = result.stdout + result.stderr
     assert result.returncode == 1, out
     assert "chatty [test]: last 60 log lines" in out, out
@@ -264,8 +278,7 @@ def add(x, y):
 """
 
 
-def test_clean_keeps_a_running_celery_worker_reachable(procs, redis_server, tmp_path,
-                                                        monkeypatch):
+def test_clean_keeps_a_running_celery_worker_reachable(procs, redis_server, tmp_path, monkeypatch):
     """A long-lived producer and worker still route after clean(), as the session stack needs.
 
     The producer declares its queue's binding once per connection; were
@@ -274,11 +287,31 @@ def test_clean_keeps_a_running_celery_worker_reachable(procs, redis_server, tmp_
     app_file = tmp_path / "miniapp.py"
     app_file.write_text(MINI_APP)
     url = redis_server.url_for(procs.fresh_db())
-    procs.start("mini-worker", [
-        sys.executable, "-m", "celery", "-A", "miniapp", "worker", "--loglevel", "INFO",
-        "--queues", "mini", "--pool", "solo", "--hostname", "mini@%h",
-        "--without-gossip", "--without-mingle", "--without-heartbeat",
-    ], env={"REDIS_URL": url}, ready=CELERY_READY, cwd=tmp_path)
+    procs.start(
+        "mini-worker",
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "miniapp",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--queues",
+            "mini",
+            "--pool",
+            "solo",
+            "--hostname",
+            "mini@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        env={"REDIS_URL": url},
+        ready=CELERY_READY,
+        cwd=tmp_path,
+    )
 
     monkeypatch.setenv("REDIS_URL", url)
     app = runpy.run_path(str(app_file))["app"]
@@ -299,8 +332,13 @@ def test_make_sample_png_is_read_back_by_tesseract(tmp_path):
             pytest.fail("tesseract is not installed (scripts/setup.sh installs it)")
         pytest.skip("tesseract is not installed")
     page = make_sample(tmp_path / "page.png", "Hello from ocrgw")
-    out = subprocess.run(["tesseract", str(page), "-"], capture_output=True, text=True,
-                         timeout=120, env={**os.environ, "OMP_THREAD_LIMIT": "1"})
+    out = subprocess.run(
+        ["tesseract", str(page), "-"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_THREAD_LIMIT": "1"},
+    )
     assert "Hello from ocrgw" in out.stdout, out.stdout + out.stderr
 
 
@@ -317,10 +355,16 @@ def test_make_sample_cli(tmp_path):
     out = tmp_path / "cli.png"
     result = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "make_sample.py"), str(out), "CLI text"],
-        capture_output=True, text=True, timeout=60)
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "make_sample.py"), str(tmp_path / "x.png"),
-         "one", "two"], capture_output=True, text=True, timeout=60)
+        [sys.executable, str(ROOT / "scripts" / "make_sample.py"), str(tmp_path / "x.png"), "one", "two"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "only a .pdf" in bad.stderr

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 import requests
@@ -87,8 +86,7 @@ def test_the_heartbeat_holds_the_lease_while_the_engine_blocks_longer_than_it(ga
     first = db.zscore(keys.LEASES, job_id)
     assert first is not None, "a processing job holds a lease in the leases index"
     # The deadline moves on while the adapter sleeps through several lease lengths.
-    wait_until(lambda: (db.zscore(keys.LEASES, job_id) or 0) > first, WAIT,
-               message="the lease was never extended")
+    wait_until(lambda: (db.zscore(keys.LEASES, job_id) or 0) > first, WAIT, message="the lease was never extended")
 
     view = assert_single_settled(gateway, job_id, "slow and steady")
     assert view["attempts"] == 1
@@ -137,13 +135,20 @@ def test_an_attempt_that_lost_its_lease_cannot_overwrite_the_attempt_that_replac
         stalled.kill(signal.SIGSTOP)
         try:
             procs.worker(db=db, concurrency=1, env=FAST)
-            wait_view(gateway, job_id, lambda v: v["status"] == "processing" and v["attempts"] == 2,
-                      what="attempt 2 processing")
+            wait_view(
+                gateway,
+                job_id,
+                lambda v: v["status"] == "processing" and v["attempts"] == 2,
+                what="attempt 2 processing",
+            )
         finally:
             stalled.kill(signal.SIGCONT)
 
-        wait_until(lambda: "'discarded'" in stalled.log_text(), WAIT,
-                   message=lambda: f"the stalled attempt was not discarded:\n{stalled.log_tail()}")
+        wait_until(
+            lambda: "'discarded'" in stalled.log_text(),
+            WAIT,
+            message=lambda: f"the stalled attempt was not discarded:\n{stalled.log_tail()}",
+        )
         view = assert_single_settled(gateway, job_id, "only once")
         assert view["attempts"] == 2
         assert view["last_error_code"] == "lease_expired"
@@ -171,8 +176,8 @@ def test_a_transient_error_is_retried_until_the_last_attempt(deployment, gateway
 
 def test_a_document_error_is_not_retried(gateway):
     refused_by_engine = submit(gateway, echo("no thanks", fail=True))
-    not_utf8 = submit(gateway, {"model": "echo", "content_type": "text/plain",
-                                "payload": "//79AA=="})  # bytes ff fe fd 00
+    not_utf8_payload = "//79AA=="  # bytes ff fe fd 00
+    not_utf8 = submit(gateway, {"model": "echo", "content_type": "text/plain", "payload": not_utf8_payload})
 
     for job_id, code in ((refused_by_engine, "echo_failed"), (not_utf8, "invalid_document")):
         view = assert_single_settled(gateway, job_id, error_code=code)
@@ -215,24 +220,29 @@ def test_a_gateway_drains_on_sigterm_and_then_exits(deployment, procs, db):
     web = procs.web(db=deployment.db, env={**ENV, "OCRGW_DRAIN_SECONDS": "3"})
     with Gateway(web.base_url) as gateway:
         job_id = submit(gateway, echo("before the stop"))
+        finished = assert_single_settled(gateway, job_id, "before the stop")
         roots_before = len(root_ids(db))
 
         web.terminate()
-        wait_until(lambda: http_status(f"{web.base_url}/readyz") == 503, WAIT,
-                   message="/readyz never failed after SIGTERM")
+        wait_until(
+            lambda: http_status(f"{web.base_url}/readyz") == 503, WAIT, message="/readyz never failed after SIGTERM"
+        )
 
         refused = gateway.post_json(echo("too late"))
         assert refused.status_code == 503, refused.text
         assert refused.json()["code"] == "draining"
         assert int(refused.headers["Retry-After"]) > 0
-        assert gateway.job(job_id)["id"] == job_id  # polls keep working
-        assert gateway.events(job_id) is not None
+        # Polls keep working: the job and its audit event, as before the stop.
+        assert gateway.job(job_id) == finished
+        events = gateway.events(job_id)
+        assert [(e["operation"], e["job_id"], e["status"], e["model"]) for e in events] == [
+            ("job", job_id, "completed", "echo")
+        ], events
         assert http_status(f"{web.base_url}/healthz") == 200
         assert len(root_ids(db)) == roots_before  # the refused request stored nothing
 
         assert web.wait(timeout=WAIT) == 0
     assert "drain window over" in web.log_text()
-    assert_single_settled(Gateway(deployment.web().base_url), job_id, "before the stop")
 
 
 def test_the_drain_command_drains_every_gateway_until_it_is_turned_off(deployment, gateway):
@@ -240,8 +250,14 @@ def test_the_drain_command_drains_every_gateway_until_it_is_turned_off(deploymen
     env = {**os.environ, "REDIS_URL": deployment.redis_url}
 
     def drain(state: str) -> str:
-        done = subprocess.run([sys.executable, "-m", "gateway.drain", state], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "gateway.drain", state],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0 and done.stderr == "", done
         return done.stdout.strip()
 
@@ -287,8 +303,11 @@ def test_a_redis_restart_mid_group_loses_nothing_accepted(redis_server_factory, 
             for i in range(2):
                 body = echo(f"after-{i}")
                 key = {"Idempotency-Key": f"after-restart-{i}"}
-                response = wait_until(tolerant(lambda: _accepted(gateway.post_json(body, key))), WAIT,
-                                      message="no submission accepted after the restart")
+                response = wait_until(
+                    tolerant(lambda body=body, key=key: _accepted(gateway.post_json(body, key))),
+                    WAIT,
+                    message="no submission accepted after the restart",
+                )
                 singles[response.json()["id"]] = f"after-{i}"
 
             assert_group_settled(gateway, parent_id, child_texts, 3)

@@ -14,33 +14,27 @@ import threading
 import numpy as np
 from billiard.exceptions import SoftTimeLimitExceeded
 
+from jobs.config import Settings
 from jobs.errors import AdapterError, EngineUnavailable
 from workers.adapters.base import Line, PageAdapter, PageResult, union_bbox
 
-THREADS_ENV = "OCRGW_ENGINE_THREADS"
 
+def engine_threads(requested: int) -> int:
+    """ONNX Runtime intra-op threads per worker process (``OCRGW_ENGINE_THREADS``).
 
-def engine_threads() -> int:
-    """ONNX Runtime intra-op threads per worker process.
-
-    Several worker processes share the host's cores, so the default is 1.
     RapidOCR silently ignores a value above the core count (and then lets
     ONNX Runtime take every core), hence the clamp.
     """
-    raw = os.environ.get(THREADS_ENV, "1")
-    try:
-        threads = int(raw)
-    except ValueError:
-        threads = 0
-    if threads < 1:
-        raise EngineUnavailable(f"{THREADS_ENV} must be a positive integer, not {raw!r}")
-    return min(threads, os.cpu_count() or 1)
+    return max(1, min(requested, os.cpu_count() or 1))
 
 
 class PaddleOcrAdapter(PageAdapter):
     name = "paddleocr"
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int | None = None) -> None:
+        if threads is None:
+            threads = Settings.from_env().engine_threads
+        self.threads = engine_threads(threads)
         self._engine = None
         # RapidOCR keeps per-call state on the instance; one page at a time.
         self._lock = threading.Lock()
@@ -62,12 +56,11 @@ class PaddleOcrAdapter(PageAdapter):
 
     def _load(self):
         if self._engine is None:
-            threads = engine_threads()
             try:
                 from rapidocr_onnxruntime import RapidOCR
 
                 # Global thread settings are copied into the Det, Cls and Rec sessions.
-                self._engine = RapidOCR(intra_op_num_threads=threads, inter_op_num_threads=1)
+                self._engine = RapidOCR(intra_op_num_threads=self.threads, inter_op_num_threads=1)
             except Exception as exc:
                 raise EngineUnavailable(f"cannot load PP-OCRv4: {exc!r}") from None
         return self._engine

@@ -23,7 +23,10 @@ class TesseractAdapter(PageAdapter):
     def __init__(self) -> None:
         # Tesseract's OpenMP threads oversubscribe the cores as soon as two
         # worker processes run it at once; one thread per process is faster
-        # overall.  pytesseract passes os.environ to the subprocess.
+        # overall.  This writes the environment the tesseract subprocess
+        # inherits rather than reading ocrgw's configuration: OMP_THREAD_LIMIT
+        # is OpenMP's own variable, pytesseract has no other way to hand it to
+        # the subprocess, and a value the operator set is left alone.
         os.environ.setdefault("OMP_THREAD_LIMIT", "1")
         self._languages: frozenset[str] | None = None
         self._languages_lock = threading.Lock()

@@ -1,12 +1,17 @@
--- The end of attempts and of jobs.  Reads K.events, K.parent, K.due,
+-- The end of jobs.  Reads K.events, K.parent, K.due, K.webhooks,
 -- K.roots_<status> (and, through release_children, K.queued).
 --
 -- finish_job: the terminal step of one job (status, finished_at, error, its
---   one audit event, its indexes).
+--   one audit event, its indexes, its webhook if it has a callback_url).
+-- cancel_children: ends every child of the parent in one status (held, or
+--   queued) as cancelled at once.
 -- finalize_parent_if_done: the terminal step of a parent, taken exactly
---   once, by whichever transition finishes its last child.
--- child_finished: moves a finished child's count on its parent, hands its
---   slot to the next held child, and finalizes the parent if due.
+--   once per run (a redrive starts another), by whichever transition
+--   finishes its last child: cancelled if a client cancelled it, failed if
+--   more children failed or were cancelled than it tolerates, else completed.
+-- child_finished: moves a finished child's count on its parent, cancels the
+--   held children of a fail-fast parent past its tolerance, hands the slot
+--   to the next held child, and finalizes the parent if due.
 -- @needs release
 -- @needs attempt
 
@@ -19,6 +24,13 @@ local function audit(operation, job_id, parent_id, status, model, error_code, no
     E.model, model or '',
     E.error_code, error_code or '',
     E.time, int(now))
+end
+
+local function notify_if_asked(job_key, job_id, now)
+  local url = redis.call('HGET', job_key, F.callback_url)
+  if url and url ~= '' then
+    redis.call('ZADD', K.webhooks, ms_of(now), job_id)
+  end
 end
 
 -- `job` holds the job's id, kind, parent_id, index and model.
@@ -35,23 +47,51 @@ local function finish_job(job_key, job, prefix, from, status, error_code, error_
     move_root(job_key, job.id, from, status)
     audit(OPERATION.job, job.id, '', status, job.model, error_code, now)
   end
+  notify_if_asked(job_key, job.id, now)
+end
+
+-- Returns how many children it cancelled; the parent's counts follow.
+local function cancel_children(prefix, parent_id, from, why, now)
+  local found = redis.call('ZRANGE', children_key_of(prefix, from), 0, -1, 'WITHSCORES')
+  for i = 1, #found, 2 do
+    local id = found[i]
+    local key = job_key_of(prefix, id)
+    local job = {id = id, kind = KIND.child, parent_id = parent_id, index = found[i + 1],
+                 model = redis.call('HGET', key, F.model)}
+    if from == STATUS.queued then redis.call('ZREM', K.queued, id) end
+    finish_job(key, job, prefix, from, STATUS.cancelled, '', why, now)
+  end
+  local n = #found / 2
+  if n > 0 then
+    redis.call('HINCRBY', K.parent, count_field(from), -n)
+    redis.call('HINCRBY', K.parent, count_field(STATUS.cancelled), n)
+  end
+  return n
+end
+
+local function beyond_tolerance(p_failed, p_cancelled, tolerated)
+  return tonumber(p_failed) + tonumber(p_cancelled) > tonumber(tolerated or '0')
 end
 
 local function finalize_parent_if_done(parent_id, now)
   local f = redis.call('HMGET', K.parent, F.status, F.total, count_field(STATUS.completed),
-    count_field(STATUS.failed), count_field(STATUS.cancelled), F.model)
+    count_field(STATUS.failed), count_field(STATUS.cancelled), F.model, F.cancel_requested, F.tolerated_failures)
   if TERMINAL[f[1]] then return 0 end
   local total = tonumber(f[2])
   local completed, failed, cancelled = tonumber(f[3]), tonumber(f[4]), tonumber(f[5])
   if completed + failed + cancelled < total then return 0 end
   local status, error_code = STATUS.completed, ''
-  if failed > 0 then
+  if f[7] == '1' then
+    status = STATUS.cancelled
+  elseif beyond_tolerance(failed, cancelled, f[8]) then
     status, error_code = STATUS.failed, ERROR.child_failed
+    if failed == 0 then error_code = ERROR.child_cancelled end
   end
   redis.call('HSET', K.parent,
     F.status, status, F.finished_at, int(now), F.stage, status, F.error_code, error_code)
   move_root(K.parent, parent_id, f[1], status)
   audit(OPERATION.job, parent_id, '', status, f[6], error_code, now)
+  notify_if_asked(K.parent, parent_id, now)
   redis.call('ZREM', K.due, parent_id)
   return 1
 end
@@ -60,6 +100,13 @@ end
 local function child_finished(prefix, parent_id, from_status, to_status, limit, requeue_ms, now)
   redis.call('HINCRBY', K.parent, count_field(from_status), -1)
   redis.call('HINCRBY', K.parent, count_field(to_status), 1)
+  if to_status == STATUS.failed or to_status == STATUS.cancelled then
+    local p = redis.call('HMGET', K.parent, F.fail_fast, F.cancel_requested, count_field(STATUS.failed),
+      count_field(STATUS.cancelled), F.tolerated_failures)
+    if p[1] == '1' and p[2] ~= '1' and beyond_tolerance(p[3], p[4], p[5]) then
+      cancel_children(prefix, parent_id, STATUS.held, 'cancelled: the group failed past its tolerance', now)
+    end
+  end
   local released = release_children(prefix, parent_id, limit, requeue_ms, now)
   local finalized = finalize_parent_if_done(parent_id, now)
   return finalized, released

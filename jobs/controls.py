@@ -1,0 +1,103 @@
+"""A client's controls over jobs it submitted: cancel, change a group's cap, redrive its failures.
+
+Each is one transition (``jobs/transitions/cancel.lua``, ``set_cap.lua``,
+``redrive.lua``); like the store's other writes they return the jobs they
+queued, for the caller to publish.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jobs import keys
+from jobs.contract import JobKind, Reply
+from jobs.errors import (
+    GroupNotFinished,
+    IdempotencyKeyReused,
+    JobFinished,
+    JobNotFound,
+    NotAGroup,
+    NothingToRetry,
+)
+from jobs.records import Dispatch, Idempotency
+from jobs.store import JobStore
+from jobs.transitions.controls import CANCEL, REDRIVE, SET_CAP
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    status: str  # cancelled, or processing while its running attempt is asked to stop
+    dispatches: list[Dispatch]  # children a cancelled child's slot went to
+
+
+@dataclass(frozen=True)
+class Redriven:
+    count: int  # children sent again (0 for a replay)
+    replayed: bool
+    dispatches: list[Dispatch]
+
+
+def cancel(store: JobStore, job_id: str) -> Cancelled:
+    kind = store.redis.hget(keys.job(job_id), "kind")
+    if kind is None:
+        raise JobNotFound(f"no job {job_id}")
+    reply = store.scripts.run(
+        CANCEL,
+        keys={
+            "job": keys.job(job_id),
+            "parent": keys.parent_or_self(job_id),
+            "events": keys.events(job_id),
+            "queued": keys.QUEUED,
+            "due": keys.DUE_PARENTS,
+            "webhooks": keys.WEBHOOKS,
+            # A child's cancel may finish its parent; a parent's or single job's, itself.
+            **keys.roots_by_status(job_id, JobKind.SINGLE if kind == b"single" else JobKind.PARENT),
+        },
+        args={"job_id": job_id, "prefix": keys.group_prefix(job_id),
+              "release_limit": store.settings.release_batch, "requeue_ms": store.requeue_ms},
+    )
+    if reply.code == Reply.NO_JOB:
+        raise JobNotFound(f"no job {job_id}")
+    if reply.code == Reply.WRONG_STATUS:
+        raise JobFinished(f"job {job_id} is already {reply.status}")
+    return Cancelled(reply.status, reply.released)
+
+
+def set_cap(store: JobStore, parent_id: str, max_parallel: int) -> list[Dispatch]:
+    reply = store.scripts.run(
+        SET_CAP,
+        keys={"parent": keys.job(parent_id), "queued": keys.QUEUED, "due": keys.DUE_PARENTS},
+        args={"parent_id": parent_id, "prefix": keys.group_prefix(parent_id), "max_parallel": max_parallel,
+              "release_limit": store.settings.release_batch, "requeue_ms": store.requeue_ms},
+    )
+    if reply.code == Reply.NO_JOB:
+        raise NotAGroup(f"job {parent_id} is not a fan-out group")
+    if reply.code == Reply.WRONG_STATUS:
+        raise JobFinished(f"group {parent_id} is already {reply.status}")
+    return reply.released
+
+
+def redrive(store: JobStore, parent_id: str, include_cancelled: bool = False,
+            idempotency: Idempotency | None = None) -> Redriven:
+    parent = keys.job(parent_id)
+    reply = store.scripts.run(
+        REDRIVE,
+        keys={"parent": parent, "idempotency": keys.idempotency(idempotency.key) if idempotency else parent,
+              "queued": keys.QUEUED, "due": keys.DUE_PARENTS, **keys.roots_by_status(parent_id, JobKind.PARENT)},
+        args={"parent_id": parent_id, "prefix": keys.group_prefix(parent_id),
+              "include_cancelled": int(include_cancelled), "release_limit": store.settings.release_batch,
+              "requeue_ms": store.requeue_ms, "idempotency_key": idempotency.key if idempotency else "",
+              "fingerprint": idempotency.fingerprint if idempotency else "",
+              "idempotency_ttl": store.settings.idempotency_ttl},
+    )
+    if reply.code == Reply.REPLAYED:
+        return Redriven(0, True, [])
+    if reply.code == Reply.KEY_REUSED:
+        raise IdempotencyKeyReused("this Idempotency-Key was used for a different request")
+    if reply.code == Reply.NO_JOB:
+        raise NotAGroup(f"job {parent_id} is not a fan-out group")
+    if reply.code == Reply.WRONG_STATUS:
+        raise GroupNotFinished(f"group {parent_id} is still {reply.status}; retry it once it is terminal")
+    if reply.code == Reply.NOTHING:
+        raise NothingToRetry(f"group {parent_id} has no child to retry")
+    return Redriven(reply.redriven, False, reply.released)

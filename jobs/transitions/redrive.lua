@@ -1,0 +1,71 @@
+--[[
+  redrive: sends the failed children of a terminal parent again (and its
+  cancelled ones, when asked), under the same cap.  Each goes back to `held`
+  with its attempts reset (its earlier runs stay in its intervals); the
+  parent goes back to `processing` and will finalize again, with a new audit
+  event; completed children and their results are untouched.  With an
+  Idempotency-Key, a repeat of the same redrive answers as the first did.
+
+  Keys (spec: controls.py):
+    parent, idempotency   the parent's hash; the key's record (the parent's key when none)
+    queued, due           the global indexes
+    roots_<status>        the listing's sets of parents
+  Derived from A.prefix: the children's keys and per-status sets.
+
+  Args: parent_id, prefix, include_cancelled (0/1), release_limit,
+    requeue_ms, idempotency_key ('' for none), fingerprint, idempotency_ttl
+
+  Reply:
+    {OK, redriven, released...}  how many children were sent again; the first
+        released, each needing a Celery message
+    {REPLAYED}    the same key and request: answered as the first time, nothing written
+    {KEY_REUSED}  the key was used for a different request: nothing written
+    {NO_JOB}      no such parent
+    {WRONG_STATUS, status}  the parent is not terminal
+    {NOTHING}     no child to send again
+]]
+-- @include release
+
+if A.idempotency_key ~= '' then
+  local existing = redis.call('HMGET', K.idempotency, F.id, 'fingerprint')
+  if existing[1] then
+    if existing[2] == A.fingerprint then return reply{code = REPLY.REPLAYED} end
+    return reply{code = REPLY.KEY_REUSED}
+  end
+end
+local p = redis.call('HMGET', K.parent, F.kind, F.status)
+if p[1] ~= KIND.parent then return reply{code = REPLY.NO_JOB} end
+if not TERMINAL[p[2]] then return reply{code = REPLY.WRONG_STATUS, status = p[2]} end
+
+local from = {STATUS.failed}
+if A.include_cancelled == 1 then from[2] = STATUS.cancelled end
+local redriven = 0
+for _, status in ipairs(from) do
+  local found = redis.call('ZRANGE', children_key_of(A.prefix, status), 0, -1, 'WITHSCORES')
+  for i = 1, #found, 2 do
+    redis.call('HSET', job_key_of(A.prefix, found[i]),
+      F.status, STATUS.held, F.attempts, '0', F.stage, STAGE.accepted, F.progress, '0',
+      F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
+      F.last_error_code, '', F.last_error, '', F.cancel_requested, '')
+    move_child(A.prefix, found[i], found[i + 1], status, STATUS.held)
+  end
+  local n = #found / 2
+  if n > 0 then
+    redis.call('HINCRBY', K.parent, count_field(status), -n)
+    redis.call('HINCRBY', K.parent, count_field(STATUS.held), n)
+  end
+  redriven = redriven + n
+end
+if redriven == 0 then return reply{code = REPLY.NOTHING} end
+
+local now = now_us()
+redis.call('HSET', K.parent, F.status, STATUS.processing, F.stage, STATUS.processing, F.finished_at, '',
+  F.error_code, '', F.cancel_requested, '')
+redis.call('HINCRBY', K.parent, F.redrives, 1)
+move_root(K.parent, A.parent_id, p[2], STATUS.processing)
+if A.idempotency_key ~= '' then
+  redis.call('HSET', K.idempotency, F.id, A.parent_id, 'fingerprint', A.fingerprint)
+  redis.call('EXPIRE', K.idempotency, A.idempotency_ttl)
+end
+local released = release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now)
+return reply{code = REPLY.OK, redriven = redriven, released = released}

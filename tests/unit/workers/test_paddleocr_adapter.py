@@ -1,0 +1,121 @@
+"""PP-OCRv4 on ONNX Runtime, on pages drawn for the test."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from PIL import Image
+
+from jobs.errors import AdapterError
+from tests.unit.workers.pages import HELLO_PNG, Progress, draw, png, two_page_pdf
+from workers.adapters.base import PageResult
+from workers.adapters.paddleocr import PaddleOcrAdapter, engine_threads
+from workers.adapters.paddleocr import _page_result as paddle_page
+
+# --- PP-OCRv4 ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def paddle():
+    return PaddleOcrAdapter(threads=1)
+
+
+def test_paddle_reads_a_png(paddle):
+    progress = Progress()
+
+    result = paddle.run(HELLO_PNG, "image/png", {}, progress)
+
+    # PP-OCRv4's recogniser tends to drop the spaces between capitals.
+    text = result.text.upper().replace(" ", "")
+    assert "HELLO" in text and "OCRGW" in text and "42" in text and "1234" in text
+    assert progress == [(1, 1)]
+    first = result.pages[0].lines[0]
+    assert "HELLO" in first.text.upper()
+    assert 0.5 < first.confidence <= 1.0
+    x0, y0, x1, y1 = first.bbox
+    assert 60 <= x0 < 120 and 100 <= y0 < 150 and 400 < x1 < 800 and y0 < y1 < 200
+
+
+def test_paddle_reads_each_pdf_page_in_order(paddle):
+    progress = Progress()
+
+    result = paddle.run(two_page_pdf(), "application/pdf", {}, progress)
+
+    assert [page.page for page in result.pages] == [1, 2]
+    assert "FIRST" in result.pages[0].text.upper() and "111" in result.pages[0].text
+    assert "SECOND" in result.pages[1].text.upper() and "222" in result.pages[1].text
+    assert progress == [(1, 2), (2, 2)]
+
+
+def test_paddle_joins_boxes_on_one_visual_line(paddle):
+    image = draw([(60, 150, "Hello"), (520, 150, "ocrgw world 42"), (60, 350, "Second row")], size=(1100, 600))
+
+    lines = paddle.run(png(image), "image/png", {}).pages[0].lines
+
+    assert len(lines) == 2
+    assert re.fullmatch(r"hello ocrgw ?world ?42", lines[0].text.lower())
+    assert lines[0].bbox[0] < 100 and lines[0].bbox[2] > 850
+    assert lines[1].text.lower().replace(" ", "") == "secondrow"
+
+
+def test_paddle_blank_page_has_no_lines(paddle):
+    result = paddle.run(png(Image.new("RGB", (600, 600), "white")), "image/png", {})
+
+    assert result.pages == [PageResult(page=1, text="", lines=[])]
+
+
+def test_paddle_engine_failure_is_a_transient_adapter_error():
+    adapter = PaddleOcrAdapter()
+
+    def explode(_pixels):
+        raise RuntimeError("onnxruntime went away")
+
+    adapter._engine = explode
+    with pytest.raises(AdapterError, match="onnxruntime went away") as caught:
+        adapter.run(HELLO_PNG, "image/png", {})
+    assert caught.value.transient is True
+
+
+def test_paddle_runs_onnx_with_the_threads_it_was_given(paddle):
+    paddle.run(HELLO_PNG, "image/png", {})  # the engine exists after a run
+
+    engine = paddle._engine
+    # rapidocr's wrappers (OrtInferSession) hold the onnxruntime.InferenceSession.
+    for wrapper in (engine.text_det.infer, engine.text_cls.infer, engine.text_rec.session):
+        options = wrapper.session.get_session_options()
+        assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
+
+
+def test_engine_threads_come_from_the_settings(monkeypatch):
+    monkeypatch.delenv("OCRGW_ENGINE_THREADS", raising=False)
+    assert PaddleOcrAdapter().threads == 1
+    monkeypatch.setenv("OCRGW_ENGINE_THREADS", "2")
+    assert PaddleOcrAdapter().threads == min(2, os.cpu_count())
+
+
+def test_engine_threads_never_exceed_the_cores():
+    assert engine_threads(999) == os.cpu_count()
+    assert engine_threads(1) == 1
+
+
+def test_paddle_lines_are_sorted_top_to_bottom_then_left_to_right():
+    def item(x0, y0, x1, y1, text, score=0.9):
+        return [[[x0, y0], [x1, y0], [x1, y1], [x0, y1]], text, score]
+
+    page = paddle_page(
+        3,
+        [
+            item(400, 205, 700, 245, "world", 0.8),  # same row as "Hello", a little lower
+            item(100, 300, 300, 340, "next"),
+            item(100, 200.6, 300, 240.2, "Hello", 1.0),
+            item(120, 90, 260, 110, "title"),
+        ],
+    )
+
+    assert [line.text for line in page.lines] == ["title", "Hello world", "next"]
+    assert page.text == "title\nHello world\nnext"
+    assert page.lines[1].bbox == (100, 200, 700, 245)
+    assert page.lines[1].confidence == pytest.approx(0.9)
+    assert page.page == 3

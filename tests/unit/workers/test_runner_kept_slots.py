@@ -1,0 +1,149 @@
+"""A worker that finishes a child keeps its slot and runs the next child
+released into it, without a Celery message, within the keep-slot budget.
+"""
+
+from __future__ import annotations
+
+from celery.exceptions import SoftTimeLimitExceeded
+
+from jobs.errors import AdapterError, InvalidDocument
+from jobs.records import Dispatch, NewJob
+from tests.unit.workers.runner_support import Harness, make
+from workers.runner import Runner
+
+
+def test_with_keep_slot_off_completing_a_child_publishes_the_child_released_into_its_slot(monkeypatch):
+    h = make(monkeypatch, keep_slot_seconds=0.0)
+    parent_id, first = h.group(3, max_parallel=1)
+    assert [d.job_id for d in first] == [f"{parent_id}-0"]
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert h.published == [[Dispatch(f"{parent_id}-1", "echo")]]
+    assert h.job(f"{parent_id}-1")["status"] == "queued"
+
+
+# -- keeping the slot -----------------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def with_clock(h: Harness, **runner_args) -> FakeClock:
+    clock = FakeClock()
+    h.runner = Runner(h.store, h._publish, clock=clock, **runner_args)
+    return clock
+
+
+def test_a_worker_keeps_its_slot_and_runs_the_children_released_into_it_without_messages(h):
+    parent_id, _ = h.group(3, max_parallel=1)
+    children = [f"{parent_id}-{i}" for i in range(3)]
+
+    assert h.runner.run(children[0]) == "completed"
+
+    assert h.adapter.calls == 3
+    assert [d for batch in h.published for d in batch] == []
+    jobs = [h.job(c) for c in children]
+    assert [(j["status"], j["attempts"]) for j in jobs] == [("completed", "1")] * 3
+    assert [h.store.result(c)["text"] for c in children] == ["child 0", "child 1", "child 2"]
+    # The slot passed straight on: each child started as its predecessor finished.
+    assert jobs[1]["started_at"] == jobs[0]["finished_at"] and jobs[2]["started_at"] == jobs[1]["finished_at"]
+    assert h.job(parent_id)["status"] == "completed"
+    assert h.lease(children[2]) is None and h.queued_deadline(children[2]) is None
+    assert [e["status"] for e in h.events(parent_id)] == ["completed"]
+    assert all(len(h.events(c)) == 1 for c in children)
+
+
+def test_past_the_keep_slot_budget_the_next_child_is_published_instead(h):
+    clock = with_clock(h)
+    parent_id, _ = h.group(4, max_parallel=1)
+
+    def slow(document, options, on_page):
+        clock.now += 0.6  # SETTINGS.keep_slot_seconds is 1.0
+        return document.decode()
+
+    h.adapter.behaviour = slow
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert h.adapter.calls == 2  # child 0, then child 1 in the kept slot (0.6 s in)
+    assert [d for batch in h.published for d in batch] == [Dispatch(f"{parent_id}-2", "echo")]
+    assert h.job(f"{parent_id}-2")["status"] == "queued" and h.queued_deadline(f"{parent_id}-2") is not None
+    assert h.job(f"{parent_id}-3")["status"] == "held"
+
+
+def test_a_worker_that_is_shutting_down_keeps_no_slot(h):
+    with_clock(h, draining=lambda: True)
+    parent_id, _ = h.group(2, max_parallel=1)
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert h.adapter.calls == 1
+    assert h.published == [[Dispatch(f"{parent_id}-1", "echo")]]
+
+
+def test_only_a_child_of_the_same_model_runs_in_the_kept_slot(h):
+    jobs = [
+        NewJob(model="echo", content_type="text/plain", payload=b"a"),
+        NewJob(model="tesseract", content_type="image/png", payload=b"b"),
+    ]
+    parent_id = h.store.create_group(jobs, max_parallel=1).job_id
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert h.adapter.calls == 1
+    assert h.published == [[Dispatch(f"{parent_id}-1", "tesseract")]]
+    assert h.job(f"{parent_id}-1")["status"] == "queued"
+
+
+def test_a_failed_child_hands_its_kept_slot_on_too(h):
+    parent_id, _ = h.group(2, max_parallel=1)
+
+    def first_fails(document, options, on_page):
+        if document == b"child 0":
+            raise InvalidDocument("not a document")
+        return document.decode()
+
+    h.adapter.behaviour = first_fails
+
+    assert h.runner.run(f"{parent_id}-0") == "failed"
+
+    assert [h.job(f"{parent_id}-{i}")["status"] for i in range(2)] == ["failed", "completed"]
+    assert h.job(parent_id)["status"] == "failed"
+    assert [d for batch in h.published for d in batch] == []
+
+
+def test_a_retried_child_keeps_its_slot_for_its_own_retry(h):
+    parent_id, _ = h.group(2, max_parallel=1)
+
+    def transient(document, options, on_page):
+        raise AdapterError("engine went away", code="engine_crashed")
+
+    h.adapter.behaviour = transient
+
+    assert h.runner.run(f"{parent_id}-0") == "retried"
+
+    assert h.adapter.calls == 1
+    assert [h.job(f"{parent_id}-{i}")["status"] for i in range(2)] == ["queued", "held"]
+
+
+def test_a_kept_child_that_hits_the_time_limit_fails_and_keeps_no_slot(h):
+    parent_id, _ = h.group(3, max_parallel=1)
+
+    def second_hangs(document, options, on_page):
+        if document == b"child 1":
+            raise SoftTimeLimitExceeded()
+        return document.decode()
+
+    h.adapter.behaviour = second_hangs
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert [h.job(f"{parent_id}-{i}")["status"] for i in range(3)] == ["completed", "failed", "queued"]
+    assert h.job(f"{parent_id}-1")["error_code"] == "timeout"
+    assert [d for batch in h.published for d in batch] == [Dispatch(f"{parent_id}-2", "echo")]

@@ -1,0 +1,131 @@
+"""Tesseract 5 through pytesseract, on pages drawn for the test."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from jobs.errors import AdapterError, EngineUnavailable, InvalidDocument
+from tests.unit.workers.pages import HELLO_PNG, Progress, draw, png, two_page_pdf, words
+from workers.adapters import get_adapter
+from workers.adapters.tesseract import TesseractAdapter
+
+# --- tesseract ---------------------------------------------------------------
+
+
+def fake_tesseract(directory, script: str):
+    """An executable standing in for the tesseract binary, running ``script`` in sh."""
+    fake = directory / "tesseract"
+    fake.write_text(f"#!/bin/sh\n{script}\n")
+    fake.chmod(0o755)
+    return fake
+
+
+@pytest.fixture(scope="module")
+def tesseract():
+    return get_adapter("tesseract")
+
+
+def test_tesseract_reads_a_png(tesseract):
+    progress = Progress()
+
+    result = tesseract.run(HELLO_PNG, "image/png", {}, progress)
+
+    assert {"HELLO", "OCRGW", "42", "INVOICE", "1234"} <= words(result.text)
+    assert progress == [(1, 1)]
+    (page,) = result.pages
+    hello = next(line for line in page.lines if "HELLO" in line.text.upper())
+    assert 0.5 < hello.confidence <= 1.0
+    x0, y0, x1, y1 = hello.bbox
+    assert 70 <= x0 < 120 and 110 <= y0 < 150 and 400 < x1 < 800 and y0 < y1 < 200
+
+
+def test_tesseract_reads_each_pdf_page_in_order(tesseract):
+    progress = Progress()
+
+    result = tesseract.run(two_page_pdf(), "application/pdf", {}, progress)
+
+    assert [page.page for page in result.pages] == [1, 2]
+    assert {"FIRST", "111"} <= words(result.pages[0].text)
+    assert {"SECOND", "222"} <= words(result.pages[1].text)
+    assert progress == [(1, 2), (2, 2)]
+
+
+def test_tesseract_honours_psm(tesseract):
+    line = png(draw([(40, 40, "OCRGW 2024")], size=(500, 140)))
+
+    result = tesseract.run(line, "image/png", {"psm": 7})  # a single text line
+
+    assert {"OCRGW", "2024"} <= words(result.text)
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [
+        ({"psm": 99}, "invalid_options"),
+        ({"psm": "7"}, "invalid_options"),
+        ({"lang": "eng; rm -rf /"}, "invalid_options"),
+        ({"lang": "klingon"}, "unsupported_language"),
+        ({"timeout_s": 0}, "invalid_options"),
+    ],
+)
+def test_tesseract_rejects_bad_options_without_retry(tesseract, options, code):
+    with pytest.raises(AdapterError) as caught:
+        tesseract.run(HELLO_PNG, "image/png", options)
+    assert caught.value.code == code
+    assert caught.value.transient is False
+
+
+def test_a_budget_spent_before_the_page_reaches_tesseract_is_a_transient_timeout(tesseract):
+    with pytest.raises(AdapterError) as caught:
+        tesseract.run(HELLO_PNG, "image/png", {"timeout_s": 0.001})
+    assert caught.value.code == "engine_timeout"
+    assert caught.value.transient is True
+
+
+def test_tesseract_still_working_when_the_budget_ends_is_stopped_with_a_transient_timeout(monkeypatch, tmp_path):
+    """A tesseract that never answers, so the budget always ends while it works."""
+    adapter = TesseractAdapter()
+    adapter._installed_languages()  # from the real binary, before swapping it out
+    monkeypatch.setattr("pytesseract.pytesseract.tesseract_cmd", str(fake_tesseract(tmp_path, "exec sleep 600")))
+
+    with pytest.raises(AdapterError) as caught:
+        adapter.run(HELLO_PNG, "image/png", {"timeout_s": 0.5})
+
+    assert caught.value.code == "engine_timeout"
+    assert caught.value.transient is True
+
+
+def test_tesseract_bad_document_is_invalid(tesseract):
+    with pytest.raises(InvalidDocument):
+        tesseract.run(HELLO_PNG[:100], "image/png", {})
+
+
+def test_missing_tesseract_binary_means_engine_unavailable(monkeypatch, tmp_path):
+    monkeypatch.setattr("pytesseract.pytesseract.tesseract_cmd", str(tmp_path / "no-tesseract"))
+
+    with pytest.raises(EngineUnavailable):
+        TesseractAdapter().run(HELLO_PNG, "image/png", {})
+
+
+def test_tesseract_crash_is_a_transient_adapter_error(monkeypatch, tmp_path):
+    adapter = TesseractAdapter()
+    adapter._installed_languages()  # from the real binary, before swapping it out
+    fake = fake_tesseract(tmp_path, "echo 'Error: simulated crash' >&2\nexit 1")
+    monkeypatch.setattr("pytesseract.pytesseract.tesseract_cmd", str(fake))
+
+    with pytest.raises(AdapterError, match="simulated crash") as caught:
+        adapter.run(HELLO_PNG, "image/png", {})
+    assert type(caught.value) is AdapterError
+    assert caught.value.transient is True
+
+
+def test_tesseract_limits_openmp_threads_unless_told_otherwise(monkeypatch):
+    monkeypatch.delenv("OMP_THREAD_LIMIT", raising=False)
+    TesseractAdapter()
+    assert os.environ["OMP_THREAD_LIMIT"] == "1"
+
+    monkeypatch.setenv("OMP_THREAD_LIMIT", "2")
+    TesseractAdapter()
+    assert os.environ["OMP_THREAD_LIMIT"] == "2"
