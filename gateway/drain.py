@@ -78,14 +78,13 @@ def install_sigterm_hook(drain_seconds: float = 0.0) -> None:
             timer = threading.Timer(window, window_over)
             timer.name, timer.daemon = "ocrgw-drain", True
             timer.start()
-            log.warning("SIGTERM: draining for %g s (new jobs refused, /readyz failing), then stopping",
-                        window)
+            log.warning("SIGTERM: draining for %g s (new jobs refused, /readyz failing), then stopping", window)
             return
         if timer is not None:
             timer.cancel()  # the window is over, or SIGTERM came again: stop now
         stop(signum, frame)
 
-    on_sigterm.drains_ocrgw = True
+    on_sigterm.drains_ocrgw = True  # type: ignore[attr-defined]
     signal.signal(signal.SIGTERM, on_sigterm)
     # Keep gunicorn's choice: SIGTERM must not interrupt system calls of requests in progress.
     signal.siginterrupt(signal.SIGTERM, False)
@@ -95,8 +94,12 @@ def _window(drain_seconds: float, previous) -> float:
     owner = getattr(previous, "__self__", None)
     graceful = getattr(getattr(owner, "cfg", None), "graceful_timeout", None)
     if isinstance(graceful, (int, float)) and drain_seconds > graceful / 2:
-        log.warning("OCRGW_DRAIN_SECONDS=%g is over half of gunicorn's graceful timeout (%g s); draining %g s",
-                    drain_seconds, graceful, graceful / 2)
+        log.warning(
+            "OCRGW_DRAIN_SECONDS=%g is over half of gunicorn's graceful timeout (%g s); draining %g s",
+            drain_seconds,
+            graceful,
+            graceful / 2,
+        )
         return graceful / 2
     return max(0.0, drain_seconds)
 

@@ -13,8 +13,9 @@ operation documents the problem codes it may answer, per status.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from functools import reduce
-from typing import Any, Callable
+from typing import Any
 
 import flask_smorest
 from flask import Flask, send_from_directory

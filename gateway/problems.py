@@ -81,8 +81,9 @@ def invalid_field(errors: Any, detail: str | None = None) -> Problem:
 
 def for_child(problem: Problem, index: int) -> Problem:
     """The same problem, said of child ``index`` of a group."""
-    return Problem(problem.code, f"Child {index}: {problem.detail}", headers=problem.headers,
-                   child_index=index, **problem.extra)
+    return Problem(
+        problem.code, f"Child {index}: {problem.detail}", headers=problem.headers, child_index=index, **problem.extra
+    )
 
 
 def _string_keys(value: Any) -> Any:
@@ -92,8 +93,16 @@ def _string_keys(value: Any) -> Any:
     return value
 
 
-def render(status: int, code: str, title: str, detail: str, *, type_: str | None = None,
-           headers: dict[str, str] | None = None, **extra: Any) -> Response:
+def render(
+    status: int,
+    code: str,
+    title: str,
+    detail: str,
+    *,
+    type_: str | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> Response:
     body = {
         "type": type_ or TYPE_BASE + code,
         "title": title,
@@ -119,9 +128,14 @@ def _http_error(error: HTTPException) -> Response:
     code = _HTTP_CODES.get(status)
     if code == "payload_too_large":
         limit = current_app.config["MAX_CONTENT_LENGTH"]
-        return render(status, code, CATALOGUE[code][1],
-                      f"The request body exceeds the limit of {limit} bytes.",
-                      headers=headers, max_body_bytes=limit)
+        return render(
+            status,
+            code,
+            CATALOGUE[code][1],
+            f"The request body exceeds the limit of {limit} bytes.",
+            headers=headers,
+            max_body_bytes=limit,
+        )
     if code is not None:
         return render(status, code, CATALOGUE[code][1], detail, headers=headers)
     phrase = HTTPStatus(status).phrase
@@ -130,8 +144,13 @@ def _http_error(error: HTTPException) -> Response:
 
 def _store_unavailable(error: Exception) -> Response:
     log.warning("job store unavailable: %s", error)
-    return _problem(Problem("store_unavailable", "The job store does not answer; retry later.",
-                            headers={"Retry-After": str(RETRY_AFTER_SECONDS)}))
+    return _problem(
+        Problem(
+            "store_unavailable",
+            "The job store does not answer; retry later.",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+    )
 
 
 def _unexpected(error: Exception) -> Response:

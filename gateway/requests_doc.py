@@ -29,8 +29,7 @@ SUBMIT_DOC = {
         "required": True,
         "content": {
             "application/json": {
-                "schema": {"oneOf": [{"$ref": "#/components/schemas/Job"},
-                                     {"$ref": "#/components/schemas/Group"}]},
+                "schema": {"oneOf": [{"$ref": "#/components/schemas/Job"}, {"$ref": "#/components/schemas/Group"}]},
             },
             **{media: {"schema": {"type": "string", "format": "binary"}} for media in RAW_TYPES},
         },
@@ -49,6 +48,8 @@ SUBMIT_DOC = {
 
 SUBMIT_HEADERS = {
     "Location": {"description": "The job's URL.", "schema": {"type": "string"}},
-    "Idempotent-Replayed": {"description": "`true` when this answers an earlier request with the same key.",
-                            "schema": {"type": "string", "enum": ["true"]}},
+    "Idempotent-Replayed": {
+        "description": "`true` when this answers an earlier request with the same key.",
+        "schema": {"type": "string", "enum": ["true"]},
+    },
 }

@@ -104,8 +104,7 @@ class SingleJobViewSchema(Schema):
     created_at = _time()
     started_at = _time()
     finished_at = _time()
-    result = fields.Nested(ResultSchema, required=True, allow_none=True,
-                           metadata={"description": "Once completed."})
+    result = fields.Nested(ResultSchema, required=True, allow_none=True, metadata={"description": "Once completed."})
     error_code = _nullable_string(metadata={"description": "Once failed."})
     error = _nullable_string(metadata={"description": "Once failed."})
     idempotency_key = _nullable_string()
@@ -157,15 +156,17 @@ class ParentViewSchema(Schema):
     total = fields.Integer(required=True)
     error_code = _nullable_string()
     result_url = _nullable_string(metadata={"description": "GET it for the merged result, once terminal."})
-    children = fields.List(fields.Nested(ChildSummarySchema),
-                           metadata={"description": "A page of children (absent with children=none)."})
+    children = fields.List(
+        fields.Nested(ChildSummarySchema), metadata={"description": "A page of children (absent with children=none)."}
+    )
     children_page = fields.Nested(ChildrenPagingSchema)
 
 
 class ChildrenPageSchema(Schema):
     parent_id = fields.String(required=True)
-    status = fields.String(required=True, allow_none=True, validate=OneOf(CHILD_STATUSES),
-                           metadata={"description": "The filter, if any."})
+    status = fields.String(
+        required=True, allow_none=True, validate=OneOf(CHILD_STATUSES), metadata={"description": "The filter, if any."}
+    )
     children = fields.List(fields.Nested(ChildSummarySchema), required=True)
     children_page = fields.Nested(ChildrenPagingSchema, required=True)
 

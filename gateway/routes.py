@@ -12,8 +12,9 @@ itself (see ``gateway.submission``).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from flask import jsonify, request, url_for
 from redis.exceptions import RedisError
@@ -69,12 +70,26 @@ def blueprint(services: Services) -> Blueprint:
 
     @bp.route("/jobs", methods=["POST"])
     @bp.doc(**SUBMIT_DOC)
-    @bp.response(202, _JOB_VIEW, description="Accepted (or replayed): the job's view, at Location.",
-                 headers=SUBMIT_HEADERS)
-    @problems(bp, "malformed_json", "invalid_base64", "invalid_idempotency_key", "payload_too_large",
-              "missing_content_type", "unsupported_content_type", "invalid_field", "unknown_model",
-              "empty_document", "no_children", "too_many_children", "idempotency_key_reused", "draining",
-              *_ALWAYS)
+    @bp.response(
+        202, _JOB_VIEW, description="Accepted (or replayed): the job's view, at Location.", headers=SUBMIT_HEADERS
+    )
+    @problems(
+        bp,
+        "malformed_json",
+        "invalid_base64",
+        "invalid_idempotency_key",
+        "payload_too_large",
+        "missing_content_type",
+        "unsupported_content_type",
+        "invalid_field",
+        "unknown_model",
+        "empty_document",
+        "no_children",
+        "too_many_children",
+        "idempotency_key_reused",
+        "draining",
+        *_ALWAYS,
+    )
     def submit():
         """Submit a document, a JSON job or a fan-out group"""
         if drain.is_draining() or store.is_draining():
@@ -87,12 +102,14 @@ def blueprint(services: Services) -> Blueprint:
         if not request.mimetype:
             raise Problem("missing_content_type", "Send the document's type (or application/json) as Content-Type.")
         submission = parser.parse(
-            path=request.path, content_type=request.mimetype, args=request.args.to_dict(flat=False),
+            path=request.path,
+            content_type=request.mimetype,
+            args=request.args.to_dict(flat=False),
             body=_read_body(),
         )
         idempotency = Idempotency(key, submission.fingerprint) if key else None
         try:
-            if submission.is_group:
+            if submission.max_parallel is not None:
                 created = store.create_group(submission.jobs, submission.max_parallel, idempotency)
             else:
                 created = store.create_single(submission.jobs[0], idempotency)
@@ -146,9 +163,11 @@ def blueprint(services: Services) -> Blueprint:
         return jsonify(views.children_page(job_id, page, status))
 
     @bp.route("/jobs/<job_id>/result", methods=["GET"])
-    @bp.response(200, {"anyOf": [{"$ref": "#/components/schemas/Result"},
-                                 {"$ref": "#/components/schemas/MergedResult"}]},
-                 description="A completed job's result, or a terminal parent's merged result.")
+    @bp.response(
+        200,
+        {"anyOf": [{"$ref": "#/components/schemas/Result"}, {"$ref": "#/components/schemas/MergedResult"}]},
+        description="A completed job's result, or a terminal parent's merged result.",
+    )
     @problems(bp, "job_not_found", "result_not_ready", "no_result", *_ALWAYS)
     def job_result(job_id: str):
         """A job's result: a completed single job's or child's, a terminal parent's merged one"""
@@ -161,8 +180,12 @@ def blueprint(services: Services) -> Blueprint:
         _require_terminal(job_id, status)
         result = queries.result(job_id) if status == JobStatus.COMPLETED.value else None
         if result is None:
-            raise Problem("no_result", f"Job {job_id} ended {status} and has no result.",
-                          job_status=status, error_code=record.get("error_code") or None)
+            raise Problem(
+                "no_result",
+                f"Job {job_id} ended {status} and has no result.",
+                job_status=status,
+                error_code=record.get("error_code") or None,
+            )
         return jsonify(result)
 
     @bp.route("/jobs/<job_id>/events", methods=["GET"])
@@ -208,8 +231,9 @@ def blueprint(services: Services) -> Blueprint:
 
 def _require_terminal(job_id: str, status: str) -> None:
     if not JobStatus(status).terminal:
-        raise Problem("result_not_ready", f"Job {job_id} is {status}; its result is there once it ends.",
-                      job_status=status)
+        raise Problem(
+            "result_not_ready", f"Job {job_id} is {status}; its result is there once it ends.", job_status=status
+        )
 
 
 def _no_children(offset: int, limit: int) -> ChildrenPage:
@@ -234,7 +258,7 @@ def _read_body() -> bytes:
     """
     body = request.get_data(cache=False)
     limit = request.max_content_length
-    if request.content_length is None and limit is not None and len(body) >= limit:
-        if request.environ["wsgi.input"].read(1):
-            raise RequestEntityTooLarge()
+    past_the_cut = request.content_length is None and limit is not None and len(body) >= limit
+    if past_the_cut and request.environ["wsgi.input"].read(1):
+        raise RequestEntityTooLarge()
     return body

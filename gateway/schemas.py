@@ -99,13 +99,22 @@ class JobSchema(_Document):
     """A single job, or one child of a fan-out group, as JSON; loads as a ``NewJob``."""
 
     model = Text(required=True, metadata={"enum": _MODEL_NAMES})
-    payload = Base64(required=True, metadata={"description": "The document, base64 (standard alphabet, padded); "
-                                                             "empty is empty_document.", "minLength": 1})
-    content_type = Text(required=True, validate=Length(min=1),
-                        metadata={"description": "The document's media type; parameters are ignored."})
+    payload = Base64(
+        required=True,
+        metadata={
+            "description": "The document, base64 (standard alphabet, padded); empty is empty_document.",
+            "minLength": 1,
+        },
+    )
+    content_type = Text(
+        required=True,
+        validate=Length(min=1),
+        metadata={"description": "The document's media type; parameters are ignored."},
+    )
     pages = StrictInteger(validate=Range(min=0), metadata={"description": "The document's page count, if known."})
-    options = fields.Dict(keys=fields.String(),
-                          metadata={"description": "What the model reads; see GET /models for each model's."})
+    options = fields.Dict(
+        keys=fields.String(), metadata={"description": "What the model reads; see GET /models for each model's."}
+    )
 
     @validates_schema(skip_on_field_errors=True)
     def _model_takes_it(self, data, **_):
@@ -144,10 +153,15 @@ class FanoutSchema(Schema):
     max_parallel = StrictInteger(
         required=True, metadata={"description": "At most this many children run at once; <= 0: no cap."}
     )
-    children = Children(fields.Nested(JobSchema), required=True,
-                        metadata={"description": "1 to OCRGW_MAX_CHILDREN jobs (none: no_children; more: "
-                                                 "too_many_children); they may use different models.",
-                                  "minItems": 1})
+    children = Children(
+        fields.Nested(JobSchema),
+        required=True,
+        metadata={
+            "description": "1 to OCRGW_MAX_CHILDREN jobs (none: no_children; more: "
+            "too_many_children); they may use different models.",
+            "minItems": 1,
+        },
+    )
 
 
 class GroupSchema(Schema):
@@ -187,8 +201,9 @@ class ChildrenQuery(Schema):
 
 class ListQuery(Schema):
     status = Text(validate=OneOf(ROOT_STATUSES), metadata={"description": "Only jobs in this status."})
-    kind = Text(validate=OneOf(ROOT_KINDS), metadata={"description": "single jobs or parents (children are "
-                                                                      "listed by their parent)."})
+    kind = Text(
+        validate=OneOf(ROOT_KINDS),
+        metadata={"description": "single jobs or parents (children are listed by their parent)."},
+    )
     limit = _limit()
-    cursor = Text(validate=Length(min=1, max=200),
-                  metadata={"description": "next_cursor of the previous page."})
+    cursor = Text(validate=Length(min=1, max=200), metadata={"description": "next_cursor of the previous page."})

@@ -9,8 +9,9 @@ from the counters, so a poll is fresh without waiting for any sweep.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from flask import url_for
 
@@ -18,8 +19,9 @@ from jobs.contract import TERMINAL, JobKind, JobStatus
 from jobs.queries import ChildrenPage, JobList, JobQueries
 from jobs.registry import MODELS
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-Record = Mapping[str, str | None]
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: A job hash as read: field -> value ('' or absent when unset; None in a row of an HMGET).
+Record = Mapping[str, Any]
 
 
 def rfc3339(micros: str | None) -> str | None:
@@ -75,7 +77,7 @@ def parent(record: Record, page: ChildrenPage | None) -> dict[str, Any]:
     """A parent with its counts and, unless left out, a page of its children; never its merged result."""
     total, counts = int(record["total"]), counts_of(record)
     status = parent_status(record, counts, total)
-    view = {
+    view: dict[str, Any] = {
         "id": record["id"],
         "kind": JobKind.PARENT.value,
         "status": status,
@@ -132,21 +134,29 @@ def parent_status(record: Record, counts: dict[str, int], total: int) -> str:
 
 def merged_result(queries: JobQueries, record: Record) -> dict[str, Any]:
     """The completed children's results in index order; a failed child leaves a gap, not a void."""
-    texts, pages, summary = [], [], []
-    for child, result in queries.children_with_results(record["id"], int(record["total"])):
-        completed = child["status"] == JobStatus.COMPLETED.value and result is not None
+    texts: list[str] = []
+    pages: list[dict[str, Any]] = []
+    summary: list[dict[str, Any]] = []
+    children: Sequence[tuple[Record, dict[str, Any] | None]] = queries.children_with_results(
+        record["id"], int(record["total"])
+    )
+    for child, result in children:
         index = int(child["index"])
-        if completed:
-            texts.append(result.get("text", ""))
+        text = None
+        if child["status"] == JobStatus.COMPLETED.value and result is not None:
+            text = result.get("text", "")
+            texts.append(text)
             for page in result.get("pages", []):
                 pages.append({**page, "page": len(pages) + 1, "child_index": index})
-        summary.append({
-            "index": index,
-            "id": child["id"],
-            "status": child["status"],
-            "text": result.get("text", "") if completed else None,
-            "error_code": _null(child["error_code"]),
-        })
+        summary.append(
+            {
+                "index": index,
+                "id": child["id"],
+                "status": child["status"],
+                "text": text,
+                "error_code": _null(child["error_code"]),
+            }
+        )
     return {"text": "\n\n".join(texts), "pages": pages, "children": summary}
 
 
@@ -185,7 +195,7 @@ def job_list(listing: JobList) -> dict[str, Any]:
 
 
 def _summary(row: Record) -> dict[str, Any]:
-    view = {
+    view: dict[str, Any] = {
         "id": row["id"],
         "kind": row["kind"],
         "status": row["status"],

@@ -15,8 +15,9 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from redis import Redis
 
@@ -33,13 +34,30 @@ CHILD_STATUSES = tuple(s.value for s in JobStatus)
 
 #: What a parent's page of children shows of each child.
 CHILD_VIEW_FIELDS = (
-    "id", "index", "status", "model", "doc_hash", "stage", "progress", "attempts",
-    "started_at", "finished_at", "error_code",
+    "id",
+    "index",
+    "status",
+    "model",
+    "doc_hash",
+    "stage",
+    "progress",
+    "attempts",
+    "started_at",
+    "finished_at",
+    "error_code",
 )
 #: What a listing shows of each root, with the counters a parent's status is derived from.
 LIST_FIELDS = (
-    "id", "kind", "status", "model", "created_at", "started_at", "finished_at", "error_code",
-    "total", *(f"n_{s.value}" for s in JobStatus),
+    "id",
+    "kind",
+    "status",
+    "model",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "error_code",
+    "total",
+    *(f"n_{s.value}" for s in JobStatus),
 )
 _MERGE_FIELDS = ("id", "index", "status", "error_code")
 
@@ -77,7 +95,7 @@ class JobQueries:
         """The job's stored fields, or None."""
         if not is_job_id(job_id):
             return None
-        raw = self.redis.hgetall(keys.job(job_id))
+        raw: dict[bytes, bytes] = self.redis.hgetall(keys.job(job_id))  # type: ignore[assignment]
         if not raw:
             return None
         return {k.decode(): v.decode() for k, v in raw.items()}
@@ -99,7 +117,7 @@ class JobQueries:
         pipe.zcard(index_key)
         pipe.zrange(index_key, offset, offset + limit - 1)
         total, members = pipe.execute()
-        return ChildrenPage(self._rows([_str(m) for m in members], CHILD_VIEW_FIELDS), offset, limit, total)
+        return ChildrenPage(self._rows([_text(m) for m in members], CHILD_VIEW_FIELDS), offset, limit, total)
 
     def children_with_results(self, parent_id: str, total: int) -> list[tuple[Row, dict[str, Any] | None]]:
         """Every child (id, index, status, error_code) with its stored result: what a merged result is made of."""
@@ -111,14 +129,15 @@ class JobQueries:
             # MGET is one slot only under Cluster; the children of a parent share one.
             pipe.mget([keys.result(c) for c in ids])
         replies = pipe.execute()
-        rows = [_row(_MERGE_FIELDS, values) for values in replies[:len(ids)]]
+        rows = [_row(_MERGE_FIELDS, values) for values in replies[: len(ids)]]
         results = [json.loads(raw) if raw else None for raw in (replies[len(ids)] if ids else [])]
-        return list(zip(rows, results))
+        return list(zip(rows, results, strict=True))
 
     # -- the listing -------------------------------------------------------------------------------
 
-    def list_jobs(self, status: str | None = None, kind: str | None = None, limit: int = 20,
-                  cursor: str | None = None) -> JobList:
+    def list_jobs(
+        self, status: str | None = None, kind: str | None = None, limit: int = 20, cursor: str | None = None
+    ) -> JobList:
         """Roots (single jobs and parents) newest first, from the per-(kind, status) indexes.
 
         Each index is read newest first up to ``limit + 1`` members past the
@@ -126,8 +145,9 @@ class JobQueries:
         many jobs exist.  The cursor is the (created_at, id) of a page's last
         job: jobs created since are newer, so they never shift later pages.
         """
-        indexes = [keys.roots(k, s) for k in ([kind] if kind else ROOT_KINDS)
-                   for s in ([status] if status else ROOT_STATUSES)]
+        indexes = [
+            keys.roots(k, s) for k in ([kind] if kind else ROOT_KINDS) for s in ([status] if status else ROOT_STATUSES)
+        ]
         after = decode_cursor(cursor) if cursor is not None else None
         pipe = self.redis.pipeline(transaction=False)
         for index in indexes:
@@ -137,7 +157,7 @@ class JobQueries:
                 # Jobs created in the cursor's very microsecond sort by id, as in the index itself.
                 pipe.zrevrangebyscore(index, after[0], after[0], withscores=True)
                 pipe.zrevrangebyscore(index, f"({after[0]}", "-inf", start=0, num=limit + 1, withscores=True)
-        candidates = {(int(score), _str(member)) for reply in pipe.execute() for member, score in reply}
+        candidates = {(int(score), _text(member)) for reply in pipe.execute() for member, score in reply}
         if after is not None:
             candidates = {c for c in candidates if c < after}
         newest = sorted(candidates, reverse=True)
@@ -160,7 +180,8 @@ class JobQueries:
         """The audit events of a job, oldest first; a parent's include its children's."""
         root = keys.root_of(job_id)
         out = []
-        for entry_id, raw in self.redis.xrange(keys.events(job_id)):
+        entries: list[tuple[bytes, dict[bytes, bytes]]] = self.redis.xrange(keys.events(job_id))  # type: ignore[assignment]
+        for entry_id, raw in entries:
             event = {k.decode(): v.decode() for k, v in raw.items()}
             if job_id != root and event["job_id"] != job_id:
                 continue  # a child's view holds its own events only
@@ -200,9 +221,13 @@ def decode_cursor(cursor: str) -> tuple[int, str]:
     return int(match[1]), match[2]
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def _str(value: bytes | str | None) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
 def _row(fields: Sequence[str], values: Sequence[bytes | None]) -> Row:
-    return {name: _str(value) for name, value in zip(fields, values)}
+    return {name: _str(value) for name, value in zip(fields, values, strict=True)}

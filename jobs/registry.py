@@ -50,9 +50,7 @@ class TesseractOptions(PageOptions):
         validate=Regexp(r"[A-Za-z0-9_/]+(\+[A-Za-z0-9_/]+)*\Z"),
         metadata={"description": "Tesseract language(s), e.g. 'eng' or 'eng+deu'; default 'eng'."},
     )
-    psm = StrictInteger(
-        validate=Range(min=0, max=13), metadata={"description": "Tesseract page segmentation mode."}
-    )
+    psm = StrictInteger(validate=Range(min=0, max=13), metadata={"description": "Tesseract page segmentation mode."})
 
 
 class EchoOptions(Schema):
@@ -101,11 +99,32 @@ def _schema(schema_class: type[Schema]) -> Schema:
 MODELS: dict[str, Model] = {
     m.name: m
     for m in (
-        Model("tesseract", "Tesseract 5", Location.ON_PREM, DOCUMENT_TYPES, TesseractOptions,
-              "workers.adapters.tesseract:TesseractAdapter"),
-        Model("paddleocr", "PP-OCRv4 on ONNX Runtime", Location.ON_PREM, DOCUMENT_TYPES, PageOptions,
-              "workers.adapters.paddleocr:PaddleOcrAdapter"),
-        Model("echo", "echo (returns a text/plain payload)", Location.ON_PREM, frozenset({"text/plain"}),
-              EchoOptions, "workers.adapters.echo:EchoAdapter"),
+        Model(
+            "tesseract",
+            "Tesseract 5",
+            Location.ON_PREM,
+            DOCUMENT_TYPES,
+            TesseractOptions,
+            "workers.adapters.tesseract:TesseractAdapter",
+        ),
+        Model(
+            "paddleocr",
+            "PP-OCRv4 on ONNX Runtime",
+            Location.ON_PREM,
+            DOCUMENT_TYPES,
+            PageOptions,
+            "workers.adapters.paddleocr:PaddleOcrAdapter",
+        ),
+        Model(
+            "echo",
+            "echo (returns a text/plain payload)",
+            Location.ON_PREM,
+            frozenset({"text/plain"}),
+            EchoOptions,
+            "workers.adapters.echo:EchoAdapter",
+        ),
     )
 }
+
+#: The model of a raw document whose query names none (``OCRGW_DEFAULT_MODEL`` overrides it).
+DEFAULT_MODEL = "tesseract"

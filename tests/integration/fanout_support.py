@@ -17,7 +17,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import requests
@@ -26,7 +26,7 @@ from jobs import keys
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 STATUSES = ("held", "queued", "processing", "completed", "failed", "cancelled")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # -- building requests ---------------------------------------------------------
@@ -216,7 +216,7 @@ def micros(value: str | int | None) -> int | None:
         return value
     if value.isdigit():
         return int(value)
-    moment = datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    moment = datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
     delta = moment - _EPOCH  # integer arithmetic: a float timestamp would round
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 

@@ -65,8 +65,9 @@ def fits_gunicorn(case, base_url: str) -> bool:
     """Whether the request reaches the gateway at all: gunicorn answers a request line or a header
     past its limits (4094 and 8190 bytes) itself, with an HTML 414 or 400 that no app can shape."""
     sent = case.as_transport_kwargs(base_url=base_url)
-    request = requests.Request(sent["method"], sent["url"], params=sent.get("params"),
-                               headers=sent.get("headers")).prepare()
+    request = requests.Request(
+        sent["method"], sent["url"], params=sent.get("params"), headers=sent.get("headers")
+    ).prepare()
     request_line = f"{request.method} {request.path_url} HTTP/1.1"
     headers_fit = all(len(f"{k}: {v}".encode()) < GUNICORN_FIELD_LIMIT for k, v in request.headers.items())
     return len(request_line.encode()) < GUNICORN_LINE_LIMIT and headers_fit
@@ -89,8 +90,14 @@ def test_every_answer_is_documented(base_url):
         operation = result.ok()
         for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
 
-            @settings(max_examples=EXAMPLES_PER_OPERATION, derandomize=True, deadline=None, database=None,
-                      phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+            @settings(
+                max_examples=EXAMPLES_PER_OPERATION,
+                derandomize=True,
+                deadline=None,
+                database=None,
+                phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )
             @given(case=operation.as_strategy(generation_mode=mode))
             def answers_as_documented(case):
                 assume(fits_gunicorn(case, base_url))

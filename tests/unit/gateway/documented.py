@@ -59,7 +59,9 @@ def _as_schemathesis(method: str, response) -> Response:
     """The test response as schemathesis reads it, without the request's headers (some tests send
     malformed ones on purpose, which the ``requests`` request it would build refuses)."""
     request = requests.Request(method=method, url=response.request.url).prepare()
-    headers = {name: response.headers.getlist(name) for name in response.headers.keys()}
+    headers: dict[str, list[str]] = {}
+    for name, value in response.headers.items():
+        headers.setdefault(name, []).append(value)
     return Response(response.status_code, headers, response.get_data(), request, elapsed=0.0, verify=False)
 
 

@@ -41,14 +41,21 @@ def test_every_route_of_the_api_is_documented(app, spec):
     documented = {(path, method) for path, method, _ in operations(spec)}
     routes = {
         (re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule), method)
-        for rule in app.url_map.iter_rules() if rule.endpoint.startswith("api.")
+        for rule in app.url_map.iter_rules()
+        if rule.endpoint.startswith("api.")
         for method in rule.methods & METHODS
     }
 
     assert routes == documented
     assert {path for path, _ in routes} == {
-        "/jobs", "/jobs/{job_id}", "/jobs/{job_id}/children", "/jobs/{job_id}/result", "/jobs/{job_id}/events",
-        "/models", "/healthz", "/readyz",
+        "/jobs",
+        "/jobs/{job_id}",
+        "/jobs/{job_id}/children",
+        "/jobs/{job_id}/result",
+        "/jobs/{job_id}/events",
+        "/models",
+        "/healthz",
+        "/readyz",
     }
 
 
@@ -76,8 +83,14 @@ def test_each_operation_documents_the_problems_it_answers(spec):
         "400": {"malformed_json", "invalid_base64", "invalid_idempotency_key"},
         "413": {"payload_too_large"},
         "415": {"missing_content_type", "unsupported_content_type"},
-        "422": {"invalid_field", "unknown_model", "empty_document", "no_children", "too_many_children",
-                "idempotency_key_reused"},
+        "422": {
+            "invalid_field",
+            "unknown_model",
+            "empty_document",
+            "no_children",
+            "too_many_children",
+            "idempotency_key_reused",
+        },
         "500": {"internal_error"},
         "503": {"draining", "store_unavailable"},
     }
@@ -107,8 +120,9 @@ def test_submission_documents_json_and_every_raw_type_with_its_query(spec):
 def test_the_views_are_documented_as_one_of_single_or_parent(spec):
     ok = spec["paths"]["/jobs/{job_id}"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
 
-    assert ok == {"oneOf": [{"$ref": "#/components/schemas/SingleJobView"},
-                            {"$ref": "#/components/schemas/ParentView"}]}
+    assert ok == {
+        "oneOf": [{"$ref": "#/components/schemas/SingleJobView"}, {"$ref": "#/components/schemas/ParentView"}]
+    }
     parent = spec["components"]["schemas"]["ParentView"]["properties"]
     assert "result" not in parent and "result_url" in parent
 
@@ -121,7 +135,9 @@ def test_swagger_ui_is_served_with_every_asset_from_this_server(client):
     assert not re.search(r"https?://", html)  # nothing from the internet
     assets = re.findall(r'(?:src|href)="([^"]+)"', html)
     assert {a.rsplit("/", 1)[1] for a in assets} == {
-        "swagger-ui.css", "swagger-ui-standalone-preset.js", "swagger-ui-bundle.js",
+        "swagger-ui.css",
+        "swagger-ui-standalone-preset.js",
+        "swagger-ui-bundle.js",
     }
     for asset in assets:
         with client.get(asset) as response:  # a file response: closed, not left to the collector

@@ -33,7 +33,10 @@ def test_a_parent_view_shows_its_first_page_of_children(client, store):
 
     assert [c["index"] for c in view["children"]] == list(range(20))
     assert view["children_page"] == {
-        "offset": 0, "limit": 20, "total": 45, "next": f"/jobs/{parent_id}/children?offset=20&limit=20",
+        "offset": 0,
+        "limit": 20,
+        "total": 45,
+        "next": f"/jobs/{parent_id}/children?offset=20&limit=20",
     }
     assert view["total"] == 45 and view["counts"]["held"] == 43
 
@@ -185,7 +188,8 @@ def test_a_childs_result_and_its_terminal_parents_merged_result(client, store):
     assert child == {"text": "a", "pages": []}
     assert merged["text"] == "a"
     assert [(c["index"], c["status"], c["text"]) for c in merged["children"]] == [
-        (0, "completed", "a"), (1, "failed", None),
+        (0, "completed", "a"),
+        (1, "failed", None),
     ]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -39,7 +39,7 @@ def submit_group(client, n: int, max_parallel: int) -> str:
 
 
 def test_times_are_rfc3339_utc_with_microseconds():
-    expected = datetime(2026, 12, 2, 18, 37, 0, 123456, tzinfo=timezone.utc)
+    expected = datetime(2026, 12, 2, 18, 37, 0, 123456, tzinfo=UTC)
     micros = str(int(expected.replace(microsecond=0).timestamp()) * 1_000_000 + 123456)
 
     assert rfc3339(micros) == "2026-12-02T18:37:00.123456Z"
@@ -150,7 +150,15 @@ def test_a_new_parent_is_queued(client):
     assert [(c["id"], c["index"]) for c in parent["children"]] == [(f"{parent_id}-{i}", i) for i in range(3)]
     assert parent["children_page"] == {"offset": 0, "limit": 20, "total": 3, "next": None}
     assert set(parent["children"][0]) >= {
-        "id", "index", "status", "doc_hash", "stage", "progress", "attempts", "started_at", "finished_at",
+        "id",
+        "index",
+        "status",
+        "doc_hash",
+        "stage",
+        "progress",
+        "attempts",
+        "started_at",
+        "finished_at",
         "error_code",
     }
 
@@ -187,7 +195,9 @@ def test_a_failed_child_fails_the_parent_but_keeps_every_completed_result(client
     merged = client.get(parent["result_url"]).get_json()
     assert merged["text"] == "zero one\nzero two\n\ntwo"
     assert [(p["page"], p["child_index"], p["text"]) for p in merged["pages"]] == [
-        (1, 0, "zero one"), (2, 0, "zero two"), (3, 2, "two"),
+        (1, 0, "zero one"),
+        (2, 0, "zero two"),
+        (3, 2, "two"),
     ]
     assert merged["pages"][0]["lines"] == page(1, "zero one")["lines"]
     assert merged["children"] == [

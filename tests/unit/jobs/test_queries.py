@@ -37,20 +37,41 @@ def write_parent(redis, parent_id: str, statuses: list[str]) -> None:
     pipe.hset(keys.job(parent_id), mapping={"id": parent_id, "kind": "parent", "total": len(statuses)})
     for index, status in enumerate(statuses):
         child_id = keys.child_id(parent_id, index)
-        pipe.hset(keys.job(child_id), mapping={
-            "id": child_id, "index": index, "status": status, "model": "echo", "doc_hash": f"d{index}",
-            "stage": status, "progress": "0", "attempts": "0", "started_at": "", "finished_at": "",
-            "error_code": "echo_failed" if status == "failed" else "",
-        })
+        pipe.hset(
+            keys.job(child_id),
+            mapping={
+                "id": child_id,
+                "index": index,
+                "status": status,
+                "model": "echo",
+                "doc_hash": f"d{index}",
+                "stage": status,
+                "progress": "0",
+                "attempts": "0",
+                "started_at": "",
+                "finished_at": "",
+                "error_code": "echo_failed" if status == "failed" else "",
+            },
+        )
         pipe.zadd(keys.children(parent_id, status), {child_id: index})
     pipe.execute()
 
 
 def write_root(redis, job_id: str, kind: str, status: str, created_at: int) -> None:
-    redis.hset(keys.job(job_id), mapping={
-        "id": job_id, "kind": kind, "status": status, "model": "echo", "created_at": created_at,
-        "started_at": "", "finished_at": "", "error_code": "", "total": 2 if kind == "parent" else "",
-    })
+    redis.hset(
+        keys.job(job_id),
+        mapping={
+            "id": job_id,
+            "kind": kind,
+            "status": status,
+            "model": "echo",
+            "created_at": created_at,
+            "started_at": "",
+            "finished_at": "",
+            "error_code": "",
+            "total": 2 if kind == "parent" else "",
+        },
+    )
     redis.zadd(keys.roots(kind, status), {job_id: created_at})
 
 
@@ -117,7 +138,9 @@ def test_children_with_results_pair_each_child_with_its_result(queries, redis):
     pairs = queries.children_with_results(PARENT, 3)
 
     assert [(c["index"], c["status"], r) for c, r in pairs] == [
-        ("0", "completed", {"text": "zero"}), ("1", "failed", None), ("2", "completed", {"text": "two"}),
+        ("0", "completed", {"text": "zero"}),
+        ("1", "failed", None),
+        ("2", "completed", {"text": "two"}),
     ]
 
 
@@ -180,8 +203,12 @@ roots = st.lists(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(roots=roots, limit=st.integers(1, 7), kind=st.sampled_from([None, *ROOT_KINDS]),
-       status=st.sampled_from([None, *ROOT_STATUSES]))
+@given(
+    roots=roots,
+    limit=st.integers(1, 7),
+    kind=st.sampled_from([None, *ROOT_KINDS]),
+    status=st.sampled_from([None, *ROOT_STATUSES]),
+)
 def test_paging_through_the_listing_yields_every_match_once_newest_first(roots, limit, kind, status):
     # Few distinct times: many jobs share a microsecond, and the cursor must still lose none.
     redis = fakeredis.FakeRedis()
@@ -189,8 +216,11 @@ def test_paging_through_the_listing_yields_every_match_once_newest_first(roots, 
     for n, (created_at, job_kind, job_status) in enumerate(roots):
         write_root(redis, root_id(n), job_kind, job_status, created_at)
     expected = sorted(
-        ((created_at, root_id(n)) for n, (created_at, k, s) in enumerate(roots)
-         if kind in (None, k) and status in (None, s)),
+        (
+            (created_at, root_id(n))
+            for n, (created_at, k, s) in enumerate(roots)
+            if kind in (None, k) and status in (None, s)
+        ),
         reverse=True,
     )
 
