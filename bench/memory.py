@@ -76,7 +76,7 @@ def redis_per_child(bench: Bench, groups: int, children: int) -> dict:
 def _wait_terminal(store: JobStore, parent_id: str, timeout: float = 600) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        status = store.get(parent_id)["status"]
+        status = store.queries.get(parent_id)["status"]
         if status in {s.value for s in TERMINAL}:
             return status
         time.sleep(0.05)

@@ -25,7 +25,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError, validate
 from marshmallow import fields as mf
 
 from jobs.errors import OcrgwError
-from jobs.models import DEFAULT_MODEL, MODELS
+from jobs.registry import DEFAULT_MODEL, MODELS
 
 DEFAULT_REDIS_URL = "redis://localhost:6379/0"
 DEFAULT_LEASE_SECONDS = 30.0

@@ -4,7 +4,7 @@ Each method names the keys and arguments its transition's spec declares and
 turns the decoded reply into a value or a specific exception.  Callers get
 back the jobs a transition queued (``Dispatch``) and publish one Celery
 message for each: the store never talks to Celery.  Reads are in
-``jobs.queries``.
+``jobs.queries`` (``store.queries``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from jobs import keys
 from jobs.config import CALL_RECORD_MS, Settings
 from jobs.contract import ROOT_STATUSES, JobKind, JobStatus, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
-from jobs.ids import call_token, is_job_id, new_job_id
+from jobs.ids import call_token, new_job_id
+from jobs.queries import JobQueries
 from jobs.records import Claim, Completion, Created, Dispatch, GroupRules, Idempotency, NewJob, Reclaimed
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
@@ -44,6 +45,8 @@ class JobStore:
         self.redis = client
         self.settings = settings or Settings()
         self.scripts = Scripts(client)
+        #: The read side over the same client, for callers that hold a store.
+        self.queries = JobQueries(client)
         # Readiness must answer fast, not ride out an outage like the job calls.
         self._probe = probe or client
 
@@ -348,45 +351,3 @@ class JobStore:
 
     def ping(self) -> bool:
         return bool(self._probe.ping())
-
-    # -- reads (moving to jobs.queries) ---------------------------------------------------
-
-    def get(self, job_id: str) -> dict[str, str] | None:
-        if not is_job_id(job_id):
-            return None
-        raw = self.redis.hgetall(keys.job(job_id))
-        if not raw:
-            return None
-        return {k.decode(): v.decode() for k, v in raw.items()}
-
-    def children(self, parent_id: str, total: int) -> list[dict[str, str]]:
-        names = CHILD_VIEW_FIELDS
-        pipe = self.redis.pipeline(transaction=False)
-        for i in range(total):
-            pipe.hmget(keys.job(keys.child_id(parent_id, i)), names)
-        return [{n: (v.decode() if v is not None else None) for n, v in zip(names, values)}
-                for values in pipe.execute()]
-
-    def result(self, job_id: str) -> dict[str, Any] | None:
-        raw = self.redis.get(keys.result(job_id))
-        return json.loads(raw) if raw else None
-
-    def results(self, job_ids: Sequence[str]) -> list[dict[str, Any] | None]:
-        if not job_ids:
-            return []
-        return [json.loads(raw) if raw else None for raw in self.redis.mget([keys.result(j) for j in job_ids])]
-
-    def events(self, job_id: str) -> list[dict[str, str]]:
-        out = []
-        root = keys.root_of(job_id)
-        for entry_id, raw in self.redis.xrange(keys.events(job_id)):
-            event = {k.decode(): v.decode() for k, v in raw.items()}
-            if job_id != root and event["job_id"] != job_id:
-                continue
-            event["id"] = entry_id.decode()
-            out.append(event)
-        return out
-
-
-CHILD_VIEW_FIELDS = ("id", "index", "status", "model", "doc_hash", "stage", "progress", "attempts",
-                     "started_at", "finished_at", "error_code")

@@ -19,7 +19,7 @@ import pypdfium2 as pdfium
 from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
 from jobs.errors import InvalidDocument
-from jobs.models import DOCUMENT_TYPES
+from jobs.registry import DOCUMENT_TYPES
 
 # 64 Mpx is an A4 page at 600 dpi with room to spare (≈ 190 MB as RGB).
 # Pillow raises DecompressionBombError above twice its limit and only warns

@@ -353,17 +353,17 @@ def test_sweep_releases_a_group_whose_creator_released_nothing(requeue_store):
     created = store.create_group(jobs, max_parallel=2, release=False)
     assert created.dispatches == [] and not created.replayed
 
-    parent = wait_terminal(store.get, created.job_id, timeout=60, on_poll=cap_checker(2))
+    parent = wait_terminal(store.queries.get, created.job_id, timeout=60, on_poll=cap_checker(2))
 
     assert parent["status"] == "completed"
     assert (parent["n_completed"], parent["n_held"], parent["n_queued"], parent["n_processing"]) == (
         "6", "0", "0", "0")
-    children = store.children(created.job_id, 6)
+    children = store.queries.children_page(created.job_id, 0, 6).children
     assert [c["status"] for c in children] == ["completed"] * 6
     assert peak_overlap(intervals(children)) <= 2
-    results = store.results([c["id"] for c in children])
+    results = store.queries.results([c["id"] for c in children])
     assert [r["text"] for r in results] == [f"child-{i}" for i in range(6)]
-    events = store.events(created.job_id)
+    events = store.queries.events(created.job_id)
     assert [(e["operation"], e["job_id"]) for e in events if e["operation"] == "job"] == [
         ("job", created.job_id)]
     assert sorted(e["job_id"] for e in events if e["operation"] == "job_child") == sorted(
@@ -375,10 +375,10 @@ def test_sweep_republishes_a_queued_job_whose_message_was_never_sent(requeue_sto
     created = store.create_single(NewJob("echo", "text/plain", b"never published"))
     assert [d.job_id for d in created.dispatches] == [created.job_id]  # ...and we drop it
 
-    job = wait_terminal(store.get, created.job_id, timeout=60)
+    job = wait_terminal(store.queries.get, created.job_id, timeout=60)
 
     assert job["status"] == "completed" and job["attempts"] == "1"
-    assert store.result(created.job_id)["text"] == "never published"
+    assert store.queries.result(created.job_id)["text"] == "never published"
     # The sweep re-publishes only once the requeue deadline (created + 1 s) has passed,
     # and without a message nothing could claim it before: the claim proves the sweep sent it.
     waited = micros(job["started_at"]) - micros(job["created_at"])

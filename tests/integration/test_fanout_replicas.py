@@ -126,14 +126,14 @@ def assert_sweeps_alone(coordinator: Proc, others: list[Proc], store: JobStore) 
         job_id = store.create_single(NewJob("echo", "text/plain", coordinator.name.encode())).job_id
 
         def status() -> str:
-            return (store.get(job_id) or {}).get("status", "missing")
+            return (store.queries.get(job_id) or {}).get("status", "missing")
 
         wait_until(
             lambda: status() == "completed",
             timeout=120,
             message=lambda: f"{coordinator.name} never swept: the job is still {status()}",
         )
-        assert store.result(job_id)["text"] == coordinator.name
+        assert store.queries.result(job_id)["text"] == coordinator.name
     finally:
         for other in others:
             other.kill(signal.SIGCONT)

@@ -122,7 +122,7 @@ def test_a_failing_publisher_does_not_fail_the_request(settings, store, caplog):
     response = client.post("/jobs", json=echo_job())
 
     assert response.status_code == 202
-    assert store.get(response.get_json()["id"])["status"] == "queued"  # the sweep will re-publish it
+    assert store.queries.get(response.get_json()["id"])["status"] == "queued"  # the sweep will re-publish it
     assert "publishing 1 job messages failed" in caplog.text
 
 

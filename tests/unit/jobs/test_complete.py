@@ -20,7 +20,7 @@ def test_complete_stores_the_result_drops_the_payload_and_audits_once(kit, r, re
 
     assert replies.last("complete").code == 1
     assert done.dispatches == []
-    assert kit.store.result(job_id) == {"text": "hello", "pages": 1}
+    assert kit.store.queries.result(job_id) == {"text": "hello", "pages": 1}
     assert not r.exists(keys.payload(job_id))
     job = kit.job(job_id)
     assert (job["status"], job["stage"], job["progress"], job["error_code"]) == ("completed", "completed", "1", "")
@@ -38,7 +38,7 @@ def test_fail_keeps_the_payload_and_records_the_error(kit, r):
     claim = kit.claim(job_id)
     kit.store.fail(job_id, claim.attempt, "invalid_document", "not a PNG")
 
-    assert kit.store.result(job_id) is None
+    assert kit.store.queries.result(job_id) is None
     assert r.get(keys.payload(job_id)) == b"page 0"
     job = kit.job(job_id)
     assert (job["status"], job["error_code"], job["error"]) == ("failed", "invalid_document", "not a PNG")
@@ -70,8 +70,8 @@ def test_a_finished_child_hands_its_slot_to_the_next_held_child_in_the_same_call
          "error_code": ""}
     ]  # fmt: skip
     # A child's own view of the stream holds its events only.
-    assert [e["job_id"] for e in kit.store.events(c[0])] == [c[0]]
-    assert kit.store.events(c[1]) == []
+    assert [e["job_id"] for e in kit.store.queries.events(c[0])] == [c[0]]
+    assert kit.store.queries.events(c[1]) == []
 
 
 def test_a_finished_child_can_keep_its_slot_claiming_the_next_child_in_the_same_call(kit, r):
@@ -247,6 +247,6 @@ def test_a_stale_attempt_cannot_complete_and_the_newer_attempt_is_intact(kit, re
     assert kit.snapshot() == before
 
     done = kit.store.complete(c0, new.attempt, {"from": "new"})
-    assert kit.store.result(c0) == {"from": "new"}
+    assert kit.store.queries.result(c0) == {"from": "new"}
     assert done.dispatches == [Dispatch(keys.child_id(parent, 1), "echo")]
     assert len(kit.events_of(c0)) == 1

@@ -74,7 +74,7 @@ def test_cancelling_a_group_ends_what_has_not_started_and_stops_what_runs(kit):
 
     assert cancelled.status == "processing"  # c[1] still runs
     assert kit.statuses(parent, 6) == ["completed", "processing", "cancelled", "cancelled", "cancelled", "cancelled"]
-    assert kit.store.result(c[0]) == {"text": "kept"}
+    assert kit.store.queries.result(c[0]) == {"text": "kept"}
     # The running child stops at its next page; its slot goes to nobody, and the parent ends once.
     with pytest.raises(CancelRequested):
         kit.store.report_progress(c[1], running.attempt, "page 1/2", 0.5)
@@ -174,7 +174,7 @@ def test_a_redrive_runs_the_failed_children_again_and_the_parent_finalizes_again
     assert redriven.dispatches == [Dispatch(c[1], "echo"), Dispatch(c[3], "echo")]
     assert kit.statuses(parent, 4) == ["completed", "queued", "completed", "queued"]
     assert kit.job(parent)["status"] == "processing" and kit.job(c[1])["attempts"] == "0"
-    assert kit.store.result(c[0]) == {"text": "t0"}  # completed children are not run again
+    assert kit.store.queries.result(c[0]) == {"text": "t0"}  # completed children are not run again
     for i in (1, 3):
         claim = kit.claim(c[i])
         kit.store.complete(c[i], claim.attempt, {"text": f"again {i}"})

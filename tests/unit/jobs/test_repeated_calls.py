@@ -122,4 +122,4 @@ def test_a_complete_of_another_call_still_finds_the_job_finished(kit, store):
 
     with pytest.raises(NotProcessing):
         store.fail(job_id, claim.attempt, "timeout", "late")  # the time limit, after the result was written
-    assert store.result(job_id) == {"text": "first"}
+    assert store.queries.result(job_id) == {"text": "first"}

@@ -209,7 +209,7 @@ def test_a_late_completion_of_a_reclaimed_attempt_is_refused(kit, settings):
         with pytest.raises(NotProcessing):
             kit.store.complete(job_id, attempt, {"from": "late"})
     assert kit.snapshot() == before
-    assert kit.store.result(job_id) is None
+    assert kit.store.queries.result(job_id) is None
 
 
 def test_reclaim_drops_a_lease_left_on_a_job_that_is_no_longer_processing(kit, r, replies):

@@ -28,7 +28,7 @@ def test_a_successful_attempt_completes_the_job_with_its_result(h):
 
     job = h.job(job_id)
     assert (job["status"], job["attempts"], job["error_code"]) == ("completed", "1", "")
-    assert h.store.result(job_id)["text"] == "hello"
+    assert h.store.queries.result(job_id)["text"] == "hello"
     assert h.lease(job_id) is None and h.queued_deadline(job_id) is None
     assert [e["status"] for e in h.events(job_id)] == ["completed"]
 
@@ -123,7 +123,7 @@ def test_a_retried_job_completes_on_a_later_attempt(h):
 
     job = h.job(job_id)
     assert (job["status"], job["attempts"]) == ("completed", "2")
-    assert h.store.result(job_id)["text"] == "third time lucky"
+    assert h.store.queries.result(job_id)["text"] == "third time lucky"
     assert len(h.events(job_id)) == 1
 
 
@@ -194,7 +194,7 @@ def test_the_time_limit_striking_after_the_result_was_written_keeps_the_result(h
     assert h.runner.run(job_id) == "discarded"  # the timeout finds the job finished
     job = h.job(job_id)
     assert (job["status"], job["error_code"]) == ("completed", "")
-    assert h.store.result(job_id)["text"] == "made it"
+    assert h.store.queries.result(job_id)["text"] == "made it"
     assert len(h.events(job_id)) == 1
 
 
@@ -214,11 +214,11 @@ def test_an_attempt_that_lost_its_lease_writes_nothing_over_the_attempt_holding_
 
     job = h.job(job_id)
     assert (job["status"], job["attempts"]) == ("processing", "2")
-    assert h.store.result(job_id) is None and h.events(job_id) == []
+    assert h.store.queries.result(job_id) is None and h.events(job_id) == []
     assert h.lease(job_id) is not None  # attempt 2's lease, untouched
 
     h.store.complete(job_id, 2, {"text": "attempt 2"})
-    assert h.store.result(job_id) == {"text": "attempt 2"}
+    assert h.store.queries.result(job_id) == {"text": "attempt 2"}
 
 
 def test_an_attempt_reporting_after_its_successor_finished_is_discarded(h):
@@ -235,7 +235,7 @@ def test_an_attempt_reporting_after_its_successor_finished_is_discarded(h):
 
     job = h.job(job_id)
     assert (job["status"], job["attempts"], job["error_code"]) == ("completed", "2", "")
-    assert h.store.result(job_id) == {"text": "attempt 2"}
+    assert h.store.queries.result(job_id) == {"text": "attempt 2"}
     assert [e["status"] for e in h.events(job_id)] == ["completed"]
 
 
@@ -270,7 +270,7 @@ def test_an_attempt_whose_job_was_deleted_meanwhile_is_discarded(h):
     h.adapter.behaviour = deleted
 
     assert h.runner.run(job_id) == "discarded"
-    assert h.store.result(job_id) is None
+    assert h.store.queries.result(job_id) is None
 
 
 # -- skipped: a duplicate message ----------------------------------------------------------------------

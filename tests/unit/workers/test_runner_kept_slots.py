@@ -50,7 +50,7 @@ def test_a_worker_keeps_its_slot_and_runs_the_children_released_into_it_without_
     assert [d for batch in h.published for d in batch] == []
     jobs = [h.job(c) for c in children]
     assert [(j["status"], j["attempts"]) for j in jobs] == [("completed", "1")] * 3
-    assert [h.store.result(c)["text"] for c in children] == ["child 0", "child 1", "child 2"]
+    assert [h.store.queries.result(c)["text"] for c in children] == ["child 0", "child 1", "child 2"]
     # The slot passed straight on: each child started as its predecessor finished.
     assert jobs[1]["started_at"] == jobs[0]["finished_at"] and jobs[2]["started_at"] == jobs[1]["finished_at"]
     assert h.job(parent_id)["status"] == "completed"
