@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from flask import Flask
 
-    from gateway.routes import Publish
+    from gateway.publishing import Publish
     from jobs.config import Settings
     from jobs.store import JobStore
 

@@ -25,6 +25,7 @@ from webargs.flaskparser import FlaskParser
 
 from gateway import responses, schemas
 from gateway.problems import CATALOGUE, MEDIA_TYPE, invalid_field
+from gateway.submission import parse_json_object
 
 TITLE = "ocrgw"
 VERSION = "1"
@@ -61,6 +62,11 @@ class QueryParser(FlaskParser):
         if repeated:
             raise invalid_field(repeated)
         return req.args.to_dict()
+
+    def load_json(self, req, schema):
+        # The same strict reading as POST /jobs (duplicate keys, NaN, depth); no body: no fields.
+        body = req.get_data(cache=True)
+        return parse_json_object(body) if body else {}
 
     def handle_error(self, error, req, schema, *, error_status_code, error_headers):
         messages = error.messages

@@ -88,6 +88,23 @@ class MergedResultSchema(ResultSchema):
 # -- jobs -------------------------------------------------------------------------------------
 
 
+class RunSchema(Schema):
+    """One ended attempt at a job: every attempt that held a slot, however it ended."""
+
+    attempt = fields.Integer(required=True)
+    started_at = _time()
+    finished_at = _time()
+    outcome = fields.String(
+        required=True,
+        metadata={"description": "completed, failed, cancelled, retrying (a transient error) or reclaimed "
+                  "(its lease expired)."},
+    )
+
+
+def _runs() -> fields.List:
+    return fields.List(fields.Nested(RunSchema), required=True, metadata={"description": "Ended attempts, oldest first."})
+
+
 class SingleJobViewSchema(Schema):
     """A single job, or a child of a group (then with ``parent_id`` and ``index``)."""
 
@@ -106,8 +123,12 @@ class SingleJobViewSchema(Schema):
     finished_at = _time()
     result = fields.Nested(ResultSchema, required=True, allow_none=True, metadata={"description": "Once completed."})
     error_code = _nullable_string(metadata={"description": "Once failed."})
-    error = _nullable_string(metadata={"description": "Once failed."})
+    error = _nullable_string(metadata={"description": "Once failed or cancelled."})
     idempotency_key = _nullable_string()
+    cancel_requested = fields.Boolean(
+        required=True, metadata={"description": "A client asked to cancel it; a running job stops at its next page."}
+    )
+    runs = _runs()
     last_error_code = fields.String(metadata={"description": "Why the current attempt is a retry."})
     last_error = fields.String()
     parent_id = fields.String()
@@ -130,6 +151,7 @@ class ChildSummarySchema(Schema):
     started_at = _time()
     finished_at = _time()
     error_code = _nullable_string()
+    runs = _runs()
 
 
 class ChildrenPagingSchema(Schema):
@@ -154,7 +176,13 @@ class ParentViewSchema(Schema):
     idempotency_key = _nullable_string()
     counts = fields.Nested(CountsSchema, required=True)
     total = fields.Integer(required=True)
-    error_code = _nullable_string()
+    tolerated_failures = fields.Integer(
+        required=True, metadata={"description": "Children that may fail (or be cancelled) and the group complete."}
+    )
+    fail_fast = fields.Boolean(required=True, metadata={"description": "Past the tolerance, held children are cancelled."})
+    cancel_requested = fields.Boolean(required=True)
+    redrives = fields.Integer(required=True, metadata={"description": "Times its failed children were retried."})
+    error_code = _nullable_string(metadata={"description": "child_failed or child_cancelled, past its tolerance."})
     result_url = _nullable_string(metadata={"description": "GET it for the merged result, once terminal."})
     children = fields.List(
         fields.Nested(ChildSummarySchema), metadata={"description": "A page of children (absent with children=none)."}

@@ -12,7 +12,6 @@ itself (see ``gateway.submission``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +19,10 @@ from flask import jsonify, request, url_for
 from redis.exceptions import RedisError
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from gateway import drain, views
+from gateway import controls, drain, views
 from gateway.openapi import Blueprint, one_of, problems
 from gateway.problems import RETRY_AFTER_SECONDS, Problem
+from gateway.publishing import Publish, publish_quietly
 from gateway.requests_doc import SUBMIT_DOC, SUBMIT_HEADERS
 from gateway.responses import ChildrenPageSchema, EventsSchema, JobListSchema, ModelsSchema, StatusSchema
 from gateway.schemas import ChildrenQuery, JobViewQuery, ListQuery
@@ -31,12 +31,11 @@ from jobs.config import Settings
 from jobs.contract import JobKind, JobStatus
 from jobs.errors import IdempotencyKeyReused, StoreError
 from jobs.queries import ChildrenPage, InvalidCursor, JobQueries
-from jobs.records import Dispatch, Idempotency
+from jobs.records import Idempotency
 from jobs.store import JobStore
 
 log = logging.getLogger(__name__)
 
-Publish = Callable[[list[Dispatch]], int]
 # Every read may find Redis away; every route may hit a bug.
 _ALWAYS = ("store_unavailable", "internal_error")
 _JOB_VIEW = one_of("SingleJobView", "ParentView")
@@ -109,8 +108,8 @@ def blueprint(services: Services) -> Blueprint:
         )
         idempotency = Idempotency(key, submission.fingerprint) if key else None
         try:
-            if submission.max_parallel is not None:
-                created = store.create_group(submission.jobs, submission.max_parallel, idempotency)
+            if submission.group is not None:
+                created = store.create_group(submission.jobs, submission.group, idempotency)
             else:
                 created = store.create_single(submission.jobs[0], idempotency)
         except IdempotencyKeyReused:
@@ -118,8 +117,7 @@ def blueprint(services: Services) -> Blueprint:
                 "idempotency_key_reused",
                 "This Idempotency-Key was already used for a different request; use a new key.",
             ) from None
-        if created.dispatches:
-            _publish(services.publish, created.dispatches)
+        publish_quietly(services.publish, created.dispatches)
         record = queries.get(created.job_id)
         if record is None:
             raise StoreError(f"job {created.job_id} vanished right after it was created")
@@ -173,8 +171,7 @@ def blueprint(services: Services) -> Blueprint:
         """A job's result: a completed single job's or child's, a terminal parent's merged one"""
         record = record_of(job_id)
         if record["kind"] == JobKind.PARENT.value:
-            status = views.parent_status(record, views.counts_of(record), int(record["total"]))
-            _require_terminal(job_id, status)
+            _require_terminal(job_id, record["status"])
             return jsonify(views.merged_result(queries, record))
         status = record["status"]
         _require_terminal(job_id, status)
@@ -195,6 +192,8 @@ def blueprint(services: Services) -> Blueprint:
         """A job's audit events, oldest first (a parent's include its children's)"""
         record = record_of(job_id)
         return jsonify(views.events(queries.events(record["id"])))
+
+    controls.register(bp, services, record_of, job_view)
 
     @bp.route("/models", methods=["GET"])
     @bp.response(200, ModelsSchema)
@@ -238,15 +237,6 @@ def _require_terminal(job_id: str, status: str) -> None:
 
 def _no_children(offset: int, limit: int) -> ChildrenPage:
     return ChildrenPage([], offset, limit, 0)
-
-
-def _publish(publish: Publish, dispatches: list[Dispatch]) -> None:
-    # The jobs are durable already and the sweep re-publishes queued jobs
-    # that nobody claims, so a publishing failure must not fail the request.
-    try:
-        publish(dispatches)
-    except Exception:
-        log.exception("publishing %d job messages failed; the sweep will re-publish them", len(dispatches))
 
 
 def _read_body() -> bytes:

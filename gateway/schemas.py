@@ -19,7 +19,7 @@ from marshmallow.validate import Length, OneOf, Range
 
 from gateway.problems import Problem
 from jobs.config import DEFAULT_MAX_PAGES
-from jobs.fields import DigitsInteger, StrictInteger, Text
+from jobs.fields import DigitsInteger, StrictBoolean, StrictInteger, StrictNumber, Text
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
 from jobs.records import NewJob
 from jobs.registry import MODELS, Model
@@ -153,6 +153,18 @@ class FanoutSchema(Schema):
     max_parallel = StrictInteger(
         required=True, metadata={"description": "At most this many children run at once; <= 0: no cap."}
     )
+    tolerated_failures = StrictInteger(
+        validate=Range(min=0),
+        metadata={"description": "Children that may fail (or be cancelled) with the group still completed; "
+                  "default 0: any failure fails the group once every child has ended (collect-all)."},
+    )
+    tolerated_failure_percentage = StrictNumber(
+        validate=Range(min=0, max=100),
+        metadata={"description": "The same as a share of the children (rounded down); not with tolerated_failures."},
+    )
+    fail_fast = StrictBoolean(
+        metadata={"description": "Once more children failed than tolerated, cancel the held ones at once."}
+    )
     children = Children(
         fields.Nested(JobSchema),
         required=True,
@@ -166,6 +178,33 @@ class FanoutSchema(Schema):
 
 class GroupSchema(Schema):
     fanout = fields.Nested(FanoutSchema, required=True)
+
+    @validates_schema(skip_on_field_errors=True)
+    def _one_tolerance(self, data, **_):
+        group = data["fanout"]
+        if "tolerated_failures" in group and "tolerated_failure_percentage" in group:
+            raise ValidationError(
+                {"fanout": {"tolerated_failure_percentage": ["Give tolerated_failures or this, not both."]}}
+            )
+
+
+# -- the controls ----------------------------------------------------------------------------------
+
+
+class CapSchema(Schema):
+    """PATCH /jobs/{id}: a running group's new cap."""
+
+    max_parallel = StrictInteger(
+        required=True, metadata={"description": "At most this many children run at once from now on; <= 0: no cap."}
+    )
+
+
+class RetrySchema(Schema):
+    """POST /jobs/{id}/retry: which of a finished group's children to run again (the body may be empty)."""
+
+    include_cancelled = StrictBoolean(
+        load_default=False, metadata={"description": "Cancelled children too, not only failed ones."}
+    )
 
 
 # -- query strings of the reads ---------------------------------------------------------------

@@ -25,7 +25,7 @@ from marshmallow import Schema, ValidationError
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, accepting_model, check_not_empty
 from jobs.config import Settings
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
 
 JSON_TYPE = "application/json"
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
@@ -36,12 +36,12 @@ _FINGERPRINT_VERSION = b"ocrgw-request-v1"
 @dataclass(frozen=True)
 class Submission:
     jobs: list[NewJob]
-    max_parallel: int | None  # None: a single job, not a group
+    group: GroupRules | None  # None: a single job, not a group
     fingerprint: str  # what an Idempotency-Key is bound to
 
     @property
     def is_group(self) -> bool:
-        return self.max_parallel is not None
+        return self.group is not None
 
 
 def idempotency_key(values: Sequence[str]) -> str | None:
@@ -103,7 +103,7 @@ class Parser:
                 {name: ["Query parameters apply to raw documents only."] for name in args},
                 "Query parameters apply to raw documents only; a JSON body carries every field.",
             )
-        data = _parse_json(body)
+        data = parse_json_object(body)
         request_print = fingerprint(path, JSON_TYPE, body)
         if "fanout" not in data:
             return Submission([_load(self.job, data)], None, request_print)
@@ -124,10 +124,19 @@ class Parser:
                 jobs.append(_load(self.job, child))
             except Problem as problem:
                 raise for_child(problem, index) from None
-        return Submission(jobs, group["max_parallel"], request_print)
+        return Submission(jobs, _rules(group, len(jobs)), request_print)
 
 
-def _parse_json(body: bytes) -> dict[str, Any]:
+def _rules(group: dict[str, Any], total: int) -> GroupRules:
+    tolerated = group.get("tolerated_failures", 0)
+    if "tolerated_failure_percentage" in group:
+        tolerated = math.floor(total * group["tolerated_failure_percentage"] / 100)
+    return GroupRules(
+        max_parallel=group["max_parallel"], tolerated_failures=tolerated, fail_fast=group.get("fail_fast", False)
+    )
+
+
+def parse_json_object(body: bytes) -> dict[str, Any]:
     try:
         data = json.loads(
             body,

@@ -15,7 +15,7 @@ from typing import Any
 
 from flask import url_for
 
-from jobs.contract import TERMINAL, JobKind, JobStatus
+from jobs.contract import TERMINAL, JobKind, JobStatus, count_field
 from jobs.queries import ChildrenPage, JobList, JobQueries
 from jobs.registry import MODELS
 
@@ -40,7 +40,8 @@ def rfc3339(micros: str | None) -> str | None:
 def single(queries: JobQueries, record: Record) -> dict[str, Any]:
     """A single job or a child, its result inline once completed."""
     status = record["status"]
-    failed = status == JobStatus.FAILED.value
+    # A failed job says why; a cancelled one says who (its error_code stays null).
+    ended_short = status in (JobStatus.FAILED.value, JobStatus.CANCELLED.value)
     view = {
         "id": record["id"],
         "kind": record["kind"],
@@ -56,9 +57,11 @@ def single(queries: JobQueries, record: Record) -> dict[str, Any]:
         "started_at": rfc3339(record.get("started_at")),
         "finished_at": rfc3339(record.get("finished_at")),
         "result": queries.result(record["id"]) if status == JobStatus.COMPLETED.value else None,
-        "error_code": _null(record.get("error_code")) if failed else None,
-        "error": _null(record.get("error")) if failed else None,
+        "error_code": _null(record.get("error_code")) if ended_short else None,
+        "error": _null(record.get("error")) if ended_short else None,
         "idempotency_key": _null(record.get("idempotency_key")),
+        "cancel_requested": record.get("cancel_requested") == "1",
+        "runs": runs(record.get("intervals")),
     }
     # Why the current attempt is a retry (a lost lease, a transient engine error).
     for name in ("last_error_code", "last_error"):
@@ -76,7 +79,10 @@ def single(queries: JobQueries, record: Record) -> dict[str, Any]:
 def parent(record: Record, page: ChildrenPage | None) -> dict[str, Any]:
     """A parent with its counts and, unless left out, a page of its children; never its merged result."""
     total, counts = int(record["total"]), counts_of(record)
-    status = parent_status(record, counts, total)
+    # As the transitions keep it: processing from the first child's claim, terminal from the step
+    # that ends the last child (cancelled, failed past its tolerance, or completed), processing
+    # again after a redrive.
+    status = record["status"]
     view: dict[str, Any] = {
         "id": record["id"],
         "kind": JobKind.PARENT.value,
@@ -90,7 +96,11 @@ def parent(record: Record, page: ChildrenPage | None) -> dict[str, Any]:
         "idempotency_key": _null(record.get("idempotency_key")),
         "counts": counts,
         "total": total,
-        "error_code": _parent_error_code(record, status),
+        "tolerated_failures": int(record.get("tolerated_failures") or 0),
+        "fail_fast": record.get("fail_fast") == "1",
+        "cancel_requested": record.get("cancel_requested") == "1",
+        "redrives": int(record.get("redrives") or 0),
+        "error_code": _null(record.get("error_code")),
         "result_url": url_for(".job_result", job_id=record["id"]) if JobStatus(status).terminal else None,
     }
     if page is not None:
@@ -117,19 +127,7 @@ def paging(parent_id: str, page: ChildrenPage, status: str | None) -> dict[str, 
 
 
 def counts_of(record: Record) -> dict[str, int]:
-    return {s.value: int(record.get(f"n_{s.value}") or 0) for s in JobStatus}
-
-
-def parent_status(record: Record, counts: dict[str, int], total: int) -> str:
-    """The parent's status from its counters (collect-all: one failure fails the group, at the end)."""
-    stored = record["status"]
-    if JobStatus(stored).terminal:
-        return stored
-    if _terminal(counts) == total:
-        return JobStatus.FAILED.value if counts[JobStatus.FAILED.value] else JobStatus.COMPLETED.value
-    if record.get("started_at") or counts[JobStatus.PROCESSING.value] or _terminal(counts):
-        return JobStatus.PROCESSING.value
-    return JobStatus.QUEUED.value
+    return {s.value: int(record.get(count_field(s)) or 0) for s in JobStatus}
 
 
 def merged_result(queries: JobQueries, record: Record) -> dict[str, Any]:
@@ -160,13 +158,6 @@ def merged_result(queries: JobQueries, record: Record) -> dict[str, Any]:
     return {"text": "\n\n".join(texts), "pages": pages, "children": summary}
 
 
-def _parent_error_code(record: Record, status: str) -> str | None:
-    error_code = _null(record.get("error_code"))
-    if status == JobStatus.FAILED.value and error_code is None:
-        return "child_failed"  # what the finalizing transition records
-    return error_code
-
-
 def _terminal(counts: dict[str, int]) -> int:
     return sum(counts[s.value] for s in TERMINAL)
 
@@ -184,7 +175,18 @@ def _child_summary(child: Record) -> dict[str, Any]:
         "started_at": rfc3339(child["started_at"]),
         "finished_at": rfc3339(child["finished_at"]),
         "error_code": _null(child["error_code"]),
+        "runs": runs(child["intervals"]),
     }
+
+
+def runs(intervals: str | None) -> list[dict[str, Any]]:
+    """Every ended attempt, from the job's ``intervals`` (see jobs.contract.Field.INTERVALS)."""
+    out = []
+    for run in filter(None, (intervals or "").split(",")):
+        attempt, started, ended, outcome = run.split(":")
+        out.append({"attempt": int(attempt), "started_at": rfc3339(started), "finished_at": rfc3339(ended),
+                    "outcome": outcome})
+    return out
 
 
 # -- the listing, events, models -------------------------------------------------------------------
@@ -203,17 +205,13 @@ def _summary(row: Record) -> dict[str, Any]:
         "created_at": rfc3339(row["created_at"]),
         "started_at": rfc3339(row["started_at"]),
         "finished_at": rfc3339(row["finished_at"]),
-        "error_code": None,
+        "error_code": _null(row["error_code"]),
         "url": url_for(".job", job_id=row["id"]),
     }
     if row["kind"] == JobKind.PARENT.value:
         total, counts = int(row["total"]), counts_of(row)
-        view["status"] = parent_status(row, counts, total)
-        view["error_code"] = _parent_error_code(row, view["status"])
         view["total"] = total
         view["progress"] = _terminal(counts) / total
-    elif row["status"] == JobStatus.FAILED.value:
-        view["error_code"] = _null(row["error_code"])
     return view
 
 

@@ -34,6 +34,7 @@ CHILD_STATUSES = tuple(s.value for s in JobStatus)
 
 #: What a parent's page of children shows of each child.
 CHILD_VIEW_FIELDS = (
+    "intervals",
     "id",
     "index",
     "status",

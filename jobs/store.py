@@ -21,7 +21,7 @@ from redis.retry import Retry
 
 from jobs import keys
 from jobs.config import CALL_RECORD_MS, Settings
-from jobs.contract import ROOT_STATUSES, JobKind, JobStatus, Reply
+from jobs.contract import JobKind, JobStatus, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
 from jobs.ids import call_token, new_job_id
 from jobs.queries import JobQueries

@@ -53,6 +53,7 @@ def test_every_route_of_the_api_is_documented(app, spec):
         "/jobs/{job_id}/children",
         "/jobs/{job_id}/result",
         "/jobs/{job_id}/events",
+        "/jobs/{job_id}/retry",
         "/models",
         "/healthz",
         "/readyz",

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gateway.views import parent_status, rfc3339
+from gateway.views import rfc3339
 
 from .support import RFC3339_MICROS, assert_problem, echo_job, fanout
 
@@ -73,6 +73,8 @@ def test_a_new_single_job(client):
         "error_code": None,
         "error": None,
         "idempotency_key": None,
+        "cancel_requested": False,
+        "runs": [],
     }
     assert RFC3339_MICROS.match(job["created_at"])
 
@@ -222,25 +224,17 @@ def test_a_parent_completes_when_every_child_completed(client, store):
     assert [(p["page"], p["child_index"]) for p in merged["pages"]] == [(1, 0), (2, 1)]
 
 
-def counts(**given) -> dict:
-    return {"held": 0, "queued": 0, "processing": 0, "completed": 0, "failed": 0, "cancelled": 0, **given}
-
-
-@pytest.mark.parametrize(
-    "stored, started_at, given, expected",
-    [
-        ("queued", "", counts(held=2, queued=1), "queued"),
-        ("queued", "1", counts(held=2, queued=1), "processing"),
-        ("queued", "", counts(held=2, completed=1), "processing"),
-        ("queued", "", counts(held=2, cancelled=1), "processing"),
-        ("processing", "1", counts(completed=3), "completed"),
-        ("processing", "1", counts(completed=2, failed=1), "failed"),
-        ("cancelled", "1", counts(completed=2, held=1), "cancelled"),
-        ("completed", "1", counts(completed=2, failed=1), "completed"),
-    ],
-)
-def test_parent_status_derivation(stored, started_at, given, expected):
-    assert parent_status({"status": stored, "started_at": started_at}, given, 3) == expected
+def test_a_parent_is_queued_until_a_child_starts_then_processing_then_what_its_children_made_it(client, store):
+    parent_id = submit_group(client, 3, 3)
+    assert client.get(f"/jobs/{parent_id}").get_json()["status"] == "queued"
+    claim = store.claim(f"{parent_id}-0")
+    assert client.get(f"/jobs/{parent_id}").get_json()["status"] == "processing"
+    store.complete(claim.job_id, claim.attempt, result("a"))
+    run(store, f"{parent_id}-1", "echo_failed")
+    assert client.get(f"/jobs/{parent_id}").get_json()["status"] == "processing"
+    run(store, f"{parent_id}-2", result("c"))
+    view = client.get(f"/jobs/{parent_id}").get_json()
+    assert (view["status"], view["error_code"], view["counts"]["failed"]) == ("failed", "child_failed", 1)
 
 
 # -- events ------------------------------------------------------------------------------

@@ -1,0 +1,114 @@
+"""A client's controls over its jobs: cancel (DELETE), a group's new cap (PATCH), redrive (POST .../retry).
+
+Each is one transition in ``jobs.controls``; what it queued is published
+like a submission's, and the answer is the job's view after the change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from flask import jsonify, request
+
+from gateway.openapi import Blueprint, one_of, problems
+from gateway.problems import Problem
+from gateway.publishing import publish_quietly
+from gateway.schemas import CapSchema, RetrySchema
+from gateway.submission import fingerprint, idempotency_key
+from jobs import controls
+from jobs.contract import JobKind, JobStatus
+from jobs.errors import (
+    GroupNotFinished,
+    IdempotencyKeyReused,
+    JobFinished,
+    NotAGroup,
+    NothingToRetry,
+)
+from jobs.records import Idempotency
+
+if TYPE_CHECKING:
+    from gateway.routes import Services
+
+_ALWAYS = ("store_unavailable", "internal_error")
+_JOB_VIEW = one_of("SingleJobView", "ParentView")
+# What each refusal of jobs.controls is, to a client.
+_REFUSALS: dict[type[Exception], str] = {
+    JobFinished: "job_finished",
+    NotAGroup: "not_a_group",
+    GroupNotFinished: "group_not_finished",
+    NothingToRetry: "nothing_to_retry",
+    IdempotencyKeyReused: "idempotency_key_reused",
+}
+
+
+def _refused(error: Exception) -> Problem:
+    return Problem(_REFUSALS[type(error)], str(error) + ".")
+
+
+def register(bp: Blueprint, services: Services, record_of: Callable[[str], dict[str, str]],
+             job_view: Callable[..., dict[str, Any]]) -> None:
+    store = services.store
+
+    @bp.route("/jobs/<job_id>", methods=["DELETE"])
+    @bp.response(200, _JOB_VIEW, description="Cancelled: nothing of it runs any more.")
+    @bp.alt_response(202, schema=_JOB_VIEW, description="Asked to stop: a running job ends cancelled at its next page.")
+    @problems(bp, "job_not_found", "job_finished", *_ALWAYS)
+    def cancel(job_id: str):
+        """Cancel a job, a child or a whole group; completed children keep their results"""
+        record_of(job_id)  # 404, and keeps unchecked ids away from the keys
+        try:
+            cancelled = controls.cancel(store, job_id)
+        except JobFinished as error:
+            raise _refused(error) from None
+        publish_quietly(services.publish, cancelled.dispatches)
+        response = jsonify(job_view(record_of(job_id)))
+        response.status_code = 200 if cancelled.status == JobStatus.CANCELLED.value else 202
+        return response
+
+    @bp.route("/jobs/<job_id>", methods=["PATCH"])
+    @bp.arguments(CapSchema, as_kwargs=True)
+    @bp.response(200, one_of("ParentView"), description="The group with its new cap.")
+    @problems(bp, "job_not_found", "not_a_group", "job_finished", "malformed_json", "invalid_field", *_ALWAYS)
+    def set_cap(job_id: str, max_parallel: int):
+        """Change a running group's cap: a higher one starts children at once, a lower one as children end"""
+        record_of(job_id)
+        try:
+            released = controls.set_cap(store, job_id, max_parallel)
+        except (NotAGroup, JobFinished) as error:
+            raise _refused(error) from None
+        publish_quietly(services.publish, released)
+        return jsonify(job_view(record_of(job_id)))
+
+    @bp.route("/jobs/<job_id>/retry", methods=["POST"])
+    @bp.arguments(RetrySchema, as_kwargs=True)
+    @bp.response(202, one_of("ParentView"), description="The group, running its failed children again.")
+    @problems(
+        bp,
+        "job_not_found",
+        "not_a_group",
+        "group_not_finished",
+        "nothing_to_retry",
+        "invalid_idempotency_key",
+        "idempotency_key_reused",
+        "malformed_json",
+        "invalid_field",
+        *_ALWAYS,
+    )
+    def retry(job_id: str, include_cancelled: bool):
+        """Run a finished group's failed children again (and its cancelled ones, if asked), under its cap"""
+        key = idempotency_key(request.headers.getlist("Idempotency-Key"))
+        record = record_of(job_id)
+        if record["kind"] != JobKind.PARENT.value:
+            raise Problem("not_a_group", f"Job {job_id} is not a fan-out group.")
+        idempotency = Idempotency(key, fingerprint(request.path, str(include_cancelled))) if key else None
+        try:
+            redriven = controls.redrive(store, job_id, include_cancelled, idempotency)
+        except (NotAGroup, GroupNotFinished, NothingToRetry, IdempotencyKeyReused) as error:
+            raise _refused(error) from None
+        publish_quietly(services.publish, redriven.dispatches)
+        response = jsonify(job_view(record_of(job_id)))
+        response.status_code = 202
+        if redriven.replayed:
+            response.headers["Idempotent-Replayed"] = "true"
+        return response
