@@ -59,8 +59,13 @@ class EchoOptions(Schema):
     class Meta:
         unknown = INCLUDE
 
-    delay_ms = StrictNumber(validate=Range(min=0), metadata={"description": "Sleep this long first."})
+    delay_ms = StrictNumber(
+        validate=Range(min=0), metadata={"description": "Sleep this long per page (a form feed separates pages)."}
+    )
     fail = StrictBoolean(metadata={"description": "Fail permanently (echo_failed)."})
+    fail_until = StrictNumber(
+        validate=Range(min=0), metadata={"description": "Fail (echo_failed) while the clock is before these Unix seconds."}
+    )
     transient_fail = StrictBoolean(metadata={"description": "Fail transiently (echo_transient), retried."})
     crash = StrictBoolean(metadata={"description": "End the worker process (workers with crashes enabled)."})
 

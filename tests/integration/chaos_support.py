@@ -20,7 +20,7 @@ import requests
 
 from jobs import keys
 from tests.harness import wait_until
-from tests.integration.fanout_support import Gateway, intervals, peak_overlap
+from tests.integration.fanout_support import Gateway, attempt_spans, peak_overlap
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 
@@ -130,7 +130,7 @@ def assert_group_settled(
       their ``error_code``, every other child completed with its own text as
       its stored result, and the parent's merged result agrees;
     * the parent's status follows (completed, or failed ``child_failed``);
-    * the cap: the children's recorded intervals never overlap more than
+    * the cap: every attempt's recorded run (retried and reclaimed ones too) never overlaps more than
       ``max_parallel`` deep;
     * exactly one terminal audit event per job: one ``job`` for the parent,
       one ``job_child`` per child, and nothing else.
@@ -158,7 +158,7 @@ def assert_group_settled(
     assert merged == {i: (None if i in failed else t) for i, t in enumerate(child_texts)}, result
 
     if max_parallel > 0:
-        peak = peak_overlap(intervals(children))
+        peak = peak_overlap(attempt_spans(children))
         assert peak <= max_parallel, f"{peak} children ran at once, max_parallel {max_parallel}"
 
     assert_audited_once(gateway, parent_id, view)

@@ -232,6 +232,24 @@ def intervals(children: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
     return out
 
 
+def attempt_spans(children: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
+    """Every attempt's ``[started, ended)`` in microseconds, from the children's recorded ``runs``.
+
+    This is what a cap check must count: an attempt that lost its lease, was
+    retried or was cancelled held a slot while it ran, not only each child's
+    last attempt.  A child still processing counts from its start on.
+    """
+    spans = []
+    for child in children:
+        for run in child["runs"]:
+            start, end = micros(run["started_at"]), micros(run["finished_at"])
+            assert start is not None and end is not None and start <= end, f"bad run of {child['id']}: {run}"
+            spans.append((start, end))
+        if child["status"] == "processing":
+            spans.append((micros(child["started_at"]), 2**63))
+    return spans
+
+
 def peak_overlap(spans: Iterable[tuple[int, int]]) -> int:
     """The largest number of half-open intervals ``[start, end)`` covering one instant."""
     edges = []

@@ -3,16 +3,22 @@
 It exercises the whole job pipeline (queues, progress, failures, latency)
 at almost no cost, which is what throughput benchmarks and tests need.
 
-Options (declared once, as ``jobs.registry.EchoOptions``), all optional,
-applied in this order once ``delay_ms`` has passed:
+A form feed (``\\f``) separates pages, so a text can stand for a
+multi-page document: progress is reported after each page, and a job
+cancelled meanwhile stops there.
 
-* ``delay_ms``: sleep this long first, like an engine working on a page.
+Options (declared once, as ``jobs.registry.EchoOptions``), all optional,
+applied in this order once the first page's ``delay_ms`` has passed:
+
+* ``delay_ms``: sleep this long for each page, like an engine working on it.
 * ``crash: true``: end the worker process at once (``os._exit(1)``), the
   way an engine that segfaults takes its process down.  Only honoured when
   the worker runs with ``OCRGW_ECHO_ALLOW_CRASH=1``; refused otherwise.
 * ``transient_fail: true``: fail with a transient error (``echo_transient``),
   which the worker retries while attempts remain.
 * ``fail: true``: fail with a permanent error (``echo_failed``), never retried.
+* ``fail_until: <unix seconds>``: the same, while the clock is before it: a
+  document that fails for a while and then goes through (what a redrive is for).
 """
 
 from __future__ import annotations
@@ -63,17 +69,24 @@ class EchoAdapter(Adapter):
             raise AdapterError("echo asked to fail transiently", code=TRANSIENT_CODE)
         if options.get("fail"):
             raise EchoFailed("echo asked to fail")
+        if time.time() < options.get("fail_until", 0):
+            raise EchoFailed("echo asked to fail for a while yet")
 
         try:
             text = document.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidDocument(f"the text/plain body is not UTF-8: {exc}") from None
 
-        lines = [Line(line, 1.0, _NO_BOX) for line in text.splitlines() if line.strip()]
-        result = OcrResult(pages=[PageResult(page=1, text=text, lines=lines)])
-        if on_page is not None:
-            on_page(1, 1)
-        return result
+        texts = text.split("\f")
+        pages = []
+        for number, page_text in enumerate(texts, start=1):
+            if number > 1 and delay_ms:
+                time.sleep(delay_ms / 1000)
+            lines = [Line(line, 1.0, _NO_BOX) for line in page_text.splitlines() if line.strip()]
+            pages.append(PageResult(page=number, text=page_text, lines=lines))
+            if on_page is not None:
+                on_page(number, len(texts))
+        return OcrResult(pages=pages)
 
 
 def _read(options: dict) -> dict:
