@@ -55,6 +55,17 @@ def roots_by_status(job_id: str, kind: JobKind | None = None) -> dict[str, str]:
     return {f"roots_{s.value}": roots(kind.value, s.value) for s in ROOT_STATUSES}
 
 
+def of_running_job(job_id: str) -> dict[str, str]:
+    """The keys every transition on a queued or running job names alike (see the transitions' specs)."""
+    return {
+        "job": job(job_id),
+        "parent": parent_or_self(job_id),
+        "leases": LEASES,
+        "queued": QUEUED,
+        **roots_by_status(job_id),
+    }
+
+
 def child_id(parent_id: str, index: int) -> str:
     return f"{parent_id}{CHILD_SEPARATOR}{index}"
 

@@ -10,7 +10,7 @@ message for each: the store never talks to Celery.  Reads are in
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from redis import Redis
@@ -25,22 +25,21 @@ from jobs.contract import JobKind, JobStatus, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
 from jobs.ids import call_token, new_job_id
 from jobs.queries import JobQueries
-from jobs.records import Claim, Completion, Created, Dispatch, GroupRules, Idempotency, NewJob, Reclaimed
+from jobs.records import Claim, Completion, Created, GroupRules, Idempotency, NewJob
+from jobs.sweeping import SweepTransitions
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
 from jobs.transitions.complete import COMPLETE, CompleteReply
 from jobs.transitions.create import CREATE
 from jobs.transitions.heartbeat import HEARTBEAT, PROGRESS
-from jobs.transitions.reclaim import RECLAIM, RELEASE, REPUBLISH
 from jobs.transitions.retry import RETRY
-from jobs.transitions.sweep_lock import UNLOCK_SWEEP
 
 # A refusal of an attempt's report, as the exception its caller handles.
 _REFUSALS = {Reply.NO_JOB: JobNotFound, Reply.WRONG_STATUS: NotProcessing, Reply.LEASE_LOST: LeaseLost,
              Reply.CANCEL_REQUESTED: CancelRequested}
 
 
-class JobStore:
+class JobStore(SweepTransitions):
     def __init__(self, client: Redis, settings: Settings | None = None, probe: Redis | None = None):
         self.redis = client
         self.settings = settings or Settings()
@@ -72,16 +71,6 @@ class JobStore:
     @property
     def requeue_ms(self) -> int:
         return int(self.settings.requeue_seconds * 1000)
-
-    def _job_keys(self, job_id: str) -> dict[str, str]:
-        """The keys every transition on a running job names alike."""
-        return {
-            "job": keys.job(job_id),
-            "parent": keys.parent_or_self(job_id),
-            "leases": keys.LEASES,
-            "queued": keys.QUEUED,
-            **keys.roots_by_status(job_id),
-        }
 
     # -- create -------------------------------------------------------------------------
 
@@ -155,7 +144,7 @@ class JobStore:
         """Takes a queued job for one attempt; None when it is not claimable (a duplicate message)."""
         reply: ClaimReply = self.scripts.run(
             CLAIM,
-            keys={**self._job_keys(job_id), "payload": keys.payload(job_id), "call": keys.call(job_id, call_token())},
+            keys={**keys.of_running_job(job_id), "payload": keys.payload(job_id), "call": keys.call(job_id, call_token())},
             args={"job_id": job_id, "prefix": keys.group_prefix(job_id), "lease_ms": self.settings.lease_ms,
                   "record_ms": CALL_RECORD_MS},
         )
@@ -208,7 +197,7 @@ class JobStore:
         reply: CompleteReply = self.scripts.run(
             COMPLETE,
             keys={
-                **self._job_keys(job_id),
+                **keys.of_running_job(job_id),
                 "result": keys.result(job_id),
                 "payload": keys.payload(job_id),
                 "events": keys.events(job_id),
@@ -245,7 +234,7 @@ class JobStore:
         """
         reply = self.scripts.run(
             RETRY,
-            keys=self._job_keys(job_id),
+            keys=keys.of_running_job(job_id),
             args={"job_id": job_id, "attempt": attempt, "prefix": keys.group_prefix(job_id),
                   "backoff_ms": int(backoff_seconds * 1000), "error_code": error_code, "error": error},
         )
@@ -259,84 +248,6 @@ class JobStore:
         if refusal is None:
             raise StoreError(f"job {job_id}: unexpected reply {code!r}")
         raise refusal(f"job {job_id}: {code.name.lower().replace('_', ' ')}")
-
-    # -- the sweep ----------------------------------------------------------------------
-
-    def now_ms(self) -> int:
-        seconds, micros = self.redis.time()
-        return seconds * 1000 + micros // 1000
-
-    def try_lock_sweep(self, token: str, ttl_ms: int) -> bool:
-        """One sweep at a time: an overlapping tick finds the lock taken and does nothing."""
-        return bool(self.redis.set(keys.SWEEP_LOCK, token, nx=True, px=ttl_ms))
-
-    def unlock_sweep(self, token: str) -> None:
-        self.scripts.run(UNLOCK_SWEEP, keys={"lock": keys.SWEEP_LOCK}, args={"token": token})
-
-    def expired_leases(self, now_ms: int, limit: int) -> list[str]:
-        return self._due(keys.LEASES, now_ms, limit)
-
-    def stale_queued(self, now_ms: int, limit: int) -> list[str]:
-        return self._due(keys.QUEUED, now_ms, limit)
-
-    def due_parents(self, now_ms: int, limit: int) -> list[str]:
-        return self._due(keys.DUE_PARENTS, now_ms, limit)
-
-    def _due(self, index: str, now_ms: int, limit: int) -> list[str]:
-        return [m.decode() for m in self.redis.zrangebyscore(index, "-inf", now_ms, start=0, num=limit)]
-
-    def _pipelined(self, transition, calls: list[tuple[dict, dict]]) -> list:
-        """Runs the calls in one round trip; returns their decoded replies in order."""
-        if not calls:
-            return []
-        pipe = self.redis.pipeline(transaction=False)
-        for call_keys, call_args in calls:
-            self.scripts.queue(pipe, transition, call_keys, call_args)
-        return [transition.decode(raw) for raw in pipe.execute()]
-
-    def reclaim(self, job_ids: Iterable[str]) -> Reclaimed:
-        ids = list(job_ids)
-        replies = self._pipelined(RECLAIM, [(
-            {**self._job_keys(j), "events": keys.events(j), "due": keys.DUE_PARENTS, "webhooks": keys.WEBHOOKS},
-            {"job_id": j, "prefix": keys.group_prefix(j), "max_attempts": self.settings.max_attempts,
-             "release_limit": self.settings.release_batch, "requeue_ms": self.requeue_ms},
-        ) for j in ids])
-        requeued: list[Dispatch] = []
-        failed: list[str] = []
-        dispatches: list[Dispatch] = []
-        for job_id, reply in zip(ids, replies):
-            if reply.code != Reply.OK:
-                continue
-            if reply.requeued:
-                requeued.append(Dispatch(job_id, reply.model))
-            else:
-                failed.append(job_id)
-                dispatches += reply.released
-        return Reclaimed(requeued, failed, dispatches)
-
-    def republish(self, job_ids: Iterable[str]) -> list[Dispatch]:
-        ids = list(job_ids)
-        replies = self._pipelined(REPUBLISH, [
-            ({"job": keys.job(j), "queued": keys.QUEUED}, {"job_id": j, "requeue_ms": self.requeue_ms})
-            for j in ids
-        ])
-        return [Dispatch(j, r.model) for j, r in zip(ids, replies) if r.code == Reply.OK]
-
-    def release(self, parent_ids: Iterable[str]) -> list[Dispatch]:
-        replies = self._pipelined(RELEASE, [(
-            {"parent": keys.job(p), "events": keys.events(p), "queued": keys.QUEUED, "due": keys.DUE_PARENTS,
-             "webhooks": keys.WEBHOOKS, **keys.roots_by_status(p, JobKind.PARENT)},
-            {"parent_id": p, "prefix": keys.group_prefix(p), "release_limit": self.settings.release_batch,
-             "requeue_ms": self.requeue_ms},
-        ) for p in parent_ids])
-        return [d for r in replies for d in r.released]
-
-    def active_parent_count(self) -> int:
-        """Parents not yet terminal, from the listing's index."""
-        pipe = self.redis.pipeline(transaction=False)
-        for status in (JobStatus.QUEUED, JobStatus.PROCESSING):
-            pipe.zcard(keys.roots(JobKind.PARENT.value, status.value))
-        return sum(pipe.execute())
 
     # -- draining -------------------------------------------------------------------------
 

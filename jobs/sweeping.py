@@ -1,0 +1,99 @@
+"""The sweep's side of the store: the indexes it reads and the transitions that repair what a crash left.
+
+A mixin of ``JobStore``, which provides ``redis``, ``scripts``, ``settings``
+and ``requeue_ms``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from jobs import keys
+from jobs.contract import JobKind, JobStatus, Reply
+from jobs.records import Dispatch, Reclaimed
+from jobs.transitions.reclaim import RECLAIM, RELEASE, REPUBLISH
+from jobs.transitions.sweep_lock import UNLOCK_SWEEP
+
+
+class SweepTransitions:
+    redis: Any
+    scripts: Any
+    settings: Any
+    requeue_ms: int
+
+    def now_ms(self) -> int:
+        seconds, micros = self.redis.time()
+        return seconds * 1000 + micros // 1000
+
+    def try_lock_sweep(self, token: str, ttl_ms: int) -> bool:
+        """One sweep at a time: an overlapping tick finds the lock taken and does nothing."""
+        return bool(self.redis.set(keys.SWEEP_LOCK, token, nx=True, px=ttl_ms))
+
+    def unlock_sweep(self, token: str) -> None:
+        self.scripts.run(UNLOCK_SWEEP, keys={"lock": keys.SWEEP_LOCK}, args={"token": token})
+
+    def expired_leases(self, now_ms: int, limit: int) -> list[str]:
+        return self._due(keys.LEASES, now_ms, limit)
+
+    def stale_queued(self, now_ms: int, limit: int) -> list[str]:
+        return self._due(keys.QUEUED, now_ms, limit)
+
+    def due_parents(self, now_ms: int, limit: int) -> list[str]:
+        return self._due(keys.DUE_PARENTS, now_ms, limit)
+
+    def _due(self, index: str, now_ms: int, limit: int) -> list[str]:
+        return [m.decode() for m in self.redis.zrangebyscore(index, "-inf", now_ms, start=0, num=limit)]
+
+    def _pipelined(self, transition, calls: list[tuple[dict, dict]]) -> list:
+        """Runs the calls in one round trip; returns their decoded replies in order."""
+        if not calls:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for call_keys, call_args in calls:
+            self.scripts.queue(pipe, transition, call_keys, call_args)
+        return [transition.decode(raw) for raw in pipe.execute()]
+
+    def reclaim(self, job_ids: Iterable[str]) -> Reclaimed:
+        ids = list(job_ids)
+        replies = self._pipelined(RECLAIM, [(
+            {**keys.of_running_job(j), "events": keys.events(j), "due": keys.DUE_PARENTS, "webhooks": keys.WEBHOOKS},
+            {"job_id": j, "prefix": keys.group_prefix(j), "max_attempts": self.settings.max_attempts,
+             "release_limit": self.settings.release_batch, "requeue_ms": self.requeue_ms},
+        ) for j in ids])
+        requeued: list[Dispatch] = []
+        failed: list[str] = []
+        dispatches: list[Dispatch] = []
+        for job_id, reply in zip(ids, replies, strict=True):
+            if reply.code != Reply.OK:
+                continue
+            if reply.requeued:
+                requeued.append(Dispatch(job_id, reply.model))
+            else:
+                failed.append(job_id)
+                dispatches += reply.released
+        return Reclaimed(requeued, failed, dispatches)
+
+    def republish(self, job_ids: Iterable[str]) -> list[Dispatch]:
+        ids = list(job_ids)
+        replies = self._pipelined(REPUBLISH, [
+            ({"job": keys.job(j), "queued": keys.QUEUED}, {"job_id": j, "requeue_ms": self.requeue_ms})
+            for j in ids
+        ])
+        return [Dispatch(j, r.model) for j, r in zip(ids, replies, strict=True) if r.code == Reply.OK]
+
+    def release(self, parent_ids: Iterable[str]) -> list[Dispatch]:
+        replies = self._pipelined(RELEASE, [(
+            {"parent": keys.job(p), "events": keys.events(p), "queued": keys.QUEUED, "due": keys.DUE_PARENTS,
+             "webhooks": keys.WEBHOOKS, **keys.roots_by_status(p, JobKind.PARENT)},
+            {"parent_id": p, "prefix": keys.group_prefix(p), "release_limit": self.settings.release_batch,
+             "requeue_ms": self.requeue_ms},
+        ) for p in parent_ids])
+        return [d for r in replies for d in r.released]
+
+    def active_parent_count(self) -> int:
+        """Parents not yet terminal, from the listing's index."""
+        pipe = self.redis.pipeline(transaction=False)
+        for status in (JobStatus.QUEUED, JobStatus.PROCESSING):
+            pipe.zcard(keys.roots(JobKind.PARENT.value, status.value))
+        return sum(pipe.execute())
