@@ -158,7 +158,7 @@ def test_models_show_the_registry(client):
         assert shown["content_types"] == sorted(model.content_types)
     by_name = {m["name"]: m for m in models}
     echo = by_name["echo"]["options"]
-    assert echo["properties"]["delay_ms"] == {"type": "number", "minimum": 0, "description": "Sleep this long first."}
+    assert echo["properties"]["delay_ms"] == {"type": "number", "minimum": 0, "description": "Sleep this long per page (a form feed separates pages)."}
     assert echo["additionalProperties"] is True
     tesseract = by_name["tesseract"]["options"]
     assert tesseract["properties"]["psm"]["maximum"] == 13

@@ -81,10 +81,15 @@ def test_echo_returns_the_payload_with_a_line_per_non_empty_line():
 
 
 class RecordedSleeps(list):
-    """The echo model's ``time`` module, with each sleep recorded instead of slept."""
+    """The echo model's ``time`` module, with each sleep recorded instead of slept, and a clock set by the test."""
+
+    now = 1_000_000.0
 
     def sleep(self, seconds: float) -> None:
         self.append(seconds)
+
+    def time(self) -> float:
+        return self.now
 
 
 @pytest.fixture
@@ -108,6 +113,21 @@ def test_echo_fails_on_request_after_the_delay(sleeps):
     assert sleeps == [0.03]
     assert caught.value.code == "echo_failed"
     assert caught.value.transient is False
+
+
+def test_echo_reads_form_feeds_as_pages_reporting_each_after_its_delay(sleeps):
+    seen = []
+    result = get_adapter("echo").run(b"one\ftwo\fthree", "text/plain", {"delay_ms": 10},
+                                     lambda done, total: seen.append((done, total, len(sleeps))))
+
+    assert [(p.page, p.text) for p in result.pages] == [(1, "one"), (2, "two"), (3, "three")]
+    assert seen == [(1, 3, 1), (2, 3, 2), (3, 3, 3)]
+
+
+def test_echo_fails_until_the_time_it_was_given(sleeps):
+    with pytest.raises(EchoFailed, match="for a while"):
+        get_adapter("echo").run(b"x", "text/plain", {"fail_until": sleeps.now + 1})
+    assert get_adapter("echo").run(b"x", "text/plain", {"fail_until": sleeps.now}).text == "x"
 
 
 def test_echo_without_a_delay_does_not_sleep(sleeps):
