@@ -2,8 +2,11 @@
 
 Runs the benchmarks in order, each printing its table and writing
 ``DIR/<name>.json``, then prints a summary and the machine, and writes
-``DIR/summary.json``.  Exit status: 0 when every benchmark ran (whether or not
-it met its target), 1 when one raised, 2 on bad arguments.
+``DIR/summary.json``.  Every benchmark and each of its phases has a deadline
+(``bench/deadline.py``); one that runs past it stops the run with an error
+naming the benchmark and the phase.  Exit status: 0 when every benchmark ran
+(whether or not it met its target), 1 when one raised or ran past a
+deadline, 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ import argparse
 import importlib
 import json
 import math
-import os
 import shutil
 import signal
 import sys
@@ -20,7 +22,9 @@ import time
 import traceback
 from pathlib import Path
 
-from bench.common import ROOT, Bench, Options, machine, print_table, procfile_concurrency
+from bench.common import ROOT, Options, machine, print_table
+from bench.deadline import DeadlineExceeded
+from bench.processes import Bench, procfile_concurrency
 
 BENCHMARKS = {
     "fanout_vs_canvas": "bench.fanout",
@@ -44,6 +48,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="alternations of A and B per comparison (default 3, quick 1)")
     parser.add_argument("--keep-logs", action="store_true",
                         help="keep the processes' logs and Redis dir even after a clean run")
+    parser.add_argument("--deadline-scale", type=float, default=1.0, metavar="F",
+                        help="multiply every phase's deadline by F, for a very slow machine (default 1)")
     args = parser.parse_args(argv)
     names = [n.strip() for item in args.only for n in item.split(",") if n.strip()]
     unknown = [n for n in names if n not in BENCHMARKS]
@@ -52,6 +58,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args.names = names or list(BENCHMARKS)
     if args.reps is not None and args.reps < 1:
         parser.error("--reps must be at least 1")
+    if not args.deadline_scale > 0:
+        parser.error("--deadline-scale must be above 0")
     return args
 
 
@@ -60,7 +68,8 @@ def _headline(res: dict) -> list[list]:
     for c in res.get("checks", []):
         rows.append([res["name"], c["figure"], c["value"], c["target"], "pass" if c["passed"] else "MISS"])
     if "error" in res:
-        rows.append([res["name"], "error", res["error"].strip().splitlines()[-1][:60], "", "ERROR"])
+        last = res["error"].strip().splitlines()[-1]
+        rows.append([res["name"], "error", last if "DeadlineExceeded" in last else last[:60], "", "ERROR"])
     return rows
 
 
@@ -88,18 +97,11 @@ def write_json(path: Path, data: dict) -> None:
     tmp.replace(path)
 
 
-def _on_sigterm(main_pid: int):
-    """SIGTERM unwinds the bench itself; a process it forked (a multiprocessing
-    pool's) inherits the handler and must simply die, as it would by default."""
-
-    def handler(signum, frame):
-        if os.getpid() != main_pid:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
-            return
-        sys.exit(143)
-
-    return handler
+def _on_sigterm(signum, frame):
+    """SIGTERM (a CI timeout, say) unwinds the bench, so that the finally in
+    ``main`` still kills every process this run started.  The bench's helper
+    processes come from a fresh forkserver, so none of them inherits this handler."""
+    sys.exit(143)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,10 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         out=args.out,
         reps=args.reps or (1 if args.quick else 3),
         concurrency=procfile_concurrency(),
+        deadline_scale=args.deadline_scale,
     )
-    # A SIGTERM (a CI timeout, say) must still reach the finally below, which
-    # kills every process this run started.
-    signal.signal(signal.SIGTERM, _on_sigterm(os.getpid()))
+    signal.signal(signal.SIGTERM, _on_sigterm)
     started = time.monotonic()
     bench = Bench(options)
     print(f"ocrgw bench: redis-server on port {bench.redis.port}, worker pool {options.concurrency}, "
@@ -120,23 +121,32 @@ def main(argv: list[str] | None = None) -> int:
     results: list[dict] = []
     info: dict = {}
     failed = False
+    stopped: DeadlineExceeded | None = None
     try:
         for name in args.names:
             t0 = time.monotonic()
             print(f"\n== {name}", flush=True)
             try:
                 module = importlib.import_module(BENCHMARKS[name])
-                res = module.run(bench)
-            except Exception:
+                with bench.phase(name, *module.DEADLINE):
+                    res = module.run(bench)
+            except (Exception, DeadlineExceeded) as exc:
+                # A benchmark that fails lets the others run; one that hangs
+                # stops the run, since what it left behind may hang the next.
                 failed = True
+                stopped = exc if isinstance(exc, DeadlineExceeded) else None
                 res = {"name": name, "quick": options.quick, "passed": False, "checks": [],
                        "error": traceback.format_exc()}
                 print(res["error"], file=sys.stderr)
                 for title, text in bench.group.tails(30):
                     print(f"--- {title}\n{text}", file=sys.stderr)
             res["seconds"] = round(time.monotonic() - t0, 2)
+            res["phases"] = bench.deadlines.report(name)
             write_json(options.out / f"{name}.json", res)
             results.append(res)
+            if stopped is not None:
+                print(f"\nthe run stops here: {stopped}", file=sys.stderr)
+                break
         info = machine(bench)
     finally:
         bench.close()
@@ -152,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
         "concurrency": options.concurrency,
         "seconds": round(total, 1),
         "machine": info,
+        "deadline_scale": options.deadline_scale,
+        "stopped": None if stopped is None else str(stopped),
+        "not_run": [name for name in args.names if name not in {res["name"] for res in results}],
         "benchmarks": {res["name"]: {"passed": res["passed"], "checks": res.get("checks", []),
                                      "error": res.get("error")} for res in results},
     })

@@ -23,10 +23,14 @@ releases child ``max_parallel + j``, as releases go in index order).
 
 from __future__ import annotations
 
-from bench.common import (Bench, check, echo_payloads, fanout_body, median, micros,
-                          percentile, print_table, result, rotations, wait_parent)
+from bench.common import (check, echo_payloads, fanout_body, median, micros, percentile, print_table, result,
+                          rotations, wait_parent)
+from bench.processes import Bench
 
 NAME = "handoff"
+#: The benchmark as a whole, and one group, full and quick (hang detectors: see bench/deadline.py).
+DEADLINE = (1800.0, 600.0)
+GROUP_DEADLINE = (300.0, 120.0)
 CAPS = (1, 4)
 
 
@@ -74,18 +78,24 @@ def run(bench: Bench) -> dict:
         stack = stacks[path]
         parent = stack.http.post_json("/jobs", fanout_body(echo_payloads(n), cap))
         status = wait_parent(clients[path], parent["id"])
-        view = stack.http.get_json(f"/jobs/{parent['id']}")
         if status != "completed":
             raise AssertionError(f"parent {parent['id']} ended {status}")
-        return view["children"]
+        page = stack.http.get_json(f"/jobs/{parent['id']}/children?limit=200")
+        children = page["children"]
+        while page["children_page"]["next"]:
+            page = stack.http.get_json(page["children_page"]["next"])
+            children += page["children"]
+        return children
 
     cases = [(path, cap) for path in PATHS for cap in CAPS]
     for path in PATHS:
-        one(path, 1)  # warm-up
+        with bench.phase(f"warm-up: {path}", *GROUP_DEADLINE):
+            one(path, 1)
     runs: dict[tuple, list[dict]] = {case: [] for case in cases}
     for order in rotations(cases, options.reps):
         for case in order:
-            children = one(*case)
+            with bench.phase(f"{case[0]}, max_parallel {case[1]}, {n} children", *GROUP_DEADLINE):
+                children = one(*case)
             gaps = gaps_next_start(children)
             released = gaps_released(children, case[1])
             runs[case].append({

@@ -24,18 +24,23 @@ import textwrap
 import time
 from pathlib import Path
 
-from bench.common import (MEMORY_DB, MEMORY_WORKER_DB, START_TIMEOUT, Bench, check, median,
-                          pool_children, print_table, result, vm_status, wait_for_pool)
+from bench.common import MEMORY_DB, MEMORY_WORKER_DB, check, median, print_table, result
 from bench.ocr import page_texts, render
+from bench.processes import (STACK_START_DEADLINE, START_TIMEOUT, Bench, pool_children, vm_status,
+                             wait_for_pool)
 from jobs import keys
 from jobs.config import Settings
-from jobs.models import queue_for
+from jobs.registry import MODELS
 from jobs.contract import TERMINAL
-from jobs.store import JobStore, NewJob
+from jobs.records import NewJob
+from jobs.store import JobStore
 from tests.harness import CELERY_READY
 from workers.celery_app import RUN_TASK, make_celery
 
 NAME = "memory"
+#: The benchmark as a whole, and each of its phases, full and quick (hang detectors: see bench/deadline.py).
+DEADLINE = (1800.0, 600.0)
+PHASE_DEADLINE = (600.0, 300.0)
 PAYLOAD = b"tiny payload 16b"
 
 
@@ -73,14 +78,13 @@ def redis_per_child(bench: Bench, groups: int, children: int) -> dict:
     }
 
 
-def _wait_terminal(store: JobStore, parent_id: str, timeout: float = 600) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def _wait_terminal(store: JobStore, parent_id: str) -> str:
+    """Polls the parent until it is terminal; the phase's deadline bounds the wait."""
+    while True:
         status = store.queries.get(parent_id)["status"]
         if status in {s.value for s in TERMINAL}:
             return status
         time.sleep(0.05)
-    raise AssertionError(f"parent {parent_id} not terminal after {timeout:g}s")
 
 
 def tesseract_peak_rss_kib(page: bytes) -> int:
@@ -102,19 +106,21 @@ def worker_rss(bench: Bench) -> dict:
     bench.client(MEMORY_WORKER_DB).flushdb()
     worker = bench.celery_worker(MEMORY_WORKER_DB, env={"OCRGW_PRELOAD_MODELS": ""}, name="memory-worker")
     try:
-        worker.wait_ready(CELERY_READY, START_TIMEOUT)
-        wait_for_pool(worker, conc)
+        with bench.phase("start the worker", STACK_START_DEADLINE):
+            worker.wait_ready(CELERY_READY, START_TIMEOUT)
+            wait_for_pool(worker, conc)
         store = _store(url)
         app = make_celery(Settings(redis_url=url, broker_url=url))
         pages = [render(t) for t in page_texts(2 * conc, seed=7)]
 
         def run_group(model: str, payloads: list[bytes], content_type: str) -> None:
             jobs = [NewJob(model, content_type, p) for p in payloads]
-            created = store.create_group(jobs, conc)
-            with app.producer_or_acquire() as producer:
-                for d in created.dispatches:
-                    app.send_task(RUN_TASK, args=[d.job_id], queue=queue_for(d.model), producer=producer)
-            status = _wait_terminal(store, created.job_id)
+            with bench.phase(f"a group of {len(jobs)} {model} children", *PHASE_DEADLINE):
+                created = store.create_group(jobs, conc)
+                with app.producer_or_acquire() as producer:
+                    for d in created.dispatches:
+                        app.send_task(RUN_TASK, args=[d.job_id], queue=_queue_of(d.model), producer=producer)
+                status = _wait_terminal(store, created.job_id)
             if status != "completed":
                 raise AssertionError(f"the {model} group ended {status}")
 
@@ -136,7 +142,8 @@ def worker_rss(bench: Bench) -> dict:
         stages["after_tesseract"] = snapshot()
         run_group("paddleocr", pages, "image/png")
         stages["after_paddleocr"] = snapshot()
-        stages["tesseract_subprocess_peak_mib"] = tesseract_peak_rss_kib(pages[0]) / 1024
+        with bench.phase("one page in a tesseract subprocess", *PHASE_DEADLINE):
+            stages["tesseract_subprocess_peak_mib"] = tesseract_peak_rss_kib(pages[0]) / 1024
         return stages
     finally:
         bench.stop(worker)
@@ -146,7 +153,10 @@ def worker_rss(bench: Bench) -> dict:
 def run(bench: Bench) -> dict:
     options = bench.options
     groups, children = (1, 20) if options.quick else (3, 1000)
-    reps = [redis_per_child(bench, groups, children) for _ in range(options.reps)]
+    reps = []
+    for _ in range(options.reps):
+        with bench.phase(f"Redis bytes of {groups} group(s) of {children} held children", *PHASE_DEADLINE):
+            reps.append(redis_per_child(bench, groups, children))
     redis_fig = {key: median(r[key] for r in reps) for key in
                  ("used_memory_delta_per_child", "memory_usage_per_child", "memory_usage_child_job_hash",
                   "memory_usage_child_payload", "memory_usage_parent_hash")}
@@ -169,3 +179,7 @@ def run(bench: Bench) -> dict:
                 + [["tesseract subprocess (peak)", figures["tesseract_subprocess_peak_mib"]]])
     return result(NAME, options, figures=figures, checks=checks,
                   context={"redis_per_rep": reps, "worker_stages": rss}, method=__doc__)
+
+
+def _queue_of(model: str) -> str:
+    return MODELS[model].queue

@@ -4,8 +4,9 @@ Pages of known text (drawn with Pillow's bundled font, so the same pixels
 come out on any machine) go through each engine twice, taking turns:
 
 (a) ``workers.adapters.get_adapter(engine).run`` called directly, in a
-    ``multiprocessing`` pool (fork, like Celery's prefork) of the worker's
-    pool size.
+    ``multiprocessing`` pool of the worker's pool size (from the bench's
+    forkserver, as every helper process: see ``bench/processes.py``); each
+    process loads the engine once, as a Celery pool process does.
 (b) the same pages as one fan-out group, POST /jobs to the parent's terminal
     event, max_parallel = the pool size, on a worker started with
     OCRGW_PRELOAD_MODELS.
@@ -24,17 +25,22 @@ stack must not change the text.
 from __future__ import annotations
 
 import io
-import multiprocessing
 import random
 import re
 import time
 
 from PIL import Image, ImageDraw, ImageFont
 
-from bench.common import (Bench, STACK_DB, check, fanout_body, median, print_table, result,
-                          rotations, wait_parent)
+from bench.common import STACK_DB, check, fanout_body, median, print_table, result, rotations, wait_parent
+from bench.processes import HELPERS, Bench
 
 NAME = "ocr_efficiency"
+#: The benchmark as a whole, full and quick (hang detectors: see bench/deadline.py).
+DEADLINE = (3600.0, 900.0)
+#: One side's pages, and a warm-up, full and quick: paddleocr's 40 pages take
+#: 15 s on 2 idle cores, and have taken 80 s on 2 cores busy with other work.
+SIDE_DEADLINE = (1200.0, 300.0)
+WARM_DEADLINE = (600.0, 300.0)
 ENGINES = ("tesseract", "paddleocr")
 PAGE_SIZE = (600, 600)
 FONT_SIZE = 24
@@ -131,23 +137,25 @@ def run(bench: Bench) -> dict:
         parent = stack.http.post_json("/jobs", body)
         status = wait_parent(client, parent["id"])
         seconds = time.perf_counter() - start
-        view = stack.http.get_json(f"/jobs/{parent['id']}")
         if status != "completed":
+            view = stack.http.get_json(f"/jobs/{parent['id']}?children=none")
             raise AssertionError(f"the {engine} group ended {status}: {view['counts']}")
-        return seconds, [c["text"] for c in view["result"]["children"]]
+        merged = stack.http.get_json(f"/jobs/{parent['id']}/result")
+        return seconds, [c["text"] for c in merged["children"]]
 
     figures: dict = {"pages": n, "page_size": list(PAGE_SIZE), "pool": conc}
     context: dict = {}
     checks = []
     rows = []
-    ctx = multiprocessing.get_context("fork")
     for engine in ENGINES:
-        through_stack(engine, warm)  # warms every pool process (most likely) and the code path
+        with bench.phase(f"{engine}: warm the stack", *WARM_DEADLINE):
+            through_stack(engine, warm)  # warms every pool process (most likely) and the code path
         times = {"a_direct": [], "b_stack": []}
         texts_out = {}
-        pool = ctx.Pool(conc, initializer=_pool_init, initargs=(engine, warm[0]))
+        pool = HELPERS.Pool(conc, initializer=_pool_init, initargs=(engine, warm[0]))
         try:
-            pool.map(_pool_ocr, warm, chunksize=1)
+            with bench.phase(f"{engine}: start and warm the direct pool", *WARM_DEADLINE):
+                pool.map(_pool_ocr, warm, chunksize=1)
 
             def direct() -> tuple[float, list[str]]:
                 start = time.perf_counter()
@@ -157,11 +165,13 @@ def run(bench: Bench) -> dict:
             sides = {"a_direct": direct, "b_stack": lambda: through_stack(engine, pages)}
             for order in rotations(list(sides), options.reps):
                 for side in order:
-                    seconds, out = sides[side]()
+                    with bench.phase(f"{engine}: {side}, {n} pages", *SIDE_DEADLINE):
+                        seconds, out = sides[side]()
                     times[side].append(seconds)
                     texts_out[side] = out
-            pool.close()  # let the processes exit on their own, engines and all
-            pool.join()
+            with bench.phase(f"{engine}: stop the direct pool", 120):
+                pool.close()  # let the processes exit on their own, engines and all
+                pool.join()
         finally:
             pool.terminate()
         ratio = [a / b for a, b in zip(times["a_direct"], times["b_stack"])]

@@ -22,32 +22,37 @@ latency is 8 / throughput whatever either side does per call.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
+from multiprocessing.synchronize import Barrier
 
 from celery import group
 
-from bench.common import (SUBMISSION_DB, Bench, Http, check, echo_payloads, fanout_body, median,
-                          percentile, print_table, result, rotations)
+from bench.common import (SUBMISSION_DB, Http, check, echo_payloads, fanout_body, median, percentile,
+                          print_table, result, rotations)
+from bench.processes import HELPERS, STACK_START_DEADLINE, START_TIMEOUT, Bench
 from jobs.config import Settings
-from jobs.models import queue_for
+from jobs.registry import MODELS
 from workers.celery_app import RUN_TASK, make_celery
 
 NAME = "submission"
+#: The benchmark as a whole, full and quick (hang detectors: see bench/deadline.py).
+DEADLINE = (1200.0, 300.0)
+#: Each side of a round: start the client processes, run the window, collect.
+SIDE_DEADLINE = (300.0, 180.0)
 CLIENTS = 8
 CHILDREN = 100
 APPLY_SAMPLES = 20
 QUICK_APPLY_SAMPLES = 5
 
 
-def _post_loop(base_url: str, body: bytes, start_at: float, seconds: float, out) -> None:
+def _post_loop(base_url: str, body: bytes, ready: Barrier, seconds: float, out) -> None:
+    """In a client process: POST ``body`` back to back for ``seconds``, once every client is ready."""
     http = Http(base_url)
     lat, errors = [], 0
-    while time.monotonic() < start_at:
-        time.sleep(0.001)
-    end = start_at + seconds
-    while time.monotonic() < end:
+    ready.wait()
+    start = time.monotonic()
+    while time.monotonic() < start + seconds:
         t0 = time.perf_counter()
         status, _ = http.request("POST", "/jobs", body)
         elapsed = time.perf_counter() - t0
@@ -55,7 +60,7 @@ def _post_loop(base_url: str, body: bytes, start_at: float, seconds: float, out)
             lat.append(elapsed)
         else:
             errors += 1
-    out.put((lat, errors, time.monotonic() - start_at))
+    out.put((lat, errors, time.monotonic() - start))
     http.close()
 
 
@@ -64,36 +69,44 @@ def _celery_client(url: str):
 
 
 def _group(app) -> group:
-    queue = queue_for("echo")
+    queue = _queue_of("echo")
     return group(app.signature(RUN_TASK, args=[f"{os.urandom(16).hex()}-{i}"], queue=queue)
                  for i in range(CHILDREN))
 
 
-def _apply_loop(url: str, start_at: float, seconds: float, out) -> None:
+def _apply_loop(url: str, ready: Barrier, seconds: float, out) -> None:
+    """In a client process: ``apply_async`` groups back to back for ``seconds``, once all are ready."""
     app = _celery_client(url)
     _group(app).apply_async()  # connect and declare first
     lat = []
-    while time.monotonic() < start_at:
-        time.sleep(0.001)
-    end = start_at + seconds
-    while time.monotonic() < end:
+    ready.wait()
+    start = time.monotonic()
+    while time.monotonic() < start + seconds:
         sig = _group(app)
         t0 = time.perf_counter()
         sig.apply_async()
         lat.append(time.perf_counter() - t0)
-    out.put((lat, 0, time.monotonic() - start_at))
+    out.put((lat, 0, time.monotonic() - start))
 
 
 def _fan(target, args, clients: int, seconds: float):
-    ctx = multiprocessing.get_context("fork")
-    out = ctx.Queue()
-    start_at = time.monotonic() + 0.5
-    procs = [ctx.Process(target=target, args=(*args, start_at, seconds, out)) for _ in range(clients)]
-    for p in procs:
-        p.start()
-    got = [out.get(timeout=seconds + 120) for _ in procs]
-    for p in procs:
-        p.join(timeout=30)
+    """``clients`` processes run ``target`` for ``seconds``, all starting together
+    once every one is up and connected, so that a slow start shortens no window."""
+    out = HELPERS.Queue()
+    ready = HELPERS.Barrier(clients + 1)
+    procs = [HELPERS.Process(target=target, args=(*args, ready, seconds, out)) for _ in range(clients)]
+    try:
+        for p in procs:
+            p.start()
+        ready.wait()
+        got = [out.get() for _ in procs]
+        for p in procs:
+            p.join()
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+                p.join()
     lat = [x for g in got for x in g[0]]
     return lat, sum(g[1] for g in got), max(g[2] for g in got)
 
@@ -103,14 +116,16 @@ def run(bench: Bench) -> dict:
     window = 3.0 if options.quick else 20.0
     per_round = window / options.reps
     url = bench.url(SUBMISSION_DB)
-    web = bench.web(SUBMISSION_DB)
-    web.wait_ready(web.healthy, 120)
+    with bench.phase("start the gateway", STACK_START_DEADLINE):
+        web = bench.web(SUBMISSION_DB)
+        web.wait_ready(web.healthy, START_TIMEOUT)
     body = fanout_body(echo_payloads(CHILDREN), 0)
     app = _celery_client(url)
     http = Http(web.base_url)
-    for _ in range(3):  # warm-up: connections, imports, declarations
-        http.post_json("/jobs", body)
-        _group(app).apply_async()
+    with bench.phase("warm-up", 120):
+        for _ in range(3):  # connections, imports, declarations
+            http.post_json("/jobs", body)
+            _group(app).apply_async()
 
     def loaded_posts():
         lat, errors, elapsed = _fan(_post_loop, (web.base_url, body), CLIENTS, per_round)
@@ -141,7 +156,8 @@ def run(bench: Bench) -> dict:
     rounds: dict[str, list[dict]] = {name: [] for name in sides}
     for order in rotations(list(sides), options.reps):
         for name in order:
-            rounds[name].append(sides[name]())
+            with bench.phase(name, *SIDE_DEADLINE):
+                rounds[name].append(sides[name]())
     http.close()
     bench.stop(web)
 
@@ -189,3 +205,7 @@ def run(bench: Bench) -> dict:
     with bench.client(SUBMISSION_DB) as client:
         client.flushdb()
     return result(NAME, options, figures=figures, checks=checks, context=context, method=__doc__)
+
+
+def _queue_of(model: str) -> str:
+    return MODELS[model].queue

@@ -22,28 +22,31 @@ from __future__ import annotations
 
 import logging
 import math
-import multiprocessing
+import os
 import time
+from multiprocessing.pool import Pool
 
-from bench.common import SWEEP_DB, Bench, check, median, print_table, result
+from bench.common import SWEEP_DB, check, median, print_table, result
+from bench.processes import HELPERS, Bench
 from coordinator.sweep import Sweeper
 from jobs.config import Settings
-from jobs.store import JobStore, NewJob
+from jobs.records import NewJob
+from jobs.store import JobStore
 
 NAME = "sweep_scaling"
+#: The benchmark as a whole, full and quick (hang detectors: see bench/deadline.py).
+DEADLINE = (1800.0, 300.0)
 IDLE_PASSES = 15
 CREATE_PROCS = 2
 
 
 def _store(url: str) -> JobStore:
-    import os
-
     return JobStore.from_settings(Settings.from_env({**os.environ, "REDIS_URL": url,
                                                      "CELERY_BROKER_URL": url}))
 
 
-def _create(args) -> int:
-    url, count = args
+def _create(url: str, count: int) -> int:
+    """In a helper process: ``count`` parents of two held children each."""
     store = _store(url)
     children = [NewJob("echo", "text/plain", b"x"), NewJob("echo", "text/plain", b"y")]
     for _ in range(count):
@@ -51,67 +54,85 @@ def _create(args) -> int:
     return count
 
 
-def create_parents(url: str, n: int) -> float:
-    ctx = multiprocessing.get_context("fork")
+def create_parents(pool: Pool, url: str, n: int) -> float:
     share = [n // CREATE_PROCS + (1 if i < n % CREATE_PROCS else 0) for i in range(CREATE_PROCS)]
     start = time.perf_counter()
-    with ctx.Pool(CREATE_PROCS) as pool:
-        assert sum(pool.map(_create, [(url, s) for s in share if s])) == n
+    created = sum(pool.starmap(_create, [(url, s) for s in share if s]))
+    if created != n:
+        raise AssertionError(f"the helper processes created {created} parents, not {n}")
     return time.perf_counter() - start
+
+
+def measure(bench: Bench, pool: Pool, sweeper: Sweeper, store: JobStore, n: int) -> dict:
+    """One round at ``n`` parents: create them, sweep until nothing is due, then sweep idle."""
+    with bench.phase(f"create {n:,} parents", 600, quick=120):
+        with bench.client(SWEEP_DB) as client:
+            client.flushdb()
+        create_s = create_parents(pool, bench.url(SWEEP_DB), n)
+    if store.active_parent_count() != n:
+        raise AssertionError(f"{store.active_parent_count()} active parents, not {n}")
+    passes = []
+    with bench.phase(f"due passes at {n:,} parents", 300, quick=60):
+        while True:
+            start = time.perf_counter()
+            report = sweeper.sweep()
+            seconds = time.perf_counter() - start
+            if report.skipped:
+                raise AssertionError("the sweep lock was taken: another sweeper on this database?")
+            if not report.released:
+                break
+            passes.append({"seconds": seconds, "released": report.released})
+    released = sum(p["released"] for p in passes)
+    if released != n:
+        raise AssertionError(f"the due passes released {released} children, not {n}")
+    idle = []
+    with bench.phase(f"idle passes at {n:,} parents", 300, quick=60):
+        for _ in range(IDLE_PASSES):
+            start = time.perf_counter()
+            report = sweeper.sweep()
+            idle.append(time.perf_counter() - start)
+            assert not report.released and not report.republished and not report.reclaimed
+    return {
+        "create_seconds": create_s,
+        "due_passes": len(passes),
+        "due_total_ms": 1000 * sum(p["seconds"] for p in passes),
+        "due_pass_ms": 1000 * median(p["seconds"] for p in passes),
+        "due_us_per_parent": 1e6 * sum(p["seconds"] for p in passes) / n,
+        "idle_ms": 1000 * median(idle),
+    }
 
 
 def run(bench: Bench) -> dict:
     options = bench.options
     sizes = (20, 200) if options.quick else (100, 1_000, 10_000)
-    url = bench.url(SWEEP_DB)
-    store = _store(url)
+    store = _store(bench.url(SWEEP_DB))
     published = []
     sweeper = Sweeper(store, lambda dispatches: published.append(len(dispatches)) or len(dispatches))
     batch = store.settings.sweep_batch
-    client = bench.client(SWEEP_DB)
     # What the sweep logs goes where a coordinator's log would, not to the console.
     sweep_log = logging.getLogger("coordinator.sweep")
     handler = logging.FileHandler(bench.work / "sweep-bench.log")
     sweep_log.addHandler(handler)
     sweep_log.propagate = False
-
+    # The helper processes that create the parents wait idle on their queue
+    # while the sweep is timed.  They are closed and joined, not terminated,
+    # after a clean run.
+    pool = HELPERS.Pool(CREATE_PROCS)
     per_size: dict[int, list[dict]] = {n: [] for n in sizes}
-    for _ in range(options.reps):
-        for n in sizes:
+    try:
+        for _ in range(options.reps):
+            for n in sizes:
+                per_size[n].append(measure(bench, pool, sweeper, store, n))
+        with bench.phase("stop the helper processes", 120):
+            pool.close()
+            pool.join()
+    finally:
+        pool.terminate()
+        with bench.client(SWEEP_DB) as client:
             client.flushdb()
-            create_s = create_parents(url, n)
-            assert store.active_parent_count() == n
-            passes = []
-            while True:
-                start = time.perf_counter()
-                report = sweeper.sweep()
-                seconds = time.perf_counter() - start
-                if report.skipped:
-                    raise AssertionError("the sweep lock was taken: another sweeper on this database?")
-                if not report.released:
-                    break
-                passes.append({"seconds": seconds, "released": report.released})
-            released = sum(p["released"] for p in passes)
-            if released != n:
-                raise AssertionError(f"the due passes released {released} children, not {n}")
-            idle = []
-            for _ in range(IDLE_PASSES):
-                start = time.perf_counter()
-                report = sweeper.sweep()
-                idle.append(time.perf_counter() - start)
-                assert not report.released and not report.republished and not report.reclaimed
-            per_size[n].append({
-                "create_seconds": create_s,
-                "due_passes": len(passes),
-                "due_total_ms": 1000 * sum(p["seconds"] for p in passes),
-                "due_pass_ms": 1000 * median(p["seconds"] for p in passes),
-                "due_us_per_parent": 1e6 * sum(p["seconds"] for p in passes) / n,
-                "idle_ms": 1000 * median(idle),
-            })
-    client.flushdb()
-    sweep_log.removeHandler(handler)
-    sweep_log.propagate = True
-    handler.close()
+        sweep_log.removeHandler(handler)
+        sweep_log.propagate = True
+        handler.close()
 
     figures: dict = {"sweep_batch": batch, "sizes": list(sizes)}
     rows = []

@@ -1,26 +1,34 @@
-"""``python -m bench --quick`` runs end to end and writes every result file in its shape.
+"""``python -m bench --quick`` runs end to end and writes every result file in its shape;
+a phase that runs past its deadline stops the run, naming the benchmark and the phase.
 
 Only that the benchmarks work is checked here, on tiny sizes; no figure is
 compared with its target and no time is asserted: a loaded CI machine says
-nothing about ocrgw's speed.
+nothing about ocrgw's speed.  The deadline tests use tiny deadlines on waits
+that would otherwise never end.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
+from bench.deadline import DeadlineExceeded, Deadlines
+from bench.processes import HELPERS
 from tests.harness import ROOT, in_ci, tail
 
 pytestmark = pytest.mark.integration
 
 #: What every benchmark's JSON holds.
 COMMON_KEYS = {"name", "quick", "reps", "concurrency", "figures", "checks", "passed", "context",
-               "method", "seconds"}
+               "method", "seconds", "phases"}
 CHECK_KEYS = {"figure", "value", "target", "passed"}
 
 #: The figures each benchmark must report (nested dicts name their own keys).
@@ -121,6 +129,9 @@ def test_result_file_has_expected_keys(quick_run, name):
     if name == "sweep_scaling":
         for size in figures["sizes"]:
             assert SWEEP_SIZE_KEYS <= figures[str(size)].keys()
+    phases = {entry["phase"] for entry in data["phases"]}
+    assert name in phases, f"{name} did not run under its own deadline: {sorted(phases)}"
+    assert len(phases) > 1, f"{name} ran no phase under a deadline"
 
 
 def test_summary_names_every_benchmark_and_the_machine(quick_run):
@@ -129,3 +140,75 @@ def test_summary_names_every_benchmark_and_the_machine(quick_run):
     assert set(summary["benchmarks"]) == set(FIGURES)
     assert MACHINE_KEYS <= summary["machine"].keys()
     assert all(b["error"] is None for b in summary["benchmarks"].values())
+
+
+# -- deadlines -----------------------------------------------------------------------
+
+
+def test_a_phase_past_its_deadline_raises_naming_the_benchmark_and_the_phase():
+    deadlines = Deadlines()
+    handler = signal.getsignal(signal.SIGALRM)
+    with (pytest.raises(DeadlineExceeded) as raised, deadlines.phase("sweep_scaling", 600),
+          deadlines.phase("create 10,000 parents", 0.2)):
+        threading.Event().wait(30)  # a wait nothing ends: the deadline must
+    assert str(raised.value) == "sweep_scaling: phase 'create 10,000 parents' ran past its deadline of 0.2 s"
+    assert raised.value.path == ("sweep_scaling", "create 10,000 parents")
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is handler
+
+
+def test_a_benchmark_past_its_deadline_names_the_phase_it_was_in():
+    deadlines = Deadlines()
+    with (pytest.raises(DeadlineExceeded) as raised, deadlines.phase("handoff", 0.2),
+          deadlines.phase("kept, max_parallel 1, 300 children", 600)):
+        threading.Event().wait(30)
+    assert str(raised.value) == ("handoff (the benchmark as a whole) ran past its deadline of 0.2 s, "
+                                 "in phase 'kept, max_parallel 1, 300 children'")
+
+
+def test_a_helper_process_still_running_at_the_deadline_is_killed():
+    deadlines = Deadlines()
+    helper = HELPERS.Process(target=time.sleep, args=(600,))
+    helper.start()
+    try:
+        with (pytest.raises(DeadlineExceeded), deadlines.phase("sweep_scaling", 600),
+              deadlines.phase("stop the helper processes", 0.5)):
+            helper.join()
+        helper.join(30)
+        assert helper.exitcode == -signal.SIGKILL
+    finally:
+        if helper.is_alive():
+            helper.kill()
+            helper.join()
+
+
+def test_phases_within_their_deadlines_are_recorded_with_the_scaled_deadline():
+    deadlines = Deadlines(scale=2.0)
+    for _ in range(2):
+        with deadlines.phase("memory", 600), deadlines.phase("start the worker", 300):
+            pass
+    report = {entry["phase"]: entry for entry in deadlines.report("memory")}
+    assert report.keys() == {"memory", "memory > start the worker"}
+    assert report["memory > start the worker"]["deadline_seconds"] == 600
+    assert report["memory"]["deadline_seconds"] == 1200
+    assert report["memory"]["runs"] == 2
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_run_past_a_deadline_stops_there_and_says_where(tmp_path):
+    _require("redis-server")
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--only", "sweep_scaling,memory",
+         "--deadline-scale", "0.0001", "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )
+    kept = re.search(r"logs kept in (\S+)", proc.stderr)
+    if kept:
+        shutil.rmtree(kept.group(1), ignore_errors=True)
+    assert proc.returncode == 1, f"stdout:\n{tail(proc.stdout, 40)}\nstderr:\n{tail(proc.stderr, 40)}"
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["stopped"].startswith("sweep_scaling"), summary["stopped"]
+    assert "ran past its deadline" in summary["stopped"]
+    assert summary["not_run"] == ["memory"]
+    assert f"the run stops here: {summary['stopped']}" in proc.stderr
+    assert "DeadlineExceeded" in json.loads((tmp_path / "sweep_scaling.json").read_text())["error"]
