@@ -68,10 +68,6 @@ class JobStore(SweepTransitions):
         )
         return cls(client, settings, probe)
 
-    @property
-    def requeue_ms(self) -> int:
-        return int(self.settings.requeue_seconds * 1000)
-
     # -- create -------------------------------------------------------------------------
 
     def create_single(self, job: NewJob, idempotency: Idempotency | None = None) -> Created:

@@ -1,7 +1,7 @@
 """The sweep's side of the store: the indexes it reads and the transitions that repair what a crash left.
 
-A mixin of ``JobStore``, which provides ``redis``, ``scripts``, ``settings``
-and ``requeue_ms``.
+A mixin of ``JobStore``, which provides ``redis``, ``scripts`` and
+``settings``; the store's other transitions take ``requeue_ms`` from here.
 """
 
 from __future__ import annotations
@@ -20,7 +20,11 @@ class SweepTransitions:
     redis: Any
     scripts: Any
     settings: Any
-    requeue_ms: int
+
+    @property
+    def requeue_ms(self) -> int:
+        """When the sweep re-publishes a queued job nobody claimed, from now."""
+        return int(self.settings.requeue_seconds * 1000)
 
     def now_ms(self) -> int:
         seconds, micros = self.redis.time()

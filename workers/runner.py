@@ -129,7 +129,7 @@ class Runner:
             log.info("job %s is not claimable (duplicate or late message)", job_id)
             return SKIPPED
         keep_until = self.clock() + self.store.settings.keep_slot_seconds
-        first: str | None = None
+        first: str | None = None  # what became of job_id: the answer
         try:
             lost = self.heartbeat.hold(claim)
             while claim is not None:
@@ -149,6 +149,7 @@ class Runner:
         finally:
             if claim is not None:
                 self.heartbeat.release(claim)
+        assert first is not None  # the loop ran at least once
         return first
 
     def _attempt(self, claim: Claim, lost: threading.Event,
