@@ -87,6 +87,7 @@ def blueprint(services: Services) -> Blueprint:
         "no_children",
         "too_many_children",
         "idempotency_key_reused",
+        "invalid_callback_url",
         "draining",
         *_ALWAYS,
     )
@@ -110,7 +111,7 @@ def blueprint(services: Services) -> Blueprint:
         idempotency = Idempotency(key, submission.fingerprint) if key else None
         try:
             if submission.max_parallel is not None:
-                created = store.create_group(submission.jobs, submission.max_parallel, idempotency)
+                created = store.create_group(submission.jobs, submission.rules, idempotency)
             else:
                 created = store.create_single(submission.jobs[0], idempotency)
         except IdempotencyKeyReused:

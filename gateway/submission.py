@@ -25,7 +25,8 @@ from marshmallow import Schema, ValidationError
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, accepting_model, check_not_empty
 from jobs.config import Settings
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
+from jobs.webhook_urls import InvalidCallbackUrl, check_submitted
 
 JSON_TYPE = "application/json"
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
@@ -38,10 +39,16 @@ class Submission:
     jobs: list[NewJob]
     max_parallel: int | None  # None: a single job, not a group
     fingerprint: str  # what an Idempotency-Key is bound to
+    callback_url: str = ""  # a group's: where the parent's view is POSTed once it is terminal
 
     @property
     def is_group(self) -> bool:
         return self.max_parallel is not None
+
+    @property
+    def rules(self) -> GroupRules:
+        """How the group runs and ends, for ``create_group``."""
+        return GroupRules(max_parallel=self.max_parallel or 0, callback_url=self.callback_url)
 
 
 def idempotency_key(values: Sequence[str]) -> str | None:
@@ -91,9 +98,21 @@ class Parser:
         model = query.get("model", self.settings.default_model)
         doc_hash, pages = query.get("doc_hash", ""), query.get("pages", 0)
         accepting_model(model, content_type)
+        callback_url = self._callback_url(query.get("callback_url", ""))
         check_not_empty(body)
-        job = NewJob(model=model, content_type=content_type, payload=body, doc_hash=doc_hash, pages=pages)
-        return Submission([job], None, fingerprint(path, content_type, model, doc_hash, str(pages), body))
+        job = NewJob(
+            model=model,
+            content_type=content_type,
+            payload=body,
+            doc_hash=doc_hash,
+            pages=pages,
+            callback_url=callback_url,
+        )
+        # The callback joins the fingerprint only when given, so earlier requests' fingerprints still match.
+        request_print = fingerprint(
+            path, content_type, model, doc_hash, str(pages), body, *([callback_url] if callback_url else [])
+        )
+        return Submission([job], None, request_print)
 
     # -- JSON: a single job or a fan-out group ---------------------------------------
 
@@ -106,8 +125,11 @@ class Parser:
         data = _parse_json(body)
         request_print = fingerprint(path, JSON_TYPE, body)
         if "fanout" not in data:
-            return Submission([_load(self.job, data)], None, request_print)
+            job = _load(self.job, data)
+            self._callback_url(job.callback_url)
+            return Submission([job], None, request_print)
         group = _load(self.group, data)["fanout"]
+        group_callback_url = self._callback_url(group.get("callback_url", ""))
         children = group["children"]
         if not children:
             raise Problem("no_children", "A fan-out group needs at least one child.")
@@ -121,10 +143,21 @@ class Parser:
         jobs = []
         for index, child in enumerate(children):
             try:
-                jobs.append(_load(self.job, child))
+                job = _load(self.job, child)
+                self._callback_url(job.callback_url)
             except Problem as problem:
                 raise for_child(problem, index) from None
-        return Submission(jobs, group["max_parallel"], request_print)
+            jobs.append(job)
+        return Submission(jobs, group["max_parallel"], request_print, group_callback_url)
+
+    def _callback_url(self, url: str) -> str:
+        """``url`` ('' for none) if the webhook policy takes it; else ``invalid_callback_url``."""
+        if not url:
+            return ""
+        try:
+            return check_submitted(url, allow_private=bool(self.settings.webhook_allow_private))
+        except InvalidCallbackUrl as error:
+            raise Problem("invalid_callback_url", str(error)) from None
 
 
 def _parse_json(body: bytes) -> dict[str, Any]:
