@@ -7,17 +7,23 @@ leases), jobs whose message was lost or whose retry backoff has passed
 (queued past their publish deadline), and parents a release left due.  Each
 pass reads only those three indexes, in bounded batches, so its cost grows
 with the work there is, not with the number of jobs or parents.
+
+It also hands due webhooks to their deliverer: it claims them (so that no
+other sweep sends them meanwhile) and sends one message each; the delivery
+itself runs elsewhere, so a slow receiver never holds a sweep up.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
+from jobs import webhooks
 from jobs.records import Dispatch
 from jobs.store import JobStore
+from jobs.webhooks import WebhookClaim
 
 log = logging.getLogger(__name__)
 
@@ -30,12 +36,15 @@ class SweepReport:
     republished: int = 0
     released: int = 0
     published: int = 0
+    webhooks: int = 0  # webhooks claimed and handed to their deliverer
 
 
 @dataclass
 class Sweeper:
     store: JobStore
     publish: Callable[[list[Dispatch]], int]
+    # Sends each claimed webhook to its deliverer; None: this sweeper leaves webhooks alone.
+    hand_off_webhooks: Callable[[list[WebhookClaim]], int] | None = None
 
     def sweep(self) -> SweepReport:
         settings = self.store.settings
@@ -52,6 +61,9 @@ class Sweeper:
             released = self.store.release(self.store.due_parents(now, batch))
             dispatches = reclaimed.requeued + reclaimed.dispatches + republished + released
             published = self.publish(dispatches)
+            handed_off = 0
+            if self.hand_off_webhooks is not None:
+                handed_off = self.hand_off_webhooks(webhooks.claim_due(self.store, now, batch))
         finally:
             self.store.unlock_sweep(token)
         report = SweepReport(
@@ -60,6 +72,7 @@ class Sweeper:
             republished=len(republished),
             released=len(released) + len(reclaimed.dispatches),
             published=published,
+            webhooks=handed_off,
         )
         if dispatches or reclaimed.failed:
             log.warning("sweep repaired: %s", report)

@@ -1,13 +1,18 @@
-"""The sweep task, on the coordinator's own queue so OCR load never starves it, and its beat entry."""
+"""The sweep task, on the coordinator's own queue so OCR load never starves it, and its beat entry.
+
+The sweep also claims due webhooks and hands them to the delivery task
+(``coordinator.webhooks``), which runs in a worker of its own.
+"""
 
 from __future__ import annotations
 
 import os
 
+from coordinator import webhooks
+from coordinator.sweep import Sweeper
 from jobs.store import JobStore
 from workers.celery_app import COORDINATOR_QUEUE, SWEEP_TASK, app, settings
 from workers.dispatch import publish
-from coordinator.sweep import Sweeper
 
 _sweeper: Sweeper | None = None
 _sweeper_pid: int | None = None
@@ -16,7 +21,7 @@ _sweeper_pid: int | None = None
 def sweeper() -> Sweeper:
     global _sweeper, _sweeper_pid
     if _sweeper is None or _sweeper_pid != os.getpid():
-        _sweeper = Sweeper(JobStore.from_settings(settings), publish)
+        _sweeper = Sweeper(JobStore.from_settings(settings), publish, webhooks.hand_off)
         _sweeper_pid = os.getpid()
     return _sweeper
 

@@ -11,7 +11,7 @@ from marshmallow import Schema, fields
 from marshmallow.validate import OneOf
 
 from gateway.problems import CATALOGUE, PLAIN_HTTP_CODES
-from jobs.contract import JobKind, JobStatus, Operation
+from jobs.contract import JobKind, JobStatus, Operation, WebhookOutcome
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS
 from jobs.registry import Location
 
@@ -219,6 +219,8 @@ class JobListSchema(Schema):
 
 
 class EventSchema(Schema):
+    """An audit event (``job``, ``job_child``: the job became terminal) or a webhook attempt (``webhook``)."""
+
     id = fields.String(required=True)
     time = _time()
     operation = fields.String(required=True, validate=OneOf([o.value for o in Operation]))
@@ -226,7 +228,18 @@ class EventSchema(Schema):
     parent_job_id = _nullable_string()
     status = _status()
     model = fields.String(required=True)
-    error_code = _nullable_string()
+    error_code = _nullable_string(metadata={"description": "webhook: why the attempt failed, null if it did not."})
+    # a webhook attempt only
+    attempt = fields.Integer(metadata={"description": "webhook: the attempt's number, from 1."})
+    outcome = fields.String(
+        validate=OneOf([o.value for o in WebhookOutcome]),
+        metadata={"description": "webhook: what follows the attempt."},
+    )
+    response_status = fields.Integer(
+        allow_none=True, metadata={"description": "webhook: the receiver's HTTP status, null if it did not answer."}
+    )
+    error = fields.String(allow_none=True, metadata={"description": "webhook: what went wrong, in words."})
+    retry_at = fields.DateTime(allow_none=True, metadata={"description": "webhook: when the next attempt is due."})
 
 
 class EventsSchema(Schema):

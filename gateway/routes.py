@@ -86,6 +86,7 @@ def blueprint(services: Services) -> Blueprint:
         "no_children",
         "too_many_children",
         "idempotency_key_reused",
+        "invalid_callback_url",
         "draining",
         *_ALWAYS,
     )

@@ -18,6 +18,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validates, v
 from marshmallow.validate import Length, OneOf, Range
 
 from gateway.problems import Problem
+from jobs import webhook_urls
 from jobs.config import DEFAULT_MAX_PAGES
 from jobs.fields import DigitsInteger, StrictBoolean, StrictInteger, StrictNumber, Text
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
@@ -25,6 +26,7 @@ from jobs.records import NewJob
 from jobs.registry import MODELS, Model
 
 MAX_DOC_HASH_CHARS = 128
+MAX_CALLBACK_URL_CHARS = webhook_urls.MAX_URL_CHARS
 DEFAULT_PAGE_LIMIT = 20
 MAX_PAGE_LIMIT = 200
 _MODEL_NAMES = sorted(MODELS)
@@ -57,6 +59,17 @@ def accepting_model(name: str, content_type: str) -> Model:
 def check_not_empty(payload: bytes) -> None:
     if not payload:
         raise Problem("empty_document", "The document is empty.")
+
+
+def _callback_url() -> Text:
+    return Text(
+        metadata={
+            "description": "Where the job's view is POSTed, signed, once it is terminal: an http(s) URL "
+            "of a public address (see the README's Webhooks); refused: invalid_callback_url.",
+            "format": "uri",
+            "maxLength": MAX_CALLBACK_URL_CHARS,
+        }
+    )
 
 
 class Base64(fields.String):
@@ -93,6 +106,7 @@ class RawQuerySchema(_Document):
 
     model = Text(metadata={"enum": _MODEL_NAMES, "description": "Default: the gateway's default model."})
     pages = DigitsInteger(validate=Range(min=0), metadata={"description": "The document's page count, if known."})
+    callback_url = _callback_url()
 
 
 class JobSchema(_Document):
@@ -115,6 +129,7 @@ class JobSchema(_Document):
     options = fields.Dict(
         keys=fields.String(), metadata={"description": "What the model reads; see GET /models for each model's."}
     )
+    callback_url = _callback_url()
 
     @validates_schema(skip_on_field_errors=True)
     def _model_takes_it(self, data, **_):
@@ -137,6 +152,7 @@ class JobSchema(_Document):
             doc_hash=data.get("doc_hash", ""),
             pages=data.get("pages", 0),
             options=data.get("options", {}),
+            callback_url=data.get("callback_url", ""),
         )
 
 
@@ -174,6 +190,7 @@ class FanoutSchema(Schema):
             "minItems": 1,
         },
     )
+    callback_url = _callback_url()
 
 
 class GroupSchema(Schema):

@@ -26,6 +26,7 @@ from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, accepting_model, check_not_empty
 from jobs.config import Settings
 from jobs.records import GroupRules, NewJob
+from jobs.webhook_urls import InvalidCallbackUrl, check_submitted
 
 JSON_TYPE = "application/json"
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
@@ -91,9 +92,21 @@ class Parser:
         model = query.get("model", self.settings.default_model)
         doc_hash, pages = query.get("doc_hash", ""), query.get("pages", 0)
         accepting_model(model, content_type)
+        callback_url = self._callback_url(query.get("callback_url", ""))
         check_not_empty(body)
-        job = NewJob(model=model, content_type=content_type, payload=body, doc_hash=doc_hash, pages=pages)
-        return Submission([job], None, fingerprint(path, content_type, model, doc_hash, str(pages), body))
+        job = NewJob(
+            model=model,
+            content_type=content_type,
+            payload=body,
+            doc_hash=doc_hash,
+            pages=pages,
+            callback_url=callback_url,
+        )
+        # The callback joins the fingerprint only when given, so earlier requests' fingerprints still match.
+        request_print = fingerprint(
+            path, content_type, model, doc_hash, str(pages), body, *([callback_url] if callback_url else [])
+        )
+        return Submission([job], None, request_print)
 
     # -- JSON: a single job or a fan-out group ---------------------------------------
 
@@ -106,8 +119,11 @@ class Parser:
         data = parse_json_object(body)
         request_print = fingerprint(path, JSON_TYPE, body)
         if "fanout" not in data:
-            return Submission([_load(self.job, data)], None, request_print)
+            job = _load(self.job, data)
+            self._callback_url(job.callback_url)
+            return Submission([job], None, request_print)
         group = _load(self.group, data)["fanout"]
+        group_callback_url = self._callback_url(group.get("callback_url", ""))
         children = group["children"]
         if not children:
             raise Problem("no_children", "A fan-out group needs at least one child.")
@@ -121,18 +137,32 @@ class Parser:
         jobs = []
         for index, child in enumerate(children):
             try:
-                jobs.append(_load(self.job, child))
+                job = _load(self.job, child)
+                self._callback_url(job.callback_url)
             except Problem as problem:
                 raise for_child(problem, index) from None
-        return Submission(jobs, _rules(group, len(jobs)), request_print)
+            jobs.append(job)
+        return Submission(jobs, _rules(group, len(jobs), group_callback_url), request_print)
+
+    def _callback_url(self, url: str) -> str:
+        """``url`` ('' for none) if the webhook policy takes it; else ``invalid_callback_url``."""
+        if not url:
+            return ""
+        try:
+            return check_submitted(url, allow_private=bool(self.settings.webhook_allow_private))
+        except InvalidCallbackUrl as error:
+            raise Problem("invalid_callback_url", str(error)) from None
 
 
-def _rules(group: dict[str, Any], total: int) -> GroupRules:
+def _rules(group: dict[str, Any], total: int, callback_url: str) -> GroupRules:
     tolerated = group.get("tolerated_failures", 0)
     if "tolerated_failure_percentage" in group:
         tolerated = math.floor(total * group["tolerated_failure_percentage"] / 100)
     return GroupRules(
-        max_parallel=group["max_parallel"], tolerated_failures=tolerated, fail_fast=group.get("fail_fast", False)
+        max_parallel=group["max_parallel"],
+        tolerated_failures=tolerated,
+        fail_fast=group.get("fail_fast", False),
+        callback_url=callback_url,
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from flask import url_for
 
-from jobs.contract import TERMINAL, JobKind, JobStatus, count_field
+from jobs.contract import TERMINAL, JobKind, JobStatus, Operation, count_field
 from jobs.queries import ChildrenPage, JobList, JobQueries
 from jobs.registry import MODELS
 
@@ -216,21 +216,29 @@ def _summary(row: Record) -> dict[str, Any]:
 
 
 def events(records: list[dict[str, str]]) -> dict[str, Any]:
-    return {
-        "events": [
-            {
-                "id": e["id"],
-                "time": rfc3339(e["time"]),
-                "operation": e["operation"],
-                "job_id": e["job_id"],
-                "parent_job_id": _null(e.get("parent_job_id")),
-                "status": e["status"],
-                "model": e.get("model", ""),
-                "error_code": _null(e.get("error_code")),
-            }
-            for e in records
-        ]
+    return {"events": [_event(e) for e in records]}
+
+
+def _event(e: Record) -> dict[str, Any]:
+    view = {
+        "id": e["id"],
+        "time": rfc3339(e["time"]),
+        "operation": e["operation"],
+        "job_id": e["job_id"],
+        "parent_job_id": _null(e.get("parent_job_id")),
+        "status": e["status"],
+        "model": e.get("model", ""),
+        "error_code": _null(e.get("error_code")),
     }
+    if e["operation"] == Operation.WEBHOOK.value:
+        view.update(
+            attempt=int(e["attempt"]),
+            outcome=e["outcome"],
+            response_status=int(e["response_status"]) if e.get("response_status") else None,
+            error=_null(e.get("error")),
+            retry_at=rfc3339(e.get("retry_at")),
+        )
+    return view
 
 
 def models(options_json_schema: Callable[[type], dict[str, Any]]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -63,6 +63,15 @@ DEFAULT_ENGINE_THREADS = 1
 # sent again after a dropped connection: the store's client retries for about
 # ten seconds, so a minute is plenty.
 CALL_RECORD_MS = 60_000
+# Webhooks: each attempt may take this long to connect and to get an answer;
+# a failed attempt is retried after the backoff, doubling up to its cap, for
+# as long as the retry window after the job became terminal lasts.
+DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10.0
+DEFAULT_WEBHOOK_BACKOFF_SECONDS = 10.0
+DEFAULT_WEBHOOK_BACKOFF_MAX_SECONDS = 3600.0
+DEFAULT_WEBHOOK_GIVE_UP_AFTER_SECONDS = 24 * 3600.0
+# A webhook secret shorter than this is refused: an HMAC key is only as strong as it is long.
+MIN_WEBHOOK_SECRET_CHARS = 16
 REDIS_URL_SCHEMES = frozenset({"redis", "rediss", "unix"})
 _PASSWORD_IN_URL = re.compile(r":[^:@/]*@")  # the ":password@" of a URL's user info
 
@@ -99,6 +108,14 @@ class Settings:
     engine_threads: int = DEFAULT_ENGINE_THREADS
     # Engines a worker process loads at start, so its first job does not wait for them.
     preload_models: tuple[str, ...] = ()
+    # The HMAC key of X-Ocrgw-Signature; '' sends webhooks unsigned (with a warning at start).
+    webhook_secret: str = field(default="", repr=False)  # kept out of logs
+    # 1 lets callback URLs name loopback and private addresses (tests, a private network).
+    webhook_allow_private: int = 0
+    webhook_timeout: float = DEFAULT_WEBHOOK_TIMEOUT_SECONDS
+    webhook_backoff: float = DEFAULT_WEBHOOK_BACKOFF_SECONDS
+    webhook_backoff_max: float = DEFAULT_WEBHOOK_BACKOFF_MAX_SECONDS
+    webhook_give_up_after: float = DEFAULT_WEBHOOK_GIVE_UP_AFTER_SECONDS
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -138,8 +155,12 @@ class Variable:
     expects: str
     # A URL's password is not repeated in the error: it would end up in logs.
     hides_password: bool = False
+    # Nor is a secret: only its length is shown.
+    secret: bool = False
 
     def shown(self, raw: str) -> str:
+        if self.secret:
+            return f"a secret of {len(raw)} characters"
         return repr(_PASSWORD_IN_URL.sub(":***@", raw) if self.hides_password else raw)
 
 
@@ -222,6 +243,23 @@ VARIABLES: tuple[Variable, ...] = (
         _CommaSeparatedModels(),
         f"a comma-separated list of {', '.join(MODELS)}",
     ),
+    Variable(
+        "webhook_secret",
+        "OCRGW_WEBHOOK_SECRET",
+        mf.String(validate=validate.Length(min=MIN_WEBHOOK_SECRET_CHARS)),
+        f"at least {MIN_WEBHOOK_SECRET_CHARS} characters",
+        secret=True,
+    ),
+    Variable(
+        "webhook_allow_private",
+        "OCRGW_WEBHOOK_ALLOW_PRIVATE",
+        mf.Integer(validate=validate.OneOf([0, 1])),
+        "0 or 1",
+    ),
+    _seconds("webhook_timeout", "OCRGW_WEBHOOK_TIMEOUT"),
+    _seconds("webhook_backoff", "OCRGW_WEBHOOK_BACKOFF"),
+    _seconds("webhook_backoff_max", "OCRGW_WEBHOOK_BACKOFF_MAX"),
+    _seconds("webhook_give_up_after", "OCRGW_WEBHOOK_GIVE_UP_AFTER"),
 )
 
 

@@ -45,6 +45,16 @@ class Operation(str, Enum):
 
     JOB = "job"  # a single job or a parent became terminal
     JOB_CHILD = "job_child"  # a child became terminal
+    WEBHOOK = "webhook"  # one attempt to deliver a terminal job's view to its callback_url
+
+
+class WebhookOutcome(str, Enum):
+    """What follows an attempt to deliver a webhook, as its event records it."""
+
+    DELIVERED = "delivered"  # the receiver answered 2xx: done
+    RETRYING = "retrying"  # another attempt is due at the event's retry_at
+    GIVEN_UP = "given_up"  # the last attempt the retry window allows failed: done
+    SUPERSEDED = "superseded"  # a later attempt was claimed meanwhile and decides what follows
 
 
 class ErrorCode(str, Enum):
@@ -107,6 +117,7 @@ class Field(str, Enum):
     IDEMPOTENCY_KEY = "idempotency_key"
     CALLBACK_URL = "callback_url"  # '' or where the job's view is POSTed once it is terminal
     CANCEL_REQUESTED = "cancel_requested"  # '1' once a client asked to cancel a job (or its parent)
+    WEBHOOK_ATTEMPTS = "webhook_attempts"  # delivery attempts claimed so far; the current one's number
     # a child
     PARENT_ID = "parent_id"
     INDEX = "index"
@@ -128,6 +139,12 @@ class EventField(str, Enum):
     MODEL = "model"
     ERROR_CODE = "error_code"
     TIME = "time"  # µs, Redis time
+    # a webhook attempt (operation webhook); error_code then says why it failed
+    ATTEMPT = "attempt"
+    OUTCOME = "outcome"  # a WebhookOutcome
+    RESPONSE_STATUS = "response_status"  # the receiver's HTTP status, '' if it never answered
+    ERROR = "error"
+    RETRY_AT = "retry_at"  # µs, when the next attempt is due ('' unless retrying)
 
 
 def count_field(status: JobStatus) -> str:
@@ -158,6 +175,7 @@ def lua_preamble() -> str:
         _lua_table("TERMINAL", {s.value: True for s in TERMINAL}),
         _lua_table("KIND", {k.value: k.value for k in JobKind}),
         _lua_table("OPERATION", {o.value: o.value for o in Operation}),
+        _lua_table("WEBHOOK", {o.value: o.value for o in WebhookOutcome}),
         _lua_table("REPLY", {r.name: r.value for r in Reply}),
         _lua_table("ERROR", {e.value: e.value for e in ErrorCode}),
         _lua_table("STAGE", {e.value: e.value for e in Stage}),

@@ -13,6 +13,9 @@ from jobs.config import Settings
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"
 COORDINATOR_QUEUE = "coordinator"
+WEBHOOK_TASK = "ocrgw.webhook"
+# Consumed by its own worker (the Procfile's `webhooks`), so a slow receiver never delays a sweep.
+WEBHOOK_QUEUE = "webhooks"
 # Time a hand-off to a kept slot may take (writing the outcome, publishing
 # the other released children) without eating into the next job's time.
 HANDOFF_ALLOWANCE_SECONDS = 5.0
@@ -32,7 +35,7 @@ def make_celery(settings: Settings) -> Celery:
         worker_prefetch_multiplier=1,
         task_create_missing_queues=True,
         task_default_queue=COORDINATOR_QUEUE,
-        task_routes={SWEEP_TASK: {"queue": COORDINATOR_QUEUE}},
+        task_routes={SWEEP_TASK: {"queue": COORDINATOR_QUEUE}, WEBHOOK_TASK: {"queue": WEBHOOK_QUEUE}},
         # The soft limit raises SoftTimeLimitExceeded in the task, which fails
         # the job with `timeout` and keeps the process.  The hard limit only
         # strikes an engine deaf to that (stuck in native code): the process

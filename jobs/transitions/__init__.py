@@ -23,10 +23,11 @@ from jobs.transitions.reclaim import RECLAIM, RELEASE, REPUBLISH
 from jobs.transitions.retry import RETRY
 from jobs.transitions.spec import Dispatch, Transition
 from jobs.transitions.sweep_lock import UNLOCK_SWEEP
+from jobs.transitions.webhooks import CLAIM_WEBHOOK, RECORD_WEBHOOK
 
 TRANSITIONS: tuple[Transition, ...] = (
     CREATE, CLAIM, HEARTBEAT, PROGRESS, COMPLETE, RETRY, RECLAIM, REPUBLISH, RELEASE, UNLOCK_SWEEP,
-    CANCEL, SET_CAP, REDRIVE,
+    CANCEL, SET_CAP, REDRIVE, CLAIM_WEBHOOK, RECORD_WEBHOOK,
 )
 
 

@@ -91,6 +91,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
             "no_children",
             "too_many_children",
             "idempotency_key_reused",
+            "invalid_callback_url",
         },
         "500": {"internal_error"},
         "503": {"draining", "store_unavailable"},

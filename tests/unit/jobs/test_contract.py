@@ -6,7 +6,7 @@ import re
 import pytest
 
 from jobs import keys
-from jobs.contract import ErrorCode, EventField, Field, JobStatus, Reply, Stage
+from jobs.contract import ErrorCode, EventField, Field, JobStatus, Reply, Stage, WebhookOutcome
 from jobs.transitions import TRANSITIONS
 from jobs.transitions.claim import CLAIM
 from jobs.transitions.spec import INCLUDES_DIR, LUA_DIR, ROOT_KEYS
@@ -49,7 +49,7 @@ def test_lua_spells_no_status_field_or_code_that_python_defines(path):
     text = re.sub(r"--.*", "", re.sub(r"--\[\[.*?\]\]", "", path.read_text(), flags=re.S))  # comments may
     quoted = set(re.findall(r"'([a-z_]+)'", text))
     defined = {s.value for s in JobStatus} | {f.value for f in Field} | {e.value for e in ErrorCode}
-    defined |= {s.value for s in Stage} | {e.value for e in EventField}
+    defined |= {s.value for s in Stage} | {e.value for e in EventField} | {o.value for o in WebhookOutcome}
     assert quoted & defined == set(), path.name
     assert not re.search(r"KEYS\[|ARGV\[\d", text), f"{path.name} indexes KEYS or ARGV by position"
 

@@ -1,0 +1,154 @@
+"""Webhook delivery: the Celery task that POSTs a terminal job's view to its callback_url.
+
+The sweep claims due webhooks (``jobs.webhooks``) and hands each claim over
+as a message on the ``webhooks`` queue (``hand_off``).  That queue has its
+own consumer, a Celery worker with a thread pool (the Procfile's
+``webhooks`` process): a delivery spends its time waiting on a receiver,
+which threads do cheaply, and a slow or dead receiver then holds one of
+those threads for at most ``OCRGW_WEBHOOK_TIMEOUT``, never the
+coordinator, whose sweep keeps its single solo process to itself.
+
+Each delivery renders the document ``GET /jobs/{id}`` answers (for a
+parent: its default view, with the first page of its children), signs it
+with ``OCRGW_WEBHOOK_SECRET``, POSTs it once and records the answer; the
+store decides whether and when to try again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from flask import Flask
+
+from coordinator import delivery
+from gateway import create_app, views
+from gateway.schemas import DEFAULT_PAGE_LIMIT
+from jobs import webhooks
+from jobs.config import Settings
+from jobs.contract import JobKind
+from jobs.errors import JobNotFound
+from jobs.queries import JobQueries
+from jobs.store import JobStore
+from jobs.webhooks import Answer, WebhookClaim
+from workers.celery_app import WEBHOOK_QUEUE, WEBHOOK_TASK, app, settings
+
+log = logging.getLogger(__name__)
+
+
+class Deliverer:
+    """Delivers claimed webhooks for one process; safe to share between its threads."""
+
+    def __init__(self, store: JobStore, clock: Callable[[], float] = time.time):
+        self.store = store
+        self.settings: Settings = store.settings
+        self.queries = JobQueries(store.redis)
+        self.clock = clock
+        # The gateway's own app, for the URLs inside a view; it never serves a request.
+        # No drain window: its SIGTERM hook must not hold up this worker's shutdown.
+        self._url_app: Flask = create_app(replace(self.settings, drain_seconds=0), store, publish=_never_publish)
+        if not self.settings.webhook_secret:
+            log.warning("OCRGW_WEBHOOK_SECRET is not set: webhooks are sent without %s", delivery.SIGNATURE_HEADER)
+
+    def deliver(self, job_id: str, attempt: int) -> str:
+        """Sends attempt ``attempt`` of the job's webhook and records its answer; returns what follows."""
+        record = self.queries.get(job_id)
+        if record is None:
+            return "gone"
+        if not webhooks.is_current(record, attempt):
+            # Its claim ran out on the queue and a later attempt was claimed: that one sends.
+            log.info("webhook of %s: attempt %d is stale, skipped", job_id, attempt)
+            return "stale"
+        try:
+            body = self.body(record)
+            answer = delivery.post(
+                webhooks.callback_url(record),
+                body,
+                delivery.headers(body, attempt, self.settings.webhook_secret, int(self.clock())),
+                timeout=self.settings.webhook_timeout,
+                allow_private=bool(self.settings.webhook_allow_private),
+            )
+        except Exception as error:  # a bug: recorded like any failed attempt, so that it too is given up in time
+            log.exception("webhook of %s, attempt %d: could not be sent", job_id, attempt)
+            answer = Answer(None, delivery.AttemptError.INTERNAL_ERROR, f"{type(error).__name__}: {error}")
+        try:
+            recorded = webhooks.record(self.store, job_id, attempt, answer)
+        except JobNotFound:
+            return "gone"
+        level = logging.INFO if answer.delivered else logging.WARNING
+        log.log(
+            level,
+            "webhook of %s, attempt %d: %s -> %s",
+            job_id,
+            attempt,
+            answer.error or answer.status,
+            recorded.outcome.value,
+        )
+        return recorded.outcome.value
+
+    def view(self, record: dict[str, str]) -> dict[str, Any]:
+        """The job's view as ``GET /jobs/{id}`` answers it by default."""
+        with self._url_app.test_request_context(f"/jobs/{record['id']}"):
+            if record["kind"] != JobKind.PARENT.value:
+                return views.single(self.queries, record)
+            return views.parent(record, self.queries.children_page(record["id"], 0, DEFAULT_PAGE_LIMIT))
+
+    def body(self, record: dict[str, str]) -> bytes:
+        return json.dumps(self.view(record), separators=(",", ":")).encode()
+
+
+def _never_publish(dispatches) -> int:
+    raise RuntimeError("the webhook deliverer's app creates no jobs")
+
+
+def hand_off(claims: list[WebhookClaim]) -> int:
+    """One message per claim on the webhooks queue; returns how many were sent.
+
+    Never raises: a claim whose message is lost runs out and is claimed again.
+    A message that waits longer than its claim expires unrun, since a later
+    attempt has been claimed by then.
+    """
+    if not claims:
+        return 0
+    expires = webhooks.claim_window_seconds(settings)
+    try:
+        with app.producer_or_acquire() as producer:
+            for claim in claims:
+                app.send_task(
+                    WEBHOOK_TASK,
+                    args=[claim.job_id, claim.attempt],
+                    queue=WEBHOOK_QUEUE,
+                    producer=producer,
+                    expires=expires,
+                )
+    except Exception:
+        log.exception("could not hand %d webhooks over; they are claimed again when their claims run out", len(claims))
+        return 0
+    return len(claims)
+
+
+_deliverer: Deliverer | None = None
+_deliverer_pid: int | None = None
+_deliverer_lock = threading.Lock()
+
+
+def deliverer() -> Deliverer:
+    """The process's deliverer, built on first use (after any fork), once for all its threads."""
+    global _deliverer, _deliverer_pid
+    with _deliverer_lock:
+        if _deliverer is None or _deliverer_pid != os.getpid():
+            _deliverer = Deliverer(JobStore.from_settings(settings))
+            _deliverer_pid = os.getpid()
+        return _deliverer
+
+
+@app.task(name=WEBHOOK_TASK, ignore_result=True, acks_late=False)
+def deliver(job_id: str, attempt: int) -> str:
+    # acks_late off: an attempt whose deliverer dies is claimed again by the sweep once its claim runs out.
+    return deliverer().deliver(job_id, attempt)

@@ -1,0 +1,134 @@
+"""The store's side of webhooks: which are due, claiming one for an attempt, recording its answer.
+
+A transition that makes a job with a ``callback_url`` terminal puts the
+job on the webhooks index (``keys.WEBHOOKS``), due at once.  The sweep
+claims the due ones (``claim_due``: each claim moves its due time past the
+claim window, so two sweeps never send one at once) and hands each claim
+to a deliverer, which POSTs the job's view and records the answer
+(``record``): a 2xx ends it, anything else makes it due again after a
+backoff that doubles up to a cap, until the retry window after the job
+became terminal is over.  Every attempt is an event (operation
+``webhook``) in the job's events stream.  Delivery is at least once: a
+deliverer that dies after sending but before recording sends again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jobs import keys
+from jobs.config import Settings
+from jobs.contract import Field, Reply, WebhookOutcome
+from jobs.errors import JobNotFound
+from jobs.store import JobStore
+from jobs.transitions.webhooks import CLAIM_WEBHOOK, RECORD_WEBHOOK
+
+# A claimed attempt whose answer is not recorded this long after the claim
+# (beyond its own timeout) is taken for lost and claimed again.  Generous,
+# since a claim waits on the queue behind other deliveries before it runs.
+CLAIM_MARGIN_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class WebhookClaim:
+    job_id: str
+    attempt: int
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one attempt got: the receiver's HTTP status, or why there was none (or why it failed)."""
+
+    status: int | None = None
+    error_code: str = ""  # a stable code, '' for a 2xx
+    error: str = ""
+
+    @property
+    def delivered(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+
+@dataclass(frozen=True)
+class Recorded:
+    outcome: WebhookOutcome
+    retry_at_ms: int | None  # when the next attempt is due, if retrying
+
+
+def backoff_seconds(attempt: int, first: float, cap: float) -> float:
+    """The wait after failed attempt ``attempt`` (1, 2, ...): ``first``, doubling, at most ``cap``."""
+    if attempt < 1:
+        raise ValueError("attempts count from 1")
+    # min() before the power would overflow: 2 ** 1100 is past a float.
+    return min(cap, first * 2 ** min(attempt - 1, 64))
+
+
+def claim_window_seconds(settings: Settings) -> float:
+    """How long a claim holds: the attempt's own timeout and a margin for its wait on the queue."""
+    return settings.webhook_timeout + CLAIM_MARGIN_SECONDS
+
+
+def due(store: JobStore, now_ms: int, limit: int) -> list[str]:
+    """Jobs whose webhook is due at ``now_ms``, the longest waiting first, at most ``limit``."""
+    found: list[bytes] = store.redis.zrangebyscore(keys.WEBHOOKS, "-inf", now_ms, start=0, num=limit)  # type: ignore[assignment]
+    return [m.decode() for m in found]
+
+
+def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
+    """Claims each job's webhook for one attempt, in one round trip; leaves out those not due any more."""
+    if not job_ids:
+        return []
+    window = int(claim_window_seconds(store.settings) * 1000)
+    pipe = store.redis.pipeline(transaction=False)
+    for job_id in job_ids:
+        store.scripts.queue(
+            pipe,
+            CLAIM_WEBHOOK,
+            {"job": keys.job(job_id), "webhooks": keys.WEBHOOKS},
+            {"job_id": job_id, "claim_ms": window},
+        )
+    replies = [CLAIM_WEBHOOK.decode(raw) for raw in pipe.execute()]
+    return [WebhookClaim(j, r.attempt) for j, r in zip(job_ids, replies, strict=True) if r.code == Reply.OK]
+
+
+def claim_due(store: JobStore, now_ms: int, limit: int) -> list[WebhookClaim]:
+    return claim(store, due(store, now_ms, limit))
+
+
+def is_current(record: dict[str, str], attempt: int) -> bool:
+    """Whether ``attempt`` is the job's last claimed one: an older claim's message is stale."""
+    return record.get(Field.WEBHOOK_ATTEMPTS.value) == str(attempt)
+
+
+def callback_url(record: dict[str, str]) -> str:
+    return record.get(Field.CALLBACK_URL.value, "")
+
+
+def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Recorded:
+    """Records the attempt's answer as an event and schedules what follows (see ``record_webhook.lua``)."""
+    settings = store.settings
+    wait = backoff_seconds(attempt, settings.webhook_backoff, settings.webhook_backoff_max)
+    reply = store.scripts.run(
+        RECORD_WEBHOOK,
+        keys={"job": keys.job(job_id), "webhooks": keys.WEBHOOKS, "events": keys.events(job_id)},
+        args={
+            "job_id": job_id,
+            "attempt": attempt,
+            "delivered": int(answer.delivered),
+            "response_status": "" if answer.status is None else str(answer.status),
+            "error_code": answer.error_code,
+            "error": answer.error,
+            "retry_ms": int(wait * 1000),
+            "give_up_ms": int(settings.webhook_give_up_after * 1000),
+        },
+    )
+    if reply.code == Reply.NO_JOB:
+        raise JobNotFound(f"no job {job_id}")
+    outcome = WebhookOutcome(reply.outcome)
+    return Recorded(outcome, reply.retry_at if outcome is WebhookOutcome.RETRYING else None)
+
+
+def pending(store: JobStore) -> dict[str, int]:
+    """Every job with a webhook still to deliver, and when it is due (ms): for checks and tests."""
+    found: list[tuple[bytes, float]] = store.redis.zrange(keys.WEBHOOKS, 0, -1, withscores=True)  # type: ignore[assignment]
+    return {member.decode(): int(score) for member, score in found}

@@ -1,0 +1,181 @@
+"""One webhook POST: its signature, what each answer means, redirects, timeouts, and the address check."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import socket
+import threading
+
+import pytest
+
+from coordinator import delivery
+from coordinator.delivery import AttemptError, answer_to, post
+from tests.harness import free_port
+from tests.webhook_receiver import Receiver, verify
+
+SECRET = "test-secret-0123456789"
+BODY = b'{"id":"abc","status":"completed"}'
+
+
+def test_the_signature_is_the_hmac_sha256_of_the_timestamp_a_dot_and_the_body():
+    expected = hmac.new(SECRET.encode(), b"1700000000." + BODY, hashlib.sha256).hexdigest()
+
+    assert delivery.signature(SECRET, BODY, 1700000000) == f"t=1700000000,v1={expected}"
+
+
+def test_the_headers_carry_the_signature_and_the_attempt():
+    headers = delivery.headers(BODY, 3, SECRET, 1700000000)
+
+    assert headers == {
+        "Content-Type": "application/json",
+        "User-Agent": delivery.USER_AGENT,
+        "X-Ocrgw-Attempt": "3",
+        "X-Ocrgw-Signature": delivery.signature(SECRET, BODY, 1700000000),
+    }
+
+
+def test_without_a_secret_the_webhook_goes_unsigned():
+    assert "X-Ocrgw-Signature" not in delivery.headers(BODY, 1, "", 1700000000)
+
+
+@pytest.mark.parametrize(
+    ("status", "delivered", "error_code"),
+    [(200, True, ""), (202, True, ""), (204, True, ""), (301, False, AttemptError.REDIRECT),
+     (307, False, AttemptError.REDIRECT), (400, False, AttemptError.HTTP_ERROR),
+     (410, False, AttemptError.HTTP_ERROR), (500, False, AttemptError.HTTP_ERROR), (101, False, AttemptError.HTTP_ERROR)],
+)
+def test_only_a_2xx_delivers(status, delivered, error_code):
+    answer = answer_to(status)
+
+    assert (answer.status, answer.delivered, answer.error_code) == (status, delivered, error_code)
+
+
+def send(url: str, *, allow_private: bool = True, timeout: float = 5.0):
+    return post(url, BODY, delivery.headers(BODY, 1, SECRET, 1700000000), timeout=timeout,
+                allow_private=allow_private)
+
+
+def test_a_post_reaches_the_receiver_signed_and_its_2xx_is_delivered():
+    with Receiver() as receiver:
+        answer = send(receiver.url("/hook?x=1"))
+
+        [got] = receiver.received
+    assert answer.delivered and answer.status == 200
+    assert (got.path, got.body) == ("/hook?x=1", BODY)
+    assert got.headers["Content-Type"] == "application/json"
+    assert got.headers["Host"] == f"127.0.0.1:{receiver.port}"
+    assert got.headers["X-Ocrgw-Signature"].startswith("t=1700000000,v1=")
+    assert verify(SECRET, got, tolerance_seconds=float("inf"))
+
+
+def test_an_error_status_is_a_failed_attempt():
+    with Receiver([500]) as receiver:
+        answer = send(receiver.url())
+
+    assert (answer.status, answer.error_code, answer.error) == (500, AttemptError.HTTP_ERROR, "answered 500")
+
+
+def test_a_redirect_is_a_failed_attempt_and_is_not_followed():
+    with Receiver([302], redirect_to="/elsewhere") as receiver:
+        answer = send(receiver.url("/hook"))
+
+        paths = [r.path for r in receiver.received]
+    assert (answer.status, answer.error_code) == (302, AttemptError.REDIRECT)
+    assert "/elsewhere" in answer.error
+    assert paths == ["/hook"]
+
+
+def test_a_receiver_that_never_answers_times_out():
+    listener = socket.create_server(("127.0.0.1", 0))  # accepts (in its backlog) and never answers
+    try:
+        answer = send(f"http://127.0.0.1:{listener.getsockname()[1]}/", timeout=0.2)
+    finally:
+        listener.close()
+
+    assert (answer.status, answer.error_code) == (None, AttemptError.TIMEOUT)
+
+
+def test_nothing_listening_is_a_failed_connection():
+    answer = send(f"http://127.0.0.1:{free_port()}/")
+
+    assert (answer.status, answer.error_code) == (None, AttemptError.CONNECTION_FAILED)
+
+
+def test_a_private_address_is_refused_at_delivery_and_nothing_is_sent():
+    with Receiver() as receiver:
+        answer = send(receiver.url(), allow_private=False)
+
+        assert receiver.received == []
+    assert (answer.status, answer.error_code) == (None, AttemptError.PRIVATE_ADDRESS)
+    assert "loopback" in answer.error
+
+
+def test_a_name_that_resolves_to_a_private_address_is_refused(monkeypatch):
+    resolved = fake_resolver(monkeypatch, {"hooks.example": ["93.184.215.14", "10.0.0.8"]})
+
+    answer = send("https://hooks.example/hook", allow_private=False)
+
+    assert (answer.status, answer.error_code) == (None, AttemptError.PRIVATE_ADDRESS)
+    assert "10.0.0.8" in answer.error and resolved == ["hooks.example"]
+
+
+def test_the_connection_goes_to_the_address_that_was_checked_under_the_host_s_name(monkeypatch):
+    with Receiver() as receiver:
+        fake_resolver(monkeypatch, {"hooks.example": ["127.0.0.1"]})
+        connected_to = record_connections(monkeypatch)
+
+        answer = send(f"http://hooks.example:{receiver.port}/hook")
+
+        [got] = receiver.received
+    assert answer.delivered
+    assert connected_to == [("127.0.0.1", receiver.port)]  # no second lookup that could answer otherwise
+    assert got.headers["Host"] == f"hooks.example:{receiver.port}"
+
+
+def test_a_name_that_does_not_resolve_is_a_failed_attempt(monkeypatch):
+    fake_resolver(monkeypatch, {})
+
+    answer = send("https://nowhere.example/hook")
+
+    assert (answer.status, answer.error_code) == (None, AttemptError.UNRESOLVABLE)
+
+
+def test_a_stored_url_the_policy_no_longer_takes_is_a_failed_attempt():
+    answer = send("ftp://hooks.example/")
+
+    assert (answer.status, answer.error_code) == (None, AttemptError.INVALID_URL)
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+def fake_resolver(monkeypatch, names: dict[str, list[str]]) -> list[str]:
+    """getaddrinfo answering ``names`` (and refusing any other name); returns the names looked up."""
+    asked: list[str] = []
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host in names:
+            asked.append(host)
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in names[host]]
+        if host in ("127.0.0.1", "::1"):
+            return real(host, port, *args, **kwargs)
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return asked
+
+
+def record_connections(monkeypatch) -> list[tuple[str, int]]:
+    made: list[tuple[str, int]] = []
+    real = socket.create_connection
+    lock = threading.Lock()
+
+    def create_connection(address, *args, **kwargs):
+        with lock:
+            made.append(address)
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", create_connection)
+    return made

@@ -1,0 +1,116 @@
+"""The callback URL policy: which URLs a client may submit, and which addresses a webhook may reach."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+
+from jobs.webhook_urls import MAX_URL_CHARS, InvalidCallbackUrl, Target, check_submitted, parse, refusal
+
+
+@pytest.mark.parametrize(
+    ("url", "target"),
+    [
+        ("https://example.com/hook", Target("https", "example.com", 443, "/hook")),
+        ("http://Example.COM:8080/a/b?x=1&y=2", Target("http", "example.com", 8080, "/a/b?x=1&y=2")),
+        ("https://example.com", Target("https", "example.com", 443, "/")),
+        ("http://[2001:db8::1]:9000/h", Target("http", "2001:db8::1", 9000, "/h")),
+        ("https://bücher.example/h", Target("https", "xn--bcher-kva.example", 443, "/h")),
+    ],
+)
+def test_an_http_url_with_a_host_is_parsed_into_its_target(url, target):
+    assert parse(url) == target
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("ftp://example.com/hook", "http:// or https://"),
+        ("file:///etc/passwd", "http:// or https://"),
+        ("javascript:alert(1)", "http:// or https://"),
+        ("example.com/hook", "http:// or https://"),
+        ("http:///nohost", "no host"),
+        ("http://user:pw@example.com/", "credentials"),
+        ("http://example.com:99999/", "invalid port"),
+        ("http://example.com:x/", "invalid port"),
+        ("http://exa mple.com/", "whitespace"),
+        ("http://example.com/\r\nX-Injected: 1", "whitespace or control"),
+        ("", "non-empty"),
+        ("http://example.com/" + "a" * MAX_URL_CHARS, "longer than"),
+    ],
+)
+def test_anything_else_is_refused_saying_why(url, why):
+    with pytest.raises(InvalidCallbackUrl, match=why) as caught:
+        parse(url)
+    assert caught.value.code == "invalid_callback_url"
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("127.8.9.10", "loopback"),
+        ("::1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("172.16.0.1", "private"),
+        ("192.168.1.1", "private"),
+        ("169.254.169.254", "link-local"),  # cloud metadata services live here
+        ("fe80::1", "link-local"),
+        ("fd12:3456::1", "private"),  # unique-local
+        ("0.0.0.0", "unspecified"),
+        ("::", "unspecified"),
+        ("100.64.0.1", "not globally routable"),  # shared address space (carrier NAT)
+        ("224.0.0.1", "multicast"),
+        ("240.0.0.1", "reserved"),
+        ("::ffff:127.0.0.1", "loopback"),  # an IPv4-mapped IPv6 address is its IPv4 address
+        ("::ffff:10.0.0.1", "private"),
+    ],
+)
+def test_addresses_that_are_not_public_are_refused(address, reason):
+    assert refusal(ipaddress.ip_address(address)) == reason
+
+
+@pytest.mark.parametrize("address", ["93.184.215.14", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"])
+def test_public_addresses_are_not(address):
+    assert refusal(ipaddress.ip_address(address)) is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/hook",
+        "http://[::1]/hook",
+        "http://10.0.0.5/hook",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[fd00::1]/hook",
+        "http://0.0.0.0/",
+        "http://localhost:8000/hook",
+        "http://LOCALHOST/hook",
+        "http://api.localhost/hook",
+        # IPv4 in the spellings inet_aton (and so many HTTP clients) takes
+        "http://2130706433/hook",
+        "http://0x7f.1/hook",
+        "http://0177.0.0.1/hook",
+        "http://127.1/hook",
+    ],
+)
+def test_a_submitted_url_naming_a_loopback_or_private_address_is_refused(url):
+    with pytest.raises(InvalidCallbackUrl, match="address"):
+        check_submitted(url, allow_private=False)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8080/hook", "http://localhost/hook", "http://10.0.0.5/h"])
+def test_allowing_private_addresses_lets_them_through(url):
+    assert check_submitted(url, allow_private=True) == url
+
+
+def test_allowing_private_addresses_still_refuses_what_is_not_an_http_url():
+    with pytest.raises(InvalidCallbackUrl):
+        check_submitted("gopher://127.0.0.1/", allow_private=True)
+
+
+@pytest.mark.parametrize("url", ["https://example.com/hook", "http://93.184.215.14:8080/h", "https://hooks.internal/x"])
+def test_a_public_address_or_a_host_name_is_taken_as_submitted(url):
+    # Names are resolved at delivery, where each address they resolve to is checked.
+    assert check_submitted(url, allow_private=False) == url
