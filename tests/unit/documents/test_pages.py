@@ -5,8 +5,8 @@ import pytest
 from PIL import Image, ImageDraw
 
 from jobs.errors import InvalidDocument
-from workers import documents
-from workers.documents import open_document, render_pages
+from documents import pages as documents
+from documents.pages import open_document, render_pages
 
 
 def encode(image: Image.Image, fmt: str, **params) -> bytes:
