@@ -210,7 +210,6 @@ class JobStore:
             keys={
                 **self._job_keys(job_id),
                 "result": keys.result(job_id),
-                "payload": keys.payload(job_id),
                 "events": keys.events(job_id),
                 "due": keys.DUE_PARENTS,
                 "webhooks": keys.WEBHOOKS,
