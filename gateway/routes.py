@@ -20,7 +20,7 @@ from flask import jsonify, request, url_for
 from redis.exceptions import RedisError
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from gateway import drain, views
+from gateway import documents, drain, views
 from gateway.openapi import Blueprint, one_of, problems
 from gateway.problems import RETRY_AFTER_SECONDS, Problem
 from gateway.requests_doc import SUBMIT_DOC, SUBMIT_HEADERS
@@ -84,6 +84,8 @@ def blueprint(services: Services) -> Blueprint:
         "invalid_field",
         "unknown_model",
         "empty_document",
+        "invalid_document",
+        "too_many_pages",
         "no_children",
         "too_many_children",
         "idempotency_key_reused",
@@ -187,6 +189,8 @@ def blueprint(services: Services) -> Blueprint:
                 error_code=record.get("error_code") or None,
             )
         return jsonify(result)
+
+    documents.register(bp, queries)
 
     @bp.route("/jobs/<job_id>/events", methods=["GET"])
     @bp.response(200, EventsSchema)

@@ -17,14 +17,16 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from marshmallow import Schema, ValidationError
 
+from documents.pages import PDF_TYPE, PdfPart, split_pdf
 from gateway.problems import Problem, for_child, invalid_field
-from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, accepting_model, check_not_empty
+from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, SplitRequest, accepting_model, check_not_empty
 from jobs.config import Settings
+from jobs.errors import InvalidDocument
 from jobs.records import NewJob
 
 JSON_TYPE = "application/json"
@@ -93,7 +95,11 @@ class Parser:
         accepting_model(model, content_type)
         check_not_empty(body)
         job = NewJob(model=model, content_type=content_type, payload=body, doc_hash=doc_hash, pages=pages)
-        return Submission([job], None, fingerprint(path, content_type, model, doc_hash, str(pages), body))
+        request = (path, content_type, model, doc_hash, str(pages), body)
+        if "split_pages" not in query:
+            return Submission([job], None, fingerprint(*request))
+        split = SplitRequest(job, query["split_pages"], query.get("max_parallel", 0))
+        return self._split(split, fingerprint(*request, "split", str(split.split_pages), str(split.max_parallel)))
 
     # -- JSON: a single job or a fan-out group ---------------------------------------
 
@@ -106,7 +112,10 @@ class Parser:
         data = _parse_json(body)
         request_print = fingerprint(path, JSON_TYPE, body)
         if "fanout" not in data:
-            return Submission([_load(self.job, data)], None, request_print)
+            job = _load(self.job, data)
+            if isinstance(job, SplitRequest):
+                return self._split(job, request_print)
+            return Submission([job], None, request_print)
         group = _load(self.group, data)["fanout"]
         children = group["children"]
         if not children:
@@ -121,10 +130,58 @@ class Parser:
         jobs = []
         for index, child in enumerate(children):
             try:
-                jobs.append(_load(self.job, child))
+                job = _load(self.job, child)
+                if isinstance(job, SplitRequest):
+                    raise invalid_field({"split_pages": ["A child of a fan-out group cannot be split."]})
             except Problem as problem:
                 raise for_child(problem, index) from None
+            jobs.append(job)
         return Submission(jobs, group["max_parallel"], request_print)
+
+    # -- a PDF split into page ranges ----------------------------------------------------
+
+    def _split(self, request: SplitRequest, request_print: str) -> Submission:
+        """The group of the PDF's page ranges: each child stores its own pages only, numbered in the whole."""
+        job = request.job
+        if job.content_type != PDF_TYPE:
+            raise invalid_field({"split_pages": [f"Only a PDF ({PDF_TYPE}) can be split, not {job.content_type}."]})
+        # A document that is itself part of a larger one numbers its pages from there.
+        first_page = job.options.get("first_page", 1)
+        children = [
+            replace(
+                job,
+                payload=part.data,
+                pages=part.page_count,
+                options={**job.options, "first_page": first_page + part.first_page - 1},
+            )
+            for part in self._parts(job.payload, request.split_pages)
+        ]
+        return Submission(children, request.max_parallel, request_print)
+
+    def _parts(self, document: bytes, split_pages: int) -> list[PdfPart]:
+        max_pages, max_children = self.settings.max_pages, self.settings.max_children
+
+        def within_limits(page_count: int) -> None:
+            if page_count > max_pages:
+                raise Problem(
+                    "too_many_pages",
+                    f"The PDF has {page_count} pages; at most {max_pages} are accepted.",
+                    max_pages=max_pages,
+                    page_count=page_count,
+                )
+            children = -(-page_count // split_pages)
+            if children > max_children:
+                raise Problem(
+                    "too_many_children",
+                    f"Split {split_pages} pages a child, this {page_count}-page PDF makes {children} children; "
+                    f"a fan-out group holds at most {max_children}.",
+                    max_children=max_children,
+                )
+
+        try:
+            return split_pdf(document, split_pages, within_limits)
+        except InvalidDocument as error:
+            raise Problem("invalid_document", f"The PDF cannot be read: {error}.") from None
 
 
 def _parse_json(body: bytes) -> dict[str, Any]:
