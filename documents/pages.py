@@ -1,9 +1,10 @@
-"""Decode uploaded documents into page images for the OCR engines.
+"""Decode uploaded documents into page images for the OCR engines; read a PDF page's text; split PDFs.
 
 Pages are rendered lazily: a 200-page PDF at 200 dpi is over 2 GB of RGB
 pixels, so a worker holds one page at a time while the page count is known
 up front for progress reporting.  Every way a document can fail to decode
-surfaces as ``InvalidDocument`` so the job fails once instead of retrying.
+surfaces as ``InvalidDocument`` so the job fails once instead of retrying
+(and a PDF the gateway is asked to split is refused at submission).
 """
 
 from __future__ import annotations

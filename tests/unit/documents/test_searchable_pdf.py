@@ -19,7 +19,7 @@ POINTS_PER_PIXEL_AT_200_DPI = 72 / 200
 def png(size=(800, 300), dpi=None, words=((40, 40, "first"),)) -> bytes:
     image = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(image)
-    for x, y, text in words:
+    for x, y, _label in words:
         draw.rectangle((x, y, x + 100, y + 30), fill="black")
     buffer = io.BytesIO()
     image.save(buffer, "PNG", **({"dpi": (dpi, dpi)} if dpi else {}))
@@ -46,11 +46,16 @@ def page_text(document: pdfium.PdfDocument, index: int) -> str:
 
 def char_boxes(document: pdfium.PdfDocument, index: int) -> list[tuple[float, float, float, float]]:
     textpage = document[index].get_textpage()
-    return [textpage.get_charbox(i) for i in range(textpage.count_chars()) if not textpage.get_text_range(i, 1).isspace()]
+    return [
+        textpage.get_charbox(i) for i in range(textpage.count_chars()) if not textpage.get_text_range(i, 1).isspace()
+    ]
 
 
 def test_an_image_becomes_a_page_of_its_size_with_its_lines_as_text_over_their_boxes():
-    result = {"text": "", "pages": [page(line("Invoice 42", (40, 40, 340, 70)), line("Total due", (40, 120, 240, 150)))]}
+    result = {
+        "text": "",
+        "pages": [page(line("Invoice 42", (40, 40, 340, 70)), line("Total due", (40, 120, 240, 150)))],
+    }
 
     document = read(searchable_pdf([SourceDocument(png(), "image/png", result)]))
 

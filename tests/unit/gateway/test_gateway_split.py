@@ -114,8 +114,12 @@ REFUSED = {
     "raw max_parallel without split": (raw("max_parallel=2"), 422, "invalid_field", None),
     "json max_parallel without split": (as_json(pdf_job(max_parallel=2)), 422, "invalid_field", None),
     "too many pages": (raw("split_pages=5", text_pdf(*["p"] * (MAX_PAGES + 1))), 422, "too_many_pages", None),
-    "too many children": (raw("split_pages=1", text_pdf(*["p"] * (MAX_CHILDREN + 1))), 422, "too_many_children",
-                          None),  # fmt: skip
+    "too many children": (
+        raw("split_pages=1", text_pdf(*["p"] * (MAX_CHILDREN + 1))),
+        422,
+        "too_many_children",
+        None,
+    ),  # fmt: skip
     "split in a group's child": (as_json(fanout(echo_job(), pdf_job(split_pages=2))), 422, "invalid_field", 1),
     "split of text": (raw("model=echo&split_pages=2", b"hello", "text/plain"), 422, "invalid_field", None),
 }
