@@ -21,6 +21,15 @@ adapter sets in its own process too), so the comparison is of processes.
 Speed-up is a / b (seconds, medians of the pairs); parallel efficiency is
 speed-up / worker processes, the figure with a target.  The texts of the
 two sides are compared page by page: the split must not change them.
+
+Two figures say where time goes when the efficiency falls short: the
+worker slots' utilization in (b), the children's run times (``started_at``
+to ``finished_at``, Redis times) over the workers times the span from the
+first start to the last finish, which is 1 when no slot ever waits for
+work; and the seconds a page takes on each side (a: the run over the
+pages; b: a child's mean run time).  With full utilization, a child
+slower than a page of (a) means the worker processes did not get a core
+each (another load on the machine), not that the split costs time.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ import time
 
 from PIL import Image
 
-from bench.common import STACK_DB, Bench, check, median, print_table, result, rotations, wait_parent
+from bench.common import STACK_DB, Bench, check, median, micros, print_table, result, rotations, wait_parent
 from bench.ocr import page_texts, render
 
 NAME = "pdf_split"
@@ -68,7 +77,9 @@ def _read_pdf(document: bytes) -> tuple[float, list[str]]:
 # -- (b): split through the stack --------------------------------------------------------
 
 
-def _split_through_stack(stack, client, document: bytes, workers: int) -> tuple[float, list[str]]:
+def _split_through_stack(
+    stack, client, document: bytes, workers: int, runs: list[tuple[int, int]] | None = None
+) -> tuple[float, list[str]]:
     path = f"/jobs?model={ENGINE}&split_pages=1&max_parallel={workers}"
     start = time.perf_counter()
     status, body = stack.http.request("POST", path, document, "application/pdf")
@@ -80,7 +91,21 @@ def _split_through_stack(stack, client, document: bytes, workers: int) -> tuple[
     if ended != "completed":
         raise AssertionError(f"the split group ended {ended}")
     merged = stack.http.get_json(f"/jobs/{parent_id}/result")
+    if runs is not None:
+        children = stack.http.get_json(f"/jobs/{parent_id}/children?limit=200")["children"]
+        runs += [(micros(c["started_at"]), micros(c["finished_at"])) for c in children]
     return seconds, [page["text"] for page in merged["pages"]]
+
+
+def utilization(runs: list[tuple[int, int]], workers: int) -> float:
+    """The children's run time over what ``workers`` slots offer from the first start to the last finish."""
+    span = max(end for _, end in runs) - min(start for start, _ in runs)
+    return sum(end - start for start, end in runs) / (span * workers) if span else float("nan")
+
+
+def _new(runs: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
+    runs.append([])
+    return runs[-1]
 
 
 def run(bench: Bench) -> dict:
@@ -95,11 +120,12 @@ def run(bench: Bench) -> dict:
     _split_through_stack(stack, client, warm, workers)  # every pool process reads a page first (most likely)
     times: dict[str, list[float]] = {"a_one_process": [], "b_split": []}
     texts: dict[str, list[str]] = {}
+    runs: list[list[tuple[int, int]]] = []
     pool = multiprocessing.get_context("fork").Pool(1, initializer=_pool_init, initargs=(warm,))
     try:
         sides = {
             "a_one_process": lambda: pool.apply(_read_pdf, (document,)),
-            "b_split": lambda: _split_through_stack(stack, client, document, workers),
+            "b_split": lambda: _split_through_stack(stack, client, document, workers, _new(runs)),
         }
         for order in rotations(list(sides), options.reps):
             for side in order:
@@ -121,6 +147,11 @@ def run(bench: Bench) -> dict:
         "speedup": speedup,
         "efficiency": speedup / workers,
         "same_text_both_sides": texts["a_one_process"] == texts["b_split"],
+        "worker_utilization": median(utilization(r, workers) for r in runs),
+        "seconds_per_page": {
+            "a_one_process": median(t / n for t in times["a_one_process"]),
+            "b_child_run": median(sum(e - s for s, e in r) / len(r) / 1e6 for r in runs),
+        },
     }
     print_table(
         f"{NAME}: a {n}-page PDF, {ENGINE}, {workers} worker processes, {options.reps} alternations (medians)",
@@ -129,8 +160,18 @@ def run(bench: Bench) -> dict:
     )
     print_table(
         f"{NAME}: split over {workers} worker processes vs one process",
-        ["speed-up", "efficiency", "target", "same text"],
-        [[speedup, figures["efficiency"], ">= 0.9", figures["same_text_both_sides"]]],
+        ["speed-up", "efficiency", "target", "same text", "slot utilization", "s/page a", "s/child run b"],
+        [
+            [
+                speedup,
+                figures["efficiency"],
+                ">= 0.9",
+                figures["same_text_both_sides"],
+                figures["worker_utilization"],
+                figures["seconds_per_page"]["a_one_process"],
+                figures["seconds_per_page"]["b_child_run"],
+            ]
+        ],
     )
     checks = [check("parallel efficiency (speed-up / worker processes)", figures["efficiency"], ">=", 0.90)]
     context = {"seconds": times, "speedup_per_rep": speedups}

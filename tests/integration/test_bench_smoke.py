@@ -53,6 +53,8 @@ FIGURES = {
         "speedup": None,
         "efficiency": None,
         "same_text_both_sides": None,
+        "worker_utilization": None,
+        "seconds_per_page": {"a_one_process", "b_child_run"},
     },
     "submission": {
         "clients": None,
