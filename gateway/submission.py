@@ -5,7 +5,9 @@ Every field is checked and every payload decoded here (by the schemas of
 request leaves nothing behind: no parent, no child, no payload, no
 idempotency record.  What the schemas cannot see is done here: reading the
 JSON strictly, telling the three shapes of a submission apart, the group's
-size limits, and which child a problem is about.  Nothing in this module
+size limits, which child a problem is about, and cutting a PDF with
+``split_pages`` into the children of its page ranges (its page count read
+here, so a bad PDF is refused before anything is stored).  Nothing in this module
 touches the store or Flask's request object, which keeps it testable on
 plain values.
 """
