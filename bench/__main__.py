@@ -30,6 +30,7 @@ BENCHMARKS = {
     "fanout_vs_canvas": "bench.fanout",
     "handoff": "bench.handoff",
     "ocr_efficiency": "bench.ocr",
+    "pdf_split": "bench.pdf_split",
     "submission": "bench.submission",
     "sweep_scaling": "bench.sweep",
     "memory": "bench.memory",

@@ -44,6 +44,8 @@ class ProblemSchema(Schema):
     accepted = fields.List(fields.String(), metadata={"description": "The content types the model accepts."})
     models = fields.List(fields.String(), metadata={"description": "The known models."})
     max_children = fields.Integer()
+    max_pages = fields.Integer(metadata={"description": "too_many_pages: the most a document may have."})
+    page_count = fields.Integer(metadata={"description": "too_many_pages: how many the document has."})
     max_body_bytes = fields.Integer()
     job_id = fields.String()
     job_status = fields.String(metadata={"description": "no_result: how the job ended."})
@@ -60,9 +62,18 @@ class LineSchema(Schema):
 
 
 class PageSchema(Schema):
-    page = fields.Integer(required=True, metadata={"description": "1-based."})
+    page = fields.Integer(
+        required=True,
+        metadata={"description": "1-based; in the whole document (a split's child, options.first_page)."},
+    )
     text = fields.String(required=True)
+    source = fields.String(
+        validate=OneOf(["ocr", "text_layer"]),
+        metadata={"description": "Where the text comes from: an engine, or the PDF's own text (text_layer)."},
+    )
     lines = fields.List(fields.Nested(LineSchema), required=True)
+    width = fields.Integer(metadata={"description": "The page image's width in pixels: the space of the bboxes."})
+    height = fields.Integer(metadata={"description": "The page image's height in pixels."})
     child_index = fields.Integer(metadata={"description": "In a merged result: the child it comes from."})
 
 

@@ -19,7 +19,7 @@ from flask import jsonify, request, url_for
 from redis.exceptions import RedisError
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from gateway import controls, drain, views
+from gateway import controls, documents, drain, views
 from gateway.openapi import Blueprint, one_of, problems
 from gateway.problems import RETRY_AFTER_SECONDS, Problem
 from gateway.publishing import Publish, publish_quietly
@@ -83,6 +83,8 @@ def blueprint(services: Services) -> Blueprint:
         "invalid_field",
         "unknown_model",
         "empty_document",
+        "invalid_document",
+        "too_many_pages",
         "no_children",
         "too_many_children",
         "idempotency_key_reused",
@@ -185,6 +187,8 @@ def blueprint(services: Services) -> Blueprint:
                 error_code=record.get("error_code") or None,
             )
         return jsonify(result)
+
+    documents.register(bp, queries)
 
     @bp.route("/jobs/<job_id>/events", methods=["GET"])
     @bp.response(200, EventsSchema)

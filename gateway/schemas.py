@@ -13,6 +13,7 @@ Limits that come from ``Settings`` are given to a schema when it is built.
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass
 
 from marshmallow import Schema, ValidationError, fields, post_load, validates, validates_schema
 from marshmallow.validate import Length, OneOf, Range
@@ -101,16 +102,44 @@ class _Document(Schema):
             raise ValidationError(f"Must be between 0 and {self.max_pages}.")
 
 
+@dataclass(frozen=True)
+class SplitRequest:
+    """A PDF job that asks to become a fan-out group of page ranges."""
+
+    job: NewJob  # the whole document, with the options each part gets
+    split_pages: int  # pages per child (the last one may have fewer)
+    max_parallel: int  # <= 0: no cap
+
+
+_SPLIT_PAGES_DOC = (
+    "Split the PDF into children of this many pages each (the last may have fewer): the job becomes a "
+    "fan-out group, each child's pages keep their page numbers in the whole document."
+)
+_SPLIT_CAP_DOC = "With split_pages: at most this many children run at once; 0 or absent: no cap."
+
+
+def _cap_needs_split(data) -> None:
+    if "max_parallel" in data and "split_pages" not in data:
+        raise ValidationError({"max_parallel": ["Applies with split_pages only."]})
+
+
 class RawQuerySchema(_Document):
     """The query of a raw-document POST: the body is the document itself."""
 
     model = Text(metadata={"enum": _MODEL_NAMES, "description": "Default: the gateway's default model."})
     pages = DigitsInteger(validate=Range(min=0), metadata={"description": "The document's page count, if known."})
     callback_url = _callback_url()
+    split_pages = DigitsInteger(validate=Range(min=1), metadata={"description": _SPLIT_PAGES_DOC})
+    max_parallel = DigitsInteger(metadata={"description": _SPLIT_CAP_DOC})
+
+    @validates_schema
+    def _split_rules(self, data, **_):
+        _cap_needs_split(data)
 
 
 class JobSchema(_Document):
-    """A single job, or one child of a fan-out group, as JSON; loads as a ``NewJob``."""
+    """A single job, or one child of a fan-out group, as JSON; loads as a ``NewJob`` (a ``SplitRequest`` with
+    ``split_pages``)."""
 
     model = Text(required=True, metadata={"enum": _MODEL_NAMES})
     payload = Base64(
@@ -130,6 +159,14 @@ class JobSchema(_Document):
         keys=fields.String(), metadata={"description": "What the model reads; see GET /models for each model's."}
     )
     callback_url = _callback_url()
+    split_pages = StrictInteger(
+        validate=Range(min=1), metadata={"description": f"{_SPLIT_PAGES_DOC} A PDF only; not in a group's child."}
+    )
+    max_parallel = StrictInteger(metadata={"description": f"{_SPLIT_CAP_DOC} <= 0: no cap."})
+
+    @validates_schema
+    def _split_rules(self, data, **_):
+        _cap_needs_split(data)
 
     @validates_schema(skip_on_field_errors=True)
     def _model_takes_it(self, data, **_):
@@ -139,13 +176,13 @@ class JobSchema(_Document):
             raise ValidationError({"options": errors})
 
     @post_load
-    def _new_job(self, data, **_) -> NewJob:
+    def _new_job(self, data, **_) -> NewJob | SplitRequest:
         try:
             payload = base64.b64decode(data["payload"], validate=True)
         except ValueError:  # binascii.Error, or a non-ASCII string
             raise Problem("invalid_base64", "payload is not valid base64 (standard alphabet, padded).") from None
         check_not_empty(payload)
-        return NewJob(
+        job = NewJob(
             model=data["model"],
             content_type=media_type(data["content_type"]),
             payload=payload,
@@ -154,6 +191,9 @@ class JobSchema(_Document):
             options=data.get("options", {}),
             callback_url=data.get("callback_url", ""),
         )
+        if "split_pages" in data:
+            return SplitRequest(job, data["split_pages"], data.get("max_parallel", 0))
+        return job
 
 
 class Children(fields.List):

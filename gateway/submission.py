@@ -5,7 +5,9 @@ Every field is checked and every payload decoded here (by the schemas of
 request leaves nothing behind: no parent, no child, no payload, no
 idempotency record.  What the schemas cannot see is done here: reading the
 JSON strictly, telling the three shapes of a submission apart, the group's
-size limits, and which child a problem is about.  Nothing in this module
+size limits, which child a problem is about, and cutting a PDF with
+``split_pages`` into the children of its page ranges (its page count read
+here, so a bad PDF is refused before anything is stored).  Nothing in this module
 touches the store or Flask's request object, which keeps it testable on
 plain values.
 """
@@ -17,14 +19,16 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from marshmallow import Schema, ValidationError
 
+from documents.pages import PDF_TYPE, PdfPart, split_pdf
 from gateway.problems import Problem, for_child, invalid_field
-from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, accepting_model, check_not_empty
+from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, SplitRequest, accepting_model, check_not_empty
 from jobs.config import Settings
+from jobs.errors import InvalidDocument
 from jobs.records import GroupRules, NewJob
 from jobs.webhook_urls import InvalidCallbackUrl, check_submitted
 
@@ -103,10 +107,11 @@ class Parser:
             callback_url=callback_url,
         )
         # The callback joins the fingerprint only when given, so earlier requests' fingerprints still match.
-        request_print = fingerprint(
-            path, content_type, model, doc_hash, str(pages), body, *([callback_url] if callback_url else [])
-        )
-        return Submission([job], None, request_print)
+        request = (path, content_type, model, doc_hash, str(pages), body, *([callback_url] if callback_url else []))
+        if "split_pages" not in query:
+            return Submission([job], None, fingerprint(*request))
+        split = SplitRequest(job, query["split_pages"], query.get("max_parallel", 0))
+        return self._split(split, fingerprint(*request, "split", str(split.split_pages), str(split.max_parallel)))
 
     # -- JSON: a single job or a fan-out group ---------------------------------------
 
@@ -120,6 +125,9 @@ class Parser:
         request_print = fingerprint(path, JSON_TYPE, body)
         if "fanout" not in data:
             job = _load(self.job, data)
+            if isinstance(job, SplitRequest):
+                self._callback_url(job.job.callback_url)
+                return self._split(job, request_print)
             self._callback_url(job.callback_url)
             return Submission([job], None, request_print)
         group = _load(self.group, data)["fanout"]
@@ -138,6 +146,8 @@ class Parser:
         for index, child in enumerate(children):
             try:
                 job = _load(self.job, child)
+                if isinstance(job, SplitRequest):
+                    raise invalid_field({"split_pages": ["A child of a fan-out group cannot be split."]})
                 self._callback_url(job.callback_url)
             except Problem as problem:
                 raise for_child(problem, index) from None
@@ -152,6 +162,54 @@ class Parser:
             return check_submitted(url, allow_private=bool(self.settings.webhook_allow_private))
         except InvalidCallbackUrl as error:
             raise Problem("invalid_callback_url", str(error)) from None
+
+    # -- a PDF split into page ranges ----------------------------------------------------
+
+    def _split(self, request: SplitRequest, request_print: str) -> Submission:
+        """The group of the PDF's page ranges: each child stores its own pages only, numbered in the whole."""
+        job = request.job
+        if job.content_type != PDF_TYPE:
+            raise invalid_field({"split_pages": [f"Only a PDF ({PDF_TYPE}) can be split, not {job.content_type}."]})
+        # A document that is itself part of a larger one numbers its pages from there.
+        first_page = job.options.get("first_page", 1)
+        children = [
+            replace(
+                job,
+                payload=part.data,
+                pages=part.page_count,
+                options={**job.options, "first_page": first_page + part.first_page - 1},
+                callback_url="",  # the group's, below: one callback for the whole document
+            )
+            for part in self._parts(job.payload, request.split_pages)
+        ]
+        return Submission(
+            children, GroupRules(max_parallel=request.max_parallel, callback_url=job.callback_url), request_print
+        )
+
+    def _parts(self, document: bytes, split_pages: int) -> list[PdfPart]:
+        max_pages, max_children = self.settings.max_pages, self.settings.max_children
+
+        def within_limits(page_count: int) -> None:
+            if page_count > max_pages:
+                raise Problem(
+                    "too_many_pages",
+                    f"The PDF has {page_count} pages; at most {max_pages} are accepted.",
+                    max_pages=max_pages,
+                    page_count=page_count,
+                )
+            children = -(-page_count // split_pages)
+            if children > max_children:
+                raise Problem(
+                    "too_many_children",
+                    f"Split {split_pages} pages a child, this {page_count}-page PDF makes {children} children; "
+                    f"a fan-out group holds at most {max_children}.",
+                    max_children=max_children,
+                )
+
+        try:
+            return split_pdf(document, split_pages, within_limits)
+        except InvalidDocument as error:
+            raise Problem("invalid_document", f"The PDF cannot be read: {error}.") from None
 
 
 def _rules(group: dict[str, Any], total: int, callback_url: str) -> GroupRules:

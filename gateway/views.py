@@ -9,6 +9,7 @@ from the counters, so a poll is fresh without waiting for any sweep.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -131,7 +132,12 @@ def counts_of(record: Record) -> dict[str, int]:
 
 
 def merged_result(queries: JobQueries, record: Record) -> dict[str, Any]:
-    """The completed children's results in index order; a failed child leaves a gap, not a void."""
+    """The completed children's results in index order; a failed child leaves a gap, not a void.
+
+    Pages are numbered 1, 2, ... across the children, except those of a
+    child that names its place in a larger document (``options.first_page``:
+    a part of a split PDF), which keep their numbers in that document.
+    """
     texts: list[str] = []
     pages: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
@@ -144,8 +150,10 @@ def merged_result(queries: JobQueries, record: Record) -> dict[str, Any]:
         if child["status"] == JobStatus.COMPLETED.value and result is not None:
             text = result.get("text", "")
             texts.append(text)
+            numbered_in_document = "first_page" in json.loads(child.get("options") or "{}")
             for page in result.get("pages", []):
-                pages.append({**page, "page": len(pages) + 1, "child_index": index})
+                number = page["page"] if numbered_in_document else len(pages) + 1
+                pages.append({**page, "page": number, "child_index": index})
         summary.append(
             {
                 "index": index,

@@ -60,7 +60,7 @@ LIST_FIELDS = (
     "total",
     *(f"n_{s.value}" for s in JobStatus),
 )
-_MERGE_FIELDS = ("id", "index", "status", "error_code")
+_MERGE_FIELDS = ("id", "index", "status", "error_code", "content_type", "options")
 
 Row = dict[str, str | None]
 
@@ -121,7 +121,8 @@ class JobQueries:
         return ChildrenPage(self._rows([_text(m) for m in members], CHILD_VIEW_FIELDS), offset, limit, total)
 
     def children_with_results(self, parent_id: str, total: int) -> list[tuple[Row, dict[str, Any] | None]]:
-        """Every child (id, index, status, error_code) with its stored result: what a merged result is made of."""
+        """Every child (id, index, status, error_code, content_type, options) with its stored result: what a
+        merged result (or a parent's searchable PDF) is made of."""
         ids = [keys.child_id(parent_id, i) for i in range(total)]
         pipe = self.redis.pipeline(transaction=False)
         for child_id in ids:
@@ -171,6 +172,14 @@ class JobQueries:
     def result(self, job_id: str) -> dict[str, Any] | None:
         raw = self.redis.get(keys.result(job_id))
         return json.loads(raw) if raw else None
+
+    def payloads(self, job_ids: Sequence[str]) -> list[bytes | None]:
+        """The stored documents of jobs (of one group: MGET is one slot under Cluster)."""
+        if not job_ids:
+            return []
+        return [
+            value if isinstance(value, bytes) else None for value in self.redis.mget([keys.payload(j) for j in job_ids])
+        ]
 
     def results(self, job_ids: Sequence[str]) -> list[dict[str, Any] | None]:
         if not job_ids:

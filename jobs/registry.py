@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from enum import Enum
 
 from marshmallow import INCLUDE, Schema
-from marshmallow.validate import Range, Regexp
+from marshmallow.validate import OneOf, Range, Regexp
 
 from jobs.fields import StrictBoolean, StrictInteger, StrictNumber, Text
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff"})
 DOCUMENT_TYPES = IMAGE_TYPES | {"application/pdf"}
+#: The highest ``first_page`` a job may name.
+MAX_FIRST_PAGE = 1_000_000
 
 
 class Location(str, Enum):
@@ -42,6 +44,20 @@ class PageOptions(Schema):
     timeout_s = StrictNumber(
         validate=Range(min=0, min_inclusive=False),
         metadata={"description": "Time budget of the whole document, in seconds."},
+    )
+    text_layer = Text(
+        validate=OneOf(["ignore", "prefer"]),
+        metadata={
+            "description": "'prefer': a PDF page that carries text is answered from that text, without OCR "
+            "(the page's source is then 'text_layer'); 'ignore' (the default): every page is OCRed."
+        },
+    )
+    first_page = StrictInteger(
+        validate=Range(min=1, max=MAX_FIRST_PAGE),
+        metadata={
+            "description": "The number of the document's first page, when it is part of a larger one: "
+            "its pages are numbered from there (default 1). A split sets it for each part."
+        },
     )
 
 

@@ -195,7 +195,6 @@ class JobStore(SweepTransitions):
             keys={
                 **keys.of_running_job(job_id),
                 "result": keys.result(job_id),
-                "payload": keys.payload(job_id),
                 "events": keys.events(job_id),
                 "due": keys.DUE_PARENTS,
                 "webhooks": keys.WEBHOOKS,

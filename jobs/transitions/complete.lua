@@ -13,7 +13,7 @@
   no gap; the cap holds because the child is released before it is claimed.
 
   Keys (spec: complete.py):
-    job, result, payload   the job's hash, result and document
+    job, result            the job's hash and result (its document stays, beside them)
     events                 the audit stream of the job's root
     webhooks               the index of terminal jobs whose callback is due
     parent                 its parent's key (the job's own for a single job)
@@ -88,8 +88,7 @@ local now = now_us()
 redis.call('ZREM', K.leases, A.job_id)
 if A.status == STATUS.completed then
   redis.call('SET', K.result, A.result)
-  -- A completed job is never run again; a failed one keeps its payload for a redrive.
-  redis.call('DEL', K.payload)
+  -- The payload stays: a searchable PDF is drawn from the document and its result.
 end
 end_attempt(K.job, now, A.status)
 finish_job(K.job, job, A.prefix, STATUS.processing, A.status, A.error_code, A.error, now)

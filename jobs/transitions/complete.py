@@ -22,8 +22,7 @@ class CompleteReply:
 
 COMPLETE = Transition(
     "complete",
-    keys=("job", "result", "payload", "events", "parent", "leases", "queued", "due", "webhooks", "call",
-          *ROOT_KEYS),
+    keys=("job", "result", "events", "parent", "leases", "queued", "due", "webhooks", "call", *ROOT_KEYS),
     args=(
         Arg("job_id"),
         Arg("attempt"),

@@ -245,7 +245,8 @@ def test_the_document_swagger_ui_and_models_are_served(api):
     models = api.get("/models")["models"]
 
     assert {"/jobs", "/jobs/{job_id}", "/jobs/{job_id}/children", "/jobs/{job_id}/result",
-            "/jobs/{job_id}/events", "/jobs/{job_id}/retry", "/models", "/healthz", "/readyz"} == set(spec["paths"])
+            "/jobs/{job_id}/result.pdf", "/jobs/{job_id}/events", "/jobs/{job_id}/retry", "/models", "/healthz",
+            "/readyz"} == set(spec["paths"])
     assert docs.status_code == 200 and "swagger-ui-bundle.js" in docs.text
     assert api.request("GET", "/docs/static/swagger-ui-bundle.js").status_code == 200
     assert {m["name"] for m in models} == {"tesseract", "paddleocr", "echo"}

@@ -53,6 +53,17 @@ FIGURES = {
         "tesseract": {"pages_per_s", "b_over_a", "char_accuracy", "same_text_both_sides"},
         "paddleocr": {"pages_per_s", "b_over_a", "char_accuracy", "same_text_both_sides"},
     },
+    "pdf_split": {
+        "pages": None,
+        "workers": None,
+        "median_seconds": {"a_one_process", "b_split"},
+        "pages_per_s": {"a_one_process", "b_split"},
+        "speedup": None,
+        "efficiency": None,
+        "same_text_both_sides": None,
+        "worker_utilization": None,
+        "seconds_per_page": {"a_one_process", "b_child_run"},
+    },
     "submission": {
         "clients": None,
         "children_per_group": None,

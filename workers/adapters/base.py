@@ -11,15 +11,20 @@ import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PIL import Image
 
+from documents.pages import RENDER_DPI, Document, open_document
+from documents.text_layer import TextLayer
 from jobs.errors import AdapterError
-from workers.documents import open_document
 
 ProgressCallback = Callable[[int, int], None]  # (pages_done, pages_total)
+
+#: Where a page's text comes from: an engine read its image, or the PDF carried it.
+OCR, TEXT_LAYER = "ocr", "text_layer"
+TEXT_LAYER_CHOICES = ("ignore", "prefer")
 
 
 @dataclass(frozen=True)
@@ -31,9 +36,14 @@ class Line:
 
 @dataclass(frozen=True)
 class PageResult:
-    page: int  # 1-based
+    page: int  # 1-based, in the whole document (see ``options.first_page``)
     text: str
     lines: list[Line]
+    source: str = OCR  # OCR or TEXT_LAYER
+    # The page image's size in pixels, the space of the lines' boxes; 0 when
+    # the page has no image (echo's text).
+    width: int = 0
+    height: int = 0
 
 
 @dataclass(frozen=True)
@@ -47,22 +57,27 @@ class OcrResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "text": self.text,
-            "pages": [
-                {
-                    "page": page.page,
-                    "text": page.text,
-                    "lines": [
-                        {
-                            "text": line.text,
-                            "confidence": round(float(line.confidence), 4),
-                            "bbox": [int(v) for v in line.bbox],
-                        }
-                        for line in page.lines
-                    ],
-                }
-                for page in self.pages
-            ],
+            "pages": [_page_dict(page) for page in self.pages],
         }
+
+
+def _page_dict(page: PageResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "page": page.page,
+        "text": page.text,
+        "source": page.source,
+        "lines": [
+            {
+                "text": line.text,
+                "confidence": round(float(line.confidence), 4),
+                "bbox": [int(v) for v in line.bbox],
+            }
+            for line in page.lines
+        ],
+    }
+    if page.width and page.height:
+        out["width"], out["height"] = page.width, page.height
+    return out
 
 
 class Adapter(ABC):
@@ -89,29 +104,48 @@ class PageAdapter(Adapter):
     ``options["timeout_s"]`` bounds the whole document, not each page: a job
     has one time budget however many pages it has.  Subclasses get the
     deadline so an engine that can be interrupted mid-page may honour it.
+    ``options["text_layer"] == "prefer"`` answers a PDF page that carries
+    text from that text, without rendering it; ``options["first_page"]``
+    numbers the pages from there (the document is part of a larger one).
     """
 
-    dpi = 200
+    dpi = RENDER_DPI
 
     def run(self, document, content_type, options, on_page=None):
         deadline = _deadline(options.get("timeout_s"))
+        prefer_text = _text_layer(options.get("text_layer", "ignore")) == "prefer"
+        first_page = _first_page(options.get("first_page", 1))
         results = []
         with open_document(document, content_type, dpi=self.dpi) as doc:
             total = doc.page_count
-            for number, image in enumerate(doc.pages(), start=1):
+            for index in range(total):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise AdapterError(
-                        f"{self.name} ran out of time after {number - 1} of {total} pages",
+                        f"{self.name} ran out of time after {index} of {total} pages",
                         code="engine_timeout",
                     )
-                results.append(self.recognise(number, image, options, deadline))
+                layer = doc.text_layer(index) if prefer_text else None
+                if layer is not None:
+                    results.append(_from_text_layer(first_page + index, layer))
+                else:
+                    results.append(self._ocr_page(doc, index, first_page + index, options, deadline))
                 if on_page is not None:
-                    on_page(number, total)
+                    on_page(index + 1, total)
         return OcrResult(pages=results)
+
+    def _ocr_page(self, doc: Document, index: int, number: int, options: dict, deadline: float | None) -> PageResult:
+        image = doc.page(index)
+        result = self.recognise(number, image, options, deadline)
+        return replace(result, source=OCR, width=image.width, height=image.height)
 
     @abstractmethod
     def recognise(self, page: int, image: Image.Image, options: dict, deadline: float | None) -> PageResult:
         """Recognise one rendered page (RGB or L); ``deadline`` is a ``time.monotonic()`` value."""
+
+
+def _from_text_layer(number: int, layer: TextLayer) -> PageResult:
+    lines = [Line(line.text, 1.0, line.bbox) for line in layer.lines]
+    return PageResult(number, layer.text, lines, TEXT_LAYER, layer.width, layer.height)
 
 
 def permanent_error(message: str, code: str) -> AdapterError:
@@ -127,6 +161,18 @@ def _deadline(timeout_s: Any) -> float | None:
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
         raise permanent_error("options.timeout_s must be a positive number", "invalid_options")
     return time.monotonic() + float(timeout_s)
+
+
+def _text_layer(choice: Any) -> str:
+    if choice not in TEXT_LAYER_CHOICES:
+        raise permanent_error(f"options.text_layer must be one of {', '.join(TEXT_LAYER_CHOICES)}", "invalid_options")
+    return choice
+
+
+def _first_page(number: Any) -> int:
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        raise permanent_error("options.first_page must be an integer >= 1", "invalid_options")
+    return number
 
 
 def union_bbox(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, int]:

@@ -52,6 +52,7 @@ def test_every_route_of_the_api_is_documented(app, spec):
         "/jobs/{job_id}",
         "/jobs/{job_id}/children",
         "/jobs/{job_id}/result",
+        "/jobs/{job_id}/result.pdf",
         "/jobs/{job_id}/events",
         "/jobs/{job_id}/retry",
         "/models",
@@ -88,6 +89,8 @@ def test_each_operation_documents_the_problems_it_answers(spec):
             "invalid_field",
             "unknown_model",
             "empty_document",
+            "invalid_document",
+            "too_many_pages",
             "no_children",
             "too_many_children",
             "idempotency_key_reused",
@@ -97,6 +100,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
         "503": {"draining", "store_unavailable"},
     }
     assert codes("/jobs/{job_id}/result", "get")["409"] == {"result_not_ready", "no_result"}
+    assert codes("/jobs/{job_id}/result.pdf", "get")["409"] == {"result_not_ready", "no_result", "pdf_unavailable"}
     assert codes("/jobs/{job_id}", "get")["404"] == {"job_not_found"}
     assert codes("/jobs", "get")["422"] == {"invalid_field"}
 
@@ -117,6 +121,18 @@ def test_submission_documents_json_and_every_raw_type_with_its_query(spec):
     assert job["properties"]["payload"]["format"] == "byte"
     assert job["properties"]["model"]["enum"] == sorted(MODELS)
     assert job["additionalProperties"] is False
+
+
+def test_the_searchable_pdf_is_documented_as_a_pdf_and_a_split_as_a_query_and_job_field(spec):
+    ok = spec["paths"]["/jobs/{job_id}/result.pdf"]["get"]["responses"]["200"]["content"]
+
+    assert ok == {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}
+    query = {p["name"]: p for p in spec["paths"]["/jobs"]["post"]["parameters"] if p["in"] == "query"}
+    assert query["split_pages"]["schema"]["minimum"] == 1 and "max_parallel" in query
+    job = spec["components"]["schemas"]["Job"]["properties"]
+    assert job["split_pages"]["minimum"] == 1 and "max_parallel" in job
+    page = spec["components"]["schemas"]["Result"]["properties"]["pages"]["items"]
+    assert "source" in spec["components"]["schemas"][page["$ref"].rsplit("/", 1)[1]]["properties"]
 
 
 def test_the_views_are_documented_as_one_of_single_or_parent(spec):

@@ -13,7 +13,7 @@ def event_fields(event):
     return {k: event[k] for k in ("operation", "job_id", "parent_job_id", "status", "model", "error_code")}
 
 
-def test_complete_stores_the_result_drops_the_payload_and_audits_once(kit, r, replies):
+def test_complete_stores_the_result_keeps_the_payload_and_audits_once(kit, r, replies):
     job_id = kit.single().job_id
     claim = kit.claim(job_id)
     done = kit.store.complete(job_id, claim.attempt, {"text": "hello", "pages": 1})
@@ -21,7 +21,7 @@ def test_complete_stores_the_result_drops_the_payload_and_audits_once(kit, r, re
     assert replies.last("complete").code == 1
     assert done.dispatches == []
     assert kit.store.queries.result(job_id) == {"text": "hello", "pages": 1}
-    assert not r.exists(keys.payload(job_id))
+    assert r.get(keys.payload(job_id)) == b"page 0"  # the searchable PDF is drawn from it
     job = kit.job(job_id)
     assert (job["status"], job["stage"], job["progress"], job["error_code"]) == ("completed", "completed", "1", "")
     assert int(job["finished_at"]) >= int(job["started_at"])

@@ -17,8 +17,8 @@ from workers.adapters.base import Line, OcrResult, PageResult
 def test_result_text_joins_pages_and_to_dict_is_json_ready():
     result = OcrResult(
         pages=[
-            PageResult(1, "one\n  \n", [Line("one", 0.123456, (1, 2, 3, 4))]),
-            PageResult(2, "two", []),
+            PageResult(1, "one\n  \n", [Line("one", 0.123456, (1, 2, 3, 4))], width=10, height=20),
+            PageResult(2, "two", [], source="text_layer"),
         ]
     )
 
@@ -26,8 +26,9 @@ def test_result_text_joins_pages_and_to_dict_is_json_ready():
     assert result.to_dict() == {
         "text": "one\n\ntwo",
         "pages": [
-            {"page": 1, "text": "one\n  \n", "lines": [{"text": "one", "confidence": 0.1235, "bbox": [1, 2, 3, 4]}]},
-            {"page": 2, "text": "two", "lines": []},
+            {"page": 1, "text": "one\n  \n", "source": "ocr",
+             "lines": [{"text": "one", "confidence": 0.1235, "bbox": [1, 2, 3, 4]}], "width": 10, "height": 20},
+            {"page": 2, "text": "two", "source": "text_layer", "lines": []},
         ],
     }
 
@@ -70,6 +71,7 @@ def test_echo_returns_the_payload_with_a_line_per_non_empty_line():
             {
                 "page": 1,
                 "text": "héllo\n\n  \nworld 42\n",
+                "source": "ocr",
                 "lines": [
                     {"text": "héllo", "confidence": 1.0, "bbox": [0, 0, 0, 0]},
                     {"text": "world 42", "confidence": 1.0, "bbox": [0, 0, 0, 0]},

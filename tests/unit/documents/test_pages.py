@@ -4,9 +4,9 @@ import threading
 import pytest
 from PIL import Image, ImageDraw
 
+from documents import pages as documents
+from documents.pages import open_document, render_pages
 from jobs.errors import InvalidDocument
-from workers import documents
-from workers.documents import open_document, render_pages
 
 
 def encode(image: Image.Image, fmt: str, **params) -> bytes:

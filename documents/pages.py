@@ -1,9 +1,10 @@
-"""Decode uploaded documents into page images for the OCR engines.
+"""Decode uploaded documents into page images for the OCR engines; read a PDF page's text; split PDFs.
 
 Pages are rendered lazily: a 200-page PDF at 200 dpi is over 2 GB of RGB
 pixels, so a worker holds one page at a time while the page count is known
 up front for progress reporting.  Every way a document can fail to decode
-surfaces as ``InvalidDocument`` so the job fails once instead of retrying.
+surfaces as ``InvalidDocument`` so the job fails once instead of retrying
+(and a PDF the gateway is asked to split is refused at submission).
 """
 
 from __future__ import annotations
@@ -13,13 +14,21 @@ import math
 import threading
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Self
 
 import pypdfium2 as pdfium
 from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
+from documents.text_layer import TextLayer, read_text_layer
 from jobs.errors import InvalidDocument
 from jobs.registry import DOCUMENT_TYPES
+
+#: The resolution PDF pages are rendered at for the engines (and for a searchable PDF).
+RENDER_DPI = 200
+PDF_TYPE = "application/pdf"
 
 # 64 Mpx is an A4 page at 600 dpi with room to spare (≈ 190 MB as RGB).
 # Pillow raises DecompressionBombError above twice its limit and only warns
@@ -47,7 +56,7 @@ _DECODE_ERRORS = (
 
 
 class Document(ABC):
-    """A decoded document: ``page_count`` is known, ``pages()`` renders on demand.
+    """A decoded document: ``page_count`` is known, ``page(index)`` renders on demand.
 
     Use it as a context manager so PDFium resources are released promptly
     even when OCR stops half-way.
@@ -55,22 +64,31 @@ class Document(ABC):
 
     page_count: int
 
-    @abstractmethod
     def pages(self) -> Iterator[Image.Image]:
         """Page images in order, RGB or L, one at a time."""
+        for index in range(self.page_count):
+            yield self.page(index)
+
+    @abstractmethod
+    def page(self, index: int) -> Image.Image:
+        """Page ``index`` (0-based) as an image, RGB or L."""
+
+    def text_layer(self, index: int) -> TextLayer | None:
+        """The text embedded in page ``index``, if it has any (only PDFs can)."""
+        return None
 
     @abstractmethod
     def close(self) -> None:
         """Release the decoder's resources; the rendered pages stay valid."""
 
-    def __enter__(self) -> Document:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info) -> None:
         self.close()
 
 
-def open_document(document: bytes, content_type: str, dpi: int = 200) -> Document:
+def open_document(document: bytes, content_type: str, dpi: int = RENDER_DPI) -> Document:
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type not in DOCUMENT_TYPES:
         raise InvalidDocument(
@@ -78,15 +96,44 @@ def open_document(document: bytes, content_type: str, dpi: int = 200) -> Documen
         )
     if not document:
         raise InvalidDocument("the document is empty")
-    if media_type == "application/pdf":
+    if media_type == PDF_TYPE:
         return _PdfDocument(document, dpi)
     return _ImageDocument(document, media_type)
 
 
-def render_pages(document: bytes, content_type: str, dpi: int = 200) -> list[Image.Image]:
+def render_pages(document: bytes, content_type: str, dpi: int = RENDER_DPI) -> list[Image.Image]:
     """All pages at once; for small documents and tests (the adapters stream)."""
     with open_document(document, content_type, dpi) as doc:
         return list(doc.pages())
+
+
+@dataclass(frozen=True)
+class PdfPart:
+    """Consecutive pages of a PDF, as a PDF of their own."""
+
+    first_page: int  # 1-based, in the whole document
+    page_count: int
+    data: bytes
+
+
+def split_pdf(data: bytes, pages_per_part: int, check: Callable[[int], None] | None = None) -> list[PdfPart]:
+    """The PDF cut into parts of ``pages_per_part`` pages (the last one may have fewer).
+
+    Each part holds its own pages only (with the fonts and images they use),
+    so the parts together weigh about what the document does.  ``check`` sees
+    the page count before any part is made and may refuse the document by
+    raising.  A PDF that cannot be read raises ``InvalidDocument``.
+    """
+    if pages_per_part < 1:
+        raise ValueError("pages_per_part must be at least 1")
+    with _PdfDocument(data, RENDER_DPI) as pdf:
+        if check is not None:
+            check(pdf.page_count)
+        parts = []
+        for first in range(0, pdf.page_count, pages_per_part):
+            count = min(pages_per_part, pdf.page_count - first)
+            parts.append(PdfPart(first + 1, count, pdf.part(first, count)))
+        return parts
 
 
 class _ImageDocument(Document):
@@ -105,11 +152,7 @@ class _ImageDocument(Document):
             self.close()
             raise InvalidDocument(f"cannot read the TIFF's pages: {exc}") from None
 
-    def pages(self) -> Iterator[Image.Image]:
-        for index in range(self.page_count):
-            yield self._frame(index)
-
-    def _frame(self, index: int) -> Image.Image:
+    def page(self, index: int) -> Image.Image:
         page = index + 1
         try:
             self._image.seek(index)
@@ -148,11 +191,24 @@ class _PdfDocument(Document):
             self.close()
             raise InvalidDocument("the PDF has no pages")
 
-    def pages(self) -> Iterator[Image.Image]:
-        for index in range(self.page_count):
-            yield self._render(index)
+    def page(self, index: int) -> Image.Image:
+        with self._loaded(index) as (page, scale):
+            bitmap = page.render(scale=scale, rev_byteorder=True)
+            try:
+                # A copy: the bitmap's buffer dies with the bitmap.
+                image = bitmap.to_pil().convert("RGB")
+            finally:
+                bitmap.close()
+        image.info["dpi"] = (round(scale * 72),) * 2
+        return image
 
-    def _render(self, index: int) -> Image.Image:
+    def text_layer(self, index: int) -> TextLayer | None:
+        with self._loaded(index) as (page, scale):
+            return read_text_layer(page, scale)
+
+    @contextmanager
+    def _loaded(self, index: int) -> Iterator[tuple[pdfium.PdfPage, float]]:
+        """Page ``index`` and the scale it renders at, under the PDFium lock; PDFium's failures as InvalidDocument."""
         page_number = index + 1
         try:
             with _PDFIUM_LOCK:
@@ -161,19 +217,26 @@ class _PdfDocument(Document):
                     width, height = page.get_size()
                     if width <= 0 or height <= 0:
                         raise InvalidDocument(f"page {page_number} of the PDF has no area")
-                    scale = self._fit_scale(width, height)
-                    bitmap = page.render(scale=scale, rev_byteorder=True)
-                    try:
-                        # A copy: the bitmap's buffer dies with the bitmap.
-                        image = bitmap.to_pil().convert("RGB")
-                    finally:
-                        bitmap.close()
+                    yield page, self._fit_scale(width, height)
                 finally:
                     page.close()
         except pdfium.PdfiumError as exc:
-            raise InvalidDocument(f"cannot render page {page_number} of the PDF: {exc}") from None
-        image.info["dpi"] = (round(scale * 72),) * 2
-        return image
+            raise InvalidDocument(f"cannot read page {page_number} of the PDF: {exc}") from None
+
+    def part(self, first: int, count: int) -> bytes:
+        """Pages ``first`` .. ``first + count - 1`` (0-based) as a PDF of their own."""
+        buffer = io.BytesIO()
+        try:
+            with _PDFIUM_LOCK:
+                part = pdfium.PdfDocument.new()
+                try:
+                    part.import_pages(self._pdf, list(range(first, first + count)))
+                    part.save(buffer)
+                finally:
+                    part.close()
+        except pdfium.PdfiumError as exc:
+            raise InvalidDocument(f"cannot copy pages {first + 1} to {first + count} of the PDF: {exc}") from None
+        return buffer.getvalue()
 
     def _fit_scale(self, width: float, height: float) -> float:
         """Render at the requested dpi unless the page is huge; then shrink it to fit."""

@@ -1,0 +1,147 @@
+"""Documents end to end: PDF split, text layers and searchable PDFs, with real processes and engines.
+
+A real gunicorn gateway, Celery worker (Tesseract), coordinator, beat and
+Redis.  Each test submits over HTTP and checks what a client sees: the
+merged text in page order with the pages' numbers in the whole document,
+where each page's text came from, and the text a PDF reader extracts from
+the searchable PDF.
+"""
+
+from __future__ import annotations
+
+import pypdfium2 as pdfium
+import pytest
+
+from tests.integration.fanout_support import Gateway, intervals, peak_overlap, wait_terminal
+from tests.integration.live import OCR_TIMEOUT, assert_problem, b64, ocrgw_keyspace, pdf_bytes, png_bytes
+from tests.pdfs import pdf
+
+pytestmark = pytest.mark.integration
+
+PAGES = 25
+WORDS = "HELLO OCRGW 2026"
+
+
+@pytest.fixture
+def gateway(stack, redis_url):
+    """A client of the shared gateway, on a database emptied for this test."""
+    with Gateway(stack.web().base_url) as client:
+        yield client
+
+
+@pytest.fixture
+def db0(redis_server, redis_url):
+    with redis_server.client(0) as client:
+        yield client
+
+
+def page_label(n: int) -> str:
+    return f"PAGE {n:02d} ALPHA"
+
+
+def accepted(response) -> dict:
+    assert response.status_code == 202, f"{response.status_code}: {response.text}"
+    return response.json()
+
+
+def pdf_texts(gateway: Gateway, job_id: str) -> list[str]:
+    """The text a PDF reader extracts from each page of the job's searchable PDF."""
+    response = gateway.http.get(f"{gateway.base_url}/jobs/{job_id}/result.pdf", timeout=gateway.timeout)
+    assert response.status_code == 200, f"{response.status_code}: {response.text[:300]}"
+    assert response.headers["Content-Type"] == "application/pdf"
+    document = pdfium.PdfDocument(response.content)
+    try:
+        return [document[i].get_textpage().get_text_range() for i in range(len(document))]
+    finally:
+        document.close()
+
+
+def in_order(text: str, parts: list[str]) -> bool:
+    positions = [text.find(part) for part in parts]
+    return -1 not in positions and positions == sorted(positions)
+
+
+def test_a_25_page_pdf_split_in_10_page_children_reads_in_page_order(gateway, tmp_path):
+    # Given a 25-page PDF (images of text: every page needs OCR)
+    document = pdf_bytes(tmp_path, *(page_label(n) for n in range(1, PAGES + 1)))
+
+    # When it is posted raw with split_pages=10, at most two children at once
+    parent = accepted(
+        gateway.post_raw(document, "application/pdf", {"model": "tesseract", "split_pages": "10", "max_parallel": "2"})
+    )
+    view = wait_terminal(gateway.job, parent["id"], timeout=3 * OCR_TIMEOUT)
+
+    # Then it is one group of three children: pages 1-10, 11-20 and 21-25
+    assert (view["kind"], view["status"], view["total"]) == ("parent", "completed", 3), view
+    assert peak_overlap(intervals(view["children"])) <= 2
+    children = [gateway.get(f"/jobs/{c['id']}") for c in view["children"]]
+    assert [c["pages"] for c in children] == [10, 10, 5]
+    assert [[p["page"] for p in c["result"]["pages"]] for c in children] == [
+        list(range(1, 11)), list(range(11, 21)), list(range(21, 26))]  # fmt: skip
+    # And the merged text is in page order, each page numbered in the whole document
+    merged = view["result"]
+    assert [p["page"] for p in merged["pages"]] == list(range(1, PAGES + 1))
+    for page in merged["pages"]:
+        assert page_label(page["page"]) in page["text"], page
+        assert page["source"] == "ocr"
+    assert [p["child_index"] for p in merged["pages"]] == [0] * 10 + [1] * 10 + [2] * 5
+    assert in_order(merged["text"], [page_label(n) for n in range(1, PAGES + 1)])
+    # And the group's searchable PDF holds the 25 pages, in order, each with its words
+    texts = pdf_texts(gateway, parent["id"])
+    assert len(texts) == PAGES
+    for n, text in enumerate(texts, start=1):
+        assert page_label(n) in text, (n, text)
+
+
+def test_text_layer_prefer_reads_text_pages_from_their_text_and_ocrs_image_pages(gateway):
+    # Given a PDF mixing pages that carry their text and pages that are only pictures
+    document = pdf([("text", "Quarterly report\nRevenue grew"), ("image", "IMAGE PAGE TWO"),
+                    ("text", "Closing remarks"), ("image", "IMAGE PAGE FOUR")])  # fmt: skip
+    job = {"model": "tesseract", "content_type": "application/pdf", "payload": b64(document)}
+
+    # When it is read preferring text layers, and (to compare) ignoring them
+    prefer = accepted(gateway.post_json({**job, "options": {"text_layer": "prefer"}}))
+    ignore = accepted(gateway.post_json(job))
+    prefer = wait_terminal(gateway.job, prefer["id"], timeout=OCR_TIMEOUT)
+    ignore = wait_terminal(gateway.job, ignore["id"], timeout=OCR_TIMEOUT)
+
+    # Then with prefer each page says where its text came from, and the text pages are exact
+    assert prefer["status"] == "completed", prefer
+    pages = prefer["result"]["pages"]
+    assert [p["source"] for p in pages] == ["text_layer", "ocr", "text_layer", "ocr"]
+    assert [p["text"] for p in (pages[0], pages[2])] == ["Quarterly report\nRevenue grew", "Closing remarks"]
+    assert "IMAGE PAGE TWO" in pages[1]["text"] and "IMAGE PAGE FOUR" in pages[3]["text"]
+    assert [line["text"] for line in pages[0]["lines"]] == ["Quarterly report", "Revenue grew"]
+    for page in pages:  # every box lies on its page, in the pixels the page says
+        for line in page["lines"]:
+            x0, y0, x1, y1 = line["bbox"]
+            assert 0 <= x0 < x1 <= page["width"] and 0 <= y0 < y1 <= page["height"], (page["page"], line)
+    # And by default every page is OCRed, the text pages too
+    assert ignore["status"] == "completed", ignore
+    assert [p["source"] for p in ignore["result"]["pages"]] == ["ocr"] * 4
+    assert "Quarterly report" in ignore["result"]["pages"][0]["text"]
+
+
+def test_a_single_image_jobs_searchable_pdf_holds_the_recognized_words(gateway, tmp_path):
+    # Given a completed OCR job of one page image
+    created = accepted(gateway.post_raw(png_bytes(tmp_path, WORDS), "image/png", {"model": "tesseract"}))
+    job = wait_terminal(gateway.job, created["id"], timeout=OCR_TIMEOUT)
+    assert job["status"] == "completed", job
+
+    # When its searchable PDF is read by a PDF library
+    texts = pdf_texts(gateway, job["id"])
+
+    # Then the one page carries the recognized words, as the result has them
+    assert len(texts) == 1
+    assert " ".join(texts[0].split()) == " ".join(job["result"]["text"].split())
+    assert WORDS in texts[0]
+
+
+def test_a_corrupt_pdf_to_split_is_refused_and_stores_nothing(gateway, db0):
+    before = ocrgw_keyspace(db0)
+
+    response = gateway.post_raw(b"%PDF-1.7\n1 0 obj << >>\ntruncated", "application/pdf",
+                                {"model": "tesseract", "split_pages": "10"})  # fmt: skip
+
+    assert_problem(response, 422, "invalid_document")
+    assert ocrgw_keyspace(db0) == before

@@ -1,0 +1,80 @@
+"""What every page engine shares: text layers preferred over OCR, page numbers in the whole document."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs.errors import AdapterError
+from tests.pdfs import pdf
+from tests.unit.workers.pages import HELLO_PNG, Progress
+from workers.adapters.base import Line, PageAdapter, PageResult
+
+MIXED = pdf([("text", "Text page one"), ("image", "IMAGE TWO"), ("text", "Text page three"), ("image", "IMAGE FOUR")])
+
+
+class RecordingEngine(PageAdapter):
+    """Answers each page it is asked to read with ``ocr <page>``; records which it read."""
+
+    name = "recording"
+
+    def __init__(self):
+        self.read: list[tuple[int, tuple[int, int]]] = []
+
+    def recognise(self, page, image, options, deadline):
+        self.read.append((page, image.size))
+        return PageResult(page, f"ocr {page}", [Line(f"ocr {page}", 0.5, (1, 2, 3, 4))])
+
+
+def test_prefer_answers_text_pages_from_their_text_and_ocrs_the_others():
+    engine = RecordingEngine()
+
+    result = engine.run(MIXED, "application/pdf", {"text_layer": "prefer"})
+
+    assert [p.source for p in result.pages] == ["text_layer", "ocr", "text_layer", "ocr"]
+    assert [p.text for p in result.pages] == ["Text page one", "ocr 2", "Text page three", "ocr 4"]
+    assert [page for page, _ in engine.read] == [2, 4]
+    text_page = result.pages[0]
+    assert [(line.text, line.confidence) for line in text_page.lines] == [("Text page one", 1.0)]
+    # Both kinds say which pixels their boxes are in: the page rendered at the adapter's dpi.
+    assert (text_page.width, text_page.height) == (1700, 2200)
+    assert (result.pages[1].width, result.pages[1].height) == engine.read[0][1]
+    assert result.to_dict()["pages"][0]["source"] == "text_layer"
+
+
+def test_ignore_is_the_default_and_ocrs_every_page():
+    for options in ({}, {"text_layer": "ignore"}):
+        engine = RecordingEngine()
+
+        result = engine.run(MIXED, "application/pdf", options)
+
+        assert [p.source for p in result.pages] == ["ocr"] * 4
+        assert [page for page, _ in engine.read] == [1, 2, 3, 4]
+
+
+def test_prefer_on_an_image_ocrs_it():
+    engine = RecordingEngine()
+
+    result = engine.run(HELLO_PNG, "image/png", {"text_layer": "prefer"})
+
+    assert [(p.page, p.source, p.width, p.height) for p in result.pages] == [(1, "ocr", 900, 600)]
+
+
+def test_first_page_numbers_the_pages_in_the_whole_document_and_progress_stays_local():
+    engine, progress = RecordingEngine(), Progress()
+
+    result = engine.run(MIXED, "application/pdf", {"first_page": 11, "text_layer": "prefer"}, progress)
+
+    assert [p.page for p in result.pages] == [11, 12, 13, 14]
+    assert [page for page, _ in engine.read] == [12, 14]
+    assert progress == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"text_layer": "always"}, {"text_layer": True}, {"first_page": 0}, {"first_page": "2"}, {"first_page": True}],
+)
+def test_bad_options_fail_the_job_once(options):
+    with pytest.raises(AdapterError) as raised:
+        RecordingEngine().run(MIXED, "application/pdf", options)
+
+    assert raised.value.code == "invalid_options" and raised.value.transient is False
