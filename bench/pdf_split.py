@@ -36,18 +36,22 @@ from __future__ import annotations
 
 import io
 import json
-import multiprocessing
 import time
 
 from PIL import Image
 
-from bench.common import STACK_DB, Bench, check, median, micros, print_table, result, rotations, wait_parent
+from bench.common import STACK_DB, check, median, micros, print_table, result, rotations, wait_parent
 from bench.ocr import page_texts, render
+from bench.processes import HELPERS, Bench
 
 NAME = "pdf_split"
 ENGINE = "tesseract"
 PAGE_DPI = 200
 SEED = 20261
+# (full, --quick) seconds: hang detectors, not speed checks (see bench/deadline.py).
+DEADLINE = (3600.0, 900.0)
+SIDE_DEADLINE = (1200.0, 300.0)
+WARM_DEADLINE = (600.0, 300.0)
 
 
 def make_pdf(texts: list[str]) -> bytes:
@@ -117,11 +121,13 @@ def run(bench: Bench) -> dict:
     document = make_pdf(page_texts(n, seed=SEED))
     warm = make_pdf(page_texts(workers, seed=SEED + 1))
 
-    _split_through_stack(stack, client, warm, workers)  # every pool process reads a page first (most likely)
+    with bench.phase("warm the stack", *WARM_DEADLINE):
+        _split_through_stack(stack, client, warm, workers)  # every pool process reads a page first (most likely)
     times: dict[str, list[float]] = {"a_one_process": [], "b_split": []}
     texts: dict[str, list[str]] = {}
     runs: list[list[tuple[int, int]]] = []
-    pool = multiprocessing.get_context("fork").Pool(1, initializer=_pool_init, initargs=(warm,))
+    with bench.phase("start and warm the one-process pool", *WARM_DEADLINE):
+        pool = HELPERS.Pool(1, initializer=_pool_init, initargs=(warm,))
     try:
         sides = {
             "a_one_process": lambda: pool.apply(_read_pdf, (document,)),
@@ -129,11 +135,13 @@ def run(bench: Bench) -> dict:
         }
         for order in rotations(list(sides), options.reps):
             for side in order:
-                seconds, out = sides[side]()
+                with bench.phase(f"{side}, {n} pages", *SIDE_DEADLINE):
+                    seconds, out = sides[side]()
                 times[side].append(seconds)
                 texts[side] = out
-        pool.close()
-        pool.join()
+        with bench.phase("stop the one-process pool", *WARM_DEADLINE):
+            pool.close()
+            pool.join()
     finally:
         pool.terminate()
 

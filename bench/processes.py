@@ -40,7 +40,7 @@ from tests.harness import BEAT_READY, CELERY_READY, Proc, ProcGroup, RedisServer
 
 PROCFILE = ROOT / "Procfile"
 HELPERS = multiprocessing.get_context("forkserver")
-HELPERS.set_forkserver_preload(["bench.ocr", "bench.submission", "bench.sweep"])
+HELPERS.set_forkserver_preload(["bench.ocr", "bench.pdf_split", "bench.submission", "bench.sweep"])
 
 #: Per process, the bound of one wait for its readiness line; the phase around it bounds the whole start.
 START_TIMEOUT = 120.0
