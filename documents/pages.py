@@ -147,7 +147,7 @@ class _ImageDocument(Document):
         try:
             # Only TIFF frames are pages: an APNG's frames are an animation
             # and an MPO JPEG's extra frames are previews of the same picture.
-            self.page_count = self._image.n_frames if self._image.format == "TIFF" else 1
+            self.page_count = getattr(self._image, "n_frames", 1) if self._image.format == "TIFF" else 1
         except _DECODE_ERRORS as exc:
             self.close()
             raise InvalidDocument(f"cannot read the TIFF's pages: {exc}") from None

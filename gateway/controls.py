@@ -46,8 +46,12 @@ def _refused(error: Exception) -> Problem:
     return Problem(_REFUSALS[type(error)], str(error) + ".")
 
 
-def register(bp: Blueprint, services: Services, record_of: Callable[[str], dict[str, str]],
-             job_view: Callable[..., dict[str, Any]]) -> None:
+def register(
+    bp: Blueprint,
+    services: Services,
+    record_of: Callable[[str], dict[str, str]],
+    job_view: Callable[..., dict[str, Any]],
+) -> None:
     store = services.store
 
     @bp.route("/jobs/<job_id>", methods=["DELETE"])

@@ -17,7 +17,6 @@ from flask import Response
 
 from documents.pages import PDF_TYPE
 from documents.searchable_pdf import SourceDocument, searchable_pdf
-from gateway import views
 from gateway.openapi import Blueprint, problems
 from gateway.problems import Problem
 from jobs.contract import JobKind, JobStatus

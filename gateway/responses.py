@@ -107,13 +107,17 @@ class RunSchema(Schema):
     finished_at = _time()
     outcome = fields.String(
         required=True,
-        metadata={"description": "completed, failed, cancelled, retrying (a transient error) or reclaimed "
-                  "(its lease expired)."},
+        metadata={
+            "description": "completed, failed, cancelled, retrying (a transient error) or reclaimed "
+            "(its lease expired)."
+        },
     )
 
 
 def _runs() -> fields.List:
-    return fields.List(fields.Nested(RunSchema), required=True, metadata={"description": "Ended attempts, oldest first."})
+    return fields.List(
+        fields.Nested(RunSchema), required=True, metadata={"description": "Ended attempts, oldest first."}
+    )
 
 
 class SingleJobViewSchema(Schema):
@@ -190,7 +194,9 @@ class ParentViewSchema(Schema):
     tolerated_failures = fields.Integer(
         required=True, metadata={"description": "Children that may fail (or be cancelled) and the group complete."}
     )
-    fail_fast = fields.Boolean(required=True, metadata={"description": "Past the tolerance, held children are cancelled."})
+    fail_fast = fields.Boolean(
+        required=True, metadata={"description": "Past the tolerance, held children are cancelled."}
+    )
     cancel_requested = fields.Boolean(required=True)
     redrives = fields.Integer(required=True, metadata={"description": "Times its failed children were retried."})
     error_code = _nullable_string(metadata={"description": "child_failed or child_cancelled, past its tolerance."})

@@ -211,8 +211,10 @@ class FanoutSchema(Schema):
     )
     tolerated_failures = StrictInteger(
         validate=Range(min=0),
-        metadata={"description": "Children that may fail (or be cancelled) with the group still completed; "
-                  "default 0: any failure fails the group once every child has ended (collect-all)."},
+        metadata={
+            "description": "Children that may fail (or be cancelled) with the group still completed; "
+            "default 0: any failure fails the group once every child has ended (collect-all)."
+        },
     )
     tolerated_failure_percentage = StrictNumber(
         validate=Range(min=0, max=100),

@@ -192,8 +192,9 @@ def runs(intervals: str | None) -> list[dict[str, Any]]:
     out = []
     for run in filter(None, (intervals or "").split(",")):
         attempt, started, ended, outcome = run.split(":")
-        out.append({"attempt": int(attempt), "started_at": rfc3339(started), "finished_at": rfc3339(ended),
-                    "outcome": outcome})
+        out.append(
+            {"attempt": int(attempt), "started_at": rfc3339(started), "finished_at": rfc3339(ended), "outcome": outcome}
+        )
     return out
 
 

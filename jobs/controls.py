@@ -53,8 +53,12 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
             # A child's cancel may finish its parent; a parent's or single job's, itself.
             **keys.roots_by_status(job_id, JobKind.SINGLE if kind == b"single" else JobKind.PARENT),
         },
-        args={"job_id": job_id, "prefix": keys.group_prefix(job_id),
-              "release_limit": store.settings.release_batch, "requeue_ms": store.requeue_ms},
+        args={
+            "job_id": job_id,
+            "prefix": keys.group_prefix(job_id),
+            "release_limit": store.settings.release_batch,
+            "requeue_ms": store.requeue_ms,
+        },
     )
     if reply.code == Reply.NO_JOB:
         raise JobNotFound(f"no job {job_id}")
@@ -67,8 +71,13 @@ def set_cap(store: JobStore, parent_id: str, max_parallel: int) -> list[Dispatch
     reply = store.scripts.run(
         SET_CAP,
         keys={"parent": keys.job(parent_id), "queued": keys.QUEUED, "due": keys.DUE_PARENTS},
-        args={"parent_id": parent_id, "prefix": keys.group_prefix(parent_id), "max_parallel": max_parallel,
-              "release_limit": store.settings.release_batch, "requeue_ms": store.requeue_ms},
+        args={
+            "parent_id": parent_id,
+            "prefix": keys.group_prefix(parent_id),
+            "max_parallel": max_parallel,
+            "release_limit": store.settings.release_batch,
+            "requeue_ms": store.requeue_ms,
+        },
     )
     if reply.code == Reply.NO_JOB:
         raise NotAGroup(f"job {parent_id} is not a fan-out group")
@@ -77,18 +86,29 @@ def set_cap(store: JobStore, parent_id: str, max_parallel: int) -> list[Dispatch
     return reply.released
 
 
-def redrive(store: JobStore, parent_id: str, include_cancelled: bool = False,
-            idempotency: Idempotency | None = None) -> Redriven:
+def redrive(
+    store: JobStore, parent_id: str, include_cancelled: bool = False, idempotency: Idempotency | None = None
+) -> Redriven:
     parent = keys.job(parent_id)
     reply = store.scripts.run(
         REDRIVE,
-        keys={"parent": parent, "idempotency": keys.idempotency(idempotency.key) if idempotency else parent,
-              "queued": keys.QUEUED, "due": keys.DUE_PARENTS, **keys.roots_by_status(parent_id, JobKind.PARENT)},
-        args={"parent_id": parent_id, "prefix": keys.group_prefix(parent_id),
-              "include_cancelled": int(include_cancelled), "release_limit": store.settings.release_batch,
-              "requeue_ms": store.requeue_ms, "idempotency_key": idempotency.key if idempotency else "",
-              "fingerprint": idempotency.fingerprint if idempotency else "",
-              "idempotency_ttl": store.settings.idempotency_ttl},
+        keys={
+            "parent": parent,
+            "idempotency": keys.idempotency(idempotency.key) if idempotency else parent,
+            "queued": keys.QUEUED,
+            "due": keys.DUE_PARENTS,
+            **keys.roots_by_status(parent_id, JobKind.PARENT),
+        },
+        args={
+            "parent_id": parent_id,
+            "prefix": keys.group_prefix(parent_id),
+            "include_cancelled": int(include_cancelled),
+            "release_limit": store.settings.release_batch,
+            "requeue_ms": store.requeue_ms,
+            "idempotency_key": idempotency.key if idempotency else "",
+            "fingerprint": idempotency.fingerprint if idempotency else "",
+            "idempotency_ttl": store.settings.idempotency_ttl,
+        },
     )
     if reply.code == Reply.REPLAYED:
         return Redriven(0, True, [])

@@ -123,10 +123,15 @@ def idempotency(key: str) -> str:
 
 def lua_key_shapes() -> str:
     """The Lua functions that derive a group's keys from its prefix, as the functions above do."""
-    return "\n".join([
-        f"local function job_key_of(prefix, id) return prefix .. '{JOB}' .. id end",
-        f"local function payload_key_of(prefix, id) return prefix .. '{PAYLOAD}' .. id end",
-        f"local function children_key_of(prefix, status) return prefix .. '{CHILDREN}' .. status end",
-        f"local function child_id_of(parent_id, index) return parent_id .. '{CHILD_SEPARATOR}' "
-        "  .. string.format('%d', index) end",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                f"local function job_key_of(prefix, id) return prefix .. '{JOB}' .. id end",
+                f"local function payload_key_of(prefix, id) return prefix .. '{PAYLOAD}' .. id end",
+                f"local function children_key_of(prefix, status) return prefix .. '{CHILDREN}' .. status end",
+                f"local function child_id_of(parent_id, index) return parent_id .. '{CHILD_SEPARATOR}' "
+                "  .. string.format('%d', index) end",
+            ]
+        )
+        + "\n"
+    )

@@ -28,8 +28,14 @@ class NewJob:
 
     def spec(self) -> list[str]:
         """How ``create`` takes the job's fields: [model, doc_hash, pages, content_type, options JSON, callback]."""
-        return [self.model, self.doc_hash, str(self.pages), self.content_type, json.dumps(self.options),
-                self.callback_url]
+        return [
+            self.model,
+            self.doc_hash,
+            str(self.pages),
+            self.content_type,
+            json.dumps(self.options),
+            self.callback_url,
+        ]
 
 
 @dataclass(frozen=True)

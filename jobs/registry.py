@@ -80,7 +80,8 @@ class EchoOptions(Schema):
     )
     fail = StrictBoolean(metadata={"description": "Fail permanently (echo_failed)."})
     fail_until = StrictNumber(
-        validate=Range(min=0), metadata={"description": "Fail (echo_failed) while the clock is before these Unix seconds."}
+        validate=Range(min=0),
+        metadata={"description": "Fail (echo_failed) while the clock is before these Unix seconds."},
     )
     transient_fail = StrictBoolean(metadata={"description": "Fail transiently (echo_transient), retried."})
     crash = StrictBoolean(metadata={"description": "End the worker process (workers with crashes enabled)."})

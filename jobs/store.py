@@ -35,8 +35,12 @@ from jobs.transitions.heartbeat import HEARTBEAT, PROGRESS
 from jobs.transitions.retry import RETRY
 
 # A refusal of an attempt's report, as the exception its caller handles.
-_REFUSALS = {Reply.NO_JOB: JobNotFound, Reply.WRONG_STATUS: NotProcessing, Reply.LEASE_LOST: LeaseLost,
-             Reply.CANCEL_REQUESTED: CancelRequested}
+_REFUSALS = {
+    Reply.NO_JOB: JobNotFound,
+    Reply.WRONG_STATUS: NotProcessing,
+    Reply.LEASE_LOST: LeaseLost,
+    Reply.CANCEL_REQUESTED: CancelRequested,
+}
 
 
 class JobStore(SweepTransitions):
@@ -100,8 +104,15 @@ class JobStore(SweepTransitions):
         }
         return self._create(new_job_id(), JobKind.PARENT, children, group, idempotency, release)
 
-    def _create(self, root_id: str, kind: JobKind, jobs: Sequence[NewJob], group: dict[str, Any],
-                idempotency: Idempotency | None, release: bool) -> Created:
+    def _create(
+        self,
+        root_id: str,
+        kind: JobKind,
+        jobs: Sequence[NewJob],
+        group: dict[str, Any],
+        idempotency: Idempotency | None,
+        release: bool,
+    ) -> Created:
         root = keys.job(root_id)
         reply = self.scripts.run(
             CREATE,
@@ -140,14 +151,23 @@ class JobStore(SweepTransitions):
         """Takes a queued job for one attempt; None when it is not claimable (a duplicate message)."""
         reply: ClaimReply = self.scripts.run(
             CLAIM,
-            keys={**keys.of_running_job(job_id), "payload": keys.payload(job_id), "call": keys.call(job_id, call_token())},
-            args={"job_id": job_id, "prefix": keys.group_prefix(job_id), "lease_ms": self.settings.lease_ms,
-                  "record_ms": CALL_RECORD_MS},
+            keys={
+                **keys.of_running_job(job_id),
+                "payload": keys.payload(job_id),
+                "call": keys.call(job_id, call_token()),
+            },
+            args={
+                "job_id": job_id,
+                "prefix": keys.group_prefix(job_id),
+                "lease_ms": self.settings.lease_ms,
+                "record_ms": CALL_RECORD_MS,
+            },
         )
         if reply.code != Reply.OK:
             return None
-        return Claim(job_id, reply.attempt, reply.model, reply.content_type, json.loads(reply.options or "{}"),
-                     reply.payload)
+        return Claim(
+            job_id, reply.attempt, reply.model, reply.content_type, json.loads(reply.options or "{}"), reply.payload
+        )
 
     def heartbeat(self, job_id: str, attempt: int) -> bool:
         """Extends the lease; False once this attempt no longer holds the job."""
@@ -165,7 +185,8 @@ class JobStore(SweepTransitions):
         caller stops and ends it with ``end_cancelled``.
         """
         reply = self.scripts.run(
-            PROGRESS, keys={"job": keys.job(job_id)},
+            PROGRESS,
+            keys={"job": keys.job(job_id)},
             args={"attempt": attempt, "stage": stage, "progress": f"{progress:.4f}"},
         )
         if reply.code == Reply.CANCEL_REQUESTED:
@@ -181,8 +202,7 @@ class JobStore(SweepTransitions):
         """
         return self._finish(job_id, attempt, JobStatus.COMPLETED, json.dumps(result), "", "", take_next)
 
-    def fail(self, job_id: str, attempt: int, error_code: str, error: str,
-             take_next: str | None = None) -> Completion:
+    def fail(self, job_id: str, attempt: int, error_code: str, error: str, take_next: str | None = None) -> Completion:
         return self._finish(job_id, attempt, JobStatus.FAILED, "", error_code, error, take_next)
 
     def end_cancelled(self, job_id: str, attempt: int) -> Completion:
@@ -218,8 +238,14 @@ class JobStore(SweepTransitions):
         self._raise_if_refused(job_id, reply.code)
         next_claim = None
         if reply.next_job_id:
-            next_claim = Claim(reply.next_job_id, reply.next_attempt, reply.next_model, reply.next_content_type,
-                               json.loads(reply.next_options or "{}"), reply.next_payload)
+            next_claim = Claim(
+                reply.next_job_id,
+                reply.next_attempt,
+                reply.next_model,
+                reply.next_content_type,
+                json.loads(reply.next_options or "{}"),
+                reply.next_payload,
+            )
         return Completion(reply.finalized, reply.released, next_claim)
 
     def retry(self, job_id: str, attempt: int, backoff_seconds: float, error_code: str, error: str) -> None:
@@ -230,8 +256,14 @@ class JobStore(SweepTransitions):
         reply = self.scripts.run(
             RETRY,
             keys=keys.of_running_job(job_id),
-            args={"job_id": job_id, "attempt": attempt, "prefix": keys.group_prefix(job_id),
-                  "backoff_ms": int(backoff_seconds * 1000), "error_code": error_code, "error": error},
+            args={
+                "job_id": job_id,
+                "attempt": attempt,
+                "prefix": keys.group_prefix(job_id),
+                "backoff_ms": int(backoff_seconds * 1000),
+                "error_code": error_code,
+                "error": error,
+            },
         )
         self._raise_if_refused(job_id, reply.code)
 

@@ -60,11 +60,27 @@ class SweepTransitions:
 
     def reclaim(self, job_ids: Iterable[str]) -> Reclaimed:
         ids = list(job_ids)
-        replies = self._pipelined(RECLAIM, [(
-            {**keys.of_running_job(j), "events": keys.events(j), "due": keys.DUE_PARENTS, "webhooks": keys.WEBHOOKS},
-            {"job_id": j, "prefix": keys.group_prefix(j), "max_attempts": self.settings.max_attempts,
-             "release_limit": self.settings.release_batch, "requeue_ms": self.requeue_ms},
-        ) for j in ids])
+        replies = self._pipelined(
+            RECLAIM,
+            [
+                (
+                    {
+                        **keys.of_running_job(j),
+                        "events": keys.events(j),
+                        "due": keys.DUE_PARENTS,
+                        "webhooks": keys.WEBHOOKS,
+                    },
+                    {
+                        "job_id": j,
+                        "prefix": keys.group_prefix(j),
+                        "max_attempts": self.settings.max_attempts,
+                        "release_limit": self.settings.release_batch,
+                        "requeue_ms": self.requeue_ms,
+                    },
+                )
+                for j in ids
+            ],
+        )
         requeued: list[Dispatch] = []
         failed: list[str] = []
         dispatches: list[Dispatch] = []
@@ -80,19 +96,35 @@ class SweepTransitions:
 
     def republish(self, job_ids: Iterable[str]) -> list[Dispatch]:
         ids = list(job_ids)
-        replies = self._pipelined(REPUBLISH, [
-            ({"job": keys.job(j), "queued": keys.QUEUED}, {"job_id": j, "requeue_ms": self.requeue_ms})
-            for j in ids
-        ])
+        replies = self._pipelined(
+            REPUBLISH,
+            [({"job": keys.job(j), "queued": keys.QUEUED}, {"job_id": j, "requeue_ms": self.requeue_ms}) for j in ids],
+        )
         return [Dispatch(j, r.model) for j, r in zip(ids, replies, strict=True) if r.code == Reply.OK]
 
     def release(self, parent_ids: Iterable[str]) -> list[Dispatch]:
-        replies = self._pipelined(RELEASE, [(
-            {"parent": keys.job(p), "events": keys.events(p), "queued": keys.QUEUED, "due": keys.DUE_PARENTS,
-             "webhooks": keys.WEBHOOKS, **keys.roots_by_status(p, JobKind.PARENT)},
-            {"parent_id": p, "prefix": keys.group_prefix(p), "release_limit": self.settings.release_batch,
-             "requeue_ms": self.requeue_ms},
-        ) for p in parent_ids])
+        replies = self._pipelined(
+            RELEASE,
+            [
+                (
+                    {
+                        "parent": keys.job(p),
+                        "events": keys.events(p),
+                        "queued": keys.QUEUED,
+                        "due": keys.DUE_PARENTS,
+                        "webhooks": keys.WEBHOOKS,
+                        **keys.roots_by_status(p, JobKind.PARENT),
+                    },
+                    {
+                        "parent_id": p,
+                        "prefix": keys.group_prefix(p),
+                        "release_limit": self.settings.release_batch,
+                        "requeue_ms": self.requeue_ms,
+                    },
+                )
+                for p in parent_ids
+            ],
+        )
         return [d for r in replies for d in r.released]
 
     def active_parent_count(self) -> int:

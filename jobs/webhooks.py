@@ -70,7 +70,7 @@ def claim_window_seconds(settings: Settings) -> float:
 
 def due(store: JobStore, now_ms: int, limit: int) -> list[str]:
     """Jobs whose webhook is due at ``now_ms``, the longest waiting first, at most ``limit``."""
-    found: list[bytes] = store.redis.zrangebyscore(keys.WEBHOOKS, "-inf", now_ms, start=0, num=limit)  # type: ignore[assignment]
+    found: list[bytes] = store.redis.zrangebyscore(keys.WEBHOOKS, "-inf", now_ms, start=0, num=limit)
     return [m.decode() for m in found]
 
 
@@ -130,5 +130,5 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
 
 def pending(store: JobStore) -> dict[str, int]:
     """Every job with a webhook still to deliver, and when it is due (ms): for checks and tests."""
-    found: list[tuple[bytes, float]] = store.redis.zrange(keys.WEBHOOKS, 0, -1, withscores=True)  # type: ignore[assignment]
+    found: list[tuple[bytes, float]] = store.redis.zrange(keys.WEBHOOKS, 0, -1, withscores=True)
     return {member.decode(): int(score) for member, score in found}

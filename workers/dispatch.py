@@ -6,7 +6,7 @@ such jobs (see the `republish` transition), and claim ignores duplicates.
 """
 
 import logging
-from typing import Iterable
+from collections.abc import Iterable
 
 from jobs.records import Dispatch
 from jobs.registry import MODELS

@@ -31,8 +31,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from celery.exceptions import SoftTimeLimitExceeded
 
@@ -152,8 +152,7 @@ class Runner:
         assert first is not None  # the loop ran at least once
         return first
 
-    def _attempt(self, claim: Claim, lost: threading.Event,
-                 keep_until: float) -> tuple[str, Completion | None]:
+    def _attempt(self, claim: Claim, lost: threading.Event, keep_until: float) -> tuple[str, Completion | None]:
         """Runs the adapter and writes the outcome; the caller publishes what the write released."""
         try:
             try:
@@ -184,17 +183,28 @@ class Runner:
                     self.store.retry(claim.job_id, claim.attempt, backoff, exc.code, exc.message)
                 except CancelRequested:
                     return self._cancelled(claim)
-                log.warning("job %s attempt %d: %s (%s); retrying in %.1f s",
-                            claim.job_id, claim.attempt, exc.code, exc.message, backoff)
+                log.warning(
+                    "job %s attempt %d: %s (%s); retrying in %.1f s",
+                    claim.job_id,
+                    claim.attempt,
+                    exc.code,
+                    exc.message,
+                    backoff,
+                )
                 return RETRIED, None
-            return FAILED, self.store.fail(claim.job_id, claim.attempt, exc.code, exc.message,
-                                           self._take_next(claim, keep_until))
+            return FAILED, self.store.fail(
+                claim.job_id, claim.attempt, exc.code, exc.message, self._take_next(claim, keep_until)
+            )
         except Exception as exc:  # a bug in an adapter must not kill the worker
             log.exception("job %s: adapter raised", claim.job_id)
-            return FAILED, self.store.fail(claim.job_id, claim.attempt, "adapter_error",
-                                           f"{type(exc).__name__}: {exc}", self._take_next(claim, keep_until))
-        return COMPLETED, self.store.complete(claim.job_id, claim.attempt, result,
-                                              self._take_next(claim, keep_until))
+            return FAILED, self.store.fail(
+                claim.job_id,
+                claim.attempt,
+                "adapter_error",
+                f"{type(exc).__name__}: {exc}",
+                self._take_next(claim, keep_until),
+            )
+        return COMPLETED, self.store.complete(claim.job_id, claim.attempt, result, self._take_next(claim, keep_until))
 
     def _take_next(self, claim: Claim, keep_until: float) -> str | None:
         """The model of the next child to keep the slot for, or None to publish it instead."""
@@ -211,8 +221,9 @@ class Runner:
         # The task's time is up: no slot is kept, the next child is published.
         limit = self.store.settings.job_timeout
         log.warning("job %s attempt %d: ran longer than %g s", claim.job_id, claim.attempt, limit)
-        return FAILED, self.store.fail(claim.job_id, claim.attempt, TIMEOUT_CODE,
-                                       f"the job ran longer than {limit:g} s")
+        return FAILED, self.store.fail(
+            claim.job_id, claim.attempt, TIMEOUT_CODE, f"the job ran longer than {limit:g} s"
+        )
 
     def _ocr(self, claim: Claim, lost: threading.Event) -> dict:
         if claim.payload is None:

@@ -26,8 +26,21 @@ from jobs.transitions.sweep_lock import UNLOCK_SWEEP
 from jobs.transitions.webhooks import CLAIM_WEBHOOK, RECORD_WEBHOOK
 
 TRANSITIONS: tuple[Transition, ...] = (
-    CREATE, CLAIM, HEARTBEAT, PROGRESS, COMPLETE, RETRY, RECLAIM, REPUBLISH, RELEASE, UNLOCK_SWEEP,
-    CANCEL, SET_CAP, REDRIVE, CLAIM_WEBHOOK, RECORD_WEBHOOK,
+    CREATE,
+    CLAIM,
+    HEARTBEAT,
+    PROGRESS,
+    COMPLETE,
+    RETRY,
+    RECLAIM,
+    REPUBLISH,
+    RELEASE,
+    UNLOCK_SWEEP,
+    CANCEL,
+    SET_CAP,
+    REDRIVE,
+    CLAIM_WEBHOOK,
+    RECORD_WEBHOOK,
 )
 
 
@@ -42,8 +55,7 @@ class Scripts:
         packed_keys, packed_args = transition.pack(keys, args)
         return transition.decode(self.by_name[transition.name](keys=packed_keys, args=packed_args))
 
-    def queue(self, pipe: Pipeline, transition: Transition, keys: Mapping[str, str],
-              args: Mapping[str, Any]) -> None:
+    def queue(self, pipe: Pipeline, transition: Transition, keys: Mapping[str, str], args: Mapping[str, Any]) -> None:
         """Adds a call to ``pipe``; decode its raw reply with ``transition.decode``."""
         packed_keys, packed_args = transition.pack(keys, args)
         self.by_name[transition.name](keys=packed_keys, args=packed_args, client=pipe)

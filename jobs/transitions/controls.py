@@ -32,8 +32,13 @@ class SetCapReply:
 SET_CAP = Transition(
     "set_cap",
     keys=("parent", "queued", "due"),
-    args=(Arg("parent_id"), Arg("prefix"), Arg("max_parallel", "int"), Arg("release_limit", "int"),
-          Arg("requeue_ms", "int")),
+    args=(
+        Arg("parent_id"),
+        Arg("prefix"),
+        Arg("max_parallel", "int"),
+        Arg("release_limit", "int"),
+        Arg("requeue_ms", "int"),
+    ),
     reply=SetCapReply,
 )
 
