@@ -57,7 +57,11 @@ def parse(url: str) -> Target:
         raise InvalidCallbackUrl(f"callback_url is longer than {MAX_URL_CHARS} characters.")
     if _UNSAFE_CHARS.search(url):
         raise InvalidCallbackUrl("callback_url contains whitespace or control characters.")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (a bad port or bracketed host raises only when read)
+    except ValueError as error:
+        raise InvalidCallbackUrl(f"callback_url is not a URL: {error}.") from None
     if parts.scheme not in SCHEMES:
         raise InvalidCallbackUrl("callback_url must be an http:// or https:// URL.")
     if parts.username is not None or parts.password is not None:
