@@ -18,7 +18,7 @@ from flask import Response
 from documents.pages import PDF_TYPE
 from documents.searchable_pdf import SourceDocument, searchable_pdf
 from gateway.openapi import Blueprint, problems
-from gateway.problems import Problem
+from gateway.problems import Problem, require_terminal
 from jobs.contract import JobKind, JobStatus
 from jobs.errors import InvalidDocument
 from jobs.queries import JobQueries
@@ -57,7 +57,7 @@ def register(bp: Blueprint, queries: JobQueries) -> None:
 
 def _job_source(queries: JobQueries, record: dict[str, str]) -> SourceDocument:
     job_id, status = record["id"], record["status"]
-    _require_terminal(job_id, status)
+    require_terminal(job_id, status, "PDF")
     result = queries.result(job_id) if status == JobStatus.COMPLETED.value else None
     if result is None:
         raise Problem(
@@ -76,7 +76,7 @@ def _job_source(queries: JobQueries, record: dict[str, str]) -> SourceDocument:
 def _parent_sources(queries: JobQueries, record: dict[str, Any]) -> list[SourceDocument]:
     parent_id = record["id"]
     status = record["status"]
-    _require_terminal(parent_id, status)
+    require_terminal(parent_id, status, "PDF")
     completed = [
         (child, result)
         for child, result in queries.children_with_results(parent_id, int(record["total"]))
@@ -93,13 +93,6 @@ def _parent_sources(queries: JobQueries, record: dict[str, Any]) -> list[SourceD
             raise _document_gone(str(child["id"]))
         sources.append(SourceDocument(document, str(child["content_type"]), result))
     return sources
-
-
-def _require_terminal(job_id: str, status: str) -> None:
-    if not JobStatus(status).terminal:
-        raise Problem(
-            "result_not_ready", f"Job {job_id} is {status}; its PDF is there once it ends.", job_status=status
-        )
 
 
 def _require_document_type(job_id: str, content_type: str) -> None:

@@ -19,6 +19,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from werkzeug.exceptions import HTTPException
 
+from jobs.contract import JobStatus
+
 log = logging.getLogger(__name__)
 
 MEDIA_TYPE = "application/problem+json"
@@ -176,3 +178,11 @@ def register(app: Flask) -> None:
     app.register_error_handler(RedisConnectionError, _store_unavailable)
     app.register_error_handler(RedisTimeoutError, _store_unavailable)
     app.register_error_handler(Exception, _unexpected)
+
+
+def require_terminal(job_id: str, status: str, what: str = "result") -> None:
+    """``409 result_not_ready`` until the job (or group) has ended: what it made is there only then."""
+    if not JobStatus(status).terminal:
+        raise Problem(
+            "result_not_ready", f"Job {job_id} is {status}; its {what} is there once it ends.", job_status=status
+        )

@@ -21,7 +21,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from gateway import controls, documents, drain, views
 from gateway.openapi import Blueprint, one_of, problems
-from gateway.problems import RETRY_AFTER_SECONDS, Problem
+from gateway.problems import RETRY_AFTER_SECONDS, Problem, require_terminal
 from gateway.publishing import Publish, publish_quietly
 from gateway.requests_doc import SUBMIT_DOC, SUBMIT_HEADERS
 from gateway.responses import ChildrenPageSchema, EventsSchema, JobListSchema, ModelsSchema, StatusSchema
@@ -174,10 +174,10 @@ def blueprint(services: Services) -> Blueprint:
         """A job's result: a completed single job's or child's, a terminal parent's merged one"""
         record = record_of(job_id)
         if record["kind"] == JobKind.PARENT.value:
-            _require_terminal(job_id, record["status"])
+            require_terminal(job_id, record["status"])
             return jsonify(views.merged_result(queries, record))
         status = record["status"]
-        _require_terminal(job_id, status)
+        require_terminal(job_id, status)
         result = queries.result(job_id) if status == JobStatus.COMPLETED.value else None
         if result is None:
             raise Problem(
@@ -231,13 +231,6 @@ def blueprint(services: Services) -> Blueprint:
         return jsonify(status="ready")
 
     return bp
-
-
-def _require_terminal(job_id: str, status: str) -> None:
-    if not JobStatus(status).terminal:
-        raise Problem(
-            "result_not_ready", f"Job {job_id} is {status}; its result is there once it ends.", job_status=status
-        )
 
 
 def _no_children(offset: int, limit: int) -> ChildrenPage:
