@@ -101,7 +101,10 @@ class Field(str, Enum):
     OPTIONS = "options"
     STAGE = "stage"
     PROGRESS = "progress"
-    ATTEMPTS = "attempts"
+    ATTEMPTS = "attempts"  # attempts ever claimed: never goes back, so an old attempt's token stays stale
+    # attempts that came before the job's last redrive: attempts - attempts_base is the
+    # number of the current try, which max_attempts bounds
+    ATTEMPTS_BASE = "attempts_base"
     CREATED_AT = "created_at"
     QUEUED_AT = "queued_at"
     STARTED_AT = "started_at"
@@ -118,6 +121,9 @@ class Field(str, Enum):
     CALLBACK_URL = "callback_url"  # '' or where the job's view is POSTed once it is terminal
     CANCEL_REQUESTED = "cancel_requested"  # '1' once a client asked to cancel a job (or its parent)
     WEBHOOK_ATTEMPTS = "webhook_attempts"  # delivery attempts claimed so far; the current one's number
+    # webhook_attempts when the job last ended (a redriven parent ends again): that round's
+    # attempts count from it, and whatever an earlier round still has in flight is stale
+    WEBHOOK_ATTEMPTS_BASE = "webhook_attempts_base"
     # a child
     PARENT_ID = "parent_id"
     INDEX = "index"

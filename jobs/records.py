@@ -65,7 +65,8 @@ class Created:
 @dataclass(frozen=True)
 class Claim:
     job_id: str
-    attempt: int
+    attempt: int  # the token every report of this attempt presents
+    try_number: int  # the attempt's number since the job was last sent: max_attempts bounds it
     model: str
     content_type: str
     options: dict[str, Any]

@@ -166,7 +166,13 @@ class JobStore(SweepTransitions):
         if reply.code != Reply.OK:
             return None
         return Claim(
-            job_id, reply.attempt, reply.model, reply.content_type, json.loads(reply.options or "{}"), reply.payload
+            job_id,
+            reply.attempt,
+            reply.try_number,
+            reply.model,
+            reply.content_type,
+            json.loads(reply.options or "{}"),
+            reply.payload,
         )
 
     def heartbeat(self, job_id: str, attempt: int) -> bool:
@@ -241,6 +247,7 @@ class JobStore(SweepTransitions):
             next_claim = Claim(
                 reply.next_job_id,
                 reply.next_attempt,
+                reply.next_try_number,
                 reply.next_model,
                 reply.next_content_type,
                 json.loads(reply.next_options or "{}"),

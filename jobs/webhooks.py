@@ -70,8 +70,7 @@ def claim_window_seconds(settings: Settings) -> float:
 
 def due(store: JobStore, now_ms: int, limit: int) -> list[str]:
     """Jobs whose webhook is due at ``now_ms``, the longest waiting first, at most ``limit``."""
-    found: list[bytes] = store.redis.zrangebyscore(keys.WEBHOOKS, "-inf", now_ms, start=0, num=limit)
-    return [m.decode() for m in found]
+    return store.due_in(keys.WEBHOOKS, now_ms, limit)
 
 
 def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
@@ -107,7 +106,9 @@ def callback_url(record: dict[str, str]) -> str:
 def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Recorded:
     """Records the attempt's answer as an event and schedules what follows (see ``record_webhook.lua``)."""
     settings = store.settings
-    wait = backoff_seconds(attempt, settings.webhook_backoff, settings.webhook_backoff_max)
+    # The backoff grows with the attempts since the job last ended, not since it first did.
+    base = int(store.redis.hget(keys.job(job_id), Field.WEBHOOK_ATTEMPTS_BASE.value) or 0)
+    wait = backoff_seconds(max(attempt - base, 1), settings.webhook_backoff, settings.webhook_backoff_max)
     reply = store.scripts.run(
         RECORD_WEBHOOK,
         keys={"job": keys.job(job_id), "webhooks": keys.WEBHOOKS, "events": keys.events(job_id)},

@@ -177,8 +177,8 @@ class Runner:
         except SoftTimeLimitExceeded:
             return self._timed_out(claim)
         except AdapterError as exc:
-            if exc.transient and claim.attempt < settings.max_attempts:
-                backoff = settings.retry_backoff * 2 ** (claim.attempt - 1)
+            if exc.transient and claim.try_number < settings.max_attempts:
+                backoff = settings.retry_backoff * 2 ** (claim.try_number - 1)
                 try:
                     self.store.retry(claim.job_id, claim.attempt, backoff, exc.code, exc.message)
                 except CancelRequested:

@@ -14,9 +14,10 @@
   Args: job_id, prefix, lease_ms, record_ms
 
   Reply:
-    {OK, attempt, model, content_type, options, payload}  claimed; `attempt`
-        is the token every later call of this attempt must present
-        (payload is false when it is missing)
+    {OK, attempt, try_number, model, content_type, options, payload}  claimed;
+        `attempt` is the token every later call of this attempt must present,
+        `try_number` its number since the job was last sent (a redrive starts the
+        count again; max_attempts bounds it); payload is false when missing
     {NO_JOB}
     {WRONG_STATUS, status=...}  not queued (already claimed, finished or held): do nothing
     The same call sent again (the same token, so the same call record: its
@@ -25,11 +26,12 @@
 ]]
 -- @include claim
 
-local f = redis.call('HMGET', K.job, F.status, F.kind, F.model, F.content_type, F.options, F.attempts)
+local f = redis.call('HMGET', K.job, F.status, F.kind, F.model, F.content_type, F.options, F.attempts,
+  F.attempts_base)
 if not f[1] then return reply{code = REPLY.NO_JOB} end
 local function claimed(attempt)
-  return reply{code = REPLY.OK, attempt = attempt, model = f[3], content_type = f[4], options = f[5],
-               payload = redis.call('GET', K.payload)}
+  return reply{code = REPLY.OK, attempt = attempt, try_number = attempt - (tonumber(f[7]) or 0),
+               model = f[3], content_type = f[4], options = f[5], payload = redis.call('GET', K.payload)}
 end
 
 if f[1] ~= STATUS.queued then

@@ -10,6 +10,7 @@ from jobs.transitions.spec import ROOT_KEYS, Arg, Transition
 class ClaimReply:
     code: Reply
     attempt: int
+    try_number: int  # the attempt's number since the job was last sent (max_attempts bounds it)
     model: str
     content_type: str
     options: str  # JSON

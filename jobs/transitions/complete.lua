@@ -47,8 +47,9 @@
 -- @include finish
 
 local function with_claim(out, key, id, attempt)
-  local c = redis.call('HMGET', key, F.model, F.content_type, F.options)
+  local c = redis.call('HMGET', key, F.model, F.content_type, F.options, F.attempts_base)
   out.next_job_id, out.next_attempt, out.next_model = id, attempt, c[1]
+  out.next_try_number = attempt - (tonumber(c[4]) or 0)
   out.next_content_type, out.next_options = c[2], c[3]
   out.next_payload = redis.call('GET', payload_key_of(A.prefix, id))
   return out

@@ -13,6 +13,7 @@ class CompleteReply:
     # The child claimed for the finishing worker (a kept slot), as claim answers it; '' when none.
     next_job_id: str
     next_attempt: int
+    next_try_number: int
     next_model: str
     next_content_type: str
     next_options: str

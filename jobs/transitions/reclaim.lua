@@ -25,12 +25,13 @@
                                     the children released into its slot
 ]]
 -- @include finish
+-- @include requeue
 
 local now = now_us()
 local deadline = redis.call('ZSCORE', K.leases, A.job_id)
 if not deadline then return reply{code = REPLY.NOTHING} end
 local f = redis.call('HMGET', K.job, F.status, F.attempts, F.kind, F.parent_id, F.model, F.index,
-  F.cancel_requested)
+  F.cancel_requested, F.attempts_base)
 if f[1] ~= STATUS.processing then
   redis.call('ZREM', K.leases, A.job_id)
   return reply{code = REPLY.NOTHING}
@@ -39,24 +40,16 @@ if tonumber(deadline) > tonumber(ms_of(now)) then return reply{code = REPLY.NOTH
 
 redis.call('ZREM', K.leases, A.job_id)
 local cancelled = f[7] == '1'
-if tonumber(f[2]) < A.max_attempts and not cancelled then
-  end_attempt(K.job, now, STAGE.reclaimed)
-  redis.call('HSET', K.job, F.status, STATUS.queued, F.queued_at, int(now), F.stage, STAGE.reclaimed,
-    F.last_error_code, ERROR.lease_expired)
-  redis.call('ZADD', K.queued, ms_of(now) + A.requeue_ms, A.job_id)
-  if f[3] == KIND.child then
-    redis.call('HINCRBY', K.parent, count_field(STATUS.processing), -1)
-    redis.call('HINCRBY', K.parent, count_field(STATUS.queued), 1)
-    move_child(A.prefix, A.job_id, f[6], STATUS.processing, STATUS.queued)
-  else
-    move_root(K.job, A.job_id, STATUS.processing, STATUS.queued)
-  end
+local tries = tonumber(f[2]) - (tonumber(f[8]) or 0)  -- since the last redrive
+if tries < A.max_attempts and not cancelled then
+  back_to_queued(K.job, A.job_id, A.prefix, STAGE.reclaimed, ERROR.lease_expired,
+    'the worker running attempt ' .. f[2] .. ' stopped renewing its lease', A.requeue_ms, now)
   return reply{code = REPLY.OK, requeued = 1, model = f[5]}
 end
 
 local job = {id = A.job_id, kind = f[3], parent_id = f[4], model = f[5], index = f[6]}
 local status, error_code = STATUS.failed, ERROR.lease_expired
-local why = 'the worker running this job stopped renewing its lease ' .. f[2] .. ' times'
+local why = 'the worker running this job stopped renewing its lease ' .. tries .. ' times'
 if cancelled then
   status, error_code, why = STATUS.cancelled, '', 'cancelled; its worker stopped renewing its lease'
 end

@@ -1,7 +1,8 @@
 --[[
   redrive: sends the failed children of a terminal parent again (and its
   cancelled ones, when asked), under the same cap.  Each goes back to `held`
-  with its attempts reset (its earlier runs stay in its intervals); the
+  with max_attempts tries again (its attempts count on, so a token of an
+  earlier attempt stays stale; its earlier runs stay in its intervals); the
   parent goes back to `processing` and will finalize again, with a new audit
   event; completed children and their results are untouched.  With an
   Idempotency-Key, a repeat of the same redrive answers as the first did.
@@ -43,8 +44,10 @@ local redriven = 0
 for _, status in ipairs(from) do
   local found = redis.call('ZRANGE', children_key_of(A.prefix, status), 0, -1, 'WITHSCORES')
   for i = 1, #found, 2 do
-    redis.call('HSET', job_key_of(A.prefix, found[i]),
-      F.status, STATUS.held, F.attempts, '0', F.stage, STAGE.accepted, F.progress, '0',
+    local child_key = job_key_of(A.prefix, found[i])
+    local attempts = redis.call('HGET', child_key, F.attempts) or '0'
+    redis.call('HSET', child_key,
+      F.status, STATUS.held, F.attempts_base, attempts, F.stage, STAGE.accepted, F.progress, '0',
       F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
       F.last_error_code, '', F.last_error, '', F.cancel_requested, '')
     move_child(A.prefix, found[i], found[i + 1], status, STATUS.held)

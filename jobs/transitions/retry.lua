@@ -17,24 +17,10 @@
   Reply: {OK} queued again, or {NO_JOB}, {WRONG_STATUS}, {LEASE_LOST} as heartbeat;
     {CANCEL_REQUESTED}: nothing written, the job is to end cancelled rather than run again
 ]]
--- @include attempt
--- @include indexes
+-- @include requeue
 
 local refused = check_attempt(K.job, A.attempt) or cancel_or(K.job, nil)
 if refused then return reply{code = refused} end
 
-local f = redis.call('HMGET', K.job, F.kind, F.index)
-local now = now_us()
-end_attempt(K.job, now, STAGE.retrying)
-redis.call('HSET', K.job, F.status, STATUS.queued, F.queued_at, int(now), F.stage, STAGE.retrying,
-  F.last_error_code, A.error_code, F.last_error, A.error)
-redis.call('ZREM', K.leases, A.job_id)
-redis.call('ZADD', K.queued, ms_of(now) + A.backoff_ms, A.job_id)
-if f[1] == KIND.child then
-  redis.call('HINCRBY', K.parent, count_field(STATUS.processing), -1)
-  redis.call('HINCRBY', K.parent, count_field(STATUS.queued), 1)
-  move_child(A.prefix, A.job_id, f[2], STATUS.processing, STATUS.queued)
-else
-  move_root(K.job, A.job_id, STATUS.processing, STATUS.queued)
-end
+back_to_queued(K.job, A.job_id, A.prefix, STAGE.retrying, A.error_code, A.error, A.backoff_ms, now_us())
 return reply{code = REPLY.OK}

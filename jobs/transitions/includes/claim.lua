@@ -4,7 +4,7 @@
 -- (a worker taking a job from its Celery message) and by `complete` (a
 -- worker taking the child it just released into its own slot, with no
 -- message at all).  Reads K.leases, K.queued, K.parent, K.roots_<status>.
--- @needs indexes
+-- @needs move_job
 --
 -- Returns the new attempt number: the token of this attempt.
 
@@ -14,17 +14,13 @@ local function claim_job(job_key, job_id, kind, prefix, lease_ms, now)
     F.stage, STAGE.started, F.progress, '0')
   redis.call('ZADD', K.leases, ms_of(now) + lease_ms, job_id)
   redis.call('ZREM', K.queued, job_id)
+  move_job(prefix, job_key, job_id, kind, redis.call('HGET', job_key, F.index), STATUS.queued, STATUS.processing)
   if kind == KIND.child then
-    redis.call('HINCRBY', K.parent, count_field(STATUS.queued), -1)
-    redis.call('HINCRBY', K.parent, count_field(STATUS.processing), 1)
-    move_child(prefix, job_id, redis.call('HGET', job_key, F.index), STATUS.queued, STATUS.processing)
     local p = redis.call('HMGET', K.parent, F.started_at, F.status, F.id)
     if p[1] == '' and p[2] == STATUS.queued then
       redis.call('HSET', K.parent, F.started_at, int(now), F.status, STATUS.processing, F.stage, STATUS.processing)
       move_root(K.parent, p[3], STATUS.queued, STATUS.processing)
     end
-  else
-    move_root(job_key, job_id, STATUS.queued, STATUS.processing)
   end
   return attempt
 end

@@ -30,6 +30,12 @@ local function notify_if_asked(job_key, job_id, now)
   local url = redis.call('HGET', job_key, F.callback_url)
   if url and url ~= '' then
     redis.call('ZADD', K.webhooks, ms_of(now), job_id)
+    if redis.call('HEXISTS', job_key, F.webhook_attempts) == 1 then
+      -- It ended before (a redrive): a delivery of that ending still in
+      -- flight must not count for this one, so its attempt number goes stale.
+      local base = redis.call('HINCRBY', job_key, F.webhook_attempts, 1)
+      redis.call('HSET', job_key, F.webhook_attempts_base, base)
+    end
   end
 end
 

@@ -9,6 +9,7 @@ from jobs.errors import (
     IdempotencyKeyReused,
     JobFinished,
     JobNotFound,
+    LeaseLost,
     NotAGroup,
     NothingToRetry,
 )
@@ -48,6 +49,18 @@ def test_a_running_job_is_asked_to_stop_and_ends_cancelled_at_its_next_page(kit)
     assert kit.status(job_id) == "cancelled"
     assert terminal_events(kit, job_id) == [("job", job_id, "cancelled")]
     assert job_id not in kit.members(keys.LEASES)
+
+
+def test_a_job_that_finishes_its_last_page_after_a_cancel_keeps_its_result(kit):
+    job_id = kit.single().job_id
+    claim = kit.claim(job_id)
+    controls.cancel(kit.store, job_id)
+
+    kit.store.complete(job_id, claim.attempt, {"text": "read before the cancel was seen"})
+
+    assert kit.status(job_id) == "completed"
+    assert kit.store.queries.result(job_id) == {"text": "read before the cancel was seen"}
+    assert terminal_events(kit, job_id) == [("job", job_id, "completed")]
 
 
 def test_cancelling_a_terminal_job_is_refused_and_writes_nothing(kit):
@@ -173,15 +186,54 @@ def test_a_redrive_runs_the_failed_children_again_and_the_parent_finalizes_again
     assert (redriven.count, redriven.replayed) == (2, False)
     assert redriven.dispatches == [Dispatch(c[1], "echo"), Dispatch(c[3], "echo")]
     assert kit.statuses(parent, 4) == ["completed", "queued", "completed", "queued"]
-    assert kit.job(parent)["status"] == "processing" and kit.job(c[1])["attempts"] == "0"
+    assert kit.job(parent)["status"] == "processing"
+    assert (kit.job(c[1])["attempts"], kit.job(c[1])["attempts_base"]) == ("1", "1")
     assert kit.store.queries.result(c[0]) == {"text": "t0"}  # completed children are not run again
     for i in (1, 3):
         claim = kit.claim(c[i])
+        assert (claim.attempt, claim.try_number) == (2, 1)
         kit.store.complete(c[i], claim.attempt, {"text": f"again {i}"})
     assert kit.job(parent)["status"] == "completed" and kit.job(parent)["redrives"] == "1"
     parent_events = [e for e in terminal_events(kit, parent) if e[1] == parent]
     assert parent_events == [("job", parent, "failed"), ("job", parent, "completed")]
     assert kit.members(keys.roots("parent", "completed")) == {parent}
+
+
+def test_after_a_redrive_a_report_of_an_earlier_attempt_is_refused(kit):
+    parent = kit.group(1, max_parallel=1).job_id
+    (child,) = kit.child_ids(parent, 1)
+    first = kit.claim(child)
+    kit.store.fail(child, first.attempt, "echo_failed", "asked to")
+    controls.redrive(kit.store, parent)
+    again = kit.claim(child)
+
+    # The first attempt's worker, late, must not write over the second's run.
+    with pytest.raises(LeaseLost):
+        kit.store.complete(child, first.attempt, {"text": "stale"})
+    assert kit.job(child)["status"] == "processing"
+    kit.store.complete(child, again.attempt, {"text": "fresh"})
+    assert kit.store.queries.result(child) == {"text": "fresh"}
+
+
+def test_a_redriven_child_has_max_attempts_tries_again_before_a_lost_lease_fails_it(kit):
+    parent = kit.group(1, max_parallel=1).job_id
+    (child,) = kit.child_ids(parent, 1)
+    for _ in range(kit.store.settings.max_attempts):
+        kit.claim(child)
+        kit.expire_lease(child)
+        kit.store.reclaim([child])
+    assert kit.job(child)["status"] == "failed"
+    controls.redrive(kit.store, parent)
+
+    for _ in range(kit.store.settings.max_attempts - 1):
+        kit.claim(child)
+        kit.expire_lease(child)
+        kit.store.reclaim([child])
+        assert kit.job(child)["status"] == "queued"
+    kit.claim(child)
+    kit.expire_lease(child)
+    kit.store.reclaim([child])
+    assert (kit.job(child)["status"], kit.job(child)["error_code"]) == ("failed", "lease_expired")
 
 
 def test_a_redrive_keeps_the_cap(kit):

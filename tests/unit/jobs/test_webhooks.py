@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import keys, webhooks
+from jobs import controls, keys, webhooks
 from jobs.contract import WebhookOutcome
 from jobs.errors import JobNotFound
 from jobs.records import GroupRules, NewJob
@@ -108,8 +108,10 @@ def test_a_webhook_no_longer_wanted_leaves_the_index_when_claimed(kit):
 
 
 def test_a_parent_and_a_child_each_have_their_own_webhook(kit):
-    children = [NewJob(model="echo", content_type="text/plain", payload=b"a", callback_url=URL + "/child"),
-                NewJob(model="echo", content_type="text/plain", payload=b"b")]
+    children = [
+        NewJob(model="echo", content_type="text/plain", payload=b"a", callback_url=URL + "/child"),
+        NewJob(model="echo", content_type="text/plain", payload=b"b"),
+    ]
     parent = kit.store.create_group(children, GroupRules(max_parallel=2, callback_url=URL)).job_id
     first, second = kit.child_ids(parent, 2)
     kit.store.complete(first, kit.claim(first).attempt, {"text": "a"})
@@ -132,8 +134,16 @@ def test_a_2xx_ends_the_webhook_and_is_recorded_as_delivered(kit):
     assert webhooks.pending(kit.store) == {}
     [event] = webhook_events(kit, job_id)
     assert {k: v for k, v in event.items() if k != "time"} == {
-        "operation": "webhook", "job_id": job_id, "parent_job_id": "", "status": "completed", "model": "echo",
-        "error_code": "", "attempt": "1", "outcome": "delivered", "response_status": "204", "error": "",
+        "operation": "webhook",
+        "job_id": job_id,
+        "parent_job_id": "",
+        "status": "completed",
+        "model": "echo",
+        "error_code": "",
+        "attempt": "1",
+        "outcome": "delivered",
+        "response_status": "204",
+        "error": "",
         "retry_at": "",
     }
 
@@ -141,8 +151,9 @@ def test_a_2xx_ends_the_webhook_and_is_recorded_as_delivered(kit):
 def test_a_failed_attempt_is_due_again_after_the_backoff_and_each_attempt_is_an_event(kit):
     job_id = finished_single(kit)
     outcomes = []
-    for attempt, answer in enumerate([Answer(500, "http_error", "answered 500"),
-                                      Answer(None, "timeout", "no answer within 10 s")], start=1):
+    for attempt, answer in enumerate(
+        [Answer(500, "http_error", "answered 500"), Answer(None, "timeout", "no answer within 10 s")], start=1
+    ):
         kit.r.zadd(keys.WEBHOOKS, {job_id: 1})  # its retry time has come
         assert webhooks.claim_due(kit.store, kit.now_ms(), 10) == [WebhookClaim(job_id, attempt)]
         before = kit.now_ms()
@@ -155,7 +166,9 @@ def test_a_failed_attempt_is_due_again_after_the_backoff_and_each_attempt_is_an_
 
     events = webhook_events(kit, job_id)
     assert [(e["attempt"], e["outcome"], e["response_status"], e["error_code"]) for e in events] == [
-        ("1", "retrying", "500", "http_error"), ("2", "retrying", "", "timeout")]
+        ("1", "retrying", "500", "http_error"),
+        ("2", "retrying", "", "timeout"),
+    ]
     assert [int(e["retry_at"]) for e in events] == [r.retry_at_ms * 1000 for r in outcomes]
     assert events[1]["error"] == "no answer within 10 s"
 
@@ -193,7 +206,9 @@ def test_an_attempt_recorded_after_a_later_claim_changes_nothing_but_its_event(k
     assert webhooks.pending(kit.store) == schedule  # attempt 2 still decides
     assert webhooks.record(kit.store, job_id, later.attempt, Answer(200)).outcome is WebhookOutcome.DELIVERED
     assert [(e["attempt"], e["outcome"]) for e in webhook_events(kit, job_id)] == [
-        ("1", "superseded"), ("2", "delivered")]
+        ("1", "superseded"),
+        ("2", "delivered"),
+    ]
 
 
 def test_is_current_tells_a_stale_claim_from_the_current_one(kit):
@@ -234,3 +249,22 @@ def test_a_failed_child_s_webhook_event_names_its_parent(kit):
 
     [event] = webhook_events(kit, child_id)
     assert (event["job_id"], event["parent_job_id"], event["status"]) == (child_id, parent, "failed")
+
+
+def test_a_delivery_of_a_group_s_first_ending_cannot_settle_the_webhook_of_its_ending_after_a_redrive(kit):
+    child = NewJob(model="echo", content_type="text/plain", payload=b"a")
+    parent = kit.store.create_group([child], GroupRules(max_parallel=1, callback_url=URL)).job_id
+    child_id = keys.child_id(parent, 0)
+    kit.store.fail(child_id, kit.claim(child_id).attempt, "echo_failed", "asked to")
+    [first_ending] = webhooks.claim_due(kit.store, kit.now_ms(), 10)  # in flight, carrying "failed"
+    controls.redrive(kit.store, parent)
+    kit.store.complete(child_id, kit.claim(child_id).attempt, {"text": "a", "pages": []})
+
+    late = webhooks.record(kit.store, parent, first_ending.attempt, Answer(200))
+
+    assert late.outcome is WebhookOutcome.SUPERSEDED
+    assert parent in webhooks.pending(kit.store)  # the "completed" view is still to be sent
+    [second_ending] = webhooks.claim_due(kit.store, kit.now_ms(), 10)
+    failed = webhooks.record(kit.store, parent, second_ending.attempt, Answer(500, "http_error", "answered 500"))
+    # its backoff starts again from the first step, as for any job that just ended
+    assert failed.retry_at_ms - kit.now_ms() == pytest.approx(10_000, abs=1_000)

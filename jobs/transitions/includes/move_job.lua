@@ -1,0 +1,14 @@
+-- move_job: a job's status change in the indexes, whatever its kind: a
+-- child's count on its parent (K.parent) and its parent's per-status sets,
+-- or a root's listing sets (K.roots_<status>).
+-- @needs indexes
+
+local function move_job(prefix, job_key, job_id, kind, index, from, to)
+  if kind == KIND.child then
+    redis.call('HINCRBY', K.parent, count_field(from), -1)
+    redis.call('HINCRBY', K.parent, count_field(to), 1)
+    move_child(prefix, job_id, index, from, to)
+  else
+    move_root(job_key, job_id, from, to)
+  end
+end
