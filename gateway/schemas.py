@@ -102,6 +102,13 @@ class _Document(Schema):
             raise ValidationError(f"Must be between 0 and {self.max_pages}.")
 
 
+# No count (a cap, a tolerance, pages) goes beyond this: a larger one means nothing in a
+# group of at most OCRGW_MAX_CHILDREN, and would overflow the integers the scripts compute with.
+MAX_COUNT = 1_000_000
+_CAP_RANGE = Range(min=-MAX_COUNT, max=MAX_COUNT)
+_COUNT_RANGE = Range(min=0, max=MAX_COUNT)
+
+
 @dataclass(frozen=True)
 class SplitRequest:
     """A PDF job that asks to become a fan-out group of page ranges."""
@@ -127,10 +134,10 @@ class RawQuerySchema(_Document):
     """The query of a raw-document POST: the body is the document itself."""
 
     model = Text(metadata={"enum": _MODEL_NAMES, "description": "Default: the gateway's default model."})
-    pages = DigitsInteger(validate=Range(min=0), metadata={"description": "The document's page count, if known."})
+    pages = DigitsInteger(validate=_COUNT_RANGE, metadata={"description": "The document's page count, if known."})
     callback_url = _callback_url()
-    split_pages = DigitsInteger(validate=Range(min=1), metadata={"description": _SPLIT_PAGES_DOC})
-    max_parallel = DigitsInteger(metadata={"description": _SPLIT_CAP_DOC})
+    split_pages = DigitsInteger(validate=Range(min=1, max=MAX_COUNT), metadata={"description": _SPLIT_PAGES_DOC})
+    max_parallel = DigitsInteger(validate=_CAP_RANGE, metadata={"description": _SPLIT_CAP_DOC})
 
     @validates_schema
     def _split_rules(self, data, **_):
@@ -154,15 +161,16 @@ class JobSchema(_Document):
         validate=Length(min=1),
         metadata={"description": "The document's media type; parameters are ignored."},
     )
-    pages = StrictInteger(validate=Range(min=0), metadata={"description": "The document's page count, if known."})
+    pages = StrictInteger(validate=_COUNT_RANGE, metadata={"description": "The document's page count, if known."})
     options = fields.Dict(
         keys=fields.String(), metadata={"description": "What the model reads; see GET /models for each model's."}
     )
     callback_url = _callback_url()
     split_pages = StrictInteger(
-        validate=Range(min=1), metadata={"description": f"{_SPLIT_PAGES_DOC} A PDF only; not in a group's child."}
+        validate=Range(min=1, max=MAX_COUNT),
+        metadata={"description": f"{_SPLIT_PAGES_DOC} A PDF only; not in a group's child."},
     )
-    max_parallel = StrictInteger(metadata={"description": f"{_SPLIT_CAP_DOC} <= 0: no cap."})
+    max_parallel = StrictInteger(validate=_CAP_RANGE, metadata={"description": f"{_SPLIT_CAP_DOC} <= 0: no cap."})
 
     @validates_schema
     def _split_rules(self, data, **_):
@@ -207,10 +215,12 @@ class Children(fields.List):
 
 class FanoutSchema(Schema):
     max_parallel = StrictInteger(
-        required=True, metadata={"description": "At most this many children run at once; <= 0: no cap."}
+        required=True,
+        validate=_CAP_RANGE,
+        metadata={"description": "At most this many children run at once; <= 0: no cap."},
     )
     tolerated_failures = StrictInteger(
-        validate=Range(min=0),
+        validate=_COUNT_RANGE,
         metadata={
             "description": "Children that may fail (or be cancelled) with the group still completed; "
             "default 0: any failure fails the group once every child has ended (collect-all)."
@@ -254,7 +264,9 @@ class CapSchema(Schema):
     """PATCH /jobs/{id}: a running group's new cap."""
 
     max_parallel = StrictInteger(
-        required=True, metadata={"description": "At most this many children run at once from now on; <= 0: no cap."}
+        required=True,
+        validate=_CAP_RANGE,
+        metadata={"description": "At most this many children run at once from now on; <= 0: no cap."},
     )
 
 
