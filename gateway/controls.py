@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from gateway.routes import Services
 
 _ALWAYS = ("store_unavailable", "internal_error")
+_WITH_A_BODY = ("payload_too_large",)  # a body past OCRGW_MAX_BODY_BYTES, refused before it is read
 _JOB_VIEW = one_of("SingleJobView", "ParentView")
 # What each refusal of jobs.controls is, to a client.
 _REFUSALS: dict[type[Exception], str] = {
@@ -42,7 +43,10 @@ _REFUSALS: dict[type[Exception], str] = {
 }
 
 
-def _refused(error: Exception) -> Problem:
+def _refused(error: Exception, record_of: Callable[[str], dict[str, str]] | None = None, job_id: str = "") -> Problem:
+    if isinstance(error, JobFinished) and record_of is not None:
+        # The status tells a client whose DELETE is a retry after a lost answer that its cancel went through.
+        return Problem("job_finished", str(error) + ".", job_status=record_of(job_id)["status"])
     return Problem(_REFUSALS[type(error)], str(error) + ".")
 
 
@@ -64,7 +68,7 @@ def register(
         try:
             cancelled = controls.cancel(store, job_id)
         except JobFinished as error:
-            raise _refused(error) from None
+            raise _refused(error, record_of, job_id) from None
         publish_quietly(services.publish, cancelled.dispatches)
         response = jsonify(job_view(record_of(job_id)))
         response.status_code = 200 if cancelled.status == JobStatus.CANCELLED.value else 202
@@ -73,14 +77,16 @@ def register(
     @bp.route("/jobs/<job_id>", methods=["PATCH"])
     @bp.arguments(CapSchema, as_kwargs=True)
     @bp.response(200, one_of("ParentView"), description="The group with its new cap.")
-    @problems(bp, "job_not_found", "not_a_group", "job_finished", "malformed_json", "invalid_field", *_ALWAYS)
+    @problems(
+        bp, "job_not_found", "not_a_group", "job_finished", "malformed_json", "invalid_field", *_WITH_A_BODY, *_ALWAYS
+    )
     def set_cap(job_id: str, max_parallel: int):
         """Change a running group's cap: a higher one starts children at once, a lower one as children end"""
         record_of(job_id)
         try:
             released = controls.set_cap(store, job_id, max_parallel)
         except (NotAGroup, JobFinished) as error:
-            raise _refused(error) from None
+            raise _refused(error, record_of, job_id) from None
         publish_quietly(services.publish, released)
         return jsonify(job_view(record_of(job_id)))
 
@@ -97,6 +103,7 @@ def register(
         "idempotency_key_reused",
         "malformed_json",
         "invalid_field",
+        *_WITH_A_BODY,
         *_ALWAYS,
     )
     def retry(job_id: str, include_cancelled: bool):

@@ -48,7 +48,9 @@ class ProblemSchema(Schema):
     page_count = fields.Integer(metadata={"description": "too_many_pages: how many the document has."})
     max_body_bytes = fields.Integer()
     job_id = fields.String()
-    job_status = fields.String(metadata={"description": "no_result: how the job ended."})
+    job_status = fields.String(
+        metadata={"description": "no_result, result_not_ready, job_finished: the job's status (how it ended)."}
+    )
     error_code = fields.String(allow_none=True, metadata={"description": "no_result: why the job failed."})
 
 

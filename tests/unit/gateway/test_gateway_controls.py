@@ -43,9 +43,16 @@ def test_cancelling_a_running_job_answers_202_and_asks_it_to_stop(client, store)
 def test_cancelling_a_finished_or_unknown_job_is_refused(client, store):
     job_id = submit(client, echo_job())
     run(store, job_id)
-    assert_problem(client.delete(f"/jobs/{job_id}"), 409, "job_finished")
+    assert assert_problem(client.delete(f"/jobs/{job_id}"), 409, "job_finished")["job_status"] == "completed"
     assert_problem(client.delete(f"/jobs/{'a' * 32}"), 404, "job_not_found")
     assert_problem(client.delete("/jobs/not-an-id"), 404, "job_not_found")
+
+
+def test_a_repeated_cancel_answers_409_with_the_status_its_first_call_left(client):
+    job_id = submit(client, echo_job())
+    assert client.delete(f"/jobs/{job_id}").status_code == 200
+    # A client whose first answer was lost tells from job_status that the cancel went through.
+    assert assert_problem(client.delete(f"/jobs/{job_id}"), 409, "job_finished")["job_status"] == "cancelled"
 
 
 def test_cancelling_a_group_cancels_what_has_not_started(client, store, published):
@@ -83,8 +90,11 @@ def test_a_cap_change_is_refused_for_a_single_job_a_finished_group_or_a_bad_body
     assert_problem(client.patch(f"/jobs/{parent}", json={"max_parallel": "2"}), 422, "invalid_field")
     assert_problem(client.patch(f"/jobs/{parent}", json={"max_parallel": 2, "x": 1}), 422, "invalid_field")
     assert_problem(client.patch(f"/jobs/{parent}", json={}), 422, "invalid_field")
-    bad_json = client.patch(f"/jobs/{parent}", data=b'{"max_parallel": 1, "max_parallel": 2}',
-                            content_type="application/json")
+    for huge in (2**63, -(2**63), 10**30):
+        assert_problem(client.patch(f"/jobs/{parent}", json={"max_parallel": huge}), 422, "invalid_field")
+    bad_json = client.patch(
+        f"/jobs/{parent}", data=b'{"max_parallel": 1, "max_parallel": 2}', content_type="application/json"
+    )
     assert_problem(bad_json, 400, "malformed_json")
     run(store, f"{parent}-0")
     assert_problem(client.patch(f"/jobs/{parent}", json={"max_parallel": 2}), 409, "job_finished")
@@ -108,8 +118,9 @@ def test_retrying_a_failed_group_runs_its_failed_children_again(client, store, p
     replay = client.post(f"/jobs/{parent}/retry", headers={"Idempotency-Key": "again-1"})
     assert replay.status_code == 202 and replay.headers["Idempotent-Replayed"] == "true"
     assert published == [[Dispatch(f"{parent}-0", "echo")]]
-    reused = client.post(f"/jobs/{parent}/retry", json={"include_cancelled": True},
-                         headers={"Idempotency-Key": "again-1"})
+    reused = client.post(
+        f"/jobs/{parent}/retry", json={"include_cancelled": True}, headers={"Idempotency-Key": "again-1"}
+    )
     assert_problem(reused, 422, "idempotency_key_reused")
 
 
@@ -139,8 +150,15 @@ def test_a_group_tolerates_what_it_was_told_to(client, store):
 
 def test_tolerance_fields_are_checked(client, keyspace):
     before = keyspace()
-    for fields in ({"tolerated_failures": -1}, {"tolerated_failure_percentage": 101}, {"fail_fast": "yes"},
-                   {"tolerated_failures": 1, "tolerated_failure_percentage": 10}):
+    for fields in (
+        {"tolerated_failures": -1},
+        {"tolerated_failure_percentage": 101},
+        {"fail_fast": "yes"},
+        {"tolerated_failures": 1, "tolerated_failure_percentage": 10},
+        {"tolerated_failures": 2**63},
+        {"max_parallel": 2**63},
+        {"max_parallel": -(2**63)},
+    ):
         body = fanout(echo_job(), max_parallel=1)
         body["fanout"].update(fields)
         assert_problem(client.post("/jobs", json=body), 422, "invalid_field")

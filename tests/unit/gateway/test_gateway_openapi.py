@@ -103,6 +103,8 @@ def test_each_operation_documents_the_problems_it_answers(spec):
     assert codes("/jobs/{job_id}/result.pdf", "get")["409"] == {"result_not_ready", "no_result", "pdf_unavailable"}
     assert codes("/jobs/{job_id}", "get")["404"] == {"job_not_found"}
     assert codes("/jobs", "get")["422"] == {"invalid_field"}
+    assert codes("/jobs/{job_id}", "patch")["413"] == {"payload_too_large"}
+    assert codes("/jobs/{job_id}/retry", "post")["413"] == {"payload_too_large"}
 
 
 def test_submission_documents_json_and_every_raw_type_with_its_query(spec):
@@ -175,7 +177,11 @@ def test_models_show_the_registry(client):
         assert shown["content_types"] == sorted(model.content_types)
     by_name = {m["name"]: m for m in models}
     echo = by_name["echo"]["options"]
-    assert echo["properties"]["delay_ms"] == {"type": "number", "minimum": 0, "description": "Sleep this long per page (a form feed separates pages)."}
+    assert echo["properties"]["delay_ms"] == {
+        "type": "number",
+        "minimum": 0,
+        "description": "Sleep this long per page (a form feed separates pages).",
+    }
     assert echo["additionalProperties"] is True
     tesseract = by_name["tesseract"]["options"]
     assert tesseract["properties"]["psm"]["maximum"] == 13
