@@ -34,7 +34,6 @@ from jobs import webhooks
 from jobs.config import Settings
 from jobs.contract import JobKind
 from jobs.errors import JobNotFound
-from jobs.queries import JobQueries
 from jobs.store import JobStore
 from jobs.webhooks import Answer, WebhookClaim
 from workers.celery_app import WEBHOOK_QUEUE, WEBHOOK_TASK, app, settings
@@ -48,7 +47,7 @@ class Deliverer:
     def __init__(self, store: JobStore, clock: Callable[[], float] = time.time):
         self.store = store
         self.settings: Settings = store.settings
-        self.queries = JobQueries(store.redis)
+        self.queries = store.queries
         self.clock = clock
         # The gateway's own app, for the URLs inside a view; it never serves a request.
         # No drain window: its SIGTERM hook must not hold up this worker's shutdown.

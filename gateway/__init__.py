@@ -27,7 +27,6 @@ def create_app(
 
     from gateway import drain, openapi, problems, routes, views
     from jobs.config import Settings
-    from jobs.queries import JobQueries
     from jobs.store import JobStore
 
     settings = settings or Settings.from_env()
@@ -45,6 +44,6 @@ def create_app(
     api = openapi.create_api(app)
     problems.register(app)
     models = views.models(openapi.options_json_schema(api))
-    api.register_blueprint(routes.blueprint(routes.Services(settings, store, JobQueries(store.redis), publish, models)))
+    api.register_blueprint(routes.blueprint(routes.Services(settings, store, store.queries, publish, models)))
     drain.install_sigterm_hook(settings.drain_seconds)
     return app

@@ -2,8 +2,9 @@
 
 The store keeps what its Lua scripts can write cheaply: integer microseconds
 since the epoch as strings, '' for unset, per-status counters on a parent.
-Here they become RFC 3339 times, nulls and a parent status derived live
-from the counters, so a poll is fresh without waiting for any sweep.
+Here they become RFC 3339 times and nulls; a parent's status is the one its
+scripts store (they move it as its children move, so a poll is fresh without
+waiting for any sweep), and its progress comes from its per-status counts.
 ``gateway.responses`` describes each document for the OpenAPI document.
 """
 

@@ -1,16 +1,27 @@
 """Job ids and call tokens: what they look like, and checking one before it becomes a key."""
 
+import hashlib
 import os
 import re
-import uuid
 
 from jobs.keys import CHILD_SEPARATOR
 
 _JOB_ID = re.compile(rf"[0-9a-f]{{32}}(?:{re.escape(CHILD_SEPARATOR)}[0-9]{{1,6}})?")
 
 
-def new_job_id() -> str:
-    return uuid.uuid4().hex
+DEFAULT_TENANT = "default"
+# A root id is its tenant's tag and 80 random bits, 32 hex digits in all: every
+# key of a job, and the tenant's own indexes, derive from the id alone.
+TENANT_TAG_LENGTH = 12
+
+
+def tenant_tag(tenant: str) -> str:
+    """The first digits of every root id of ``tenant``'s jobs."""
+    return hashlib.sha256(tenant.encode()).hexdigest()[:TENANT_TAG_LENGTH]
+
+
+def new_job_id(tenant: str = DEFAULT_TENANT) -> str:
+    return tenant_tag(tenant) + os.urandom(10).hex()
 
 
 def is_job_id(job_id: str) -> bool:

@@ -24,7 +24,7 @@ from redis import Redis
 from jobs import keys
 from jobs.contract import ROOT_KINDS as _ROOT_KINDS
 from jobs.contract import ROOT_STATUSES as _ROOT_STATUSES
-from jobs.contract import JobStatus
+from jobs.contract import Field, JobStatus, count_field
 from jobs.ids import is_job_id
 
 #: What a listing may be filtered by, and a page of children.
@@ -34,33 +34,40 @@ CHILD_STATUSES = tuple(s.value for s in JobStatus)
 
 #: What a parent's page of children shows of each child.
 CHILD_VIEW_FIELDS = (
-    "intervals",
-    "id",
-    "index",
-    "status",
-    "model",
-    "doc_hash",
-    "stage",
-    "progress",
-    "attempts",
-    "started_at",
-    "finished_at",
-    "error_code",
+    Field.INTERVALS.value,
+    Field.ID.value,
+    Field.INDEX.value,
+    Field.STATUS.value,
+    Field.MODEL.value,
+    Field.DOC_HASH.value,
+    Field.STAGE.value,
+    Field.PROGRESS.value,
+    Field.ATTEMPTS.value,
+    Field.STARTED_AT.value,
+    Field.FINISHED_AT.value,
+    Field.ERROR_CODE.value,
 )
-#: What a listing shows of each root, with the counters a parent's status is derived from.
+#: What a listing shows of each root, with the counts a parent's progress is derived from.
 LIST_FIELDS = (
-    "id",
-    "kind",
-    "status",
-    "model",
-    "created_at",
-    "started_at",
-    "finished_at",
-    "error_code",
-    "total",
-    *(f"n_{s.value}" for s in JobStatus),
+    Field.ID.value,
+    Field.KIND.value,
+    Field.STATUS.value,
+    Field.MODEL.value,
+    Field.CREATED_AT.value,
+    Field.STARTED_AT.value,
+    Field.FINISHED_AT.value,
+    Field.ERROR_CODE.value,
+    Field.TOTAL.value,
+    *(count_field(s) for s in JobStatus),
 )
-_MERGE_FIELDS = ("id", "index", "status", "error_code", "content_type", "options")
+_MERGE_FIELDS = (
+    Field.ID.value,
+    Field.INDEX.value,
+    Field.STATUS.value,
+    Field.ERROR_CODE.value,
+    Field.CONTENT_TYPE.value,
+    Field.OPTIONS.value,
+)
 
 Row = dict[str, str | None]
 

@@ -38,15 +38,16 @@ class SweepTransitions:
         self.scripts.run(UNLOCK_SWEEP, keys={"lock": keys.SWEEP_LOCK}, args={"token": token})
 
     def expired_leases(self, now_ms: int, limit: int) -> list[str]:
-        return self._due(keys.LEASES, now_ms, limit)
+        return self.due_in(keys.LEASES, now_ms, limit)
 
     def stale_queued(self, now_ms: int, limit: int) -> list[str]:
-        return self._due(keys.QUEUED, now_ms, limit)
+        return self.due_in(keys.QUEUED, now_ms, limit)
 
     def due_parents(self, now_ms: int, limit: int) -> list[str]:
-        return self._due(keys.DUE_PARENTS, now_ms, limit)
+        return self.due_in(keys.DUE_PARENTS, now_ms, limit)
 
-    def _due(self, index: str, now_ms: int, limit: int) -> list[str]:
+    def due_in(self, index: str, now_ms: int, limit: int) -> list[str]:
+        """The members of a time index (scored in ms) due at ``now_ms``, the longest waiting first."""
         return [m.decode() for m in self.redis.zrangebyscore(index, "-inf", now_ms, start=0, num=limit)]
 
     def _pipelined(self, transition, calls: list[tuple[dict, dict]]) -> list:
