@@ -10,6 +10,7 @@ two, never a traceback.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any
 
 import requests
@@ -123,9 +124,11 @@ def api_error(response: requests.Response) -> ApiError:
                 problem=problem,
             )
     first_line = response.text.strip().splitlines()[0][:200] if response.text.strip() else ""
-    return ApiError(
-        status=response.status_code, title=f"HTTP {response.status_code} {response.reason}", detail=first_line
-    )
+    try:
+        title = HTTPStatus(response.status_code).phrase
+    except ValueError:
+        title = "HTTP error"
+    return ApiError(status=response.status_code, title=title, detail=first_line)
 
 
 def _segment(job_id: str) -> str:

@@ -187,7 +187,7 @@ def result_bytes(gateway: Gateway, job_id: str, fmt: str) -> bytes:
     if fmt == "json":
         return (json.dumps(result, indent=2, ensure_ascii=False) + "\n").encode()
     text = result["text"]
-    return (text if text.endswith("\n") else text + "\n").encode()
+    return (text if not text or text.endswith("\n") else text + "\n").encode()
 
 
 @main.command()

@@ -88,14 +88,14 @@ def status_text(status: str) -> Text:
     return Text(status, style=STATUS_STYLES.get(status, ""))
 
 
-def counts_text(counts: dict[str, int], *, all_statuses: bool = False) -> Text:
+def counts_text(counts: dict[str, int], *, all_statuses: bool = False, sep: str = "  ") -> Text:
     """``queued 3  processing 2  completed 10``: the statuses that have children (or all of them)."""
     text = Text()
     for status in STATUSES:
         count = counts.get(status, 0)
         if count or all_statuses:
             if text:
-                text.append("  ")
+                text.append(sep)
             text.append(f"{status} {count}", style=STATUS_STYLES[status])
     return text
 

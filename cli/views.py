@@ -22,7 +22,10 @@ def job(printer: Printer, view: dict[str, Any]) -> None:
             ("status", status_text(view["status"])),
             ("model", view.get("model")),
             ("progress", progress),
-            ("counts", counts_text(view["counts"], all_statuses=True) if parent else None),
+            (
+                "counts",
+                counts_text(view["counts"], all_statuses=True, sep="  " if printer.rich else ", ") if parent else None,
+            ),
             ("max_parallel", (view["max_parallel"] if view["max_parallel"] > 0 else "no cap") if parent else None),
             ("parent_id", view.get("parent_id")),
             ("index", view.get("index")),

@@ -80,7 +80,7 @@ class LiveDisplay:
 
 
 class PlainDisplay:
-    """One line per change: ``<status> <done>/<total> <counts> <elapsed>s``."""
+    """One line per change: ``processing 2/5 [queued 1, processing 2, completed 2] 1.5s``."""
 
     def __init__(self, stream: IO[str], clock: Callable[[], float] = time.monotonic):
         self.stream, self.clock = stream, clock
@@ -102,7 +102,7 @@ class PlainDisplay:
         self.last = state
         amount = f"{int(done)}/{int(total)}" if view.get("kind") == "parent" else f"{done:.0%}"
         elapsed = self.clock() - self.started
-        line = f"{view['status']} {amount} {counts_text(counts).plain} {elapsed:.1f}s"
+        line = f"{view['status']} {amount} [{counts_text(counts, sep=', ').plain}] {elapsed:.1f}s"
         self.stream.write(line + "\n")
         self.stream.flush()
 
