@@ -267,10 +267,10 @@ def _announce(port: int, redis_note: str, stopping: threading.Event) -> None:
             stopping.wait(0.5)
         else:
             return
+    hint = "" if port == 8000 else f"    export OCRGW_URL={url}\n"
     _say(
-        f"ocrgw is up on {url} (Redis: {redis_note})\n"
-        f"    ocrgw submit --wait page.png       "
-        f"(make a page: python scripts/make_sample.py page.png 'Hello from ocrgw')\n"
-        f"    ocrgw ls   ocrgw status ID   API docs: {url}/docs\n"
-        f"  Stop with Ctrl-C."
+        f"ocrgw is up on {url} (Redis: {redis_note}). Try, in another terminal:\n{hint}"
+        f"    ocrgw submit --wait page.png    (a page: python scripts/make_sample.py page.png 'Hello from ocrgw')\n"
+        f"    ocrgw ls;  ocrgw status ID;  API docs at {url}/docs\n"
+        f"  Ctrl-C stops everything."
     )

@@ -57,7 +57,7 @@ class LiveDisplay:
             TimeRemainingColumn(),
             console=console,
         )
-        self.task = self.progress.add_task(job_id[:12], total=None, done="")
+        self.task = self.progress.add_task(job_id, total=None, done="")
         self.counts = counts_text({})
         self.live = Live(self._renderable(), console=console, refresh_per_second=8, transient=False)
 

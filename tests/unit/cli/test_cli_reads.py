@@ -175,8 +175,13 @@ def stub(monkeypatch):
 
 
 def test_a_401_problem_is_shown_like_any_other(stub):
-    problem = {"type": "about:blank", "title": "Unauthorized", "status": 401, "detail": "Send a valid API key.",
-               "code": "unauthorized"}  # fmt: skip
+    problem = {
+        "type": "about:blank",
+        "title": "Unauthorized",
+        "status": 401,
+        "detail": "Send a valid API key.",
+        "code": "unauthorized",
+    }
     url = stub(Response(json.dumps(problem), status=401, content_type="application/problem+json"))
 
     result = CliRunner().invoke(main, ["ls", "--url", url, "--api-key", "wrong"])
