@@ -2,7 +2,7 @@
 
 Exit status: 0 when the command did what it was asked (and, with
 ``--wait``, the job completed); 1 when a waited-for job ended failed or
-cancelled; 2 for a usage error; 3 when the gateway answered a problem
+cancelled, or the stack of ``ocrgw up`` cannot start; 2 for a usage error; 3 when the gateway answered a problem
 (its title, code and detail are printed); 4 when the gateway could not be
 reached; 130 when interrupted.
 """

@@ -222,3 +222,25 @@ def test_the_live_display_shows_the_bar_the_counts_elapsed_and_eta():
     assert "held 1  queued 1  processing 1  completed 2" in text
     assert "elapsed 0:00:0" in text
     assert "eta" in text
+
+
+def test_on_a_terminal_every_read_is_drawn_with_rich(served, ocrgw, tmp_path, monkeypatch):
+    group_id = submitted(ocrgw, tmp_path, "one", "two")
+    monkeypatch.setattr("cli.output.is_terminal", lambda stream: True)
+
+    shown = {
+        name: ocrgw(*args)
+        for name, args in {
+            "status": ("status", group_id),
+            "events": ("events", group_id),
+            "ls": ("ls",),
+            "models": ("models",),
+        }.items()
+    }
+
+    for name, result in shown.items():
+        assert result.exit_code == 0, (name, result.output)
+        assert "\x1b[" in result.stdout, name  # drawn, with colour
+    assert "children 1-2 of 2" in shown["status"].stdout
+    assert "error_code" in shown["ls"].stdout  # a header row
+    assert "content types" in shown["models"].stdout
