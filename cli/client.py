@@ -9,6 +9,7 @@ two, never a traceback.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -20,6 +21,8 @@ DEFAULT_URL = "http://localhost:8000"
 #: Seconds to connect, and then for each read of an answer; a large group's POST
 #: is parsed and stored before the gateway answers, hence the long read.
 TIMEOUTS = (10.0, 120.0)
+#: The forms of a result: its text, its JSON, a searchable PDF.
+FORMATS = ("text", "json", "pdf")
 
 
 @dataclass
@@ -74,6 +77,16 @@ class Gateway:
 
     def result_pdf(self, job_id: str) -> bytes:
         return self.request("GET", f"/jobs/{_segment(job_id)}/result.pdf").content
+
+    def result_as(self, job_id: str, fmt: str) -> bytes:
+        """The result in one of ``FORMATS``, as the bytes to write: text ends with a newline, JSON is indented."""
+        if fmt == "pdf":
+            return self.result_pdf(job_id)
+        result = self.result(job_id)
+        if fmt == "json":
+            return (json.dumps(result, indent=2, ensure_ascii=False) + "\n").encode()
+        text = result["text"]
+        return (text if not text or text.endswith("\n") else text + "\n").encode()
 
     def events(self, job_id: str) -> dict:
         return self.get(f"/jobs/{_segment(job_id)}/events")

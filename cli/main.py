@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from cli import stack, views, waiting
-from cli.client import DEFAULT_URL, ApiError, Gateway, Unreachable
+from cli.client import DEFAULT_URL, FORMATS, ApiError, Gateway, Unreachable
 from cli.output import Printer, is_terminal
 from cli.submitting import SubmitError, build, parse_options, read_documents
 
@@ -27,7 +27,6 @@ EXIT_NOT_COMPLETED = 1
 EXIT_PROBLEM = 3
 EXIT_UNREACHABLE = 4
 EXIT_INTERRUPTED = 130
-FORMATS = ("text", "json", "pdf")
 ROOT_STATUSES = ("queued", "processing", "completed", "failed", "cancelled")
 
 
@@ -171,23 +170,13 @@ def _wait(gateway: Gateway, job_id: str, interval: float) -> dict[str, Any]:
 
 def _write_result(gateway: Gateway, view: dict[str, Any], fmt: str, output: Path) -> None:
     try:
-        data = result_bytes(gateway, view["id"], fmt)
+        data = gateway.result_as(view["id"], fmt)
     except ApiError as problem:
         if problem.code in ("no_result", "pdf_unavailable"):
             error(f"nothing written to {output}: {problem.detail}")
             return
         raise
     output.write_bytes(data)
-
-
-def result_bytes(gateway: Gateway, job_id: str, fmt: str) -> bytes:
-    if fmt == "pdf":
-        return gateway.result_pdf(job_id)
-    result = gateway.result(job_id)
-    if fmt == "json":
-        return (json.dumps(result, indent=2, ensure_ascii=False) + "\n").encode()
-    text = result["text"]
-    return (text if not text or text.endswith("\n") else text + "\n").encode()
 
 
 @main.command()
@@ -215,7 +204,7 @@ def result(gateway: Gateway, job_id: str, fmt: str, output: Path | None, as_json
     fmt = "json" if as_json else fmt
     if fmt == "pdf" and output is None and is_terminal(sys.stdout):
         raise click.UsageError("a PDF is binary: write it with -o FILE, or pipe it")
-    data = result_bytes(gateway, job_id, fmt)
+    data = gateway.result_as(job_id, fmt)
     if output is not None:
         output.write_bytes(data)
     else:

@@ -20,7 +20,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from redis import Redis
 
+from cli.stack import PrivateRedis, StackError
+from tests import harness
 from tests.harness import ROOT, START_TIMEOUT, free_port, http_status, make_sample, wait_until
 from tests.integration.live import ECHO_TIMEOUT, OCR_TIMEOUT, Api, poll_terminal
 
@@ -178,6 +181,8 @@ def test_up_runs_the_stack_and_sigint_stops_every_process(procs, tmp_path):
     # An empty REDIS_URL counts as unset: up starts a private redis-server.
     env = cli_env(REDIS_URL="", CELERY_BROKER_URL="", PORT=str(port), WEB_CONCURRENCY="1")
     env.update(OCRGW_WORKER_CONCURRENCY="1", OCRGW_WORKER_QUEUES="ocr.echo")
+    # The Procfile's gunicorn would open its control socket at a path shared by every gunicorn of this user.
+    env["GUNICORN_CMD_ARGS"] = " ".join(harness._gunicorn_isolation_args())
     up = procs.start("ocrgw-up", [*CLI, "up"], env=env)
     url = f"http://127.0.0.1:{port}"
     up.wait_ready(lambda: http_status(f"{url}/healthz") == 200, START_TIMEOUT)
@@ -202,3 +207,18 @@ def test_up_runs_the_stack_and_sigint_stops_every_process(procs, tmp_path):
     assert http_status(f"{url}/healthz") is None
     log = up.log_text()
     assert f"stopping redis-server (port {redis_port})" in log
+
+
+def test_the_private_redis_keeps_an_aof_and_refuses_a_data_dir_in_use(redis_server, tmp_path):
+    first = PrivateRedis(tmp_path / "data").start()
+    try:
+        with Redis(host="127.0.0.1", port=first.port) as client:
+            assert client.config_get("appendonly") == {"appendonly": "yes"}
+            assert client.config_get("dir")["dir"] == str(tmp_path / "data")
+        with pytest.raises(StackError, match="already uses"):
+            PrivateRedis(tmp_path / "data").start()
+    finally:
+        first.stop()
+    assert first.proc is not None and first.proc.returncode == 0  # a clean SHUTDOWN on SIGTERM
+    again = PrivateRedis(tmp_path / "data").start()  # the directory is free once its server stopped
+    again.stop()
