@@ -1,13 +1,14 @@
 .PHONY: setup start test bench
 
 # Each target is a thin wrapper; the scripts hold the logic.
-# Pass pytest options with ARGS, e.g. make test ARGS="-k harness".
+# Pass pytest options with ARGS, e.g. make test ARGS="-k harness"; for start,
+# ocrgw up's, e.g. make start ARGS="--port 8080".
 
 setup:
 	scripts/setup.sh
 
 start:
-	scripts/start.sh
+	scripts/start.sh $(ARGS)
 
 test:
 	scripts/test.sh $(ARGS)

@@ -1,0 +1,303 @@
+"""The ``ocrgw`` command: submit documents, watch jobs run, read their results, run the stack.
+
+Exit status: 0 when the command did what it was asked (and, with
+``--wait``, the job completed); 1 when a waited-for job ended failed or
+cancelled, or the stack of ``ocrgw up`` cannot start; 2 for a usage error; 3 when the gateway answered a problem
+(its title, code and detail are printed); 4 when the gateway could not be
+reached; 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cli import stack, views, waiting
+from cli.client import DEFAULT_URL, FORMATS, ApiError, Gateway, Unreachable
+from cli.output import Printer, is_terminal
+from cli.submitting import SubmitError, build, parse_options, read_documents
+
+EXIT_NOT_COMPLETED = 1
+EXIT_PROBLEM = 3
+EXIT_UNREACHABLE = 4
+EXIT_INTERRUPTED = 130
+ROOT_STATUSES = ("queued", "processing", "completed", "failed", "cancelled")
+
+
+def error(text: str) -> None:
+    click.echo(f"ocrgw: {text}", err=True)
+
+
+class Cli(click.Group):
+    """Turns the errors every command may meet into a line or two and an exit status, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ApiError as problem:
+            error(str(problem))
+            for field, messages in (problem.problem.get("errors") or {}).items():
+                error(f"  {field}: {json.dumps(messages, ensure_ascii=False)}")
+            ctx.exit(EXIT_PROBLEM)
+        except Unreachable as unreachable:
+            error(str(unreachable))
+            ctx.exit(EXIT_UNREACHABLE)
+        except stack.StackError as why:
+            error(str(why))
+            ctx.exit(1)
+
+
+def connects(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--url`` and ``--api-key`` (or OCRGW_URL, OCRGW_API_KEY), given to the command as a ``Gateway``."""
+
+    @functools.wraps(command)
+    def with_gateway(*args: Any, url: str, api_key: str | None, **kwargs: Any) -> Any:
+        return command(*args, gateway=Gateway(url, api_key), **kwargs)
+
+    with_gateway = click.option(
+        "--api-key",
+        envvar="OCRGW_API_KEY",
+        metavar="KEY",
+        help="Sent as 'Authorization: Bearer KEY' [env OCRGW_API_KEY].",
+    )(with_gateway)
+    return click.option(
+        "--url", envvar="OCRGW_URL", default=DEFAULT_URL, show_default=True, help="The gateway [env OCRGW_URL]."
+    )(with_gateway)
+
+
+json_flag = click.option("--json", "as_json", is_flag=True, help="Print the gateway's JSON answer as it is.")
+
+
+@click.group(cls=Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="ocrgw", prog_name="ocrgw")
+def main() -> None:
+    """Submit OCR jobs and fan-out groups to an ocrgw gateway, watch them, read their results."""
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-m", "--model", help="The model (ocrgw models); default: the gateway's, tesseract in a group.")
+@click.option("--max-parallel", type=int, metavar="N", help="A group's cap: at most N children at once; 0: no cap.")
+@click.option("--split-pages", type=click.IntRange(min=1), metavar="N", help="Split one PDF into children of N pages.")
+@click.option("--idempotency-key", metavar="KEY", help="Resubmitting with the same key gives the same job.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="A model option (repeatable).")
+@click.option("--content-type", metavar="TYPE", help="The files' media type, if their bytes and names do not say.")
+@click.option("--callback-url", metavar="URL", help="Where the job's view is POSTed once it ends.")
+@click.option("--wait", is_flag=True, help="Show progress until the job ends; exit 1 if it did not complete.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the result here (implies --wait)."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="The result's form for -o."
+)
+@click.option(
+    "--interval", type=click.FloatRange(min=0.05), default=0.5, show_default=True, help="Seconds between polls."
+)
+@json_flag
+@connects
+@click.pass_context
+def submit(
+    ctx: click.Context,
+    gateway: Gateway,
+    files: tuple[Path, ...],
+    model: str | None,
+    max_parallel: int | None,
+    split_pages: int | None,
+    idempotency_key: str | None,
+    options: tuple[str, ...],
+    content_type: str | None,
+    callback_url: str | None,
+    wait: bool,
+    output: Path | None,
+    fmt: str,
+    interval: float,
+    as_json: bool,
+) -> None:
+    """Submit FILES: one file is a job, several files (or --split-pages) a fan-out group.
+
+    Prints the job's id (its view with --json). The type of each file is read from its bytes or its name.
+    """
+    try:
+        request = build(
+            read_documents(list(files), content_type),
+            model=model,
+            max_parallel=max_parallel,
+            split_pages=split_pages,
+            options=parse_options(options),
+            callback_url=callback_url,
+            idempotency_key=idempotency_key,
+        )
+    except SubmitError as why:
+        raise click.UsageError(str(why)) from None
+    if request.json is not None:
+        view = gateway.submit_json(request.json, request.headers)
+    else:
+        view = gateway.submit_raw(request.body, request.content_type, request.params, request.headers)
+    printer = Printer(as_json)
+    if not (wait or output):
+        if as_json:
+            printer.json(view)
+        else:
+            printer.line(view["id"])
+        return
+    if not as_json:
+        printer.line(view["id"])
+        sys.stdout.flush()
+    final = _wait(gateway, view["id"], interval)
+    if output is not None:
+        _write_result(gateway, final, fmt, output)
+    if as_json:
+        printer.json(final)
+    if final["status"] != "completed":
+        for line in waiting.why_not_completed(gateway, final, [f.name for f in files]):
+            error(line)
+        ctx.exit(EXIT_NOT_COMPLETED)
+
+
+def _wait(gateway: Gateway, job_id: str, interval: float) -> dict[str, Any]:
+    try:
+        return waiting.wait(gateway, job_id, waiting.display_for(sys.stderr, job_id), interval)
+    except KeyboardInterrupt:
+        error(f"stopped waiting; the job goes on: ocrgw status {job_id}")
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def _write_result(gateway: Gateway, view: dict[str, Any], fmt: str, output: Path) -> None:
+    try:
+        data = gateway.result_as(view["id"], fmt)
+    except ApiError as problem:
+        if problem.code in ("no_result", "pdf_unavailable"):
+            error(f"nothing written to {output}: {problem.detail}")
+            return
+        raise
+    output.write_bytes(data)
+
+
+@main.command()
+@click.argument("job_id")
+@json_flag
+@connects
+def status(gateway: Gateway, job_id: str, as_json: bool) -> None:
+    """A job's status: a group's counts per status and its first children."""
+    view = gateway.job(job_id)
+    printer = Printer(as_json)
+    if as_json:
+        printer.json(view)
+    else:
+        views.job(printer, view)
+
+
+@main.command()
+@click.argument("job_id")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write it here, not to stdout.")
+@json_flag
+@connects
+def result(gateway: Gateway, job_id: str, fmt: str, output: Path | None, as_json: bool) -> None:
+    """A job's result: its text, its JSON (--json, --format json), or a searchable PDF (--format pdf)."""
+    fmt = "json" if as_json else fmt
+    if fmt == "pdf" and output is None and is_terminal(sys.stdout):
+        raise click.UsageError("a PDF is binary: write it with -o FILE, or pipe it")
+    data = gateway.result_as(job_id, fmt)
+    if output is not None:
+        output.write_bytes(data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+
+@main.command()
+@click.argument("job_id")
+@json_flag
+@connects
+def events(gateway: Gateway, job_id: str, as_json: bool) -> None:
+    """A job's audit events, oldest first (a group's include its children's)."""
+    document = gateway.events(job_id)
+    printer = Printer(as_json)
+    if as_json:
+        printer.json(document)
+    else:
+        views.events(printer, document)
+
+
+@main.command()
+@click.argument("job_id")
+@json_flag
+@connects
+def cancel(gateway: Gateway, job_id: str, as_json: bool) -> None:
+    """Cancel a job, a child or a whole group (a running page is finished first)."""
+    view = gateway.cancel(job_id)
+    printer = Printer(as_json)
+    if as_json:
+        printer.json(view)
+    elif view["status"] == "cancelled":
+        printer.line(f"{job_id} cancelled")
+    else:
+        printer.line(f"{job_id} cancel requested: it stops at its next page ({view['status']})")
+
+
+@main.command(name="ls")
+@click.option("--status", type=click.Choice(ROOT_STATUSES), help="Only jobs in this status.")
+@click.option("--kind", type=click.Choice(("single", "parent")), help="Only single jobs, or only groups.")
+@click.option("--limit", type=click.IntRange(1, 200), default=20, show_default=True)
+@click.option("--cursor", help="The next_cursor of the previous page (--json shows it).")
+@json_flag
+@connects
+def list_jobs(
+    gateway: Gateway, status: str | None, kind: str | None, limit: int, cursor: str | None, as_json: bool
+) -> None:
+    """Single jobs and groups, newest first."""
+    document = gateway.jobs(status, kind, limit, cursor)
+    printer = Printer(as_json)
+    if as_json:
+        printer.json(document)
+    else:
+        views.job_list(printer, document)
+
+
+@main.command()
+@json_flag
+@connects
+def models(gateway: Gateway, as_json: bool) -> None:
+    """The models the gateway offers, and the content types each takes."""
+    document = gateway.models()
+    printer = Printer(as_json)
+    if as_json:
+        printer.json(document)
+    else:
+        views.models(printer, document)
+
+
+@main.command()
+@click.option(
+    "--port",
+    envvar="PORT",
+    type=click.IntRange(1, 65535),
+    default=8000,
+    show_default=True,
+    help="The gateway's port [env PORT].",
+)
+@click.option("--procfile", type=click.Path(dir_okay=False, path_type=Path), help="Default: ./Procfile, else ocrgw's.")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep the private Redis's data (AOF) here across runs; default: a temporary directory.",
+)
+@click.option(
+    "--redis-port",
+    envvar="OCRGW_REDIS_PORT",
+    type=click.IntRange(1, 65535),
+    help="The private Redis's port [env OCRGW_REDIS_PORT]; default: a free one.",
+)
+def up(port: int, procfile: Path | None, data_dir: Path | None, redis_port: int | None) -> None:
+    """Run the whole stack here: a private Redis unless REDIS_URL is set, then the Procfile under honcho.
+
+    Ctrl-C stops every process, then Redis.
+    """
+    sys.exit(stack.up(port, procfile or stack.default_procfile(), data_dir, redis_port))
