@@ -13,6 +13,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,21 +55,39 @@ class Cli(click.Group):
 
 
 def connects(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--url`` and ``--api-key`` (or OCRGW_URL, OCRGW_API_KEY), given to the command as a ``Gateway``."""
+    """``--url`` and ``--api-key``, given to the command as a ``Gateway``.
+
+    Either place works: ``ocrgw --url U status ID`` or ``ocrgw status ID --url U``
+    (the command's own wins); else OCRGW_URL and OCRGW_API_KEY, else the default URL.
+    """
 
     @functools.wraps(command)
-    def with_gateway(*args: Any, url: str, api_key: str | None, **kwargs: Any) -> Any:
-        return command(*args, gateway=Gateway(url, api_key), **kwargs)
+    def with_gateway(*args: Any, url: str | None, api_key: str | None, **kwargs: Any) -> Any:
+        chosen = click.get_current_context().find_object(Connection) or Connection(DEFAULT_URL, None)
+        return command(*args, gateway=Gateway(url or chosen.url, api_key or chosen.api_key), **kwargs)
 
-    with_gateway = click.option(
-        "--api-key",
-        envvar="OCRGW_API_KEY",
-        metavar="KEY",
-        help="Sent as 'Authorization: Bearer KEY' [env OCRGW_API_KEY].",
-    )(with_gateway)
+    with_gateway = _api_key_option(envvar=None)(with_gateway)
+    return _url_option(envvar=None, default=None)(with_gateway)
+
+
+@dataclass(frozen=True)
+class Connection:
+    """The gateway the group's options (or their environment variables) name."""
+
+    url: str
+    api_key: str | None
+
+
+def _api_key_option(envvar: str | None) -> Callable[..., Any]:
     return click.option(
-        "--url", envvar="OCRGW_URL", default=DEFAULT_URL, show_default=True, help="The gateway [env OCRGW_URL]."
-    )(with_gateway)
+        "--api-key", envvar=envvar, metavar="KEY", help="Sent as 'Authorization: Bearer KEY' [env OCRGW_API_KEY]."
+    )
+
+
+def _url_option(envvar: str | None, default: str | None) -> Callable[..., Any]:
+    return click.option(
+        "--url", envvar=envvar, default=default, show_default=default is not None, help="The gateway [env OCRGW_URL]."
+    )
 
 
 json_flag = click.option("--json", "as_json", is_flag=True, help="Print the gateway's JSON answer as it is.")
@@ -76,8 +95,12 @@ json_flag = click.option("--json", "as_json", is_flag=True, help="Print the gate
 
 @click.group(cls=Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ocrgw", prog_name="ocrgw")
-def main() -> None:
+@_url_option(envvar="OCRGW_URL", default=DEFAULT_URL)
+@_api_key_option(envvar="OCRGW_API_KEY")
+@click.pass_context
+def main(ctx: click.Context, url: str, api_key: str | None) -> None:
     """Submit OCR jobs and fan-out groups to an ocrgw gateway, watch them, read their results."""
+    ctx.obj = Connection(url, api_key)
 
 
 @main.command()

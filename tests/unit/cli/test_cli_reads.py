@@ -244,3 +244,13 @@ def test_on_a_terminal_every_read_is_drawn_with_rich(served, ocrgw, tmp_path, mo
     assert "children 1-2 of 2" in shown["status"].stdout
     assert "error_code" in shown["ls"].stdout  # a header row
     assert "content types" in shown["models"].stdout
+
+
+def test_url_and_key_work_before_the_command_and_the_command_s_own_win(stub):
+    problem = {"type": "about:blank", "title": "Unauthorized", "status": 401, "detail": "No.", "code": "unauthorized"}
+    url = stub(Response(json.dumps(problem), status=401, content_type="application/problem+json"))
+
+    before = CliRunner().invoke(main, ["--url", url, "--api-key", "k", "ls"], env={"OCRGW_URL": "http://127.0.0.1:1"})
+    after = CliRunner().invoke(main, ["--url", "http://127.0.0.1:1", "ls", "--url", url])
+
+    assert before.exit_code == after.exit_code == EXIT_PROBLEM
