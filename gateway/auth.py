@@ -82,14 +82,15 @@ class KeyTable:
         if self.open:
             return ANYONE
         scheme, _, credentials = (authorization or "").strip().partition(" ")
-        if scheme.lower() != "bearer":
+        credentials = credentials.strip()
+        if scheme.lower() != "bearer" or not credentials:
             raise Problem(
                 "missing_api_key",
                 "Send an API key as Authorization: Bearer <key>.",
                 headers={"WWW-Authenticate": _REALM},
             )
         # A header's text is its bytes read as latin-1 (WSGI): those bytes are the key.
-        principal = self.principal_of(credentials.strip().encode("latin-1", errors="replace"))
+        principal = self.principal_of(credentials.encode("latin-1", errors="replace"))
         if principal is None:
             raise Problem(
                 "invalid_api_key",

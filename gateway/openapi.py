@@ -94,10 +94,19 @@ def problems(blueprint: Blueprint, *codes: str) -> Callable:
             schema=_problem_schema(sorted(status_codes)),
             content_type=MEDIA_TYPE,
             description="; ".join(f"`{code}`: {CATALOGUE[code][1]}" for code in sorted(status_codes)),
+            headers=_CHALLENGE if status == 401 else None,
         )
         for status, status_codes in sorted(by_status.items())
     ]
     return lambda view: reduce(lambda wrapped, decorate: decorate(wrapped), decorators, view)
+
+
+_CHALLENGE = {
+    "WWW-Authenticate": {
+        "description": 'How to authenticate: `Bearer realm="ocrgw"` (with `error="invalid_token"` for a wrong key).',
+        "schema": {"type": "string"},
+    }
+}
 
 
 def _problem_schema(codes: list[str]) -> dict[str, Any]:

@@ -102,4 +102,4 @@ class Reclaimed:
     dispatches: list[Dispatch]
 
 
-__all__ = ["Claim", "Completion", "Created", "Dispatch", "GroupRules", "Idempotency", "NewJob", "Owner", "Reclaimed", "DEFAULT_OWNER"]
+__all__ = ["Claim", "Completion", "Created", "Dispatch", "GroupRules", "Idempotency", "NewJob", "Owner", "Reclaimed"]

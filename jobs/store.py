@@ -74,7 +74,9 @@ class JobStore(SweepTransitions):
 
     # -- create -------------------------------------------------------------------------
 
-    def create_single(self, job: NewJob, idempotency: Idempotency | None = None, owner: Owner = DEFAULT_OWNER) -> Created:
+    def create_single(
+        self, job: NewJob, idempotency: Idempotency | None = None, owner: Owner = DEFAULT_OWNER
+    ) -> Created:
         """Creates a single job (queued) of ``owner``'s tenant; its Idempotency-Key is that tenant's."""
         return self._create(new_job_id(owner.tenant), JobKind.SINGLE, [job], {}, idempotency, True, owner)
 
