@@ -50,7 +50,8 @@ CHILD_VIEW_FIELDS = (
     Field.FINISHED_AT.value,
     Field.ERROR_CODE.value,
 )
-#: What a listing shows of each root, with the counts a parent's progress is derived from.
+#: What a listing shows of each root, with the counts a parent's progress is derived from and the
+#: tenant the listing checks.
 LIST_FIELDS = (
     Field.ID.value,
     Field.KIND.value,
