@@ -25,7 +25,7 @@ def create_app(
     # runs its module once, as __main__, without importing it first.
     from flask import Flask
 
-    from gateway import drain, openapi, problems, routes, views
+    from gateway import auth, drain, openapi, problems, routes, views
     from jobs.config import Settings
     from jobs.store import JobStore
 
@@ -43,6 +43,7 @@ def create_app(
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     api = openapi.create_api(app)
     problems.register(app)
+    auth.install(app, settings.api_keys)
     models = views.models(openapi.options_json_schema(api))
     api.register_blueprint(routes.blueprint(routes.Services(settings, store, store.queries, publish, models)))
     drain.install_sigterm_hook(settings.drain_seconds)

@@ -2,6 +2,8 @@
 
 Each is one transition in ``jobs.controls``; what it queued is published
 like a submission's, and the answer is the job's view after the change.
+Each finds the job with ``record_of`` first, so another tenant's job is a
+``404`` before anything changes.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from flask import jsonify, request
 
+from gateway.auth import AUTH_PROBLEMS, current_principal
 from gateway.openapi import Blueprint, one_of, problems
 from gateway.problems import Problem
 from gateway.publishing import publish_quietly
@@ -30,7 +33,7 @@ from jobs.records import Idempotency
 if TYPE_CHECKING:
     from gateway.routes import Services
 
-_ALWAYS = ("store_unavailable", "internal_error")
+_ALWAYS = (*AUTH_PROBLEMS, "store_unavailable", "internal_error")
 _WITH_A_BODY = ("payload_too_large",)  # a body past OCRGW_MAX_BODY_BYTES, refused before it is read
 _JOB_VIEW = one_of("SingleJobView", "ParentView")
 # What each refusal of jobs.controls is, to a client.
@@ -114,7 +117,7 @@ def register(
             raise Problem("not_a_group", f"Job {job_id} is not a fan-out group.")
         idempotency = Idempotency(key, fingerprint(request.path, str(include_cancelled))) if key else None
         try:
-            redriven = controls.redrive(store, job_id, include_cancelled, idempotency)
+            redriven = controls.redrive(store, job_id, include_cancelled, idempotency, current_principal().tenant)
         except (NotAGroup, GroupNotFinished, NothingToRetry, IdempotencyKeyReused) as error:
             raise _refused(error) from None
         publish_quietly(services.publish, redriven.dispatches)

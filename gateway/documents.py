@@ -17,6 +17,7 @@ from flask import Response
 
 from documents.pages import PDF_TYPE
 from documents.searchable_pdf import SourceDocument, searchable_pdf
+from gateway.auth import AUTH_PROBLEMS, current_principal
 from gateway.openapi import Blueprint, problems
 from gateway.problems import Problem, require_terminal
 from jobs.contract import JobKind, JobStatus
@@ -38,10 +39,10 @@ def register(bp: Blueprint, queries: JobQueries) -> None:
         description="The searchable PDF: each page the original page image, the recognized text invisible on it.",
     )
     @problems(bp, "job_not_found", "result_not_ready", "no_result", "pdf_unavailable", "store_unavailable",
-              "internal_error")  # fmt: skip
+              "internal_error", *AUTH_PROBLEMS)  # fmt: skip
     def job_result_pdf(job_id: str):
         """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order"""
-        record = queries.get(job_id)
+        record = queries.get(job_id, current_principal().tenant)  # another tenant's job is not found
         if record is None:
             raise Problem("job_not_found", f"There is no job {job_id!r}.", job_id=job_id)
         if record["kind"] == JobKind.PARENT.value:

@@ -8,6 +8,9 @@ package and are served here, so the page loads with no internet access.
 Every error is an RFC 9457 problem (``gateway.problems``), not
 flask-smorest's own error shape: its handler is left out and each
 operation documents the problem codes it may answer, per status.
+
+Every operation asks for an API key (``bearerAuth``, see ``gateway.auth``)
+unless it says ``security: []``, as the probes do.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from swagger_ui_bundle import swagger_ui_path
 from webargs.flaskparser import FlaskParser
 
 from gateway import responses, schemas
+from gateway.auth import SECURITY_SCHEME
 from gateway.problems import CATALOGUE, MEDIA_TYPE, invalid_field
 from gateway.submission import parse_json_object
 
@@ -90,10 +94,19 @@ def problems(blueprint: Blueprint, *codes: str) -> Callable:
             schema=_problem_schema(sorted(status_codes)),
             content_type=MEDIA_TYPE,
             description="; ".join(f"`{code}`: {CATALOGUE[code][1]}" for code in sorted(status_codes)),
+            headers=_CHALLENGE if status == 401 else None,
         )
         for status, status_codes in sorted(by_status.items())
     ]
     return lambda view: reduce(lambda wrapped, decorate: decorate(wrapped), decorators, view)
+
+
+_CHALLENGE = {
+    "WWW-Authenticate": {
+        "description": 'How to authenticate: `Bearer realm="ocrgw"` (with `error="invalid_token"` for a wrong key).',
+        "schema": {"type": "string"},
+    }
+}
 
 
 def _problem_schema(codes: list[str]) -> dict[str, Any]:
@@ -119,7 +132,15 @@ def create_api(app: Flask) -> Api:
         OPENAPI_SWAGGER_UI_PATH=DOCS_PATH,
         OPENAPI_SWAGGER_UI_URL=SWAGGER_ASSETS,
     )
-    api = Api(app, spec_kwargs={"info": {"description": _DESCRIPTION}})
+    api = Api(app, spec_kwargs={"info": {"description": _DESCRIPTION}, "security": [{SECURITY_SCHEME: []}]})
+    api.spec.components.security_scheme(
+        SECURITY_SCHEME,
+        {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API key, as `Authorization: Bearer <key>`. Not asked when the gateway has no keys.",
+        },
+    )
     _register_components(api)
     app.add_url_rule(f"{SWAGGER_ASSETS}<path:filename>", "swagger_ui_asset", _swagger_asset)
     return api
@@ -153,4 +174,7 @@ _DESCRIPTION = """\
 OCR jobs over HTTP: submit a document (or a fan-out group of them), poll it, read its result.
 
 Every error is an RFC 9457 problem (`application/problem+json`) with a stable `code`;
-each operation lists the codes it may answer."""
+each operation lists the codes it may answer.
+
+Send an API key as `Authorization: Bearer <key>`: a missing or unknown key is `401`.
+Each key belongs to a tenant, which sees its own jobs only; another tenant's job is `404`."""

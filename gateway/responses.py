@@ -248,6 +248,12 @@ class EventSchema(Schema):
     status = _status()
     model = fields.String(required=True)
     error_code = _nullable_string(metadata={"description": "webhook: why the attempt failed, null if it did not."})
+    # job, job_child: whose job it is
+    tenant = fields.String(metadata={"description": "job, job_child: the tenant whose job it is."})
+    key_id = fields.String(
+        allow_none=True,
+        metadata={"description": "job, job_child: the id of the API key that submitted it (never the key itself)."},
+    )
     # a webhook attempt only
     attempt = fields.Integer(metadata={"description": "webhook: the attempt's number, from 1."})
     outcome = fields.String(

@@ -20,6 +20,7 @@ from redis.exceptions import RedisError
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from gateway import controls, documents, drain, views
+from gateway.auth import AUTH_PROBLEMS, current_principal
 from gateway.openapi import Blueprint, one_of, problems
 from gateway.problems import RETRY_AFTER_SECONDS, Problem, require_terminal
 from gateway.publishing import Publish, publish_quietly
@@ -36,8 +37,8 @@ from jobs.store import JobStore
 
 log = logging.getLogger(__name__)
 
-# Every read may find Redis away; every route may hit a bug.
-_ALWAYS = ("store_unavailable", "internal_error")
+# Every route but the probes wants an API key; every read may find Redis away; every route may hit a bug.
+_ALWAYS = (*AUTH_PROBLEMS, "store_unavailable", "internal_error")
 _JOB_VIEW = one_of("SingleJobView", "ParentView")
 
 
@@ -56,7 +57,8 @@ def blueprint(services: Services) -> Blueprint:
     bp = Blueprint("api", __name__, url_prefix="/", description="OCR jobs, fan-out groups and the models")
 
     def record_of(job_id: str) -> dict[str, str]:
-        record = queries.get(job_id)  # also keeps unchecked ids away from the store's keys
+        """The job, if it is the requesting tenant's: another tenant's is as absent as an unknown one."""
+        record = queries.get(job_id, current_principal().tenant)  # also keeps unchecked ids away from the keys
         if record is None:
             raise Problem("job_not_found", f"There is no job {job_id!r}.", job_id=job_id)
         return record
@@ -110,18 +112,19 @@ def blueprint(services: Services) -> Blueprint:
             body=_read_body(),
         )
         idempotency = Idempotency(key, submission.fingerprint) if key else None
+        principal = current_principal()
         try:
             if submission.group is not None:
-                created = store.create_group(submission.jobs, submission.group, idempotency)
+                created = store.create_group(submission.jobs, submission.group, idempotency, owner=principal.owner)
             else:
-                created = store.create_single(submission.jobs[0], idempotency)
+                created = store.create_single(submission.jobs[0], idempotency, owner=principal.owner)
         except IdempotencyKeyReused:
             raise Problem(
                 "idempotency_key_reused",
                 "This Idempotency-Key was already used for a different request; use a new key.",
             ) from None
         publish_quietly(services.publish, created.dispatches)
-        record = queries.get(created.job_id)
+        record = queries.get(created.job_id, principal.tenant)
         if record is None:
             raise StoreError(f"job {created.job_id} vanished right after it was created")
         response = jsonify(job_view(record))
@@ -136,9 +139,11 @@ def blueprint(services: Services) -> Blueprint:
     @bp.response(200, JobListSchema)
     @problems(bp, "invalid_field", *_ALWAYS)
     def list_jobs(status=None, kind=None, limit=20, cursor=None):
-        """List single jobs and parents, newest first"""
+        """List the tenant's single jobs and parents, newest first"""
         try:
-            listing = queries.list_jobs(status=status, kind=kind, limit=limit, cursor=cursor)
+            listing = queries.list_jobs(
+                status=status, kind=kind, limit=limit, cursor=cursor, tenant=current_principal().tenant
+            )
         except InvalidCursor as error:
             raise Problem("invalid_field", "Invalid field(s): cursor.", errors={"cursor": [str(error)]}) from None
         return jsonify(views.job_list(listing))
@@ -202,12 +207,13 @@ def blueprint(services: Services) -> Blueprint:
 
     @bp.route("/models", methods=["GET"])
     @bp.response(200, ModelsSchema)
-    @problems(bp, "internal_error")
+    @problems(bp, *AUTH_PROBLEMS, "internal_error")
     def models():
         """The models: engine, where it runs, the content types and options it takes"""
         return jsonify(services.models)
 
     @bp.route("/healthz", methods=["GET"])
+    @bp.doc(security=[])  # open: no API key
     @bp.response(200, StatusSchema)
     @problems(bp, "internal_error")
     def healthz():
@@ -215,8 +221,9 @@ def blueprint(services: Services) -> Blueprint:
         return jsonify(status="ok")
 
     @bp.route("/readyz", methods=["GET"])
+    @bp.doc(security=[])  # open: no API key
     @bp.response(200, StatusSchema)
-    @problems(bp, "draining", *_ALWAYS)
+    @problems(bp, "draining", "store_unavailable", "internal_error")
     def readyz():
         """Readiness: out of rotation while this replica drains or cannot reach Redis"""
         if drain.is_draining():

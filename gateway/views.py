@@ -240,6 +240,8 @@ def _event(e: Record) -> dict[str, Any]:
         "model": e.get("model", ""),
         "error_code": _null(e.get("error_code")),
     }
+    if e.get("tenant"):  # whose job it is (a terminal event): the tenant, the submitting key's id
+        view.update(tenant=e["tenant"], key_id=_null(e.get("key_id")))
     if e["operation"] == Operation.WEBHOOK.value:
         view.update(
             attempt=int(e["attempt"]),

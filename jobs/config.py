@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from marshmallow import EXCLUDE, Schema, ValidationError, validate
 from marshmallow import fields as mf
 
+from jobs.api_keys import ApiKey, BadKeys, parse_plain_keys, read_keys_file, require_distinct
 from jobs.errors import OcrgwError
 from jobs.registry import DEFAULT_MODEL, MODELS
 
@@ -116,6 +117,10 @@ class Settings:
     webhook_backoff: float = DEFAULT_WEBHOOK_BACKOFF_SECONDS
     webhook_backoff_max: float = DEFAULT_WEBHOOK_BACKOFF_MAX_SECONDS
     webhook_give_up_after: float = DEFAULT_WEBHOOK_GIVE_UP_AFTER_SECONDS
+    # API keys, as sha256 digests: from the keys file, and (development) from plain keys in the
+    # environment.  None at all: the gateway serves one tenant, ``default``, to anyone.
+    file_api_keys: tuple[ApiKey, ...] = ()
+    plain_api_keys: tuple[ApiKey, ...] = ()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -130,12 +135,21 @@ class Settings:
         except ValidationError as error:
             problems = [
                 f"{var.env}: must be {var.expects}, got {var.shown(raw[var.env])}"
+                + (f" ({error.messages_dict[var.env][0]})" if var.explains else "")
                 for var in VARIABLES
                 if var.env in error.messages_dict
             ]
             raise InvalidSettings("; ".join(problems)) from None
         values.setdefault("broker_url", values.get("redis_url", DEFAULT_REDIS_URL))
+        try:
+            require_distinct(values.get("file_api_keys", ()), values.get("plain_api_keys", ()))
+        except BadKeys:
+            raise InvalidSettings("OCRGW_API_KEYS: a key is also in OCRGW_API_KEYS_FILE") from None
         return cls(**values)
+
+    @property
+    def api_keys(self) -> tuple[ApiKey, ...]:
+        return self.file_api_keys + self.plain_api_keys
 
     @property
     def lease_ms(self) -> int:
@@ -157,6 +171,8 @@ class Variable:
     hides_password: bool = False
     # Nor is a secret: only its length is shown.
     secret: bool = False
+    # What exactly is wrong follows, from the parser (a line of a file, say); never a secret.
+    explains: bool = False
 
     def shown(self, raw: str) -> str:
         if self.secret:
@@ -172,6 +188,20 @@ class _CommaSeparatedModels(mf.Field):
         if any(name not in MODELS for name in names):
             raise ValidationError("unknown model")
         return names
+
+
+class _ApiKeys(mf.Field):
+    """API keys, read by ``read`` (a keys file's path, or plain keys); its ``BadKeys`` says what is wrong."""
+
+    def __init__(self, read: Callable[[str], tuple[ApiKey, ...]]):
+        super().__init__()
+        self.read = read
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any):
+        try:
+            return self.read(str(value))
+        except BadKeys as error:
+            raise ValidationError(str(error)) from None
 
 
 def _url(schemes: frozenset[str] | None):
@@ -260,6 +290,21 @@ VARIABLES: tuple[Variable, ...] = (
     _seconds("webhook_backoff", "OCRGW_WEBHOOK_BACKOFF"),
     _seconds("webhook_backoff_max", "OCRGW_WEBHOOK_BACKOFF_MAX"),
     _seconds("webhook_give_up_after", "OCRGW_WEBHOOK_GIVE_UP_AFTER"),
+    Variable(
+        "file_api_keys",
+        "OCRGW_API_KEYS_FILE",
+        _ApiKeys(read_keys_file),
+        "a readable file of tenant:sha256-hex-of-key[:policy,...] lines",
+        explains=True,
+    ),
+    Variable(
+        "plain_api_keys",
+        "OCRGW_API_KEYS",
+        _ApiKeys(parse_plain_keys),
+        "a comma-separated list of tenant:key",
+        secret=True,
+        explains=True,
+    ),
 )
 
 

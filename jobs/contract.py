@@ -124,6 +124,9 @@ class Field(str, Enum):
     # webhook_attempts when the job last ended (a redriven parent ends again): that round's
     # attempts count from it, and whatever an earlier round still has in flight is stale
     WEBHOOK_ATTEMPTS_BASE = "webhook_attempts_base"
+    # a root (single job or parent) only: whose it is.  A child belongs to its root's tenant.
+    TENANT = "tenant"
+    KEY_ID = "key_id"  # the id of the API key that submitted it ('' with no keys configured)
     # a child
     PARENT_ID = "parent_id"
     INDEX = "index"
@@ -145,6 +148,9 @@ class EventField(str, Enum):
     MODEL = "model"
     ERROR_CODE = "error_code"
     TIME = "time"  # µs, Redis time
+    # whose job it is: its root's tenant, and the id of the API key that submitted the root
+    TENANT = "tenant"
+    KEY_ID = "key_id"
     # a webhook attempt (operation webhook); error_code then says why it failed
     ATTEMPT = "attempt"
     OUTCOME = "outcome"  # a WebhookOutcome

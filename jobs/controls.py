@@ -19,6 +19,7 @@ from jobs.errors import (
     NotAGroup,
     NothingToRetry,
 )
+from jobs.ids import DEFAULT_TENANT
 from jobs.records import Dispatch, Idempotency
 from jobs.store import JobStore
 from jobs.transitions.controls import CANCEL, REDRIVE, SET_CAP
@@ -87,14 +88,19 @@ def set_cap(store: JobStore, parent_id: str, max_parallel: int) -> list[Dispatch
 
 
 def redrive(
-    store: JobStore, parent_id: str, include_cancelled: bool = False, idempotency: Idempotency | None = None
+    store: JobStore,
+    parent_id: str,
+    include_cancelled: bool = False,
+    idempotency: Idempotency | None = None,
+    tenant: str = DEFAULT_TENANT,
 ) -> Redriven:
+    """Sends a finished group's failed children again; ``idempotency`` is a key of ``tenant``'s."""
     parent = keys.job(parent_id)
     reply = store.scripts.run(
         REDRIVE,
         keys={
             "parent": parent,
-            "idempotency": keys.idempotency(idempotency.key) if idempotency else parent,
+            "idempotency": keys.idempotency(tenant, idempotency.key) if idempotency else parent,
             "queued": keys.QUEUED,
             "due": keys.DUE_PARENTS,
             **keys.roots_by_status(parent_id, JobKind.PARENT),

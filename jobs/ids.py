@@ -4,20 +4,25 @@ import hashlib
 import os
 import re
 
-from jobs.keys import CHILD_SEPARATOR
+from jobs.keys import CHILD_SEPARATOR, TENANT_TAG_LENGTH
 
 _JOB_ID = re.compile(rf"[0-9a-f]{{32}}(?:{re.escape(CHILD_SEPARATOR)}[0-9]{{1,6}})?")
+_TENANT = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}")
 
 
 DEFAULT_TENANT = "default"
-# A root id is its tenant's tag and 80 random bits, 32 hex digits in all: every
-# key of a job, and the tenant's own indexes, derive from the id alone.
-TENANT_TAG_LENGTH = 12
+# A root id is its tenant's tag (TENANT_TAG_LENGTH digits) and 80 random bits, 32 hex
+# digits in all: every key of a job, and the tenant's own indexes, derive from the id alone.
 
 
 def tenant_tag(tenant: str) -> str:
     """The first digits of every root id of ``tenant``'s jobs."""
     return hashlib.sha256(tenant.encode()).hexdigest()[:TENANT_TAG_LENGTH]
+
+
+def is_tenant(name: str) -> bool:
+    """A tenant's name: lower-case letters, digits, ``_ . -``, at most 63 characters, no separator first."""
+    return _TENANT.fullmatch(name) is not None
 
 
 def new_job_id(tenant: str = DEFAULT_TENANT) -> str:

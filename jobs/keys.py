@@ -10,6 +10,9 @@ The scripts derive the keys of a group's other jobs (the children a release
 moves, the child a kept slot claims) from the group's hash-tagged prefix
 (``ocrgw:{root}:``) with the Lua functions ``lua_key_shapes`` generates from
 the shapes below, so both sides build them from one definition.
+
+A root id starts with its tenant's tag (``jobs.ids.new_job_id``), so a
+tenant's own keys (its listing sets) derive from any of its jobs' ids too.
 """
 
 import hashlib
@@ -18,6 +21,8 @@ from jobs.contract import ROOT_STATUSES, JobKind
 
 NAMESPACE = "ocrgw"
 CHILD_SEPARATOR = "-"
+# How many leading hex digits of a root id are its tenant's tag.
+TENANT_TAG_LENGTH = 12
 # The parts of a group's keys after its prefix.
 JOB = "job:"
 PAYLOAD = "payload:"
@@ -35,24 +40,37 @@ SWEEP_LOCK = f"{NAMESPACE}:sweep:lock"
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
 
 
-def roots(kind: str, status: str) -> str:
-    """Single jobs or parents (``kind``) in one status, scored by ``created_at`` (µs): the listing's index.
+def roots(kind: str, status: str, tag: str | None = None) -> str:
+    """One tenant's single jobs or parents (``kind``) in one status, scored by ``created_at`` (µs): the
+    listing's index.
 
-    Each root is in exactly one of these sets; the transition that changes
-    its status moves it, so listing newest-first never scans.
+    Each root is in exactly one of these sets, its tenant's (``tag``, see
+    ``tag_of``; the default tenant's when not given); the transition that
+    changes its status moves it, so listing newest-first never scans.
     """
-    return f"{NAMESPACE}:roots:{kind}:{status}"
+    if tag is None:
+        from jobs.ids import DEFAULT_TENANT, tenant_tag  # jobs.ids imports this module
+
+        tag = tenant_tag(DEFAULT_TENANT)
+    return f"{NAMESPACE}:roots:{tag}:{kind}:{status}"
+
+
+def tag_of(job_id: str) -> str:
+    """The tag of the tenant whose job this is: the first digits of its root id (``jobs.ids.tenant_tag``)."""
+    return root_of(job_id)[:TENANT_TAG_LENGTH]
 
 
 def roots_by_status(job_id: str, kind: JobKind | None = None) -> dict[str, str]:
-    """The listing sets a transition on ``job_id`` may move a root between, as the scripts name them.
+    """The listing sets (its tenant's) a transition on ``job_id`` may move a root between, as the scripts
+    name them.
 
     Unless ``kind`` says otherwise, a root that is claimed or finished is a
     single job, and a child's transitions move its parent.
     """
     if kind is None:
         kind = JobKind.PARENT if CHILD_SEPARATOR in job_id else JobKind.SINGLE
-    return {f"roots_{s.value}": roots(kind.value, s.value) for s in ROOT_STATUSES}
+    tag = tag_of(job_id)
+    return {f"roots_{s.value}": roots(kind.value, s.value, tag) for s in ROOT_STATUSES}
 
 
 def of_running_job(job_id: str) -> dict[str, str]:
@@ -115,9 +133,11 @@ def events(job_id: str) -> str:
     return f"{group_prefix(job_id)}{EVENTS}"
 
 
-def idempotency(key: str) -> str:
-    # Hashed so that any client-chosen string (up to 255 chars) makes a tidy key.
-    digest = hashlib.sha256(key.encode()).hexdigest()
+def idempotency(tenant: str, key: str) -> str:
+    """A tenant's Idempotency-Key: the same key sent by two tenants names two records."""
+    # Hashed so that any client-chosen string (up to 255 chars) makes a tidy key; a
+    # tenant's name has no ':', so no other (tenant, key) pair hashes the same text.
+    digest = hashlib.sha256(f"{tenant}:{key}".encode()).hexdigest()
     return f"{NAMESPACE}:idem:{digest}"
 
 

@@ -7,7 +7,10 @@ listing reads the per-(kind, status) sets of roots newest first.  Each
 read pipelines its commands: one round trip per page, two when a page of
 children is filtered by status (the set yields the ids to read).
 
-Ids are checked (``jobs.ids.is_job_id``) before they become keys.
+Ids are checked (``jobs.ids.is_job_id``) before they become keys.  Reads
+for a client name its tenant: a job is that tenant's when its root's stored
+tenant says so (the id's tag only routes: tags could collide), and a listing
+reads the tenant's own sets.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from jobs import keys
 from jobs.contract import ROOT_KINDS as _ROOT_KINDS
 from jobs.contract import ROOT_STATUSES as _ROOT_STATUSES
 from jobs.contract import Field, JobStatus, count_field
-from jobs.ids import is_job_id
+from jobs.ids import DEFAULT_TENANT, is_job_id, tenant_tag
 
 #: What a listing may be filtered by, and a page of children.
 ROOT_KINDS = tuple(k.value for k in _ROOT_KINDS)
@@ -47,7 +50,8 @@ CHILD_VIEW_FIELDS = (
     Field.FINISHED_AT.value,
     Field.ERROR_CODE.value,
 )
-#: What a listing shows of each root, with the counts a parent's progress is derived from.
+#: What a listing shows of each root, with the counts a parent's progress is derived from and the
+#: tenant the listing checks.
 LIST_FIELDS = (
     Field.ID.value,
     Field.KIND.value,
@@ -58,6 +62,7 @@ LIST_FIELDS = (
     Field.FINISHED_AT.value,
     Field.ERROR_CODE.value,
     Field.TOTAL.value,
+    Field.TENANT.value,
     *(count_field(s) for s in JobStatus),
 )
 _MERGE_FIELDS = (
@@ -99,14 +104,29 @@ class JobQueries:
     def __init__(self, client: Redis):
         self.redis = client
 
-    def get(self, job_id: str) -> dict[str, str] | None:
-        """The job's stored fields, or None."""
+    def get(self, job_id: str, tenant: str | None = None) -> dict[str, str] | None:
+        """The job's stored fields, or None; with ``tenant``, None too unless the job is that tenant's.
+
+        A child's tenant is its root's (read in the same round trip): no
+        child stores one.
+        """
         if not is_job_id(job_id):
             return None
-        raw: dict[bytes, bytes] = self.redis.hgetall(keys.job(job_id))  # type: ignore[assignment]
+        if tenant is not None and keys.tag_of(job_id) != tenant_tag(tenant):
+            return None
+        root = keys.root_of(job_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hgetall(keys.job(job_id))
+        if tenant is not None and root != job_id:
+            pipe.hget(keys.job(root), Field.TENANT.value)
+        raw, *root_tenant = pipe.execute()
         if not raw:
             return None
-        return {k.decode(): v.decode() for k, v in raw.items()}
+        record = {k.decode(): v.decode() for k, v in raw.items()}
+        owner = _str(root_tenant[0]) if root_tenant else record.get(Field.TENANT.value)
+        if tenant is not None and owner != tenant:
+            return None
+        return record
 
     # -- a parent's children -----------------------------------------------------------------
 
@@ -145,17 +165,26 @@ class JobQueries:
     # -- the listing -------------------------------------------------------------------------------
 
     def list_jobs(
-        self, status: str | None = None, kind: str | None = None, limit: int = 20, cursor: str | None = None
+        self,
+        status: str | None = None,
+        kind: str | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
+        tenant: str = DEFAULT_TENANT,
     ) -> JobList:
-        """Roots (single jobs and parents) newest first, from the per-(kind, status) indexes.
+        """A tenant's roots (single jobs and parents) newest first, from its per-(kind, status) indexes.
 
         Each index is read newest first up to ``limit + 1`` members past the
         cursor and the reads are merged, so a page costs the same however
         many jobs exist.  The cursor is the (created_at, id) of a page's last
         job: jobs created since are newer, so they never shift later pages.
+        A root another tenant stored under a colliding tag is left out.
         """
+        tag = tenant_tag(tenant)
         indexes = [
-            keys.roots(k, s) for k in ([kind] if kind else ROOT_KINDS) for s in ([status] if status else ROOT_STATUSES)
+            keys.roots(k, s, tag)
+            for k in ([kind] if kind else ROOT_KINDS)
+            for s in ([status] if status else ROOT_STATUSES)
         ]
         after = decode_cursor(cursor) if cursor is not None else None
         pipe = self.redis.pipeline(transaction=False)
@@ -172,6 +201,7 @@ class JobQueries:
         newest = sorted(candidates, reverse=True)
         page, more = newest[:limit], len(newest) > limit
         rows = self._rows([job_id for _, job_id in page], LIST_FIELDS)
+        rows = [row for row in rows if row[Field.TENANT.value] == tenant]
         return JobList(rows, encode_cursor(*page[-1]) if more else None)
 
     # -- results and events ------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobs.ids import DEFAULT_TENANT
 from jobs.transitions.spec import Dispatch
 
 
@@ -50,6 +51,18 @@ class GroupRules:
 
 
 @dataclass(frozen=True)
+class Owner:
+    """Whose a new job is: its tenant, and the id of the API key that submitted it (for its audit events)."""
+
+    tenant: str = DEFAULT_TENANT
+    key_id: str = ""  # '' with no API keys configured
+
+
+#: The owner of every job when no API keys are configured.
+DEFAULT_OWNER = Owner()
+
+
+@dataclass(frozen=True)
 class Idempotency:
     key: str
     fingerprint: str
@@ -89,4 +102,4 @@ class Reclaimed:
     dispatches: list[Dispatch]
 
 
-__all__ = ["Claim", "Completion", "Created", "Dispatch", "GroupRules", "Idempotency", "NewJob", "Reclaimed"]
+__all__ = ["Claim", "Completion", "Created", "Dispatch", "GroupRules", "Idempotency", "NewJob", "Owner", "Reclaimed"]

@@ -25,7 +25,7 @@ from jobs.contract import JobKind, JobStatus, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
 from jobs.ids import call_token, new_job_id
 from jobs.queries import JobQueries
-from jobs.records import Claim, Completion, Created, GroupRules, Idempotency, NewJob
+from jobs.records import DEFAULT_OWNER, Claim, Completion, Created, GroupRules, Idempotency, NewJob, Owner
 from jobs.sweeping import SweepTransitions
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
@@ -74,8 +74,11 @@ class JobStore(SweepTransitions):
 
     # -- create -------------------------------------------------------------------------
 
-    def create_single(self, job: NewJob, idempotency: Idempotency | None = None) -> Created:
-        return self._create(new_job_id(), JobKind.SINGLE, [job], {}, idempotency, True)
+    def create_single(
+        self, job: NewJob, idempotency: Idempotency | None = None, owner: Owner = DEFAULT_OWNER
+    ) -> Created:
+        """Creates a single job (queued) of ``owner``'s tenant; its Idempotency-Key is that tenant's."""
+        return self._create(new_job_id(owner.tenant), JobKind.SINGLE, [job], {}, idempotency, True, owner)
 
     def create_group(
         self,
@@ -83,8 +86,9 @@ class JobStore(SweepTransitions):
         max_parallel: int | GroupRules,
         idempotency: Idempotency | None = None,
         release: bool = True,
+        owner: Owner = DEFAULT_OWNER,
     ) -> Created:
-        """Creates a parent and its children (held) and releases the first ones.
+        """Creates a parent and its children (held) of ``owner``'s tenant and releases the first ones.
 
         ``max_parallel`` alone, or every rule of the group.  ``release=False``
         leaves every child held and the parent on the due index, as if the
@@ -102,7 +106,7 @@ class JobStore(SweepTransitions):
             "fail_fast": rules.fail_fast,
             "callback_url": rules.callback_url,
         }
-        return self._create(new_job_id(), JobKind.PARENT, children, group, idempotency, release)
+        return self._create(new_job_id(owner.tenant), JobKind.PARENT, children, group, idempotency, release, owner)
 
     def _create(
         self,
@@ -112,17 +116,18 @@ class JobStore(SweepTransitions):
         group: dict[str, Any],
         idempotency: Idempotency | None,
         release: bool,
+        owner: Owner,
     ) -> Created:
         root = keys.job(root_id)
         reply = self.scripts.run(
             CREATE,
             keys={
-                "idempotency": keys.idempotency(idempotency.key) if idempotency else root,
+                "idempotency": keys.idempotency(owner.tenant, idempotency.key) if idempotency else root,
                 "root": root,
                 "parent": root,
                 "queued": keys.QUEUED,
                 "due": keys.DUE_PARENTS,
-                "roots_queued": keys.roots(kind.value, JobStatus.QUEUED.value),
+                "roots_queued": keys.roots(kind.value, JobStatus.QUEUED.value, keys.tag_of(root_id)),
             },
             args={
                 "idempotency_key": idempotency.key if idempotency else "",
@@ -130,6 +135,8 @@ class JobStore(SweepTransitions):
                 "idempotency_ttl": self.settings.idempotency_ttl,
                 "root_id": root_id,
                 "kind": kind.value,
+                "tenant": owner.tenant,
+                "key_id": owner.key_id,
                 "prefix": keys.group_prefix(root_id),
                 # With 0, the release step puts the parent on the due index.
                 "release_limit": self.settings.release_batch if release else 0,

@@ -8,7 +8,7 @@
     idempotency   the idempotency record (the root's key again when there is none)
     root          the single job's or the parent's key
     queued, due   the queued-jobs and due-parents indexes
-    roots_queued  the listing's set of queued roots of this kind
+    roots_queued  the listing's set of queued roots of this kind, the tenant's
     parent        the root's key again (release_children reads K.parent)
   Derived from A.prefix, the group's hash-tagged prefix: each job's key and
   payload key, and the children's per-status sets.
@@ -16,6 +16,8 @@
   Args:
     idempotency_key, fingerprint, idempotency_ttl  ('' key: none)
     root_id, kind ('single' | 'parent'), prefix
+    tenant, key_id  whose job it is, kept on the root only (a child is its
+                    root's tenant's): the tenant's name, the submitting key's id
     release_limit, requeue_ms    held children released by this call at most;
                                  when the sweep re-publishes an unclaimed job
     group     JSON, the parent's rules (ignored for a single job): model
@@ -63,7 +65,7 @@ local released = {}
 if A.kind == KIND.single then
   local spec = A.jobs[1]
   redis.call('HSET', K.root, unpack(job_fields(A.root_id, KIND.single, A.idempotency_key, spec)))
-  redis.call('HSET', K.root, F.status, STATUS.queued, F.queued_at, int(now))
+  redis.call('HSET', K.root, F.status, STATUS.queued, F.queued_at, int(now), F.tenant, A.tenant, F.key_id, A.key_id)
   redis.call('SET', payload_key_of(A.prefix, A.root_id), ARGV[A.payloads_from])
   redis.call('ZADD', K.queued, ms_of(now) + A.requeue_ms, A.root_id)
   released = {A.root_id, spec[1]}
@@ -76,7 +78,8 @@ else
     F.idempotency_key, A.idempotency_key,
     F.status, STATUS.queued, F.model, A.group.model, F.max_parallel, int(A.group.max_parallel),
     F.total, int(n), F.tolerated_failures, int(A.group.tolerated_failures),
-    F.fail_fast, A.group.fail_fast and '1' or '0', F.callback_url, A.group.callback_url, F.redrives, '0')
+    F.fail_fast, A.group.fail_fast and '1' or '0', F.callback_url, A.group.callback_url, F.redrives, '0',
+    F.tenant, A.tenant, F.key_id, A.key_id)
   for _, status in pairs(STATUS) do
     redis.call('HSET', K.root, count_field(status), '0')
   end

@@ -22,6 +22,8 @@ CREATE = Transition(
         Arg("idempotency_ttl", "int"),
         Arg("root_id"),
         Arg("kind"),
+        Arg("tenant"),
+        Arg("key_id"),
         Arg("prefix"),
         Arg("release_limit", "int"),
         Arg("requeue_ms", "int"),

@@ -1,4 +1,4 @@
--- The end of jobs.  Reads K.events, K.parent, K.due, K.webhooks,
+-- The end of jobs.  Reads K.events, K.parent (the root), K.due, K.webhooks,
 -- K.roots_<status> (and, through release_children, K.queued).
 --
 -- finish_job: the terminal step of one job (status, finished_at, error, its
@@ -15,7 +15,11 @@
 -- @needs release
 -- @needs attempt
 
+-- Whose the job is comes from its root (K.parent: a child's parent, else the
+-- job itself), the one hash that keeps it: the tenant and the submitting
+-- key's id, never the key.
 local function audit(operation, job_id, parent_id, status, model, error_code, now)
+  local owner = redis.call('HMGET', K.parent, F.tenant, F.key_id)
   redis.call('XADD', K.events, '*',
     E.operation, operation,
     E.job_id, job_id,
@@ -23,7 +27,9 @@ local function audit(operation, job_id, parent_id, status, model, error_code, no
     E.status, status,
     E.model, model or '',
     E.error_code, error_code or '',
-    E.time, int(now))
+    E.time, int(now),
+    E.tenant, owner[1] or '',
+    E.key_id, owner[2] or '')
 end
 
 local function notify_if_asked(job_key, job_id, now)

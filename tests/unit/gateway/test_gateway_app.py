@@ -11,6 +11,7 @@ import fakeredis
 import pytest
 
 from gateway import create_app, drain
+from jobs.ids import new_job_id
 from jobs.queries import JobQueries
 from jobs.store import JobStore
 
@@ -74,7 +75,7 @@ def test_a_submission_is_503_when_redis_does_not_answer(redis_down):
 
 
 def test_a_poll_is_503_when_redis_does_not_answer(redis_down):
-    assert_problem(redis_down.get(f"/jobs/{'0' * 32}"), 503, "store_unavailable")
+    assert_problem(redis_down.get(f"/jobs/{new_job_id()}"), 503, "store_unavailable")  # an id the tenant could own
 
 
 @pytest.mark.parametrize("where", ["process", "store"])
@@ -131,7 +132,7 @@ def test_a_wrong_method_is_a_405_problem_with_allow(client):
 
 
 def test_an_unexpected_error_is_a_logged_500_problem(client, monkeypatch, caplog):
-    def broken(self, job_id):
+    def broken(self, job_id, tenant=None):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(JobQueries, "get", broken)

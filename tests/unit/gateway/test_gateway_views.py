@@ -253,7 +253,11 @@ def test_a_parent_lists_its_childrens_events_and_its_own_oldest_first(client, st
         ("job", parent_id, None, "failed", "child_failed"),
     ]
     for event in events:
-        assert set(event) == {"id", "time", "operation", "job_id", "parent_job_id", "status", "model", "error_code"}
+        assert set(event) == {
+            *("id", "time", "operation", "job_id", "parent_job_id", "status", "model", "error_code"),
+            *("tenant", "key_id"),
+        }
+        assert (event["tenant"], event["key_id"]) == ("default", None)  # no API keys: the default tenant, no key
         assert event["model"] == "echo"
         assert RFC3339_MICROS.match(event["time"])
     assert [e["time"] for e in events] == sorted(e["time"] for e in events)

@@ -145,9 +145,9 @@ def test_single_replay_returns_the_same_job_and_writes_nothing(kit, settings, r)
     assert r.dbsize() == size
     assert kit.snapshot() == before
 
-    record = {k.decode(): v.decode() for k, v in r.hgetall(keys.idempotency("key-1")).items()}
+    record = {k.decode(): v.decode() for k, v in r.hgetall(keys.idempotency("default", "key-1")).items()}
     assert record == {"id": first.job_id, "fingerprint": "fp-1"}
-    assert settings.idempotency_ttl - 5 <= r.ttl(keys.idempotency("key-1")) <= settings.idempotency_ttl
+    assert settings.idempotency_ttl - 5 <= r.ttl(keys.idempotency("default", "key-1")) <= settings.idempotency_ttl
     assert kit.job(first.job_id)["idempotency_key"] == "key-1"
 
 

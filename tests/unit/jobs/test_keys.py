@@ -8,7 +8,7 @@ from redis.crc import key_slot
 from jobs import keys
 from jobs.config import CALL_RECORD_MS
 from jobs.contract import lua_preamble
-from jobs.ids import is_job_id
+from jobs.ids import is_job_id, tenant_tag
 
 ROOT = "0123456789abcdef0123456789abcdef"
 
@@ -49,13 +49,16 @@ def test_a_parent_and_its_children_share_one_hash_tag_and_slot():
 def test_global_keys_and_the_idempotency_record():
     assert keys.LEASES == "ocrgw:leases"
     assert keys.QUEUED == "ocrgw:queued"
-    assert keys.roots("parent", "failed") == "ocrgw:roots:parent:failed"
+    assert keys.roots("parent", "failed", "0123456789ab") == "ocrgw:roots:0123456789ab:parent:failed"
+    assert keys.roots("parent", "failed") == f"ocrgw:roots:{tenant_tag('default')}:parent:failed"
     assert keys.DUE_PARENTS == "ocrgw:parents:due"
     assert keys.SWEEP_LOCK == "ocrgw:sweep:lock"
     assert keys.DRAINING == "ocrgw:draining"
     client_key = "order 42 / ünïcode"
-    assert keys.idempotency(client_key) == "ocrgw:idem:" + hashlib.sha256(client_key.encode()).hexdigest()
-    assert keys.idempotency("a") != keys.idempotency("b")
+    digest = hashlib.sha256(f"acme:{client_key}".encode()).hexdigest()
+    assert keys.idempotency("acme", client_key) == "ocrgw:idem:" + digest
+    assert keys.idempotency("acme", "a") != keys.idempotency("acme", "b")
+    assert keys.idempotency("acme", "a") != keys.idempotency("globex", "a")
 
 
 def test_lua_key_helpers_build_the_strings_of_keys_py(r):

@@ -70,6 +70,7 @@ def write_root(redis, job_id: str, kind: str, status: str, created_at: int) -> N
             "finished_at": "",
             "error_code": "",
             "total": 2 if kind == "parent" else "",
+            "tenant": "default",
         },
     )
     redis.zadd(keys.roots(kind, status), {job_id: created_at})
