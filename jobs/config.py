@@ -35,6 +35,8 @@ DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_JOB_TIMEOUT_SECONDS = 300.0
 DEFAULT_MAX_CHILDREN = 1000
 DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+# A finished root (single job or group) and every key of it are deleted this long after it ended.
+DEFAULT_RESULT_TTL_SECONDS = 7 * 24 * 3600
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_PAGES = 10_000
 # A queued job nobody claimed for this long gets a fresh Celery message; the
@@ -63,6 +65,8 @@ DEFAULT_ENGINE_THREADS = 1
 # sent again after a dropped connection: the store's client retries for about
 # ten seconds, so a minute is plenty.
 CALL_RECORD_MS = 60_000
+# A root's call records are not indexed: they lapse on their own, and must be gone when the root is.
+MIN_RESULT_TTL_SECONDS = CALL_RECORD_MS // 1000
 # Webhooks: each attempt may take this long to connect and to get an answer;
 # a failed attempt is retried after the backoff, doubling up to its cap, for
 # as long as the retry window after the job became terminal lasts.
@@ -92,6 +96,8 @@ class Settings:
     job_timeout: float = DEFAULT_JOB_TIMEOUT_SECONDS
     max_children: int = DEFAULT_MAX_CHILDREN
     idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL_SECONDS
+    # Seconds a finished root is kept; an Idempotency-Key is kept no longer (see from_env).
+    result_ttl: int = DEFAULT_RESULT_TTL_SECONDS
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_pages: int = DEFAULT_MAX_PAGES
     requeue_seconds: float = DEFAULT_REQUEUE_SECONDS
@@ -135,11 +141,27 @@ class Settings:
             ]
             raise InvalidSettings("; ".join(problems)) from None
         values.setdefault("broker_url", values.get("redis_url", DEFAULT_REDIS_URL))
-        return cls(**values)
+        settings = cls(**values)
+        _check_idempotency_within_retention(settings, raw)
+        return settings
 
     @property
     def lease_ms(self) -> int:
         return int(self.lease_seconds * 1000)
+
+    @property
+    def result_ttl_ms(self) -> int:
+        return self.result_ttl * 1000
+
+
+def _check_idempotency_within_retention(settings: Settings, raw: Mapping[str, str]) -> None:
+    """A key's record lives ``idempotency_ttl`` from its job's creation (or redrive), the job
+    ``result_ttl`` from its end, which is later: so a replay never names a deleted job."""
+    if settings.idempotency_ttl <= settings.result_ttl:
+        return
+    given = raw.get("OCRGW_IDEMPOTENCY_TTL")
+    got = repr(given) if given is not None else f"its default, {settings.idempotency_ttl}"
+    raise InvalidSettings(f"OCRGW_IDEMPOTENCY_TTL: must be at most OCRGW_RESULT_TTL ({settings.result_ttl}), got {got}")
 
 
 # -- the variables ----------------------------------------------------------------------------
@@ -221,6 +243,12 @@ VARIABLES: tuple[Variable, ...] = (
     _seconds("job_timeout", "OCRGW_JOB_TIMEOUT"),
     _count("max_children", "OCRGW_MAX_CHILDREN"),
     _count("idempotency_ttl", "OCRGW_IDEMPOTENCY_TTL", " of seconds"),
+    Variable(
+        "result_ttl",
+        "OCRGW_RESULT_TTL",
+        mf.Integer(validate=validate.Range(min=MIN_RESULT_TTL_SECONDS)),
+        f"a whole number of seconds >= {MIN_RESULT_TTL_SECONDS}",
+    ),
     _count("max_body_bytes", "OCRGW_MAX_BODY_BYTES", " of bytes"),
     _count("max_pages", "OCRGW_MAX_PAGES"),
     _seconds("requeue_seconds", "OCRGW_REQUEUE_SECONDS"),
