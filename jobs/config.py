@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from marshmallow import EXCLUDE, Schema, ValidationError, validate
 from marshmallow import fields as mf
@@ -143,6 +143,7 @@ class Settings:
         values.setdefault("broker_url", values.get("redis_url", DEFAULT_REDIS_URL))
         settings = cls(**values)
         _check_idempotency_within_retention(settings, raw)
+        _check_tls_verification(raw)
         return settings
 
     @property
@@ -162,6 +163,18 @@ def _check_idempotency_within_retention(settings: Settings, raw: Mapping[str, st
     given = raw.get("OCRGW_IDEMPOTENCY_TTL")
     got = repr(given) if given is not None else f"its default, {settings.idempotency_ttl}"
     raise InvalidSettings(f"OCRGW_IDEMPOTENCY_TTL: must be at most OCRGW_RESULT_TTL ({settings.result_ttl}), got {got}")
+
+
+def _check_tls_verification(raw: Mapping[str, str]) -> None:
+    """A rediss:// URL must say how the server's certificate is checked: without it redis-py
+    verifies it and kombu (the broker) does not, so the two would disagree silently."""
+    for env in ("REDIS_URL", "CELERY_BROKER_URL"):
+        url = raw.get(env, "")
+        if url.startswith("rediss://") and "ssl_cert_reqs" not in parse_qs(urlsplit(url).query):
+            shown = _PASSWORD_IN_URL.sub(":***@", url)
+            raise InvalidSettings(
+                f"{env}: a rediss:// URL must name ssl_cert_reqs (required, optional or none), got {shown!r}"
+            )
 
 
 # -- the variables ----------------------------------------------------------------------------

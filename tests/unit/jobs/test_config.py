@@ -65,7 +65,9 @@ def test_each_variable_fills_its_setting(variable, raw, setting, value):
     assert settings == replace(DEFAULTS, **{setting: value})
 
 
-@pytest.mark.parametrize("url", ["redis://:secret@cache:6380/2", "rediss://cache/0", "unix:///run/redis.sock"])
+@pytest.mark.parametrize(
+    "url", ["redis://:secret@cache:6380/2", "rediss://cache/0?ssl_cert_reqs=required", "unix:///run/redis.sock"]
+)
 def test_the_redis_url_is_the_broker_too_unless_one_is_given(url):
     assert (Settings.from_env({"REDIS_URL": url}).broker_url) == url
     split = Settings.from_env({"REDIS_URL": url, "CELERY_BROKER_URL": "redis://broker/1"})
@@ -131,6 +133,19 @@ def test_an_idempotency_key_is_never_kept_longer_than_the_job_it_names():
     with pytest.raises(InvalidSettings) as caught:
         Settings.from_env({"OCRGW_RESULT_TTL": "600", "OCRGW_IDEMPOTENCY_TTL": "601"})
     assert str(caught.value) == "OCRGW_IDEMPOTENCY_TTL: must be at most OCRGW_RESULT_TTL (600), got '601'"
+
+
+@pytest.mark.parametrize("variable", ["REDIS_URL", "CELERY_BROKER_URL"])
+def test_a_tls_url_must_say_how_the_server_certificate_is_checked(variable):
+    # kombu would not check it at all, redis-py would: the setting is made explicit for both.
+    with pytest.raises(InvalidSettings) as caught:
+        Settings.from_env({variable: "rediss://:hunter2@cache:6380/0"})
+    assert str(caught.value) == (
+        f"{variable}: a rediss:// URL must name ssl_cert_reqs (required, optional or none), "
+        "got 'rediss://:***@cache:6380/0'"
+    )
+    url = "rediss://:hunter2@cache:6380/0?ssl_cert_reqs=required&ssl_ca_certs=/etc/ocrgw/ca.pem"
+    assert getattr(Settings.from_env({variable: url}), variable.lower().replace("celery_", "")) == url
 
 
 def test_a_password_in_a_bad_url_is_not_repeated():
