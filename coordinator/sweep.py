@@ -11,6 +11,10 @@ with the work there is, not with the number of jobs or parents.
 It also hands due webhooks to their deliverer: it claims them (so that no
 other sweep sends them meanwhile) and sends one message each; the delivery
 itself runs elsewhere, so a slow receiver never holds a sweep up.
+
+Last, it deletes the ended roots whose retention (OCRGW_RESULT_TTL) is over,
+each with every key of its group, from a fifth time index: with nothing due,
+that is one more read.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class SweepReport:
     released: int = 0
     published: int = 0
     webhooks: int = 0  # webhooks claimed and handed to their deliverer
+    expired: int = 0  # ended roots deleted with their groups, their retention over
 
 
 @dataclass
@@ -64,6 +69,7 @@ class Sweeper:
             handed_off = 0
             if self.hand_off_webhooks is not None:
                 handed_off = self.hand_off_webhooks(webhooks.claim_due(self.store, now, batch))
+            expired = self.store.expire(self.store.due_to_expire(now, batch))
         finally:
             self.store.unlock_sweep(token)
         report = SweepReport(
@@ -73,6 +79,7 @@ class Sweeper:
             released=len(released) + len(reclaimed.dispatches),
             published=published,
             webhooks=handed_off,
+            expired=expired,
         )
         if dispatches or reclaimed.failed:
             log.warning("sweep repaired: %s", report)

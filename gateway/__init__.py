@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from jobs.store import JobStore
 
 
+GUNICORN_WORKER_BOOT_ERROR = 3
+
+
 def create_app(
     settings: Settings | None = None,
     store: JobStore | None = None,
@@ -30,6 +33,13 @@ def create_app(
     from jobs.store import JobStore
 
     settings = settings or Settings.from_env()
+    if store is None:
+        # A wrong password or TLS setting stops the worker with one line. Exit
+        # status 3 is gunicorn's "worker failed to boot": its master then stops
+        # too, rather than starting the worker again and again.
+        from jobs import redis_access
+
+        redis_access.exit_if_refused(settings, exit_code=GUNICORN_WORKER_BOOT_ERROR)
     store = store or JobStore.from_settings(settings)
     if publish is None:
         # Imported here so that an app built with its own publisher (tests)

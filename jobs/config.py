@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from marshmallow import EXCLUDE, Schema, ValidationError, validate
 from marshmallow import fields as mf
@@ -36,6 +36,8 @@ DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_JOB_TIMEOUT_SECONDS = 300.0
 DEFAULT_MAX_CHILDREN = 1000
 DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+# A finished root (single job or group) and every key of it are deleted this long after it ended.
+DEFAULT_RESULT_TTL_SECONDS = 7 * 24 * 3600
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_PAGES = 10_000
 # A queued job nobody claimed for this long gets a fresh Celery message; the
@@ -64,6 +66,8 @@ DEFAULT_ENGINE_THREADS = 1
 # sent again after a dropped connection: the store's client retries for about
 # ten seconds, so a minute is plenty.
 CALL_RECORD_MS = 60_000
+# A root's call records are not indexed: they lapse on their own, and must be gone when the root is.
+MIN_RESULT_TTL_SECONDS = CALL_RECORD_MS // 1000
 # Webhooks: each attempt may take this long to connect and to get an answer;
 # a failed attempt is retried after the backoff, doubling up to its cap, for
 # as long as the retry window after the job became terminal lasts.
@@ -93,6 +97,8 @@ class Settings:
     job_timeout: float = DEFAULT_JOB_TIMEOUT_SECONDS
     max_children: int = DEFAULT_MAX_CHILDREN
     idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL_SECONDS
+    # Seconds a finished root is kept; an Idempotency-Key is kept no longer (see from_env).
+    result_ttl: int = DEFAULT_RESULT_TTL_SECONDS
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_pages: int = DEFAULT_MAX_PAGES
     requeue_seconds: float = DEFAULT_REQUEUE_SECONDS
@@ -145,7 +151,10 @@ class Settings:
             require_distinct(values.get("file_api_keys", ()), values.get("plain_api_keys", ()))
         except BadKeys:
             raise InvalidSettings("OCRGW_API_KEYS: a key is also in OCRGW_API_KEYS_FILE") from None
-        return cls(**values)
+        settings = cls(**values)
+        _check_idempotency_within_retention(settings, raw)
+        _check_tls_verification(raw)
+        return settings
 
     @property
     def api_keys(self) -> tuple[ApiKey, ...]:
@@ -154,6 +163,32 @@ class Settings:
     @property
     def lease_ms(self) -> int:
         return int(self.lease_seconds * 1000)
+
+    @property
+    def result_ttl_ms(self) -> int:
+        return self.result_ttl * 1000
+
+
+def _check_idempotency_within_retention(settings: Settings, raw: Mapping[str, str]) -> None:
+    """A key's record lives ``idempotency_ttl`` from its job's creation (or redrive), the job
+    ``result_ttl`` from its end, which is later: so a replay never names a deleted job."""
+    if settings.idempotency_ttl <= settings.result_ttl:
+        return
+    given = raw.get("OCRGW_IDEMPOTENCY_TTL")
+    got = repr(given) if given is not None else f"its default, {settings.idempotency_ttl}"
+    raise InvalidSettings(f"OCRGW_IDEMPOTENCY_TTL: must be at most OCRGW_RESULT_TTL ({settings.result_ttl}), got {got}")
+
+
+def _check_tls_verification(raw: Mapping[str, str]) -> None:
+    """A rediss:// URL must say how the server's certificate is checked: without it redis-py
+    verifies it and kombu (the broker) does not, so the two would disagree silently."""
+    for env in ("REDIS_URL", "CELERY_BROKER_URL"):
+        url = raw.get(env, "")
+        if url.startswith("rediss://") and "ssl_cert_reqs" not in parse_qs(urlsplit(url).query):
+            shown = _PASSWORD_IN_URL.sub(":***@", url)
+            raise InvalidSettings(
+                f"{env}: a rediss:// URL must name ssl_cert_reqs (required, optional or none), got {shown!r}"
+            )
 
 
 # -- the variables ----------------------------------------------------------------------------
@@ -251,6 +286,12 @@ VARIABLES: tuple[Variable, ...] = (
     _seconds("job_timeout", "OCRGW_JOB_TIMEOUT"),
     _count("max_children", "OCRGW_MAX_CHILDREN"),
     _count("idempotency_ttl", "OCRGW_IDEMPOTENCY_TTL", " of seconds"),
+    Variable(
+        "result_ttl",
+        "OCRGW_RESULT_TTL",
+        mf.Integer(validate=validate.Range(min=MIN_RESULT_TTL_SECONDS)),
+        f"a whole number of seconds >= {MIN_RESULT_TTL_SECONDS}",
+    ),
     _count("max_body_bytes", "OCRGW_MAX_BODY_BYTES", " of bytes"),
     _count("max_pages", "OCRGW_MAX_PAGES"),
     _seconds("requeue_seconds", "OCRGW_REQUEUE_SECONDS"),

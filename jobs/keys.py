@@ -36,6 +36,9 @@ LEASES = f"{NAMESPACE}:leases"  # processing jobs, scored by lease deadline (ms)
 QUEUED = f"{NAMESPACE}:queued"  # queued jobs, scored by when the sweep must (re)publish them if unclaimed (ms)
 DUE_PARENTS = f"{NAMESPACE}:parents:due"  # parents a transition left with work for the sweep
 WEBHOOKS = f"{NAMESPACE}:webhooks"  # terminal jobs with a callback_url, scored by when to (re)try delivery (ms)
+# Terminal roots, scored by when they ended (ms): the sweep deletes each, with
+# every key of its group, OCRGW_RESULT_TTL later (the expire transition).
+EXPIRING = f"{NAMESPACE}:expiring"
 SWEEP_LOCK = f"{NAMESPACE}:sweep:lock"
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
 
@@ -62,7 +65,7 @@ def tag_of(job_id: str) -> str:
 
 def roots_by_status(job_id: str, kind: JobKind | None = None) -> dict[str, str]:
     """The listing sets (its tenant's) a transition on ``job_id`` may move a root between, as the scripts
-    name them.
+    name them, and the expiring index a root enters when it ends.
 
     Unless ``kind`` says otherwise, a root that is claimed or finished is a
     single job, and a child's transitions move its parent.
@@ -70,7 +73,7 @@ def roots_by_status(job_id: str, kind: JobKind | None = None) -> dict[str, str]:
     if kind is None:
         kind = JobKind.PARENT if CHILD_SEPARATOR in job_id else JobKind.SINGLE
     tag = tag_of(job_id)
-    return {f"roots_{s.value}": roots(kind.value, s.value, tag) for s in ROOT_STATUSES}
+    return {**{f"roots_{s.value}": roots(kind.value, s.value, tag) for s in ROOT_STATUSES}, "expiring": EXPIRING}
 
 
 def of_running_job(job_id: str) -> dict[str, str]:
@@ -148,6 +151,7 @@ def lua_key_shapes() -> str:
             [
                 f"local function job_key_of(prefix, id) return prefix .. '{JOB}' .. id end",
                 f"local function payload_key_of(prefix, id) return prefix .. '{PAYLOAD}' .. id end",
+                f"local function result_key_of(prefix, id) return prefix .. '{RESULT}' .. id end",
                 f"local function children_key_of(prefix, status) return prefix .. '{CHILDREN}' .. status end",
                 f"local function child_id_of(parent_id, index) return parent_id .. '{CHILD_SEPARATOR}' "
                 "  .. string.format('%d', index) end",

@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from jobs import keys
-from jobs.contract import JobKind, JobStatus, Reply
+from jobs.contract import Field, JobKind, JobStatus, Reply
 from jobs.records import Dispatch, Reclaimed
+from jobs.transitions.expire import EXPIRE
 from jobs.transitions.reclaim import RECLAIM, RELEASE, REPUBLISH
 from jobs.transitions.sweep_lock import UNLOCK_SWEEP
 
@@ -127,6 +128,43 @@ class SweepTransitions:
             ],
         )
         return [d for r in replies for d in r.released]
+
+    def due_to_expire(self, now_ms: int, limit: int) -> list[str]:
+        """Ended roots whose retention (``result_ttl``) is over at ``now_ms``, the longest ended first.
+
+        The expiring index is scored by when each root ended, not by when it is
+        due, so the transitions that end a job need no retention of their own and
+        a changed OCRGW_RESULT_TTL applies to the jobs already ended.
+        """
+        return self.due_in(keys.EXPIRING, now_ms - self.settings.result_ttl_ms, limit)
+
+    def expire(self, root_ids: Iterable[str]) -> int:
+        """Deletes each root with every key of its group and its index entries; returns how many went."""
+        ids = list(root_ids)
+        if not ids:
+            return 0
+        # A root's kind names its listing sets; it never changes, so reading it first is safe.
+        pipe = self.redis.pipeline(transaction=False)
+        for root in ids:
+            pipe.hget(keys.job(root), Field.KIND.value)
+        kinds = [JobKind.PARENT if k == JobKind.PARENT.value.encode() else JobKind.SINGLE for k in pipe.execute()]
+        replies = self._pipelined(
+            EXPIRE,
+            [
+                (
+                    {
+                        "root": keys.job(root),
+                        "events": keys.events(root),
+                        "due": keys.DUE_PARENTS,
+                        "webhooks": keys.WEBHOOKS,
+                        **keys.roots_by_status(root, kind),
+                    },
+                    {"root_id": root, "prefix": keys.group_prefix(root), "ttl_ms": self.settings.result_ttl_ms},
+                )
+                for root, kind in zip(ids, kinds, strict=True)
+            ],
+        )
+        return sum(1 for reply in replies if reply.code == Reply.OK)
 
     def active_parent_count(self) -> int:
         """Parents not yet terminal, from the listing's index."""

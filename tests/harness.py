@@ -12,7 +12,9 @@ lifecycle so each test only says *what* it wants running:
   kills whatever is still alive when that scope ends. Its factories build the
   exact commands the Procfile runs (``worker``, ``coordinator``, ``beat``,
   ``web``) with ``sys.executable`` so the project's venv is used.
-* ``RedisServer`` runs a private redis-server on a free loopback port.
+* ``RedisServer`` runs a private redis-server on a free loopback port, if
+  asked with a password (``requirepass``) and TLS only (``TlsFiles``, a CA and
+  a server certificate made with openssl); its URLs then carry both.
 
 The pytest fixtures that hand these out live in ``tests/conftest.py``.
 """
@@ -34,6 +36,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from urllib.parse import quote
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -294,6 +297,34 @@ def find_redis_server() -> str | None:
     return shutil.which("redis-server")
 
 
+@dataclass(frozen=True)
+class TlsFiles:
+    """A private CA and a server certificate it signed, for 127.0.0.1 and localhost."""
+
+    ca_cert: Path
+    server_cert: Path
+    server_key: Path
+
+    @classmethod
+    def make(cls, directory: Path, ca_name: str = "ocrgw test CA") -> TlsFiles:
+        """Generates them with openssl in ``directory`` (valid one day)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        files = cls(directory / "ca.crt", directory / "server.crt", directory / "server.key")
+        ca_key, request, extensions = directory / "ca.key", directory / "server.csr", directory / "server.ext"
+        extensions.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+
+        def openssl(*args: str | Path) -> None:
+            subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True, timeout=60)
+
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", f"/CN={ca_name}",
+                "-keyout", ca_key, "-out", files.ca_cert)
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+                "-keyout", files.server_key, "-out", request)
+        openssl("x509", "-req", "-in", request, "-CA", files.ca_cert, "-CAkey", ca_key, "-CAcreateserial",
+                "-days", "1", "-extfile", extensions, "-out", files.server_cert)
+        return files
+
+
 class RedisServer:
     """A private redis-server on 127.0.0.1, restartable on the same port and dir.
 
@@ -314,8 +345,12 @@ class RedisServer:
         extra_args: Iterable[str] = (),
         binary: str | None = None,
         name: str = "redis",
+        password: str | None = None,
+        tls: TlsFiles | None = None,
     ) -> None:
         self.group = group
+        self.password = password  # requirepass: every client must AUTH
+        self.tls = tls  # TLS only: the port takes no plain connection
         self.dir = Path(data_dir)
         self.appendonly = appendonly
         self.extra_args = list(extra_args)
@@ -331,7 +366,26 @@ class RedisServer:
 
     def url_for(self, db: int) -> str:
         assert self.port is not None, "redis server was never started"
-        return f"redis://{self.host}:{self.port}/{db}"
+        auth = f":{quote(self.password, safe='')}@" if self.password else ""
+        if self.tls is None:
+            return f"redis://{auth}{self.host}:{self.port}/{db}"
+        return (f"rediss://{auth}{self.host}:{self.port}/{db}"
+                f"?ssl_cert_reqs=required&ssl_ca_certs={quote(str(self.tls.ca_cert))}")
+
+    def connection_kwargs(self) -> dict[str, Any]:
+        """What a redis-py client needs besides host and port: the password, the TLS settings."""
+        kwargs: dict[str, Any] = {"password": self.password} if self.password else {}
+        if self.tls is not None:
+            kwargs.update(ssl=True, ssl_cert_reqs="required", ssl_ca_certs=str(self.tls.ca_cert))
+        return kwargs
+
+    def _security_args(self) -> list[str]:
+        args = ["--requirepass", self.password] if self.password else []
+        if self.tls is not None:
+            args += ["--port", "0", "--tls-port", str(self.port),
+                     "--tls-cert-file", str(self.tls.server_cert), "--tls-key-file", str(self.tls.server_key),
+                     "--tls-ca-cert-file", str(self.tls.ca_cert), "--tls-auth-clients", "no"]
+        return args
 
     def _argv(self) -> list[str]:
         return [
@@ -343,6 +397,7 @@ class RedisServer:
             "--appendonly", "yes" if self.appendonly else "no",
             "--databases", str(REDIS_DATABASES),
             "--daemonize", "no",
+            *self._security_args(),
             *self.extra_args,
         ]
 
@@ -374,7 +429,7 @@ class RedisServer:
 
         try:
             with redis.Redis(host=self.host, port=self.port, socket_timeout=2,
-                             socket_connect_timeout=1) as client:
+                             socket_connect_timeout=1, **self.connection_kwargs()) as client:
                 return bool(client.ping())
         except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
             # ResponseError covers "LOADING": up, but still reading its AOF.
@@ -384,7 +439,7 @@ class RedisServer:
         """A redis-py client for ``db``. Use it as a context manager so it closes."""
         import redis
 
-        return redis.Redis(host=self.host, port=self.port, db=db, **kwargs)
+        return redis.Redis(host=self.host, port=self.port, db=db, **{**self.connection_kwargs(), **kwargs})
 
     def stop(self, timeout: float = 30) -> None:
         """Graceful shutdown (SIGTERM): Redis fsyncs its AOF before exiting."""

@@ -6,8 +6,9 @@ acknowledged after the task ends, one prefetched per process: a job waiting
 behind a long OCR run stays on the queue where another worker can take it.
 """
 
-from celery import Celery
+from celery import Celery, signals
 
+from jobs import redis_access
 from jobs.config import Settings
 
 RUN_TASK = "ocrgw.run"
@@ -68,3 +69,11 @@ def make_celery(settings: Settings) -> Celery:
 
 settings = Settings.from_env()
 app = make_celery(settings)
+
+
+@signals.worker_init.connect
+@signals.beat_init.connect
+def _stop_if_redis_refuses(**_: object) -> None:
+    """A worker (OCR, coordinator, webhooks) or beat that Redis refuses (a wrong password, TLS
+    that cannot be set up) stops at start with one line, instead of retrying its broker for ever."""
+    redis_access.exit_if_refused(settings)

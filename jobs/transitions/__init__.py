@@ -18,6 +18,7 @@ from jobs.transitions.claim import CLAIM
 from jobs.transitions.complete import COMPLETE
 from jobs.transitions.controls import CANCEL, REDRIVE, SET_CAP
 from jobs.transitions.create import CREATE
+from jobs.transitions.expire import EXPIRE
 from jobs.transitions.heartbeat import HEARTBEAT, PROGRESS
 from jobs.transitions.reclaim import RECLAIM, RELEASE, REPUBLISH
 from jobs.transitions.retry import RETRY
@@ -41,6 +42,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     REDRIVE,
     CLAIM_WEBHOOK,
     RECORD_WEBHOOK,
+    EXPIRE,
 )
 
 

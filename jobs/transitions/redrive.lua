@@ -11,6 +11,7 @@
     parent, idempotency   the parent's hash; the key's record (the parent's key when none)
     queued, due           the global indexes
     roots_<status>        the listing's sets of parents
+    expiring              the index of ended roots waiting for deletion (it leaves it)
   Derived from A.prefix: the children's keys and per-status sets.
 
   Args: parent_id, prefix, include_cancelled (0/1), release_limit,
@@ -66,6 +67,8 @@ redis.call('HSET', K.parent, F.status, STATUS.processing, F.stage, STATUS.proces
   F.error_code, '', F.cancel_requested, '')
 redis.call('HINCRBY', K.parent, F.redrives, 1)
 move_root(K.parent, A.parent_id, p[2], STATUS.processing)
+-- Running again: kept until it ends again, whatever the retention of its first ending.
+redis.call('ZREM', K.expiring, A.parent_id)
 if A.idempotency_key ~= '' then
   redis.call('HSET', K.idempotency, F.id, A.parent_id, 'fingerprint', A.fingerprint)
   redis.call('EXPIRE', K.idempotency, A.idempotency_ttl)

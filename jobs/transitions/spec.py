@@ -39,8 +39,9 @@ INCLUDES_DIR = LUA_DIR / "includes"
 _INCLUDE = re.compile(r"^-- @include (\w+)\s*$", re.MULTILINE)
 _NEEDS = re.compile(r"^-- @needs (\w+)\s*$", re.MULTILINE)
 
-#: The listing's sets a script that changes a root's status declares, one per status (see keys.roots_by_status).
-ROOT_KEYS = tuple(f"roots_{s.value}" for s in ROOT_STATUSES)
+#: The listing's sets a script that changes a root's status declares, one per status, and the
+#: expiring index a root enters when it ends (see keys.roots_by_status).
+ROOT_KEYS = (*(f"roots_{s.value}" for s in ROOT_STATUSES), "expiring")
 
 ArgType = Literal["str", "int", "json", "bytes"]
 

@@ -12,6 +12,9 @@
 -- child_finished: moves a finished child's count on its parent, cancels the
 --   held children of a fail-fast parent past its tolerance, hands the slot
 --   to the next held child, and finalizes the parent if due.
+-- expire_later: a root that ends (a single job, or a parent at its
+--   finalization) enters K.expiring, scored by when it ended; the sweep's
+--   `expire` deletes it with every key of its group OCRGW_RESULT_TTL later.
 -- @needs release
 -- @needs attempt
 
@@ -30,6 +33,10 @@ local function audit(operation, job_id, parent_id, status, model, error_code, no
     E.time, int(now),
     E.tenant, owner[1] or '',
     E.key_id, owner[2] or '')
+end
+
+local function expire_later(root_id, now)
+  redis.call('ZADD', K.expiring, ms_of(now), root_id)
 end
 
 local function notify_if_asked(job_key, job_id, now)
@@ -58,6 +65,7 @@ local function finish_job(job_key, job, prefix, from, status, error_code, error_
   else
     move_root(job_key, job.id, from, status)
     audit(OPERATION.job, job.id, '', status, job.model, error_code, now)
+    expire_later(job.id, now)
   end
   notify_if_asked(job_key, job.id, now)
 end
@@ -103,6 +111,7 @@ local function finalize_parent_if_done(parent_id, now)
     F.status, status, F.finished_at, int(now), F.stage, status, F.error_code, error_code)
   move_root(K.parent, parent_id, f[1], status)
   audit(OPERATION.job, parent_id, '', status, f[6], error_code, now)
+  expire_later(parent_id, now)
   notify_if_asked(K.parent, parent_id, now)
   redis.call('ZREM', K.due, parent_id)
   return 1

@@ -41,6 +41,7 @@ def test_empty_and_blank_values_count_as_unset():
         ("OCRGW_JOB_TIMEOUT", "6", "job_timeout", 6.0),
         ("OCRGW_MAX_CHILDREN", "5", "max_children", 5),
         ("OCRGW_IDEMPOTENCY_TTL", "60", "idempotency_ttl", 60),
+        ("OCRGW_RESULT_TTL", "86400", "result_ttl", 86400),
         ("OCRGW_MAX_BODY_BYTES", "1000", "max_body_bytes", 1000),
         ("OCRGW_MAX_PAGES", "3", "max_pages", 3),
         ("OCRGW_REQUEUE_SECONDS", "1", "requeue_seconds", 1.0),
@@ -64,7 +65,9 @@ def test_each_variable_fills_its_setting(variable, raw, setting, value):
     assert settings == replace(DEFAULTS, **{setting: value})
 
 
-@pytest.mark.parametrize("url", ["redis://:secret@cache:6380/2", "rediss://cache/0", "unix:///run/redis.sock"])
+@pytest.mark.parametrize(
+    "url", ["redis://:secret@cache:6380/2", "rediss://cache/0?ssl_cert_reqs=required", "unix:///run/redis.sock"]
+)
 def test_the_redis_url_is_the_broker_too_unless_one_is_given(url):
     assert (Settings.from_env({"REDIS_URL": url}).broker_url) == url
     split = Settings.from_env({"REDIS_URL": url, "CELERY_BROKER_URL": "redis://broker/1"})
@@ -85,6 +88,12 @@ def test_the_redis_url_is_the_broker_too_unless_one_is_given(url):
         ("OCRGW_MAX_BODY_BYTES", "64M", "OCRGW_MAX_BODY_BYTES: must be a whole number of bytes >= 1, got '64M'"),
         ("OCRGW_IDEMPOTENCY_TTL", "1d", "OCRGW_IDEMPOTENCY_TTL: must be a whole number of seconds >= 1, got '1d'"),
         ("OCRGW_ECHO_ALLOW_CRASH", "yes", "OCRGW_ECHO_ALLOW_CRASH: must be 0 or 1, got 'yes'"),
+        ("OCRGW_RESULT_TTL", "59", "OCRGW_RESULT_TTL: must be a whole number of seconds >= 60, got '59'"),
+        (
+            "OCRGW_RESULT_TTL",
+            "3600",
+            "OCRGW_IDEMPOTENCY_TTL: must be at most OCRGW_RESULT_TTL (3600), got its default, 86400",
+        ),
         ("OCRGW_DEFAULT_MODEL", "gpt", "OCRGW_DEFAULT_MODEL: must be one of tesseract, paddleocr, echo, got 'gpt'"),
         ("OCRGW_ENGINE_THREADS", "many", "OCRGW_ENGINE_THREADS: must be a whole number >= 1, got 'many'"),
         (
@@ -117,6 +126,26 @@ def test_every_bad_value_is_named_in_the_one_error():
         "OCRGW_LEASE_SECONDS: must be a number of seconds > 0, got 'soon'; "
         "OCRGW_MAX_PAGES: must be a whole number >= 1, got '0'"
     )
+
+
+def test_an_idempotency_key_is_never_kept_longer_than_the_job_it_names():
+    assert Settings.from_env({"OCRGW_RESULT_TTL": "600", "OCRGW_IDEMPOTENCY_TTL": "600"}).result_ttl_ms == 600_000
+    with pytest.raises(InvalidSettings) as caught:
+        Settings.from_env({"OCRGW_RESULT_TTL": "600", "OCRGW_IDEMPOTENCY_TTL": "601"})
+    assert str(caught.value) == "OCRGW_IDEMPOTENCY_TTL: must be at most OCRGW_RESULT_TTL (600), got '601'"
+
+
+@pytest.mark.parametrize("variable", ["REDIS_URL", "CELERY_BROKER_URL"])
+def test_a_tls_url_must_say_how_the_server_certificate_is_checked(variable):
+    # kombu would not check it at all, redis-py would: the setting is made explicit for both.
+    with pytest.raises(InvalidSettings) as caught:
+        Settings.from_env({variable: "rediss://:hunter2@cache:6380/0"})
+    assert str(caught.value) == (
+        f"{variable}: a rediss:// URL must name ssl_cert_reqs (required, optional or none), "
+        "got 'rediss://:***@cache:6380/0'"
+    )
+    url = "rediss://:hunter2@cache:6380/0?ssl_cert_reqs=required&ssl_ca_certs=/etc/ocrgw/ca.pem"
+    assert getattr(Settings.from_env({variable: url}), variable.lower().replace("celery_", "")) == url
 
 
 def test_a_password_in_a_bad_url_is_not_repeated():

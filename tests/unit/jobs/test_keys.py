@@ -54,6 +54,7 @@ def test_global_keys_and_the_idempotency_record():
     assert keys.DUE_PARENTS == "ocrgw:parents:due"
     assert keys.SWEEP_LOCK == "ocrgw:sweep:lock"
     assert keys.DRAINING == "ocrgw:draining"
+    assert keys.EXPIRING == "ocrgw:expiring"
     client_key = "order 42 / ünïcode"
     digest = hashlib.sha256(f"acme:{client_key}".encode()).hexdigest()
     assert keys.idempotency("acme", client_key) == "ocrgw:idem:" + digest
@@ -64,12 +65,24 @@ def test_global_keys_and_the_idempotency_record():
 def test_lua_key_helpers_build_the_strings_of_keys_py(r):
     script = lua_preamble() + (
         "\nreturn {job_key_of(ARGV[1], ARGV[2]), child_id_of(ARGV[3], tonumber(ARGV[4])),"
-        " payload_key_of(ARGV[1], ARGV[2]), children_key_of(ARGV[1], 'failed')}"
+        " payload_key_of(ARGV[1], ARGV[2]), children_key_of(ARGV[1], 'failed'), result_key_of(ARGV[1], ARGV[2])}"
     )
     child = keys.child_id(ROOT, 12)
     replies = r.eval(script, 0, keys.group_prefix(ROOT), child, ROOT, 12)
     assert [v.decode() for v in replies] == [
-        keys.job(child), child, keys.payload(child), keys.children(ROOT, "failed")]
+        keys.job(child), child, keys.payload(child), keys.children(ROOT, "failed"), keys.result(child)]
+
+
+def test_a_root_status_change_names_the_listing_sets_of_its_kind_and_the_expiring_index():
+    assert keys.roots_by_status(ROOT) == {
+        "roots_queued": "ocrgw:roots:single:queued",
+        "roots_processing": "ocrgw:roots:single:processing",
+        "roots_completed": "ocrgw:roots:single:completed",
+        "roots_failed": "ocrgw:roots:single:failed",
+        "roots_cancelled": "ocrgw:roots:single:cancelled",
+        "expiring": "ocrgw:expiring",
+    }
+    assert keys.roots_by_status(keys.child_id(ROOT, 3))["roots_failed"] == "ocrgw:roots:parent:failed"
 
 
 def test_children_released_by_lua_are_stored_under_the_keys_of_keys_py(kit, r):

@@ -1,0 +1,79 @@
+"""At a process's start: does Redis take its password, and can TLS to it be set up?
+
+A wrong password, or a server certificate that cannot be verified, does not
+mend with time, unlike a Redis that is down for a moment: the clients would
+retry it for ever (Celery's broker connection retries without end, the
+store's client on every call), with a traceback each time.  Every process
+checks once, at start (``exit_if_refused``), and stops with one line
+instead.  A Redis that does not answer at all is left to the usual retries.
+"""
+
+from __future__ import annotations
+
+import ssl
+import sys
+from urllib.parse import urlsplit
+
+from redis import Redis
+from redis.backoff import NoBackoff
+from redis.exceptions import AuthenticationError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.retry import Retry
+
+from jobs.config import REDIS_URL_SCHEMES, Settings
+from jobs.errors import OcrgwError
+
+CHECK_TIMEOUT_SECONDS = 5.0
+
+
+class RedisRefused(OcrgwError):
+    """Raised when Redis refuses a process's credentials, or TLS to it cannot be set up."""
+
+    code = "redis_refused"
+
+
+def where(url: str) -> str:
+    """The server a URL names, without its credentials: ``host:port``, or a socket's path."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        return parts.path
+    return f"{parts.hostname}:{parts.port or 6379}"
+
+
+def check(url: str, variable: str) -> None:
+    """Raises ``RedisRefused`` naming ``variable`` if Redis at ``url`` refuses it; nothing if it answers or is down."""
+    client = Redis.from_url(
+        url,
+        socket_connect_timeout=CHECK_TIMEOUT_SECONDS,
+        socket_timeout=CHECK_TIMEOUT_SECONDS,
+        retry=Retry(NoBackoff(), 0),
+    )
+    try:
+        client.ping()
+    except AuthenticationError as error:
+        raise RedisRefused(
+            f"{variable}: Redis at {where(url)} refused the connection's credentials (no password, or a wrong one): "
+            f"{error}"
+        ) from None
+    except RedisConnectionError as error:
+        if isinstance(error.__cause__ or error.__context__, ssl.SSLError):
+            raise RedisRefused(f"{variable}: TLS with Redis at {where(url)} failed: {error}") from None
+    finally:
+        client.close()
+
+
+def check_settings(settings: Settings) -> None:
+    """Checks the store's Redis, and the broker's when it is another Redis."""
+    check(settings.redis_url, "REDIS_URL")
+    broker = settings.broker_url
+    if broker != settings.redis_url and urlsplit(broker).scheme in REDIS_URL_SCHEMES:
+        check(broker, "CELERY_BROKER_URL")
+
+
+def exit_if_refused(settings: Settings, exit_code: int = 1) -> None:
+    """Stops the process with one line on stderr, and ``exit_code``, if Redis refuses it."""
+    try:
+        check_settings(settings)
+    except RedisRefused as error:
+        print(f"ocrgw: {error}", file=sys.stderr, flush=True)
+        raise SystemExit(exit_code) from None

@@ -1,0 +1,77 @@
+--[[
+  expire: deletes an ended root whose retention is over, with every key of
+  its group, and takes it out of every index in the same step, so that no
+  listing, due index or webhook index ever names a job that is gone.  The
+  transition that ended the root put it on the expiring index, scored by
+  when it ended (finish.lua); a redrive takes it off again, and its next
+  ending puts it back with the new time.
+
+  What goes: the root's hash, document, result and audit stream (its
+  children's events and webhook attempts included); for a parent, each
+  child's hash, document and result, found through the parent's per-status
+  children sets, and those sets.  Not indexed, so not deleted here: the
+  records of calls (they lapse on their own within CALL_RECORD_MS, which
+  OCRGW_RESULT_TTL is never below) and the Idempotency-Key record (it lapses
+  OCRGW_IDEMPOTENCY_TTL after the create, never later than its job).
+
+  Keys (spec: expire.py):
+    root            the single job's or the parent's hash
+    events          the root's audit stream
+    due, webhooks   the global indexes (a child with a callback_url is on webhooks by its own id)
+    roots_<status>  the listing's sets of the root's kind
+    expiring        ended roots, scored by when they ended (ms)
+  Derived from A.prefix: each job's hash, document and result, the
+  children's per-status sets.
+
+  Args: root_id, prefix, ttl_ms (the retention, OCRGW_RESULT_TTL)
+
+  Reply:
+    {OK, jobs}  deleted: the root and its children, `jobs` of them
+    {NOTHING}   not on the index, or not due yet (it ended again later); a
+                root that runs again (redriven) or is gone leaves the index
+]]
+-- @include common
+
+local function leave_indexes(id)
+  redis.call('ZREM', K.due, id)
+  redis.call('ZREM', K.webhooks, id)
+  for _, status in pairs(STATUS) do
+    local listing = K['roots_' .. status]
+    if listing then redis.call('ZREM', listing, id) end
+  end
+  redis.call('ZREM', K.expiring, id)
+end
+
+local ended = redis.call('ZSCORE', K.expiring, A.root_id)
+if not ended then return reply{code = REPLY.NOTHING} end
+local f = redis.call('HMGET', K.root, F.status, F.kind)
+if not f[1] then
+  leave_indexes(A.root_id)
+  return reply{code = REPLY.NOTHING}
+end
+if not TERMINAL[f[1]] then
+  redis.call('ZREM', K.expiring, A.root_id)
+  return reply{code = REPLY.NOTHING}
+end
+if tonumber(ended) + A.ttl_ms > tonumber(ms_of(now_us())) then return reply{code = REPLY.NOTHING} end
+
+-- UNLINK: a document may be large; Redis frees it in the background.
+local function delete_job(id)
+  redis.call('UNLINK', job_key_of(A.prefix, id), payload_key_of(A.prefix, id), result_key_of(A.prefix, id))
+  redis.call('ZREM', K.webhooks, id)
+end
+
+local jobs = 1
+if f[2] == KIND.parent then
+  for _, status in pairs(STATUS) do
+    local children = children_key_of(A.prefix, status)
+    local ids = redis.call('ZRANGE', children, 0, -1)
+    for _, id in ipairs(ids) do delete_job(id) end
+    jobs = jobs + #ids
+    redis.call('UNLINK', children)
+  end
+end
+delete_job(A.root_id)
+redis.call('UNLINK', K.events)
+leave_indexes(A.root_id)
+return reply{code = REPLY.OK, jobs = jobs}
