@@ -12,6 +12,7 @@ import pytest
 
 from coordinator.sweep import Sweeper
 from jobs import controls, keys, webhooks
+from jobs.ids import DEFAULT_TENANT
 from jobs.records import GroupRules, Idempotency, NewJob
 from tests.unit import fake_clock
 from tests.unit.redis_spy import round_trips
@@ -100,7 +101,7 @@ def test_a_finished_group_goes_whole_its_children_in_every_status_with_it(kit, c
     # Everything a group leaves behind is there to be deleted: hashes, documents, results,
     # the events stream, the children sets, call records, the listing and the indexes.
     assert {keys.job(j) for j in [parent, *c]} | {keys.payload(j) for j in c} <= before
-    assert {keys.result(c[0]), keys.events(parent), keys.idempotency("group-key")} <= before
+    assert {keys.result(c[0]), keys.events(parent), keys.idempotency(DEFAULT_TENANT, "group-key")} <= before
     assert {keys.children(parent, s) for s in ("completed", "failed", "cancelled")} <= before
     assert any(keys.is_call_record(k) for k in before)
     assert kit.members(keys.roots("parent", "completed")) == {parent}
@@ -176,7 +177,7 @@ def test_a_root_running_again_leaves_the_expiring_index_untouched_and_a_vanished
 
     gone = "0" * 32
     r.zadd(keys.EXPIRING, {gone: 1})
-    r.zadd(keys.roots("single", "completed"), {gone: 1})
+    r.zadd(keys.roots("single", "completed", keys.tag_of(gone)), {gone: 1})
     r.zadd(keys.WEBHOOKS, {gone: 1})
     assert kit.store.expire([gone]) == 0
     assert kit.snapshot() == state
@@ -185,10 +186,10 @@ def test_a_root_running_again_leaves_the_expiring_index_untouched_and_a_vanished
 def test_idempotency_records_lapse_after_their_own_retention_and_the_key_is_free_again(kit, clock):
     first = kit.store.create_single(doc(0), Idempotency("k", "fp"))
     assert kit.store.create_single(doc(0), Idempotency("k", "fp")).replayed
-    assert kit.r.ttl(keys.idempotency("k")) == TTL // 2
+    assert kit.r.ttl(keys.idempotency(DEFAULT_TENANT, "k")) == TTL // 2
 
     clock.advance(TTL // 2 + 1)
-    assert not kit.r.exists(keys.idempotency("k"))
+    assert not kit.r.exists(keys.idempotency(DEFAULT_TENANT, "k"))
     assert kit.status(first.job_id) == "queued"
     again = kit.store.create_single(doc(0), Idempotency("k", "fp"))
     assert not again.replayed and again.job_id != first.job_id
