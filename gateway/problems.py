@@ -35,6 +35,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "malformed_json": (400, "Malformed JSON body"),
     "invalid_base64": (400, "Payload is not valid base64"),
     "invalid_idempotency_key": (400, "Invalid Idempotency-Key header"),
+    "on_prem_required": (403, "Document must stay on premises"),
     "job_not_found": (404, "Job not found"),
     "result_not_ready": (409, "Result not ready"),
     "job_finished": (409, "Job already finished"),

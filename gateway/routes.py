@@ -89,6 +89,7 @@ def blueprint(services: Services) -> Blueprint:
         "too_many_children",
         "idempotency_key_reused",
         "invalid_callback_url",
+        "on_prem_required",
         "draining",
         *_ALWAYS,
     )
@@ -108,6 +109,8 @@ def blueprint(services: Services) -> Blueprint:
             content_type=request.mimetype,
             args=request.args.to_dict(flat=False),
             body=_read_body(),
+            # The request asks for on-prem itself (on_prem); this is where a policy of the caller's forces it.
+            require_on_prem=False,
         )
         idempotency = Idempotency(key, submission.fingerprint) if key else None
         try:
