@@ -27,9 +27,11 @@ def create_app(
 
     from gateway import drain, openapi, problems, routes, views
     from jobs.config import Settings
+    from jobs.registry import install_remote_models
     from jobs.store import JobStore
 
     settings = settings or Settings.from_env()
+    install_remote_models(settings.remotes)
     store = store or JobStore.from_settings(settings)
     if publish is None:
         # Imported here so that an app built with its own publisher (tests)

@@ -9,6 +9,7 @@ behind a long OCR run stays on the queue where another worker can take it.
 from celery import Celery
 
 from jobs.config import Settings
+from jobs.registry import install_remote_models
 
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"
@@ -67,4 +68,6 @@ def make_celery(settings: Settings) -> Celery:
 
 
 settings = Settings.from_env()
+# Workers run remote models, the coordinator publishes to their queues: both need them in the registry.
+install_remote_models(settings.remotes)
 app = make_celery(settings)
