@@ -255,7 +255,6 @@ def check_location(model: str, on_prem: bool) -> None:
             ON_PREM_REQUIRED,
             f"This document must stay on premises, and model {model} runs in the cloud; "
             "choose a model whose location is on_prem (GET /models).",
-            model=model,
         )
 
 
