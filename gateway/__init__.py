@@ -30,6 +30,7 @@ def create_app(
 
     from gateway import auth, drain, openapi, problems, routes, views
     from jobs.config import Settings
+    from jobs.registry import install_remote_models
     from jobs.store import JobStore
 
     settings = settings or Settings.from_env()
@@ -40,6 +41,7 @@ def create_app(
         from jobs import redis_access
 
         redis_access.exit_if_refused(settings, exit_code=GUNICORN_WORKER_BOOT_ERROR)
+    install_remote_models(settings.remotes)
     store = store or JobStore.from_settings(settings)
     if publish is None:
         # Imported here so that an app built with its own publisher (tests)

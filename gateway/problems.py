@@ -37,6 +37,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "invalid_idempotency_key": (400, "Invalid Idempotency-Key header"),
     "missing_api_key": (401, "API key required"),
     "invalid_api_key": (401, "Invalid API key"),
+    "on_prem_required": (403, "Document must stay on premises"),
     "job_not_found": (404, "Job not found"),
     "result_not_ready": (409, "Result not ready"),
     "job_finished": (409, "Job already finished"),

@@ -28,6 +28,7 @@ from gateway.requests_doc import SUBMIT_DOC, SUBMIT_HEADERS
 from gateway.responses import ChildrenPageSchema, EventsSchema, JobListSchema, ModelsSchema, StatusSchema
 from gateway.schemas import ChildrenQuery, JobViewQuery, ListQuery
 from gateway.submission import Parser, idempotency_key
+from jobs.api_keys import ON_PREM_ONLY
 from jobs.config import Settings
 from jobs.contract import JobKind, JobStatus
 from jobs.errors import IdempotencyKeyReused, StoreError
@@ -91,6 +92,7 @@ def blueprint(services: Services) -> Blueprint:
         "too_many_children",
         "idempotency_key_reused",
         "invalid_callback_url",
+        "on_prem_required",
         "draining",
         *_ALWAYS,
     )
@@ -103,6 +105,7 @@ def blueprint(services: Services) -> Blueprint:
                 headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
             )
         key = idempotency_key(request.headers.getlist("Idempotency-Key"))
+        principal = current_principal()
         if not request.mimetype:
             raise Problem("missing_content_type", "Send the document's type (or application/json) as Content-Type.")
         submission = parser.parse(
@@ -110,9 +113,10 @@ def blueprint(services: Services) -> Blueprint:
             content_type=request.mimetype,
             args=request.args.to_dict(flat=False),
             body=_read_body(),
+            # A request asks for on-prem itself (on_prem); a key with the on_prem_only policy forces it.
+            require_on_prem=ON_PREM_ONLY in principal.policies,
         )
         idempotency = Idempotency(key, submission.fingerprint) if key else None
-        principal = current_principal()
         try:
             if submission.group is not None:
                 created = store.create_group(submission.jobs, submission.group, idempotency, owner=principal.owner)

@@ -24,13 +24,18 @@ from jobs.config import DEFAULT_MAX_PAGES
 from jobs.fields import DigitsInteger, StrictBoolean, StrictInteger, StrictNumber, Text
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
 from jobs.records import NewJob
-from jobs.registry import MODELS, Model
+from jobs.registry import MODEL_NAMES, MODELS, Model
 
 MAX_DOC_HASH_CHARS = 128
 MAX_CALLBACK_URL_CHARS = webhook_urls.MAX_URL_CHARS
 DEFAULT_PAGE_LIMIT = 20
 MAX_PAGE_LIMIT = 200
-_MODEL_NAMES = sorted(MODELS)
+# The registry's own list, so that remote models installed at start are in it too.
+_MODEL_NAMES = MODEL_NAMES
+_ON_PREM_DOC = (
+    "true: the document must stay on premises; a model whose location is cloud refuses it "
+    "(403 on_prem_required). Default false."
+)
 
 
 def media_type(content_type: str) -> str:
@@ -138,6 +143,7 @@ class RawQuerySchema(_Document):
     callback_url = _callback_url()
     split_pages = DigitsInteger(validate=Range(min=1, max=MAX_COUNT), metadata={"description": _SPLIT_PAGES_DOC})
     max_parallel = DigitsInteger(validate=_CAP_RANGE, metadata={"description": _SPLIT_CAP_DOC})
+    on_prem = fields.Boolean(truthy={"true"}, falsy={"false"}, metadata={"description": _ON_PREM_DOC})
 
     @validates_schema
     def _split_rules(self, data, **_):
@@ -171,6 +177,7 @@ class JobSchema(_Document):
         metadata={"description": f"{_SPLIT_PAGES_DOC} A PDF only; not in a group's child."},
     )
     max_parallel = StrictInteger(validate=_CAP_RANGE, metadata={"description": f"{_SPLIT_CAP_DOC} <= 0: no cap."})
+    on_prem = StrictBoolean(metadata={"description": f"{_ON_PREM_DOC} In a group, the group's on_prem applies too."})
 
     @validates_schema
     def _split_rules(self, data, **_):
@@ -198,6 +205,7 @@ class JobSchema(_Document):
             pages=data.get("pages", 0),
             options=data.get("options", {}),
             callback_url=data.get("callback_url", ""),
+            on_prem=data.get("on_prem", False),
         )
         if "split_pages" in data:
             return SplitRequest(job, data["split_pages"], data.get("max_parallel", 0))
@@ -243,6 +251,7 @@ class FanoutSchema(Schema):
         },
     )
     callback_url = _callback_url()
+    on_prem = StrictBoolean(metadata={"description": f"{_ON_PREM_DOC} Applies to every child."})
 
 
 class GroupSchema(Schema):

@@ -10,6 +10,11 @@ size limits, which child a problem is about, and cutting a PDF with
 here, so a bad PDF is refused before anything is stored).  Nothing in this module
 touches the store or Flask's request object, which keeps it testable on
 plain values.
+
+On-prem enforcement is here too: a document that must stay on premises
+(its own ``on_prem``, its group's, or the caller's ``require_on_prem``)
+may not name a cloud model, and the mark goes on with each job, for the
+worker to check again before anything leaves.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, SplitRequest
 from jobs.config import Settings
 from jobs.errors import InvalidDocument
 from jobs.records import GroupRules, NewJob
+from jobs.registry import MODELS, ON_PREM_REQUIRED
 from jobs.webhook_urls import InvalidCallbackUrl, check_submitted
 
 JSON_TYPE = "application/json"
@@ -80,15 +86,28 @@ class Parser:
         self.job = JobSchema(max_pages=settings.max_pages)
         self.group = GroupSchema()
 
-    def parse(self, *, path: str, content_type: str, args: Mapping[str, list[str]], body: bytes) -> Submission:
-        """``content_type`` is the media type without parameters; ``args`` maps each query name to its values."""
+    def parse(
+        self,
+        *,
+        path: str,
+        content_type: str,
+        args: Mapping[str, list[str]],
+        body: bytes,
+        require_on_prem: bool = False,
+    ) -> Submission:
+        """``content_type`` is the media type without parameters; ``args`` maps each query name to its values.
+
+        ``require_on_prem``: every document of the request must stay on
+        premises, whatever the request says (the caller's policy); the request
+        may ask for it too, with ``on_prem``.
+        """
         if content_type == JSON_TYPE:
-            return self._json(path, args, body)
-        return self._raw(path, content_type, args, body)
+            return self._json(path, args, body, require_on_prem)
+        return self._raw(path, content_type, args, body, require_on_prem)
 
     # -- a raw document: the body is the file ------------------------------------------
 
-    def _raw(self, path, content_type, args, body) -> Submission:
+    def _raw(self, path, content_type, args, body, require_on_prem) -> Submission:
         repeated = {name: ["Given more than once."] for name, values in args.items() if len(values) > 1}
         if repeated:
             raise invalid_field(repeated)
@@ -96,6 +115,9 @@ class Parser:
         model = query.get("model", self.settings.default_model)
         doc_hash, pages = query.get("doc_hash", ""), query.get("pages", 0)
         accepting_model(model, content_type)
+        asked_on_prem = query.get("on_prem", False)
+        on_prem = asked_on_prem or require_on_prem
+        check_location(model, on_prem)
         callback_url = self._callback_url(query.get("callback_url", ""))
         check_not_empty(body)
         job = NewJob(
@@ -105,9 +127,19 @@ class Parser:
             doc_hash=doc_hash,
             pages=pages,
             callback_url=callback_url,
+            on_prem=on_prem,
         )
-        # The callback joins the fingerprint only when given, so earlier requests' fingerprints still match.
-        request = (path, content_type, model, doc_hash, str(pages), body, *([callback_url] if callback_url else []))
+        # The callback and on_prem join the fingerprint only when given, so earlier requests' fingerprints still match.
+        request = (
+            path,
+            content_type,
+            model,
+            doc_hash,
+            str(pages),
+            body,
+            *([callback_url] if callback_url else []),
+            *(["on_prem"] if asked_on_prem else []),
+        )
         if "split_pages" not in query:
             return Submission([job], None, fingerprint(*request))
         split = SplitRequest(job, query["split_pages"], query.get("max_parallel", 0))
@@ -115,7 +147,7 @@ class Parser:
 
     # -- JSON: a single job or a fan-out group ---------------------------------------
 
-    def _json(self, path, args, body) -> Submission:
+    def _json(self, path, args, body, require_on_prem) -> Submission:
         if args:
             raise invalid_field(
                 {name: ["Query parameters apply to raw documents only."] for name in args},
@@ -126,11 +158,14 @@ class Parser:
         if "fanout" not in data:
             job = _load(self.job, data)
             if isinstance(job, SplitRequest):
-                self._callback_url(job.job.callback_url)
-                return self._split(job, request_print)
+                split = replace(job, job=_kept_on_prem(job.job, require_on_prem))
+                self._callback_url(split.job.callback_url)
+                return self._split(split, request_print)
+            job = _kept_on_prem(job, require_on_prem)
             self._callback_url(job.callback_url)
             return Submission([job], None, request_print)
         group = _load(self.group, data)["fanout"]
+        group_on_prem = group.get("on_prem", False) or require_on_prem
         group_callback_url = self._callback_url(group.get("callback_url", ""))
         children = group["children"]
         if not children:
@@ -148,6 +183,7 @@ class Parser:
                 job = _load(self.job, child)
                 if isinstance(job, SplitRequest):
                     raise invalid_field({"split_pages": ["A child of a fan-out group cannot be split."]})
+                job = _kept_on_prem(job, group_on_prem)
                 self._callback_url(job.callback_url)
             except Problem as problem:
                 raise for_child(problem, index) from None
@@ -210,6 +246,24 @@ class Parser:
             return split_pdf(document, split_pages, within_limits)
         except InvalidDocument as error:
             raise Problem("invalid_document", f"The PDF cannot be read: {error}.") from None
+
+
+def check_location(model: str, on_prem: bool) -> None:
+    """``403 on_prem_required`` when a document that must stay on premises names a cloud model."""
+    if not MODELS[model].may_take(on_prem=on_prem):
+        raise Problem(
+            ON_PREM_REQUIRED,
+            f"This document must stay on premises, and model {model} runs in the cloud; "
+            "choose a model whose location is on_prem (GET /models).",
+        )
+
+
+def _kept_on_prem(job: NewJob, required: bool) -> NewJob:
+    """The job, marked on_prem if it or its request must stay on premises; refused if its model is cloud."""
+    if required and not job.on_prem:
+        job = replace(job, on_prem=True)
+    check_location(job.model, job.on_prem)
+    return job
 
 
 def _rules(group: dict[str, Any], total: int, callback_url: str) -> GroupRules:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,7 +27,7 @@ from marshmallow import fields as mf
 
 from jobs.api_keys import ApiKey, BadKeys, parse_plain_keys, read_keys_file, require_distinct
 from jobs.errors import OcrgwError
-from jobs.registry import DEFAULT_MODEL, MODELS
+from jobs.registry import BUILT_IN_MODELS, DEFAULT_MODEL, MODELS, RemoteModel
 
 DEFAULT_REDIS_URL = "redis://localhost:6379/0"
 DEFAULT_LEASE_SECONDS = 30.0
@@ -78,6 +79,12 @@ DEFAULT_WEBHOOK_GIVE_UP_AFTER_SECONDS = 24 * 3600.0
 # A webhook secret shorter than this is refused: an HMAC key is only as strong as it is long.
 MIN_WEBHOOK_SECRET_CHARS = 16
 REDIS_URL_SCHEMES = frozenset({"redis", "rediss", "unix"})
+UPSTREAM_URL_SCHEMES = frozenset({"http", "https"})
+# A remote model's name becomes a Celery queue's (ocr.<name>) and a model name of the API.
+_REMOTE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
+_UPSTREAM_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+# What an Authorization header can carry: visible ASCII, no spaces.
+_BEARER_KEY = re.compile(r"[\x21-\x7e]{1,4096}")
 _PASSWORD_IN_URL = re.compile(r":[^:@/]*@")  # the ":password@" of a URL's user info
 
 
@@ -127,6 +134,17 @@ class Settings:
     # environment.  None at all: the gateway serves one tenant, ``default``, to anyone.
     file_api_keys: tuple[ApiKey, ...] = ()
     plain_api_keys: tuple[ApiKey, ...] = ()
+    # Models served by an upstream ocrgw (their keys apart, below): see ``remotes``.
+    remote_models: tuple[RemoteModel, ...] = ()
+    # (model name, bearer key) of the remote models whose upstream wants one; kept out of logs.
+    remote_keys: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+    def __post_init__(self):
+        undeclared = sorted({name for name, _ in self.remote_keys} - {m.name for m in self.remote_models})
+        if undeclared:
+            raise InvalidSettings(
+                f"OCRGW_REMOTE_KEYS_FILE: has keys for {', '.join(undeclared)}, not declared in OCRGW_REMOTE_MODELS"
+            )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -163,6 +181,12 @@ class Settings:
     @property
     def lease_ms(self) -> int:
         return int(self.lease_seconds * 1000)
+
+    @property
+    def remotes(self) -> tuple[RemoteModel, ...]:
+        """The remote models, each with its upstream's bearer key ('' for none)."""
+        keys = dict(self.remote_keys)
+        return tuple(replace(model, key=keys.get(model.name, "")) for model in self.remote_models)
 
     @property
     def result_ttl_ms(self) -> int:
@@ -237,6 +261,58 @@ class _ApiKeys(mf.Field):
             return self.read(str(value))
         except BadKeys as error:
             raise ValidationError(str(error)) from None
+
+
+class _RemoteModels(mf.Field):
+    """``cloudocr=tesseract@http://ocr.example:8000, ...`` -> (RemoteModel, ...), each name new and given once."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any):
+        remotes: list[RemoteModel] = []
+        for entry in (entry.strip() for entry in str(value).split(",")):
+            if not entry:
+                continue
+            name, _, rest = entry.partition("=")
+            upstream_model, _, url = rest.partition("@")
+            name, upstream_model, url = name.strip(), upstream_model.strip(), url.strip().rstrip("/")
+            if not (_REMOTE_NAME.fullmatch(name) and _UPSTREAM_MODEL.fullmatch(upstream_model)):
+                raise ValidationError("malformed entry")
+            _upstream_url(url)
+            if name in BUILT_IN_MODELS or any(remote.name == name for remote in remotes):
+                raise ValidationError("name taken")
+            remotes.append(RemoteModel(name, upstream_model, url))
+        return tuple(remotes)
+
+
+def _upstream_url(url: str) -> None:
+    """An http(s) URL of a host, without credentials (they go in the keys file), query or fragment."""
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises on a port that is no number
+    except ValueError:
+        raise ValidationError("bad port") from None
+    if parts.scheme not in UPSTREAM_URL_SCHEMES or not parts.hostname or "@" in parts.netloc:
+        raise ValidationError("not an upstream URL")
+    if parts.query or parts.fragment or "?" in url or "#" in url:
+        raise ValidationError("not an upstream URL")
+
+
+class _RemoteKeysFile(mf.Field):
+    """The path of a file of ``name=key`` lines (blank lines and ``#`` comments skipped) -> ((name, key), ...)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any):
+        try:
+            text = Path(str(value)).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            raise ValidationError("unreadable") from None
+        keys: dict[str, str] = {}
+        for line in (line.strip() for line in text.splitlines()):
+            if not line or line.startswith("#"):
+                continue
+            name, _, key = (part.strip() for part in line.partition("="))
+            if not _REMOTE_NAME.fullmatch(name) or not _BEARER_KEY.fullmatch(key) or name in keys:
+                raise ValidationError("malformed line")  # never repeated: the line holds a key
+            keys[name] = key
+        return tuple(sorted(keys.items()))
 
 
 def _url(schemes: frozenset[str] | None):
@@ -345,6 +421,20 @@ VARIABLES: tuple[Variable, ...] = (
         "a comma-separated list of tenant:key",
         secret=True,
         explains=True,
+    ),
+    Variable(
+        "remote_models",
+        "OCRGW_REMOTE_MODELS",
+        _RemoteModels(),
+        "a comma-separated list of name=model@http(s)://host[:port][/path], each name new "
+        f"(not {', '.join(sorted(BUILT_IN_MODELS))}) and given once, no credentials in the URL",
+        hides_password=True,
+    ),
+    Variable(
+        "remote_keys",
+        "OCRGW_REMOTE_KEYS_FILE",
+        _RemoteKeysFile(),
+        "a readable UTF-8 file of name=key lines (# comments), each name once, each key visible ASCII",
     ),
 )
 

@@ -119,6 +119,7 @@ class Field(str, Enum):
     LAST_ERROR = "last_error"
     IDEMPOTENCY_KEY = "idempotency_key"
     CALLBACK_URL = "callback_url"  # '' or where the job's view is POSTed once it is terminal
+    ON_PREM = "on_prem"  # '1': the document must stay on premises, no cloud model may take it
     CANCEL_REQUESTED = "cancel_requested"  # '1' once a client asked to cancel a job (or its parent)
     WEBHOOK_ATTEMPTS = "webhook_attempts"  # delivery attempts claimed so far; the current one's number
     # webhook_attempts when the job last ended (a redriven parent ends again): that round's

@@ -22,13 +22,16 @@ class NewJob:
     pages: int = 0
     options: dict[str, Any] = field(default_factory=dict)
     callback_url: str = ""  # where the job's view is POSTed once it is terminal
+    # The document must stay on premises: no cloud model may take it (the worker checks again).
+    on_prem: bool = False
 
     def __post_init__(self):
         if not self.doc_hash:
             object.__setattr__(self, "doc_hash", hashlib.sha256(self.payload).hexdigest())
 
     def spec(self) -> list[str]:
-        """How ``create`` takes the job's fields: [model, doc_hash, pages, content_type, options JSON, callback]."""
+        """How ``create`` takes the job's fields: [model, doc_hash, pages, content_type, options JSON, callback,
+        on_prem ('1' or '0')]."""
         return [
             self.model,
             self.doc_hash,
@@ -36,6 +39,7 @@ class NewJob:
             self.content_type,
             json.dumps(self.options),
             self.callback_url,
+            "1" if self.on_prem else "0",
         ]
 
 

@@ -9,12 +9,21 @@ named as ``"module:Class"`` so that the gateway never imports an engine.
 
 Adding a model is one adapter module under ``workers/adapters`` and one
 entry in ``MODELS``.
+
+Remote models are the exception: each one forwards its documents to an
+upstream ocrgw, and the operator declares them (``OCRGW_REMOTE_MODELS``,
+parsed by ``jobs.config``).  Every process adds them to ``MODELS`` once it
+has its settings (``install_remote_models``), before it serves anything.
+They are ``cloud`` models: a document that must stay on premises never
+reaches one (``may_take``).
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from enum import Enum
 
 from marshmallow import INCLUDE, Schema
@@ -87,7 +96,32 @@ class EchoOptions(Schema):
     crash = StrictBoolean(metadata={"description": "End the worker process (workers with crashes enabled)."})
 
 
+class RemoteOptions(Schema):
+    """A remote model's options go to the upstream as they are: the upstream's model checks them."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    timeout_s = StrictNumber(
+        validate=Range(min=0, min_inclusive=False),
+        metadata={
+            "description": "Time budget of the whole document, in seconds: sent to the upstream, and how "
+            "long the upstream's job is waited for (at most OCRGW_JOB_TIMEOUT)."
+        },
+    )
+
+
 # -- the catalogue ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RemoteModel:
+    """A model served by an upstream ocrgw: ``name`` here is its ``model`` there, at ``url``."""
+
+    name: str
+    upstream_model: str
+    url: str  # the upstream's base URL, http(s), without credentials
+    key: str = field(default="", repr=False)  # its bearer key ('' for none); kept out of logs
 
 
 @dataclass(frozen=True)
@@ -98,6 +132,7 @@ class Model:
     content_types: frozenset[str]
     options: type[Schema]
     adapter: str  # "module:Class", imported by the workers only
+    remote: RemoteModel | None = None  # where a remote model sends its documents; its adapter is built with it
 
     @property
     def queue(self) -> str:
@@ -110,6 +145,10 @@ class Model:
 
     def accepts(self, content_type: str) -> bool:
         return content_type in self.content_types
+
+    def may_take(self, *, on_prem: bool) -> bool:
+        """False for a document that must stay on premises (``on_prem``) and a model that would send it away."""
+        return not (on_prem and self.location is Location.CLOUD)
 
 
 @functools.cache
@@ -150,3 +189,38 @@ MODELS: dict[str, Model] = {
 
 #: The model of a raw document whose query names none (``OCRGW_DEFAULT_MODEL`` overrides it).
 DEFAULT_MODEL = "tesseract"
+#: The models that ship with ocrgw; a remote model may not take one of their names.
+BUILT_IN_MODELS = frozenset(MODELS)
+#: The error code of a document that must stay on premises sent to a cloud model: the gateway's
+#: 403 problem and a job's ``error_code`` when a worker refuses it.
+ON_PREM_REQUIRED = "on_prem_required"
+#: Every model's name, sorted; the same list object all along (schemas show it as their enum), kept
+#: up to date by ``install_remote_models``.
+MODEL_NAMES: list[str] = sorted(MODELS)
+
+REMOTE_ADAPTER = "workers.adapters.remote:RemoteAdapter"
+#: What a remote model accepts: what any model of ocrgw accepts; the upstream's model has the last word.
+REMOTE_CONTENT_TYPES = frozenset().union(*(m.content_types for m in MODELS.values()))
+
+
+def remote_entry(remote: RemoteModel) -> Model:
+    """The registry's entry of a remote model."""
+    return Model(
+        remote.name,
+        f"remote: model {remote.upstream_model} of an upstream ocrgw",
+        Location.CLOUD,
+        REMOTE_CONTENT_TYPES,
+        RemoteOptions,
+        REMOTE_ADAPTER,
+        remote,
+    )
+
+
+def install_remote_models(remotes: Iterable[RemoteModel]) -> None:
+    """Adds the remote models to ``MODELS`` (again: replaced); a built-in model's name is refused."""
+    for remote in remotes:
+        if remote.name in BUILT_IN_MODELS:
+            raise ValueError(f"a remote model cannot take the name of the built-in model {remote.name!r}")
+        if remote.name not in MODELS:
+            bisect.insort(MODEL_NAMES, remote.name)
+        MODELS[remote.name] = remote_entry(remote)

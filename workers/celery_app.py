@@ -10,6 +10,7 @@ from celery import Celery, signals
 
 from jobs import redis_access
 from jobs.config import Settings
+from jobs.registry import install_remote_models
 
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"
@@ -68,6 +69,8 @@ def make_celery(settings: Settings) -> Celery:
 
 
 settings = Settings.from_env()
+# Workers run remote models, the coordinator publishes to their queues: both need them in the registry.
+install_remote_models(settings.remotes)
 app = make_celery(settings)
 
 

@@ -36,10 +36,13 @@ from dataclasses import dataclass
 
 from celery.exceptions import SoftTimeLimitExceeded
 
+from jobs.contract import Field
 from jobs.errors import AdapterError, CancelRequested, InvalidDocument, JobNotFound, LeaseLost, NotProcessing
 from jobs.records import Claim, Completion, Dispatch
+from jobs.registry import MODELS, ON_PREM_REQUIRED, Location
 from jobs.store import JobStore
 from workers.adapters import get_adapter
+from workers.adapters.base import permanent_error
 
 log = logging.getLogger(__name__)
 
@@ -225,9 +228,27 @@ class Runner:
             claim.job_id, claim.attempt, TIMEOUT_CODE, f"the job ran longer than {limit:g} s"
         )
 
+    def _check_on_prem(self, claim: Claim) -> None:
+        """Refuses, before any byte leaves, a document that must stay on premises and a model that would send it.
+
+        The gateway refuses such a job already; this holds whatever created
+        the job, and whatever the gateways' registry said.  Only a cloud
+        model pays for the read; a job gone meanwhile counts as marked.
+        """
+        model = MODELS.get(claim.model)
+        if model is None or model.location is not Location.CLOUD:
+            return
+        record = self.store.queries.get(claim.job_id)
+        if record is None or record.get(Field.ON_PREM.value) == "1":
+            raise permanent_error(
+                f"the document must stay on premises and model {model.name} runs in the cloud; nothing was sent",
+                ON_PREM_REQUIRED,
+            )
+
     def _ocr(self, claim: Claim, lost: threading.Event) -> dict:
         if claim.payload is None:
             raise InvalidDocument("the job's document is missing from the store")
+        self._check_on_prem(claim)
         adapter = get_adapter(claim.model)
 
         def on_page(done: int, total: int) -> None:

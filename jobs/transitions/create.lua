@@ -24,7 +24,8 @@
               ('mixed' when its children's differ), max_parallel,
               tolerated_failures, fail_fast, callback_url
     jobs      JSON: one [model, doc_hash, pages, content_type, options JSON,
-              callback_url] per job (the single job, or each child in index order)
+              callback_url, on_prem] per job (the single job, or each child in
+              index order)
     payloads  the rest of ARGV: one document per job, in the same order
 
   Reply:
@@ -57,7 +58,7 @@ local function job_fields(id, kind, idempotency_key, spec)
     F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
     F.idempotency_key, idempotency_key,
     F.model, spec[1], F.doc_hash, spec[2], F.pages, spec[3], F.content_type, spec[4], F.options, spec[5],
-    F.callback_url, spec[6],
+    F.callback_url, spec[6], F.on_prem, spec[7],
   }
 end
 

@@ -1,6 +1,7 @@
 """Adapters by model name, one instance per worker process.
 
-Which class runs a model is the registry's ``Model.adapter`` ("module:Class").
+Which class runs a model is the registry's ``Model.adapter`` ("module:Class");
+a remote model's adapter is built with the upstream it forwards to.
 Engine modules are imported on first use so that a worker serving only the
 echo queue never loads ONNX Runtime or OpenCV.  The cache is emptied in a
 forked child: an engine built before the fork (its thread pools and locks)
@@ -30,7 +31,8 @@ def get_adapter(name: str) -> Adapter:
     with _lock:
         if name not in _cache:
             module_name, _, class_name = model.adapter.partition(":")
-            _cache[name] = getattr(importlib.import_module(module_name), class_name)()
+            adapter_class = getattr(importlib.import_module(module_name), class_name)
+            _cache[name] = adapter_class(model.remote) if model.remote is not None else adapter_class()
         return _cache[name]
 
 

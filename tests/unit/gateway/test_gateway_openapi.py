@@ -84,6 +84,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
     assert codes("/jobs", "post") == {
         "400": {"malformed_json", "invalid_base64", "invalid_idempotency_key"},
         "401": {"missing_api_key", "invalid_api_key"},
+        "403": {"on_prem_required"},
         "413": {"payload_too_large"},
         "415": {"missing_content_type", "unsupported_content_type"},
         "422": {

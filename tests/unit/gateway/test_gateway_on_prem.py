@@ -1,0 +1,222 @@
+"""POST /jobs and on-prem documents: a cloud model never takes one; the mark goes on with each job."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gateway import create_app
+from gateway.problems import Problem
+from gateway.submission import Parser
+from jobs import keys
+from jobs.config import Settings
+from jobs.records import Dispatch
+from jobs.registry import RemoteModel, install_remote_models
+from tests.pdfs import text_pdf
+from tests.unit.remote_models import registry_restored
+
+from .conftest import MAX_BODY_BYTES, MAX_CHILDREN, MAX_PAGES
+from .documented import documented_client
+from .keyed import ACME_KEY, ACME_ROTATED_KEY, bearer, keyed_settings
+from .support import assert_problem, b64, echo_job, fanout
+
+CLOUD = RemoteModel("cloudocr", "tesseract", "http://ocr.example:8000")
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+
+
+@pytest.fixture(autouse=True)
+def restored():
+    with registry_restored():
+        yield
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings(
+        max_children=MAX_CHILDREN, max_pages=MAX_PAGES, max_body_bytes=MAX_BODY_BYTES, remote_models=(CLOUD,)
+    )
+
+
+def cloud_job(**fields) -> dict:
+    return {"model": "cloudocr", "payload": b64(PNG), "content_type": "image/png", **fields}
+
+
+def marks(redis) -> dict[str, str]:
+    """Every stored job's on_prem mark, by job id."""
+    found = {}
+    for key in redis.scan_iter(match=keys.job("*")):
+        record = redis.hgetall(key)
+        if record[b"kind"] != b"parent":
+            found[record[b"id"].decode()] = record[b"on_prem"].decode()
+    return found
+
+
+def test_the_remote_model_is_listed_as_a_cloud_model(client):
+    models = {m["name"]: m for m in client.get("/models").get_json()["models"]}
+
+    assert models["cloudocr"]["location"] == "cloud"
+    assert models["tesseract"]["location"] == "on_prem"
+    openapi = client.get("/openapi.json").get_json()
+    assert "cloudocr" in openapi["components"]["schemas"]["Job"]["properties"]["model"]["enum"]
+
+
+# -- refused: 403 on_prem_required, nothing stored --------------------------------------------
+
+
+REFUSED = {
+    "json job": ("/jobs", {"json": cloud_job(on_prem=True)}, None),
+    "raw document": ("/jobs?model=cloudocr&on_prem=true", {"data": PNG, "content_type": "image/png"}, None),
+    "json split": (
+        "/jobs",
+        {
+            "json": cloud_job(
+                content_type="application/pdf", payload=b64(text_pdf("a", "b")), split_pages=1, on_prem=True
+            )
+        },
+        None,
+    ),
+    "a child": ("/jobs", {"json": fanout(echo_job(), echo_job(), cloud_job(on_prem=True))}, 2),
+    "the group": (
+        "/jobs",
+        {"json": {"fanout": {**fanout(echo_job(), cloud_job(), echo_job())["fanout"], "on_prem": True}}},
+        1,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_an_on_prem_document_naming_a_cloud_model_is_403_and_stores_nothing(client, keyspace, published, name):
+    path, request, child_index = REFUSED[name]
+    client.post("/jobs", json=echo_job("already there"))
+    before, sent = keyspace(), len(published)
+
+    response = client.post(path, headers={"Idempotency-Key": f"on-prem-{name.replace(' ', '-')}"}, **request)
+
+    problem = assert_problem(response, 403, "on_prem_required")
+    assert problem.get("child_index") == child_index
+    assert "model cloudocr runs in the cloud" in problem["detail"]
+    assert keyspace() == before
+    assert len(published) == sent
+
+
+def test_a_group_with_one_such_child_is_refused_whole_whatever_its_place(client, keyspace):
+    before = keyspace()
+
+    response = client.post("/jobs", json=fanout(cloud_job(on_prem=True), echo_job(), echo_job()))
+
+    assert assert_problem(response, 403, "on_prem_required")["child_index"] == 0
+    assert keyspace() == before
+
+
+# -- accepted, and marked --------------------------------------------------------------------
+
+
+def test_a_cloud_model_takes_a_document_that_may_leave(client, redis, published):
+    response = client.post("/jobs", json=cloud_job())
+
+    assert response.status_code == 202
+    job_id = response.get_json()["id"]
+    assert published == [[Dispatch(job_id, "cloudocr")]]
+    assert marks(redis) == {job_id: "0"}
+
+
+@pytest.mark.parametrize("value, mark", [("true", "1"), ("false", "0")])
+def test_a_raw_documents_query_marks_it(client, redis, value, mark):
+    response = client.post(f"/jobs?model=echo&on_prem={value}", data=b"hello", content_type="text/plain")
+
+    assert response.status_code == 202
+    assert marks(redis) == {response.get_json()["id"]: mark}
+
+
+@pytest.mark.parametrize("value", ["yes", "1", "True", ""])
+def test_a_query_flag_other_than_true_or_false_is_invalid_field(client, keyspace, value):
+    before = keyspace()
+
+    response = client.post(f"/jobs?model=echo&on_prem={value}", data=b"hello", content_type="text/plain")
+
+    assert assert_problem(response, 422, "invalid_field")["errors"].keys() == {"on_prem"}
+    assert keyspace() == before
+
+
+@pytest.mark.parametrize("value", ["true", 1, None])
+def test_a_json_flag_must_be_a_boolean(client, value):
+    response = client.post("/jobs", json=echo_job(on_prem=value))
+
+    assert assert_problem(response, 422, "invalid_field")["errors"].keys() == {"on_prem"}
+
+
+def test_the_marks_go_on_with_every_child_the_groups_to_all(client, redis):
+    children = [echo_job("a"), echo_job("b", on_prem=True), cloud_job(on_prem=False)]
+    mixed = client.post("/jobs", json=fanout(*children)).get_json()["id"]
+    marked_group = client.post(
+        "/jobs", json={"fanout": {**fanout(echo_job("c"), echo_job("d"))["fanout"], "on_prem": True}}
+    ).get_json()["id"]
+
+    stored = marks(redis)
+    assert [stored[keys.child_id(mixed, i)] for i in range(3)] == ["0", "1", "0"]
+    assert [stored[keys.child_id(marked_group, i)] for i in range(2)] == ["1", "1"]
+
+
+def test_the_flag_is_part_of_a_raw_requests_idempotency(client):
+    headers = {"Idempotency-Key": "raw-on-prem"}
+    first = client.post("/jobs?model=echo", data=b"hello", content_type="text/plain", headers=headers)
+
+    again = client.post("/jobs?model=echo&on_prem=true", data=b"hello", content_type="text/plain", headers=headers)
+
+    assert first.status_code == 202
+    assert_problem(again, 422, "idempotency_key_reused")
+
+
+# -- a caller's policy: require_on_prem --------------------------------------------------------
+
+
+def parser_of(settings: Settings) -> Parser:
+    install_remote_models(settings.remotes)  # as create_app does
+    return Parser(settings)
+
+
+def parse_json(parser: Parser, body: dict, *, require_on_prem: bool):
+    return parser.parse(
+        path="/jobs",
+        content_type="application/json",
+        args={},
+        body=json.dumps(body).encode(),
+        require_on_prem=require_on_prem,
+    )
+
+
+def test_require_on_prem_marks_every_document_of_the_request(settings):
+    parser = parser_of(settings)
+
+    single = parse_json(parser, echo_job(), require_on_prem=True)
+    group = parse_json(parser, fanout(echo_job(), echo_job(on_prem=False)), require_on_prem=True)
+    raw = parser.parse(
+        path="/jobs", content_type="text/plain", args={"model": ["echo"]}, body=b"x", require_on_prem=True
+    )
+
+    assert [job.on_prem for job in single.jobs + group.jobs + raw.jobs] == [True] * 4
+
+
+@pytest.mark.parametrize(
+    "body, child_index",
+    [(cloud_job(), None), (cloud_job(on_prem=False), None), (fanout(echo_job(), cloud_job(on_prem=False)), 1)],
+)
+def test_require_on_prem_refuses_a_cloud_model_whatever_the_request_says(settings, body, child_index):
+    with pytest.raises(Problem) as caught:
+        parse_json(parser_of(settings), body, require_on_prem=True)
+
+    assert (caught.value.code, caught.value.status) == ("on_prem_required", 403)
+    assert caught.value.extra.get("child_index") == child_index
+
+
+def test_a_key_with_the_on_prem_only_policy_never_reaches_a_cloud_model(settings, store, tmp_path):
+    app = create_app(keyed_settings(settings, tmp_path), store, lambda dispatches: len(dispatches))
+    client = documented_client(app)
+
+    refused = client.post("/jobs", json=cloud_job(), headers=bearer(ACME_ROTATED_KEY))
+    allowed = client.post("/jobs", json=cloud_job(), headers=bearer(ACME_KEY))
+
+    assert_problem(refused, 403, "on_prem_required")
+    assert allowed.status_code == 202
+    assert client.post("/jobs", json=echo_job(), headers=bearer(ACME_ROTATED_KEY)).status_code == 202
