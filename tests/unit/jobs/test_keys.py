@@ -75,14 +75,14 @@ def test_lua_key_helpers_build_the_strings_of_keys_py(r):
 
 def test_a_root_status_change_names_the_listing_sets_of_its_kind_and_the_expiring_index():
     assert keys.roots_by_status(ROOT) == {
-        "roots_queued": "ocrgw:roots:single:queued",
-        "roots_processing": "ocrgw:roots:single:processing",
-        "roots_completed": "ocrgw:roots:single:completed",
-        "roots_failed": "ocrgw:roots:single:failed",
-        "roots_cancelled": "ocrgw:roots:single:cancelled",
+        "roots_queued": "ocrgw:roots:0123456789ab:single:queued",
+        "roots_processing": "ocrgw:roots:0123456789ab:single:processing",
+        "roots_completed": "ocrgw:roots:0123456789ab:single:completed",
+        "roots_failed": "ocrgw:roots:0123456789ab:single:failed",
+        "roots_cancelled": "ocrgw:roots:0123456789ab:single:cancelled",
         "expiring": "ocrgw:expiring",
     }
-    assert keys.roots_by_status(keys.child_id(ROOT, 3))["roots_failed"] == "ocrgw:roots:parent:failed"
+    assert keys.roots_by_status(keys.child_id(ROOT, 3))["roots_failed"] == "ocrgw:roots:0123456789ab:parent:failed"
 
 
 def test_children_released_by_lua_are_stored_under_the_keys_of_keys_py(kit, r):
