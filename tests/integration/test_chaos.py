@@ -142,19 +142,24 @@ def test_coordinator_and_beat_killed_mid_group_repair_it_once_restarted(procs):
     stack = procs.stack(db=db, env=FAST, web=True)
     child_texts = texts(8)
     with Gateway(stack.web().base_url) as gateway:
-        parent_id = submit(gateway, group([echo(t, delay_ms=600) for t in child_texts], max_parallel=2))
+        # Children long enough that the one seen processing is still running when its worker dies,
+        # however slowly a loaded machine answers the poll.
+        parent_id = submit(gateway, group([echo(t, delay_ms=2000) for t in child_texts], max_parallel=2))
         wait_view(gateway, parent_id, completed_at_least(2), what="2 children completed")
 
         stack.coordinator.kill(signal.SIGKILL)
         stack.beat.kill(signal.SIGKILL)
         wait_view(gateway, parent_id, lambda v: v["counts"]["processing"] >= 1, what="a child processing")
         stack.worker.kill(signal.SIGKILL)
+        # What the dead worker held stays processing: no sweep runs to take it back.
+        orphans = {c["id"] for c in gateway.get(f"/jobs/{parent_id}")["children"] if c["status"] == "processing"}
+        assert orphans
         procs.worker(db=db, env=FAST)
 
         procs.coordinator(db=db, env=FAST, wait=False)
         procs.beat(db=db, env=FAST)
         view = assert_group_settled(gateway, parent_id, child_texts, 2)
-        assert any(c["attempts"] == 2 for c in view["children"]), view["children"]
+        assert {c["id"] for c in view["children"] if c["attempts"] == 2} == orphans, view["children"]
 
 
 def test_completions_alone_drain_a_group_once_coordinator_and_beat_are_gone_for_good(procs):
