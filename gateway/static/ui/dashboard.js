@@ -212,10 +212,12 @@
     });
   }
 
-  const showCancel = (button, view) => {
+  function showCancel(button, view) {
     button.hidden = TERMINAL.has(view.status);
     if (view.cancel_requested) button.disabled = true;
-  };
+    const state = button.parentElement.querySelector(".cancel-state");
+    if (button.hidden && state.textContent) state.textContent = `Ended ${view.status}.`;
+  }
 
   // -- a single job or a child ------------------------------------------------------------------------
 
