@@ -146,6 +146,22 @@ def test_a_group_cancelled_with_its_pages_button_ends_cancelled_and_the_list_fil
     keep_screenshot(browser, tmp_path, "dashboard-list.png")
 
 
+def test_a_large_groups_grid_reads_every_page_of_children(gateway, browser):
+    # The server renders the first page of 200; the script reads the others through /children.
+    children = [echo_child(f"n{i}") for i in range(450)]
+    parent_id = submit_group(gateway, children, max_parallel=0).json()["id"]
+
+    browser.get(f"{gateway.base_url}/ui/jobs/{parent_id}")
+
+    wait(browser, lambda b: cell_statuses(b) == ["completed"] * 450, "450 completed children")
+    indexes = [c.get_attribute("data-index") for c in browser.find_elements(By.CSS_SELECTOR, "#grid .cell")]
+    assert indexes == [str(i) for i in range(450)]
+    wait(browser, lambda b: group_status(b) == "completed", "the group completed")
+    wait(browser, lambda b: len(b.find_elements(By.CSS_SELECTOR, "#event-rows tr")) == 100, "the latest 100 events")
+    browser.find_element(By.ID, "child-449").click()
+    wait(browser, lambda b: shown(b, "#child-text") == "n449", "the last child's text")
+
+
 # -- a gateway that wants API keys --------------------------------------------------------------------------
 
 KEY = "a-key-for-the-dashboard"
