@@ -38,6 +38,7 @@ def start_chromium(log_path: Path) -> WebDriver:
     options.binary_location = browser
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(options=options, service=Service(driver, log_output=str(log_path)))
 
 
@@ -56,3 +57,16 @@ def keep_screenshot(browser: WebDriver, tmp_path: Path, name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     shutil.copyfile(shot, ARTIFACTS / name)
     return shot
+
+
+def script_errors(browser: WebDriver) -> list[str]:
+    """What the pages' scripts raised or logged as errors since the last call.
+
+    The browser also logs every answer that is not a success ("Failed to load
+    resource"), which a page may meet on purpose (a 401 before a key is typed).
+    """
+    return [
+        entry["message"]
+        for entry in browser.get_log("browser")
+        if entry["level"] == "SEVERE" and "Failed to load resource" not in entry["message"]
+    ]

@@ -24,7 +24,7 @@ from gateway import create_app
 from gateway.problems import render
 from jobs.config import Settings
 from jobs.store import JobStore
-from tests.integration.browser_support import keep_screenshot, start_chromium, wait
+from tests.integration.browser_support import keep_screenshot, script_errors, start_chromium, wait
 from tests.integration.fanout_support import TERMINAL, Gateway, echo_child, submit_group, wait_terminal
 
 pytestmark = pytest.mark.integration
@@ -42,6 +42,7 @@ def browser(tmp_path):
     driver = start_chromium(tmp_path / "chromedriver.log")
     try:
         yield driver
+        assert script_errors(driver) == []
     finally:
         driver.quit()
 
