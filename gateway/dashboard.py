@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from flask import Blueprint, Response, current_app, render_template, request
+from flask import Blueprint, current_app, render_template, request
 from werkzeug.test import Client
 
-from jobs.contract import JobKind, JobStatus
+from jobs.contract import TERMINAL, JobKind
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
 
 #: Jobs on one page of the list.
@@ -80,7 +80,10 @@ def api_get(path: str, **params: Any) -> Answer:
     client = Client(current_app._get_current_object(), use_cookies=False)  # type: ignore[attr-defined]
     query = {name: value for name, value in params.items() if value is not None}
     environ = {"REMOTE_ADDR": request.remote_addr or ""}
-    with client.get(path, query_string=query, headers=headers, environ_base=environ) as response:
+    # The same scheme, host and mount point as the page's own request.
+    with client.get(
+        path, base_url=request.root_url, query_string=query, headers=headers, environ_base=environ
+    ) as response:
         return Answer(response.status_code, response.get_json(silent=True))
 
 
@@ -100,7 +103,7 @@ def blueprint() -> Blueprint:
 
     @bp.get("/")
     @bp.get("")  # registered first, so that links name /ui
-    def job_list() -> Response | tuple[str, int]:
+    def job_list() -> tuple[str, int]:
         """Recent single jobs and groups, newest first, filtered by status and kind, a page at a time."""
         filters = {name: request.args.get(name) or None for name in ("status", "kind")}
         cursor = request.args.get("cursor") or None
@@ -120,7 +123,7 @@ def blueprint() -> Blueprint:
         return page, answer.page_status
 
     @bp.get("/jobs/<job_id>")
-    def job(job_id: str) -> Response | tuple[str, int]:
+    def job(job_id: str) -> tuple[str, int]:
         """A group's page (grid, counts, events, cancel) or a single job's or child's (runs, text or error)."""
         answer = api_get(job_path(job_id), limit=GRID_PAGE)
         if answer.status == 404:
@@ -139,7 +142,7 @@ def blueprint() -> Blueprint:
             kind=view["kind"] if view else "",
             events=events,
             child_statuses=CHILD_STATUSES,
-            terminal=[s.value for s in JobStatus if s.terminal],
+            terminal=[s.value for s in TERMINAL],
             grid_page=GRID_PAGE,
             events_shown=EVENTS_SHOWN,
         )

@@ -95,9 +95,13 @@ export function showOutcome(job, { text, error, waiting }, noun) {
 export function poller(tick) {
   let timer = null;
   let running = false;
+  let again = false;  // asked for while a tick ran: one more as soon as it ends
   async function run() {
     timer = null;
-    if (running) return;
+    if (running) {
+      again = true;
+      return;
+    }
     running = true;
     let delay = null;
     try {
@@ -105,7 +109,12 @@ export function poller(tick) {
     } finally {
       running = false;
     }
-    if (delay !== null) timer = setTimeout(run, delay);
+    if (again) {
+      again = false;
+      run();
+    } else if (delay !== null) {
+      timer = setTimeout(run, delay);
+    }
   }
   return {
     now() {

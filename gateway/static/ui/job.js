@@ -41,7 +41,6 @@ export function jobPageLive() {
     const isGroup = view.kind === "parent";
     $("group").hidden = !isGroup;
     $("single").hidden = isGroup;
-    body.dataset.kind = view.kind;
     if (!cancelWired) {
       cancelWired = true;
       const button = isGroup ? $("cancel-group") : $("cancel-job");
@@ -54,7 +53,6 @@ export function jobPageLive() {
     } else {
       renderSingle(view);
     }
-    body.dataset.status = view.status;
     return TERMINAL.has(view.status) ? null : POLL_MS;
   });
   keyBar(() => poll.now());

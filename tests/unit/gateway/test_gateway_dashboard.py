@@ -185,8 +185,7 @@ def test_a_groups_page_shows_its_grid_counts_events_and_a_cancel_button(client, 
     assert "2 of 4 ended (50%)" in page.by_id("group").text
     assert [row.text for row in page.rows("event-rows")][0].endswith("job_child #1 failed engine_error")
     assert len(page.rows("event-rows")) == 2
-    # Shown by the script while the group runs: cancelling takes it.
-    assert page.by_id("cancel-group").attrs["type"] == "button"
+    assert page.by_id("cancel-group").hidden  # the script shows it while the group runs: cancelling takes it
 
 
 def test_a_cancelled_groups_events_are_the_latest_first_and_its_own_is_named(client, store):
@@ -260,6 +259,19 @@ def test_an_unknown_job_is_a_404_page(client):
     page = get_page(client, "/ui/jobs/no-such-job", status=404)
 
     assert "There is no job no-such-job" in " ".join(e.text for e in page.having("problem"))
+
+
+def test_under_a_mount_point_the_pages_and_their_api_calls_keep_it(client):
+    job = submit(client, echo_job("mounted"))
+
+    page = get_page(client, "/ui", base_url="http://localhost/ocr")
+
+    assert listed(page) == [job]
+    body = next(e for e in page.elements if e.tag == "body")
+    assert body.attrs["data-root"] == "/ocr"
+    assert next(e for e in page.elements if e.tag == "a" and e.text == job).attrs["href"] == f"/ocr/ui/jobs/{job}"
+    assert [e.attrs["src"] for e in page.elements if e.tag == "script"] == ["/ocr/ui/static/dashboard.js"]
+    assert not get_page(client, f"/ui/jobs/{job}", base_url="http://localhost/ocr").by_id("single").hidden
 
 
 # -- keys, and what the pages load ------------------------------------------------------------------------
