@@ -28,7 +28,7 @@ def create_app(
     # runs its module once, as __main__, without importing it first.
     from flask import Flask
 
-    from gateway import auth, drain, openapi, problems, routes, views
+    from gateway import auth, dashboard, drain, openapi, problems, routes, views
     from jobs.config import Settings
     from jobs.registry import install_remote_models
     from jobs.store import JobStore
@@ -58,5 +58,6 @@ def create_app(
     auth.install(app, settings.api_keys)
     models = views.models(openapi.options_json_schema(api))
     api.register_blueprint(routes.blueprint(routes.Services(settings, store, store.queries, publish, models)))
+    app.register_blueprint(dashboard.blueprint())
     drain.install_sigterm_hook(settings.drain_seconds)
     return app

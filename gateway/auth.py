@@ -10,7 +10,8 @@ digest, or how much of one, a guess matched.  A missing or unknown key is
 With no key configured the gateway serves one tenant, ``default``, to
 anyone (and says so in its log at start).  The probes and the API's own
 document (``/healthz``, ``/readyz``, ``/openapi.json``, ``/docs`` and its
-files) never ask for a key.  Routes read who is asking with
+files), and the dashboard's pages (``/ui``, whose data comes from the API
+with the caller's key), never ask for a key.  Routes read who is asking with
 ``current_principal()``.
 """
 
@@ -35,6 +36,9 @@ AUTH_PROBLEMS = ("missing_api_key", "invalid_api_key")
 #: The endpoints a client reaches with no key: the probes, the OpenAPI document, Swagger UI and its files.
 OPEN_ENDPOINTS = frozenset(
     {"api.healthz", "api.readyz", "api-docs.openapi_json", "api-docs.openapi_swagger_ui", "swagger_ui_asset"}
+    # The dashboard's pages and files hold no data of their own: a page gets it from the
+    # API with the caller's own Authorization header, so a page without a key shows none.
+    | {"ui.job_list", "ui.job", "ui.static"}
 )
 SECURITY_SCHEME = "bearerAuth"
 _REALM = 'Bearer realm="ocrgw"'

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepare this machine to run ocrgw: system packages (Redis, Tesseract with
-# English data) and a project virtualenv in .venv.
+# English data, and Chromium with its driver for the dashboard's browser test)
+# and a project virtualenv in .venv.
 #
 # Idempotent: each step checks before it acts, so a rerun on a ready machine
 # installs nothing and prints one line. Concurrent runs serialise on a lock so
@@ -55,6 +56,8 @@ install_system_packages() {
     elif ! have_eng_tessdata; then
         missing+=(tesseract-ocr-eng)
     fi
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
     if [[ ${#missing[@]} -gt 0 ]]; then
         apt_install "${missing[@]}"
         verify_system_packages
@@ -65,6 +68,8 @@ verify_system_packages() {
     command -v redis-server >/dev/null 2>&1 || die "redis-server still not on PATH after installing it"
     command -v tesseract >/dev/null 2>&1 || die "tesseract still not on PATH after installing it"
     have_eng_tessdata || die "tesseract has no 'eng' language data after installing tesseract-ocr-eng"
+    command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after installing it"
+    command -v chromedriver >/dev/null 2>&1 || die "chromedriver still not on PATH after installing chromium-driver"
 }
 
 check_python() {

@@ -1,0 +1,182 @@
+// What every page of the dashboard shares: calling the API with the tab's key, showing what an
+// answer means, formatting as the templates' macros do, building elements, and polling.
+
+export const POLL_MS = 1000;
+export const LIST_POLL_MS = 2000;
+export const RETRY_MS = 5000;
+export const TERMINAL = new Set(["completed", "failed", "cancelled"]);
+export const ACTIVE = ["held", "queued", "processing"];
+
+const KEY_STORE = "ocrgw.apiKey";
+
+export const body = document.body;
+export const root = body.dataset.root || "";
+export const $ = (id) => document.getElementById(id);
+
+// -- the API ----------------------------------------------------------------------------------------
+
+const apiKey = () => sessionStorage.getItem(KEY_STORE) || "";
+
+// {ok, status, body}: the answer of `method path`, with the key of this tab if there is one.
+export async function api(method, path) {
+  const headers = { Accept: "application/json" };
+  const key = apiKey();
+  if (key) headers.Authorization = `Bearer ${key}`;
+  let response;
+  try {
+    response = await fetch(root + path, { method, headers, cache: "no-store" });
+  } catch (error) {
+    return { ok: false, status: 0, body: { title: "No answer", detail: String(error) } };
+  }
+  let document = null;
+  try {
+    document = await response.json();
+  } catch (error) {
+    document = null;
+  }
+  return { ok: response.ok, status: response.status, body: document };
+}
+
+// Shows what an answer means (nothing for a success); true if it is worth asking again later.
+export function report(answer) {
+  const needsKey = answer.status === 401 || answer.status === 403;
+  $("needs-key").hidden = !needsKey;
+  const problem = $("problem");
+  problem.hidden = answer.ok || needsKey;
+  if (!answer.ok && !needsKey) {
+    const doc = answer.body || {};
+    problem.textContent = `${doc.title || "HTTP " + answer.status}: ${doc.detail || ""}`;
+  }
+  return !needsKey && answer.status !== 404;
+}
+
+export const jobApi = (id) => `/jobs/${encodeURIComponent(id)}`;
+export const jobPage = (id) => `${root}/ui/jobs/${encodeURIComponent(id)}`;
+
+// -- formatting and elements ------------------------------------------------------------------------
+
+export const time = (value) => (value ? value.slice(0, 19).replace("T", " ") : "—");
+export const percent = (fraction) => `${Math.floor(fraction * 100)}%`;
+export const kindName = (kind) => (kind === "parent" ? "group" : kind);
+
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name === "className") node.className = value;
+    else node.setAttribute(name, value);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+export const statusBadge = (status) => el("span", { className: `status status-${status}` }, status);
+
+// Writes `content` (text, or an element copied) into every [data-field=name] of the section.
+export function setField(section, name, content) {
+  for (const node of section.querySelectorAll(`[data-field="${name}"]`)) {
+    node.replaceChildren(content instanceof Node ? content.cloneNode(true) : String(content));
+  }
+}
+
+// Shows a job's text, its error, or why there is neither, in the three elements given.
+export function showOutcome(job, { text, error, waiting }, noun) {
+  text.hidden = !job.result;
+  text.textContent = job.result ? job.result.text : "";
+  error.hidden = !job.error_code;
+  error.textContent = job.error_code ? `${job.error_code}: ${job.error || ""}` : "";
+  waiting.hidden = !text.hidden || !error.hidden;
+  waiting.textContent = TERMINAL.has(job.status)
+    ? `No text: it ended ${job.status}.` : `Not there yet: the ${noun} is ${job.status}.`;
+}
+
+// -- polling ----------------------------------------------------------------------------------------
+
+// Runs `tick` when asked, then again after the delay it returns (null: stop); never two at once.
+export function poller(tick) {
+  let timer = null;
+  let running = false;
+  let again = false;  // asked for while a tick ran: one more as soon as it ends
+  async function run() {
+    timer = null;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    let delay = null;
+    try {
+      delay = await tick();
+    } finally {
+      running = false;
+    }
+    if (again) {
+      again = false;
+      run();
+    } else if (delay !== null) {
+      timer = setTimeout(run, delay);
+    }
+  }
+  return {
+    now() {
+      if (timer !== null) clearTimeout(timer);
+      run();
+    },
+    later(delay) {
+      if (timer === null && !running) timer = setTimeout(run, delay);
+    },
+  };
+}
+
+// -- the API key bar --------------------------------------------------------------------------------
+
+export function keyBar(onChange) {
+  const form = $("key-form");
+  const input = $("api-key");
+  const state = $("key-state");
+  const show = () => {
+    state.textContent = apiKey() ? "key set" : "no key";
+    input.value = "";
+  };
+  form.hidden = false;
+  show();
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (input.value.trim()) sessionStorage.setItem(KEY_STORE, input.value.trim());
+    show();
+    onChange();
+  });
+  $("forget-key").addEventListener("click", () => {
+    sessionStorage.removeItem(KEY_STORE);
+    show();
+    onChange();
+  });
+}
+
+// -- cancel -----------------------------------------------------------------------------------------
+
+export function cancelButton(button, id, what, afterwards) {
+  const state = button.parentElement.querySelector(".cancel-state");
+  button.addEventListener("click", async () => {
+    const question = `Cancel ${what} ${id}? What has not started is cancelled at once; ` +
+      "what runs stops at its next page.";
+    if (!window.confirm(question)) return;
+    button.disabled = true;
+    const answer = await api("DELETE", jobApi(id));
+    if (answer.status === 200) state.textContent = "Cancelled.";
+    else if (answer.status === 202) state.textContent = "Cancel requested: running work stops at its next page.";
+    else if (answer.body && answer.body.code === "job_finished") {
+      state.textContent = `It had already ended ${answer.body.job_status}.`;
+    } else {
+      button.disabled = false;
+      report(answer);
+    }
+    afterwards();
+  });
+}
+
+export function showCancel(button, view) {
+  button.hidden = TERMINAL.has(view.status);
+  if (view.cancel_requested) button.disabled = true;
+  const state = button.parentElement.querySelector(".cancel-state");
+  if (button.hidden && state.textContent) state.textContent = `Ended ${view.status}.`;
+}

@@ -1,0 +1,60 @@
+// A job's page at /ui/jobs/<id>: polls the job's view every second until it has ended, and shows
+// the section of its kind (a group, or a single job or child), which the server may not have
+// known when the API wanted a key only this script holds.
+import {
+  $, POLL_MS, RETRY_MS, TERMINAL, api, body, cancelButton, el, jobApi, jobPage, keyBar, percent, poller, report,
+  setField, showCancel, showOutcome, statusBadge, time,
+} from "./common.js";
+import { groupView } from "./group.js";
+
+function renderSingle(view) {
+  const section = $("single");
+  setField(section, "kind", view.kind === "child" ? "Child" : "Job");
+  setField(section, "status", statusBadge(view.status));
+  const parent = view.parent_id
+    ? el("span", {}, el("a", { href: jobPage(view.parent_id) }, view.parent_id), ` #${view.index}`)
+    : "—";
+  setField(section, "parent", parent);
+  for (const name of ["model", "content_type", "attempts"]) setField(section, name, view[name]);
+  setField(section, "progress", `${percent(view.progress)} (${view.stage || view.status})`);
+  for (const name of ["created_at", "started_at", "finished_at"]) setField(section, name, time(view[name]));
+  $("run-rows").replaceChildren(...view.runs.map((run) => el("tr", {},
+    el("td", {}, String(run.attempt)), el("td", {}, time(run.started_at)),
+    el("td", {}, time(run.finished_at)), el("td", {}, run.outcome))));
+  showOutcome(view, { text: $("job-text"), error: $("job-error"), waiting: $("job-waiting") }, "job");
+  showCancel($("cancel-job"), view);
+}
+
+export function jobPageLive() {
+  const id = body.dataset.jobId;
+  let renderGroup = null;
+  let cancelWired = false;
+  let first = true;
+
+  const poll = poller(async () => {
+    if (document.hidden && !first) return POLL_MS;
+    first = false;
+    const answer = await api("GET", `${jobApi(id)}?children=none`);
+    if (!report(answer)) return null;
+    if (!answer.ok) return RETRY_MS;
+    const view = answer.body;
+    const isGroup = view.kind === "parent";
+    $("group").hidden = !isGroup;
+    $("single").hidden = isGroup;
+    if (!cancelWired) {
+      cancelWired = true;
+      const button = isGroup ? $("cancel-group") : $("cancel-job");
+      cancelButton(button, id, isGroup ? "group" : "job", () => poll.now());
+    }
+    if (isGroup) {
+      renderGroup = renderGroup || groupView(id);
+      const failed = await renderGroup(view);
+      if (failed && !report(failed)) return null;
+    } else {
+      renderSingle(view);
+    }
+    return TERMINAL.has(view.status) ? null : POLL_MS;
+  });
+  keyBar(() => poll.now());
+  poll.now();
+}

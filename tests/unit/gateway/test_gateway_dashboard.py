@@ -1,0 +1,276 @@
+"""The dashboard's pages at /ui, rendered from the API's answers: the list with its filters and paging, a group's
+page, a job's page, an unknown job, and a caller the API wants a key from.  The script that keeps them live is
+driven in a real browser by tests/integration/test_dashboard_browser.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from flask import request
+
+from gateway import dashboard
+from gateway.problems import render
+
+from .html_page import Page
+from .support import echo_job, fanout
+from .test_gateway_views import result, run
+
+STATIC = Path(dashboard.__file__).parent / "static" / "ui"
+TEMPLATES = Path(dashboard.__file__).parent / "templates" / "ui"
+
+
+def get_page(client, path: str, status: int = 200, **kwargs) -> Page:
+    response = client.get(path, **kwargs)
+    assert response.status_code == status, response.get_data(as_text=True)[:500]
+    assert response.mimetype == "text/html"
+    return Page(response.get_data(as_text=True))
+
+
+def submit(client, body: dict) -> str:
+    response = client.post("/jobs", json=body)
+    assert response.status_code == 202, response.get_data(as_text=True)
+    return response.get_json()["id"]
+
+
+def listed(page: Page) -> list[str]:
+    return [row.attrs["data-id"] for row in page.rows("job-rows") if "job" in row.classes]
+
+
+# -- the list ------------------------------------------------------------------------------------------
+
+
+def test_the_list_shows_recent_jobs_newest_first_with_status_kind_and_progress(client, store):
+    single = submit(client, echo_job("one"))
+    group = submit(client, fanout(echo_job("a"), echo_job("b"), max_parallel=1))
+    run(store, f"{group}-0", result("a"))
+
+    page = get_page(client, "/ui")
+
+    assert listed(page) == [group, single]
+    group_row, single_row = page.rows("job-rows")
+    assert group_row.attrs["data-status"] == "processing"
+    assert group_row.text.startswith(f"{group} group processing echo 50% of 2 ")
+    assert single_row.text.startswith(f"{single} single queued echo ")
+    link = next(e for e in page.elements if e.tag == "a" and e.text == group)
+    assert link.attrs["href"] == f"/ui/jobs/{group}"
+    assert page.by_id("problem").hidden and page.by_id("needs-key").hidden
+    assert page.by_id("older").hidden and page.by_id("newest").hidden
+
+
+def test_the_filters_reach_the_listing_and_stay_selected(client, store):
+    single = submit(client, echo_job("one"))
+    queued_group = submit(client, fanout(echo_job("a"), max_parallel=1))
+    done_group = submit(client, fanout(echo_job("b"), max_parallel=1))
+    run(store, f"{done_group}-0", result("b"))
+
+    page = get_page(client, "/ui?status=queued&kind=parent")
+
+    assert listed(page) == [queued_group]
+    selected = {e.attrs["value"] for e in page.elements if e.tag == "option" and "selected" in e.attrs}
+    assert selected == {"queued", "parent"}
+    assert listed(get_page(client, "/ui?status=completed")) == [done_group]
+    assert listed(get_page(client, "/ui?kind=single")) == [single]
+    assert listed(get_page(client, "/ui?status=&kind=")) == [done_group, queued_group, single]  # "any"
+
+
+def test_paging_follows_the_listing_cursor_and_keeps_the_filters(client, monkeypatch):
+    monkeypatch.setattr(dashboard, "LIST_PAGE", 2)
+    groups = [submit(client, fanout(echo_job(f"g{i}"), max_parallel=1)) for i in range(3)]
+    submit(client, echo_job("not a group"))
+
+    first = get_page(client, "/ui?kind=parent")
+    assert listed(first) == groups[:0:-1]
+    older = first.by_id("older")
+    assert not older.hidden and first.by_id("newest").hidden
+    second = get_page(client, older.attrs["href"])
+
+    assert older.attrs["href"].startswith("/ui?kind=parent&cursor=")
+    assert listed(second) == [groups[0]]
+    assert second.by_id("older").hidden
+    newest = second.by_id("newest")
+    assert not newest.hidden and newest.attrs["href"] == "/ui?kind=parent"
+
+
+def test_a_bad_filter_is_the_apis_problem_on_the_page(client):
+    page = get_page(client, "/ui?status=sideways", status=422)
+
+    problem = page.by_id("problem")
+    assert not problem.hidden and problem.text.startswith("Invalid field: ")
+    assert listed(page) == []
+    assert get_page(client, "/ui?cursor=not-one-of-ours", status=422).by_id("problem").text.startswith("Invalid")
+
+
+# -- a group -------------------------------------------------------------------------------------------
+
+
+def test_a_groups_page_shows_its_grid_counts_events_and_a_cancel_button(client, store):
+    group = submit(client, fanout(*[echo_job(f"c{i}") for i in range(4)], max_parallel=2))
+    run(store, f"{group}-0", result("c0"))
+    run(store, f"{group}-1", "engine_error")
+
+    page = get_page(client, f"/ui/jobs/{group}")
+
+    assert page.by_id("single").hidden and not page.by_id("group").hidden
+    cells = page.having("cell")
+    assert [(c.attrs["data-index"], c.attrs["data-id"]) for c in cells] == [(str(i), f"{group}-{i}") for i in range(4)]
+    assert [c.classes - {"cell"} for c in cells] == [
+        {"status-completed"},
+        {"status-failed"},
+        {"status-queued"},
+        {"status-queued"},
+    ]
+    assert cells[0].attrs["href"] == f"/ui/jobs/{group}-0"
+    counts = {e.attrs["data-count"]: e.text for e in page.elements if "data-count" in e.attrs}
+    assert counts == {"held": "0", "queued": "2", "processing": "0", "completed": "1", "failed": "1", "cancelled": "0"}
+    assert page.by_id("group-progress").attrs["value"] == "0.5"
+    assert "2 of 4 ended (50%)" in page.by_id("group").text
+    assert [row.text for row in page.rows("event-rows")][0].endswith("job_child #1 failed engine_error")
+    assert len(page.rows("event-rows")) == 2
+    assert page.by_id("cancel-group").hidden  # the script shows it while the group runs: cancelling takes it
+
+
+def test_a_cancelled_groups_events_are_the_latest_first_and_its_own_is_named(client, store):
+    group = submit(client, fanout(echo_job("a"), echo_job("b"), max_parallel=1))
+    run(store, f"{group}-0", result("a"))
+    assert client.delete(f"/jobs/{group}").status_code == 200
+
+    page = get_page(client, f"/ui/jobs/{group}")
+
+    events = [row.text for row in page.rows("event-rows")]
+    assert [e.split(" ", 2)[2] for e in events] == [
+        "job group cancelled",
+        "job_child #1 cancelled",
+        "job_child #0 completed",
+    ]
+    assert [c.classes - {"cell"} for c in page.having("cell")] == [{"status-completed"}, {"status-cancelled"}]
+
+
+def test_a_large_groups_page_renders_one_grid_page_and_leaves_the_rest_to_the_script(
+    client, store, monkeypatch, settings
+):
+    monkeypatch.setattr(dashboard, "GRID_PAGE", 3)
+    group = submit(client, fanout(*[echo_job(f"c{i}") for i in range(settings.max_children)], max_parallel=1))
+
+    page = get_page(client, f"/ui/jobs/{group}")
+
+    assert len(page.having("cell")) == 3
+    body = next(e for e in page.elements if e.tag == "body")
+    assert body.attrs["data-grid-page"] == "3"
+
+
+# -- a job ---------------------------------------------------------------------------------------------
+
+
+def test_a_completed_jobs_page_shows_its_runs_and_text(client, store):
+    job = submit(client, echo_job("hello"))
+    run(store, job, result("hello", "world"))
+
+    page = get_page(client, f"/ui/jobs/{job}")
+
+    assert page.by_id("group").hidden and not page.by_id("single").hidden
+    assert page.by_id("job-text").text == "hello world" and not page.by_id("job-text").hidden
+    assert page.by_id("job-error").hidden and page.by_id("job-waiting").hidden
+    (only_run,) = page.rows("run-rows")
+    assert only_run.text.startswith("1 ") and only_run.text.endswith(" completed")
+
+
+def test_a_failed_childs_page_shows_its_error_and_its_group(client, store):
+    group = submit(client, fanout(echo_job("a"), max_parallel=1))
+    run(store, f"{group}-0", "engine_error")
+
+    page = get_page(client, f"/ui/jobs/{group}-0")
+
+    error = page.by_id("job-error")
+    assert not error.hidden and error.text == "engine_error: engine_error happened"
+    assert page.by_id("job-text").hidden
+    parent_link = next(e for e in page.elements if e.tag == "a" and e.text == group)
+    assert parent_link.attrs["href"] == f"/ui/jobs/{group}"
+    assert "Child" in page.by_id("single").text
+
+
+def test_a_running_jobs_page_says_its_text_is_not_there_yet(client):
+    job = submit(client, echo_job("later"))
+
+    waiting = get_page(client, f"/ui/jobs/{job}").by_id("job-waiting")
+
+    assert not waiting.hidden and waiting.text == "Not there yet: the job is queued."
+
+
+def test_an_unknown_job_is_a_404_page(client):
+    page = get_page(client, "/ui/jobs/no-such-job", status=404)
+
+    assert "There is no job no-such-job" in " ".join(e.text for e in page.having("problem"))
+
+
+def test_under_a_mount_point_the_pages_and_their_api_calls_keep_it(client):
+    job = submit(client, echo_job("mounted"))
+
+    page = get_page(client, "/ui", base_url="http://localhost/ocr")
+
+    assert listed(page) == [job]
+    body = next(e for e in page.elements if e.tag == "body")
+    assert body.attrs["data-root"] == "/ocr"
+    assert next(e for e in page.elements if e.tag == "a" and e.text == job).attrs["href"] == f"/ocr/ui/jobs/{job}"
+    assert [e.attrs["src"] for e in page.elements if e.tag == "script"] == ["/ocr/ui/static/dashboard.js"]
+    assert not get_page(client, f"/ui/jobs/{job}", base_url="http://localhost/ocr").by_id("single").hidden
+
+
+# -- keys, and what the pages load ------------------------------------------------------------------------
+
+
+KEY = "right-key"
+
+
+@pytest.fixture
+def keyed_client(app):
+    """A client of an API that wants ``Bearer right-key`` on /jobs, as API keys will have it; /ui wants none."""
+
+    @app.before_request
+    def require_key():
+        if request.path.startswith("/jobs") and request.headers.get("Authorization") != f"Bearer {KEY}":
+            return render(401, "unauthorized", "Unauthorized", "Send an API key.")
+        return None
+
+    return app.test_client()
+
+
+def test_without_a_key_the_page_comes_without_data_for_the_script_to_fetch(keyed_client):
+    client = keyed_client
+    headers = {"Authorization": f"Bearer {KEY}"}
+    job = client.post("/jobs", json=echo_job("secret"), headers=headers).get_json()["id"]
+
+    listing = get_page(client, "/ui")
+    job_page = get_page(client, f"/ui/jobs/{job}")
+
+    for page in (listing, job_page):
+        assert not page.by_id("needs-key").hidden and page.by_id("problem").hidden
+        assert not any(job in e.text or job in e.attrs.get("href", "") for e in page.elements if e.tag in ("a", "tr"))
+    assert listed(listing) == []
+    assert job_page.by_id("single").hidden and job_page.by_id("group").hidden
+    assert "secret" not in job_page.by_id("job-text").text
+
+
+def test_the_callers_key_goes_with_the_pages_own_api_calls(keyed_client):
+    client = keyed_client
+    headers = {"Authorization": f"Bearer {KEY}"}
+    job = client.post("/jobs", json=echo_job("mine"), headers=headers).get_json()["id"]
+
+    assert listed(get_page(client, "/ui", headers=headers)) == [job]
+    assert not get_page(client, f"/ui/jobs/{job}", headers=headers).by_id("single").hidden
+    assert get_page(client, "/ui", headers={"Authorization": "Bearer wrong"}).by_id("job-rows").text == ""
+
+
+def test_the_pages_load_nothing_from_elsewhere(client):
+    page = get_page(client, "/ui")
+    scripts = [e.attrs["src"] for e in page.elements if e.tag == "script"]
+    styles = [e.attrs["href"] for e in page.elements if e.tag == "link"]
+
+    assert scripts == ["/ui/static/dashboard.js"] and styles == ["/ui/static/dashboard.css"]
+    for path in scripts + styles:
+        response = client.get(path)
+        assert response.status_code == 200 and response.get_data()
+        response.close()
+    for source in [*STATIC.iterdir(), *TEMPLATES.iterdir()]:
+        text = source.read_text()
+        assert "http://" not in text and "https://" not in text and "//cdn" not in text, source.name
