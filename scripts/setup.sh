@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepare this machine to run ocrgw: system packages (Redis, Tesseract with
-# English data, and Chromium with its driver for the dashboard's browser test)
-# and a project virtualenv in .venv.
+# English data) and a project virtualenv in .venv.  With --tests, also what
+# only the test suite needs (Chromium with its driver, for the dashboard's
+# browser test): scripts/test.sh passes it, scripts/start.sh does not.
 #
 # Idempotent: each step checks before it acts, so a rerun on a ready machine
 # installs nothing and prints one line. Concurrent runs serialise on a lock so
@@ -30,6 +31,8 @@ as_root() {
 }
 
 APT_UPDATED=0
+FOR_TESTS=0
+[[ "${1:-}" == "--tests" ]] && FOR_TESTS=1
 apt_install() {
     command -v apt-get >/dev/null 2>&1 \
         || die "apt-get not found; install these by hand: $*"
@@ -56,8 +59,10 @@ install_system_packages() {
     elif ! have_eng_tessdata; then
         missing+=(tesseract-ocr-eng)
     fi
-    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-    command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+    if [[ $FOR_TESTS -eq 1 ]]; then
+        command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+        command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+    fi
     if [[ ${#missing[@]} -gt 0 ]]; then
         apt_install "${missing[@]}"
         verify_system_packages
@@ -68,6 +73,7 @@ verify_system_packages() {
     command -v redis-server >/dev/null 2>&1 || die "redis-server still not on PATH after installing it"
     command -v tesseract >/dev/null 2>&1 || die "tesseract still not on PATH after installing it"
     have_eng_tessdata || die "tesseract has no 'eng' language data after installing tesseract-ocr-eng"
+    [[ $FOR_TESTS -eq 1 ]] || return 0
     command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after installing it"
     command -v chromedriver >/dev/null 2>&1 || die "chromedriver still not on PATH after installing chromium-driver"
 }

@@ -16,7 +16,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-"$ROOT/scripts/setup.sh"
+"$ROOT/scripts/setup.sh" --tests
 cd "$ROOT"
 
 # Logs reach the fixtures' log files as they happen, and a hang dumps stacks.
