@@ -84,13 +84,14 @@ def test_each_operation_documents_the_problems_it_answers(spec):
     assert codes("/jobs", "post") == {
         "400": {"malformed_json", "invalid_base64", "invalid_idempotency_key"},
         "413": {"payload_too_large"},
-        "415": {"missing_content_type", "unsupported_content_type"},
+        "415": {"missing_content_type", "unsupported_content_type", "content_type_mismatch"},
         "422": {
             "invalid_field",
             "unknown_model",
             "empty_document",
             "invalid_document",
             "too_many_pages",
+            "too_many_pixels",
             "no_children",
             "too_many_children",
             "idempotency_key_reused",
