@@ -7,8 +7,10 @@ behind a long OCR run stays on the queue where another worker can take it.
 """
 
 from celery import Celery
+from celery.signals import worker_process_init
 
 from jobs.config import Settings
+from workers import process_limits
 
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"
@@ -68,3 +70,14 @@ def make_celery(settings: Settings) -> Celery:
 
 settings = Settings.from_env()
 app = make_celery(settings)
+
+
+@worker_process_init.connect
+def _limit_pool_process(**_):
+    """Each pool process gets its memory limit and temporary directory before it runs a job.
+
+    Connected here, before ``workers.tasks`` connects the engines' preload,
+    so that the engines load under the limit too.  Only pool processes
+    (prefork) get them: the worker's main process runs no job.
+    """
+    process_limits.apply(settings.worker_memory_limit_mb)
