@@ -67,7 +67,7 @@ def run_isolated(function: Callable[..., T], *args: Any, what: str = "reading th
     raise InvalidDocument(f"{what} ended the process reading it ({_how(status)}): {_WHY}")
 
 
-_WHY = "the document needs more memory than a worker process may use, or is malformed"
+_WHY = "the document needs more memory or time than it may take, or is malformed"
 
 
 def _serve(write_end: int, parent: int, function: Callable[..., Any], args: tuple) -> None:

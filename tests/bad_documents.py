@@ -19,23 +19,27 @@ from PIL import Image
 _SEGMENT_BYTES = 1 << 20
 
 
-def zlib_zeros(length: int) -> bytes:
-    """A zlib stream that inflates to ``length`` zero bytes, at about 1/1000 of that."""
+def zlib_zeros(length: int, prefix: bytes = b"") -> bytes:
+    """A zlib stream that inflates to ``prefix`` and then ``length`` zero bytes, at about 1/1000 of that."""
     whole, rest = divmod(length, _SEGMENT_BYTES)
     stream = [b"\x78\xda"]
+    if prefix:
+        stream.append(_raw_deflate(prefix))
     if whole:
-        stream.append(_raw_deflate(_SEGMENT_BYTES) * whole)
+        stream.append(_raw_deflate(bytes(_SEGMENT_BYTES)) * whole)
     if rest:
-        stream.append(_raw_deflate(rest))
+        stream.append(_raw_deflate(bytes(rest)))
     stream.append(b"\x03\x00")  # a final, empty fixed-Huffman block
-    # Adler-32 of zeros: a stays 1, b adds 1 per byte.
-    stream.append(struct.pack(">I", (length % 65521) << 16 | 1))
+    # Adler-32: zeros leave its sum a as the prefix left it, and add a to its sum b once per byte.
+    checksum = zlib.adler32(prefix)
+    a, b = checksum & 0xFFFF, checksum >> 16
+    stream.append(struct.pack(">I", (b + length * a) % 65521 << 16 | a))
     return b"".join(stream)
 
 
-def _raw_deflate(length: int) -> bytes:
+def _raw_deflate(data: bytes) -> bytes:
     compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
-    return compressor.compress(bytes(length)) + compressor.flush(zlib.Z_FULL_FLUSH)
+    return compressor.compress(data) + compressor.flush(zlib.Z_FULL_FLUSH)
 
 
 # -- PNG -------------------------------------------------------------------------------------------
@@ -211,6 +215,37 @@ def pdf_nested_objects(depth: int = 100_000) -> bytes:
         objects.append(b"<< /Type /Pages %s/Kids [%d 0 R] /Count 1 >>" % (parent, number + 1))
     objects.append(b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Deep %s >>" % (levels + 1, nested))
     return pdf(objects)
+
+
+def pdf_object_stream_bomb(inflated: int = 1 << 30) -> bytes:
+    """A 3 KB PDF whose page tree is in an object stream, deflated twice, that inflates to ``inflated`` bytes:
+    a reader must inflate it all to count the pages."""
+    objects = [
+        b"<< /Type /Catalog /Pages 3 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 3 0 R /MediaBox [0 0 612 792] >>",
+    ]
+    header, body = b"", b""
+    for index, text in enumerate(objects):
+        header += b"%d %d " % (2 + index, len(body))
+        body += text + b" "
+    first = 64  # where the first object starts in the decoded stream
+    decoded = header.ljust(first) + body
+    data = zlib.compress(zlib_zeros(inflated - len(decoded), prefix=decoded), 9)
+    out = bytearray(b"%PDF-1.7\n")
+    stream_at = len(out)
+    out += b"1 0 obj\n<< /Type /ObjStm /N 3 /First %d /Filter [/FlateDecode /FlateDecode] /Length %d >>\n" % (
+        first,
+        len(data),
+    )
+    out += b"stream\n" + data + b"\nendstream\nendobj\n"
+    xref_at = len(out)
+    # A cross-reference stream: object 1 at its offset, 2 to 4 in object stream 1, 5 (itself) at its offset.
+    rows = [(0, 0, 65535), (1, stream_at, 0), (2, 1, 0), (2, 1, 1), (2, 1, 2), (1, xref_at, 0)]
+    table = b"".join(struct.pack(">BIH", *row) for row in rows)
+    out += b"5 0 obj\n<< /Type /XRef /W [1 4 2] /Size 6 /Root 2 0 R /Length %d >>\n" % len(table)
+    out += b"stream\n" + table + b"\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n" % xref_at
+    return bytes(out)
 
 
 def real_pdf(pages: int = 1) -> bytes:

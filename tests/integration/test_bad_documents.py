@@ -75,6 +75,7 @@ REFUSED = [
     ("pdf page of 200 x 200 inches", bad.pdf_huge_page, "application/pdf", 422, "too_many_pixels"),
     ("pdf of 20000 pages", lambda: bad.pdf_pages(20_000), "application/pdf", 422, "too_many_pages"),
     ("pdf nested 100k deep", bad.pdf_nested_objects, "application/pdf", 422, "invalid_document"),
+    ("pdf whose page tree inflates to 1 GB", bad.pdf_object_stream_bomb, "application/pdf", 422, "invalid_document"),
     ("pdf cut in half", lambda: bad.truncated(bad.real_pdf(3)), "application/pdf", 422, "invalid_document"),
     ("tiff cut short", lambda: bad.truncated(bad.real_tiff(3), 0.7), "image/tiff", 422, "invalid_document"),
     ("pdf sent as png", bad.real_pdf, "image/png", 415, "content_type_mismatch"),
@@ -145,6 +146,7 @@ STORED_PAST_THE_GATEWAY = [
     ("pdf page of 200 x 200 inches", bad.pdf_huge_page, "application/pdf", "tesseract"),
     ("pdf of 20000 pages", lambda: bad.pdf_pages(20_000), "application/pdf", "tesseract"),
     ("pdf nested 100k deep", bad.pdf_nested_objects, "application/pdf", "tesseract"),
+    ("pdf whose page tree inflates to 1 GB", bad.pdf_object_stream_bomb, "application/pdf", "tesseract"),
     ("text of 100k form feeds", lambda: b"\f" * 100_000, "text/plain", "echo"),
 ]
 

@@ -16,8 +16,10 @@ from typing import Any, TypeVar
 
 from PIL import Image
 
+from documents.inspection import inspect
 from documents.isolation import run_isolated
-from documents.pages import RENDER_DPI, Document, open_document
+from documents.limits import configured
+from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
 from documents.text_layer import TextLayer
 from jobs.errors import AdapterError
 
@@ -128,6 +130,10 @@ class PageAdapter(Adapter):
         prefer_text = _text_layer(options.get("text_layer", "ignore")) == "prefer"
         first_page = _first_page(options.get("first_page", 1))
         results = []
+        if self.isolate_pages and content_type.split(";", 1)[0].strip().lower() == PDF_TYPE:
+            # Opening it can cost PDFium gigabytes: tried in a child under a bound first, so that this
+            # process only opens a PDF that is known to fit.
+            inspect(document, PDF_TYPE, configured(), self.dpi)
         with open_document(document, content_type, dpi=self.dpi) as doc:
             total = doc.page_count
             for index in range(total):

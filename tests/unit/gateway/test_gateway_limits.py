@@ -202,6 +202,13 @@ def test_a_document_whose_headers_cannot_be_read_is_refused(client, keyspace, da
     refused(client, keyspace, lambda: raw(client, data, content_type), 422, "invalid_document")
 
 
+def test_a_pdf_that_would_cost_gigabytes_to_open_is_refused_without_the_gateway_paying_for_it(client, keyspace):
+    body = refused(client, keyspace, lambda: raw(client, bad.pdf_object_stream_bomb(), "application/pdf"), 422,
+                   "invalid_document")  # fmt: skip
+
+    assert "opening the PDF ended the process reading it" in body["detail"]
+
+
 def test_a_corrupt_body_behind_good_headers_is_accepted_the_worker_says_what_is_wrong(client):
     # Pixel data is not decoded at submission: the job fails on a worker with invalid_document.
     assert raw(client, bad.truncated(bad.real_png(300, 300), 0.6), "image/png").status_code == 202

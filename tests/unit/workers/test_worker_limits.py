@@ -126,6 +126,29 @@ def test_a_twice_deflated_content_stream_bomb_fails_its_job_under_the_memory_lim
     assert next_pages == 1
 
 
+def test_a_pdf_that_costs_gigabytes_to_open_fails_its_job_before_this_process_opens_it():
+    def run_here():
+        adapter = Blank()
+        try:
+            adapter.run(bad.pdf_object_stream_bomb(), "application/pdf", {})
+            outcome = "completed"
+        except InvalidDocument as error:
+            outcome = str(error)
+        peak = _peak_resident_kib()
+        return outcome, peak, len(adapter.run(bad.real_pdf(), "application/pdf", {}).pages)
+
+    outcome, peak_kib, next_pages = run_isolated(run_here)
+
+    assert outcome.startswith("opening the PDF ended the process reading it")
+    assert peak_kib < 512 * 1024  # this process never held the gigabyte
+    assert next_pages == 1
+
+
+def _peak_resident_kib() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+
 def _current_address_space() -> int:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[0]) * resource.getpagesize()
