@@ -13,7 +13,8 @@ is an ``InvalidDocument`` and the worker goes on with its next job.
 
 The child dies with its parent (``PR_SET_PDEATHSIG``), and the parent kills
 it when it stops waiting early (the job's time limit), so no child outlives
-its page.  Linux only, like the rest of the workers' process handling.
+its page; it dumps no core, so its crashes cost no disk.  Linux only, like
+the rest of the workers' process handling.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import ctypes
 import faulthandler
 import os
 import pickle
+import resource
 import signal
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -32,6 +34,7 @@ from jobs.errors import InvalidDocument
 T = TypeVar("T")
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _READ_CHUNK = 1 << 20
 _libc: Any = None
 
@@ -75,6 +78,7 @@ def _serve(write_end: int, parent: int, function: Callable[..., Any], args: tupl
     try:
         _die_with(parent)
         faulthandler.disable()  # a decoder's crash is answered by the parent, not dumped to the log
+        _no_core_dump()  # a crash dumping hundreds of megabytes of address space to disk, each time
         for number in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
             signal.signal(number, signal.SIG_DFL)  # the pool process's handlers are not this child's
         try:
@@ -102,12 +106,21 @@ def _picklable(exc: BaseException) -> BaseException:
 
 
 def _die_with(parent: int) -> None:
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(3)
+
+
+def _no_core_dump() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _prctl(_PR_SET_DUMPABLE, 0)  # also when core_pattern pipes dumps to a helper, which ignores RLIMIT_CORE
+
+
+def _prctl(option: int, value: int) -> None:
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(None, use_errno=True)
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(3)
+    _libc.prctl(option, value)
 
 
 def _kill(pid: int) -> None:

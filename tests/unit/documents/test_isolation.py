@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import signal
@@ -100,3 +101,11 @@ def test_a_caller_stopped_while_waiting_takes_its_child_down(tmp_path):
     child = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):  # killed and reaped
         os.kill(child, 0)
+
+
+def test_a_crashing_child_dumps_no_core():
+    def dump_settings():
+        libc = ctypes.CDLL(None)
+        return resource.getrlimit(resource.RLIMIT_CORE), libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+
+    assert run_isolated(dump_settings) == ((0, 0), 0)
