@@ -116,8 +116,8 @@ class PageAdapter(Adapter):
     text from that text, without rendering it; ``options["first_page"]``
     numbers the pages from there (the document is part of a larger one).
 
-    Each page is read (drawn, or its text layer taken) in a child process of
-    its own (``documents.isolation``): a page that makes the decoder abort
+    Each page is drawn in a child process of its own (``documents.isolation``),
+    and the text layers are read in one: a page that makes the decoder abort
     fails the job as ``invalid_document`` and leaves this process serving.
     """
 
@@ -136,13 +136,14 @@ class PageAdapter(Adapter):
             inspect(document, PDF_TYPE, configured(), self.dpi)
         with open_document(document, content_type, dpi=self.dpi) as doc:
             total = doc.page_count
+            layers = self._text_layers(doc) if prefer_text else [None] * total
             for index in range(total):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise AdapterError(
                         f"{self.name} ran out of time after {index} of {total} pages",
                         code="engine_timeout",
                     )
-                layer = self._read(doc.text_layer, index) if prefer_text else None
+                layer = layers[index]
                 if layer is not None:
                     results.append(_from_text_layer(first_page + index, layer))
                 else:
@@ -150,6 +151,14 @@ class PageAdapter(Adapter):
                 if on_page is not None:
                     on_page(index + 1, total)
         return OcrResult(pages=results)
+
+    def _text_layers(self, doc: Document) -> list[TextLayer | None]:
+        """Every page's text layer, read in one child: a fork costs more than reading a page's text."""
+
+        def read_all() -> list[TextLayer | None]:
+            return [doc.text_layer(index) for index in range(doc.page_count)]
+
+        return run_isolated(read_all, what="reading the text layers") if self.isolate_pages else read_all()
 
     def _read(self, read: Callable[[int], T], index: int) -> T:
         if not self.isolate_pages:

@@ -20,8 +20,10 @@ from documents.isolation import run_isolated
 from documents.limits import TooManyPages
 from jobs.errors import InvalidDocument
 from tests import bad_documents as bad
+from tests.pdfs import pdf
 from tests.unit.workers.pages import HELLO_PNG
 from workers import process_limits
+from workers.adapters import base
 from workers.adapters.base import RESOURCE_LIMIT, PageResult
 from workers.adapters.echo import EchoAdapter
 from workers.adapters.paddleocr import PaddleOcrAdapter
@@ -199,3 +201,19 @@ def test_the_directories_of_dead_processes_are_removed_and_the_living_ones_kept(
 
     assert sorted(p.name for p in root.iterdir()) == sorted([str(os.getpid()), made, "not-a-pid"])
     assert (root / str(os.getpid()) / "tess_page.png").exists()
+
+
+def test_text_layers_are_read_in_one_child_and_each_page_to_draw_in_its_own(monkeypatch):
+    children = []
+
+    def counted(function, *args, what):
+        children.append(what)
+        return run_isolated(function, *args, what=what)
+
+    monkeypatch.setattr(base, "run_isolated", counted)
+    document = pdf([("text", "one"), ("image", "TWO"), ("text", "three"), ("image", "FOUR")])
+
+    result = Blank().run(document, "application/pdf", {"text_layer": "prefer"})
+
+    assert [page.source for page in result.pages] == ["text_layer", "ocr", "text_layer", "ocr"]
+    assert children == ["reading the text layers", "page 2", "page 4"]
