@@ -10,7 +10,7 @@ surfaces as ``InvalidDocument`` so the job fails once instead of retrying
 from __future__ import annotations
 
 import io
-import math
+import os
 import threading
 import warnings
 from abc import ABC, abstractmethod
@@ -22,19 +22,22 @@ from typing import Self
 import pypdfium2 as pdfium
 from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
+from documents import headers, sniffing
+from documents.limits import PIXELS_CEILING, DocumentLimits, check_pages, check_pixels, configured, pdf_render_scale
 from documents.text_layer import TextLayer, read_text_layer
 from jobs.errors import InvalidDocument
-from jobs.registry import DOCUMENT_TYPES
+from jobs.registry import DOCUMENT_TYPES, IMAGE_TYPES
 
 #: The resolution PDF pages are rendered at for the engines (and for a searchable PDF).
 RENDER_DPI = 200
 PDF_TYPE = "application/pdf"
 
-# 64 Mpx is an A4 page at 600 dpi with room to spare (≈ 190 MB as RGB).
-# Pillow raises DecompressionBombError above twice its limit and only warns
-# between one and two times it; the filter makes that warning an error too.
-MAX_PAGE_PIXELS = 64_000_000
-Image.MAX_IMAGE_PIXELS = MAX_PAGE_PIXELS
+# The page and pixel limits are checked from the headers before Pillow opens
+# an image (``documents.limits``); Pillow's own bomb check stays as a backstop
+# at the highest limit a setting may ask for.  Pillow raises
+# DecompressionBombError above twice its limit and only warns between one and
+# two times it; the filter makes that warning an error too.
+Image.MAX_IMAGE_PIXELS = PIXELS_CEILING
 warnings.filterwarnings("error", category=Image.DecompressionBombWarning)
 
 # Pillow has many decoders (some call out to Ghostscript); accept only the
@@ -42,8 +45,22 @@ warnings.filterwarnings("error", category=Image.DecompressionBombWarning)
 _IMAGE_FORMATS = ("PNG", "JPEG", "TIFF")
 
 # PDFium keeps global state and pypdfium2 is not thread-safe, even across
-# separate documents: every call into it goes through this lock.
+# separate documents: every call into it goes through this lock.  A fork
+# waits for it, so that a child (``documents.isolation``) never inherits
+# PDFium half-way through a call; the child gets a lock of its own.
 _PDFIUM_LOCK = threading.Lock()
+
+
+def _new_pdfium_lock() -> None:
+    global _PDFIUM_LOCK
+    _PDFIUM_LOCK = threading.Lock()
+
+
+os.register_at_fork(
+    before=lambda: _PDFIUM_LOCK.acquire(),
+    after_in_parent=lambda: _PDFIUM_LOCK.release(),
+    after_in_child=_new_pdfium_lock,
+)
 
 _DECODE_ERRORS = (
     OSError,  # Pillow's "image file is truncated", "broken data stream", ...
@@ -88,7 +105,11 @@ class Document(ABC):
         self.close()
 
 
-def open_document(document: bytes, content_type: str, dpi: int = RENDER_DPI) -> Document:
+def open_document(
+    document: bytes, content_type: str, dpi: int = RENDER_DPI, limits: DocumentLimits | None = None
+) -> Document:
+    """The document, once its page count and page sizes are within ``limits`` (default: the configured ones)."""
+    limits = limits or configured()
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type not in DOCUMENT_TYPES:
         raise InvalidDocument(
@@ -97,13 +118,15 @@ def open_document(document: bytes, content_type: str, dpi: int = RENDER_DPI) -> 
     if not document:
         raise InvalidDocument("the document is empty")
     if media_type == PDF_TYPE:
-        return _PdfDocument(document, dpi)
-    return _ImageDocument(document, media_type)
+        return _PdfDocument(document, dpi, limits)
+    return _ImageDocument(document, media_type, limits)
 
 
-def render_pages(document: bytes, content_type: str, dpi: int = RENDER_DPI) -> list[Image.Image]:
+def render_pages(
+    document: bytes, content_type: str, dpi: int = RENDER_DPI, limits: DocumentLimits | None = None
+) -> list[Image.Image]:
     """All pages at once; for small documents and tests (the adapters stream)."""
-    with open_document(document, content_type, dpi) as doc:
+    with open_document(document, content_type, dpi, limits) as doc:
         return list(doc.pages())
 
 
@@ -116,7 +139,9 @@ class PdfPart:
     data: bytes
 
 
-def split_pdf(data: bytes, pages_per_part: int, check: Callable[[int], None] | None = None) -> list[PdfPart]:
+def split_pdf(
+    data: bytes, pages_per_part: int, check: Callable[[int], None] | None = None, limits: DocumentLimits | None = None
+) -> list[PdfPart]:
     """The PDF cut into parts of ``pages_per_part`` pages (the last one may have fewer).
 
     Each part holds its own pages only (with the fonts and images they use),
@@ -126,7 +151,7 @@ def split_pdf(data: bytes, pages_per_part: int, check: Callable[[int], None] | N
     """
     if pages_per_part < 1:
         raise ValueError("pages_per_part must be at least 1")
-    with _PdfDocument(data, RENDER_DPI) as pdf:
+    with _PdfDocument(data, RENDER_DPI, limits or configured(), check_count=False) as pdf:
         if check is not None:
             check(pdf.page_count)
         parts = []
@@ -137,26 +162,33 @@ def split_pdf(data: bytes, pages_per_part: int, check: Callable[[int], None] | N
 
 
 class _ImageDocument(Document):
-    def __init__(self, data: bytes, media_type: str):
+    def __init__(self, data: bytes, media_type: str, limits: DocumentLimits):
+        # Every page's size, from the headers, before Pillow reads anything: a bomb is refused undecoded.
+        # The bytes say which headers to read (the gateway holds the declared type to them).
+        actual = sniffing.sniff(data)
+        if actual not in IMAGE_TYPES:
+            raise InvalidDocument(f"the {media_type} body is not a PNG, JPEG or TIFF image")
+        sizes, more = headers.frame_sizes(data, actual, limits.max_pages)
+        check_pages(None if more else len(sizes), limits, "image")
+        for page, (width, height) in enumerate(sizes, start=1):
+            check_pixels(page, width, height, limits)
+        self._limits = limits
         try:
             self._image = Image.open(io.BytesIO(data), formats=_IMAGE_FORMATS)
         except UnidentifiedImageError:
             raise InvalidDocument(f"the {media_type} body is not a PNG, JPEG or TIFF image") from None
         except _DECODE_ERRORS as exc:
             raise InvalidDocument(f"cannot decode the {media_type} image: {exc}") from None
-        try:
-            # Only TIFF frames are pages: an APNG's frames are an animation
-            # and an MPO JPEG's extra frames are previews of the same picture.
-            self.page_count = getattr(self._image, "n_frames", 1) if self._image.format == "TIFF" else 1
-        except _DECODE_ERRORS as exc:
-            self.close()
-            raise InvalidDocument(f"cannot read the TIFF's pages: {exc}") from None
+        # Only TIFF frames are pages: an APNG's frames are an animation
+        # and an MPO JPEG's extra frames are previews of the same picture.
+        self.page_count = len(sizes)
 
     def page(self, index: int) -> Image.Image:
         page = index + 1
         try:
             self._image.seek(index)
-            _check_pixels(self._image.size, page)
+            # Pillow read this frame's header itself: it must say what the walk above did.
+            check_pixels(page, *self._image.size, self._limits)
             self._image.load()
             return _normalise(_upright(self._image))
         except InvalidDocument:
@@ -169,8 +201,8 @@ class _ImageDocument(Document):
 
 
 class _PdfDocument(Document):
-    def __init__(self, data: bytes, dpi: int):
-        self._scale = dpi / 72  # PDF canvas units are 1/72 inch
+    def __init__(self, data: bytes, dpi: int, limits: DocumentLimits, *, check_count: bool = True):
+        self._dpi, self._limits = dpi, limits
         try:
             with _PDFIUM_LOCK:
                 self._pdf = pdfium.PdfDocument(data)
@@ -190,6 +222,22 @@ class _PdfDocument(Document):
         if self.page_count < 1:
             self.close()
             raise InvalidDocument("the PDF has no pages")
+        if check_count:  # a split checks it itself, and says how many children that makes
+            try:
+                check_pages(self.page_count, limits, "PDF")
+            except InvalidDocument:
+                self.close()
+                raise
+
+    def page_sizes(self) -> Iterator[tuple[float, float]]:
+        """Each page's (width, height) in points, read without loading its content."""
+        for index in range(self.page_count):
+            try:
+                with _PDFIUM_LOCK:
+                    size = self._pdf.get_page_size(index)
+            except pdfium.PdfiumError as exc:
+                raise InvalidDocument(f"cannot read the size of page {index + 1} of the PDF: {exc}") from None
+            yield size
 
     def page(self, index: int) -> Image.Image:
         with self._loaded(index) as (page, scale):
@@ -215,9 +263,7 @@ class _PdfDocument(Document):
                 page = self._pdf[index]
                 try:
                     width, height = page.get_size()
-                    if width <= 0 or height <= 0:
-                        raise InvalidDocument(f"page {page_number} of the PDF has no area")
-                    yield page, self._fit_scale(width, height)
+                    yield page, pdf_render_scale(page_number, width, height, self._dpi, self._limits)
                 finally:
                     page.close()
         except pdfium.PdfiumError as exc:
@@ -238,28 +284,9 @@ class _PdfDocument(Document):
             raise InvalidDocument(f"cannot copy pages {first + 1} to {first + count} of the PDF: {exc}") from None
         return buffer.getvalue()
 
-    def _fit_scale(self, width: float, height: float) -> float:
-        """Render at the requested dpi unless the page is huge; then shrink it to fit."""
-        scale = self._scale
-        # PDFium rounds the bitmap's sides up, hence ceil and the nudge.
-        while math.ceil(width * scale) * math.ceil(height * scale) > MAX_PAGE_PIXELS:
-            scale *= min(0.99, (MAX_PAGE_PIXELS / (width * height * scale**2)) ** 0.5)
-        return scale
-
     def close(self) -> None:
         with _PDFIUM_LOCK:
             self._pdf.close()
-
-
-def _check_pixels(size: tuple[int, int], page: int) -> None:
-    # Pillow only checks the first frame on open; TIFF pages come later.
-    width, height = size
-    if width < 1 or height < 1:
-        raise InvalidDocument(f"page {page} of the image is empty ({width}x{height})")
-    if width * height > MAX_PAGE_PIXELS:
-        raise InvalidDocument(
-            f"page {page} of the image is {width}x{height} pixels, over the limit of {MAX_PAGE_PIXELS}"
-        )
 
 
 def _upright(image: Image.Image) -> Image.Image:

@@ -28,6 +28,7 @@ from webargs.flaskparser import FlaskParser
 
 from gateway import responses, schemas
 from gateway.auth import SECURITY_SCHEME
+from gateway.bodies import read_body
 from gateway.problems import CATALOGUE, MEDIA_TYPE, invalid_field
 from gateway.submission import parse_json_object
 
@@ -68,8 +69,8 @@ class QueryParser(FlaskParser):
         return req.args.to_dict()
 
     def load_json(self, req, schema):
-        # The same strict reading as POST /jobs (duplicate keys, NaN, depth); no body: no fields.
-        body = req.get_data(cache=True)
+        # The same strict reading as POST /jobs (size, duplicate keys, NaN, depth); no body: no fields.
+        body = read_body(req)
         return parse_json_object(body) if body else {}
 
     def handle_error(self, error, req, schema, *, error_status_code, error_headers):

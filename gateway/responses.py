@@ -45,7 +45,18 @@ class ProblemSchema(Schema):
     models = fields.List(fields.String(), metadata={"description": "The known models."})
     max_children = fields.Integer()
     max_pages = fields.Integer(metadata={"description": "too_many_pages: the most a document may have."})
-    page_count = fields.Integer(metadata={"description": "too_many_pages: how many the document has."})
+    page_count = fields.Integer(
+        metadata={"description": "too_many_pages: how many the document has (absent: more than could be counted)."}
+    )
+    declared = fields.String(metadata={"description": "content_type_mismatch: the content type the request gave."})
+    detected = fields.String(
+        allow_none=True,
+        metadata={"description": "content_type_mismatch: the type the bytes are (null: none ocrgw knows)."},
+    )
+    page = fields.Integer(metadata={"description": "too_many_pixels: the page (1-based) that is too large."})
+    width = fields.Integer(metadata={"description": "too_many_pixels: its width in pixels (as drawn, for a PDF)."})
+    height = fields.Integer(metadata={"description": "too_many_pixels: its height in pixels."})
+    max_image_pixels = fields.Integer(metadata={"description": "too_many_pixels: the most pixels a page may have."})
     max_body_bytes = fields.Integer()
     job_id = fields.String()
     job_status = fields.String(

@@ -5,9 +5,11 @@ Every field is checked and every payload decoded here (by the schemas of
 request leaves nothing behind: no parent, no child, no payload, no
 idempotency record.  What the schemas cannot see is done here: reading the
 JSON strictly, telling the three shapes of a submission apart, the group's
-size limits, which child a problem is about, and cutting a PDF with
-``split_pages`` into the children of its page ranges (its page count read
-here, so a bad PDF is refused before anything is stored).  Nothing in this module
+size limits, which child a problem is about, holding each document to its
+declared type and to the page and pixel limits (``documents.inspection``:
+from its headers, so a bomb is refused undecoded), and cutting a PDF with
+``split_pages`` into the children of its page ranges, so that a bad
+document is refused before anything is stored.  Nothing in this module
 touches the store or Flask's request object, which keeps it testable on
 plain values.
 
@@ -29,7 +31,9 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError
 
+from documents.limits import DocumentLimits
 from documents.pages import PDF_TYPE, PdfPart, split_pdf
+from gateway.document_checks import check_document
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, SplitRequest, accepting_model, check_not_empty
 from jobs.config import Settings
@@ -82,6 +86,7 @@ class Parser:
 
     def __init__(self, settings: Settings):
         self.settings = settings
+        self.limits = DocumentLimits.from_settings(settings)
         self.raw_query = RawQuerySchema(max_pages=settings.max_pages)
         self.job = JobSchema(max_pages=settings.max_pages)
         self.group = GroupSchema()
@@ -140,6 +145,7 @@ class Parser:
             *([callback_url] if callback_url else []),
             *(["on_prem"] if asked_on_prem else []),
         )
+        check_document(job, self.limits)
         if "split_pages" not in query:
             return Submission([job], None, fingerprint(*request))
         split = SplitRequest(job, query["split_pages"], query.get("max_parallel", 0))
@@ -160,9 +166,11 @@ class Parser:
             if isinstance(job, SplitRequest):
                 split = replace(job, job=_kept_on_prem(job.job, require_on_prem))
                 self._callback_url(split.job.callback_url)
+                check_document(split.job, self.limits)
                 return self._split(split, request_print)
             job = _kept_on_prem(job, require_on_prem)
             self._callback_url(job.callback_url)
+            check_document(job, self.limits)
             return Submission([job], None, request_print)
         group = _load(self.group, data)["fanout"]
         group_on_prem = group.get("on_prem", False) or require_on_prem
@@ -185,6 +193,7 @@ class Parser:
                     raise invalid_field({"split_pages": ["A child of a fan-out group cannot be split."]})
                 job = _kept_on_prem(job, group_on_prem)
                 self._callback_url(job.callback_url)
+                check_document(job, self.limits)
             except Problem as problem:
                 raise for_child(problem, index) from None
             jobs.append(job)

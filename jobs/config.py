@@ -41,6 +41,17 @@ DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 DEFAULT_RESULT_TTL_SECONDS = 7 * 24 * 3600
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_PAGES = 10_000
+# Pixels of one page image.  50 Mpx takes a 48 Mpx phone photo, an A4 page
+# scanned at 600 dpi (35 Mpx) or an A3 one at 400 dpi (31 Mpx), and bounds a
+# decoded page to 150 MB as RGB (a worker holds two or three copies of it);
+# an image beyond that is a poster, a map or a decompression bomb.
+DEFAULT_MAX_IMAGE_PIXELS = 50_000_000
+# No setting goes beyond 1 Gpx (3 GB a page as RGB); Pillow's own check is set to it.
+MAX_IMAGE_PIXELS_LIMIT = 1_000_000_000
+# The address space of a worker's pool process (and of the tesseract it
+# starts), in MiB: past it an allocation fails and the job with it
+# (``resource_limit``), not the host.  0 sets no limit.
+DEFAULT_WORKER_MEMORY_LIMIT_MB = 4096
 # A queued job nobody claimed for this long gets a fresh Celery message; the
 # claim transition makes the duplicate harmless, so erring short is cheap.
 DEFAULT_REQUEUE_SECONDS = 60.0
@@ -108,6 +119,8 @@ class Settings:
     result_ttl: int = DEFAULT_RESULT_TTL_SECONDS
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_pages: int = DEFAULT_MAX_PAGES
+    max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS
+    worker_memory_limit_mb: int = DEFAULT_WORKER_MEMORY_LIMIT_MB
     requeue_seconds: float = DEFAULT_REQUEUE_SECONDS
     release_batch: int = DEFAULT_RELEASE_BATCH
     sweep_batch: int = DEFAULT_SWEEP_BATCH
@@ -370,6 +383,18 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     _count("max_body_bytes", "OCRGW_MAX_BODY_BYTES", " of bytes"),
     _count("max_pages", "OCRGW_MAX_PAGES"),
+    Variable(
+        "max_image_pixels",
+        "OCRGW_MAX_IMAGE_PIXELS",
+        mf.Integer(validate=validate.Range(min=1, max=MAX_IMAGE_PIXELS_LIMIT)),
+        f"a whole number of pixels from 1 to {MAX_IMAGE_PIXELS_LIMIT}",
+    ),
+    Variable(
+        "worker_memory_limit_mb",
+        "OCRGW_WORKER_MEMORY_LIMIT_MB",
+        mf.Integer(validate=validate.Range(min=0)),
+        "a whole number of MiB >= 0 (0: no limit)",
+    ),
     _seconds("requeue_seconds", "OCRGW_REQUEUE_SECONDS"),
     _count("release_batch", "OCRGW_RELEASE_BATCH"),
     _count("sweep_batch", "OCRGW_SWEEP_BATCH"),

@@ -11,6 +11,7 @@ from celery import Celery, signals
 from jobs import redis_access
 from jobs.config import Settings
 from jobs.registry import install_remote_models
+from workers import process_limits
 
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"
@@ -80,3 +81,14 @@ def _stop_if_redis_refuses(**_: object) -> None:
     """A worker (OCR, coordinator, webhooks) or beat that Redis refuses (a wrong password, TLS
     that cannot be set up) stops at start with one line, instead of retrying its broker for ever."""
     redis_access.exit_if_refused(settings)
+
+
+@signals.worker_process_init.connect
+def _limit_pool_process(**_):
+    """Each pool process gets its memory limit and temporary directory before it runs a job.
+
+    Connected here, before ``workers.tasks`` connects the engines' preload,
+    so that the engines load under the limit too.  Only pool processes
+    (prefork) get them: the worker's main process runs no job.
+    """
+    process_limits.apply(settings.worker_memory_limit_mb)

@@ -14,7 +14,8 @@ once, with no Celery message (``OCRGW_KEEP_SLOT_SECONDS``; see ``Runner.run``).
 ============  ===========================================================
 completed     the adapter's result is stored
 failed        a permanent error, the last attempt's transient error, an
-              adapter bug, or the job's time limit (``error_code: timeout``)
+              adapter bug, the job's time limit (``error_code: timeout``),
+              or its memory (``resource_limit``)
 retried       a transient error with attempts left: the job is queued again
               and the sweep re-publishes it once the backoff has passed
 discarded     this attempt no longer holds the job (its lease expired and
@@ -28,6 +29,7 @@ skipped       the job was not claimable (a duplicate or late message)
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -43,6 +45,7 @@ from jobs.registry import MODELS, ON_PREM_REQUIRED, Location
 from jobs.store import JobStore
 from workers.adapters import get_adapter
 from workers.adapters.base import permanent_error
+from workers.adapters.base import RESOURCE_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +200,18 @@ class Runner:
                 return RETRIED, None
             return FAILED, self.store.fail(
                 claim.job_id, claim.attempt, exc.code, exc.message, self._take_next(claim, keep_until)
+            )
+        except MemoryError:
+            # Past the pool process's address-space limit (OCRGW_WORKER_MEMORY_LIMIT_MB): what the job
+            # allocated is unwound with the exception, and the process goes on with the next job.
+            gc.collect()
+            log.error("job %s attempt %d: out of memory", claim.job_id, claim.attempt)
+            return FAILED, self.store.fail(
+                claim.job_id,
+                claim.attempt,
+                RESOURCE_LIMIT,
+                "the job needed more memory than a worker process may use",
+                self._take_next(claim, keep_until),
             )
         except Exception as exc:  # a bug in an adapter must not kill the worker
             log.exception("job %s: adapter raised", claim.job_id)

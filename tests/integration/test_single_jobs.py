@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests import bad_documents
 from tests.integration.live import (
     ECHO_TIMEOUT,
     Api,
@@ -115,8 +116,8 @@ def test_tesseract_reads_a_two_page_pdf_in_order(api, tmp_path):
 
 
 def test_corrupt_png_fails_as_invalid_document_and_the_worker_keeps_serving(api):
-    # Given a body with a PNG signature and garbage after it
-    corrupt = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
+    # Given a PNG whose header is fine (the gateway reads it) and whose pixels are garbage
+    corrupt = bad_documents.png(64, 64, idat=bytes(range(256)) * 8)
 
     # When it is OCRed
     job = poll_terminal(api, accepted(api.post_raw(corrupt, "image/png", model="tesseract")))

@@ -12,15 +12,23 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from PIL import Image
 
-from documents.pages import RENDER_DPI, Document, open_document
+from documents.inspection import inspect
+from documents.isolation import run_isolated
+from documents.limits import configured
+from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
 from documents.text_layer import TextLayer
 from jobs.errors import AdapterError
 
 ProgressCallback = Callable[[int, int], None]  # (pages_done, pages_total)
+T = TypeVar("T")
+
+#: The error code of a job that needed more memory than a worker process may use (an engine's
+#: allocation failed, or Python's: ``MemoryError``); retrying would only run out again.
+RESOURCE_LIMIT = "resource_limit"
 
 #: Where a page's text comes from: an engine read its image, or the PDF carried it.
 OCR, TEXT_LAYER = "ocr", "text_layer"
@@ -107,24 +115,35 @@ class PageAdapter(Adapter):
     ``options["text_layer"] == "prefer"`` answers a PDF page that carries
     text from that text, without rendering it; ``options["first_page"]``
     numbers the pages from there (the document is part of a larger one).
+
+    Each page is drawn in a child process of its own (``documents.isolation``),
+    and the text layers are read in one: a page that makes the decoder abort
+    fails the job as ``invalid_document`` and leaves this process serving.
     """
 
     dpi = RENDER_DPI
+    #: False reads the pages in this process (tests of engines, where a fork per page buys nothing).
+    isolate_pages = True
 
     def run(self, document, content_type, options, on_page=None):
         deadline = _deadline(options.get("timeout_s"))
         prefer_text = _text_layer(options.get("text_layer", "ignore")) == "prefer"
         first_page = _first_page(options.get("first_page", 1))
         results = []
+        if self.isolate_pages and content_type.split(";", 1)[0].strip().lower() == PDF_TYPE:
+            # Opening it can cost PDFium gigabytes: tried in a child under a bound first, so that this
+            # process only opens a PDF that is known to fit.
+            inspect(document, PDF_TYPE, configured(), self.dpi)
         with open_document(document, content_type, dpi=self.dpi) as doc:
             total = doc.page_count
+            layers = self._text_layers(doc) if prefer_text else [None] * total
             for index in range(total):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise AdapterError(
                         f"{self.name} ran out of time after {index} of {total} pages",
                         code="engine_timeout",
                     )
-                layer = doc.text_layer(index) if prefer_text else None
+                layer = layers[index]
                 if layer is not None:
                     results.append(_from_text_layer(first_page + index, layer))
                 else:
@@ -133,8 +152,21 @@ class PageAdapter(Adapter):
                     on_page(index + 1, total)
         return OcrResult(pages=results)
 
+    def _text_layers(self, doc: Document) -> list[TextLayer | None]:
+        """Every page's text layer, read in one child: a fork costs more than reading a page's text."""
+
+        def read_all() -> list[TextLayer | None]:
+            return [doc.text_layer(index) for index in range(doc.page_count)]
+
+        return run_isolated(read_all, what="reading the text layers") if self.isolate_pages else read_all()
+
+    def _read(self, read: Callable[[int], T], index: int) -> T:
+        if not self.isolate_pages:
+            return read(index)
+        return run_isolated(read, index, what=f"page {index + 1}")
+
     def _ocr_page(self, doc: Document, index: int, number: int, options: dict, deadline: float | None) -> PageResult:
-        image = doc.page(index)
+        image = self._read(doc.page, index)
         result = self.recognise(number, image, options, deadline)
         return replace(result, source=OCR, width=image.width, height=image.height)
 

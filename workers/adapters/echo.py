@@ -30,6 +30,7 @@ import time
 
 from marshmallow import ValidationError
 
+from documents.limits import check_pages, configured
 from jobs.config import Settings
 from jobs.errors import AdapterError, EchoFailed, InvalidDocument
 from jobs.registry import MODELS
@@ -72,6 +73,8 @@ class EchoAdapter(Adapter):
         if time.time() < options.get("fail_until", 0):
             raise EchoFailed("echo asked to fail for a while yet")
 
+        # A page is a result entry of its own: a body of form feeds must not make millions of them.
+        check_pages(document.count(b"\f") + 1, configured(), "text")
         try:
             text = document.decode("utf-8")
         except UnicodeDecodeError as exc:

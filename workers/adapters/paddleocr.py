@@ -48,8 +48,8 @@ class PaddleOcrAdapter(PageAdapter):
             engine = self._load()
             try:
                 items, _elapsed = engine(pixels)
-            except SoftTimeLimitExceeded:
-                raise  # the job's time limit, raised into whatever code was running
+            except (SoftTimeLimitExceeded, MemoryError):
+                raise  # the job's time limit, or the process's memory: not PP-OCRv4's failure to retry
             except Exception as exc:  # ONNX Runtime and OpenCV raise a zoo of types
                 raise AdapterError(f"PP-OCRv4 failed on page {page}: {exc!r}") from None
         return _page_result(page, items or [])

@@ -11,10 +11,12 @@ import pytesseract
 from pytesseract import Output
 
 from jobs.errors import AdapterError, EngineUnavailable
-from workers.adapters.base import Line, PageAdapter, PageResult, permanent_error, union_bbox
+from workers.adapters.base import RESOURCE_LIMIT, Line, PageAdapter, PageResult, permanent_error, union_bbox
 
 _LANG = re.compile(r"[A-Za-z0-9_/]+(\+[A-Za-z0-9_/]+)*")  # eng, chi_sim, script/Latin, eng+deu
 _WORD_LEVEL = 5
+# How Leptonica and the C++ runtime say an allocation failed.
+_OUT_OF_MEMORY = re.compile(r"malloc fail|bad_alloc|[Cc]annot allocate memory|[Oo]ut of memory")
 
 
 class TesseractAdapter(PageAdapter):
@@ -45,7 +47,11 @@ class TesseractAdapter(PageAdapter):
         except pytesseract.TesseractNotFoundError:
             raise EngineUnavailable("the tesseract binary is not installed on this worker") from None
         except pytesseract.TesseractError as exc:
-            raise AdapterError(f"tesseract failed on page {page}: {exc.message or exc.status}") from None
+            reason = exc.message or str(exc.status)
+            if _OUT_OF_MEMORY.search(reason):
+                # It inherits the worker process's address-space limit; the same page would fail again.
+                raise permanent_error(f"tesseract ran out of memory on page {page}: {reason}", RESOURCE_LIMIT) from None
+            raise AdapterError(f"tesseract failed on page {page}: {reason}") from None
         except RuntimeError as exc:  # pytesseract's only signal of its timeout
             if "timeout" not in str(exc).lower():
                 raise AdapterError(f"tesseract failed on page {page}: {exc}") from None

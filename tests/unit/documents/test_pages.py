@@ -4,7 +4,7 @@ import threading
 import pytest
 from PIL import Image, ImageDraw
 
-from documents import pages as documents
+from documents.limits import DocumentLimits
 from documents.pages import open_document, render_pages
 from jobs.errors import InvalidDocument
 
@@ -117,10 +117,8 @@ def test_pdf_pages_render_in_order_at_the_requested_dpi():
     assert pages[0].info["dpi"] == (200, 200)
 
 
-def test_huge_pdf_page_is_rendered_smaller_instead_of_failing(monkeypatch):
-    monkeypatch.setattr(documents, "MAX_PAGE_PIXELS", 100_000)
-
-    page = render_pages(two_page_pdf(), "application/pdf", dpi=200)[0]
+def test_huge_pdf_page_is_rendered_smaller_instead_of_failing():
+    page = render_pages(two_page_pdf(), "application/pdf", dpi=200, limits=DocumentLimits(max_pixels=100_000))[0]
 
     assert page.width * page.height <= 100_000
     assert page.width / page.height == pytest.approx(4 / 3, rel=0.02)
@@ -221,20 +219,17 @@ def test_unsupported_content_types_are_invalid(content_type):
     ids=["over-limit-pillow-warns", "over-twice-limit-pillow-raises"],
 )
 def test_images_over_the_pixel_limit_are_invalid(monkeypatch, size):
-    monkeypatch.setattr(documents, "MAX_PAGE_PIXELS", 10_000)
+    # Pillow's own check, as a backstop of the headers' (which the limits below let through).
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 10_000)
 
     with pytest.raises(InvalidDocument, match="pixels"):
-        render_pages(encode(solid(size), "PNG"), "image/png")
+        render_pages(encode(solid(size), "PNG"), "image/png", limits=DocumentLimits(max_pixels=10**6))
+    with pytest.raises(InvalidDocument, match="pixels"):
+        render_pages(encode(solid(size), "PNG"), "image/png", limits=DocumentLimits(max_pixels=10_000))
 
 
-def test_a_later_tiff_frame_over_the_pixel_limit_is_invalid(monkeypatch):
-    monkeypatch.setattr(documents, "MAX_PAGE_PIXELS", 10_000)
-    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 10_000)
+def test_a_later_tiff_frame_over_the_pixel_limit_is_invalid_before_any_page_is_decoded():
     data = encode(solid((50, 50)), "TIFF", save_all=True, append_images=[solid((200, 200))])
 
-    with open_document(data, "image/tiff") as doc:
-        pages = doc.pages()
-        assert next(pages).size == (50, 50)
-        with pytest.raises(InvalidDocument, match="page 2"):
-            next(pages)
+    with pytest.raises(InvalidDocument, match="page 2"):
+        open_document(data, "image/tiff", limits=DocumentLimits(max_pixels=10_000))

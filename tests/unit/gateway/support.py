@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import base64
+import io
 import re
+
+from PIL import Image
 
 PROBLEM_MEMBERS = {"type", "title", "status", "detail", "code"}
 RFC3339_MICROS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+
+
+def png(width: int = 8, height: int = 8) -> bytes:
+    """A real PNG: the gateway reads a document's header (its size) at submission."""
+    buffer = io.BytesIO()
+    Image.new("L", (width, height), 255).save(buffer, "PNG")
+    return buffer.getvalue()
 
 
 def b64(data: bytes) -> str:

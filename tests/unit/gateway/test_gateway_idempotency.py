@@ -8,7 +8,7 @@ import pytest
 
 from gateway.submission import fingerprint
 
-from .support import assert_problem, echo_job, fanout
+from .support import assert_problem, echo_job, fanout, png
 
 KEY = {"Idempotency-Key": "order-42"}
 
@@ -60,8 +60,8 @@ def test_a_replay_shows_the_current_view(client, store):
 
 
 def test_omitted_model_replays_as_the_default_model(client):
-    first = client.post("/jobs", data=b"\x89PNG", content_type="image/png", headers=KEY)
-    again = client.post("/jobs?model=tesseract", data=b"\x89PNG", content_type="image/png", headers=KEY)
+    first = client.post("/jobs", data=png(), content_type="image/png", headers=KEY)
+    again = client.post("/jobs?model=tesseract", data=png(), content_type="image/png", headers=KEY)
 
     assert again.get_json()["id"] == first.get_json()["id"]
 
@@ -81,7 +81,7 @@ def test_media_type_parameters_do_not_change_the_request(client):
         {"path": "/jobs?model=echo", "data": b"other", "content_type": "text/plain"},
         {"path": "/jobs?model=echo&pages=2", "data": b"hi", "content_type": "text/plain"},
         {"path": "/jobs?model=echo&doc_hash=x", "data": b"hi", "content_type": "text/plain"},
-        {"path": "/jobs?model=tesseract", "data": b"hi", "content_type": "image/png"},
+        {"path": "/jobs?model=tesseract", "data": png(), "content_type": "image/png"},
         {"path": "/jobs", "json": echo_job("hi")},
     ],
     ids=["body", "pages", "doc_hash", "model and type", "json"],

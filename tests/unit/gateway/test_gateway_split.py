@@ -12,7 +12,7 @@ from jobs import keys
 from jobs.config import Settings
 from tests.pdfs import text_pdf
 
-from .support import assert_problem, b64, echo_job, fanout
+from .support import assert_problem, b64, echo_job, fanout, png
 
 MAX_CHILDREN, MAX_PAGES = 4, 12
 SEVEN_PAGES = text_pdf(*(f"Page {n}" for n in range(1, 8)))
@@ -98,12 +98,17 @@ def as_json(body) -> dict:
     return {"path": "/jobs", "json": body}
 
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+PNG = png()
 REFUSED = {
     "raw split of an image": (raw("split_pages=2", PNG, "image/png"), 422, "invalid_field", None),
-    "json split of an image": (as_json(pdf_job(content_type="image/png", split_pages=2)), 422, "invalid_field", None),
+    "json split of an image": (
+        as_json(pdf_job(PNG, content_type="image/png", split_pages=2)),
+        422,
+        "invalid_field",
+        None,
+    ),
     "raw corrupt pdf": (raw("split_pages=2", b"%PDF-1.7\nnot really"), 422, "invalid_document", None),
-    "json corrupt pdf": (as_json(pdf_job(b"garbage", split_pages=2)), 422, "invalid_document", None),
+    "json corrupt pdf": (as_json(pdf_job(b"%PDF-1.7\ngarbage", split_pages=2)), 422, "invalid_document", None),
     "raw split_pages 0": (raw("split_pages=0"), 422, "invalid_field", None),
     "raw split_pages negative": (raw("split_pages=-2"), 422, "invalid_field", None),
     "raw split_pages not a number": (raw("split_pages=two"), 422, "invalid_field", None),

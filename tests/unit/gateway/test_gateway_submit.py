@@ -11,9 +11,9 @@ import pytest
 from jobs.records import Dispatch
 
 from .conftest import MAX_BODY_BYTES, MAX_CHILDREN, MAX_PAGES
-from .support import assert_problem, b64, echo_job, fanout
+from .support import assert_problem, b64, echo_job, fanout, png
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16  # the gateway checks types, not contents
+PNG = png()
 
 
 # -- accepted --------------------------------------------------------------------------

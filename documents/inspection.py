@@ -1,0 +1,84 @@
+"""A document held to the limits from its headers alone, the way the gateway checks it at submission.
+
+What a worker would refuse before decoding (``documents.pages``), found
+without decoding: the page count of a PDF, a TIFF or a text (a form feed
+separates a text's pages), every TIFF page's and the image's pixel size, and
+every PDF page's size at the render resolution.  An image's headers are
+walked in Python, with work bounded by the body size and the page limit.
+
+A PDF is opened by PDFium (its cross-reference table and page tree, no page
+content), which is cheap for any real document but not for every document:
+a page tree kept in an object stream deflated twice makes PDFium inflate a
+gigabyte, and three, to count the pages of a 3 KB file.  So a PDF is opened
+in a forked child (``documents.isolation``) under ``INSPECTION_MEMORY_BYTES``
+of address space and ``INSPECTION_CPU_SECONDS`` of CPU more than its
+parent; a child that dies on them makes the PDF an ``InvalidDocument``.
+The gateway checks every PDF this way, and a worker checks it again before
+it opens it itself, so that neither process ever holds more than that.
+"""
+
+from __future__ import annotations
+
+import resource
+
+from documents import headers
+from documents.isolation import run_isolated
+from documents.limits import DocumentLimits, check_pages, check_pixels, pdf_render_scale
+from documents.pages import PDF_TYPE, RENDER_DPI, _PdfDocument
+from documents.sniffing import TEXT
+from jobs.registry import IMAGE_TYPES
+
+FORM_FEED = b"\f"
+#: What opening a PDF may take: its cross-reference table and page tree are
+#: a few megabytes even for 10,000 pages.
+INSPECTION_MEMORY_BYTES = 512 << 20
+INSPECTION_CPU_SECONDS = 30
+
+
+def inspect(data: bytes, media_type: str, limits: DocumentLimits, dpi: int = RENDER_DPI) -> int:
+    """The document's page count, once it is within ``limits``.
+
+    Raises ``TooManyPages``, ``TooManyPixels`` or, for headers that cannot be
+    read, ``InvalidDocument``.  A type with no pages to count (none the
+    registry has today) counts one.
+    """
+    if media_type == PDF_TYPE:
+        return run_isolated(_bounded_pdf, data, limits, dpi, what="opening the PDF")
+    if media_type in IMAGE_TYPES:
+        sizes, more = headers.frame_sizes(data, media_type, limits.max_pages)
+        check_pages(None if more else len(sizes), limits, "image")
+        for page, (width, height) in enumerate(sizes, start=1):
+            check_pixels(page, width, height, limits)
+        return len(sizes)
+    if media_type == TEXT:
+        page_count = data.count(FORM_FEED) + 1
+        check_pages(page_count, limits, "text")
+        return page_count
+    return 1
+
+
+def _bounded_pdf(data: bytes, limits: DocumentLimits, dpi: int) -> int:
+    _lower(resource.RLIMIT_AS, _address_space() + INSPECTION_MEMORY_BYTES)
+    _lower(resource.RLIMIT_CPU, INSPECTION_CPU_SECONDS)  # a fork starts with no CPU time used
+    return _pdf(data, limits, dpi)
+
+
+def _lower(limit: int, value: int) -> None:
+    soft, hard = resource.getrlimit(limit)
+    if soft != resource.RLIM_INFINITY:
+        value = min(value, soft)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(limit, (value, value))
+
+
+def _address_space() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * resource.getpagesize()
+
+
+def _pdf(data: bytes, limits: DocumentLimits, dpi: int) -> int:
+    with _PdfDocument(data, dpi, limits) as pdf:
+        for page, (width, height) in enumerate(pdf.page_sizes(), start=1):
+            pdf_render_scale(page, width, height, dpi, limits)
+        return pdf.page_count

@@ -1,0 +1,111 @@
+"""A page read in a forked child: its answer comes back, its death does not take the caller with it."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+import time
+
+import pytest
+
+from documents.isolation import run_isolated
+from documents.limits import TooManyPixels
+from documents.pages import open_document
+from jobs.errors import InvalidDocument
+from tests import bad_documents as bad
+
+
+def test_the_child_s_value_comes_back():
+    assert run_isolated(lambda a, b: {"sum": a + b, "pid": os.getpid()}, 2, 3)["sum"] == 5
+    assert run_isolated(os.getpid) != os.getpid()
+
+
+def test_a_page_image_comes_back_whole():
+    with open_document(bad.real_pdf(2), "application/pdf") as document:
+        image = run_isolated(document.page, 1)
+
+    assert (image.mode, image.size) == ("RGB", (200, 100))
+    assert image.getpixel((100, 50)) == (255, 255, 255)
+
+
+def test_the_child_s_exception_is_raised_here_with_its_type_and_fields():
+    def refuse():
+        raise TooManyPixels(2, 100, 200, 50)
+
+    with pytest.raises(TooManyPixels) as raised:
+        run_isolated(refuse)
+
+    assert (raised.value.page, raised.value.width, raised.value.height, raised.value.max_pixels) == (2, 100, 200, 50)
+
+
+def test_an_exception_that_cannot_travel_comes_back_as_an_invalid_document():
+    class Odd(Exception):
+        def __init__(self, a, b):
+            super().__init__(f"{a}/{b}")
+
+    def fail():
+        raise Odd(1, 2)
+
+    with pytest.raises(InvalidDocument, match="Odd: 1/2"):
+        run_isolated(fail)
+
+
+def test_running_out_of_memory_in_the_child_is_a_memory_error_here():
+    def allocate_too_much():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        return bytearray(2 << 30)
+
+    with pytest.raises(MemoryError):
+        run_isolated(allocate_too_much)
+
+
+@pytest.mark.parametrize("how", [signal.SIGABRT, signal.SIGSEGV, signal.SIGKILL])
+def test_a_child_that_dies_is_an_invalid_document_and_the_caller_goes_on(how):
+    def die():
+        os.kill(os.getpid(), how)
+
+    with pytest.raises(InvalidDocument, match=f"page 4 ended the process reading it \\({how.name}\\)"):
+        run_isolated(die, what="page 4")
+    assert run_isolated(lambda: "next") == "next"
+
+
+def test_a_child_that_exits_without_answering_is_an_invalid_document():
+    with pytest.raises(InvalidDocument, match="exit status 7"):
+        run_isolated(lambda: os._exit(7))
+
+
+def test_a_caller_stopped_while_waiting_takes_its_child_down(tmp_path):
+    pid_file = tmp_path / "child.pid"
+
+    class Stop(Exception):
+        pass
+
+    def write_pid_and_wait():
+        pid_file.write_text(str(os.getpid()))
+        time.sleep(60)
+
+    def stop(*_):
+        raise Stop
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        with pytest.raises(Stop):
+            run_isolated(write_pid_and_wait)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    child = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(child, 0)
+
+
+def test_a_crashing_child_dumps_no_core():
+    def dump_settings():
+        libc = ctypes.CDLL(None)
+        return resource.getrlimit(resource.RLIMIT_CORE), libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+
+    assert run_isolated(dump_settings) == ((0, 0), 0)
