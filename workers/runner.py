@@ -44,8 +44,7 @@ from jobs.records import Claim, Completion, Dispatch
 from jobs.registry import MODELS, ON_PREM_REQUIRED, Location
 from jobs.store import JobStore
 from workers.adapters import get_adapter
-from workers.adapters.base import permanent_error
-from workers.adapters.base import RESOURCE_LIMIT
+from workers.adapters.base import RESOURCE_LIMIT, permanent_error
 
 log = logging.getLogger(__name__)
 

@@ -19,10 +19,10 @@ from tests.unit.remote_models import registry_restored
 from .conftest import MAX_BODY_BYTES, MAX_CHILDREN, MAX_PAGES
 from .documented import documented_client
 from .keyed import ACME_KEY, ACME_ROTATED_KEY, bearer, keyed_settings
-from .support import assert_problem, b64, echo_job, fanout
+from .support import assert_problem, b64, echo_job, fanout, png
 
 CLOUD = RemoteModel("cloudocr", "tesseract", "http://ocr.example:8000")
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+PNG = png()
 
 
 @pytest.fixture(autouse=True)
