@@ -113,3 +113,63 @@ def test_every_answer_is_documented(base_url):
                 failures.append(f"{operation.method.upper()} {operation.path} ({mode.value}): {error}")
 
     assert not failures, "\n\n".join(failures)
+
+
+KEY = "schemathesis-key-9f2Kq"
+
+
+def test_with_api_keys_every_answer_is_documented_and_no_refused_request_stores_anything(procs):
+    """A gateway that wants keys, alone on its own database (no worker, so only requests change it):
+    requests with the key, valid and invalid, answer as documented, and after every 4xx the keyspace
+    is exactly what it was before the request; requests without a key are 401."""
+    import redis
+
+    db = procs.fresh_db()
+    base_url = procs.web(db=db, env={"OCRGW_DEFAULT_MODEL": "echo", "OCRGW_API_KEYS": f"acme:{KEY}"}).base_url
+    store = redis.Redis.from_url(procs.url(db))
+    http = requests.Session()
+    http.trust_env = False
+    document = http.get(f"{base_url}/openapi.json", timeout=30).json()
+    schema = schemathesis.openapi.from_dict(echo_only(document))
+    auth = {"Authorization": f"Bearer {KEY}"}
+    failures = []
+
+    def keyspace() -> set[bytes]:
+        return set(store.keys("*"))
+
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
+
+            @settings(
+                max_examples=EXAMPLES_PER_OPERATION,
+                derandomize=True,
+                deadline=None,
+                database=None,
+                phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )
+            @given(case=operation.as_strategy(generation_mode=mode))
+            def answers_as_documented_and_refusals_store_nothing(case):
+                assume(fits_gunicorn(case, base_url))
+                case.headers = {**(case.headers or {}), **auth}
+                before = keyspace()
+                response = case.call_and_validate(base_url=base_url, session=http, checks=CHECKS, timeout=30)
+                if 400 <= response.status_code < 500:
+                    assert keyspace() == before, f"{case.method} {case.formatted_path}: {response.status_code}"
+
+            try:
+                answers_as_documented_and_refusals_store_nothing()
+            except Unsatisfiable:
+                assert mode is schemathesis.GenerationMode.NEGATIVE, operation.path
+            except Exception as error:
+                failures.append(f"{operation.method.upper()} {operation.path} ({mode.value}): {error}")
+
+    assert not failures, "\n\n".join(failures)
+    before = keyspace()
+    for path in ("/jobs", "/models"):
+        answer = http.get(f"{base_url}{path}", timeout=30)
+        assert answer.status_code == 401 and answer.headers["WWW-Authenticate"].startswith("Bearer")
+    refused = http.post(f"{base_url}/jobs", data=b"hello", headers={"Content-Type": "text/plain"}, timeout=30)
+    assert refused.status_code == 401
+    assert keyspace() == before
