@@ -14,6 +14,7 @@ into command-line options, which gunicorn and celery check themselves.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -73,6 +74,10 @@ DEFAULT_WEBHOOK_GIVE_UP_AFTER_SECONDS = 24 * 3600.0
 # A webhook secret shorter than this is refused: an HMAC key is only as strong as it is long.
 MIN_WEBHOOK_SECRET_CHARS = 16
 REDIS_URL_SCHEMES = frozenset({"redis", "rediss", "unix"})
+# Logs: the plain text lines gunicorn and Celery write by default, or one JSON object per line.
+LOG_FORMATS = ("plain", "json")
+# Where a Celery worker process serves its metrics when given a port: every interface, as the gateway listens.
+DEFAULT_METRICS_ADDRESS = "0.0.0.0"
 _PASSWORD_IN_URL = re.compile(r":[^:@/]*@")  # the ":password@" of a URL's user info
 
 
@@ -116,6 +121,14 @@ class Settings:
     webhook_backoff: float = DEFAULT_WEBHOOK_BACKOFF_SECONDS
     webhook_backoff_max: float = DEFAULT_WEBHOOK_BACKOFF_MAX_SECONDS
     webhook_give_up_after: float = DEFAULT_WEBHOOK_GIVE_UP_AFTER_SECONDS
+    log_format: str = "plain"
+    # The ports the Celery processes serve /metrics on, by role; 0: none (see observability.celery_hooks).
+    worker_metrics_port: int = 0
+    coordinator_metrics_port: int = 0
+    webhooks_metrics_port: int = 0
+    metrics_address: str = DEFAULT_METRICS_ADDRESS
+    # Where each process keeps its metrics files (prometheus_client's multiprocess mode); '': the temp dir's.
+    metrics_dir: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -200,6 +213,23 @@ def _seconds(setting: str, env: str, *, at_least: float | None = None) -> Variab
     return Variable(setting, env, mf.Float(allow_nan=False, validate=bound), expects)
 
 
+def _port(setting: str, env: str) -> Variable:
+    """A TCP port to listen on, 0 for none."""
+    return Variable(setting, env, mf.Integer(validate=validate.Range(min=0, max=65535)), "a port (1-65535), or 0")
+
+
+def _ip_address(text: str) -> None:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        raise ValidationError("not an IP address") from None
+
+
+def _absolute_path(text: str) -> None:
+    if not os.path.isabs(text):
+        raise ValidationError("not an absolute path")
+
+
 VARIABLES: tuple[Variable, ...] = (
     Variable(
         "redis_url",
@@ -260,6 +290,12 @@ VARIABLES: tuple[Variable, ...] = (
     _seconds("webhook_backoff", "OCRGW_WEBHOOK_BACKOFF"),
     _seconds("webhook_backoff_max", "OCRGW_WEBHOOK_BACKOFF_MAX"),
     _seconds("webhook_give_up_after", "OCRGW_WEBHOOK_GIVE_UP_AFTER"),
+    Variable("log_format", "OCRGW_LOG_FORMAT", mf.String(validate=validate.OneOf(LOG_FORMATS)), "plain or json"),
+    _port("worker_metrics_port", "OCRGW_WORKER_METRICS_PORT"),
+    _port("coordinator_metrics_port", "OCRGW_COORDINATOR_METRICS_PORT"),
+    _port("webhooks_metrics_port", "OCRGW_WEBHOOKS_METRICS_PORT"),
+    Variable("metrics_address", "OCRGW_METRICS_ADDRESS", mf.String(validate=_ip_address), "an IP address"),
+    Variable("metrics_dir", "OCRGW_METRICS_DIR", mf.String(validate=_absolute_path), "an absolute path"),
 )
 
 
