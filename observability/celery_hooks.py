@@ -1,0 +1,122 @@
+"""Metrics and logs in the Celery processes: the OCR workers, the coordinator, the webhook deliverer and beat.
+
+``install`` connects to Celery's signals once (``workers.celery_app`` calls
+it), so every process of the Procfile that runs Celery gets the same:
+
+* logs: with ``OCRGW_LOG_FORMAT=json``, the handlers Celery sets up
+  (``after_setup_logger``, ``after_setup_task_logger``) write JSON lines,
+  and a worker prints no startup banner (beat's, printed before logging is
+  set up, is left out by the Procfile's ``--quiet``).  A task's records carry
+  the id of its job (``task_prerun`` binds it, ``task_postrun`` lets it go).
+* metrics: a worker whose role has a port (``OCRGW_WORKER_METRICS_PORT``,
+  ``OCRGW_COORDINATOR_METRICS_PORT``, ``OCRGW_WEBHOOKS_METRICS_PORT``) serves
+  ``/metrics`` on it from its main process.  The role is told by the queues
+  the worker consumes.  At ``worker_init``, before the pool forks, the
+  process takes a fresh multiprocess directory, so its pool processes (the
+  prefork pool's) write there and the one server sums them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import Celery, signals
+
+from jobs.config import Settings
+from jobs.ids import is_job_id
+from observability import logs, multiprocess
+
+log = logging.getLogger(__name__)
+
+COORDINATOR, WEBHOOKS, WORKER = "coordinator", "webhooks", "worker"
+#: The tasks whose first argument is the id of the job they are about.
+JOB_TASKS: set[str] = set()
+
+_state: dict[str, Any] = {}
+
+
+def role_of(queues: set[str], coordinator_queue: str, webhook_queue: str) -> str:
+    if coordinator_queue in queues:
+        return COORDINATOR
+    if webhook_queue in queues:
+        return WEBHOOKS
+    return WORKER
+
+
+def metrics_port(settings: Settings, role: str) -> int:
+    return {
+        WORKER: settings.worker_metrics_port,
+        COORDINATOR: settings.coordinator_metrics_port,
+        WEBHOOKS: settings.webhooks_metrics_port,
+    }[role]
+
+
+def install(
+    app: Celery, settings: Settings, *, coordinator_queue: str, webhook_queue: str, job_tasks: set[str]
+) -> None:
+    JOB_TASKS.update(job_tasks)
+    _state.update(settings=settings, queues=(coordinator_queue, webhook_queue))
+    for signal, receiver in (
+        (signals.after_setup_logger, _json_handlers),
+        (signals.after_setup_task_logger, _json_handlers),
+        (signals.celeryd_after_setup, _no_banner),
+        (signals.worker_init, _serve_metrics),
+        (signals.worker_process_init, _close_inherited_server),
+        (signals.worker_shutdown, _remove_metrics_directory),
+        (signals.task_prerun, _bind_task_job),
+        (signals.task_postrun, _unbind_task_job),
+    ):
+        signal.connect(receiver, weak=False, dispatch_uid=f"ocrgw.{receiver.__name__}")
+
+
+def _json(settings: Settings) -> bool:
+    return settings.log_format == "json"
+
+
+def _json_handlers(logger: logging.Logger | None = None, **_: Any) -> None:
+    settings: Settings = _state["settings"]
+    if logger is not None and _json(settings):
+        logs.use_json(logger.handlers, logs.secrets_of(settings))
+
+
+def _no_banner(instance: Any = None, **_: Any) -> None:
+    # Sent just before the worker prints its banner: many lines that are not JSON.
+    if instance is not None and _json(_state["settings"]):
+        instance.quiet = True
+
+
+def _serve_metrics(sender: Any = None, **_: Any) -> None:
+    settings: Settings = _state["settings"]
+    coordinator_queue, webhook_queue = _state["queues"]
+    queues = set(sender.app.amqp.queues.consume_from or {}) if sender is not None else set()
+    role = role_of(queues, coordinator_queue, webhook_queue)
+    port = metrics_port(settings, role)
+    if not port:
+        return
+    from prometheus_client import start_http_server
+
+    directory = multiprocess.use_directory(role, settings)
+    server, _thread = start_http_server(port, settings.metrics_address, multiprocess.exposition_registry())
+    _state["server"] = server
+    log.info("%s metrics on http://%s:%d/metrics (files in %s)", role, settings.metrics_address, port, directory)
+
+
+def _close_inherited_server(**_: Any) -> None:
+    # A pool process inherits the listening socket, not the thread serving it: it must not keep the port open.
+    server = _state.pop("server", None)
+    if server is not None:
+        server.socket.close()
+
+
+def _remove_metrics_directory(**_: Any) -> None:
+    multiprocess.remove_own_directory()
+
+
+def _bind_task_job(task: Any = None, args: Any = None, **_: Any) -> None:
+    if task is not None and task.name in JOB_TASKS and args and is_job_id(str(args[0])):
+        logs.bind_job(str(args[0]))
+
+
+def _unbind_task_job(**_: Any) -> None:
+    logs.bind_job(None)
