@@ -25,7 +25,7 @@ def create_app(
     # runs its module once, as __main__, without importing it first.
     from flask import Flask
 
-    from gateway import drain, openapi, problems, routes, views
+    from gateway import drain, metrics, openapi, problems, routes, views
     from jobs.config import Settings
     from jobs.store import JobStore
 
@@ -45,5 +45,6 @@ def create_app(
     problems.register(app)
     models = views.models(openapi.options_json_schema(api))
     api.register_blueprint(routes.blueprint(routes.Services(settings, store, store.queries, publish, models)))
+    metrics.install(app, store)
     drain.install_sigterm_hook(settings.drain_seconds)
     return app
