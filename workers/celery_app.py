@@ -9,6 +9,7 @@ behind a long OCR run stays on the queue where another worker can take it.
 from celery import Celery
 
 from jobs.config import Settings
+from observability import celery_hooks
 
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"
@@ -59,7 +60,10 @@ def make_celery(settings: Settings) -> Celery:
         # An unacked message comes back after this long; claim makes the
         # late copy a no-op, and the lease (not this) is what reclaims work.
         broker_transport_options={"visibility_timeout": 3600},
-        worker_send_task_events=False,
+        # Task events, so that Flower (`celery -A workers flower`) shows every task: received,
+        # started, succeeded or failed, and sent, from the process that published it.
+        worker_send_task_events=True,
+        task_send_sent_event=True,
         worker_hijack_root_logger=False,
         enable_utc=True,
     )
@@ -68,3 +72,6 @@ def make_celery(settings: Settings) -> Celery:
 
 settings = Settings.from_env()
 app = make_celery(settings)
+celery_hooks.install(
+    app, settings, coordinator_queue=COORDINATOR_QUEUE, webhook_queue=WEBHOOK_QUEUE, job_tasks={RUN_TASK, WEBHOOK_TASK}
+)
