@@ -4,8 +4,8 @@
 it), so every process of the Procfile that runs Celery gets the same:
 
 * logs: with ``OCRGW_LOG_FORMAT=json``, the handlers Celery sets up
-  (``after_setup_logger``, ``after_setup_task_logger``) write JSON lines,
-  and a worker prints no startup banner (beat's, printed before logging is
+  (``after_setup_logger``, ``after_setup_task_logger``) write JSON lines, so
+  do Python's warnings, and a worker prints no startup banner (beat's, printed before logging is
   set up, is left out by the Procfile's ``--quiet``).  A task's records carry
   the id of its job (``task_prerun`` binds it, ``task_postrun`` lets it go).
 * metrics: a worker whose role has a port (``OCRGW_WORKER_METRICS_PORT``,
@@ -19,6 +19,7 @@ it), so every process of the Procfile that runs Celery gets the same:
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 from celery import Celery, signals
@@ -30,9 +31,6 @@ from observability import logs, multiprocess
 log = logging.getLogger(__name__)
 
 COORDINATOR, WEBHOOKS, WORKER = "coordinator", "webhooks", "worker"
-#: The tasks whose first argument is the id of the job they are about.
-JOB_TASKS: set[str] = set()
-
 _state: dict[str, Any] = {}
 
 
@@ -55,13 +53,15 @@ def metrics_port(settings: Settings, role: str) -> int:
 def install(
     app: Celery, settings: Settings, *, coordinator_queue: str, webhook_queue: str, job_tasks: set[str]
 ) -> None:
-    JOB_TASKS.update(job_tasks)
+    logs.JOB_TASKS.update(job_tasks)
     _state.update(settings=settings, queues=(coordinator_queue, webhook_queue))
     for signal, receiver in (
+        (signals.celeryd_init, _json_from_the_start),
         (signals.after_setup_logger, _json_handlers),
         (signals.after_setup_task_logger, _json_handlers),
         (signals.celeryd_after_setup, _no_banner),
         (signals.worker_init, _serve_metrics),
+        (signals.worker_ready, _say_where_metrics_are),
         (signals.worker_process_init, _close_inherited_server),
         (signals.worker_shutdown, _remove_metrics_directory),
         (signals.task_prerun, _bind_task_job),
@@ -72,6 +72,18 @@ def install(
 
 def _json(settings: Settings) -> bool:
     return settings.log_format == "json"
+
+
+def _json_from_the_start(**_: Any) -> None:
+    # A worker warns (running as root, say) before Celery sets logging up: those lines go out as JSON
+    # too, through a handler on the root logger, which Celery then keeps rather than adding its own.
+    settings: Settings = _state["settings"]
+    if _json(settings):
+        logging.captureWarnings(True)
+        root = logging.getLogger()
+        if not root.handlers:
+            root.addHandler(logging.StreamHandler())
+        logs.use_json(root.handlers, logs.secrets_of(settings))
 
 
 def _json_handlers(logger: logging.Logger | None = None, **_: Any) -> None:
@@ -98,15 +110,21 @@ def _serve_metrics(sender: Any = None, **_: Any) -> None:
 
     directory = multiprocess.use_directory(role, settings)
     server, _thread = start_http_server(port, settings.metrics_address, multiprocess.exposition_registry())
-    _state["server"] = server
-    log.info("%s metrics on http://%s:%d/metrics (files in %s)", role, settings.metrics_address, port, directory)
+    _state.update(server=server, server_pid=os.getpid())
+    _state["serving"] = f"{role} metrics on http://{settings.metrics_address}:{port}/metrics (files in {directory})"
+
+
+def _say_where_metrics_are(**_: Any) -> None:
+    # Said once logging is set up, which it is not yet at worker_init.
+    if "serving" in _state:
+        log.info("%s", _state["serving"])
 
 
 def _close_inherited_server(**_: Any) -> None:
-    # A pool process inherits the listening socket, not the thread serving it: it must not keep the port open.
-    server = _state.pop("server", None)
-    if server is not None:
-        server.socket.close()
+    # A prefork pool process inherits the listening socket, not the thread serving it: it must not keep
+    # the port open.  (The solo pool sends this signal in the main process itself, which keeps serving.)
+    if _state.get("server") is not None and _state.get("server_pid") != os.getpid():
+        _state.pop("server").socket.close()
 
 
 def _remove_metrics_directory(**_: Any) -> None:
@@ -114,7 +132,7 @@ def _remove_metrics_directory(**_: Any) -> None:
 
 
 def _bind_task_job(task: Any = None, args: Any = None, **_: Any) -> None:
-    if task is not None and task.name in JOB_TASKS and args and is_job_id(str(args[0])):
+    if task is not None and task.name in logs.JOB_TASKS and args and is_job_id(str(args[0])):
         logs.bind_job(str(args[0]))
 
 

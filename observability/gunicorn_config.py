@@ -16,6 +16,7 @@ command line's options (bind, workers, threads...) are not set here.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from jobs.config import InvalidSettings, Settings
@@ -29,6 +30,8 @@ except InvalidSettings:
 
 multiprocess.use_directory("web", _settings)
 logconfig_dict = logs.logconfig_dict(_settings.log_format, logs.secrets_of(_settings))
+if logconfig_dict:
+    logging.captureWarnings(True)  # warnings too go out as log lines
 
 
 def child_exit(server: Any, worker: Any) -> None:

@@ -37,7 +37,11 @@ from jobs.ids import is_job_id
 JOB_FIELDS = ("job_id", "parent_id", "tenant")
 REDACTED = "[redacted]"
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+")
-_JOB_PATH = re.compile(r"^/jobs/([0-9a-f]{32}(?:-[0-9]{1,6})?)(?:/|$)")
+_JOB_ID = r"[0-9a-f]{32}(?:-[0-9]{1,6})?"
+_JOB_PATH = re.compile(rf"^/jobs/({_JOB_ID})(?:/|$)")
+_FIRST_ARG = re.compile(rf"^[\[(]'({_JOB_ID})'")
+#: The Celery tasks whose first argument is the id of the job they are about (set by ``celery_hooks``).
+JOB_TASKS: set[str] = set()
 
 _bound: ContextVar[dict[str, str] | None] = ContextVar("ocrgw_log_fields", default=None)
 
@@ -69,7 +73,8 @@ class JobContext(logging.Filter):
     """Adds the ids of the job a record is about, from what is bound and from the request being served."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        for name, value in {**_from_request(), **_from_access(record), **(_bound.get() or {})}.items():
+        found = {**_from_request(), **_from_access(record), **_from_task(record), **(_bound.get() or {})}
+        for name, value in found.items():
             if getattr(record, name, None) is None:
                 setattr(record, name, value)
         return True
@@ -91,6 +96,15 @@ def _from_request() -> dict[str, str]:
     if isinstance(tenant, str):
         fields["tenant"] = tenant
     return fields
+
+
+def _from_task(record: logging.LogRecord) -> dict[str, str]:
+    """A Celery line about a task of a job (received, succeeded...): the job is its first argument."""
+    data = getattr(record, "data", None)
+    if not isinstance(data, dict) or data.get("name") not in JOB_TASKS:
+        return {}
+    match = _FIRST_ARG.match(str(data.get("args", "")))
+    return ids_of(match[1]) if match else {}
 
 
 def _from_access(record: logging.LogRecord) -> dict[str, str]:

@@ -98,3 +98,31 @@ def test_a_task_of_a_job_binds_the_job_for_its_run_and_lets_it_go_after():
 
     assert during == {"job_id": f"{JOB}-3", "parent_id": JOB}
     assert after == other_task == not_an_id == {}
+
+
+class Server:
+    def __init__(self):
+        self.socket = SimpleNamespace(closed=False, close=lambda: setattr(self.socket, "closed", True))
+
+
+def test_a_prefork_pool_process_closes_the_metrics_socket_it_inherited(monkeypatch):
+    server = Server()
+    monkeypatch.setitem(celery_hooks._state, "server", server)
+    monkeypatch.setitem(celery_hooks._state, "server_pid", -1)  # started by another process: the pool's parent
+
+    celery_hooks._close_inherited_server()
+
+    assert server.socket.closed is True
+
+
+def test_the_solo_pool_s_own_process_keeps_serving(monkeypatch):
+    """The solo pool sends worker_process_init in the main process, which serves the metrics."""
+    import os
+
+    server = Server()
+    monkeypatch.setitem(celery_hooks._state, "server", server)
+    monkeypatch.setitem(celery_hooks._state, "server_pid", os.getpid())
+
+    celery_hooks._close_inherited_server()
+
+    assert server.socket.closed is False
