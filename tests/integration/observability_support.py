@@ -61,13 +61,13 @@ class ProcfileStack:
     procs: dict[str, Proc] = field(default_factory=dict)
     ports: dict[str, int] = field(default_factory=dict)
 
-    def _env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    def process_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         url = self.group.url(self.db)
         return {"REDIS_URL": url, "CELERY_BROKER_URL": url, **self.env, **(extra or {})}
 
     def celery(self, name: str, *, metrics_env: str | None = None) -> Proc:
         """worker, coordinator, webhooks or beat, started (call ``ready`` to wait for it)."""
-        env = self._env(
+        env = self.process_env(
             {"OCRGW_COORDINATOR_LOGLEVEL": "INFO", "OCRGW_BEAT_LOGLEVEL": "INFO", "OCRGW_WEBHOOKS_LOGLEVEL": "INFO"}
         )
         if metrics_env is not None:
@@ -83,7 +83,7 @@ class ProcfileStack:
 
     def web(self, *, workers: int = 2, extra_args: Iterable[str] = ()) -> WebProc:
         port = free_port()
-        env = self._env({"PORT": str(port), "WEB_CONCURRENCY": str(workers)})
+        env = self.process_env({"PORT": str(port), "WEB_CONCURRENCY": str(workers)})
         argv = with_option(procfile_argv("web", env), "--bind", f"127.0.0.1:{port}")
         argv[3:3] = ["--no-control-socket", *extra_args]
         web = self.group.start("web", argv, env=env, proc_class=WebProc, port=port, wait=False)
