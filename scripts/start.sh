@@ -8,6 +8,9 @@
 #
 #   PORT=8000              the gateway's HTTP port
 #   OCRGW_REDIS_PORT=6379  the private Redis port (a free one is chosen if taken)
+#   OCRGW_WORKER_METRICS_PORT=9101, OCRGW_COORDINATOR_METRICS_PORT=9102,
+#   OCRGW_WEBHOOKS_METRICS_PORT=9103
+#                          where the Celery processes serve /metrics (the gateway's is on PORT)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -111,6 +114,9 @@ print_usage() {
     curl -s -X POST --data-binary @page.png -H 'Content-Type: image/png' "http://localhost:$PORT/jobs?model=tesseract"
     curl -s http://localhost:$PORT/jobs/<id>
 
+  Metrics: http://localhost:$PORT/metrics (gateway), :$OCRGW_WORKER_METRICS_PORT (worker),
+  :$OCRGW_COORDINATOR_METRICS_PORT (coordinator), :$OCRGW_WEBHOOKS_METRICS_PORT (webhooks)
+
   Stop with Ctrl-C.
 
 EOF
@@ -123,6 +129,11 @@ main() {
     export VIRTUAL_ENV="$ROOT/.venv"
     export PATH="$VIRTUAL_ENV/bin:$PATH"
     export OCRGW_BEAT_SCHEDULE="${OCRGW_BEAT_SCHEDULE:-$RUN_DIR/celerybeat-schedule}"
+    # Metrics: each process family makes a fresh directory of its own under this one (see the README).
+    export OCRGW_METRICS_DIR="${OCRGW_METRICS_DIR:-$RUN_DIR/metrics}"
+    export OCRGW_WORKER_METRICS_PORT="${OCRGW_WORKER_METRICS_PORT:-9101}"
+    export OCRGW_COORDINATOR_METRICS_PORT="${OCRGW_COORDINATOR_METRICS_PORT:-9102}"
+    export OCRGW_WEBHOOKS_METRICS_PORT="${OCRGW_WEBHOOKS_METRICS_PORT:-9103}"
     export PYTHONUNBUFFERED=1
     if [[ -n "${REDIS_URL:-}" ]]; then
         print_usage
