@@ -89,6 +89,7 @@ def _json_from_the_start(**_: Any) -> None:
 def _json_handlers(logger: logging.Logger | None = None, **_: Any) -> None:
     settings: Settings = _state["settings"]
     if logger is not None and _json(settings):
+        logging.captureWarnings(True)
         logs.use_json(logger.handlers, logs.secrets_of(settings))
 
 
