@@ -13,11 +13,12 @@ clients, so it is not in the OpenAPI document.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from flask import Flask, Response
 
-from observability import metrics, multiprocess
+from observability import logs, metrics, multiprocess
 from observability.collectors import StoreCollector
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from jobs.store import JobStore
 
 ENDPOINT = "metrics"
+log = logging.getLogger(__name__)
 
 
 def install(app: Flask, store: JobStore) -> None:
@@ -40,9 +42,16 @@ def install(app: Flask, store: JobStore) -> None:
 
 
 def submitted(submission: Submission, created: Created) -> None:
-    """Counts a submission that created its jobs (a replay created none)."""
-    if created.replayed:
-        return
+    """Logs a submission, and counts it if it created its jobs (a replay created none)."""
     models = {job.model for job in submission.jobs}
     model = models.pop() if len(models) == 1 else "mixed"
-    metrics.submitted(submission.shape, model)
+    log.info(
+        "%s %s: %s, %d job(s)",
+        "replayed" if created.replayed else "accepted",
+        created.job_id,
+        submission.shape,
+        len(submission.jobs),
+        extra=logs.ids_of(created.job_id),
+    )
+    if not created.replayed:
+        metrics.submitted(submission.shape, model)

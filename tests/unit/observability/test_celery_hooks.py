@@ -21,7 +21,8 @@ def settings(monkeypatch):
     def use(settings: Settings) -> None:
         monkeypatch.setitem(celery_hooks._state, "settings", settings)
 
-    return use
+    yield use
+    logging.captureWarnings(False)  # JSON mode routes warnings to logging: not for the rest of the session
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ def test_every_metric_is_named_ocrgw_and_a_counter_s_name_ends_in_total():
 
 def test_every_metric_is_in_the_readme_with_its_labels():
     section = README.read_text().split("## Metrics, logs and Flower", 1)[1].split("\n## ", 1)[0]
-    rows = dict(re.findall(r"^\| `(ocrgw_\w+)` \| ([^|]*) \|", section, flags=re.MULTILINE))
+    rows = dict(re.findall(r"^\| `(ocrgw_\w+)` \|([^|]*)\|", section, flags=re.MULTILINE))
     for metric in metrics.ALL:
         assert metric.name in rows, f"{metric.name} is not in the README's table"
         assert sorted(re.findall(r"`(\w+)`", rows[metric.name])) == sorted(metric.labels), metric.name
