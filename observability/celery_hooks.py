@@ -110,7 +110,12 @@ def _serve_metrics(sender: Any = None, **_: Any) -> None:
     from prometheus_client import start_http_server
 
     directory = multiprocess.use_directory(role, settings)
-    server, _thread = start_http_server(port, settings.metrics_address, multiprocess.exposition_registry())
+    try:
+        server, _thread = start_http_server(port, settings.metrics_address, multiprocess.exposition_registry())
+    except OSError as error:
+        # Logging is not set up yet: an error still reaches stderr.  The worker runs on without metrics.
+        log.error("this %s serves no metrics: port %d on %s: %s", role, port, settings.metrics_address, error)
+        return
     _state.update(server=server, server_pid=os.getpid())
     _state["serving"] = f"{role} metrics on http://{settings.metrics_address}:{port}/metrics (files in {directory})"
 

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -118,8 +123,6 @@ def test_a_prefork_pool_process_closes_the_metrics_socket_it_inherited(monkeypat
 
 def test_the_solo_pool_s_own_process_keeps_serving(monkeypatch):
     """The solo pool sends worker_process_init in the main process, which serves the metrics."""
-    import os
-
     server = Server()
     monkeypatch.setitem(celery_hooks._state, "server", server)
     monkeypatch.setitem(celery_hooks._state, "server_pid", os.getpid())
@@ -127,3 +130,46 @@ def test_the_solo_pool_s_own_process_keeps_serving(monkeypatch):
     celery_hooks._close_inherited_server()
 
     assert server.socket.closed is False
+
+
+SERVE = """
+    import socket, sys, urllib.request
+    from types import SimpleNamespace
+    from jobs.config import Settings
+    from observability import celery_hooks, metrics
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    free_port = free.getsockname()[1]
+    free.close()
+    port = taken.getsockname()[1] if sys.argv[2] == "taken" else free_port
+    settings = Settings(worker_metrics_port=port, metrics_address="127.0.0.1", metrics_dir=sys.argv[1])
+    celery_hooks._state.update(settings=settings, queues=("coordinator", "webhooks"))
+    queues = SimpleNamespace(consume_from={"ocr.echo": 1})
+    worker = SimpleNamespace(app=SimpleNamespace(amqp=SimpleNamespace(queues=queues)))
+    celery_hooks._serve_metrics(sender=worker)
+    metrics.attempt_started("echo", "message")
+    if sys.argv[2] == "free":
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        print(opener.open(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode())
+"""
+
+
+@pytest.mark.parametrize("port", ["free", "taken"])
+def test_a_worker_serves_its_metrics_on_its_port_or_says_why_not(tmp_path, port):
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(SERVE), str(tmp_path), port],
+        cwd=Path(__file__).resolve().parents[3],
+        capture_output=True,
+        text=True,
+        timeout=120,  # bounds a hang only
+    )
+
+    assert done.returncode == 0, done.stderr
+    if port == "free":
+        assert 'ocrgw_job_starts_total{model="echo",path="message"} 1.0' in done.stdout
+    else:
+        assert "this worker serves no metrics: port" in done.stderr

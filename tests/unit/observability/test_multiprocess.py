@@ -112,3 +112,21 @@ def test_the_directory_must_be_chosen_before_any_metric_is_recorded(tmp_path):
 
     assert done.returncode != 0
     assert "a metric was recorded before the process chose where metrics live" in done.stderr
+
+
+def test_prometheus_client_imported_before_the_directory_is_chosen_writes_there_all_the_same(tmp_path):
+    done = run(
+        """
+        import sys
+        import prometheus_client
+        from jobs.config import Settings
+        from observability import metrics, multiprocess
+        directory = multiprocess.use_directory("worker", Settings(metrics_dir=sys.argv[1]))
+        metrics.page_done("echo", 0.5)
+        print(sorted(p.name.split("_")[0] for p in directory.iterdir()))
+        """,
+        str(tmp_path),
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['histogram']"
