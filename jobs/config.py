@@ -225,11 +225,6 @@ def _ip_address(text: str) -> None:
         raise ValidationError("not an IP address") from None
 
 
-def _absolute_path(text: str) -> None:
-    if not os.path.isabs(text):
-        raise ValidationError("not an absolute path")
-
-
 VARIABLES: tuple[Variable, ...] = (
     Variable(
         "redis_url",
@@ -295,7 +290,7 @@ VARIABLES: tuple[Variable, ...] = (
     _port("coordinator_metrics_port", "OCRGW_COORDINATOR_METRICS_PORT"),
     _port("webhooks_metrics_port", "OCRGW_WEBHOOKS_METRICS_PORT"),
     Variable("metrics_address", "OCRGW_METRICS_ADDRESS", mf.String(validate=_ip_address), "an IP address"),
-    Variable("metrics_dir", "OCRGW_METRICS_DIR", mf.String(validate=_absolute_path), "an absolute path"),
+    Variable("metrics_dir", "OCRGW_METRICS_DIR", mf.String(validate=validate.Regexp("^/")), "an absolute path"),
 )
 
 
