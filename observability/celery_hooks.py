@@ -5,9 +5,10 @@ it), so every process of the Procfile that runs Celery gets the same:
 
 * logs: with ``OCRGW_LOG_FORMAT=json``, the handlers Celery sets up
   (``after_setup_logger``, ``after_setup_task_logger``) write JSON lines, so
-  do Python's warnings, and a worker prints no startup banner (beat's, printed before logging is
-  set up, is left out by the Procfile's ``--quiet``).  A task's records carry
-  the id of its job (``task_prerun`` binds it, ``task_postrun`` lets it go).
+  do Python's warnings, and a worker prints no startup banner (beat's,
+  printed before logging is set up, is left out by the Procfile's
+  ``--quiet``).  A task's records carry the id of its job (``task_prerun``
+  binds it, ``task_postrun`` lets it go).
 * metrics: a worker whose role has a port (``OCRGW_WORKER_METRICS_PORT``,
   ``OCRGW_COORDINATOR_METRICS_PORT``, ``OCRGW_WEBHOOKS_METRICS_PORT``) serves
   ``/metrics`` on it from its main process.  The role is told by the queues

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable
@@ -32,6 +33,9 @@ from observability import metrics
 
 ENV = "PROMETHEUS_MULTIPROC_DIR"
 BASE_NAME = "ocrgw-metrics"
+#: The families: the Procfile's processes that keep metrics.
+ROLES = ("web", "worker", "coordinator", "webhooks")
+_FAMILY = re.compile(rf"(?:{'|'.join(ROLES)})-([0-9]+)")
 
 _own: dict[str, Any] = {}  # the directory this process made, and its pid
 
@@ -42,6 +46,8 @@ def base_directory(settings: Settings) -> Path:
 
 def use_directory(role: str, settings: Settings) -> Path:
     """Makes a fresh directory for this process and those it forks; call it before any metric exists."""
+    if role not in ROLES:
+        raise ValueError(f"no such family of processes: {role!r}")
     if metrics.created():
         raise RuntimeError("a metric was recorded before the process chose where metrics live")
     base = base_directory(settings)
@@ -67,10 +73,16 @@ def _values_follow_the_environment() -> None:
 
 
 def remove_abandoned(base: Path) -> None:
-    """Removes the directories whose process has exited (killed ones leave theirs behind)."""
+    """Removes the directories whose process has exited (killed ones leave theirs behind).
+
+    Only directories this module makes: ``<role>-<pid>`` holding metrics files and nothing else,
+    whatever else the base directory holds.
+    """
     for entry in base.iterdir():
-        _role, _, pid = entry.name.rpartition("-")
-        if entry.is_dir() and pid.isdigit() and not _alive(int(pid)):
+        found = _FAMILY.fullmatch(entry.name)
+        if found is None or not entry.is_dir() or _alive(int(found[1])):
+            continue
+        if all(f.is_file() and f.suffix == ".db" for f in entry.iterdir()):
             shutil.rmtree(entry, ignore_errors=True)
 
 

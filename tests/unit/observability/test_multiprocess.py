@@ -78,9 +78,12 @@ def test_the_counts_of_every_process_of_the_family_are_summed_the_exited_ones_in
 
 def test_a_new_family_removes_the_directories_of_exited_ones_and_keeps_those_of_live_ones(tmp_path):
     dead, live = tmp_path / "worker-999999999", tmp_path / f"worker-{os.getpid()}"
-    for directory in (dead, live):
+    # Not ours: another program's directory, and one of ours holding something else than metrics.
+    foreign, odd = tmp_path / "build-999999999", tmp_path / "web-999999998"
+    for directory in (dead, live, foreign, odd):
         directory.mkdir()
         (directory / "counter_1.db").write_bytes(b"")
+    (odd / "notes.txt").write_text("kept")
 
     done = run(
         """
@@ -94,6 +97,7 @@ def test_a_new_family_removes_the_directories_of_exited_ones_and_keeps_those_of_
     assert done.returncode == 0, done.stderr
 
     assert not dead.exists() and live.exists()
+    assert foreign.exists() and odd.exists()
     made = Path(done.stdout.strip())
     assert made.exists() and list(made.iterdir()) == []  # the process exited without removing it: left for the next
 
