@@ -60,6 +60,15 @@ def bind_job(job_id: str | None) -> None:
     _bound.set(ids_of(job_id) if job_id else None)
 
 
+def bound() -> dict[str, str] | None:
+    """What is bound now, for ``restore`` to put back."""
+    return _bound.get()
+
+
+def restore(fields: dict[str, str] | None) -> None:
+    _bound.set(fields)
+
+
 @contextmanager
 def about_job(job_id: str) -> Iterator[None]:
     token = _bound.set(ids_of(job_id))

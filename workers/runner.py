@@ -136,6 +136,7 @@ class Runner:
         first: str | None = None  # what became of job_id: the answer
         path = MESSAGE
         started: list[tuple[str, int, int, str]] = []  # (id, attempt, try, path): hand-offs, read at the end
+        logged_as = logs.bound()  # the task's job, bound by Celery: its lines after the run are about it again
         try:
             lost = self.heartbeat.hold(claim)
             while claim is not None:
@@ -161,7 +162,7 @@ class Runner:
         finally:
             if claim is not None:
                 self.heartbeat.release(claim)
-            logs.bind_job(job_id)
+            logs.restore(logged_as)
         self._record_handoffs(started)
         assert first is not None  # the loop ran at least once
         return first

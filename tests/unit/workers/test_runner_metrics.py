@@ -125,9 +125,9 @@ def test_the_runner_s_lines_are_about_the_job_it_runs(h, caplog):
         h.runner.run(f"{parent_id}-0")
     finally:
         logging.getLogger("workers.adapters.fake").removeHandler(handler)
-        logs.bind_job(None)
 
     assert seen == [
         ("reading child 0", f"{parent_id}-0", parent_id),
         ("reading child 1", f"{parent_id}-1", parent_id),
     ]
+    assert logs.bound() is None  # what was bound before the run (nothing here) is bound again
