@@ -109,8 +109,8 @@ class ProcfileStack:
         return {name: proc.log_text() for name, proc in self.procs.items()}
 
 
-def get(url: str, timeout: float = 10.0) -> tuple[int, str, str]:
-    """(status, content type, body) of a GET."""
+def get(url: str, timeout: float = WAIT) -> tuple[int, str, str]:
+    """(status, content type, body) of a GET; the timeout bounds a hang (a gunicorn worker booting, say)."""
     with _no_proxy.open(url, timeout=timeout) as response:
         return response.status, response.headers.get("Content-Type", ""), response.read().decode()
 

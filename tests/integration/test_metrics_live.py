@@ -18,8 +18,9 @@ from tests.integration.observability_support import WAIT, ProcfileStack, get, me
 pytestmark = pytest.mark.integration
 
 WEB_WORKERS = 3
-#: gunicorn replaces each worker after this many requests, so the counts come from workers alive and gone.
-MAX_REQUESTS = 4
+#: gunicorn replaces each worker after this many requests (plus up to the jitter, so that the workers
+#: are not all replaced at once), so the counts come from workers alive and gone.
+MAX_REQUESTS, JITTER = 4, 2
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,9 @@ def deployment(redis_server, tmp_path_factory):
         stack.celery("worker", metrics_env="OCRGW_WORKER_METRICS_PORT")
         stack.celery("coordinator", metrics_env="OCRGW_COORDINATOR_METRICS_PORT")
         stack.celery("beat")
-        stack.web(workers=WEB_WORKERS, extra_args=["--max-requests", str(MAX_REQUESTS)])
+        stack.web(
+            workers=WEB_WORKERS, extra_args=["--max-requests", str(MAX_REQUESTS), "--max-requests-jitter", str(JITTER)]
+        )
         yield stack.ready()
     finally:
         group.close()
@@ -43,7 +46,7 @@ def deployment(redis_server, tmp_path_factory):
 def test_after_a_group_has_run_the_metrics_count_its_children_by_status(deployment):
     children = [echo_child(f"metrics-{i}", fail=i % 3 == 0) for i in range(9)]
     max_parallel = 2
-    with Gateway(deployment.procs["web"].base_url) as gateway:
+    with Gateway(deployment.procs["web"].base_url, timeout=WAIT) as gateway:
         parent_id = submit_group(gateway, children, max_parallel).json()["id"]
         view = wait_terminal(gateway.job, parent_id, timeout=WAIT)
     by_status = {s: sum(c["status"] == s for c in view["children"]) for s in ("completed", "failed")}
@@ -81,8 +84,8 @@ def test_after_a_group_has_run_the_metrics_count_its_children_by_status(deployme
 def test_several_gunicorn_workers_give_one_coherent_count(deployment):
     url = deployment.metrics_url("web")
     before = value(scrape(url), "ocrgw_submissions_total", shape="single", model="echo")
-    jobs = WEB_WORKERS * MAX_REQUESTS + 1  # more than the first workers can serve: some are replaced
-    with Gateway(deployment.procs["web"].base_url) as gateway:
+    jobs = WEB_WORKERS * (MAX_REQUESTS + JITTER) + 1  # more than the first workers can serve: some are replaced
+    with Gateway(deployment.procs["web"].base_url, timeout=WAIT) as gateway:
         for i in range(jobs):
             response = gateway.post_json(echo_child(f"single-{i}"))
             assert response.status_code == 202, response.text
