@@ -20,14 +20,16 @@ that is one more read.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jobs import webhooks
-from jobs.records import Dispatch
+from jobs import observed, webhooks
+from jobs.records import Dispatch, Reclaimed
 from jobs.store import JobStore
 from jobs.webhooks import WebhookClaim
+from observability import metrics
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,12 @@ class Sweeper:
     hand_off_webhooks: Callable[[list[WebhookClaim]], int] | None = None
 
     def sweep(self) -> SweepReport:
+        began = time.perf_counter()
+        report = self._sweep()
+        metrics.swept(report.skipped, time.perf_counter() - began, repairs(report))
+        return report
+
+    def _sweep(self) -> SweepReport:
         settings = self.store.settings
         token = uuid.uuid4().hex
         # The lock outlives a normal pass by far; if the holder dies, it expires.
@@ -83,4 +91,29 @@ class Sweeper:
         )
         if dispatches or reclaimed.failed:
             log.warning("sweep repaired: %s", report)
+        self._record_reclaims(reclaimed)
         return report
+
+    def _record_reclaims(self, reclaimed: Reclaimed) -> None:
+        """The attempts whose lease ran out: run again, or ended (failed, or cancelled as a client asked)."""
+        for dispatch in reclaimed.requeued:
+            metrics.lease_ran_out(dispatch.model, None)
+        if reclaimed.failed:
+            try:
+                ended = observed.models_and_statuses(self.store.redis, reclaimed.failed)
+            except Exception:  # metrics must not fail a sweep whose repairs are done
+                log.warning("could not read the jobs whose lease ran out", exc_info=True)
+                return
+            for model, status in ended:
+                metrics.lease_ran_out(model, status)
+
+
+def repairs(report: SweepReport) -> dict[str, int]:
+    """What a sweep repaired, by the action the metrics name."""
+    return {
+        "reclaimed": report.reclaimed,
+        "lease_expired": report.lease_expired,
+        "republished": report.republished,
+        "released": report.released,
+        "webhooks_claimed": report.webhooks,
+    }

@@ -36,6 +36,7 @@ from jobs.contract import JobKind
 from jobs.errors import JobNotFound
 from jobs.store import JobStore
 from jobs.webhooks import Answer, WebhookClaim
+from observability import metrics
 from workers.celery_app import WEBHOOK_QUEUE, WEBHOOK_TASK, app, settings
 
 log = logging.getLogger(__name__)
@@ -150,4 +151,6 @@ def deliverer() -> Deliverer:
 @app.task(name=WEBHOOK_TASK, ignore_result=True, acks_late=False)
 def deliver(job_id: str, attempt: int) -> str:
     # acks_late off: an attempt whose deliverer dies is claimed again by the sweep once its claim runs out.
-    return deliverer().deliver(job_id, attempt)
+    outcome = deliverer().deliver(job_id, attempt)
+    metrics.webhook_attempted(outcome)
+    return outcome

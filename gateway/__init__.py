@@ -28,7 +28,7 @@ def create_app(
     # runs its module once, as __main__, without importing it first.
     from flask import Flask
 
-    from gateway import auth, dashboard, drain, openapi, problems, routes, views
+    from gateway import auth, dashboard, drain, metrics, openapi, problems, routes, views
     from jobs.config import Settings
     from jobs.registry import install_remote_models
     from jobs.store import JobStore
@@ -59,5 +59,6 @@ def create_app(
     models = views.models(openapi.options_json_schema(api))
     api.register_blueprint(routes.blueprint(routes.Services(settings, store, store.queries, publish, models)))
     app.register_blueprint(dashboard.blueprint())
+    metrics.install(app, store)
     drain.install_sigterm_hook(settings.drain_seconds)
     return app

@@ -39,6 +39,9 @@ OPEN_ENDPOINTS = frozenset(
     # The dashboard's pages and files hold no data of their own: a page gets it from the
     # API with the caller's own Authorization header, so a page without a key shows none.
     | {"ui.job_list", "ui.job", "ui.static"}
+    # Counts per model and status, no job's data: scraped like the probes, and kept off the
+    # public network like them (see Metrics, logs and Flower).
+    | {"metrics"}
 )
 SECURITY_SCHEME = "bearerAuth"
 _REALM = 'Bearer realm="ocrgw"'

@@ -19,7 +19,7 @@ from flask import jsonify, request, url_for
 from redis.exceptions import RedisError
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from gateway import controls, documents, drain, views
+from gateway import controls, documents, drain, metrics, views
 from gateway.auth import AUTH_PROBLEMS, current_principal
 from gateway.openapi import Blueprint, one_of, problems
 from gateway.problems import RETRY_AFTER_SECONDS, Problem, require_terminal
@@ -129,6 +129,7 @@ def blueprint(services: Services) -> Blueprint:
                 "idempotency_key_reused",
                 "This Idempotency-Key was already used for a different request; use a new key.",
             ) from None
+        metrics.submitted(submission, created)
         publish_quietly(services.publish, created.dispatches)
         record = queries.get(created.job_id, principal.tenant)
         if record is None:

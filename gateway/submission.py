@@ -53,10 +53,16 @@ class Submission:
     jobs: list[NewJob]
     group: GroupRules | None  # None: a single job, not a group
     fingerprint: str  # what an Idempotency-Key is bound to
+    split: bool = False  # a group the gateway made of a PDF's page ranges
 
     @property
     def is_group(self) -> bool:
         return self.group is not None
+
+    @property
+    def shape(self) -> str:
+        """single, group, or split (a PDF cut into children): what the submission metrics count by."""
+        return "split" if self.split else "group" if self.is_group else "single"
 
 
 def idempotency_key(values: Sequence[str]) -> str | None:
@@ -228,7 +234,10 @@ class Parser:
             for part in self._parts(job.payload, request.split_pages)
         ]
         return Submission(
-            children, GroupRules(max_parallel=request.max_parallel, callback_url=job.callback_url), request_print
+            children,
+            GroupRules(max_parallel=request.max_parallel, callback_url=job.callback_url),
+            request_print,
+            split=True,
         )
 
     def _parts(self, document: bytes, split_pages: int) -> list[PdfPart]:

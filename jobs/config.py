@@ -14,6 +14,7 @@ into command-line options, which gunicorn and celery check themselves.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -96,6 +97,10 @@ _REMOTE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
 _UPSTREAM_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 # What an Authorization header can carry: visible ASCII, no spaces.
 _BEARER_KEY = re.compile(r"[\x21-\x7e]{1,4096}")
+# Logs: the plain text lines gunicorn and Celery write by default, or one JSON object per line.
+LOG_FORMATS = ("plain", "json")
+# Where a Celery worker process serves its metrics when given a port: every interface, as the gateway listens.
+DEFAULT_METRICS_ADDRESS = "0.0.0.0"
 _PASSWORD_IN_URL = re.compile(r":[^:@/]*@")  # the ":password@" of a URL's user info
 
 
@@ -158,6 +163,15 @@ class Settings:
             raise InvalidSettings(
                 f"OCRGW_REMOTE_KEYS_FILE: has keys for {', '.join(undeclared)}, not declared in OCRGW_REMOTE_MODELS"
             )
+
+    log_format: str = "plain"
+    # The ports the Celery processes serve /metrics on, by role; 0: none (see observability.celery_hooks).
+    worker_metrics_port: int = 0
+    coordinator_metrics_port: int = 0
+    webhooks_metrics_port: int = 0
+    metrics_address: str = DEFAULT_METRICS_ADDRESS
+    # Where each process keeps its metrics files (prometheus_client's multiprocess mode); '': the temp dir's.
+    metrics_dir: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -354,6 +368,18 @@ def _seconds(setting: str, env: str, *, at_least: float | None = None) -> Variab
     return Variable(setting, env, mf.Float(allow_nan=False, validate=bound), expects)
 
 
+def _port(setting: str, env: str) -> Variable:
+    """A TCP port to listen on, 0 for none."""
+    return Variable(setting, env, mf.Integer(validate=validate.Range(min=0, max=65535)), "a port (1-65535), or 0")
+
+
+def _ip_address(text: str) -> None:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        raise ValidationError("not an IP address") from None
+
+
 VARIABLES: tuple[Variable, ...] = (
     Variable(
         "redis_url",
@@ -461,6 +487,12 @@ VARIABLES: tuple[Variable, ...] = (
         _RemoteKeysFile(),
         "a readable UTF-8 file of name=key lines (# comments), each name once, each key visible ASCII",
     ),
+    Variable("log_format", "OCRGW_LOG_FORMAT", mf.String(validate=validate.OneOf(LOG_FORMATS)), "plain or json"),
+    _port("worker_metrics_port", "OCRGW_WORKER_METRICS_PORT"),
+    _port("coordinator_metrics_port", "OCRGW_COORDINATOR_METRICS_PORT"),
+    _port("webhooks_metrics_port", "OCRGW_WEBHOOKS_METRICS_PORT"),
+    Variable("metrics_address", "OCRGW_METRICS_ADDRESS", mf.String(validate=_ip_address), "an IP address"),
+    Variable("metrics_dir", "OCRGW_METRICS_DIR", mf.String(validate=validate.Regexp("^/")), "an absolute path"),
 )
 
 

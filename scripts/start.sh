@@ -10,6 +10,10 @@
 #
 #   PORT=8000              the gateway's HTTP port
 #   OCRGW_REDIS_PORT=...   the private Redis's port (default: a free one)
+#   OCRGW_WORKER_METRICS_PORT=9101, OCRGW_COORDINATOR_METRICS_PORT=9102,
+#   OCRGW_WEBHOOKS_METRICS_PORT=9103
+#                          where the Celery processes serve /metrics (the gateway's is
+#                          http://localhost:$PORT/metrics); files under .run/metrics
 #
 # Arguments go to `ocrgw up` (see `ocrgw up --help`).
 set -euo pipefail
@@ -18,4 +22,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 "$ROOT/scripts/setup.sh"
 cd "$ROOT"
+export OCRGW_METRICS_DIR="${OCRGW_METRICS_DIR:-$ROOT/.run/metrics}"
+export OCRGW_WORKER_METRICS_PORT="${OCRGW_WORKER_METRICS_PORT:-9101}"
+export OCRGW_COORDINATOR_METRICS_PORT="${OCRGW_COORDINATOR_METRICS_PORT:-9102}"
+export OCRGW_WEBHOOKS_METRICS_PORT="${OCRGW_WEBHOOKS_METRICS_PORT:-9103}"
 exec "$ROOT/.venv/bin/ocrgw" up --data-dir "$ROOT/.run/redis" "$@"

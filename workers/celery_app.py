@@ -12,6 +12,7 @@ from jobs import redis_access
 from jobs.config import Settings
 from jobs.registry import install_remote_models
 from workers import process_limits
+from observability import celery_hooks
 
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"
@@ -62,7 +63,10 @@ def make_celery(settings: Settings) -> Celery:
         # An unacked message comes back after this long; claim makes the
         # late copy a no-op, and the lease (not this) is what reclaims work.
         broker_transport_options={"visibility_timeout": 3600},
-        worker_send_task_events=False,
+        # Task events, so that Flower (`celery -A workers flower`) shows every task: received,
+        # started, succeeded or failed, and sent, from the process that published it.
+        worker_send_task_events=True,
+        task_send_sent_event=True,
         worker_hijack_root_logger=False,
         enable_utc=True,
     )
@@ -92,3 +96,8 @@ def _limit_pool_process(**_):
     (prefork) get them: the worker's main process runs no job.
     """
     process_limits.apply(settings.worker_memory_limit_mb)
+
+
+celery_hooks.install(
+    app, settings, coordinator_queue=COORDINATOR_QUEUE, webhook_queue=WEBHOOK_QUEUE, job_tasks={RUN_TASK, WEBHOOK_TASK}
+)

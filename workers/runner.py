@@ -38,11 +38,13 @@ from dataclasses import dataclass
 
 from celery.exceptions import SoftTimeLimitExceeded
 
+from jobs import keys, observed
 from jobs.contract import Field
 from jobs.errors import AdapterError, CancelRequested, InvalidDocument, JobNotFound, LeaseLost, NotProcessing
 from jobs.records import Claim, Completion, Dispatch
 from jobs.registry import MODELS, ON_PREM_REQUIRED, Location
 from jobs.store import JobStore
+from observability import logs, metrics
 from workers.adapters import get_adapter
 from workers.adapters.base import RESOURCE_LIMIT, permanent_error
 
@@ -51,6 +53,8 @@ log = logging.getLogger(__name__)
 COMPLETED, FAILED, RETRIED, DISCARDED, SKIPPED = "completed", "failed", "retried", "discarded", "skipped"
 CANCELLED = "cancelled"
 TIMEOUT_CODE = "timeout"
+# How an attempt came to this worker: a Celery message, or a slot kept as the previous child ended.
+MESSAGE, KEPT_SLOT = "message", "kept_slot"
 
 
 class Heartbeat:
@@ -135,10 +139,18 @@ class Runner:
             return SKIPPED
         keep_until = self.clock() + self.store.settings.keep_slot_seconds
         first: str | None = None  # what became of job_id: the answer
+        path = MESSAGE
+        started: list[tuple[str, int, int, str]] = []  # (id, attempt, try, path): hand-offs, read at the end
+        logged_as = logs.bound()  # the task's job, bound by Celery: its lines after the run are about it again
         try:
             lost = self.heartbeat.hold(claim)
             while claim is not None:
+                logs.bind_job(claim.job_id)
+                metrics.attempt_started(claim.model, path)
+                started.append((claim.job_id, claim.attempt, claim.try_number, path))
+                began = time.perf_counter()
                 outcome, completion = self._attempt(claim, lost, keep_until)
+                metrics.attempt_ended(claim.model, outcome, time.perf_counter() - began)
                 if first is None:
                     first = outcome
                 else:
@@ -147,6 +159,7 @@ class Runner:
                 # claimed, while the other released children are published.
                 self.heartbeat.release(claim)
                 claim = completion.next_claim if completion else None
+                path = KEPT_SLOT
                 if claim is not None:
                     lost = self.heartbeat.hold(claim)
                 if completion is not None:
@@ -154,8 +167,27 @@ class Runner:
         finally:
             if claim is not None:
                 self.heartbeat.release(claim)
+            logs.restore(logged_as)
+        self._record_handoffs(started)
         assert first is not None  # the loop ran at least once
         return first
+
+    def _record_handoffs(self, started: list[tuple[str, int, int, str]]) -> None:
+        """The hand-off latency of the children this task started on their first try, from their Redis times.
+
+        Read in one round trip once the task's jobs are done, rather than one per child on the way.
+        """
+        firsts = [(j, attempt, path) for j, attempt, tries, path in started if keys.CHILD_SEPARATOR in j and tries == 1]
+        if not firsts:
+            return
+        try:
+            gaps = observed.handoff_seconds(self.store.redis, [(j, attempt) for j, attempt, _ in firsts])
+        except Exception:  # metrics must not fail a task whose jobs are done
+            log.debug("could not read hand-off times", exc_info=True)
+            return
+        for (_job_id, _attempt, path), seconds in zip(firsts, gaps, strict=True):
+            if seconds is not None:
+                metrics.handed_off(path, seconds)
 
     def _attempt(self, claim: Claim, lost: threading.Event, keep_until: float) -> tuple[str, Completion | None]:
         """Runs the adapter and writes the outcome; the caller publishes what the write released."""
@@ -264,8 +296,13 @@ class Runner:
             raise InvalidDocument("the job's document is missing from the store")
         self._check_on_prem(claim)
         adapter = get_adapter(claim.model)
+        page_began = time.perf_counter()
 
         def on_page(done: int, total: int) -> None:
+            nonlocal page_began
+            page_ended = time.perf_counter()
+            metrics.page_done(claim.model, page_ended - page_began)
+            page_began = page_ended
             # Raising here stops a multi-page run early: once another attempt
             # holds the job, the pages left are wasted work.
             if lost.is_set():

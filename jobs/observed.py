@@ -1,0 +1,147 @@
+"""What the metrics read from the store: the jobs held, queued and processing per model, and hand-off times.
+
+Both reads go through the indexes the transitions keep, never a scan of
+the keyspace, so a scrape costs what is in flight, not what was ever
+stored:
+
+* processing jobs are the members of ``ocrgw:leases``, queued ones those of
+  ``ocrgw:queued`` (single jobs and children alike, a retry waiting out its
+  backoff included);
+* held children sit in their parent's ``children:held`` set, counted by
+  the parent's ``n_held``.  A parent with held children always has a child
+  queued or processing, or is on the due index (that is what keeps it
+  moving: every transition that frees a slot releases into it in the same
+  script, or leaves the parent due for the sweep), so the parents of the
+  jobs in flight and the due parents are every parent with held children.
+
+A child's model is its parent's unless the group is ``mixed``; only then
+are the children read one by one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from redis import Redis
+
+from jobs import keys
+from jobs.contract import Field, JobStatus, count_field
+from jobs.registry import MODELS
+
+MIXED = "mixed"  # the model of a parent whose children use several
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Jobs per model in each status that is not terminal."""
+
+    held: Counter[str] = field(default_factory=Counter)
+    queued: Counter[str] = field(default_factory=Counter)
+    processing: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def models(self) -> list[str]:
+        """Every registered model (so that each has its series, zero or not), then any other one found."""
+        found = set(self.held) | set(self.queued) | set(self.processing)
+        return [*MODELS, *sorted(found - set(MODELS))]
+
+
+def occupancy(client: Redis) -> Occupancy:
+    """Held, queued and processing jobs per model, in two pipelined round trips (four with a mixed group in flight)."""
+    pipe = client.pipeline(transaction=False)
+    for index in (keys.QUEUED, keys.LEASES, keys.DUE_PARENTS):
+        pipe.zrange(index, 0, -1)
+    queued_ids, processing_ids, due_ids = ([_text(m) for m in reply] for reply in pipe.execute())
+
+    in_flight = [*queued_ids, *processing_ids]
+    singles = sorted({j for j in in_flight if not _is_child(j)})
+    parents = sorted({keys.root_of(j) for j in in_flight if _is_child(j)} | set(due_ids))
+    pipe = client.pipeline(transaction=False)
+    for job_id in singles:
+        pipe.hget(keys.job(job_id), Field.MODEL.value)
+    for parent_id in parents:
+        pipe.hmget(keys.job(parent_id), Field.MODEL.value, count_field(JobStatus.HELD))
+    replies = pipe.execute() if singles or parents else []
+    model_of = {j: _text(m or b"") for j, m in zip(singles, replies[: len(singles)], strict=True)}
+    rows = replies[len(singles) :]
+    group_model = {p: _text(row[0] or b"") for p, row in zip(parents, rows, strict=True)}
+    held_count = {p: int(row[1] or 0) for p, row in zip(parents, rows, strict=True)}
+
+    # The children of a mixed group are read one by one for their own model: those in flight, and the held ones.
+    mixed_held = [p for p in parents if group_model[p] == MIXED and held_count[p]]
+    pipe = client.pipeline(transaction=False)
+    for parent_id in mixed_held:
+        pipe.zrange(keys.children(parent_id, JobStatus.HELD.value), 0, -1)
+    held_children = [_text(m) for reply in (pipe.execute() if mixed_held else []) for m in reply]
+    of_mixed = [j for j in in_flight if _is_child(j) and group_model[keys.root_of(j)] == MIXED]
+    model_of.update(_models(client, [*of_mixed, *held_children]))
+
+    def model(job_id: str) -> str:
+        return model_of[job_id] if job_id in model_of else group_model[keys.root_of(job_id)]
+
+    held: Counter[str] = Counter(map(model, held_children))
+    for parent_id, count in held_count.items():
+        if count and group_model[parent_id] != MIXED:
+            held[group_model[parent_id]] += count
+    return Occupancy(held, Counter(map(model, queued_ids)), Counter(map(model, processing_ids)))
+
+
+def handoff_seconds(client: Redis, claims: Sequence[tuple[str, int]]) -> list[float | None]:
+    """For each (child id, attempt) claimed: seconds from its release into a slot to its start, in Redis time.
+
+    A slot freed by a child that ends goes to the next held child in the
+    same script, at the same Redis time, so its ``queued_at`` is the
+    ``finished_at`` of the child before it: the gap is that child's
+    ``finished_at`` to this one's ``started_at``.  None where the child is
+    not a hand-off (released with its group, at creation), or where the
+    attempt is no longer the job's last (a later one overwrote the times).
+    """
+    if not claims:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for job_id, _attempt in claims:
+        pipe.hmget(
+            keys.job(job_id),
+            Field.CREATED_AT.value,
+            Field.QUEUED_AT.value,
+            Field.STARTED_AT.value,
+            Field.ATTEMPTS.value,
+        )
+    out: list[float | None] = []
+    for (_job_id, attempt), values in zip(claims, pipe.execute(), strict=True):
+        created, queued, started, attempts = (int(v) if v else None for v in values)
+        if None in (created, queued, started) or attempts != attempt or queued == created:
+            out.append(None)
+            continue
+        out.append(max(0, started - queued) / 1_000_000)  # type: ignore[operator]
+    return out
+
+
+def _models(client: Redis, ids: Sequence[str]) -> dict[str, str]:
+    """Each job's own model field, in one round trip."""
+    if not ids:
+        return {}
+    pipe = client.pipeline(transaction=False)
+    for job_id in ids:
+        pipe.hget(keys.job(job_id), Field.MODEL.value)
+    return {job_id: _text(model or b"") for job_id, model in zip(ids, pipe.execute(), strict=True)}
+
+
+def _is_child(job_id: str) -> bool:
+    return keys.CHILD_SEPARATOR in job_id
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def models_and_statuses(client: Redis, job_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(model, status) of each job, in one round trip; ('', '') for one that is gone."""
+    if not job_ids:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for job_id in job_ids:
+        pipe.hmget(keys.job(job_id), Field.MODEL.value, Field.STATUS.value)
+    return [(_text(model or b""), _text(status or b"")) for model, status in pipe.execute()]

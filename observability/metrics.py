@@ -1,0 +1,247 @@
+"""Every metric of ocrgw, defined once, and the calls that record them.
+
+Each ``Metric`` is a name, its labels and its meaning; the README's table
+lists the same (a unit test compares the two).  Counters and histograms
+count events where they happen (a transition's reply, an attempt's end, a
+sweep, a webhook attempt) in the process that saw them; the gauges of
+``STORE_GAUGES`` are read from the store at scrape time
+(``observability.collectors``), so every gateway reports the same values.
+
+prometheus_client decides, when it is first imported, whether values live
+in this process's memory or in files shared by a family of processes
+(multiprocess mode, ``PROMETHEUS_MULTIPROC_DIR``).  So nothing here imports
+it before a metric is first recorded: by then the process has made its
+choice (``observability.multiprocess.use_directory``).  Recording never
+raises: a metric that cannot be written must not fail a job.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Metric:
+    kind: str  # counter, histogram or gauge
+    name: str  # as exposed (a counter's ends in _total)
+    help: str
+    labels: tuple[str, ...]
+    buckets: tuple[float, ...] = ()
+
+
+# -- counted where the events happen ---------------------------------------------------------------
+
+SUBMISSIONS = Metric(
+    "counter",
+    "ocrgw_submissions_total",
+    "Submissions that created jobs (an idempotent replay creates none), by shape (single, group, split) and "
+    "model (a group's children's, or mixed).",
+    ("shape", "model"),
+)
+JOBS_FINISHED = Metric(
+    "counter",
+    "ocrgw_jobs_finished_total",
+    "Single jobs and children that a worker or the sweep ended, by model and status (completed, failed, cancelled).",
+    ("model", "status"),
+)
+JOB_ATTEMPTS = Metric(
+    "counter",
+    "ocrgw_job_attempts_total",
+    "Attempts at jobs by model and what became of them: completed, failed, cancelled, retried (a transient "
+    "error), discarded (the attempt had lost the job), reclaimed (its lease ran out; the job runs again), "
+    "lease_expired (its lease ran out on the last attempt: the job failed).",
+    ("model", "outcome"),
+)
+JOB_STARTS = Metric(
+    "counter",
+    "ocrgw_job_starts_total",
+    "Attempts started, by model and how the worker got the job: message (a Celery message) or kept_slot "
+    "(claimed for it as its previous child ended).",
+    ("model", "path"),
+)
+JOB_DURATION = Metric(
+    "histogram",
+    "ocrgw_job_duration_seconds",
+    "Seconds from an attempt's claim to its end being written, for attempts that ended the job, by model and status.",
+    ("model", "status"),
+    (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600),
+)
+PAGE_DURATION = Metric(
+    "histogram",
+    "ocrgw_page_duration_seconds",
+    "Seconds an engine took for one page (the first page includes opening the document), by model.",
+    ("model",),
+    (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)
+HANDOFF_LATENCY = Metric(
+    "histogram",
+    "ocrgw_handoff_latency_seconds",
+    "Seconds from a child's release into a freed slot (the finished_at of the child before it, Redis time) "
+    "to its started_at, by path: kept_slot or message.",
+    ("path",),
+    (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+SWEEP_DURATION = Metric(
+    "histogram",
+    "ocrgw_sweep_duration_seconds",
+    "Seconds a sweep tick took, by outcome: swept, or skipped (another tick held the lock).",
+    ("outcome",),
+    (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+SWEEP_REPAIRS = Metric(
+    "counter",
+    "ocrgw_sweep_repairs_total",
+    "What sweeps repaired, by action: reclaimed, lease_expired, republished, released, webhooks_claimed.",
+    ("action",),
+)
+WEBHOOK_ATTEMPTS = Metric(
+    "counter",
+    "ocrgw_webhook_attempts_total",
+    "Webhook deliveries by outcome: delivered, retrying, given_up, superseded, or stale and gone (not sent).",
+    ("outcome",),
+)
+EVENT_METRICS = (
+    SUBMISSIONS,
+    JOBS_FINISHED,
+    JOB_ATTEMPTS,
+    JOB_STARTS,
+    JOB_DURATION,
+    PAGE_DURATION,
+    HANDOFF_LATENCY,
+    SWEEP_DURATION,
+    SWEEP_REPAIRS,
+    WEBHOOK_ATTEMPTS,
+)
+
+# -- read from the store at scrape time (the gateway's /metrics) -------------------------------
+
+JOBS_HELD = Metric("gauge", "ocrgw_jobs_held", "Children waiting for a slot of their group, by model.", ("model",))
+JOBS_QUEUED = Metric(
+    "gauge",
+    "ocrgw_jobs_queued",
+    "The queue depth: jobs released and waiting for a worker (a retry's backoff included), by model.",
+    ("model",),
+)
+JOBS_PROCESSING = Metric("gauge", "ocrgw_jobs_processing", "Jobs a worker holds a lease on, by model.", ("model",))
+JOBS_IN_FLIGHT = Metric(
+    "gauge",
+    "ocrgw_jobs_in_flight",
+    "Jobs queued or processing, what a group's max_parallel bounds, by model.",
+    ("model",),
+)
+STORE_UP = Metric("gauge", "ocrgw_store_up", "1 if the store answered this scrape's reads, else 0.", ())
+STORE_GAUGES = (JOBS_HELD, JOBS_QUEUED, JOBS_PROCESSING, JOBS_IN_FLIGHT, STORE_UP)
+ALL = EVENT_METRICS + STORE_GAUGES
+
+# -- the live metrics, made on first use -------------------------------------------------------
+
+_live: dict[str, Any] = {}
+_lock = threading.Lock()
+_registry: Any = None
+_failed: set[str] = set()  # metrics whose recording failed once already: logged once
+
+
+def registry() -> Any:
+    """The registry of this process's own metrics (what a process outside multiprocess mode exposes)."""
+    global _registry
+    if _registry is None:
+        from prometheus_client import CollectorRegistry
+
+        _registry = CollectorRegistry(auto_describe=True)
+    return _registry
+
+
+def created() -> bool:
+    """True once a metric exists in this process: too late to choose multiprocess mode."""
+    return bool(_live)
+
+
+def live(metric: Metric) -> Any:
+    """The prometheus_client object of ``metric``, made on first use."""
+    found = _live.get(metric.name)
+    if found is not None:
+        return found
+    with _lock:
+        if metric.name not in _live:
+            import prometheus_client
+
+            make = {"counter": prometheus_client.Counter, "histogram": prometheus_client.Histogram}[metric.kind]
+            extra = {"buckets": metric.buckets} if metric.buckets else {}
+            _live[metric.name] = make(metric.name, metric.help, metric.labels, registry=registry(), **extra)
+        return _live[metric.name]
+
+
+def _inc(metric: Metric, *labels: str, amount: float = 1) -> None:
+    try:
+        live(metric).labels(*labels).inc(amount)
+    except Exception:
+        _failed_once(metric)
+
+
+def _observe(metric: Metric, value: float, *labels: str) -> None:
+    try:
+        live(metric).labels(*labels).observe(value)
+    except Exception:
+        _failed_once(metric)
+
+
+def _failed_once(metric: Metric) -> None:
+    if metric.name not in _failed:
+        _failed.add(metric.name)
+        log.warning("could not record %s; it is left as it is", metric.name, exc_info=True)
+
+
+# -- what the processes record -----------------------------------------------------------------
+
+#: The attempt outcomes that end a job, as the runner names them, and the status each leaves.
+ENDING = {"completed": "completed", "failed": "failed", "cancelled": "cancelled"}
+
+
+def submitted(shape: str, model: str) -> None:
+    _inc(SUBMISSIONS, shape, model)
+
+
+def attempt_started(model: str, path: str) -> None:
+    _inc(JOB_STARTS, model, path)
+
+
+def attempt_ended(model: str, outcome: str, seconds: float) -> None:
+    """An attempt the runner saw to its end; one that ended the job also counts as a finished job."""
+    _inc(JOB_ATTEMPTS, model, outcome)
+    status = ENDING.get(outcome)
+    if status is not None:
+        _inc(JOBS_FINISHED, model, status)
+        _observe(JOB_DURATION, seconds, model, status)
+
+
+def lease_ran_out(model: str, ended_as: str | None) -> None:
+    """The sweep's reclaim of an expired lease: the job runs again (``ended_as`` None), or it ended so."""
+    if ended_as is None:
+        _inc(JOB_ATTEMPTS, model, "reclaimed")
+        return
+    _inc(JOB_ATTEMPTS, model, "lease_expired" if ended_as == "failed" else ended_as)
+    _inc(JOBS_FINISHED, model, ended_as)
+
+
+def page_done(model: str, seconds: float) -> None:
+    _observe(PAGE_DURATION, seconds, model)
+
+
+def handed_off(path: str, seconds: float) -> None:
+    _observe(HANDOFF_LATENCY, seconds, path)
+
+
+def swept(skipped: bool, seconds: float, repairs: dict[str, int]) -> None:
+    _observe(SWEEP_DURATION, seconds, "skipped" if skipped else "swept")
+    for action, count in repairs.items():
+        if count:
+            _inc(SWEEP_REPAIRS, action, amount=count)
+
+
+def webhook_attempted(outcome: str) -> None:
+    _inc(WEBHOOK_ATTEMPTS, outcome)

@@ -1,0 +1,77 @@
+"""Flower shows the work: a real ``celery -A workers flower`` beside a real stack sees a finished group's tasks.
+
+Kept slots are off here, so each child of the group runs as a Celery task of
+its own (with kept slots, a worker runs the next children of a group within
+its current task, and Flower shows only the tasks there were).  Flower's
+HTTP API (``/api/tasks``, open with ``FLOWER_UNAUTHENTICATED_API``) must list
+one succeeded ``ocrgw.run`` task per child, whose argument is the child's id.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+
+import pytest
+
+from tests.harness import ProcGroup, free_port, http_status, wait_until
+from tests.integration.fanout_support import Gateway, echo_child, submit_group, wait_terminal
+from tests.integration.observability_support import WAIT, ProcfileStack, get
+
+pytestmark = pytest.mark.integration
+
+RUN_TASK = "ocrgw.run"
+
+
+@pytest.fixture(scope="module")
+def stack_and_flower(redis_server, tmp_path_factory):
+    group = ProcGroup(tmp_path_factory.mktemp("flower"), redis=redis_server, label="flower")
+    try:
+        stack = ProcfileStack(group, group.fresh_db(), {"OCRGW_SWEEP_INTERVAL": "0.2", "OCRGW_KEEP_SLOT_SECONDS": "0"})
+        for name in ("worker", "coordinator", "beat"):
+            stack.celery(name)
+        stack.web()
+        stack.ready()
+        port = free_port()
+        flower = group.start(
+            "flower",
+            [sys.executable, "-m", "celery", "-A", "workers", "flower", f"--port={port}", "--address=127.0.0.1"],
+            env={**stack.process_env(), "FLOWER_UNAUTHENTICATED_API": "true"},
+            wait=False,
+        )
+        base = f"http://127.0.0.1:{port}"
+        flower.wait_ready(lambda: http_status(f"{base}/healthcheck") == 200, WAIT)
+        # Flower learns of a task from the events sent once it listens: wait until it knows the worker.
+        wait_until(lambda: api(base, "/api/workers?refresh=1"), WAIT, interval=0.5, message="flower never saw a worker")
+        yield stack, base
+    finally:
+        group.close()
+
+
+def api(base: str, path: str):
+    status, _, body = get(base + path, timeout=30)
+    assert status == 200
+    return json.loads(body)
+
+
+def test_flower_lists_a_finished_group_s_tasks_by_name(stack_and_flower):
+    stack, flower = stack_and_flower
+    with Gateway(stack.procs["web"].base_url) as gateway:
+        parent_id = submit_group(gateway, [echo_child(f"flower-{i}") for i in range(4)], 2).json()["id"]
+        view = wait_terminal(gateway.job, parent_id, timeout=WAIT)
+    children = {c["id"] for c in view["children"]}
+    assert view["status"] == "completed"
+
+    def succeeded_runs() -> dict[str, dict] | None:
+        tasks = api(flower, f"/api/tasks?taskname={RUN_TASK}").values()
+        runs = {ast.literal_eval(t["args"])[0]: t for t in tasks if t["name"] == RUN_TASK}
+        done = {job_id: t for job_id, t in runs.items() if job_id in children and t["state"] == "SUCCESS"}
+        return done if set(done) == children else None
+
+    runs = wait_until(succeeded_runs, WAIT, interval=0.5, message="flower did not show every child's task")
+
+    assert {t["name"] for t in runs.values()} == {RUN_TASK}
+    assert {ast.literal_eval(t["result"]) for t in runs.values()} == {"completed"}
+    # The sweep's ticks are there too, under their own name.
+    assert api(flower, "/api/tasks?taskname=ocrgw.sweep")

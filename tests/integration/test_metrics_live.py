@@ -1,0 +1,105 @@
+"""Prometheus metrics of a real stack: a group runs, and what each process's /metrics says is what happened.
+
+The stack is the Procfile's (a gunicorn gateway of three workers recycled
+every few requests, an OCR worker with its prefork pool, the coordinator
+and beat), on a database of its own, with metrics ports for the worker and
+the coordinator.  What the metrics say is compared with what the store
+recorded: the group's children by status, its hand-offs, its submission.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.harness import wait_until
+from tests.integration.fanout_support import Gateway, echo_child, submit_group, wait_terminal
+from tests.integration.observability_support import WAIT, ProcfileStack, get, metrics_dirs, scrape, value
+
+pytestmark = pytest.mark.integration
+
+WEB_WORKERS = 3
+#: gunicorn replaces each worker after this many requests (plus up to the jitter, so that the workers
+#: are not all replaced at once), so the counts come from workers alive and gone.
+MAX_REQUESTS, JITTER = 4, 2
+
+
+@pytest.fixture(scope="module")
+def deployment(redis_server, tmp_path_factory):
+    from tests.harness import ProcGroup
+
+    work = tmp_path_factory.mktemp("metrics")
+    group = ProcGroup(work, redis=redis_server, label="metrics")
+    env = {"OCRGW_SWEEP_INTERVAL": "0.2", "OCRGW_METRICS_ADDRESS": "127.0.0.1", "OCRGW_METRICS_DIR": str(work / "m")}
+    try:
+        stack = ProcfileStack(group, group.fresh_db(), env)
+        stack.celery("worker", metrics_env="OCRGW_WORKER_METRICS_PORT")
+        stack.celery("coordinator", metrics_env="OCRGW_COORDINATOR_METRICS_PORT")
+        stack.celery("beat")
+        stack.web(
+            workers=WEB_WORKERS, extra_args=["--max-requests", str(MAX_REQUESTS), "--max-requests-jitter", str(JITTER)]
+        )
+        yield stack.ready()
+    finally:
+        group.close()
+
+
+def test_after_a_group_has_run_the_metrics_count_its_children_by_status(deployment):
+    children = [echo_child(f"metrics-{i}", fail=i % 3 == 0) for i in range(9)]
+    max_parallel = 2
+    with Gateway(deployment.procs["web"].base_url, timeout=WAIT) as gateway:
+        parent_id = submit_group(gateway, children, max_parallel).json()["id"]
+        view = wait_terminal(gateway.job, parent_id, timeout=WAIT)
+    by_status = {s: sum(c["status"] == s for c in view["children"]) for s in ("completed", "failed")}
+    assert by_status == {"completed": 6, "failed": 3}
+
+    worker = scrape(deployment.metrics_url("worker"))
+    finished = {s: value(worker, "ocrgw_jobs_finished_total", model="echo", status=s) for s in by_status}
+    assert finished == by_status
+    assert value(worker, "ocrgw_job_duration_seconds_count", model="echo", status="completed") == 6
+    starts = [value(worker, "ocrgw_job_starts_total", model="echo", path=p) for p in ("message", "kept_slot")]
+    assert sum(starts) == len(children)
+    # Every child but those released with the group took over a slot another had freed.
+    handoffs = [value(worker, "ocrgw_handoff_latency_seconds_count", path=p) for p in ("message", "kept_slot")]
+    assert sum(handoffs) == len(children) - max_parallel
+    assert value(worker, "ocrgw_handoff_latency_seconds_sum", path="kept_slot") == 0
+
+    gateway_metrics = scrape(deployment.metrics_url("web"))
+    assert value(gateway_metrics, "ocrgw_submissions_total", shape="group", model="echo") == 1
+    assert value(gateway_metrics, "ocrgw_store_up") == 1
+    for gauge in ("ocrgw_jobs_held", "ocrgw_jobs_queued", "ocrgw_jobs_processing", "ocrgw_jobs_in_flight"):
+        assert value(gateway_metrics, gauge, model="echo") == 0, gauge
+
+    coordinator = wait_until(
+        lambda: (
+            (m := scrape(deployment.metrics_url("coordinator")))
+            and value(m, "ocrgw_sweep_duration_seconds_count", outcome="swept") > 0
+            and m
+        ),
+        WAIT,
+        message="the coordinator never counted a sweep",
+    )
+    assert value(coordinator, "ocrgw_sweep_repairs_total", action="lease_expired") == 0
+
+
+def test_several_gunicorn_workers_give_one_coherent_count(deployment):
+    url = deployment.metrics_url("web")
+    before = value(scrape(url), "ocrgw_submissions_total", shape="single", model="echo")
+    jobs = WEB_WORKERS * (MAX_REQUESTS + JITTER) + 1  # more than the first workers can serve: some are replaced
+    with Gateway(deployment.procs["web"].base_url, timeout=WAIT) as gateway:
+        for i in range(jobs):
+            response = gateway.post_json(echo_child(f"single-{i}"))
+            assert response.status_code == 202, response.text
+        # Each scrape may reach any worker, one that has just replaced another included.
+        counts = [value(scrape(url), "ocrgw_submissions_total", shape="single", model="echo") for _ in range(8)]
+
+    assert counts == [before + jobs] * len(counts)
+    [family] = metrics_dirs(deployment.group.work_dir / "m", "web")
+    counted_in = {f.name for f in family.iterdir() if f.name.startswith("counter_")}
+    assert len(counted_in) > WEB_WORKERS, f"the submissions were counted by {sorted(counted_in)} only"
+
+
+def test_the_worker_s_metrics_endpoint_answers_from_its_main_process(deployment):
+    status, content_type, body = get(deployment.metrics_url("worker"))
+
+    assert status == 200 and content_type.startswith("text/plain")
+    assert "# TYPE ocrgw_job_attempts_total counter" in body

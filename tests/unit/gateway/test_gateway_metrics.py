@@ -1,0 +1,81 @@
+"""GET /metrics: the gateway's counts and the store's gauges, parsed; submissions counted by shape and model."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from jobs.config import Settings
+from tests.pdfs import text_pdf
+from tests.unit.observability.support import Counts
+
+from .support import b64, echo_job, fanout
+
+SUBMISSIONS = "ocrgw_submissions_total"
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings(max_children=4, max_pages=20, max_body_bytes=1 << 20)
+
+
+def scrape(client) -> dict[tuple[str, tuple], float]:
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    assert response.mimetype == "text/plain"
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(response.get_data(as_text=True))
+        for s in family.samples
+    }
+
+
+def test_metrics_show_the_store_s_jobs_per_model_and_status(client):
+    response = client.post("/jobs", json=fanout(*(echo_job(f"child {i}") for i in range(4)), max_parallel=1))
+    assert response.status_code == 202
+
+    got = scrape(client)
+
+    assert got[("ocrgw_jobs_held", (("model", "echo"),))] == 3
+    assert got[("ocrgw_jobs_queued", (("model", "echo"),))] == 1
+    assert got[("ocrgw_jobs_in_flight", (("model", "echo"),))] == 1
+    assert got[("ocrgw_store_up", ())] == 1
+
+
+def test_each_submission_is_counted_by_its_shape_and_model(client):
+    pdf = {"model": "tesseract", "content_type": "application/pdf", "payload": b64(text_pdf("one", "two", "three"))}
+    mixed = fanout(echo_job("a"), {"model": "tesseract", "content_type": "image/png", "payload": b64(b"\x89PNG")})
+    counts = Counts()
+
+    for body in (echo_job("one"), fanout(echo_job("a"), echo_job("b")), {**pdf, "split_pages": 2}, mixed):
+        assert client.post("/jobs", json=body).status_code == 202
+    assert client.post("/jobs?model=echo", data=b"raw", content_type="text/plain").status_code == 202
+
+    assert counts.delta(SUBMISSIONS, shape="single", model="echo") == 2
+    assert counts.delta(SUBMISSIONS, shape="group", model="echo") == 1
+    assert counts.delta(SUBMISSIONS, shape="split", model="tesseract") == 1
+    assert counts.delta(SUBMISSIONS, shape="group", model="mixed") == 1
+    # What the scrape shows is what was counted.
+    assert scrape(client)[(SUBMISSIONS, (("model", "tesseract"), ("shape", "split")))] >= 1
+
+
+def test_a_replayed_submission_creates_nothing_and_counts_nothing(client, caplog):
+    caplog.set_level(logging.INFO, logger="gateway.metrics")
+    headers = {"Idempotency-Key": "metrics-replay-1"}
+    first = client.post("/jobs", json=echo_job("once"), headers=headers)
+    counts = Counts()
+
+    again = client.post("/jobs", json=echo_job("once"), headers=headers)
+
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert counts.delta(SUBMISSIONS, shape="single", model="echo") == 0
+    job_id = first.get_json()["id"]
+    lines = [(r.getMessage(), getattr(r, "job_id", None)) for r in caplog.records if r.name == "gateway.metrics"]
+    assert lines == [(f"accepted {job_id}: single, 1 job(s)", job_id), (f"replayed {job_id}: single, 1 job(s)", job_id)]
+
+
+def test_metrics_are_for_prometheus_not_a_route_of_the_api(client):
+    assert "/metrics" not in client.get("/openapi.json").get_json()["paths"]
+    assert client.post("/metrics").status_code == 405

@@ -1,0 +1,107 @@
+"""What the metrics read from the store: jobs per model and status from the in-flight indexes, hand-off times."""
+
+from __future__ import annotations
+
+from jobs import keys, observed
+from jobs.contract import JobStatus
+from jobs.records import NewJob
+
+
+def png(i: int) -> NewJob:
+    return NewJob(model="tesseract", content_type="image/png", payload=f"image {i}".encode())
+
+
+def test_nothing_in_flight_reads_zero_for_every_model(store):
+    now = observed.occupancy(store.redis)
+
+    assert (sum(now.held.values()), sum(now.queued.values()), sum(now.processing.values())) == (0, 0, 0)
+    assert now.models == ["tesseract", "paddleocr", "echo"]
+
+
+def test_a_capped_group_shows_its_held_queued_and_processing_children(kit):
+    group = kit.group(5, max_parallel=2)
+    kit.claim(keys.child_id(group.job_id, 0))
+    kit.single()
+
+    now = observed.occupancy(kit.r)
+
+    assert now.held == {"echo": 3}
+    assert now.queued == {"echo": 2}  # child 1 and the single job
+    assert now.processing == {"echo": 1}
+
+
+def test_a_mixed_group_counts_each_child_under_its_own_model(kit):
+    children = [kit.doc(0), png(1), kit.doc(2), png(3), png(4)]
+    group = kit.store.create_group(children, 2)
+    assert kit.job(group.job_id)["model"] == observed.MIXED
+    kit.claim(keys.child_id(group.job_id, 0))
+
+    now = observed.occupancy(kit.r)
+
+    assert now.processing == {"echo": 1}
+    assert now.queued == {"tesseract": 1}
+    assert now.held == {"echo": 1, "tesseract": 2}
+
+
+def test_held_children_of_a_group_with_nothing_in_flight_are_found_through_the_due_index(kit):
+    """A group whose creator died before releasing: every child held, the parent due."""
+    group = kit.group(3, max_parallel=1, release=False)
+    assert kit.members(keys.QUEUED) == set() and group.job_id in kit.members(keys.DUE_PARENTS)
+
+    assert observed.occupancy(kit.r).held == {"echo": 3}
+
+
+def test_counts_follow_the_transitions_to_the_end(kit):
+    group = kit.group(3, max_parallel=1)
+    for i in range(3):
+        claim = kit.claim(keys.child_id(group.job_id, i))
+        kit.store.complete(claim.job_id, claim.attempt, {"text": "", "pages": []})
+
+    now = observed.occupancy(kit.r)
+
+    assert (now.held, now.queued, now.processing) == ({}, {}, {})
+    assert kit.status(group.job_id) == JobStatus.COMPLETED.value
+
+
+def test_a_hand_off_is_the_time_from_the_previous_child_s_end_to_the_next_one_s_start(kit):
+    group = kit.group(2, max_parallel=1)
+    first, second = kit.child_ids(group.job_id, 2)
+    claim = kit.claim(first)
+    kit.store.complete(first, claim.attempt, {"text": "", "pages": []})
+    next_claim = kit.claim(second)
+
+    gaps = observed.handoff_seconds(kit.r, [(first, claim.attempt), (second, next_claim.attempt)])
+
+    finished, started = int(kit.job(first)["finished_at"]), int(kit.job(second)["started_at"])
+    assert gaps[0] is None  # released with its group at creation: no slot was handed over
+    assert gaps[1] == (started - finished) / 1_000_000
+    assert int(kit.job(second)["queued_at"]) == finished
+
+
+def test_a_kept_slot_hands_over_in_no_time(kit):
+    group = kit.group(2, max_parallel=1)
+    first, second = kit.child_ids(group.job_id, 2)
+    claim = kit.claim(first)
+    completion = kit.store.complete(first, claim.attempt, {"text": "", "pages": []}, take_next="echo")
+    assert completion.next_claim is not None and completion.next_claim.job_id == second
+
+    assert observed.handoff_seconds(kit.r, [(second, completion.next_claim.attempt)]) == [0.0]
+
+
+def test_an_attempt_that_is_no_longer_the_job_s_last_has_no_hand_off(kit):
+    group = kit.group(2, max_parallel=1)
+    first, second = kit.child_ids(group.job_id, 2)
+    claim = kit.claim(first)
+    kit.store.complete(first, claim.attempt, {"text": "", "pages": []})
+    next_claim = kit.claim(second)
+
+    assert observed.handoff_seconds(kit.r, [(second, next_claim.attempt + 1)]) == [None]
+    assert observed.handoff_seconds(kit.r, []) == []
+
+
+def test_models_and_statuses_of_jobs_that_ended(kit):
+    created = kit.single()
+    claim = kit.claim(created.job_id)
+    kit.store.fail(created.job_id, claim.attempt, "echo_failed", "asked to")
+
+    assert observed.models_and_statuses(kit.r, [created.job_id, "0" * 32]) == [("echo", "failed"), ("", "")]

@@ -1,0 +1,133 @@
+"""What the runner counts: each attempt's start and end, the jobs it ended, their pages, and the hand-offs."""
+
+from __future__ import annotations
+
+import logging
+
+from jobs.errors import AdapterError, EchoFailed
+from observability import logs
+from tests.unit.observability.support import Counts
+from tests.unit.workers.runner_support import make
+
+JOB_STARTS, ATTEMPTS, FINISHED = "ocrgw_job_starts_total", "ocrgw_job_attempts_total", "ocrgw_jobs_finished_total"
+
+
+def one_page(document, options, on_page):
+    on_page(1, 1)
+    return document.decode()
+
+
+def test_a_completed_single_job_counts_one_start_one_end_its_duration_and_its_page(h):
+    h.adapter.behaviour = one_page
+    job_id = h.single()
+    counts = Counts()
+
+    assert h.runner.run(job_id) == "completed"
+
+    assert counts.delta(JOB_STARTS, model="echo", path="message") == 1
+    assert counts.delta(ATTEMPTS, model="echo", outcome="completed") == 1
+    assert counts.delta(FINISHED, model="echo", status="completed") == 1
+    assert counts.delta("ocrgw_job_duration_seconds_count", model="echo", status="completed") == 1
+    assert counts.delta("ocrgw_page_duration_seconds_count", model="echo") == 1
+    # Not a child: no hand-off.
+    assert counts.delta("ocrgw_handoff_latency_seconds_count", path="message") == 0
+
+
+def test_every_page_is_timed(h):
+    def three_pages(document, options, on_page):
+        for page in (1, 2, 3):
+            on_page(page, 3)
+        return "text"
+
+    h.adapter.behaviour = three_pages
+    job_id = h.single()
+    counts = Counts()
+
+    h.runner.run(job_id)
+
+    assert counts.delta("ocrgw_page_duration_seconds_count", model="echo") == 3
+
+
+def test_a_failed_job_counts_as_failed_and_a_retried_attempt_only_as_an_attempt(monkeypatch):
+    h = make(monkeypatch, max_attempts=2)
+    failing, flaky = h.single(b"bad"), h.single(b"flaky")
+
+    def behaviour(document, options, on_page):
+        if document == b"bad":
+            raise EchoFailed("unreadable")
+        raise AdapterError("engine busy", code="busy")
+
+    h.adapter.behaviour = behaviour
+    counts = Counts()
+
+    assert (h.runner.run(failing), h.runner.run(flaky)) == ("failed", "retried")
+
+    assert counts.delta(FINISHED, model="echo", status="failed") == 1
+    assert counts.delta(ATTEMPTS, model="echo", outcome="failed") == 1
+    assert counts.delta(ATTEMPTS, model="echo", outcome="retried") == 1
+    assert counts.delta("ocrgw_job_duration_seconds_count", model="echo", status="failed") == 1
+
+
+def test_children_run_in_a_kept_slot_count_as_such_and_hand_over_in_no_time(h):
+    parent_id, _ = h.group(3, max_parallel=1)
+    counts = Counts()
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert counts.delta(JOB_STARTS, model="echo", path="message") == 1
+    assert counts.delta(JOB_STARTS, model="echo", path="kept_slot") == 2
+    assert counts.delta(FINISHED, model="echo", status="completed") == 3
+    assert counts.delta("ocrgw_handoff_latency_seconds_count", path="kept_slot") == 2
+    assert counts.delta("ocrgw_handoff_latency_seconds_sum", path="kept_slot") == 0
+    # The first child was released with its group, not into a freed slot.
+    assert counts.delta("ocrgw_handoff_latency_seconds_count", path="message") == 0
+
+
+def test_a_child_whose_slot_came_through_a_message_records_the_gap_from_its_predecessor_s_end(monkeypatch):
+    h = make(monkeypatch, keep_slot_seconds=0.0)
+    parent_id, _ = h.group(2, max_parallel=1)
+    h.runner.run(f"{parent_id}-0")
+    counts = Counts()
+
+    assert h.runner.run(f"{parent_id}-1") == "completed"
+
+    gap = (int(h.job(f"{parent_id}-1")["started_at"]) - int(h.job(f"{parent_id}-0")["finished_at"])) / 1e6
+    assert counts.delta("ocrgw_handoff_latency_seconds_count", path="message") == 1
+    assert counts.delta("ocrgw_handoff_latency_seconds_sum", path="message") == gap
+
+
+def test_a_hand_off_that_cannot_be_read_fails_nothing(h, monkeypatch):
+    parent_id, _ = h.group(2, max_parallel=1)
+
+    def unreadable(*args):
+        raise ConnectionError("the store went away")
+
+    monkeypatch.setattr("workers.runner.observed.handoff_seconds", unreadable)
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+    assert h.job(f"{parent_id}-1")["status"] == "completed"
+
+
+def test_the_runner_s_lines_are_about_the_job_it_runs(h, caplog):
+    parent_id, _ = h.group(2, max_parallel=1)
+    seen = []
+
+    def behaviour(document, options, on_page):
+        logging.getLogger("workers.adapters.fake").warning("reading %s", document.decode())
+        return "text"
+
+    h.adapter.behaviour = behaviour
+    handler = logging.Handler()
+    handler.addFilter(logs.JobContext())
+    handler.emit = lambda made: seen.append((made.getMessage(), made.job_id, made.parent_id))  # type: ignore[method-assign]
+    logging.getLogger("workers.adapters.fake").addHandler(handler)
+    try:
+        h.runner.run(f"{parent_id}-0")
+    finally:
+        logging.getLogger("workers.adapters.fake").removeHandler(handler)
+
+    assert seen == [
+        ("reading child 0", f"{parent_id}-0", parent_id),
+        ("reading child 1", f"{parent_id}-1", parent_id),
+    ]
+    assert logs.bound() is None  # what was bound before the run (nothing here) is bound again
