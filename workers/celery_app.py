@@ -11,8 +11,8 @@ from celery import Celery, signals
 from jobs import redis_access
 from jobs.config import Settings
 from jobs.registry import install_remote_models
-from workers import process_limits
 from observability import celery_hooks
+from workers import process_limits
 
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"

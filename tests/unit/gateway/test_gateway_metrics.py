@@ -11,7 +11,7 @@ from jobs.config import Settings
 from tests.pdfs import text_pdf
 from tests.unit.observability.support import Counts
 
-from .support import b64, echo_job, fanout
+from .support import b64, echo_job, fanout, png
 
 SUBMISSIONS = "ocrgw_submissions_total"
 
@@ -46,7 +46,7 @@ def test_metrics_show_the_store_s_jobs_per_model_and_status(client):
 
 def test_each_submission_is_counted_by_its_shape_and_model(client):
     pdf = {"model": "tesseract", "content_type": "application/pdf", "payload": b64(text_pdf("one", "two", "three"))}
-    mixed = fanout(echo_job("a"), {"model": "tesseract", "content_type": "image/png", "payload": b64(b"\x89PNG")})
+    mixed = fanout(echo_job("a"), {"model": "tesseract", "content_type": "image/png", "payload": b64(png())})
     counts = Counts()
 
     for body in (echo_job("one"), fanout(echo_job("a"), echo_job("b")), {**pdf, "split_pages": 2}, mixed):
