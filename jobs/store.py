@@ -27,11 +27,11 @@ from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, Leas
 from jobs.ids import call_token, new_job_id
 from jobs.queries import JobQueries
 from jobs.records import DEFAULT_OWNER, Claim, Completion, Created, GroupRules, Idempotency, NewJob, Owner
+from jobs.replication import run_create
 from jobs.sweeping import SweepTransitions
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
 from jobs.transitions.complete import COMPLETE, CompleteReply
-from jobs.transitions.create import CREATE
 from jobs.transitions.heartbeat import HEARTBEAT, PROGRESS
 from jobs.transitions.retry import RETRY
 
@@ -120,9 +120,11 @@ class JobStore(SweepTransitions):
         owner: Owner,
     ) -> Created:
         root = keys.job(root_id)
-        reply = self.scripts.run(
-            CREATE,
-            keys={
+        reply = run_create(
+            self.redis,
+            self.scripts,
+            self.settings,
+            {
                 "idempotency": keys.idempotency(owner.tenant, idempotency.key) if idempotency else root,
                 "root": root,
                 "parent": root,
