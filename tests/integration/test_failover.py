@@ -1,0 +1,54 @@
+"""Redis Sentinel: the primary SIGKILLed mid-group, and every process follows the failover by itself.
+
+A primary, one replica and three sentinels (``sentinel_support``); the
+gateway, a worker, the coordinator and beat find the master through the
+sentinels, and the gateway acknowledges a creation only once the replica
+has it (``OCRGW_MIN_REPLICAS=1``).  Whatever got a 202 must then end
+as every group must (``assert_group_settled``): terminal, the cap held by
+the recorded intervals, one finalize and one audit event per job.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.harness import ProcGroup
+from tests.integration.chaos_support import FAST, assert_group_settled, echo, group, texts, wait_view
+from tests.integration.fanout_support import Gateway
+from tests.integration.sentinel_support import SentinelSet
+
+pytestmark = [pytest.mark.integration, pytest.mark.chaos, pytest.mark.failover]
+
+
+@pytest.fixture
+def sentinels(tmp_path):
+    group = ProcGroup(tmp_path / "sentinels", label="sentinels")
+    try:
+        yield SentinelSet(group, tmp_path / "sentinels").start()
+    finally:
+        group.close()
+
+
+def submit(gateway: Gateway, body, key: str) -> str:
+    response = gateway.post_json(body, {"Idempotency-Key": key})
+    assert response.status_code == 202, f"{response.status_code} {response.text}"
+    return response.json()["id"]
+
+
+def test_every_acknowledged_job_ends_once_after_the_primary_is_killed_mid_group(sentinels, tmp_path):
+    procs = ProcGroup(tmp_path / "procs", redis=sentinels.primary, label="failover stack")
+    try:
+        stack = procs.stack(env={**FAST, **sentinels.env(min_replicas=1)}, web=True)
+        first_texts, second_texts = texts(8, "first"), texts(6, "second")
+        with Gateway(stack.web().base_url) as gateway:
+            first = submit(gateway, group([echo(t, delay_ms=600) for t in first_texts], max_parallel=2), "first")
+            second = submit(gateway, group([echo(t, delay_ms=400) for t in second_texts], max_parallel=3), "second")
+            wait_view(gateway, first, lambda v: v["counts"]["completed"] >= 1, what="a first completed child")
+
+            sentinels.primary.kill()
+            sentinels.wait_failover()
+
+            assert_group_settled(gateway, first, first_texts, 2)
+            assert_group_settled(gateway, second, second_texts, 3)
+    finally:
+        procs.close()
