@@ -54,26 +54,29 @@ def check(url: str, variable: str, settings: Settings | None = None) -> None:
     }
     if settings is not None and settings.redis_sentinels:
         client = connections.redis_client(settings, **options)
-        url = f"redis://{settings.redis_sentinel_master}"  # named in messages as the master's name
+        place = f"master {settings.redis_sentinel_master!r} (found through OCRGW_REDIS_SENTINELS)"
     else:
         client = Redis.from_url(url, **options)
+        place = where(url)
     try:
         client.ping()
     except AuthenticationError as error:
         raise RedisRefused(
-            f"{variable}: Redis at {where(url)} refused the connection's credentials (no password, or a wrong one): "
-            f"{error}"
+            f"{variable}: Redis at {place} refused the connection's credentials (no password, or a wrong one): {error}"
         ) from None
     except RedisConnectionError as error:
         if isinstance(error.__cause__ or error.__context__, ssl.SSLError):
-            raise RedisRefused(f"{variable}: TLS with Redis at {where(url)} failed: {error}") from None
+            raise RedisRefused(f"{variable}: TLS with Redis at {place} failed: {error}") from None
     finally:
         client.close()
 
 
 def check_settings(settings: Settings) -> None:
     """Checks the store's Redis, and the broker's when it is another Redis."""
-    check(settings.redis_url, "REDIS_URL", settings)
+    if settings.redis_sentinels:
+        check(settings.redis_url, "REDIS_URL", settings)
+    else:
+        check(settings.redis_url, "REDIS_URL")
     broker = settings.broker_url
     if broker != settings.redis_url and urlsplit(broker).scheme in REDIS_URL_SCHEMES:
         check(broker, "CELERY_BROKER_URL")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from redis.exceptions import AuthenticationError
 from redis.sentinel import SentinelConnectionPool
 
+from jobs import connections, redis_access
 from jobs.config import DEFAULT_REPLICA_WAIT_MS, InvalidSettings, Settings
 from jobs.connections import broker_sentinel_options, master_options, redis_client
 from workers.celery_app import make_celery
@@ -103,3 +105,19 @@ def test_celery_gets_the_master_s_name_and_keeps_its_other_transport_options():
 
 def test_without_sentinels_celery_gets_no_master_name():
     assert "master_name" not in make_celery(Settings.from_env({})).conf.broker_transport_options
+
+
+def test_at_start_a_master_behind_sentinels_that_refuses_the_password_is_named_by_its_name(monkeypatch):
+    class Refusing:
+        def ping(self):
+            raise AuthenticationError("invalid password")
+
+        def close(self):
+            pass
+
+    made = []
+    monkeypatch.setattr(connections, "redis_client", lambda settings, **options: made.append(options) or Refusing())
+    with pytest.raises(redis_access.RedisRefused) as caught:
+        redis_access.check_settings(Settings.from_env({**SENTINELS, "REDIS_URL": "redis://:wrong@unused/0"}))
+    assert str(caught.value).startswith("REDIS_URL: Redis at master 'ocrgw' (found through OCRGW_REDIS_SENTINELS)")
+    assert made and made[0]["retry"].get_retries() == 0
