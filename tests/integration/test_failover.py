@@ -5,7 +5,9 @@ gateway, a worker, the coordinator and beat find the master through the
 sentinels, and the gateway acknowledges a creation only once the replica
 has it (``OCRGW_MIN_REPLICAS=1``).  Whatever got a 202 must then end
 as every group must (``assert_group_settled``): terminal, the cap held by
-the recorded intervals, one finalize and one audit event per job.
+the recorded intervals, one finalize and one audit event per job.  Until
+the old primary is back as the new master's replica, no creation can be
+acknowledged (503); then one is, and runs.
 """
 
 from __future__ import annotations
@@ -13,7 +15,15 @@ from __future__ import annotations
 import pytest
 
 from tests.harness import ProcGroup
-from tests.integration.chaos_support import FAST, assert_group_settled, echo, group, texts, wait_view
+from tests.integration.chaos_support import (
+    FAST,
+    assert_group_settled,
+    assert_single_settled,
+    echo,
+    group,
+    texts,
+    wait_view,
+)
 from tests.integration.fanout_support import Gateway
 from tests.integration.sentinel_support import SentinelSet
 
@@ -50,5 +60,15 @@ def test_every_acknowledged_job_ends_once_after_the_primary_is_killed_mid_group(
 
             assert_group_settled(gateway, first, first_texts, 2)
             assert_group_settled(gateway, second, second_texts, 3)
+
+            # The new master has no replica yet: nothing can be acknowledged.
+            refused = gateway.post_json(echo("late"), {"Idempotency-Key": "late"})
+            assert refused.status_code == 503 and refused.json()["code"] == "store_unavailable", refused.text
+            # The old primary comes back empty; the sentinels make it the new master's replica.
+            new_master = sentinels.replica
+            sentinels.primary.start()
+            sentinels.wait_replicated(new_master, replicas=1)
+            late = submit(gateway, echo("late"), "late")
+            assert_single_settled(gateway, late, "late")
     finally:
         procs.close()
