@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.harness import ProcGroup
+from tests.harness import ProcGroup, find_redis_server, in_ci
 from tests.integration.chaos_support import (
     FAST,
     assert_group_settled,
@@ -25,13 +25,18 @@ from tests.integration.chaos_support import (
     wait_view,
 )
 from tests.integration.fanout_support import Gateway
-from tests.integration.sentinel_support import SentinelSet
+from tests.integration.sentinel_support import SentinelSet, find_redis_sentinel
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos, pytest.mark.failover]
 
 
 @pytest.fixture
 def sentinels(tmp_path):
+    if find_redis_sentinel() is None or find_redis_server() is None:
+        why = "redis-server and redis-sentinel are needed (scripts/setup.sh --tests installs them)"
+        if in_ci():
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
     group = ProcGroup(tmp_path / "sentinels", label="sentinels")
     try:
         yield SentinelSet(group, tmp_path / "sentinels").start()
