@@ -237,6 +237,12 @@ def _check_sentinels(values: Mapping[str, Any], raw: Mapping[str, str]) -> None:
         )
     if raw.get("CELERY_BROKER_URL", "").startswith(f"{SENTINEL_BROKER_SCHEME}://") and not has_master:
         raise InvalidSettings("OCRGW_REDIS_SENTINEL_MASTER: a sentinel:// CELERY_BROKER_URL needs the master's name")
+    if raw.get("REDIS_URL", "").startswith("rediss://") and has_sentinels and "CELERY_BROKER_URL" not in raw:
+        # kombu's sentinel transport would reach the master without TLS: better to say so than to do it.
+        raise InvalidSettings(
+            "CELERY_BROKER_URL: must be set when the master behind OCRGW_REDIS_SENTINELS takes TLS only "
+            "(the sentinel broker derived from REDIS_URL would not use TLS), got nothing"
+        )
     if raw.get("REDIS_URL", "").startswith("unix://") and has_sentinels:
         raise InvalidSettings(
             "REDIS_URL: with OCRGW_REDIS_SENTINELS it must be a redis:// or rediss:// URL, got a socket"

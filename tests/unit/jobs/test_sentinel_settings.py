@@ -45,6 +45,7 @@ def test_a_broker_url_given_is_kept():
         ({"OCRGW_REDIS_SENTINEL_MASTER": "ocrgw"}, "OCRGW_REDIS_SENTINELS"),
         ({"CELERY_BROKER_URL": "sentinel://h:26379"}, "OCRGW_REDIS_SENTINEL_MASTER"),
         ({**SENTINELS, "REDIS_URL": "unix:///run/redis.sock"}, "REDIS_URL"),
+        ({**SENTINELS, "REDIS_URL": "rediss://m/0?ssl_cert_reqs=required"}, "CELERY_BROKER_URL"),
         ({**SENTINELS, "OCRGW_REDIS_SENTINELS": "h"}, "OCRGW_REDIS_SENTINELS"),
         ({**SENTINELS, "OCRGW_REDIS_SENTINELS": "h:0"}, "OCRGW_REDIS_SENTINELS"),
         ({**SENTINELS, "OCRGW_REDIS_SENTINELS": "h:x"}, "OCRGW_REDIS_SENTINELS"),
