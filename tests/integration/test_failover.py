@@ -2,7 +2,7 @@
 
 A primary, one replica and three sentinels (``sentinel_support``); the
 gateway, a worker, the coordinator and beat find the master through the
-sentinels, and the gateway acknowledges a creation only once the replica
+sentinels (the webhook deliverer too), and the gateway acknowledges a creation only once the replica
 has it (``OCRGW_MIN_REPLICAS=1``).  Whatever got a 202 must then end
 as every group must (``assert_group_settled``): terminal, the cap held by
 the recorded intervals, one finalize and one audit event per job.  Until
@@ -12,11 +12,15 @@ acknowledged (503); then one is, and runs.
 
 from __future__ import annotations
 
+import json
+import sys
+
 import pytest
 
-from tests.harness import ProcGroup, find_redis_server, in_ci
+from tests.harness import CELERY_READY, ProcGroup, find_redis_server, in_ci, uniq
 from tests.integration.chaos_support import (
     FAST,
+    WAIT,
     assert_group_settled,
     assert_single_settled,
     echo,
@@ -26,6 +30,7 @@ from tests.integration.chaos_support import (
 )
 from tests.integration.fanout_support import Gateway
 from tests.integration.sentinel_support import SentinelSet, find_redis_sentinel
+from tests.webhook_receiver import Receiver
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos, pytest.mark.failover]
 
@@ -50,14 +55,30 @@ def submit(gateway: Gateway, body, key: str) -> str:
     return response.json()["id"]
 
 
+def webhook_deliverer(procs: ProcGroup, env: dict[str, str]):
+    """The Procfile's `webhooks` process."""
+    argv = [
+        sys.executable, "-m", "celery", "-A", "coordinator", "worker",
+        "--loglevel", "INFO", "--queues", "webhooks", "--pool", "threads", "--concurrency", "2",
+        "--hostname", f"webhooks-{uniq()}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
+    ]
+    return procs.start("webhooks", argv, env=env, ready=CELERY_READY, wait=False)
+
+
 def test_every_acknowledged_job_ends_once_after_the_primary_is_killed_mid_group(sentinels, tmp_path):
     procs = ProcGroup(tmp_path / "procs", redis=sentinels.primary, label="failover stack")
+    env = {**FAST, **sentinels.env(min_replicas=1), "OCRGW_WEBHOOK_ALLOW_PRIVATE": "1", "OCRGW_WEBHOOK_BACKOFF": "0.5"}
     try:
-        stack = procs.stack(env={**FAST, **sentinels.env(min_replicas=1)}, web=True)
+        deliverer = webhook_deliverer(procs, env)
+        stack = procs.stack(env=env, web=True)
+        deliverer.wait_ready(CELERY_READY)
         first_texts, second_texts = texts(8, "first"), texts(6, "second")
-        with Gateway(stack.web().base_url) as gateway:
+        with Gateway(stack.web().base_url) as gateway, Receiver() as receiver:
             first = submit(gateway, group([echo(t, delay_ms=600) for t in first_texts], max_parallel=2), "first")
             second = submit(gateway, group([echo(t, delay_ms=400) for t in second_texts], max_parallel=3), "second")
+            # A single job whose webhook is due after the failover: the deliverer follows it too.
+            hooked = submit(gateway, {**echo("hooked", delay_ms=3000), "callback_url": receiver.url("/hooked")},
+                            "hooked")
             wait_view(gateway, first, lambda v: v["counts"]["completed"] >= 1, what="a first completed child")
 
             sentinels.primary.kill()
@@ -65,6 +86,9 @@ def test_every_acknowledged_job_ends_once_after_the_primary_is_killed_mid_group(
 
             assert_group_settled(gateway, first, first_texts, 2)
             assert_group_settled(gateway, second, second_texts, 3)
+            view = assert_single_settled(gateway, hooked, "hooked")
+            delivered = receiver.wait_for("/hooked", 1, WAIT)  # at least once: a lost delivery is sent again
+            assert json.loads(delivered[-1].body)["status"] == view["status"] == "completed"
 
             # The new master has no replica yet: nothing can be acknowledged.
             refused = gateway.post_json(echo("late"), {"Idempotency-Key": "late"})
