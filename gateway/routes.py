@@ -31,7 +31,7 @@ from gateway.submission import Parser, idempotency_key
 from jobs.api_keys import ON_PREM_ONLY
 from jobs.config import Settings
 from jobs.contract import JobKind, JobStatus
-from jobs.errors import IdempotencyKeyReused, StoreError
+from jobs.errors import IdempotencyKeyReused, NotReplicated, StoreError
 from jobs.queries import ChildrenPage, InvalidCursor, JobQueries
 from jobs.records import Idempotency
 from jobs.store import JobStore
@@ -128,6 +128,15 @@ def blueprint(services: Services) -> Blueprint:
             raise Problem(
                 "idempotency_key_reused",
                 "This Idempotency-Key was already used for a different request; use a new key.",
+            ) from None
+        except NotReplicated as error:
+            # Not acknowledged, so not published either: a failover could still lose the job.  It is
+            # kept, and a retry with the same Idempotency-Key replays it (and waits for the replicas again).
+            log.warning("creation not confirmed by the replicas: %s", error)
+            raise Problem(
+                "store_unavailable",
+                "The job store could not confirm that the job was replicated; retry with the same Idempotency-Key.",
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
             ) from None
         metrics.submitted(submission, created)
         publish_quietly(services.publish, created.dispatches)

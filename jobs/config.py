@@ -91,6 +91,9 @@ DEFAULT_WEBHOOK_GIVE_UP_AFTER_SECONDS = 24 * 3600.0
 # A webhook secret shorter than this is refused: an HMAC key is only as strong as it is long.
 MIN_WEBHOOK_SECRET_CHARS = 16
 REDIS_URL_SCHEMES = frozenset({"redis", "rediss", "unix"})
+# OCRGW_MIN_REPLICAS: how long the gateway waits for a creation to reach them before it answers 503.
+DEFAULT_REPLICA_WAIT_MS = 2000
+SENTINEL_BROKER_SCHEME = "sentinel"
 UPSTREAM_URL_SCHEMES = frozenset({"http", "https"})
 # A remote model's name becomes a Celery queue's (ocr.<name>) and a model name of the API.
 _REMOTE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
@@ -156,6 +159,16 @@ class Settings:
     remote_models: tuple[RemoteModel, ...] = ()
     # (model name, bearer key) of the remote models whose upstream wants one; kept out of logs.
     remote_keys: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    # Redis Sentinel: (host, port) of each sentinel, and the name of the master they watch.  With
+    # them the store finds its primary through the sentinels, and REDIS_URL gives only its
+    # database number, password and TLS settings (see jobs.connections).
+    redis_sentinels: tuple[tuple[str, int], ...] = ()
+    redis_sentinel_master: str = ""
+    # The sentinels' own password (their requirepass), if they have one; kept out of logs.
+    redis_sentinel_password: str = field(default="", repr=False)
+    # A creation is acknowledged (202) only once WAIT saw it on this many replicas.
+    min_replicas: int = 0
+    replica_wait_ms: int = DEFAULT_REPLICA_WAIT_MS
 
     def __post_init__(self):
         undeclared = sorted({name for name, _ in self.remote_keys} - {m.name for m in self.remote_models})
@@ -191,6 +204,9 @@ class Settings:
                 if var.env in error.messages_dict
             ]
             raise InvalidSettings("; ".join(problems)) from None
+        _check_sentinels(values, raw)
+        if values.get("redis_sentinels") and "broker_url" not in values:
+            values["broker_url"] = sentinel_broker_url(values["redis_sentinels"], values.get("redis_url", ""))
         values.setdefault("broker_url", values.get("redis_url", DEFAULT_REDIS_URL))
         try:
             require_distinct(values.get("file_api_keys", ()), values.get("plain_api_keys", ()))
@@ -218,6 +234,46 @@ class Settings:
     @property
     def result_ttl_ms(self) -> int:
         return self.result_ttl * 1000
+
+    @property
+    def broker_on_sentinels(self) -> bool:
+        """True when Celery's broker is a Redis found through sentinels (kombu's sentinel transport)."""
+        return self.broker_url.startswith(f"{SENTINEL_BROKER_SCHEME}://")
+
+
+def sentinel_broker_url(sentinels: tuple[tuple[str, int], ...], redis_url: str) -> str:
+    """kombu's URL of a Redis broker behind ``sentinels``: ``sentinel://[:password@]host:port/db;...``.
+
+    The password and database are REDIS_URL's, as for the store; kombu reads
+    them from the first entry and the master's name from the transport options.
+    """
+    parts = urlsplit(redis_url or DEFAULT_REDIS_URL)
+    auth = f"{parts.username or ''}:{parts.password}@" if parts.password else ""
+    db = parts.path.strip("/") or "0"
+    return ";".join(f"{SENTINEL_BROKER_SCHEME}://{auth}{host}:{port}/{db}" for host, port in sentinels)
+
+
+def _check_sentinels(values: Mapping[str, Any], raw: Mapping[str, str]) -> None:
+    """The sentinels and their master's name go together; so do a sentinel:// broker and the name."""
+    has_sentinels, has_master = bool(values.get("redis_sentinels")), bool(values.get("redis_sentinel_master"))
+    if has_sentinels and not has_master:
+        raise InvalidSettings("OCRGW_REDIS_SENTINEL_MASTER: must name the master the sentinels watch, got nothing")
+    if has_master and not has_sentinels:
+        raise InvalidSettings(
+            "OCRGW_REDIS_SENTINELS: must list the sentinels of OCRGW_REDIS_SENTINEL_MASTER, got nothing"
+        )
+    if raw.get("CELERY_BROKER_URL", "").startswith(f"{SENTINEL_BROKER_SCHEME}://") and not has_master:
+        raise InvalidSettings("OCRGW_REDIS_SENTINEL_MASTER: a sentinel:// CELERY_BROKER_URL needs the master's name")
+    if raw.get("REDIS_URL", "").startswith("rediss://") and has_sentinels and "CELERY_BROKER_URL" not in raw:
+        # kombu's sentinel transport would reach the master without TLS: better to say so than to do it.
+        raise InvalidSettings(
+            "CELERY_BROKER_URL: must be set when the master behind OCRGW_REDIS_SENTINELS takes TLS only "
+            "(the sentinel broker derived from REDIS_URL would not use TLS), got nothing"
+        )
+    if raw.get("REDIS_URL", "").startswith("unix://") and has_sentinels:
+        raise InvalidSettings(
+            "REDIS_URL: with OCRGW_REDIS_SENTINELS it must be a redis:// or rediss:// URL, got a socket"
+        )
 
 
 def _check_idempotency_within_retention(settings: Settings, raw: Mapping[str, str]) -> None:
@@ -340,6 +396,26 @@ class _RemoteKeysFile(mf.Field):
                 raise ValidationError("malformed line")  # never repeated: the line holds a key
             keys[name] = key
         return tuple(sorted(keys.items()))
+
+
+class _Sentinels(mf.Field):
+    """``host:port, host:port`` -> (("host", port), ...); at least one, each given once."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any):
+        sentinels: list[tuple[str, int]] = []
+        for entry in (entry.strip() for entry in str(value).split(",")):
+            if not entry:
+                continue
+            host, _, port = entry.rpartition(":")
+            host = host.strip().removeprefix("[").removesuffix("]")
+            if not host or not port.strip().isdigit() or not 0 < int(port) < 65536:
+                raise ValidationError("malformed entry")
+            if (host, int(port)) in sentinels:
+                raise ValidationError("given twice")
+            sentinels.append((host, int(port)))
+        if not sentinels:
+            raise ValidationError("no sentinel")
+        return tuple(sentinels)
 
 
 def _url(schemes: frozenset[str] | None):
@@ -493,6 +569,38 @@ VARIABLES: tuple[Variable, ...] = (
     _port("webhooks_metrics_port", "OCRGW_WEBHOOKS_METRICS_PORT"),
     Variable("metrics_address", "OCRGW_METRICS_ADDRESS", mf.String(validate=_ip_address), "an IP address"),
     Variable("metrics_dir", "OCRGW_METRICS_DIR", mf.String(validate=validate.Regexp("^/")), "an absolute path"),
+    Variable(
+        "redis_sentinels",
+        "OCRGW_REDIS_SENTINELS",
+        _Sentinels(),
+        "a comma-separated list of host:port, each given once",
+        explains=True,
+    ),
+    Variable(
+        "redis_sentinel_master",
+        "OCRGW_REDIS_SENTINEL_MASTER",
+        mf.String(validate=validate.Regexp(r"[A-Za-z0-9._-]{1,128}\Z")),
+        "a master name as the sentinels know it (letters, digits, . _ -)",
+    ),
+    Variable(
+        "redis_sentinel_password",
+        "OCRGW_REDIS_SENTINEL_PASSWORD",
+        mf.String(),
+        "the sentinels' password",
+        secret=True,
+    ),
+    Variable(
+        "min_replicas",
+        "OCRGW_MIN_REPLICAS",
+        mf.Integer(validate=validate.Range(min=0)),
+        "a whole number >= 0",
+    ),
+    Variable(
+        "replica_wait_ms",
+        "OCRGW_REPLICA_WAIT_MS",
+        mf.Integer(validate=validate.Range(min=1)),
+        "a whole number of milliseconds >= 1",
+    ),
 )
 
 

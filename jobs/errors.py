@@ -117,3 +117,12 @@ class EchoFailed(AdapterError):
 
     code = "echo_failed"
     transient = False
+
+
+# --- replication ---------------------------------------------------------------
+
+
+class NotReplicated(StoreError):
+    """Raised when a creation did not reach OCRGW_MIN_REPLICAS replicas in OCRGW_REPLICA_WAIT_MS."""
+
+    code = "store_unavailable"

@@ -41,6 +41,10 @@ WEBHOOKS = f"{NAMESPACE}:webhooks"  # terminal jobs with a callback_url, scored 
 EXPIRING = f"{NAMESPACE}:expiring"
 SWEEP_LOCK = f"{NAMESPACE}:sweep:lock"
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
+# A pub/sub channel nobody listens on: a creation publishes to it before WAIT
+# (OCRGW_MIN_REPLICAS) so that even a replay, which writes nothing, has a
+# write of its own for WAIT to count replicas up to.
+REPLICATION_MARK = f"{NAMESPACE}:replication-mark"
 
 
 def roots(kind: str, status: str, tag: str | None = None) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ssl
 import sys
+from typing import Any
 from urllib.parse import urlsplit
 
 from redis import Redis
@@ -20,6 +21,7 @@ from redis.exceptions import AuthenticationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
+from jobs import connections
 from jobs.config import REDIS_URL_SCHEMES, Settings
 from jobs.errors import OcrgwError
 
@@ -40,31 +42,41 @@ def where(url: str) -> str:
     return f"{parts.hostname}:{parts.port or 6379}"
 
 
-def check(url: str, variable: str) -> None:
-    """Raises ``RedisRefused`` naming ``variable`` if Redis at ``url`` refuses it; nothing if it answers or is down."""
-    client = Redis.from_url(
-        url,
-        socket_connect_timeout=CHECK_TIMEOUT_SECONDS,
-        socket_timeout=CHECK_TIMEOUT_SECONDS,
-        retry=Retry(NoBackoff(), 0),
-    )
+def check(url: str, variable: str, settings: Settings | None = None) -> None:
+    """Raises ``RedisRefused`` naming ``variable`` if Redis at ``url`` refuses it; nothing if it answers or is down.
+
+    With ``settings`` naming sentinels, the Redis checked is their master (``url`` gives its credentials).
+    """
+    options: dict[str, Any] = {
+        "socket_connect_timeout": CHECK_TIMEOUT_SECONDS,
+        "socket_timeout": CHECK_TIMEOUT_SECONDS,
+        "retry": Retry(NoBackoff(), 0),
+    }
+    if settings is not None and settings.redis_sentinels:
+        client = connections.redis_client(settings, **options)
+        place = f"master {settings.redis_sentinel_master!r} (found through OCRGW_REDIS_SENTINELS)"
+    else:
+        client = Redis.from_url(url, **options)
+        place = where(url)
     try:
         client.ping()
     except AuthenticationError as error:
         raise RedisRefused(
-            f"{variable}: Redis at {where(url)} refused the connection's credentials (no password, or a wrong one): "
-            f"{error}"
+            f"{variable}: Redis at {place} refused the connection's credentials (no password, or a wrong one): {error}"
         ) from None
     except RedisConnectionError as error:
         if isinstance(error.__cause__ or error.__context__, ssl.SSLError):
-            raise RedisRefused(f"{variable}: TLS with Redis at {where(url)} failed: {error}") from None
+            raise RedisRefused(f"{variable}: TLS with Redis at {place} failed: {error}") from None
     finally:
         client.close()
 
 
 def check_settings(settings: Settings) -> None:
     """Checks the store's Redis, and the broker's when it is another Redis."""
-    check(settings.redis_url, "REDIS_URL")
+    if settings.redis_sentinels:
+        check(settings.redis_url, "REDIS_URL", settings)
+    else:
+        check(settings.redis_url, "REDIS_URL")
     broker = settings.broker_url
     if broker != settings.redis_url and urlsplit(broker).scheme in REDIS_URL_SCHEMES:
         check(broker, "CELERY_BROKER_URL")

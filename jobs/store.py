@@ -21,16 +21,17 @@ from redis.retry import Retry
 
 from jobs import keys
 from jobs.config import CALL_RECORD_MS, Settings
+from jobs.connections import redis_client
 from jobs.contract import JobKind, JobStatus, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
 from jobs.ids import call_token, new_job_id
 from jobs.queries import JobQueries
 from jobs.records import DEFAULT_OWNER, Claim, Completion, Created, GroupRules, Idempotency, NewJob, Owner
+from jobs.replication import run_create
 from jobs.sweeping import SweepTransitions
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
 from jobs.transitions.complete import COMPLETE, CompleteReply
-from jobs.transitions.create import CREATE
 from jobs.transitions.heartbeat import HEARTBEAT, PROGRESS
 from jobs.transitions.retry import RETRY
 
@@ -61,15 +62,15 @@ class JobStore(SweepTransitions):
         # (its token) and answer it as the first time, the others answer
         # "not queued" / "not processing", which their callers take in stride.
         retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=12)
-        client = Redis.from_url(
-            settings.redis_url,
+        # Behind sentinels, a failover is one more dropped connection: the
+        # retry's new connection asks them for the new master (jobs.connections).
+        client = redis_client(
+            settings,
             health_check_interval=30,
             retry=retry,
             retry_on_error=[RedisConnectionError, RedisTimeoutError],
         )
-        probe = Redis.from_url(
-            settings.redis_url, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0)
-        )
+        probe = redis_client(settings, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
         return cls(client, settings, probe)
 
     # -- create -------------------------------------------------------------------------
@@ -119,9 +120,11 @@ class JobStore(SweepTransitions):
         owner: Owner,
     ) -> Created:
         root = keys.job(root_id)
-        reply = self.scripts.run(
-            CREATE,
-            keys={
+        reply = run_create(
+            self.redis,
+            self.scripts,
+            self.settings,
+            {
                 "idempotency": keys.idempotency(owner.tenant, idempotency.key) if idempotency else root,
                 "root": root,
                 "parent": root,

@@ -2,7 +2,8 @@
 # Prepare this machine to run ocrgw: system packages (Redis, Tesseract with
 # English data) and a project virtualenv in .venv.  With --tests, also what
 # only the test suite needs (Chromium with its driver, for the dashboard's
-# browser test): scripts/test.sh passes it, scripts/start.sh does not.
+# browser test; redis-sentinel, for the failover test): scripts/test.sh passes
+# it, scripts/start.sh does not.
 #
 # Idempotent: each step checks before it acts, so a rerun on a ready machine
 # installs nothing and prints one line. Concurrent runs serialise on a lock so
@@ -62,6 +63,8 @@ install_system_packages() {
     if [[ $FOR_TESTS -eq 1 ]]; then
         command -v chromium >/dev/null 2>&1 || missing+=(chromium)
         command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+        # The failover test's three sentinels (tests/integration/test_failover.py).
+        command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
     fi
     if [[ ${#missing[@]} -gt 0 ]]; then
         apt_install "${missing[@]}"
@@ -76,6 +79,7 @@ verify_system_packages() {
     [[ $FOR_TESTS -eq 1 ]] || return 0
     command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after installing it"
     command -v chromedriver >/dev/null 2>&1 || die "chromedriver still not on PATH after installing chromium-driver"
+    command -v redis-sentinel >/dev/null 2>&1 || die "redis-sentinel still not on PATH after installing it"
 }
 
 check_python() {

@@ -8,7 +8,7 @@ behind a long OCR run stays on the queue where another worker can take it.
 
 from celery import Celery, signals
 
-from jobs import redis_access
+from jobs import connections, redis_access
 from jobs.config import Settings
 from jobs.registry import install_remote_models
 from observability import celery_hooks
@@ -70,6 +70,13 @@ def make_celery(settings: Settings) -> Celery:
         worker_hijack_root_logger=False,
         enable_utc=True,
     )
+    if settings.broker_on_sentinels:
+        # kombu's sentinel transport asks the sentinels for the master on every (re)connection,
+        # so a worker, the coordinator and beat follow a failover as they ride out a restart.
+        app.conf.broker_transport_options = {
+            **app.conf.broker_transport_options,
+            **connections.broker_sentinel_options(settings),
+        }
     return app
 
 

@@ -1,0 +1,60 @@
+"""How a process gets its redis-py client of the store: straight from REDIS_URL, or through Sentinel.
+
+With ``OCRGW_REDIS_SENTINELS`` and ``OCRGW_REDIS_SENTINEL_MASTER`` set, the
+client is redis-py's ``Sentinel.master_for``: each new connection asks the
+sentinels where the master is.  A connection that fails is dropped, and the
+store's retry (see ``JobStore.from_settings``) opens a new one, which finds
+the master the sentinels elected meanwhile.  A demoted master answers a
+write with READONLY; redis-py's sentinel connection turns that into a
+``ConnectionError`` too, so the same retry carries the call to the new
+master.  REDIS_URL then gives only the database number, the credentials
+and the TLS settings of the master: its host and port are not used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redis import Redis
+from redis.connection import SSLConnection, parse_url
+from redis.sentinel import Sentinel
+
+from jobs.config import Settings
+
+# What of REDIS_URL a client of the master behind sentinels keeps.
+_MASTER_OPTIONS = ("db", "username", "password")
+
+
+def redis_client(settings: Settings, **options: Any) -> Redis:
+    """A client of the store's Redis (the current master, with sentinels); ``options`` as redis-py's."""
+    if not settings.redis_sentinels:
+        return Redis.from_url(settings.redis_url, **options)
+    return sentinel(settings, **options).master_for(
+        settings.redis_sentinel_master, redis_class=Redis, **master_options(settings.redis_url), **options
+    )
+
+
+def sentinel(settings: Settings, **options: Any) -> Sentinel:
+    """redis-py's ``Sentinel`` over the configured sentinels; their socket timeouts follow ``options``."""
+    sentinel_options: dict[str, Any] = {k: v for k, v in options.items() if k.startswith("socket_")}
+    if settings.redis_sentinel_password:
+        sentinel_options["password"] = settings.redis_sentinel_password
+    return Sentinel(list(settings.redis_sentinels), sentinel_kwargs=sentinel_options)
+
+
+def master_options(redis_url: str) -> dict[str, Any]:
+    """The database, credentials and TLS settings REDIS_URL gives for the master."""
+    parsed = parse_url(redis_url)
+    kept: dict[str, Any] = {k: parsed[k] for k in _MASTER_OPTIONS if parsed.get(k) is not None}
+    if parsed.get("connection_class") is SSLConnection:
+        kept["ssl"] = True
+        kept.update({k: v for k, v in parsed.items() if k.startswith("ssl_")})
+    return kept
+
+
+def broker_sentinel_options(settings: Settings) -> dict[str, Any]:
+    """kombu's transport options for a sentinel:// broker: the master's name, the sentinels' password."""
+    options: dict[str, Any] = {"master_name": settings.redis_sentinel_master}
+    if settings.redis_sentinel_password:
+        options["sentinel_kwargs"] = {"password": settings.redis_sentinel_password}
+    return options

@@ -1,0 +1,108 @@
+"""OCRGW_MIN_REPLICAS against a real redis-server: WAIT decides between 202 and 503.
+
+Without a replica, ``WAIT 1`` times out: the gateway answers
+``503 store_unavailable`` with Retry-After and publishes nothing, and a
+retry with the same Idempotency-Key replays the same job (no second one).
+With a replica that has the creation, the answer is the usual 202; with
+one that is connected but frozen, even a replay waits for it.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from gateway import create_app
+from jobs.config import Settings
+from jobs.store import JobStore
+from tests.harness import wait_until
+from tests.integration.chaos_support import echo, group, root_ids, texts
+
+pytestmark = pytest.mark.integration
+
+REPLICA_WAIT_MS = "100"
+
+
+def gateway(redis_url: str, min_replicas: int):
+    """A gateway app on ``redis_url`` and the list of what it published."""
+    settings = Settings.from_env({"REDIS_URL": redis_url, "OCRGW_MIN_REPLICAS": str(min_replicas),
+                                  "OCRGW_REPLICA_WAIT_MS": REPLICA_WAIT_MS})
+    published: list = []
+    app = create_app(settings, JobStore.from_settings(settings), publish=lambda d: published.extend(d) or len(d))
+    return app.test_client(), published
+
+
+def replica_online(primary) -> bool:
+    with primary.client() as redis:
+        return any(k.startswith("slave") and isinstance(v, dict) and v.get("state") == "online"
+                   for k, v in redis.info("replication").items())
+
+
+BODY = group([echo(t) for t in texts(3)], max_parallel=2)
+
+
+def test_without_the_replicas_the_creation_is_refused_503_unpublished_and_a_retry_replays_it(procs):
+    db = procs.fresh_db()
+    client, published = gateway(procs.url(db), min_replicas=1)
+
+    first = client.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-1"})
+    assert first.status_code == 503, first.get_data(as_text=True)
+    assert first.get_json()["code"] == "store_unavailable"
+    assert first.headers["Retry-After"].isdigit()
+    assert published == []
+    with procs.redis.client(db) as redis:
+        kept = root_ids(redis)
+    assert len(kept) == 1  # kept, for the retry to replay
+
+    again = client.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-1"})
+    assert again.status_code == 503 and published == []
+    with procs.redis.client(db) as redis:
+        assert root_ids(redis) == kept
+
+    # Once the replicas confirm (here: none are asked for), the same key answers with that same job.
+    confirmed, published = gateway(procs.url(db), min_replicas=0)
+    replay = confirmed.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-1"})
+    assert replay.status_code == 202 and replay.headers["Idempotent-Replayed"] == "true"
+    assert [replay.get_json()["id"]] == kept
+
+
+def test_with_a_replica_the_creation_is_acknowledged_once_the_replica_has_it(redis_server_factory):
+    primary = redis_server_factory()
+    replica = redis_server_factory(extra_args=["--replicaof", primary.host, str(primary.port)])
+
+    wait_until(lambda: replica_online(primary), 60, 0.1, message="the replica never came online")
+    client, published = gateway(primary.url, min_replicas=1)
+
+    response = client.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-2"})
+
+    assert response.status_code == 202, response.get_data(as_text=True)
+    job_id = response.get_json()["id"]
+    assert [d.job_id for d in published] == [f"{job_id}-0", f"{job_id}-1"]
+    with replica.client() as redis:
+        assert root_ids(redis) == [job_id]
+
+
+def test_a_replay_waits_for_the_original_creation_even_on_a_connection_that_wrote_nothing(redis_server_factory):
+    """The replica is frozen (SIGSTOP): connected, but acknowledging nothing.  A replay writes
+    nothing itself, and Redis documents WAIT as covering the calling connection's own writes;
+    the creation's mark gives it one, after the original creation, so a replay on another
+    gateway's connection waits for that creation too."""
+    primary = redis_server_factory()
+    replica = redis_server_factory(extra_args=["--replicaof", primary.host, str(primary.port)])
+    wait_until(lambda: replica_online(primary), 60, 0.1, message="the replica never came online")
+    replica.proc.kill(signal.SIGSTOP)
+    try:
+        first, _ = gateway(primary.url, min_replicas=1)
+        assert first.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-3"}).status_code == 503
+
+        other, published = gateway(primary.url, min_replicas=1)  # another gateway: its own connections
+        replay = other.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-3"})
+        assert replay.status_code == 503 and published == []
+    finally:
+        replica.proc.kill(signal.SIGCONT)
+
+    replay = other.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-3"})
+    assert replay.status_code == 202 and replay.headers["Idempotent-Replayed"] == "true"
+    with replica.client() as redis:
+        assert root_ids(redis) == [replay.get_json()["id"]]
