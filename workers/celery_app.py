@@ -11,6 +11,7 @@ from celery import Celery, signals
 from jobs import redis_access
 from jobs.config import Settings
 from jobs.registry import install_remote_models
+from workers.broker import is_rabbitmq, rabbitmq_settings
 
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"
@@ -65,6 +66,9 @@ def make_celery(settings: Settings) -> Celery:
         worker_hijack_root_logger=False,
         enable_utc=True,
     )
+    if is_rabbitmq(settings.broker_url):
+        # Quorum queues and publisher confirms; the Redis-only options go (see workers.broker).
+        app.conf.update(rabbitmq_settings(app.conf.broker_transport_options))
     return app
 
 
