@@ -1,6 +1,8 @@
 """The Celery app's broker settings: Redis as before, RabbitMQ with quorum queues and publisher confirms."""
 
 import pytest
+from celery.worker.consumer import Consumer
+from kombu.utils.imports import symbol_by_name
 
 from jobs.config import Settings
 from workers.broker import is_rabbitmq
@@ -30,6 +32,15 @@ def test_on_rabbitmq_every_queue_is_declared_as_a_quorum_queue():
     assert app.conf.worker_detect_quorum_queues is True
 
 
+def test_on_rabbitmq_workers_set_up_no_native_delayed_delivery():
+    """ocrgw sends nothing with an ETA, so no celery_delayed_* exchanges and queues."""
+    consumer = symbol_by_name(app_for(RABBITMQ).conf.worker_consumer)
+    assert issubclass(consumer, Consumer)
+    steps = consumer.Blueprint.default_steps
+    assert not [s for s in steps if "delayed_delivery" in s]
+    assert len(steps) == len(Consumer.Blueprint.default_steps) - 1
+
+
 def test_on_rabbitmq_publishes_are_confirmed_and_redis_only_options_are_dropped():
     options = app_for(RABBITMQ).conf.broker_transport_options
     assert options["confirm_publish"] is True
@@ -52,3 +63,4 @@ def test_on_redis_nothing_changes():
     assert options["visibility_timeout"] == 3600 and "confirm_publish" not in options
     assert app.amqp.queues["ocr.echo"].queue_arguments is None
     assert app.conf.task_default_queue_type == "classic"
+    assert app.conf.worker_consumer == "celery.worker.consumer:Consumer"
