@@ -22,7 +22,7 @@ from jobs.config import Settings
 from jobs.store import JobStore
 from tests import harness
 from tests.harness import ProcGroup, wait_until
-from tests.integration import test_chaos, test_fanout, test_reliability
+from tests.integration import test_chaos, test_fanout, test_reliability, test_webhooks
 from tests.integration.chaos_support import (
     FAST,
     WAIT,
@@ -94,18 +94,22 @@ def test_sweep_republishes_a_queued_job_whose_message_was_never_sent(procs):
 # -- workers: redelivery, kept slots, warm shutdown ------------------------------------------------
 
 
+@pytest.mark.chaos
 def test_a_killed_worker_s_child_is_reclaimed_and_completes_on_another_worker(procs):
     test_chaos.test_a_killed_worker_s_child_is_reclaimed_and_completes_on_another_worker(procs)
 
 
+@pytest.mark.chaos
 def test_a_child_run_in_a_kept_slot_is_reclaimed_when_its_worker_is_killed(procs):
     test_chaos.test_a_child_run_in_a_kept_slot_is_reclaimed_when_its_worker_is_killed(procs)
 
 
+@pytest.mark.chaos
 def test_a_worker_s_warm_shutdown_finishes_the_running_child_and_takes_no_more(procs):
     test_chaos.test_a_worker_s_warm_shutdown_finishes_the_running_child_and_takes_no_more(procs)
 
 
+@pytest.mark.chaos
 def test_an_engine_crash_is_reclaimed_by_the_sweep_until_the_last_attempt(procs):
     """A pool process lost mid-job: its message is requeued by RabbitMQ and redelivered as a no-op."""
     deployment = procs.stack(db=procs.fresh_db(), env=test_reliability.ENV, concurrency=2, web=True)
@@ -116,13 +120,30 @@ def test_an_engine_crash_is_reclaimed_by_the_sweep_until_the_last_attempt(procs)
 # -- coordinator and beat ---------------------------------------------------------------------------
 
 
+@pytest.mark.chaos
 def test_coordinator_and_beat_killed_mid_group_repair_it_once_restarted(procs):
     test_chaos.test_coordinator_and_beat_killed_mid_group_repair_it_once_restarted(procs)
+
+
+# -- the webhook deliverer ---------------------------------------------------------------------------
+
+
+def test_webhooks_are_handed_to_the_deliverer_and_handed_again_for_a_retry(procs, rabbitmq):
+    """The sweep hands each webhook to the deliverer (the Procfile's `webhooks`) by a message, with an expiry."""
+    db = procs.fresh_db()
+    env = {**test_webhooks.ENV, "CELERY_BROKER_URL": rabbitmq.url_for(db)}
+    deliverer = test_webhooks.webhook_deliverer(procs, db, env)
+    stack = procs.stack(db=db, env=test_webhooks.ENV, concurrency=2, web=True)
+    deliverer.wait_ready(harness.CELERY_READY)
+    with Gateway(stack.web().base_url) as gateway:
+        test_webhooks.test_a_single_job_s_view_arrives_signed_when_it_ends(gateway)
+        test_webhooks.test_a_webhook_answered_500_is_retried_after_the_backoff_and_both_attempts_are_events(gateway)
 
 
 # -- the broker itself --------------------------------------------------------------------------------
 
 
+@pytest.mark.chaos
 def test_a_broker_restart_mid_group_loses_nothing(procs, rabbitmq):
     """rabbitmq-server stops (SIGTERM) and starts again on the same node, ports and data
     while a group runs; the worker and coordinator reconnect, and every child completes.
@@ -149,6 +170,7 @@ def test_a_broker_restart_mid_group_loses_nothing(procs, rabbitmq):
         assert stack.worker.alive and stack.coordinator.alive and stack.beat.alive
 
 
+@pytest.mark.chaos
 def test_a_worker_killed_while_the_broker_is_down_has_its_child_reclaimed(procs, rabbitmq):
     """Nothing of the broker is needed to take a dead worker's child back: the lease does it."""
     db = procs.fresh_db()
