@@ -15,6 +15,8 @@ lifecycle so each test only says *what* it wants running:
 * ``RedisServer`` runs a private redis-server on a free loopback port, if
   asked with a password (``requirepass``) and TLS only (``TlsFiles``, a CA and
   a server certificate made with openssl); its URLs then carry both.
+* A ``ProcGroup`` made with ``broker=`` runs Celery against another broker
+  than Redis (``tests/integration/rabbitmq_support.py`` runs a RabbitMQ).
 
 The pytest fixtures that hand these out live in ``tests/conftest.py``.
 """

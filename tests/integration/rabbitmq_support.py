@@ -90,10 +90,10 @@ class RabbitMQServer:
         definitions.write_text(json.dumps(_definitions()))
         (self.dir / "rabbitmq.conf").write_text(
             f"load_definitions = {definitions}\n"
-            # The disk is shared with everything else the tests write; the default 50 MB is fine.
             "log.console = true\nlog.console.level = info\n"
         )
         (self.dir / "enabled_plugins").write_text("[].\n")
+        (self.dir / "rabbitmq-env.conf").write_text("")  # instead of the system's /etc/rabbitmq one
 
     def env(self) -> dict[str, str]:
         return {
@@ -109,6 +109,8 @@ class RabbitMQServer:
             "RABBITMQ_LOG_BASE": str(self.dir / "log"),
             "RABBITMQ_CONFIG_FILE": str(self.dir / "rabbitmq.conf"),
             "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.dir / "enabled_plugins"),
+            "RABBITMQ_CONF_ENV_FILE": str(self.dir / "rabbitmq-env.conf"),
+            "RABBITMQ_ADVANCED_CONFIG_FILE": str(self.dir / "advanced.config"),  # not written: none
             "RABBITMQ_LOGS": "-",
         }
 

@@ -50,8 +50,10 @@ def rabbitmq(tmp_path_factory) -> RabbitMQServer:
         pytest.skip(why)
     work = tmp_path_factory.mktemp("rabbitmq")
     group_ = ProcGroup(work, label="rabbitmq")
+    server = RabbitMQServer(group_, work / "node", binary=binary)
     try:
-        yield RabbitMQServer(group_, work / "node", binary=binary).start()
+        yield server.start()
+        server.stop()  # an orderly shutdown; close() below kills only what is left (its epmd)
     finally:
         group_.close()
 
