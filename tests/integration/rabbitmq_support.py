@@ -56,11 +56,18 @@ def _password_hash(password: str) -> str:
 def _definitions() -> dict:
     hosts = [vhost(db) for db in range(REDIS_DATABASES)]
     return {
-        "users": [{"name": USER, "password_hash": _password_hash(PASSWORD),
-                   "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": ["administrator"]}],
+        "users": [
+            {
+                "name": USER,
+                "password_hash": _password_hash(PASSWORD),
+                "hashing_algorithm": "rabbit_password_hashing_sha256",
+                "tags": ["administrator"],
+            }
+        ],
         "vhosts": [{"name": name} for name in hosts],
-        "permissions": [{"user": USER, "vhost": name, "configure": ".*", "write": ".*", "read": ".*"}
-                        for name in hosts],
+        "permissions": [
+            {"user": USER, "vhost": name, "configure": ".*", "write": ".*", "read": ".*"} for name in hosts
+        ],
     }
 
 
@@ -89,8 +96,7 @@ class RabbitMQServer:
         definitions = self.dir / "definitions.json"
         definitions.write_text(json.dumps(_definitions()))
         (self.dir / "rabbitmq.conf").write_text(
-            f"load_definitions = {definitions}\n"
-            "log.console = true\nlog.console.level = info\n"
+            f"load_definitions = {definitions}\nlog.console = true\nlog.console.level = info\n"
         )
         (self.dir / "enabled_plugins").write_text("[].\n")
         (self.dir / "rabbitmq-env.conf").write_text("")  # instead of the system's /etc/rabbitmq one
@@ -120,7 +126,8 @@ class RabbitMQServer:
             self._write_config()
             self.port, self.dist_port, self.epmd_port = free_port(), free_port(), free_port()
             self.epmd = self.group.start(
-                "epmd", ["epmd", "-port", str(self.epmd_port), "-address", self.host], wait=False)
+                "epmd", ["epmd", "-port", str(self.epmd_port), "-address", self.host], wait=False
+            )
         self.proc = self.group.start("rabbitmq", [self.binary], env=self.env(), wait=False, cwd=self.dir)
         self.proc.wait_ready(self.accepts_amqp, timeout=timeout)
         return self

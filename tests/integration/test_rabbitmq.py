@@ -61,8 +61,9 @@ def rabbitmq(tmp_path_factory) -> RabbitMQServer:
 @pytest.fixture
 def procs(request, tmp_path, rabbitmq) -> ProcGroup:
     """The test's own processes, as ``procs`` everywhere, with RabbitMQ as their broker."""
-    group_ = ProcGroup(tmp_path / "procs", redis=lambda: request.getfixturevalue("redis_server"),
-                       label="test", broker=rabbitmq.url_for)
+    group_ = ProcGroup(
+        tmp_path / "procs", redis=lambda: request.getfixturevalue("redis_server"), label="test", broker=rabbitmq.url_for
+    )
     try:
         yield group_
     finally:
@@ -166,8 +167,11 @@ def test_a_broker_restart_mid_group_loses_nothing(procs, rabbitmq):
         rabbitmq.restart()
 
         for proc, before in zip((stack.worker, stack.coordinator), connected, strict=True):
-            wait_until(lambda proc=proc, before=before: proc.log_text().count("Connected to amqp") > before,
-                       WAIT, message=f"{proc.name} never reconnected")
+            wait_until(
+                lambda proc=proc, before=before: proc.log_text().count("Connected to amqp") > before,
+                WAIT,
+                message=f"{proc.name} never reconnected",
+            )
         assert_group_settled(gateway, parent_id, child_texts, 3)
         assert stack.worker.alive and stack.coordinator.alive and stack.beat.alive
 
