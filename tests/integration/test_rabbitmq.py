@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import signal
 
+import kombu
 import pytest
+from amqp.exceptions import ChannelError
 
 from jobs.config import Settings
 from jobs.store import JobStore
@@ -27,6 +29,7 @@ from tests.integration.chaos_support import (
     FAST,
     WAIT,
     assert_group_settled,
+    assert_single_settled,
     echo,
     group,
     texts,
@@ -74,6 +77,24 @@ def test_every_process_of_a_stack_takes_its_broker_url_from_the_group(procs):
     env = procs._env(3, None)
     assert is_rabbitmq(env["CELERY_BROKER_URL"]) and env["CELERY_BROKER_URL"].endswith("/ocrgw-3")
     assert Settings.from_env(env).broker_url == env["CELERY_BROKER_URL"]
+
+
+def test_the_queues_are_quorum_queues_and_no_delayed_delivery_is_declared(procs, rabbitmq):
+    """RabbitMQ refuses to redeclare a queue with another type: each of ocrgw's queues exists as a quorum queue."""
+    db = procs.fresh_db()
+    stack = procs.stack(db=db, env={"OCRGW_SWEEP_INTERVAL": "0.2"}, web=True)
+    with Gateway(stack.web().base_url) as gateway:
+        assert_single_settled(
+            gateway, test_chaos.submit(gateway, echo("through a quorum queue")), "through a quorum queue"
+        )
+    with kombu.Connection(rabbitmq.url_for(db)) as connection:
+        for name in ("coordinator", "ocr.echo", "ocr.tesseract", "ocr.paddleocr"):
+            with connection.channel() as channel:
+                kombu.Queue(name, channel=channel, queue_arguments={"x-queue-type": "quorum"}).declare()
+            with connection.channel() as channel, pytest.raises(ChannelError, match="x-queue-type"):
+                kombu.Queue(name, channel=channel, queue_arguments={"x-queue-type": "classic"}).declare()
+        with connection.channel() as channel, pytest.raises(ChannelError, match="NOT_FOUND"):
+            kombu.Exchange("celery_delayed_27", channel=channel, passive=True).declare()
 
 
 # -- fan-out: publishing, hand-offs by message and by kept slot, the sweep re-publishing ------------
