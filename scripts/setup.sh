@@ -2,8 +2,9 @@
 # Prepare this machine to run ocrgw: system packages (Redis, Tesseract with
 # English data) and a project virtualenv in .venv.  With --tests, also what
 # only the test suite needs (Chromium with its driver, for the dashboard's
-# browser test; redis-sentinel, for the failover test): scripts/test.sh passes
-# it, scripts/start.sh does not.
+# browser test; redis-sentinel, for the failover test; rabbitmq-server, for
+# the tests with RabbitMQ as the broker): scripts/test.sh passes it,
+# scripts/start.sh does not.
 #
 # Idempotent: each step checks before it acts, so a rerun on a ready machine
 # installs nothing and prints one line. Concurrent runs serialise on a lock so
@@ -47,6 +48,12 @@ apt_install() {
         apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
+# The tests run the server itself, as the current user (tests/integration/rabbitmq_support.py);
+# Debian keeps it out of an ordinary user's PATH.
+have_rabbitmq_server() {
+    [[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ]] || command -v rabbitmq-server >/dev/null 2>&1
+}
+
 have_eng_tessdata() {
     # Tesseract 4 prints the list on stderr, Tesseract 5 on stdout.
     tesseract --list-langs 2>&1 | grep -qx eng
@@ -65,6 +72,7 @@ install_system_packages() {
         command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
         # The failover test's three sentinels (tests/integration/test_failover.py).
         command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
+        have_rabbitmq_server || missing+=(rabbitmq-server)
     fi
     if [[ ${#missing[@]} -gt 0 ]]; then
         apt_install "${missing[@]}"
@@ -80,6 +88,7 @@ verify_system_packages() {
     command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after installing it"
     command -v chromedriver >/dev/null 2>&1 || die "chromedriver still not on PATH after installing chromium-driver"
     command -v redis-sentinel >/dev/null 2>&1 || die "redis-sentinel still not on PATH after installing it"
+    have_rabbitmq_server || die "rabbitmq-server still not found after installing it"
 }
 
 check_python() {

@@ -15,6 +15,8 @@ lifecycle so each test only says *what* it wants running:
 * ``RedisServer`` runs a private redis-server on a free loopback port, if
   asked with a password (``requirepass``) and TLS only (``TlsFiles``, a CA and
   a server certificate made with openssl); its URLs then carry both.
+* A ``ProcGroup`` made with ``broker=`` runs Celery against another broker
+  than Redis (``tests/integration/rabbitmq_support.py`` runs a RabbitMQ).
 
 The pytest fixtures that hand these out live in ``tests/conftest.py``.
 """
@@ -547,7 +549,10 @@ class ProcGroup:
     """Starts processes for one scope and kills whatever is left on ``close()``.
 
     ``redis`` may be a RedisServer or a zero-argument callable returning one,
-    so a group used only for plain subprocesses never needs Redis.
+    so a group used only for plain subprocesses never needs Redis.  ``broker``,
+    if given, names the Celery broker of a database's processes (a callable
+    from the database number to a URL, such as ``RabbitMQServer.url_for``);
+    without it, the broker is that database on the same Redis.
     """
 
     def __init__(
@@ -555,8 +560,10 @@ class ProcGroup:
         work_dir: Path,
         redis: RedisServer | Callable[[], RedisServer] | None = None,
         label: str = "",
+        broker: Callable[[int], str] | None = None,
     ) -> None:
         self.work_dir = Path(work_dir)
+        self.broker = broker
         self.log_dir = self.work_dir / "logs"
         self.label = label
         self._redis = redis
@@ -625,7 +632,8 @@ class ProcGroup:
     # -- ocrgw processes (the Procfile's commands) --------------------------
 
     def _env(self, db: int | None, env: Mapping[str, str] | None) -> dict[str, str]:
-        return {"REDIS_URL": self.url(db), **(env or {})}
+        broker = {} if self.broker is None else {"CELERY_BROKER_URL": self.broker(db or 0)}
+        return {"REDIS_URL": self.url(db), **broker, **(env or {})}
 
     def worker(
         self,

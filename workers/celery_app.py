@@ -13,6 +13,7 @@ from jobs.config import Settings
 from jobs.registry import install_remote_models
 from observability import celery_hooks
 from workers import process_limits
+from workers.broker import is_rabbitmq, rabbitmq_settings
 
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"
@@ -77,6 +78,9 @@ def make_celery(settings: Settings) -> Celery:
             **app.conf.broker_transport_options,
             **connections.broker_sentinel_options(settings),
         }
+    if is_rabbitmq(settings.broker_url):
+        # Quorum queues and publisher confirms; the Redis-only options go (see workers.broker).
+        app.conf.update(rabbitmq_settings(app.conf.broker_transport_options))
     return app
 
 
