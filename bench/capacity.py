@@ -127,8 +127,11 @@ def report(bench: Bench, sizes: dict, rounds: dict, idles: list, saturation: dic
         fig["children"] = sizes[name]
         for key in ("commands", "exec_us", "cpu_us"):
             fig[f"total_{key}"] = fig[f"store_{key}"] + fig[f"broker_{key}"]
-        fig["ceiling_store_only"] = CORE_SHARE * 1e6 / fig["store_exec_us"] if fig["store_exec_us"] else None
-        fig["ceiling_shared_primary"] = CORE_SHARE * 1e6 / fig["total_exec_us"] if fig["total_exec_us"] else None
+        # Children per second at CORE_SHARE of a core: from commandstats µs, and from the server's CPU µs.
+        for basis in ("exec_us", "cpu_us"):
+            suffix = "" if basis == "exec_us" else "_cpu"
+            for scope, us in (("store_only", fig[f"store_{basis}"]), ("shared_primary", fig[f"total_{basis}"])):
+                fig[f"ceiling{suffix}_{scope}"] = CORE_SHARE * 1e6 / us if us else None
         per_child[name] = fig
     kept, ref = per_child["kept_group"], per_child["chord"]
     figures = {
@@ -157,6 +160,8 @@ def report(bench: Bench, sizes: dict, rounds: dict, idles: list, saturation: dic
             "broker CPU µs",
             "ceiling/s store",
             "ceiling/s shared",
+            "CPU: store",
+            "CPU: shared",
         ],
         [
             [
@@ -171,14 +176,16 @@ def report(bench: Bench, sizes: dict, rounds: dict, idles: list, saturation: dic
                 f["broker_cpu_us"],
                 f["ceiling_store_only"],
                 f["ceiling_shared_primary"],
+                f["ceiling_cpu_store_only"],
+                f["ceiling_cpu_shared_primary"],
             ]
             for name, f in per_child.items()
         ],
     )
     sat = saturation["figures"]
     print(
-        f"  ceilings: children/s at {CORE_SHARE:.0%} of a core, from commandstats µs per child "
-        f"(store only, and store + broker on one primary)"
+        f"  ceilings: children/s at {CORE_SHARE:.0%} of a core, from commandstats µs per child, then from the "
+        f"server's CPU µs (store only, and store + broker on one primary)"
     )
     print(
         f"  saturation: {sat['clients']} clients, {sat['children_per_second']:,.0f} children/s at "

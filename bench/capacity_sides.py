@@ -27,6 +27,8 @@ from workers.celery_app import RUN_TASK, make_celery
 KEPT_DB, MESSAGE_DB, CANVAS_DB = 0, 1, 2
 #: The lease of the claims of the worker that "dies" (no heartbeat follows them).
 DEAD_LEASE_SECONDS = "1"
+#: Between the bench's reads of the events streams: few reads, whose CPU the server's figures carry.
+WAIT_POLL_SECONDS = 0.05
 #: Kept slots for the whole of a side on stack K: every hand-off is a kept slot.
 KEEP_SLOT_SECONDS = "600"
 
@@ -100,7 +102,7 @@ def wait_roots(client, root_ids: list[str]) -> dict[str, str]:
                 last[stream] = entry_id
                 if fields_.get(b"operation") == b"job" and fields_.get(b"job_id") == root_of[stream].encode():
                     ended[root_of[stream]] = fields_[b"status"].decode()
-        time.sleep(0.01)
+        time.sleep(WAIT_POLL_SECONDS)
     return ended
 
 
@@ -119,7 +121,7 @@ class Sides:
 
     def group(self, http: Http, db: int, n: int) -> int:
         parent = http.post_json("/jobs", fanout_body(echo_payloads(n), self.bench.concurrency))
-        status = wait_parent(self.clients[db], parent["id"])
+        status = wait_parent(self.clients[db], parent["id"], poll=WAIT_POLL_SECONDS)
         self.after = lambda: self._expect({parent["id"]: status}, n, db)
         return n
 

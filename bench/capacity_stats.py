@@ -80,8 +80,8 @@ class Usage:
         return sum(u for name, (_, u) in self.commands.items() if name not in skip)
 
     def per(self, children: float, inner: frozenset[str] = NO_LUA) -> dict:
-        """The figures per child: commands, script calls, execution µs, CPU µs, and the top commands."""
-        top = sorted(self.commands.items(), key=lambda kv: -kv[1][0])[:8]
+        """The figures per child: commands, script calls, execution µs, CPU µs, and every command's share."""
+        top = sorted(self.commands.items(), key=lambda kv: -kv[1][0])
         return {
             "commands": self.calls / children,
             "script_calls": sum(self.commands.get(n, [0])[0] for n in SCRIPT_COMMANDS) / children,
