@@ -90,6 +90,7 @@ FIGURES = {
         "core_share": None,
         "kept_over_chord_exec_us": None,
         "kept_over_chord_commands": None,
+        "kept_over_chord_cpu_us": None,
         "saturation": {"children_per_second", "server_cpu_share", "exec_us", "cpu_us", "predicted_from_side",
                        "predicted_from_own", "ceiling_from_cpu", "ceiling_from_exec_us"},
     },
