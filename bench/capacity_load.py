@@ -120,23 +120,37 @@ def saturate(bench: Bench, sides: dict) -> dict:
             runs.append(one_run(bench, server, client, clients, seconds))
     server.stop()
     side_us = median(r["store"]["exec_us"] for r in sides["kept_group"])
-    fig = {
-        key: median(r[key] for r in runs)
-        for key in ("children_per_second", "server_cpu_share", "exec_us", "cpu_us", "commands")
-    }
-    share = fig["server_cpu_share"]
+    for r in runs:
+        # What each run's share of a core predicts, against what that run did.
+        share = r["server_cpu_share"]
+        r["predicted_from_side"] = share * 1e6 / side_us
+        r["predicted_from_own"] = share * 1e6 / r["exec_us"]
+        r["measured_over_predicted_side"] = r["children_per_second"] / r["predicted_from_side"]
+        r["measured_over_predicted_own"] = r["children_per_second"] / r["predicted_from_own"]
+        # At CORE_SHARE of a core, scaled from the share reached: the CPU per child this run measured.
+        r["ceiling_from_cpu"] = CORE_SHARE * 1e6 / r["cpu_us"]
+        r["ceiling_from_exec_us"] = CORE_SHARE * 1e6 / r["exec_us"]
+    per_run = (
+        "children_per_second",
+        "server_cpu_share",
+        "exec_us",
+        "cpu_us",
+        "commands",
+        "predicted_from_side",
+        "predicted_from_own",
+        "measured_over_predicted_side",
+        "measured_over_predicted_own",
+        "ceiling_from_cpu",
+        "ceiling_from_exec_us",
+    )
+    fig = {key: median(r[key] for r in runs) for key in per_run}
+    busiest = max(runs, key=lambda r: r["server_cpu_share"])
     fig.update(
         clients=clients,
         seconds=seconds,
         group=GROUP,
         slots=SLOTS,
         kept_group_side_exec_us=side_us,
-        predicted_from_side=share * 1e6 / side_us,
-        predicted_from_own=share * 1e6 / fig["exec_us"],
-        measured_over_predicted_side=fig["children_per_second"] / (share * 1e6 / side_us),
-        measured_over_predicted_own=fig["children_per_second"] / (share * 1e6 / fig["exec_us"]),
-        # At CORE_SHARE of a core, scaled from the share reached: the CPU per child this run measured.
-        ceiling_from_cpu=fig["children_per_second"] * CORE_SHARE / share,
-        ceiling_from_exec_us=CORE_SHARE * 1e6 / fig["exec_us"],
+        busiest_run={key: busiest[key] for key in per_run},
     )
     return {"figures": fig, "context": runs}
