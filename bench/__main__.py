@@ -34,6 +34,7 @@ BENCHMARKS = {
     "submission": "bench.submission",
     "sweep_scaling": "bench.sweep",
     "memory": "bench.memory",
+    "capacity": "bench.capacity",
 }
 
 

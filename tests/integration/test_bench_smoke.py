@@ -85,8 +85,19 @@ FIGURES = {
         "worker_pool_rss_mib": {"started", "after_echo", "after_tesseract", "after_paddleocr"},
         "tesseract_subprocess_peak_mib": None,
     },
+    "capacity": {
+        "per_child": {"kept_group", "message_group", "message_single", "reclaim_group", "reclaim_single", "chord"},
+        "core_share": None,
+        "kept_over_chord_exec_us": None,
+        "kept_over_chord_commands": None,
+        "kept_over_chord_cpu_us": None,
+        "saturation": {"children_per_second", "server_cpu_share", "exec_us", "cpu_us", "predicted_from_side",
+                       "predicted_from_own", "ceiling_from_cpu", "ceiling_from_exec_us"},
+    },
 }
 SWEEP_SIZE_KEYS = {"idle_ms", "due_pass_ms", "due_passes", "due_total_ms", "passes_needed"}
+CAPACITY_PATH_KEYS = {f"{server}_{figure}" for server in ("store", "broker")
+                      for figure in ("commands", "script_calls", "exec_us", "cpu_us")} | {"children"}
 MACHINE_KEYS = {"nproc", "cpu_model", "python", "redis"}
 
 
@@ -140,6 +151,10 @@ def test_result_file_has_expected_keys(quick_run, name):
     if name == "sweep_scaling":
         for size in figures["sizes"]:
             assert SWEEP_SIZE_KEYS <= figures[str(size)].keys()
+    if name == "capacity":
+        for path, per_child in figures["per_child"].items():
+            missing = CAPACITY_PATH_KEYS - per_child.keys()
+            assert not missing, f"capacity.{path}: missing {missing}"
     phases = {entry["phase"] for entry in data["phases"]}
     assert name in phases, f"{name} did not run under its own deadline: {sorted(phases)}"
     assert len(phases) > 1, f"{name} ran no phase under a deadline"
