@@ -58,6 +58,7 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
             "prefix": keys.group_prefix(job_id),
             "release_limit": store.settings.release_batch,
             "requeue_ms": store.requeue_ms,
+            "tenant_max_inflight": store.settings.tenant_max_inflight,
         },
     )
     if reply.code == Reply.NO_JOB:
@@ -77,6 +78,7 @@ def set_cap(store: JobStore, parent_id: str, max_parallel: int) -> list[Dispatch
             "max_parallel": max_parallel,
             "release_limit": store.settings.release_batch,
             "requeue_ms": store.requeue_ms,
+            "tenant_max_inflight": store.settings.tenant_max_inflight,
         },
     )
     if reply.code == Reply.NO_JOB:
@@ -108,6 +110,7 @@ def redrive(
             "idempotency_key": idempotency.key if idempotency else "",
             "fingerprint": idempotency.fingerprint if idempotency else "",
             "idempotency_ttl": store.settings.idempotency_ttl,
+            "tenant_max_inflight": store.settings.tenant_max_inflight,
         },
     )
     if reply.code == Reply.REPLAYED:

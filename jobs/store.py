@@ -23,7 +23,7 @@ from jobs import keys
 from jobs.config import CALL_RECORD_MS, Settings
 from jobs.contract import JobKind, JobStatus, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
-from jobs.ids import call_token, new_job_id
+from jobs.ids import DEFAULT_TENANT, call_token, new_job_id
 from jobs.queries import JobQueries
 from jobs.records import Claim, Completion, Created, GroupRules, Idempotency, NewJob
 from jobs.sweeping import SweepTransitions
@@ -74,8 +74,10 @@ class JobStore(SweepTransitions):
 
     # -- create -------------------------------------------------------------------------
 
-    def create_single(self, job: NewJob, idempotency: Idempotency | None = None) -> Created:
-        return self._create(new_job_id(), JobKind.SINGLE, [job], {}, idempotency, True)
+    def create_single(
+        self, job: NewJob, idempotency: Idempotency | None = None, tenant: str = DEFAULT_TENANT
+    ) -> Created:
+        return self._create(new_job_id(tenant), JobKind.SINGLE, [job], {}, idempotency, True)
 
     def create_group(
         self,
@@ -83,6 +85,7 @@ class JobStore(SweepTransitions):
         max_parallel: int | GroupRules,
         idempotency: Idempotency | None = None,
         release: bool = True,
+        tenant: str = DEFAULT_TENANT,
     ) -> Created:
         """Creates a parent and its children (held) and releases the first ones.
 
@@ -102,7 +105,7 @@ class JobStore(SweepTransitions):
             "fail_fast": rules.fail_fast,
             "callback_url": rules.callback_url,
         }
-        return self._create(new_job_id(), JobKind.PARENT, children, group, idempotency, release)
+        return self._create(new_job_id(tenant), JobKind.PARENT, children, group, idempotency, release)
 
     def _create(
         self,
@@ -134,6 +137,7 @@ class JobStore(SweepTransitions):
                 # With 0, the release step puts the parent on the due index.
                 "release_limit": self.settings.release_batch if release else 0,
                 "requeue_ms": self.requeue_ms,
+                "tenant_max_inflight": self.settings.tenant_max_inflight,
                 "group": group,
                 "jobs": [j.spec() for j in jobs],
                 "payloads": [j.payload for j in jobs],
@@ -239,6 +243,7 @@ class JobStore(SweepTransitions):
                 "next_lease_ms": self.settings.lease_ms if take_next else 0,
                 "next_model": take_next or "",
                 "record_ms": CALL_RECORD_MS,
+                "tenant_max_inflight": self.settings.tenant_max_inflight,
             },
         )
         self._raise_if_refused(job_id, reply.code)

@@ -77,6 +77,7 @@ class SweepTransitions:
                         "max_attempts": self.settings.max_attempts,
                         "release_limit": self.settings.release_batch,
                         "requeue_ms": self.requeue_ms,
+                        "tenant_max_inflight": self.settings.tenant_max_inflight,
                     },
                 )
                 for j in ids
@@ -121,6 +122,7 @@ class SweepTransitions:
                         "prefix": keys.group_prefix(p),
                         "release_limit": self.settings.release_batch,
                         "requeue_ms": self.requeue_ms,
+                        "tenant_max_inflight": self.settings.tenant_max_inflight,
                     },
                 )
                 for p in parent_ids

@@ -10,7 +10,9 @@
   > 0): the first released child of its model (A.next_model) is claimed for
   it in this same step, as `claim` would, and needs no Celery message.  The
   slot thus passes from one child to the next with no broker round trip and
-  no gap; the cap holds because the child is released before it is claimed.
+  no gap; both caps (the group's, its tenant's) hold because the child is
+  released before it is claimed.  A slot is kept only for a child of the
+  same group.
 
   Keys (spec: complete.py):
     job, result            the job's hash and result (its document stays, beside them)
@@ -21,12 +23,13 @@
     call                   the record of this call (its token), kept A.record_ms
     roots_<status>         the listing's sets of the root's kind
   Derived from A.prefix: the group's other jobs (released and kept
-  children) and their payloads, the per-status children sets.
+  children) and their payloads, the per-status children sets; from the
+  ids, the tenant's keys and the groups its release served (release.lua).
 
   Args: job_id, attempt (from claim), status ('completed' | 'failed' | 'cancelled'),
     result (JSON, or ''), error_code, error, prefix, release_limit,
     requeue_ms, next_lease_ms (0: claim nothing, publish every released
-    child), next_model, record_ms
+    child), next_model, record_ms, tenant_max_inflight (<= 0: no cap)
 
   Reply:
     {OK, finalized, next_*..., released...}  done; next_* is the child claimed
@@ -65,7 +68,8 @@ local function replay(r)
     end
   end
   for id in string.gmatch(r[4] or '', '[^,]+') do
-    local c = redis.call('HMGET', job_key_of(A.prefix, id), F.status, F.model)
+    -- A release may have served another group of the tenant (its waiting line).
+    local c = redis.call('HMGET', job_key_of(group_prefix_of(id), id), F.status, F.model)
     if c[1] == STATUS.queued then
       out.released[#out.released + 1] = id
       out.released[#out.released + 1] = c[2]
@@ -103,7 +107,7 @@ if job.kind == KIND.child then
   local taken = nil
   if A.next_lease_ms > 0 then
     for i = 1, #released, 2 do
-      if released[i + 1] == A.next_model then taken = i break end
+      if released[i + 1] == A.next_model and root_of(released[i]) == job.parent_id then taken = i break end
     end
   end
   if taken then

@@ -8,7 +8,7 @@ from redis.crc import key_slot
 from jobs import keys
 from jobs.config import CALL_RECORD_MS
 from jobs.contract import lua_preamble
-from jobs.ids import is_job_id, new_job_id, tenant_tag
+from jobs.ids import DEFAULT_TENANT, is_job_id, new_job_id, tenant_tag
 
 ROOT = "0123456789abcdef0123456789abcdef"
 
@@ -99,6 +99,8 @@ def test_children_released_by_lua_are_stored_under_the_keys_of_keys_py(kit, r):
     expected = {keys.job(parent), keys.QUEUED, keys.roots("parent", "queued")}
     expected |= {keys.children(parent, "held"), keys.children(parent, "queued")}
     expected |= {keys.job(c) for c in children} | {keys.payload(c) for c in children}
+    # The release counted them in flight for the parent's tenant, under the key keys.py spells.
+    expected.add(keys.tenant_in_flight(tenant_tag(DEFAULT_TENANT)))
     assert {k.decode() for k in r.keys("*")} == expected
 
     # ... and so are those released later by complete, in its own Lua.
