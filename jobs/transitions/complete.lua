@@ -12,7 +12,11 @@
   slot thus passes from one child to the next with no broker round trip and
   no gap; both caps (the group's, its tenant's) hold because the child is
   released before it is claimed.  A slot is kept only for a child of the
-  same group.
+  same group, and only while no other work waits for a worker (the queued
+  index holds nothing but this group's queued children): otherwise the child
+  goes through a message, behind what was queued before it, so another
+  group's or another tenant's queued work waits for the jobs queued ahead
+  of it, never for a run of kept slots.
 
   Keys (spec: complete.py):
     job, result            the job's hash and result (its document stays, beside them)
@@ -56,6 +60,13 @@ local function with_claim(out, key, id, attempt)
   out.next_content_type, out.next_options = c[2], c[3]
   out.next_payload = redis.call('GET', payload_key_of(A.prefix, id))
   return out
+end
+
+-- Work other than this group's waits for a worker: another group's
+-- children or a single job, of any tenant, queued (its message out).
+local function others_waiting()
+  local own = tonumber(redis.call('HGET', K.parent, count_field(STATUS.queued)) or '0')
+  return redis.call('ZCARD', K.queued) > own
 end
 
 local function replay(r)
@@ -105,7 +116,7 @@ if job.kind == KIND.child then
     A.release_limit, A.requeue_ms, now)
   out.finalized = finalized
   local taken = nil
-  if A.next_lease_ms > 0 then
+  if A.next_lease_ms > 0 and not others_waiting() then
     for i = 1, #released, 2 do
       if released[i + 1] == A.next_model and root_of(released[i]) == job.parent_id then taken = i break end
     end

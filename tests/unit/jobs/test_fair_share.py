@@ -101,6 +101,38 @@ def test_a_kept_slot_stays_within_the_tenant_cap_and_yields_to_the_tenant_s_line
     kit.assert_tenant_in_flight()
 
 
+@pytest.mark.parametrize("other", ["another tenant's group", "another group of the tenant", "a single job"])
+def test_a_kept_slot_gives_way_while_other_work_is_queued(kit, other):
+    a = kit.group(3, 1, tenant=A)
+    c = kit.child_ids(a.job_id, 3)
+    first = kit.claim(c[0])
+    if other == "a single job":
+        waiting = kit.single().dispatches
+    else:
+        waiting = kit.group(2, 0, tenant=B if other.startswith("another tenant") else A).dispatches
+
+    done = kit.store.complete(c[0], first.attempt, {}, take_next="echo")
+
+    # The next child goes through a message, behind the work queued before it.
+    assert done.next_claim is None and done.dispatches == [Dispatch(c[1], "echo")]
+
+    # Once nothing else waits for a worker, the slot is kept again.
+    claim_all(kit, waiting)
+    second = kit.claim(c[1])
+    done = kit.store.complete(c[1], second.attempt, {}, take_next="echo")
+    assert done.next_claim is not None and done.next_claim.job_id == c[2]
+
+
+def test_the_group_s_own_queued_children_do_not_stop_a_kept_slot(kit):
+    a = kit.group(4, 3, tenant=A)
+    c = kit.child_ids(a.job_id, 4)
+    first = kit.claim(c[0])  # c[1] and c[2] stay queued
+
+    done = kit.store.complete(c[0], first.attempt, {}, take_next="echo")
+
+    assert done.next_claim is not None and done.next_claim.job_id == c[3]
+
+
 def test_cancelling_a_group_gives_its_tenant_slots_to_the_tenant_s_other_groups(capped):
     kit = capped
     a1 = kit.group(4, 0, tenant=A)
