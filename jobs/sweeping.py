@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from jobs import keys
+from jobs import fair_share, keys
 from jobs.contract import JobKind, JobStatus, Reply
 from jobs.records import Dispatch, Reclaimed
 from jobs.transitions.reclaim import RECLAIM, RELEASE, REPUBLISH
@@ -105,6 +105,8 @@ class SweepTransitions:
         return [Dispatch(j, r.model) for j, r in zip(ids, replies, strict=True) if r.code == Reply.OK]
 
     def release(self, parent_ids: Iterable[str]) -> list[Dispatch]:
+        """Releases the parents' held children, tenants taking turns; the dispatches in that fair order."""
+        parent_ids = fair_share.round_robin(parent_ids, lambda p: p)
         replies = self._pipelined(
             RELEASE,
             [
@@ -128,7 +130,7 @@ class SweepTransitions:
                 for p in parent_ids
             ],
         )
-        return [d for r in replies for d in r.released]
+        return fair_share.fair_order(d for r in replies for d in r.released)
 
     def active_parent_count(self) -> int:
         """Parents not yet terminal, from the listing's index."""

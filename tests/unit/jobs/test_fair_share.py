@@ -12,8 +12,10 @@ from dataclasses import replace
 
 import pytest
 
+from coordinator.sweep import Sweeper
 from jobs import controls, keys
-from jobs.ids import tenant_tag
+from jobs.fair_share import fair_order, round_robin, tenant_of
+from jobs.ids import new_job_id, tenant_tag
 from jobs.records import Dispatch
 from jobs.store import JobStore
 from jobs.transitions.complete import COMPLETE
@@ -191,6 +193,19 @@ def test_the_sweep_releases_a_held_back_group_once_the_cap_is_lifted(capped):
     assert in_flight(kit, A) == 4 and line(kit, A) == [] and kit.members(keys.DUE_PARENTS) == set()
 
 
+def test_the_sweep_releases_and_publishes_with_tenants_taking_turns(kit):
+    a = [kit.group(2, 0, tenant=A, release=False).job_id for _ in range(3)]
+    b = kit.group(2, 0, tenant=B, release=False).job_id
+    published: list[Dispatch] = []
+
+    Sweeper(kit.store, publish=lambda d: published.extend(d) or len(d)).sweep()
+
+    ids = [d.job_id for d in published]
+    assert [tenant_of(i) for i in ids[:4]] == [tenant_tag(A), tenant_tag(B)] * 2
+    expected = [(a[0], 0), (b, 0), (a[1], 0), (b, 1), (a[2], 0), (a[0], 1), (a[1], 1), (a[2], 1)]
+    assert ids == [keys.child_id(p, i) for p, i in expected]
+
+
 def test_a_complete_sent_again_lists_the_children_it_released_into_another_group(new_kit):
     kit = new_kit(tenant_max_inflight=1)
     a1 = kit.group(2, 0, tenant=A)
@@ -205,3 +220,15 @@ def test_a_complete_sent_again_lists_the_children_it_released_into_another_group
     assert COMPLETE.decode(lost[0]).released == other
     assert done.dispatches == other
     kit.assert_tenant_in_flight()
+
+
+def test_round_robin_takes_tenants_then_their_groups_in_turn():
+    a1, a2, b1 = new_job_id(A), new_job_id(A), new_job_id(B)
+    jobs = [f"{a1}-0", f"{a1}-1", f"{a1}-2", f"{a2}-0", f"{b1}-0", f"{b1}-1", a2]
+
+    order = round_robin(jobs, lambda j: j)
+
+    # Tenant a's groups interleave (a1, a2, a1, a2, a1), and tenant b's turns fall between.
+    assert order == [f"{a1}-0", f"{b1}-0", f"{a2}-0", f"{b1}-1", f"{a1}-1", a2, f"{a1}-2"]
+    assert fair_order([Dispatch(j, "echo") for j in jobs]) == [Dispatch(j, "echo") for j in order]
+    assert round_robin([], lambda j: j) == []
