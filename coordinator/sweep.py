@@ -6,7 +6,10 @@ It repairs what a crash leaves behind: jobs whose worker died (expired
 leases), jobs whose message was lost or whose retry backoff has passed
 (queued past their publish deadline), and parents a release left due.  Each
 pass reads only those three indexes, in bounded batches, so its cost grows
-with the work there is, not with the number of jobs or parents.
+with the work there is, not with the number of jobs or parents.  What it
+releases and re-publishes goes out with tenants taking turns (and each
+tenant's groups), so one tenant's backlog does not queue ahead of all
+another's.
 
 It also hands due webhooks to their deliverer: it claims them (so that no
 other sweep sends them meanwhile) and sends one message each; the delivery
@@ -26,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jobs import observed, webhooks
+from jobs.fair_share import fair_order
 from jobs.records import Dispatch, Reclaimed
 from jobs.store import JobStore
 from jobs.webhooks import WebhookClaim
@@ -72,7 +76,8 @@ class Sweeper:
             reclaimed = self.store.reclaim(self.store.expired_leases(now, batch))
             republished = self.store.republish(self.store.stale_queued(now, batch))
             released = self.store.release(self.store.due_parents(now, batch))
-            dispatches = reclaimed.requeued + reclaimed.dispatches + republished + released
+            # The broker serves first in, first out: tenants take turns in what this tick sends.
+            dispatches = fair_order(reclaimed.requeued + reclaimed.dispatches + republished + released)
             published = self.publish(dispatches)
             handed_off = 0
             if self.hand_off_webhooks is not None:

@@ -73,6 +73,9 @@ DEFAULT_KEEP_SLOT_SECONDS = 1.0
 # 503, polls as usual) so that load balancers take it out of rotation before
 # it stops listening.  Capped at half of gunicorn's --graceful-timeout.
 DEFAULT_DRAIN_SECONDS = 5.0
+# A tenant's children queued or processing at once, across all its groups;
+# 0: no cap.  The fair share between tenants rests on it (README, Fair share).
+DEFAULT_TENANT_MAX_INFLIGHT = 0
 # Several worker processes share the host's cores: one ONNX Runtime thread each.
 DEFAULT_ENGINE_THREADS = 1
 # How long a claim or complete remembers what it answered, for the same call
@@ -135,6 +138,7 @@ class Settings:
     retry_backoff: float = DEFAULT_RETRY_BACKOFF_SECONDS
     keep_slot_seconds: float = DEFAULT_KEEP_SLOT_SECONDS
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
+    tenant_max_inflight: int = DEFAULT_TENANT_MAX_INFLIGHT
     # 1 lets the echo model's ``crash`` option kill the worker process that
     # runs it (fault-injection tests); 0 refuses that option.
     echo_allow_crash: int = 0
@@ -503,6 +507,12 @@ VARIABLES: tuple[Variable, ...] = (
     _seconds("retry_backoff", "OCRGW_RETRY_BACKOFF", at_least=0),
     _seconds("keep_slot_seconds", "OCRGW_KEEP_SLOT_SECONDS", at_least=0),
     _seconds("drain_seconds", "OCRGW_DRAIN_SECONDS", at_least=0),
+    Variable(
+        "tenant_max_inflight",
+        "OCRGW_TENANT_MAX_INFLIGHT",
+        mf.Integer(validate=validate.Range(min=0, max=1_000_000)),
+        "a whole number from 0 (no cap) to 1000000",
+    ),
     Variable("echo_allow_crash", "OCRGW_ECHO_ALLOW_CRASH", mf.Integer(validate=validate.OneOf([0, 1])), "0 or 1"),
     Variable(
         "default_model",

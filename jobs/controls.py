@@ -59,6 +59,7 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
             "prefix": keys.group_prefix(job_id),
             "release_limit": store.settings.release_batch,
             "requeue_ms": store.requeue_ms,
+            "tenant_max_inflight": store.settings.tenant_max_inflight,
         },
     )
     if reply.code == Reply.NO_JOB:
@@ -78,6 +79,7 @@ def set_cap(store: JobStore, parent_id: str, max_parallel: int) -> list[Dispatch
             "max_parallel": max_parallel,
             "release_limit": store.settings.release_batch,
             "requeue_ms": store.requeue_ms,
+            "tenant_max_inflight": store.settings.tenant_max_inflight,
         },
     )
     if reply.code == Reply.NO_JOB:
@@ -114,6 +116,7 @@ def redrive(
             "idempotency_key": idempotency.key if idempotency else "",
             "fingerprint": idempotency.fingerprint if idempotency else "",
             "idempotency_ttl": store.settings.idempotency_ttl,
+            "tenant_max_inflight": store.settings.tenant_max_inflight,
         },
     )
     if reply.code == Reply.REPLAYED:

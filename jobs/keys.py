@@ -12,7 +12,9 @@ moves, the child a kept slot claims) from the group's hash-tagged prefix
 the shapes below, so both sides build them from one definition.
 
 A root id starts with its tenant's tag (``jobs.ids.new_job_id``), so a
-tenant's own keys (its listing sets) derive from any of its jobs' ids too.
+tenant's own keys (its listing sets, its in-flight count, its waiting line)
+derive from any of its jobs' ids too, in Python and in a script, with no
+lookup.  Like the global indexes, they are outside every group's hash slot.
 """
 
 import hashlib
@@ -30,6 +32,10 @@ RESULT = "result:"
 CALL = "call:"
 CHILDREN = "children:"
 EVENTS = "events"
+# A tenant's keys: the prefix, its tag, then one of the suffixes.
+TENANT = f"{NAMESPACE}:tenant:"
+IN_FLIGHT = ":in_flight"
+WAITING = ":waiting"
 
 # Global indexes, each a sorted set of job or parent ids.
 LEASES = f"{NAMESPACE}:leases"  # processing jobs, scored by lease deadline (ms)
@@ -140,6 +146,24 @@ def events(job_id: str) -> str:
     return f"{group_prefix(job_id)}{EVENTS}"
 
 
+def tenant_in_flight(tag: str) -> str:
+    """How many children of the tenant tagged ``tag`` are queued or processing, across all its groups.
+
+    Moved by every transition that moves a child into or out of those
+    statuses (the scripts' ``move_child``); OCRGW_TENANT_MAX_INFLIGHT caps it.
+    """
+    return f"{TENANT}{tag}{IN_FLIGHT}"
+
+
+def tenant_waiting(tag: str) -> str:
+    """The tenant's groups that its cap alone holds back (held children, room under their own cap).
+
+    Scored by turn: the next slot the tenant frees goes to the first, which
+    then goes to the back if it still waits, so the tenant's groups take turns.
+    """
+    return f"{TENANT}{tag}{WAITING}"
+
+
 def idempotency(tenant: str, key: str) -> str:
     """A tenant's Idempotency-Key: the same key sent by two tenants names two records."""
     # Hashed so that any client-chosen string (up to 255 chars) makes a tidy key; a
@@ -150,6 +174,8 @@ def idempotency(tenant: str, key: str) -> str:
 
 def lua_key_shapes() -> str:
     """The Lua functions that derive a group's keys from its prefix, as the functions above do."""
+    from jobs.ids import TENANT_TAG_LENGTH  # ids imports this module
+
     return (
         "\n".join(
             [
@@ -159,6 +185,12 @@ def lua_key_shapes() -> str:
                 f"local function children_key_of(prefix, status) return prefix .. '{CHILDREN}' .. status end",
                 f"local function child_id_of(parent_id, index) return parent_id .. '{CHILD_SEPARATOR}' "
                 "  .. string.format('%d', index) end",
+                f"local function root_of(id) local cut = string.find(id, '{CHILD_SEPARATOR}', 1, true)"
+                "  if cut then return string.sub(id, 1, cut - 1) end return id end",
+                f"local function group_prefix_of(id) return '{NAMESPACE}:{{' .. root_of(id) .. '}}:' end",
+                f"local function tenant_tag_of(id) return string.sub(id, 1, {TENANT_TAG_LENGTH}) end",
+                f"local function tenant_in_flight_key_of(tag) return '{TENANT}' .. tag .. '{IN_FLIGHT}' end",
+                f"local function tenant_waiting_key_of(tag) return '{TENANT}' .. tag .. '{WAITING}' end",
             ]
         )
         + "\n"

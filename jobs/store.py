@@ -144,6 +144,7 @@ class JobStore(SweepTransitions):
                 # With 0, the release step puts the parent on the due index.
                 "release_limit": self.settings.release_batch if release else 0,
                 "requeue_ms": self.requeue_ms,
+                "tenant_max_inflight": self.settings.tenant_max_inflight,
                 "group": group,
                 "jobs": [j.spec() for j in jobs],
                 "payloads": [j.payload for j in jobs],
@@ -249,6 +250,7 @@ class JobStore(SweepTransitions):
                 "next_lease_ms": self.settings.lease_ms if take_next else 0,
                 "next_model": take_next or "",
                 "record_ms": CALL_RECORD_MS,
+                "tenant_max_inflight": self.settings.tenant_max_inflight,
             },
         )
         self._raise_if_refused(job_id, reply.code)

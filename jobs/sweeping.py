@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from jobs import keys
+from jobs import fair_share, keys
 from jobs.contract import Field, JobKind, JobStatus, Reply
 from jobs.records import Dispatch, Reclaimed
 from jobs.transitions.expire import EXPIRE
@@ -78,6 +78,7 @@ class SweepTransitions:
                         "max_attempts": self.settings.max_attempts,
                         "release_limit": self.settings.release_batch,
                         "requeue_ms": self.requeue_ms,
+                        "tenant_max_inflight": self.settings.tenant_max_inflight,
                     },
                 )
                 for j in ids
@@ -105,6 +106,8 @@ class SweepTransitions:
         return [Dispatch(j, r.model) for j, r in zip(ids, replies, strict=True) if r.code == Reply.OK]
 
     def release(self, parent_ids: Iterable[str]) -> list[Dispatch]:
+        """Releases the parents' held children, tenants taking turns; the dispatches in that fair order."""
+        parent_ids = fair_share.round_robin(parent_ids, lambda p: p)
         replies = self._pipelined(
             RELEASE,
             [
@@ -122,12 +125,13 @@ class SweepTransitions:
                         "prefix": keys.group_prefix(p),
                         "release_limit": self.settings.release_batch,
                         "requeue_ms": self.requeue_ms,
+                        "tenant_max_inflight": self.settings.tenant_max_inflight,
                     },
                 )
                 for p in parent_ids
             ],
         )
-        return [d for r in replies for d in r.released]
+        return fair_share.fair_order(d for r in replies for d in r.released)
 
     def due_to_expire(self, now_ms: int, limit: int) -> list[str]:
         """Ended roots whose retention (``result_ttl``) is over at ``now_ms``, the longest ended first.

@@ -10,6 +10,8 @@
   it, cancels every child not yet started, marks the running ones, and the
   parent ends `cancelled` with its one audit event once the last child is
   terminal (here, if none is running).  Completed children keep their results.
+  The tenant slots its cancelled queued children free go to the tenant's
+  other groups waiting for one (release.lua).
 
   Keys (spec: controls.py):
     job            the job's hash (the parent's, for a group)
@@ -17,14 +19,15 @@
     events         the audit stream of the job's root
     queued, due, webhooks   the global indexes
     roots_<status> the listing's sets of the root's kind
-  Derived from A.prefix: the group's children and their per-status sets.
+  Derived from A.prefix: the group's children and their per-status sets;
+  from the ids, the tenant's keys and its waiting groups (release.lua).
 
-  Args: job_id, prefix, release_limit, requeue_ms
+  Args: job_id, prefix, release_limit, requeue_ms, tenant_max_inflight (<= 0: no cap)
 
   Reply:
     {OK, status, finalized, released...}  `status` is the job's status now:
         `cancelled`, or `processing` while a running attempt is asked to
-        stop; released are children a cancelled child's slot went to
+        stop; released are children the freed slots went to
     {NO_JOB}
     {WRONG_STATUS, status}  already terminal: nothing written
 ]]
@@ -44,8 +47,11 @@ if f[2] == KIND.parent then
     redis.call('HSET', job_key_of(A.prefix, id), F.cancel_requested, '1', F.stage, STAGE.cancelling)
   end
   redis.call('ZREM', K.due, A.job_id)
+  -- Nothing of its own is left to release; the tenant's waiting groups get the freed slots.
+  local released = release_children(A.prefix, A.job_id, A.release_limit, A.requeue_ms, now)
   local finalized = finalize_parent_if_done(A.job_id, now)
-  return reply{code = REPLY.OK, status = redis.call('HGET', K.job, F.status), finalized = finalized}
+  return reply{code = REPLY.OK, status = redis.call('HGET', K.job, F.status), finalized = finalized,
+               released = released}
 end
 
 if f[1] == STATUS.processing then

@@ -10,7 +10,13 @@
   > 0): the first released child of its model (A.next_model) is claimed for
   it in this same step, as `claim` would, and needs no Celery message.  The
   slot thus passes from one child to the next with no broker round trip and
-  no gap; the cap holds because the child is released before it is claimed.
+  no gap; both caps (the group's, its tenant's) hold because the child is
+  released before it is claimed.  A slot is kept only for a child of the
+  same group, and only while no other work waits for a worker (the queued
+  index holds nothing but this group's queued children): otherwise the child
+  goes through a message, behind what was queued before it, so another
+  group's or another tenant's queued work waits for the jobs queued ahead
+  of it, never for a run of kept slots.
 
   Keys (spec: complete.py):
     job, result            the job's hash and result (its document stays, beside them)
@@ -21,12 +27,13 @@
     call                   the record of this call (its token), kept A.record_ms
     roots_<status>         the listing's sets of the root's kind
   Derived from A.prefix: the group's other jobs (released and kept
-  children) and their payloads, the per-status children sets.
+  children) and their payloads, the per-status children sets; from the
+  ids, the tenant's keys and the groups its release served (release.lua).
 
   Args: job_id, attempt (from claim), status ('completed' | 'failed' | 'cancelled'),
     result (JSON, or ''), error_code, error, prefix, release_limit,
     requeue_ms, next_lease_ms (0: claim nothing, publish every released
-    child), next_model, record_ms
+    child), next_model, record_ms, tenant_max_inflight (<= 0: no cap)
 
   Reply:
     {OK, finalized, next_*..., released...}  done; next_* is the child claimed
@@ -55,6 +62,13 @@ local function with_claim(out, key, id, attempt)
   return out
 end
 
+-- Work other than this group's waits for a worker: another group's
+-- children or a single job, of any tenant, queued (its message out).
+local function others_waiting()
+  local own = tonumber(redis.call('HGET', K.parent, count_field(STATUS.queued)) or '0')
+  return redis.call('ZCARD', K.queued) > own
+end
+
 local function replay(r)
   local out = {code = REPLY.OK, finalized = tonumber(r[1]), released = {}}
   if r[2] and r[2] ~= '' then
@@ -65,7 +79,8 @@ local function replay(r)
     end
   end
   for id in string.gmatch(r[4] or '', '[^,]+') do
-    local c = redis.call('HMGET', job_key_of(A.prefix, id), F.status, F.model)
+    -- A release may have served another group of the tenant (its waiting line).
+    local c = redis.call('HMGET', job_key_of(group_prefix_of(id), id), F.status, F.model)
     if c[1] == STATUS.queued then
       out.released[#out.released + 1] = id
       out.released[#out.released + 1] = c[2]
@@ -101,9 +116,9 @@ if job.kind == KIND.child then
     A.release_limit, A.requeue_ms, now)
   out.finalized = finalized
   local taken = nil
-  if A.next_lease_ms > 0 then
+  if A.next_lease_ms > 0 and not others_waiting() then
     for i = 1, #released, 2 do
-      if released[i + 1] == A.next_model then taken = i break end
+      if released[i + 1] == A.next_model and root_of(released[i]) == job.parent_id then taken = i break end
     end
   end
   if taken then

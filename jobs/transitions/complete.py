@@ -37,6 +37,7 @@ COMPLETE = Transition(
         Arg("next_lease_ms", "int"),
         Arg("next_model"),
         Arg("record_ms", "int"),
+        Arg("tenant_max_inflight", "int"),
     ),
     reply=CompleteReply,
 )

@@ -17,7 +17,13 @@ class CancelReply:
 CANCEL = Transition(
     "cancel",
     keys=("job", "parent", "events", "queued", "due", "webhooks", *ROOT_KEYS),
-    args=(Arg("job_id"), Arg("prefix"), Arg("release_limit", "int"), Arg("requeue_ms", "int")),
+    args=(
+        Arg("job_id"),
+        Arg("prefix"),
+        Arg("release_limit", "int"),
+        Arg("requeue_ms", "int"),
+        Arg("tenant_max_inflight", "int"),
+    ),
     reply=CancelReply,
 )
 
@@ -38,6 +44,7 @@ SET_CAP = Transition(
         Arg("max_parallel", "int"),
         Arg("release_limit", "int"),
         Arg("requeue_ms", "int"),
+        Arg("tenant_max_inflight", "int"),
     ),
     reply=SetCapReply,
 )
@@ -63,6 +70,7 @@ REDRIVE = Transition(
         Arg("idempotency_key"),
         Arg("fingerprint"),
         Arg("idempotency_ttl", "int"),
+        Arg("tenant_max_inflight", "int"),
     ),
     reply=RedriveReply,
 )

@@ -27,6 +27,7 @@ CREATE = Transition(
         Arg("prefix"),
         Arg("release_limit", "int"),
         Arg("requeue_ms", "int"),
+        Arg("tenant_max_inflight", "int"),
         Arg("group", "json"),
         Arg("jobs", "json"),
         Arg("payloads", "bytes", rest=True),

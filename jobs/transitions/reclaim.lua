@@ -13,9 +13,11 @@
     webhooks               the index of terminal jobs whose callback is due
     roots_<status>         the listing's sets of the root's kind
   Derived from A.prefix: the group's other jobs (children released into a
-  failed child's slot), the per-status children sets.
+  failed child's slot), the per-status children sets; from the ids, the
+  tenant's keys and its waiting groups (release.lua).
 
-  Args: job_id, prefix, max_attempts, release_limit, requeue_ms
+  Args: job_id, prefix, max_attempts, release_limit, requeue_ms,
+    tenant_max_inflight (<= 0: no cap)
 
   Reply:
     {NOTHING}                       the lease was renewed, or the job is no longer processing

@@ -24,6 +24,7 @@ RECLAIM = Transition(
         Arg("max_attempts", "int"),
         Arg("release_limit", "int"),
         Arg("requeue_ms", "int"),
+        Arg("tenant_max_inflight", "int"),
     ),
     reply=ReclaimReply,
 )
@@ -53,6 +54,12 @@ class ReleaseReply:
 RELEASE = Transition(
     "release",
     keys=("parent", "events", "queued", "due", "webhooks", *ROOT_KEYS),
-    args=(Arg("parent_id"), Arg("prefix"), Arg("release_limit", "int"), Arg("requeue_ms", "int")),
+    args=(
+        Arg("parent_id"),
+        Arg("prefix"),
+        Arg("release_limit", "int"),
+        Arg("requeue_ms", "int"),
+        Arg("tenant_max_inflight", "int"),
+    ),
     reply=ReleaseReply,
 )

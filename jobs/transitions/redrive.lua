@@ -12,10 +12,12 @@
     queued, due           the global indexes
     roots_<status>        the listing's sets of parents
     expiring              the index of ended roots waiting for deletion (it leaves it)
-  Derived from A.prefix: the children's keys and per-status sets.
+  Derived from A.prefix: the children's keys and per-status sets; from the
+  ids, the tenant's keys and its waiting groups (release.lua).
 
   Args: parent_id, prefix, include_cancelled (0/1), release_limit,
-    requeue_ms, idempotency_key ('' for none), fingerprint, idempotency_ttl
+    requeue_ms, idempotency_key ('' for none), fingerprint, idempotency_ttl,
+    tenant_max_inflight (<= 0: no cap)
 
   Reply:
     {OK, redriven, released...}  how many children were sent again; the first

@@ -2,16 +2,21 @@
   release: hands free slots of one parent to its next held children, and
   finalizes the parent if every child is terminal.  Creation and completion
   already release in their own scripts; the sweep calls this for parents on
-  the due index (a release that a batch limit cut short).
+  the due index (a release that a batch limit cut short, or, once
+  requeue_ms has passed, a parent its tenant's cap held back: in case the
+  cap was lifted meanwhile, since only the tenant's own releases serve its
+  waiting line).
 
   Keys (spec: reclaim.py):
     parent, events         the parent's hash and audit stream
     queued, due            the global indexes
     webhooks               the index of terminal jobs whose callback is due
     roots_<status>         the listing's sets of parents
-  Derived from A.prefix: the children's keys and per-status sets.
+  Derived from A.prefix: the children's keys and per-status sets; from the
+  ids, the tenant's keys and its waiting groups (release.lua), which are
+  served first.
 
-  Args: parent_id, prefix, release_limit, requeue_ms
+  Args: parent_id, prefix, release_limit, requeue_ms, tenant_max_inflight (<= 0: no cap)
 
   Reply:
     {OK, finalized, released...}  the children released, each needing a Celery message

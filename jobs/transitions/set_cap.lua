@@ -5,8 +5,10 @@
   release compares the in-flight count with the cap of the moment.
 
   Keys (spec: controls.py): parent, queued, due
-  Derived from A.prefix: the children's keys and per-status sets.
-  Args: parent_id, prefix, max_parallel (<= 0: no cap), release_limit, requeue_ms
+  Derived from A.prefix: the children's keys and per-status sets; from the
+  ids, the tenant's keys and its waiting groups (release.lua).
+  Args: parent_id, prefix, max_parallel (<= 0: no cap), release_limit, requeue_ms,
+    tenant_max_inflight (<= 0: no cap)
 
   Reply:
     {OK, released...}  the children released into new slots, each needing a Celery message

@@ -2,11 +2,22 @@
 -- parent's per-status sets (derived from the group prefix), a root between
 -- the listing's per-status sets.  Reads K.roots_<status>: a script that
 -- moves roots declares all of them.
+--
+-- A child's move also keeps its tenant's in-flight count (queued +
+-- processing children across all the tenant's groups; its key derived from
+-- the child's id): every status change of a child goes through move_child,
+-- so the count cannot drift from the children sets.
 -- @needs common
+
+local IN_FLIGHT = {[STATUS.queued] = 1, [STATUS.processing] = 1}
 
 local function move_child(prefix, child_id, index, from, to)
   redis.call('ZREM', children_key_of(prefix, from), child_id)
   redis.call('ZADD', children_key_of(prefix, to), index, child_id)
+  local change = (IN_FLIGHT[to] or 0) - (IN_FLIGHT[from] or 0)
+  if change ~= 0 then
+    redis.call('INCRBY', tenant_in_flight_key_of(tenant_tag_of(child_id)), change)
+  end
 end
 
 local function move_root(root_key, root_id, from, to)

@@ -6,7 +6,9 @@ that read the raw Redis state and record what each script answered.
   last attempt are reached by small groups.
 * ``store`` / ``r``: a JobStore over a FakeRedis of its own; ``r`` is the raw client.
 * ``kit``: helpers over ``store`` (documents, groups, statuses, index members,
-  a snapshot of every key, lease and deadline manipulation).
+  a snapshot of every key, lease and deadline manipulation); at the end of
+  each test it checks that every tenant's in-flight count matches its
+  queued and processing children.
 * ``replies``: the raw reply of every script call made through ``store``,
   by transition name (pipelined calls included).
 * ``new_kit``: builds a fresh ``Kit`` with settings overrides; session-scoped,
@@ -15,7 +17,7 @@ that read the raw Redis state and record what each script answered.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 
 import fakeredis
@@ -24,7 +26,8 @@ import pytest
 from jobs import keys
 from jobs.config import Settings
 from jobs.contract import ROOT_STATUSES, JobKind, JobStatus
-from jobs.records import Claim, Created, NewJob
+from jobs.ids import TENANT_TAG_LENGTH
+from jobs.records import Claim, Created, NewJob, Owner
 from jobs.store import JobStore
 from jobs.transitions.spec import Transition
 
@@ -75,10 +78,14 @@ class Kit:
     def docs(self, n: int, model: str = "echo") -> list[NewJob]:
         return [self.doc(i, model) for i in range(n)]
 
-    def single(self, **kw) -> Created:
+    def single(self, tenant: str | None = None, **kw) -> Created:
+        if tenant is not None:
+            kw["owner"] = Owner(tenant)
         return self.store.create_single(self.doc(), **kw)
 
-    def group(self, n: int, max_parallel: int, **kw) -> Created:
+    def group(self, n: int, max_parallel: int, tenant: str | None = None, **kw) -> Created:
+        if tenant is not None:
+            kw["owner"] = Owner(tenant)
         return self.store.create_group(self.docs(n), max_parallel, **kw)
 
     @staticmethod
@@ -161,6 +168,20 @@ class Kit:
     def now_ms(self) -> int:
         return self.store.now_ms()
 
+    def assert_tenant_in_flight(self) -> None:
+        """Each tenant's in-flight count equals its queued + processing children, across all its groups."""
+        counted: Counter[str] = Counter()
+        for status in ("queued", "processing"):
+            for key in self.r.keys(keys.children("*", status)):
+                root = text(key).split("{", 1)[1].split("}", 1)[0]
+                counted[root[:TENANT_TAG_LENGTH]] += self.r.zcard(key)
+        recorded = Counter()
+        for key in self.r.keys(keys.tenant_in_flight("*")):
+            tag = text(key)[len(keys.TENANT) :].split(":", 1)[0]
+            recorded[tag] = int(self.r.get(key))
+        assert +recorded == +counted, f"tenant in-flight counts {dict(recorded)} != children {dict(counted)}"
+        assert all(n >= 0 for n in recorded.values()), recorded
+
     def snapshot(self) -> dict:
         """Every key with its type and content: equal snapshots mean nothing was written."""
         names = sorted(self.r.keys("*"))
@@ -227,8 +248,11 @@ def settings() -> Settings:
 
 
 @pytest.fixture
-def kit() -> Kit:
-    return make_kit()
+def kit():
+    """A Kit; once the test is done, every tenant's in-flight count must still match its children."""
+    kit = make_kit()
+    yield kit
+    kit.assert_tenant_in_flight()
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from redis.crc import key_slot
 from jobs import keys
 from jobs.config import CALL_RECORD_MS
 from jobs.contract import lua_preamble
-from jobs.ids import is_job_id, tenant_tag
+from jobs.ids import DEFAULT_TENANT, is_job_id, new_job_id, tenant_tag
 
 ROOT = "0123456789abcdef0123456789abcdef"
 
@@ -85,6 +85,25 @@ def test_a_root_status_change_names_the_listing_sets_of_its_kind_and_the_expirin
     assert keys.roots_by_status(keys.child_id(ROOT, 3))["roots_failed"] == "ocrgw:roots:0123456789ab:parent:failed"
 
 
+def test_a_tenant_s_keys_carry_its_tag():
+    tag = tenant_tag("acme")
+    assert keys.tenant_in_flight(tag) == f"ocrgw:tenant:{tag}:in_flight"
+    assert keys.tenant_waiting(tag) == f"ocrgw:tenant:{tag}:waiting"
+
+
+def test_lua_derives_a_job_s_group_and_tenant_keys_from_its_id_as_keys_py_does(r):
+    script = lua_preamble() + (
+        "\nlocal id = ARGV[1]"
+        "\nreturn {root_of(id), group_prefix_of(id), tenant_tag_of(id),"
+        " tenant_in_flight_key_of(tenant_tag_of(id)), tenant_waiting_key_of(tenant_tag_of(id))}"
+    )
+    root = new_job_id("acme")
+    tag = tenant_tag("acme")
+    for job_id in (root, keys.child_id(root, 0), keys.child_id(root, 123456)):
+        replies = [v.decode() for v in r.eval(script, 0, job_id)]
+        assert replies == [root, keys.group_prefix(job_id), tag, keys.tenant_in_flight(tag), keys.tenant_waiting(tag)]
+
+
 def test_children_released_by_lua_are_stored_under_the_keys_of_keys_py(kit, r):
     # create and the release inside it build the children's keys in Lua from
     # the group prefix.  A mismatch would leave a stray hash and the child held.
@@ -96,6 +115,8 @@ def test_children_released_by_lua_are_stored_under_the_keys_of_keys_py(kit, r):
     expected = {keys.job(parent), keys.QUEUED, keys.roots("parent", "queued")}
     expected |= {keys.children(parent, "held"), keys.children(parent, "queued")}
     expected |= {keys.job(c) for c in children} | {keys.payload(c) for c in children}
+    # The release counted them in flight for the parent's tenant, under the key keys.py spells.
+    expected.add(keys.tenant_in_flight(tenant_tag(DEFAULT_TENANT)))
     assert {k.decode() for k in r.keys("*")} == expected
 
     # ... and so are those released later by complete, in its own Lua.

@@ -221,6 +221,9 @@ class GroupRun:
             assert self.batch < self.n
             event("a parent left due by the batch limit")
 
+        # The tenant's in-flight count is its queued + processing children.
+        self.kit.assert_tenant_in_flight()
+
         # The indexes agree with the statuses.
         assert indexes[keys.QUEUED] == having("queued")
         assert indexes[keys.LEASES] == having("processing")

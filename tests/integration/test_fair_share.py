@@ -1,0 +1,129 @@
+"""Fair share between tenants, end to end: real redis-server, Celery worker, coordinator and beat.
+
+Two tenants saturate the worker pool with slow children, each up to its
+cap (OCRGW_TENANT_MAX_INFLIGHT); then a third tenant sends a small group.
+Everything is measured from what the scripts recorded (every attempt's
+start and end, Redis time), never from how long the test took.
+
+Why the third tenant's wait is bounded, in hand-offs:
+
+* its children are queued the moment its group is created, and a finishing
+  worker keeps no slot while other work is queued, so every other child
+  released after that goes through a message behind them;
+* what is ahead of them in the broker's queue is what the two busy tenants
+  had queued then: at most their caps, 2 x TENANT_CAP;
+* once its last child is taken, each other worker may start one more child
+  while that last child runs (theirs sleep 0.3 s, it does not sleep): POOL,
+  and POOL again as slack for a loaded machine.
+
+Kept slots last a minute here, so only the kept slot giving way lets the
+small group in before the busy tenants are done; and the busy groups have
+no cap of their own, so only the tenant cap keeps their backlog out of the
+broker's queue.  Without either, the small group waits for most of the 70
+children of the busy tenants (52 hand-offs with kept slots that never give
+way, 66 with no tenant cap, where this test measures 2).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs import keys
+from jobs.config import Settings
+from jobs.fair_share import tenant_of
+from jobs.ids import tenant_tag
+from jobs.records import NewJob, Owner
+from jobs.store import JobStore
+from tests.harness import wait_until
+from tests.integration.fanout_support import micros, peak_overlap
+from workers import dispatch
+from workers.celery_app import make_celery
+
+pytestmark = pytest.mark.integration
+
+POOL = 4
+TENANT_CAP = 3
+SLOW_MS = 300
+BUSY_A, BUSY_C, SMALL = "tenant-a", "tenant-c", "tenant-b"
+WAIT = 180.0  # bounds a hang only
+
+
+@pytest.fixture
+def fair_stack(procs, monkeypatch):
+    env = {
+        "OCRGW_TENANT_MAX_INFLIGHT": str(TENANT_CAP),
+        "OCRGW_KEEP_SLOT_SECONDS": "60",
+        "OCRGW_SWEEP_INTERVAL": "0.2",
+    }
+    stack = procs.stack(db=procs.fresh_db(), concurrency=POOL, env=env)
+    store = JobStore.from_settings(Settings.from_env({"REDIS_URL": stack.redis_url, **env}))
+    # This process publishes what its creates release, to the stack's broker.
+    monkeypatch.setattr(dispatch, "app", make_celery(Settings(redis_url=stack.redis_url, broker_url=stack.redis_url)))
+    try:
+        yield store
+    finally:
+        dispatch.app.close()
+        store.redis.close()
+
+
+def submit(store: JobStore, tenant: str, n: int, delay_ms: int) -> str:
+    options = {"delay_ms": delay_ms} if delay_ms else {}
+    jobs = [NewJob("echo", "text/plain", f"{tenant} {i}".encode(), options=options) for i in range(n)]
+    created = store.create_group(jobs, 0, owner=Owner(tenant))
+    assert dispatch.publish(created.dispatches) == len(created.dispatches)
+    return created.job_id
+
+
+def runs(store: JobStore, parent_id: str) -> list[tuple[str, int, int]]:
+    """(child, started µs, ended µs) of every attempt of every child, from the recorded intervals."""
+    parent = store.queries.get(parent_id)
+    out = []
+    for child in store.queries.children_page(parent_id, 0, int(parent["total"])).children:
+        assert child["status"] == "completed", child
+        for run in filter(None, child["intervals"].split(",")):
+            _, started, ended, _ = run.split(":")
+            out.append((child["id"], int(started), int(ended)))
+    return out
+
+
+def test_a_small_group_waits_a_bounded_number_of_hand_offs_behind_tenants_that_saturate_the_pool(fair_stack, capsys):
+    store = fair_stack
+    busy = [submit(store, BUSY_A, 40, SLOW_MS), submit(store, BUSY_C, 30, SLOW_MS)]
+
+    def saturated():
+        views = [store.queries.get(p) for p in busy]
+        return sum(int(v["n_processing"]) for v in views) == POOL and any(int(v["n_queued"]) for v in views)
+
+    wait_until(saturated, WAIT, message="the busy tenants never filled the pool")
+    small = submit(store, SMALL, 3, 0)
+    wait_until(lambda: store.queries.get(small)["status"] == "completed", WAIT, message="the small group never ended")
+    for parent in busy:
+        wait_until(
+            lambda p=parent: store.queries.get(p)["status"] == "completed", WAIT, message=f"{parent} never ended"
+        )
+
+    # The hand-offs the small group waited: others' starts from its creation to its last end.
+    submitted = micros(store.queries.get(small)["created_at"])
+    small_runs = runs(store, small)
+    last_end = max(end for _, _, end in small_runs)
+    others = [run for parent in busy for run in runs(store, parent)]
+    waited = sum(1 for _, started, _ in others if submitted < started <= last_end)
+    bound = 2 * TENANT_CAP + 2 * POOL
+    with capsys.disabled():
+        print(
+            f"\n[fair share, pool {POOL}, tenant cap {TENANT_CAP}] the small group waited {waited} hand-offs "
+            f"of the busy tenants (bound {bound}) out of {len(others)}"
+        )
+    assert waited <= bound, f"{waited} other children started while the small group waited (bound {bound})"
+    assert any(started > last_end for _, started, _ in others), "the busy tenants were done before it: no test"
+
+    # Each busy tenant held at most its cap (its group has none).
+    for tenant in (BUSY_A, BUSY_C):
+        spans = [(s, e) for child, s, e in others if tenant_of(child) == tenant_tag(tenant)]
+        assert peak_overlap(spans) <= TENANT_CAP, f"{tenant} ran {peak_overlap(spans)} children at once"
+
+    # Nothing is left in flight: every tenant's count is back to 0, no group waits in a line.
+    for tenant in (BUSY_A, BUSY_C, SMALL):
+        tag = tenant_tag(tenant)
+        assert int(store.redis.get(keys.tenant_in_flight(tag)) or 0) == 0
+        assert store.redis.zcard(keys.tenant_waiting(tag)) == 0
