@@ -16,7 +16,9 @@ local function move_child(prefix, child_id, index, from, to)
   redis.call('ZADD', children_key_of(prefix, to), index, child_id)
   local change = (IN_FLIGHT[to] or 0) - (IN_FLIGHT[from] or 0)
   if change ~= 0 then
-    redis.call('INCRBY', tenant_in_flight_key_of(tenant_tag_of(child_id)), change)
+    local in_flight = tenant_in_flight_key_of(tenant_tag_of(child_id))
+    -- At zero the count goes: a tenant with nothing in flight leaves no key behind.
+    if redis.call('INCRBY', in_flight, change) == 0 then redis.call('DEL', in_flight) end
   end
 end
 

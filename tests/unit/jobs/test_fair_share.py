@@ -1,7 +1,7 @@
 """Fair share between tenants: the tenant cap, the tenant's waiting line, kept slots that give way, the sweep's order.
 
 Tenants are made as the gateway makes them: a group's id starts with its
-tenant's tag (``create_group(..., tenant=...)``).  Every kit checks at the
+tenant's tag (``create_group(..., owner=Owner(tenant))``).  Every kit checks at the
 end that each tenant's in-flight count equals its queued and processing
 children.
 """

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from jobs import controls, keys
 from jobs.errors import JobFinished, NothingToRetry
 from jobs.ids import tenant_tag
+from jobs.records import Owner
 
 TENANTS = ("tenant-a", "tenant-b")
 OPERATIONS = ("create", "claim", "complete", "keep", "fail", "reclaim", "cancel", "raise_cap", "sweep", "redrive")
@@ -41,7 +42,7 @@ class Run:
 
     def create(self, k: int) -> None:
         tenant, size, cap = TENANTS[k % 2], 1 + k % 5, (k // 2) % 3
-        created = self.store.create_group(self.kit.docs(size), cap, tenant=tenant)
+        created = self.store.create_group(self.kit.docs(size), cap, owner=Owner(tenant))
         self.groups[created.job_id] = (tenant, size)
 
     def children(self, status: str) -> list[str]:
