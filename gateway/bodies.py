@@ -4,8 +4,7 @@ werkzeug refuses a too-long ``Content-Length`` up front, but cuts a chunked
 body (gunicorn sets ``wsgi.input_terminated`` and decodes the chunks) at the
 limit without a word: the cut body might even parse, as JSON padded with
 spaces does.  One byte past the cut tells the two apart.  Every route that
-reads a body reads it through here (POST /jobs has its own copy in
-``gateway.routes``).
+reads a body reads it through here.
 """
 
 from __future__ import annotations

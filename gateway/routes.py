@@ -17,10 +17,10 @@ from typing import Any
 
 from flask import jsonify, request, url_for
 from redis.exceptions import RedisError
-from werkzeug.exceptions import RequestEntityTooLarge
 
 from gateway import controls, documents, drain, metrics, views
 from gateway.auth import AUTH_PROBLEMS, current_principal
+from gateway.bodies import read_body
 from gateway.openapi import Blueprint, one_of, problems
 from gateway.problems import RETRY_AFTER_SECONDS, Problem, require_terminal
 from gateway.publishing import Publish, publish_quietly
@@ -114,7 +114,7 @@ def blueprint(services: Services) -> Blueprint:
             path=request.path,
             content_type=request.mimetype,
             args=request.args.to_dict(flat=False),
-            body=_read_body(),
+            body=read_body(request, cache=False),
             # A request asks for on-prem itself (on_prem); a key with the on_prem_only policy forces it.
             require_on_prem=ON_PREM_ONLY in principal.policies,
         )
@@ -258,18 +258,3 @@ def blueprint(services: Services) -> Blueprint:
 
 def _no_children(offset: int, limit: int) -> ChildrenPage:
     return ChildrenPage([], offset, limit, 0)
-
-
-def _read_body() -> bytes:
-    """The request body, refused past MAX_CONTENT_LENGTH however it is framed.
-
-    werkzeug refuses a too-long Content-Length up front, but cuts a chunked
-    body at the limit without a word; one byte past the cut tells the two
-    apart.
-    """
-    body = request.get_data(cache=False)
-    limit = request.max_content_length
-    past_the_cut = request.content_length is None and limit is not None and len(body) >= limit
-    if past_the_cut and request.environ["wsgi.input"].read(1):
-        raise RequestEntityTooLarge()
-    return body
