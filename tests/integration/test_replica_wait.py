@@ -24,10 +24,10 @@ pytestmark = pytest.mark.integration
 REPLICA_WAIT_MS = "100"
 
 
-def gateway(redis_url: str, min_replicas: int):
+def gateway(redis_url: str, min_replicas: int, wait_ms: str = REPLICA_WAIT_MS):
     """A gateway app on ``redis_url`` and the list of what it published."""
     settings = Settings.from_env({"REDIS_URL": redis_url, "OCRGW_MIN_REPLICAS": str(min_replicas),
-                                  "OCRGW_REPLICA_WAIT_MS": REPLICA_WAIT_MS})
+                                  "OCRGW_REPLICA_WAIT_MS": wait_ms})
     published: list = []
     app = create_app(settings, JobStore.from_settings(settings), publish=lambda d: published.extend(d) or len(d))
     return app.test_client(), published
@@ -72,7 +72,8 @@ def test_with_a_replica_the_creation_is_acknowledged_once_the_replica_has_it(red
     replica = redis_server_factory(extra_args=["--replicaof", primary.host, str(primary.port)])
 
     wait_until(lambda: replica_online(primary), 60, 0.1, message="the replica never came online")
-    client, published = gateway(primary.url, min_replicas=1)
+    # A wait long enough for a loaded machine: a live replica answers WAIT as soon as it has the write.
+    client, published = gateway(primary.url, min_replicas=1, wait_ms="10000")
 
     response = client.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-2"})
 
