@@ -79,13 +79,10 @@ def base_url(stack, procs, redis_url) -> str:
     return procs.web(env={**stack.env, "OCRGW_DEFAULT_MODEL": "echo"}).base_url
 
 
-def test_every_answer_is_documented(base_url):
-    http = requests.Session()
-    http.trust_env = False  # loopback: no proxy from the environment applies
-    document = http.get(f"{base_url}/openapi.json", timeout=30).json()
-    schema = schemathesis.openapi.from_dict(echo_only(document))
+def failures_of(schema, base_url: str, http: requests.Session, call) -> list[str]:
+    """Every operation's generated requests, valid and invalid, each sent with ``call(case)``;
+    the failures, one line per operation and mode that failed."""
     failures = []
-
     for result in schema.get_all_operations():
         operation = result.ok()
         for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
@@ -99,19 +96,31 @@ def test_every_answer_is_documented(base_url):
                 suppress_health_check=list(HealthCheck),
             )
             @given(case=operation.as_strategy(generation_mode=mode))
-            def answers_as_documented(case):
+            def each(case):
                 assume(fits_gunicorn(case, base_url))
-                case.call_and_validate(base_url=base_url, session=http, checks=CHECKS, timeout=30)
+                call(case)
 
             try:
-                answers_as_documented()
+                each()
             except Unsatisfiable:
                 # No request can break this operation's document (a free-form path id, no query):
                 # there is nothing invalid to send.
                 assert mode is schemathesis.GenerationMode.NEGATIVE, operation.path
             except Exception as error:  # collect every operation's failure, not only the first
                 failures.append(f"{operation.method.upper()} {operation.path} ({mode.value}): {error}")
+    return failures
 
+
+def test_every_answer_is_documented(base_url):
+    http = requests.Session()
+    http.trust_env = False  # loopback: no proxy from the environment applies
+    document = http.get(f"{base_url}/openapi.json", timeout=30).json()
+    schema = schemathesis.openapi.from_dict(echo_only(document))
+
+    def answers_as_documented(case):
+        case.call_and_validate(base_url=base_url, session=http, checks=CHECKS, timeout=30)
+
+    failures = failures_of(schema, base_url, http, answers_as_documented)
     assert not failures, "\n\n".join(failures)
 
 
@@ -132,39 +141,18 @@ def test_with_api_keys_every_answer_is_documented_and_no_refused_request_stores_
     document = http.get(f"{base_url}/openapi.json", timeout=30).json()
     schema = schemathesis.openapi.from_dict(echo_only(document))
     auth = {"Authorization": f"Bearer {KEY}"}
-    failures = []
 
     def keyspace() -> set[bytes]:
         return set(store.keys("*"))
 
-    for result in schema.get_all_operations():
-        operation = result.ok()
-        for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
+    def answers_as_documented_and_refusals_store_nothing(case):
+        case.headers = {**(case.headers or {}), **auth}
+        before = keyspace()
+        response = case.call_and_validate(base_url=base_url, session=http, checks=CHECKS, timeout=30)
+        if 400 <= response.status_code < 500:
+            assert keyspace() == before, f"{case.method} {case.formatted_path}: {response.status_code}"
 
-            @settings(
-                max_examples=EXAMPLES_PER_OPERATION,
-                derandomize=True,
-                deadline=None,
-                database=None,
-                phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=list(HealthCheck),
-            )
-            @given(case=operation.as_strategy(generation_mode=mode))
-            def answers_as_documented_and_refusals_store_nothing(case):
-                assume(fits_gunicorn(case, base_url))
-                case.headers = {**(case.headers or {}), **auth}
-                before = keyspace()
-                response = case.call_and_validate(base_url=base_url, session=http, checks=CHECKS, timeout=30)
-                if 400 <= response.status_code < 500:
-                    assert keyspace() == before, f"{case.method} {case.formatted_path}: {response.status_code}"
-
-            try:
-                answers_as_documented_and_refusals_store_nothing()
-            except Unsatisfiable:
-                assert mode is schemathesis.GenerationMode.NEGATIVE, operation.path
-            except Exception as error:
-                failures.append(f"{operation.method.upper()} {operation.path} ({mode.value}): {error}")
-
+    failures = failures_of(schema, base_url, http, answers_as_documented_and_refusals_store_nothing)
     assert not failures, "\n\n".join(failures)
     before = keyspace()
     for path in ("/jobs", "/models"):
