@@ -103,7 +103,10 @@ def test_a_replay_waits_for_the_original_creation_even_on_a_connection_that_wrot
     finally:
         replica.proc.kill(signal.SIGCONT)
 
-    replay = other.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-3"})
+    # The thawed replica has the backlog to read first; a loaded machine needs more than 100 ms for
+    # that, and a live replica answers WAIT as soon as it has caught up.
+    thawed, _ = gateway(primary.url, min_replicas=1, wait_ms="10000")
+    replay = thawed.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-3"})
     assert replay.status_code == 202 and replay.headers["Idempotent-Replayed"] == "true"
     with replica.client() as redis:
         assert root_ids(redis) == [replay.get_json()["id"]]
