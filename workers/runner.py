@@ -69,8 +69,8 @@ class Heartbeat:
     that attempt no longer holds its job.
     """
 
-    def __init__(self, store: JobStore, every_seconds: float):
-        self._store, self._every = store, every_seconds
+    def __init__(self, store: JobStore, every_seconds: float, sleep: Callable[[float], None] = time.sleep):
+        self._store, self._every, self._sleep = store, every_seconds, sleep
         self._lock = threading.Lock()
         self._held: dict[int, tuple[Claim, threading.Event]] = {}  # by id() of the claim
         self._thread: threading.Thread | None = None
@@ -92,7 +92,7 @@ class Heartbeat:
 
     def _beat(self) -> None:
         while True:
-            time.sleep(self._every)
+            self._sleep(self._every)
             with self._lock:
                 held = list(self._held.values())
             for claim, lost in held:
@@ -119,9 +119,12 @@ class Runner:
     # and keeps no slot, so the next child goes back through the queue.
     draining: Callable[[], bool] = lambda: False
     clock: Callable[[], float] = time.monotonic
+    # What the heartbeat thread waits with between rounds; a test steps it by hand.
+    heartbeat_sleep: Callable[[float], None] = time.sleep
 
     def __post_init__(self):
-        self.heartbeat = Heartbeat(self.store, max(self.store.settings.lease_seconds / 3, 0.05))
+        every = max(self.store.settings.lease_seconds / 3, 0.05)
+        self.heartbeat = Heartbeat(self.store, every, self.heartbeat_sleep)
 
     def run(self, job_id: str) -> str:
         """Runs an attempt at ``job_id``; returns what became of it (see the module's table).

@@ -13,9 +13,7 @@ a scripted fake adapter, recorded publishing, and heartbeats a test triggers.
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import replace
-from typing import Any
 
 import fakeredis
 import pytest
@@ -57,30 +55,22 @@ class FakeAdapter:
 
 
 class ManualBeats:
-    """Stands in for the heartbeat thread's sleep between rounds.
+    """Stands in for the heartbeat thread's sleep between rounds (``Runner(heartbeat_sleep=...)``).
 
-    The first thread that sleeps here is the heartbeat served; any other
-    sleeps for real.  ``beat()`` first waits for that thread to be asleep
-    (it starts with the first job), wakes it for one round, and returns once
-    it is asleep again: every lease it holds has then been extended, or found
-    lost, exactly once.
+    Only the harness runner's heartbeat thread sleeps here; a heartbeat left
+    behind by another test keeps its own sleep.  ``beat()`` first waits for
+    the thread to be asleep (it starts with the first job), wakes it for one
+    round, and returns once it is asleep again: every lease it holds has then
+    been extended, or found lost, exactly once.
     """
 
     def __init__(self):
         self._turn = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._sleeps = 0  # how often the served thread has gone to sleep
+        self._sleeps = 0  # how often the heartbeat thread has gone to sleep
         self._rounds = 0  # how many rounds it was let run
         self._woken = False
 
     def sleep(self, seconds: float) -> None:
-        with self._turn:
-            if self._thread is None:
-                self._thread = threading.current_thread()
-            served = self._thread is threading.current_thread()
-        if not served:
-            time.sleep(seconds)
-            return
         with self._turn:
             self._sleeps += 1
             self._turn.notify_all()
@@ -98,16 +88,6 @@ class ManualBeats:
             assert done, "the heartbeat round never ended"
 
 
-class _TimeWithManualSleep:
-    """The ``time`` module as the runner sees it: the same, but its sleep is ``beats.sleep``."""
-
-    def __init__(self, beats: ManualBeats):
-        self.sleep = beats.sleep
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
-
-
 class Harness:
     def __init__(self, settings: Settings, monkeypatch: pytest.MonkeyPatch):
         self.store = JobStore(fakeredis.FakeRedis(server=fakeredis.FakeServer()), settings)
@@ -116,8 +96,7 @@ class Harness:
         self.adapter = FakeAdapter()
         self.beats = ManualBeats()
         monkeypatch.setattr(runner_module, "get_adapter", lambda model: self.adapter)
-        monkeypatch.setattr(runner_module, "time", _TimeWithManualSleep(self.beats))
-        self.runner = Runner(self.store, self._publish)
+        self.runner = Runner(self.store, self._publish, heartbeat_sleep=self.beats.sleep)
 
     def _publish(self, dispatches):
         self.published.append(list(dispatches))

@@ -26,8 +26,14 @@ def test_result_text_joins_pages_and_to_dict_is_json_ready():
     assert result.to_dict() == {
         "text": "one\n\ntwo",
         "pages": [
-            {"page": 1, "text": "one\n  \n", "source": "ocr",
-             "lines": [{"text": "one", "confidence": 0.1235, "bbox": [1, 2, 3, 4]}], "width": 10, "height": 20},
+            {
+                "page": 1,
+                "text": "one\n  \n",
+                "source": "ocr",
+                "lines": [{"text": "one", "confidence": 0.1235, "bbox": [1, 2, 3, 4]}],
+                "width": 10,
+                "height": 20,
+            },
             {"page": 2, "text": "two", "source": "text_layer", "lines": []},
         ],
     }
@@ -119,8 +125,9 @@ def test_echo_fails_on_request_after_the_delay(sleeps):
 
 def test_echo_reads_form_feeds_as_pages_reporting_each_after_its_delay(sleeps):
     seen = []
-    result = get_adapter("echo").run(b"one\ftwo\fthree", "text/plain", {"delay_ms": 10},
-                                     lambda done, total: seen.append((done, total, len(sleeps))))
+    result = get_adapter("echo").run(
+        b"one\ftwo\fthree", "text/plain", {"delay_ms": 10}, lambda done, total: seen.append((done, total, len(sleeps)))
+    )
 
     assert [(p.page, p.text) for p in result.pages] == [(1, "one"), (2, "two"), (3, "three")]
     assert seen == [(1, 3, 1), (2, 3, 2), (3, 3, 3)]

@@ -129,7 +129,7 @@ def test_the_next_child_s_lease_is_extended_while_the_other_released_children_ar
 def test_one_heartbeat_extends_the_leases_of_every_claim_a_process_holds(h):
     """A thread pool runs several jobs in one process: each claim is beaten for until released."""
     claims = [h.store.claim(h.single(f"job {i}".encode())) for i in range(2)]
-    heartbeat = runner_module.Heartbeat(h.store, h.store.settings.lease_seconds / 3)
+    heartbeat = runner_module.Heartbeat(h.store, h.store.settings.lease_seconds / 3, h.beats.sleep)
     job_ids = [claim.job_id for claim in claims]
 
     for claim in claims:

@@ -36,7 +36,7 @@ class FakeClock:
 
 def with_clock(h: Harness, **runner_args) -> FakeClock:
     clock = FakeClock()
-    h.runner = Runner(h.store, h._publish, clock=clock, **runner_args)
+    h.runner = Runner(h.store, h._publish, clock=clock, heartbeat_sleep=h.beats.sleep, **runner_args)
     return clock
 
 
