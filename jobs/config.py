@@ -182,6 +182,8 @@ class Settings:
             )
 
     log_format: str = "plain"
+    # Celery task events (what Flower shows) from the start; off, Flower turns them on while it runs.
+    task_events: bool = False
     # The ports the Celery processes serve /metrics on, by role; 0: none (see observability.celery_hooks).
     worker_metrics_port: int = 0
     coordinator_metrics_port: int = 0
@@ -574,6 +576,9 @@ VARIABLES: tuple[Variable, ...] = (
         "a readable UTF-8 file of name=key lines (# comments), each name once, each key visible ASCII",
     ),
     Variable("log_format", "OCRGW_LOG_FORMAT", mf.String(validate=validate.OneOf(LOG_FORMATS)), "plain or json"),
+    Variable(
+        "task_events", "OCRGW_TASK_EVENTS", mf.Boolean(truthy={"true", "1"}, falsy={"false", "0"}), "true or false"
+    ),
     _port("worker_metrics_port", "OCRGW_WORKER_METRICS_PORT"),
     _port("coordinator_metrics_port", "OCRGW_COORDINATOR_METRICS_PORT"),
     _port("webhooks_metrics_port", "OCRGW_WEBHOOKS_METRICS_PORT"),

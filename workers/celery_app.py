@@ -64,10 +64,11 @@ def make_celery(settings: Settings) -> Celery:
         # An unacked message comes back after this long; claim makes the
         # late copy a no-op, and the lease (not this) is what reclaims work.
         broker_transport_options={"visibility_timeout": 3600},
-        # Task events, so that Flower (`celery -A workers flower`) shows every task: received,
-        # started, succeeded or failed, and sent, from the process that published it.
-        worker_send_task_events=True,
-        task_send_sent_event=True,
+        # Task events (what Flower shows) are a publish per task state from the worker's main
+        # loop, the loop that hands the next message to a pool process: off unless asked for.
+        # Flower turns the workers' events on itself (its enable_events, every 5 s) while it runs.
+        worker_send_task_events=settings.task_events,
+        task_send_sent_event=settings.task_events,
         worker_hijack_root_logger=False,
         enable_utc=True,
     )

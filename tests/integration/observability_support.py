@@ -65,8 +65,12 @@ class ProcfileStack:
         url = self.group.url(self.db)
         return {"REDIS_URL": url, "CELERY_BROKER_URL": url, **self.env, **(extra or {})}
 
-    def celery(self, name: str, *, metrics_env: str | None = None) -> Proc:
-        """worker, coordinator, webhooks or beat, started (call ``ready`` to wait for it)."""
+    def celery(self, name: str, *, metrics_env: str | None = None, quiet_start: bool = True) -> Proc:
+        """worker, coordinator, webhooks or beat, started (call ``ready`` to wait for it).
+
+        ``quiet_start=False`` keeps the Procfile's own options: gossip and heartbeat on, as a
+        deployment runs them, which is what lets Flower turn task events on.
+        """
         env = self.process_env(
             {"OCRGW_COORDINATOR_LOGLEVEL": "INFO", "OCRGW_BEAT_LOGLEVEL": "INFO", "OCRGW_WEBHOOKS_LOGLEVEL": "INFO"}
         )
@@ -77,7 +81,7 @@ class ProcfileStack:
         if name == "beat":
             argv = with_option(argv, "--schedule", str(self.group.work_dir / f"beat-{uniq()}"))
         else:
-            argv = with_option(argv, "--hostname", f"{name}-{uniq()}@%h") + list(QUIET_START)
+            argv = with_option(argv, "--hostname", f"{name}-{uniq()}@%h") + list(QUIET_START if quiet_start else ())
         self.procs[name] = self.group.start(name, argv, env=env, wait=False)
         return self.procs[name]
 

@@ -1,7 +1,8 @@
 """Flower shows the work: a real ``celery -A workers flower`` beside a real stack sees a finished group's tasks.
 
-Kept slots are off here, so each child of the group runs as a Celery task of
-its own (with kept slots, a worker runs the next children of a group within
+The stack runs with the default settings, task events off: Flower turns
+them on itself (its ``enable_events``).  Kept slots are off here, so each
+child of the group runs as a Celery task of its own (with kept slots, a worker runs the next children of a group within
 its current task, and Flower shows only the tasks there were).  Flower's
 HTTP API (``/api/tasks``, open with ``FLOWER_UNAUTHENTICATED_API``) must list
 one succeeded ``ocrgw.run`` task per child, whose argument is the child's id.
@@ -22,6 +23,7 @@ from tests.integration.observability_support import WAIT, ProcfileStack, get
 pytestmark = pytest.mark.integration
 
 RUN_TASK = "ocrgw.run"
+EVENTS_TURNED_ON = "Events of group {task} enabled by remote"  # what a worker logs on Flower's enable_events
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +31,11 @@ def stack_and_flower(redis_server, tmp_path_factory):
     group = ProcGroup(tmp_path_factory.mktemp("flower"), redis=redis_server, label="flower")
     try:
         stack = ProcfileStack(group, group.fresh_db(), {"OCRGW_SWEEP_INTERVAL": "0.2", "OCRGW_KEEP_SLOT_SECONDS": "0"})
-        for name in ("worker", "coordinator", "beat"):
-            stack.celery(name)
+        # The worker and coordinator as the Procfile runs them: a worker started without gossip and
+        # heartbeats (and without OCRGW_TASK_EVENTS) has no event dispatcher for Flower to turn on.
+        stack.celery("worker", quiet_start=False)
+        stack.celery("coordinator", quiet_start=False)
+        stack.celery("beat")
         stack.web()
         stack.ready()
         port = free_port()
@@ -44,6 +49,12 @@ def stack_and_flower(redis_server, tmp_path_factory):
         flower.wait_ready(lambda: http_status(f"{base}/healthcheck") == 200, WAIT)
         # Flower learns of a task from the events sent once it listens: wait until it knows the worker.
         wait_until(lambda: api(base, "/api/workers?refresh=1"), WAIT, interval=0.5, message="flower never saw a worker")
+        # Task events are off by default (OCRGW_TASK_EVENTS); Flower turns them on itself, every 5 s.
+        for name in ("worker", "coordinator"):
+            stack.procs[name].wait_ready(EVENTS_TURNED_ON, WAIT)
+        # And Flower hears them: the sweep's ticks show up, under their own name.
+        wait_until(lambda: api(base, "/api/tasks?taskname=ocrgw.sweep"), WAIT, interval=0.5,
+                   message="flower never saw a sweep task")
         yield stack, base
     finally:
         group.close()
@@ -73,5 +84,3 @@ def test_flower_lists_a_finished_group_s_tasks_by_name(stack_and_flower):
 
     assert {t["name"] for t in runs.values()} == {RUN_TASK}
     assert {ast.literal_eval(t["result"]) for t in runs.values()} == {"completed"}
-    # The sweep's ticks are there too, under their own name.
-    assert api(flower, "/api/tasks?taskname=ocrgw.sweep")
