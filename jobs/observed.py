@@ -1,8 +1,8 @@
-"""What the metrics read from the store: the jobs held, queued and processing per model, and hand-off times.
+"""What the metrics read from the store: the jobs held, queued and processing per model.
 
-Both reads go through the indexes the transitions keep, never a scan of
-the keyspace, so a scrape costs what is in flight, not what was ever
-stored:
+(Hand-off times need no read: the claims carry them.)  The reads go
+through the indexes the transitions keep, never a scan of the keyspace, so
+a scrape costs what is in flight, not what was ever stored:
 
 * processing jobs are the members of ``ocrgw:leases``, queued ones those of
   ``ocrgw:queued`` (single jobs and children alike, a retry waiting out its
@@ -86,37 +86,6 @@ def occupancy(client: Redis) -> Occupancy:
         if count and group_model[parent_id] != MIXED:
             held[group_model[parent_id]] += count
     return Occupancy(held, Counter(map(model, queued_ids)), Counter(map(model, processing_ids)))
-
-
-def handoff_seconds(client: Redis, claims: Sequence[tuple[str, int]]) -> list[float | None]:
-    """For each (child id, attempt) claimed: seconds from its release into a slot to its start, in Redis time.
-
-    A slot freed by a child that ends goes to the next held child in the
-    same script, at the same Redis time, so its ``queued_at`` is the
-    ``finished_at`` of the child before it: the gap is that child's
-    ``finished_at`` to this one's ``started_at``.  None where the child is
-    not a hand-off (released with its group, at creation), or where the
-    attempt is no longer the job's last (a later one overwrote the times).
-    """
-    if not claims:
-        return []
-    pipe = client.pipeline(transaction=False)
-    for job_id, _attempt in claims:
-        pipe.hmget(
-            keys.job(job_id),
-            Field.CREATED_AT.value,
-            Field.QUEUED_AT.value,
-            Field.STARTED_AT.value,
-            Field.ATTEMPTS.value,
-        )
-    out: list[float | None] = []
-    for (_job_id, attempt), values in zip(claims, pipe.execute(), strict=True):
-        created, queued, started, attempts = (int(v) if v else None for v in values)
-        if None in (created, queued, started) or attempts != attempt or queued == created:
-            out.append(None)
-            continue
-        out.append(max(0, started - queued) / 1_000_000)  # type: ignore[operator]
-    return out
 
 
 def _models(client: Redis, ids: Sequence[str]) -> dict[str, str]:

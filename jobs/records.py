@@ -88,6 +88,9 @@ class Claim:
     content_type: str
     options: dict[str, Any]
     payload: bytes | None
+    # From the child's release into a freed slot to this start, in Redis time (its hand-off latency);
+    # None for a job released at its creation.
+    waited_seconds: float | None = None
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,7 @@ class JobStore(SweepTransitions):
             reply.content_type,
             json.loads(reply.options or "{}"),
             reply.payload,
+            _seconds_or_none(reply.waited_us),
         )
 
     def heartbeat(self, job_id: str, attempt: int) -> bool:
@@ -264,6 +265,7 @@ class JobStore(SweepTransitions):
                 reply.next_content_type,
                 json.loads(reply.next_options or "{}"),
                 reply.next_payload,
+                _seconds_or_none(reply.next_waited_us),
             )
         return Completion(reply.finalized, reply.released, next_claim)
 
@@ -308,3 +310,8 @@ class JobStore(SweepTransitions):
 
     def ping(self) -> bool:
         return bool(self._probe.ping())
+
+
+def _seconds_or_none(us: int) -> float | None:
+    """A script's µs, where -1 means none."""
+    return None if us < 0 else us / 1_000_000

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 from celery.exceptions import SoftTimeLimitExceeded
 
-from jobs import keys, observed
 from jobs.contract import Field
 from jobs.errors import AdapterError, CancelRequested, InvalidDocument, JobNotFound, LeaseLost, NotProcessing
 from jobs.records import Claim, Completion, Dispatch
@@ -143,14 +142,14 @@ class Runner:
         keep_until = self.clock() + self.store.settings.keep_slot_seconds
         first: str | None = None  # what became of job_id: the answer
         path = MESSAGE
-        started: list[tuple[str, int, int, str]] = []  # (id, attempt, try, path): hand-offs, read at the end
+        started: list[tuple[Claim, str]] = []  # with their paths: the hand-offs, recorded at the end
         logged_as = logs.bound()  # the task's job, bound by Celery: its lines after the run are about it again
         try:
             lost = self.heartbeat.hold(claim)
             while claim is not None:
                 logs.bind_job(claim.job_id)
                 metrics.attempt_started(claim.model, path)
-                started.append((claim.job_id, claim.attempt, claim.try_number, path))
+                started.append((claim, path))
                 began = time.perf_counter()
                 outcome, completion = self._attempt(claim, lost, keep_until)
                 metrics.attempt_ended(claim.model, outcome, time.perf_counter() - began)
@@ -175,22 +174,15 @@ class Runner:
         assert first is not None  # the loop ran at least once
         return first
 
-    def _record_handoffs(self, started: list[tuple[str, int, int, str]]) -> None:
-        """The hand-off latency of the children this task started on their first try, from their Redis times.
+    def _record_handoffs(self, started: list[tuple[Claim, str]]) -> None:
+        """The hand-off latency of the children this task started on their first try.
 
-        Read in one round trip once the task's jobs are done, rather than one per child on the way.
+        The claims carry it (Redis times, from the script that claimed): no
+        read of the store between this task and the next one.
         """
-        firsts = [(j, attempt, path) for j, attempt, tries, path in started if keys.CHILD_SEPARATOR in j and tries == 1]
-        if not firsts:
-            return
-        try:
-            gaps = observed.handoff_seconds(self.store.redis, [(j, attempt) for j, attempt, _ in firsts])
-        except Exception:  # metrics must not fail a task whose jobs are done
-            log.debug("could not read hand-off times", exc_info=True)
-            return
-        for (_job_id, _attempt, path), seconds in zip(firsts, gaps, strict=True):
-            if seconds is not None:
-                metrics.handed_off(path, seconds)
+        for claim, path in started:
+            if claim.try_number == 1 and claim.waited_seconds is not None:
+                metrics.handed_off(path, claim.waited_seconds)
 
     def _attempt(self, claim: Claim, lost: threading.Event, keep_until: float) -> tuple[str, Completion | None]:
         """Runs the adapter and writes the outcome; the caller publishes what the write released."""

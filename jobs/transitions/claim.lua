@@ -14,10 +14,12 @@
   Args: job_id, prefix, lease_ms, record_ms
 
   Reply:
-    {OK, attempt, try_number, model, content_type, options, payload}  claimed;
+    {OK, attempt, try_number, model, content_type, options, payload, waited_us}  claimed;
         `attempt` is the token every later call of this attempt must present,
         `try_number` its number since the job was last sent (a redrive starts the
-        count again; max_attempts bounds it); payload is false when missing
+        count again; max_attempts bounds it); payload is false when missing;
+        `waited_us` the child's wait from its release into a freed slot to its
+        start, -1 for a job released at its creation
     {NO_JOB}
     {WRONG_STATUS, status=...}  not queued (already claimed, finished or held): do nothing
     The same call sent again (the same token, so the same call record: its
@@ -31,7 +33,8 @@ local f = redis.call('HMGET', K.job, F.status, F.kind, F.model, F.content_type, 
 if not f[1] then return reply{code = REPLY.NO_JOB} end
 local function claimed(attempt)
   return reply{code = REPLY.OK, attempt = attempt, try_number = attempt - (tonumber(f[7]) or 0),
-               model = f[3], content_type = f[4], options = f[5], payload = redis.call('GET', K.payload)}
+               model = f[3], content_type = f[4], options = f[5], payload = redis.call('GET', K.payload),
+               waited_us = waited_us(K.job)}
 end
 
 if f[1] ~= STATUS.queued then

@@ -16,6 +16,7 @@ class ClaimReply:
     options: str  # JSON
     payload: bytes | None
     status: str  # the job's status when it was not claimable
+    waited_us: int  # from the child's release into a freed slot to its start; -1: released at its creation
 
 
 CLAIM = Transition(

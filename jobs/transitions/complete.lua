@@ -59,6 +59,7 @@ local function with_claim(out, key, id, attempt)
   out.next_try_number = attempt - (tonumber(c[4]) or 0)
   out.next_content_type, out.next_options = c[2], c[3]
   out.next_payload = redis.call('GET', payload_key_of(A.prefix, id))
+  out.next_waited_us = waited_us(key)
   return out
 end
 

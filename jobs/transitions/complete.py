@@ -18,6 +18,7 @@ class CompleteReply:
     next_content_type: str
     next_options: str
     next_payload: bytes | None
+    next_waited_us: int
     released: Dispatches  # the other children released into the freed slot
 
 

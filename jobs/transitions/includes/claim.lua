@@ -24,3 +24,14 @@ local function claim_job(job_key, job_id, kind, prefix, lease_ms, now)
   end
   return attempt
 end
+
+-- waited_us: how long a child released into a freed slot (after its group's
+-- creation) waited from that release to its start, in µs; -1 for a job
+-- released at its creation.  Claims answer it, so that a worker records its
+-- hand-off latency without reading the job again.
+local function waited_us(job_key)
+  local t = redis.call('HMGET', job_key, F.created_at, F.queued_at, F.started_at)
+  local created, queued, started = tonumber(t[1]), tonumber(t[2]), tonumber(t[3])
+  if not (created and queued and started) or queued == created then return -1 end
+  return math.max(0, started - queued)
+end

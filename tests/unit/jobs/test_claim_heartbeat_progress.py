@@ -176,3 +176,36 @@ def test_progress_of_a_superseded_attempt_does_not_overwrite(kit, replies):
     assert replies.last("progress").code == -3
     assert kit.snapshot() == before
     assert kit.job(job_id)["stage"] == "page 1/3"
+
+
+def test_a_claim_carries_the_child_s_wait_from_the_freed_slot_to_its_start(kit):
+    """The hand-off latency, in Redis time, from the script that claims: the worker reads nothing more."""
+    group = kit.group(2, max_parallel=1)
+    first, second = kit.child_ids(group.job_id, 2)
+    claim = kit.claim(first)
+    kit.store.complete(first, claim.attempt, {"text": "", "pages": []})
+
+    next_claim = kit.claim(second)
+
+    finished, started = int(kit.job(first)["finished_at"]), int(kit.job(second)["started_at"])
+    assert int(kit.job(second)["queued_at"]) == finished  # released into the slot the first one freed
+    assert next_claim.waited_seconds == (started - finished) / 1_000_000
+    # The first child was released with its group, at creation: no slot was handed over.
+    assert claim.waited_seconds is None
+
+
+def test_a_single_job_has_no_hand_off(kit):
+    job_id = kit.store.create_single(kit.doc(0)).job_id
+
+    assert kit.claim(job_id).waited_seconds is None
+
+
+def test_a_kept_slot_hands_over_in_no_time(kit):
+    group = kit.group(2, max_parallel=1)
+    first, second = kit.child_ids(group.job_id, 2)
+    claim = kit.claim(first)
+
+    completion = kit.store.complete(first, claim.attempt, {"text": "", "pages": []}, take_next="echo")
+
+    assert completion.next_claim is not None and completion.next_claim.job_id == second
+    assert completion.next_claim.waited_seconds == 0.0

@@ -1,4 +1,4 @@
-"""What the metrics read from the store: jobs per model and status from the in-flight indexes, hand-off times."""
+"""What the metrics read from the store: jobs per model and status from the in-flight indexes."""
 
 from __future__ import annotations
 
@@ -62,41 +62,6 @@ def test_counts_follow_the_transitions_to_the_end(kit):
     assert (now.held, now.queued, now.processing) == ({}, {}, {})
     assert kit.status(group.job_id) == JobStatus.COMPLETED.value
 
-
-def test_a_hand_off_is_the_time_from_the_previous_child_s_end_to_the_next_one_s_start(kit):
-    group = kit.group(2, max_parallel=1)
-    first, second = kit.child_ids(group.job_id, 2)
-    claim = kit.claim(first)
-    kit.store.complete(first, claim.attempt, {"text": "", "pages": []})
-    next_claim = kit.claim(second)
-
-    gaps = observed.handoff_seconds(kit.r, [(first, claim.attempt), (second, next_claim.attempt)])
-
-    finished, started = int(kit.job(first)["finished_at"]), int(kit.job(second)["started_at"])
-    assert gaps[0] is None  # released with its group at creation: no slot was handed over
-    assert gaps[1] == (started - finished) / 1_000_000
-    assert int(kit.job(second)["queued_at"]) == finished
-
-
-def test_a_kept_slot_hands_over_in_no_time(kit):
-    group = kit.group(2, max_parallel=1)
-    first, second = kit.child_ids(group.job_id, 2)
-    claim = kit.claim(first)
-    completion = kit.store.complete(first, claim.attempt, {"text": "", "pages": []}, take_next="echo")
-    assert completion.next_claim is not None and completion.next_claim.job_id == second
-
-    assert observed.handoff_seconds(kit.r, [(second, completion.next_claim.attempt)]) == [0.0]
-
-
-def test_an_attempt_that_is_no_longer_the_job_s_last_has_no_hand_off(kit):
-    group = kit.group(2, max_parallel=1)
-    first, second = kit.child_ids(group.job_id, 2)
-    claim = kit.claim(first)
-    kit.store.complete(first, claim.attempt, {"text": "", "pages": []})
-    next_claim = kit.claim(second)
-
-    assert observed.handoff_seconds(kit.r, [(second, next_claim.attempt + 1)]) == [None]
-    assert observed.handoff_seconds(kit.r, []) == []
 
 
 def test_models_and_statuses_of_jobs_that_ended(kit):
