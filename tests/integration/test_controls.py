@@ -149,7 +149,9 @@ def test_a_cap_raised_then_lowered_mid_run_holds_at_every_moment(gateway, db0):
 
 
 def test_a_redrive_after_a_collect_all_failure_ends_completed(gateway):
-    recovers_at = time.time() + 3  # child 1 fails until then, like a dependency that comes back
+    # Child 1 fails until then, like a dependency that comes back; far enough off that it runs (and fails)
+    # before then on a slow machine.
+    recovers_at = time.time() + 20
     children = [echo_child(f"c{i}") for i in range(4)]
     children[1]["options"] = {"fail_until": recovers_at}
     parent_id = submit_group(gateway, children, max_parallel=2).json()["id"]
