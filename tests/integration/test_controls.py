@@ -119,7 +119,8 @@ def test_cancelling_a_group_stops_the_child_in_a_kept_slot_and_keeps_no_more(gat
 
 
 def test_a_cap_raised_then_lowered_mid_run_holds_at_every_moment(gateway, db0):
-    children = [paged_child(f"c{i}", 4) for i in range(12)]
+    # 20 pages (1 s) a child, so that the polls see three running at once on a slow machine.
+    children = [paged_child(f"c{i}", 20) for i in range(12)]
     parent_id = submit_group(gateway, children, max_parallel=1).json()["id"]
     wait_for(lambda: gateway.job(parent_id), lambda v: "processing" in statuses(v), "a child running")
 
