@@ -96,8 +96,9 @@ def test_cancel_a_running_child_a_held_child_then_the_group(gateway):
 
 
 def test_cancelling_a_group_stops_the_child_in_a_kept_slot_and_keeps_no_more(gateway):
-    # One slot: after child 0, its worker claims child 1 itself in the completing step.
-    children = [echo_child("first", delay_ms=50)] + [paged_child(f"c{i}", 40)
+    # One slot: after child 0, its worker claims child 1 itself in the completing step.  Child 1 has 200
+    # pages (10 s), so it still runs when the DELETE comes on a slow machine; the cancel stops it early.
+    children = [echo_child("first", delay_ms=50)] + [paged_child(f"c{i}", 200)
                                                      for i in range(1, 5)]
     parent_id = submit_group(gateway, children, max_parallel=1).json()["id"]
     view = wait_for(lambda: gateway.job(parent_id), lambda v: statuses(v)[1] == "processing", "child 1 running")
