@@ -230,7 +230,8 @@ def test_a_group_is_read_by_pages_its_result_and_the_listing(api):
 
 
 def test_a_result_before_the_end_is_refused_then_served(api):
-    job_id = accepted(api.post_json(echo_job("slow", options={"delay_ms": 300})))
+    # 3 s, so the job is still unfinished when the early GET comes on a slow machine.
+    job_id = accepted(api.post_json(echo_job("slow", options={"delay_ms": 3000})))
 
     early = api.request("GET", f"/jobs/{job_id}/result")
     poll_terminal(api, job_id, ECHO_TIMEOUT)

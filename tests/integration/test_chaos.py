@@ -72,7 +72,8 @@ def test_a_child_run_in_a_kept_slot_is_reclaimed_when_its_worker_is_killed(procs
     """The child a finishing worker claimed for itself has no Celery message to
     redeliver: its lease alone brings it back."""
     db = procs.fresh_db()
-    stack = procs.stack(db=db, env=FAST, web=True)
+    # A kept slot that would last a minute: child 0 may take over the default 1 s on a slow machine.
+    stack = procs.stack(db=db, env={**FAST, "OCRGW_KEEP_SLOT_SECONDS": "60"}, web=True)
     child_texts = texts(3)
     children = [echo(child_texts[0]), echo(child_texts[1], delay_ms=3000), echo(child_texts[2])]
     with Gateway(stack.web().base_url) as gateway:

@@ -97,7 +97,9 @@ def test_a_failing_job_exits_non_zero_and_says_why(url, tmp_path):
 
 
 def test_a_group_cancelled_while_waited_on(url, tmp_path):
-    files = text_files(tmp_path, "one", "two", "three", "four")
+    # 15 children of 1.5 s, one at a time: the group still runs when `ocrgw cancel` (a process of its own)
+    # gets to it on a slow machine.
+    files = text_files(tmp_path, *(f"page {i}" for i in range(15)))
     waiter = subprocess.Popen(
         [*CLI, "submit", *files, "--model", "echo", "--option", "delay_ms=1500", "--max-parallel", "1", "--wait"],
         cwd=ROOT,

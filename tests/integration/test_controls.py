@@ -96,8 +96,9 @@ def test_cancel_a_running_child_a_held_child_then_the_group(gateway):
 
 
 def test_cancelling_a_group_stops_the_child_in_a_kept_slot_and_keeps_no_more(gateway):
-    # One slot: after child 0, its worker claims child 1 itself in the completing step.
-    children = [echo_child("first", delay_ms=50)] + [paged_child(f"c{i}", 40)
+    # One slot: after child 0, its worker claims child 1 itself in the completing step.  Child 1 has 200
+    # pages (10 s), so it still runs when the DELETE comes on a slow machine; the cancel stops it early.
+    children = [echo_child("first", delay_ms=50)] + [paged_child(f"c{i}", 200)
                                                      for i in range(1, 5)]
     parent_id = submit_group(gateway, children, max_parallel=1).json()["id"]
     view = wait_for(lambda: gateway.job(parent_id), lambda v: statuses(v)[1] == "processing", "child 1 running")
@@ -119,7 +120,8 @@ def test_cancelling_a_group_stops_the_child_in_a_kept_slot_and_keeps_no_more(gat
 
 
 def test_a_cap_raised_then_lowered_mid_run_holds_at_every_moment(gateway, db0):
-    children = [paged_child(f"c{i}", 4) for i in range(12)]
+    # 20 pages (1 s) a child, so that the polls see three running at once on a slow machine.
+    children = [paged_child(f"c{i}", 20) for i in range(12)]
     parent_id = submit_group(gateway, children, max_parallel=1).json()["id"]
     wait_for(lambda: gateway.job(parent_id), lambda v: "processing" in statuses(v), "a child running")
 
@@ -149,7 +151,9 @@ def test_a_cap_raised_then_lowered_mid_run_holds_at_every_moment(gateway, db0):
 
 
 def test_a_redrive_after_a_collect_all_failure_ends_completed(gateway):
-    recovers_at = time.time() + 3  # child 1 fails until then, like a dependency that comes back
+    # Child 1 fails until then, like a dependency that comes back; far enough off that it runs (and fails)
+    # before then on a slow machine.
+    recovers_at = time.time() + 20
     children = [echo_child(f"c{i}") for i in range(4)]
     children[1]["options"] = {"fail_until": recovers_at}
     parent_id = submit_group(gateway, children, max_parallel=2).json()["id"]

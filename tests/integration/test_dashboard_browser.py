@@ -112,7 +112,9 @@ def test_a_group_cancelled_with_its_pages_button_ends_cancelled_and_the_list_fil
     wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, "#job-rows tr.empty").text == "No jobs.", "no jobs")
     browser.execute_script("window.sameLoad = true")
     single = gateway.post_json(echo_child("just one")).json()["id"]
-    children = [paged_child(f"c{i}", pages=100, delay_ms=50) for i in range(3)]
+    # Child 0 must still run once the browser is on the group's page (every child ends cancelled): 100 pages
+    # of 500 ms leave a slow machine ample time, and the cancel stops it at its next page.
+    children = [paged_child(f"c{i}", pages=100, delay_ms=500) for i in range(3)]
     parent_id = submit_group(gateway, children, max_parallel=1).json()["id"]
     wait(browser, lambda b: listed(b) == [parent_id, single], "the new jobs in the list, newest first")
     assert browser.execute_script("return window.sameLoad") is True

@@ -95,7 +95,8 @@ def test_peak_overlap_counts_half_open_intervals():
 
 def test_max_parallel_caps_running_children_below_free_worker_slots(gateway):
     """4 children, max_parallel 2, 4 worker processes free: never more than 2 run, and 2 do."""
-    children = echo_children(4, delay_ms=300)
+    # 1.5 s children: child 1 still overlaps child 0 (or the next) when its message is late on a slow machine.
+    children = echo_children(4, delay_ms=1500)
     parent_id = submit_group(gateway, children, max_parallel=2).json()["id"]
     cap = cap_checker(2)
 

@@ -52,7 +52,15 @@ def test_after_a_group_has_run_the_metrics_count_its_children_by_status(deployme
     by_status = {s: sum(c["status"] == s for c in view["children"]) for s in ("completed", "failed")}
     assert by_status == {"completed": 6, "failed": 3}
 
-    worker = scrape(deployment.metrics_url("worker"))
+    # The worker counts an attempt's end, and its task's hand-offs, after the write that may end the group:
+    # wait for its scrape to catch up with the store.
+    def worker_caught_up():
+        m = scrape(deployment.metrics_url("worker"))
+        ended = sum(value(m, "ocrgw_jobs_finished_total", model="echo", status=s) for s in by_status)
+        handoffs = sum(value(m, "ocrgw_handoff_latency_seconds_count", path=p) for p in ("message", "kept_slot"))
+        return m if ended >= len(children) and handoffs >= len(children) - max_parallel else None
+
+    worker = wait_until(worker_caught_up, WAIT, message="the worker never counted every child and hand-off")
     finished = {s: value(worker, "ocrgw_jobs_finished_total", model="echo", status=s) for s in by_status}
     assert finished == by_status
     assert value(worker, "ocrgw_job_duration_seconds_count", model="echo", status="completed") == 6

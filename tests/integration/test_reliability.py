@@ -217,7 +217,9 @@ def test_a_gateway_drains_on_sigterm_and_then_exits(deployment, procs, db):
     """Under gunicorn: after SIGTERM the worker keeps serving for the drain
     window, refusing new jobs (503 + Retry-After) and failing /readyz while
     polls still answer, and only then stops."""
-    web = procs.web(db=deployment.db, env={**ENV, "OCRGW_DRAIN_SECONDS": "3"})
+    # The checks below all run inside the window, so it leaves a slow machine room; gunicorn's default
+    # graceful timeout (30 s) caps it at 15 s.
+    web = procs.web(db=deployment.db, env={**ENV, "OCRGW_DRAIN_SECONDS": "10"})
     with Gateway(web.base_url) as gateway:
         job_id = submit(gateway, echo("before the stop"))
         finished = assert_single_settled(gateway, job_id, "before the stop")
