@@ -44,6 +44,22 @@ _REFUSALS = {
 }
 
 
+# redis-py's default: how long a reply may take before the connection counts as lost.
+SOCKET_TIMEOUT_SECONDS = 5.0
+
+
+def socket_timeout_for(settings: Settings) -> float:
+    """The store client's socket timeout: longer than OCRGW_REPLICA_WAIT_MS when creations WAIT.
+
+    A WAIT blocks its connection for up to that long; a socket that gave up
+    first would take the wait for a lost connection and retry it, again and
+    again, instead of answering 503 once the replicas are late.
+    """
+    if settings.min_replicas <= 0:
+        return SOCKET_TIMEOUT_SECONDS
+    return max(SOCKET_TIMEOUT_SECONDS, settings.replica_wait_ms / 1000 + SOCKET_TIMEOUT_SECONDS)
+
+
 class JobStore(SweepTransitions):
     def __init__(self, client: Redis, settings: Settings | None = None, probe: Redis | None = None):
         self.redis = client
@@ -69,6 +85,7 @@ class JobStore(SweepTransitions):
             health_check_interval=30,
             retry=retry,
             retry_on_error=[RedisConnectionError, RedisTimeoutError],
+            socket_timeout=socket_timeout_for(settings),
         )
         probe = redis_client(settings, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
         return cls(client, settings, probe)

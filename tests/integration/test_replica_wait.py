@@ -110,3 +110,26 @@ def test_a_replay_waits_for_the_original_creation_even_on_a_connection_that_wrot
     assert replay.status_code == 202 and replay.headers["Idempotent-Replayed"] == "true"
     with replica.client() as redis:
         assert root_ids(redis) == [replay.get_json()["id"]]
+
+
+def test_a_replica_wait_longer_than_a_socket_s_default_timeout_answers_for_the_replicas(redis_server_factory):
+    """WAIT blocks its connection for OCRGW_REPLICA_WAIT_MS: at 6 s, past redis-py's 5 s socket
+    default, the store's client must still wait it out and answer 503 for the replicas, not take
+    the wait for a lost connection and retry it."""
+    primary = redis_server_factory()
+    replica = redis_server_factory(extra_args=["--replicaof", primary.host, str(primary.port)])
+    wait_until(lambda: replica_online(primary), 60, 0.1, message="the replica never came online")
+    replica.proc.kill(signal.SIGSTOP)
+    try:
+        client, published = gateway(primary.url, min_replicas=1, wait_ms="6000")
+        response = client.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-4"})
+        with primary.client() as redis:
+            kept = root_ids(redis)
+            creations = redis.info("commandstats").get("cmdstat_wait", {}).get("calls")
+    finally:
+        replica.proc.kill(signal.SIGCONT)
+
+    assert response.status_code == 503
+    assert "replicated" in response.get_json()["detail"]  # the replicas' answer, not "does not answer"
+    assert published == [] and len(kept) == 1
+    assert creations == 1  # one WAIT: the client never retried it
