@@ -68,8 +68,8 @@ def webhook_deliverer(procs: ProcGroup, env: dict[str, str]):
 def test_every_acknowledged_job_ends_once_after_the_primary_is_killed_mid_group(sentinels, tmp_path):
     procs = ProcGroup(tmp_path / "procs", redis=sentinels.primary, label="failover stack")
     env = {**FAST, **sentinels.env(min_replicas=1), "OCRGW_WEBHOOK_ALLOW_PRIVATE": "1", "OCRGW_WEBHOOK_BACKOFF": "0.5",
-           # A replica on a slow machine may confirm a creation after the default 2 s.  Kept under redis-py's
-           # 5 s socket timeout: a longer WAIT times out as a lost connection, not the NotReplicated 503 below.
+           # A replica on a slow machine may confirm a creation after the default 2 s; the 503 expected
+           # below (no replica at all) then takes these 4 s.
            "OCRGW_REPLICA_WAIT_MS": "4000"}
     try:
         deliverer = webhook_deliverer(procs, env)
