@@ -9,9 +9,6 @@ file, the log levels that show readiness, and the settings of ``env``.
 
 from __future__ import annotations
 
-import re
-import shlex
-import sys
 import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -19,36 +16,14 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.harness import BEAT_READY, CELERY_READY, ROOT, Proc, ProcGroup, WebProc, free_port, uniq
+from bench.processes import procfile_argv, set_option
+from tests.harness import BEAT_READY, CELERY_READY, Proc, ProcGroup, WebProc, free_port, uniq
 
-PROCFILE = ROOT / "Procfile"
 WAIT = 90.0  # bounds a hang; asserts no speed
 #: What a test's Celery processes skip: neighbours they would wait for at start.
 QUIET_START = ("--without-gossip", "--without-mingle", "--without-heartbeat")
 
 _no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def procfile_argv(name: str, env: Mapping[str, str]) -> list[str]:
-    """The Procfile's command for ``name``, its ``${VAR:-default}`` expanded from ``env``, run by this Python."""
-    for line in PROCFILE.read_text().splitlines():
-        key, sep, command = line.partition(":")
-        if sep and key.strip() == name:
-            break
-    else:
-        raise KeyError(f"the Procfile has no {name!r} process")
-    expanded = re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", lambda m: env.get(m[1]) or m[2] or "", command.strip())
-    argv = shlex.split(expanded)
-    return [sys.executable, "-m", *argv]
-
-
-def with_option(argv: list[str], option: str, value: str) -> list[str]:
-    out = list(argv)
-    if option in out:
-        out[out.index(option) + 1] = value
-    else:
-        out += [option, value]
-    return out
 
 
 @dataclass
@@ -79,16 +54,16 @@ class ProcfileStack:
             env[metrics_env] = str(self.ports[name])
         argv = procfile_argv(name, env)
         if name == "beat":
-            argv = with_option(argv, "--schedule", str(self.group.work_dir / f"beat-{uniq()}"))
+            argv = set_option(argv, "--schedule", str(self.group.work_dir / f"beat-{uniq()}"))
         else:
-            argv = with_option(argv, "--hostname", f"{name}-{uniq()}@%h") + list(QUIET_START if quiet_start else ())
+            argv = set_option(argv, "--hostname", f"{name}-{uniq()}@%h") + list(QUIET_START if quiet_start else ())
         self.procs[name] = self.group.start(name, argv, env=env, wait=False)
         return self.procs[name]
 
     def web(self, *, workers: int = 2, extra_args: Iterable[str] = ()) -> WebProc:
         port = free_port()
         env = self.process_env({"PORT": str(port), "WEB_CONCURRENCY": str(workers)})
-        argv = with_option(procfile_argv("web", env), "--bind", f"127.0.0.1:{port}")
+        argv = set_option(procfile_argv("web", env), "--bind", f"127.0.0.1:{port}")
         argv[3:3] = ["--no-control-socket", *extra_args]
         web = self.group.start("web", argv, env=env, proc_class=WebProc, port=port, wait=False)
         self.procs["web"] = web
