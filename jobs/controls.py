@@ -22,7 +22,9 @@ from jobs.errors import (
 from jobs.ids import DEFAULT_TENANT
 from jobs.records import Dispatch, Idempotency
 from jobs.store import JobStore
-from jobs.transitions.controls import CANCEL, REDRIVE, SET_CAP
+from jobs.transitions.cancel import CANCEL
+from jobs.transitions.redrive import REDRIVE
+from jobs.transitions.set_cap import SET_CAP
 
 
 @dataclass(frozen=True)
@@ -46,21 +48,13 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
         CANCEL,
         keys={
             "job": keys.job(job_id),
-            "parent": keys.parent_or_self(job_id),
             "events": keys.events(job_id),
-            "queued": keys.QUEUED,
-            "due": keys.DUE_PARENTS,
             "webhooks": keys.WEBHOOKS,
+            **store.release_keys(job_id),
             # A child's cancel may finish its parent; a parent's or single job's, itself.
             **keys.roots_by_status(job_id, JobKind.SINGLE if kind == b"single" else JobKind.PARENT),
         },
-        args={
-            "job_id": job_id,
-            "prefix": keys.group_prefix(job_id),
-            "release_limit": store.settings.release_batch,
-            "requeue_ms": store.requeue_ms,
-            "tenant_max_inflight": store.settings.tenant_max_inflight,
-        },
+        args={"job_id": job_id, **store.release_args(job_id)},
     )
     if reply.code == Reply.NO_JOB:
         raise JobNotFound(f"no job {job_id}")
@@ -72,15 +66,8 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
 def set_cap(store: JobStore, parent_id: str, max_parallel: int) -> list[Dispatch]:
     reply = store.scripts.run(
         SET_CAP,
-        keys={"parent": keys.job(parent_id), "queued": keys.QUEUED, "due": keys.DUE_PARENTS},
-        args={
-            "parent_id": parent_id,
-            "prefix": keys.group_prefix(parent_id),
-            "max_parallel": max_parallel,
-            "release_limit": store.settings.release_batch,
-            "requeue_ms": store.requeue_ms,
-            "tenant_max_inflight": store.settings.tenant_max_inflight,
-        },
+        keys=store.release_keys(parent_id),
+        args={"parent_id": parent_id, "max_parallel": max_parallel, **store.release_args(parent_id)},
     )
     if reply.code == Reply.NO_JOB:
         raise NotAGroup(f"job {parent_id} is not a fan-out group")
@@ -97,26 +84,20 @@ def redrive(
     tenant: str = DEFAULT_TENANT,
 ) -> Redriven:
     """Sends a finished group's failed children again; ``idempotency`` is a key of ``tenant``'s."""
-    parent = keys.job(parent_id)
     reply = store.scripts.run(
         REDRIVE,
         keys={
-            "parent": parent,
-            "idempotency": keys.idempotency(tenant, idempotency.key) if idempotency else parent,
-            "queued": keys.QUEUED,
-            "due": keys.DUE_PARENTS,
+            "idempotency": keys.idempotency(tenant, idempotency.key) if idempotency else keys.job(parent_id),
+            **store.release_keys(parent_id),
             **keys.roots_by_status(parent_id, JobKind.PARENT),
         },
         args={
             "parent_id": parent_id,
-            "prefix": keys.group_prefix(parent_id),
             "include_cancelled": int(include_cancelled),
-            "release_limit": store.settings.release_batch,
-            "requeue_ms": store.requeue_ms,
             "idempotency_key": idempotency.key if idempotency else "",
             "fingerprint": idempotency.fingerprint if idempotency else "",
             "idempotency_ttl": store.settings.idempotency_ttl,
-            "tenant_max_inflight": store.settings.tenant_max_inflight,
+            **store.release_args(parent_id),
         },
     )
     if reply.code == Reply.REPLAYED:

@@ -32,7 +32,8 @@ from jobs.sweeping import SweepTransitions
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
 from jobs.transitions.complete import COMPLETE, CompleteReply
-from jobs.transitions.heartbeat import HEARTBEAT, PROGRESS
+from jobs.transitions.heartbeat import HEARTBEAT
+from jobs.transitions.progress import PROGRESS
 from jobs.transitions.retry import RETRY
 
 # A refusal of an attempt's report, as the exception its caller handles.
@@ -144,10 +145,8 @@ class JobStore(SweepTransitions):
             {
                 "idempotency": keys.idempotency(owner.tenant, idempotency.key) if idempotency else root,
                 "root": root,
-                "parent": root,
-                "queued": keys.QUEUED,
-                "due": keys.DUE_PARENTS,
                 "roots_queued": keys.roots(kind.value, JobStatus.QUEUED.value, keys.tag_of(root_id)),
+                **self.release_keys(root_id),
             },
             args={
                 "idempotency_key": idempotency.key if idempotency else "",
@@ -157,11 +156,8 @@ class JobStore(SweepTransitions):
                 "kind": kind.value,
                 "tenant": owner.tenant,
                 "key_id": owner.key_id,
-                "prefix": keys.group_prefix(root_id),
                 # With 0, the release step puts the parent on the due index.
-                "release_limit": self.settings.release_batch if release else 0,
-                "requeue_ms": self.requeue_ms,
-                "tenant_max_inflight": self.settings.tenant_max_inflight,
+                **self.release_args(root_id, release_limit=None if release else 0),
                 "group": group,
                 "jobs": [j.spec() for j in jobs],
                 "payloads": [j.payload for j in jobs],
@@ -249,9 +245,9 @@ class JobStore(SweepTransitions):
             COMPLETE,
             keys={
                 **keys.of_running_job(job_id),
+                **self.release_keys(job_id),
                 "result": keys.result(job_id),
                 "events": keys.events(job_id),
-                "due": keys.DUE_PARENTS,
                 "webhooks": keys.WEBHOOKS,
                 "call": keys.call(job_id, call_token()),
             },
@@ -262,13 +258,10 @@ class JobStore(SweepTransitions):
                 "result": result,
                 "error_code": error_code,
                 "error": error,
-                "prefix": keys.group_prefix(job_id),
-                "release_limit": self.settings.release_batch,
-                "requeue_ms": self.requeue_ms,
                 "next_lease_ms": self.settings.lease_ms if take_next else 0,
                 "next_model": take_next or "",
                 "record_ms": CALL_RECORD_MS,
-                "tenant_max_inflight": self.settings.tenant_max_inflight,
+                **self.release_args(job_id),
             },
         )
         self._raise_if_refused(job_id, reply.code)

@@ -1,7 +1,9 @@
 """The sweep's side of the store: the indexes it reads and the transitions that repair what a crash left.
 
 A mixin of ``JobStore``, which provides ``redis``, ``scripts`` and
-``settings``; the store's other transitions take ``requeue_ms`` from here.
+``settings``; every transition that releases held children, the store's and
+the controls' too, takes its release inputs from ``release_keys`` and
+``release_args`` here.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from jobs import fair_share, keys
 from jobs.contract import Field, JobKind, JobStatus, Reply
 from jobs.records import Dispatch, Reclaimed
 from jobs.transitions.expire import EXPIRE
-from jobs.transitions.reclaim import RECLAIM, RELEASE, REPUBLISH
-from jobs.transitions.sweep_lock import UNLOCK_SWEEP
+from jobs.transitions.reclaim import RECLAIM
+from jobs.transitions.release import RELEASE
+from jobs.transitions.republish import REPUBLISH
+from jobs.transitions.unlock_sweep import UNLOCK_SWEEP
 
 
 class SweepTransitions:
@@ -26,6 +30,23 @@ class SweepTransitions:
     def requeue_ms(self) -> int:
         """When the sweep re-publishes a queued job nobody claimed, from now."""
         return int(self.settings.requeue_seconds * 1000)
+
+    @staticmethod
+    def release_keys(job_id: str) -> dict[str, str]:
+        """The keys of ``RELEASE_KEYS`` (jobs/transitions/spec.py) for a transition on ``job_id``."""
+        return {"parent": keys.parent_or_self(job_id), "queued": keys.QUEUED, "due": keys.DUE_PARENTS}
+
+    def release_args(self, job_id: str, release_limit: int | None = None) -> dict[str, Any]:
+        """The arguments of ``RELEASE_ARGS`` (jobs/transitions/spec.py) for a transition on ``job_id``.
+
+        ``release_limit`` defaults to ``OCRGW_RELEASE_BATCH``.
+        """
+        return {
+            "prefix": keys.group_prefix(job_id),
+            "release_limit": self.settings.release_batch if release_limit is None else release_limit,
+            "requeue_ms": self.requeue_ms,
+            "tenant_max_inflight": self.settings.tenant_max_inflight,
+        }
 
     def now_ms(self) -> int:
         seconds, micros = self.redis.time()
@@ -68,18 +89,11 @@ class SweepTransitions:
                 (
                     {
                         **keys.of_running_job(j),
+                        **self.release_keys(j),
                         "events": keys.events(j),
-                        "due": keys.DUE_PARENTS,
                         "webhooks": keys.WEBHOOKS,
                     },
-                    {
-                        "job_id": j,
-                        "prefix": keys.group_prefix(j),
-                        "max_attempts": self.settings.max_attempts,
-                        "release_limit": self.settings.release_batch,
-                        "requeue_ms": self.requeue_ms,
-                        "tenant_max_inflight": self.settings.tenant_max_inflight,
-                    },
+                    {"job_id": j, "max_attempts": self.settings.max_attempts, **self.release_args(j)},
                 )
                 for j in ids
             ],
@@ -113,20 +127,12 @@ class SweepTransitions:
             [
                 (
                     {
-                        "parent": keys.job(p),
+                        **self.release_keys(p),
                         "events": keys.events(p),
-                        "queued": keys.QUEUED,
-                        "due": keys.DUE_PARENTS,
                         "webhooks": keys.WEBHOOKS,
                         **keys.roots_by_status(p, JobKind.PARENT),
                     },
-                    {
-                        "parent_id": p,
-                        "prefix": keys.group_prefix(p),
-                        "release_limit": self.settings.release_batch,
-                        "requeue_ms": self.requeue_ms,
-                        "tenant_max_inflight": self.settings.tenant_max_inflight,
-                    },
+                    {"parent_id": p, **self.release_args(p)},
                 )
                 for p in parent_ids
             ],

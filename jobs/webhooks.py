@@ -22,7 +22,8 @@ from jobs.config import Settings
 from jobs.contract import Field, Reply, WebhookOutcome
 from jobs.errors import JobNotFound
 from jobs.store import JobStore
-from jobs.transitions.webhooks import CLAIM_WEBHOOK, RECORD_WEBHOOK
+from jobs.transitions.claim_webhook import CLAIM_WEBHOOK
+from jobs.transitions.record_webhook import RECORD_WEBHOOK
 
 # A claimed attempt whose answer is not recorded this long after the claim
 # (beyond its own timeout) is taken for lost and claimed again.  Generous,

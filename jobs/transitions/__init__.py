@@ -1,4 +1,5 @@
-"""The transitions: one Lua script each, described by a spec beside it, registered once per client.
+"""The transitions: one Lua script each (``<name>.lua``), described by its spec beside it
+(``<name>.py``, defining ``<NAME>``), listed once in ``TRANSITIONS`` and registered once per client.
 
 ``Scripts(client).run(CLAIM, keys={...}, args={...})`` packs the named keys
 and arguments in the spec's order, calls the script by SHA (redis-py's
@@ -14,17 +15,23 @@ from typing import Any
 from redis import Redis
 from redis.client import Pipeline
 
+from jobs.transitions.cancel import CANCEL
 from jobs.transitions.claim import CLAIM
+from jobs.transitions.claim_webhook import CLAIM_WEBHOOK
 from jobs.transitions.complete import COMPLETE
-from jobs.transitions.controls import CANCEL, REDRIVE, SET_CAP
 from jobs.transitions.create import CREATE
 from jobs.transitions.expire import EXPIRE
-from jobs.transitions.heartbeat import HEARTBEAT, PROGRESS
-from jobs.transitions.reclaim import RECLAIM, RELEASE, REPUBLISH
+from jobs.transitions.heartbeat import HEARTBEAT
+from jobs.transitions.progress import PROGRESS
+from jobs.transitions.reclaim import RECLAIM
+from jobs.transitions.record_webhook import RECORD_WEBHOOK
+from jobs.transitions.redrive import REDRIVE
+from jobs.transitions.release import RELEASE
+from jobs.transitions.republish import REPUBLISH
 from jobs.transitions.retry import RETRY
+from jobs.transitions.set_cap import SET_CAP
 from jobs.transitions.spec import Dispatch, Transition
-from jobs.transitions.sweep_lock import UNLOCK_SWEEP
-from jobs.transitions.webhooks import CLAIM_WEBHOOK, RECORD_WEBHOOK
+from jobs.transitions.unlock_sweep import UNLOCK_SWEEP
 
 TRANSITIONS: tuple[Transition, ...] = (
     CREATE,

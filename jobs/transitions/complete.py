@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from jobs.contract import Reply
-from jobs.transitions.spec import ROOT_KEYS, Arg, Dispatches, Transition
+from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, Transition
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class CompleteReply:
 
 COMPLETE = Transition(
     "complete",
-    keys=("job", "result", "events", "parent", "leases", "queued", "due", "webhooks", "call", *ROOT_KEYS),
+    keys=("job", "result", "events", "leases", "webhooks", "call", *RELEASE_KEYS, *ROOT_KEYS),
     args=(
         Arg("job_id"),
         Arg("attempt"),
@@ -32,13 +32,10 @@ COMPLETE = Transition(
         Arg("result"),
         Arg("error_code"),
         Arg("error"),
-        Arg("prefix"),
-        Arg("release_limit", "int"),
-        Arg("requeue_ms", "int"),
         Arg("next_lease_ms", "int"),
         Arg("next_model"),
         Arg("record_ms", "int"),
-        Arg("tenant_max_inflight", "int"),
+        *RELEASE_ARGS,
     ),
     reply=CompleteReply,
 )

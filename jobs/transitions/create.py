@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from jobs.contract import Reply
-from jobs.transitions.spec import Arg, Dispatches, Transition
+from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, Arg, Dispatches, Transition
 
 
 @dataclass(frozen=True)
@@ -15,7 +15,7 @@ class CreateReply:
 
 CREATE = Transition(
     "create",
-    keys=("idempotency", "root", "parent", "queued", "due", "roots_queued"),
+    keys=("idempotency", "root", "roots_queued", *RELEASE_KEYS),
     args=(
         Arg("idempotency_key"),
         Arg("fingerprint"),
@@ -24,10 +24,7 @@ CREATE = Transition(
         Arg("kind"),
         Arg("tenant"),
         Arg("key_id"),
-        Arg("prefix"),
-        Arg("release_limit", "int"),
-        Arg("requeue_ms", "int"),
-        Arg("tenant_max_inflight", "int"),
+        *RELEASE_ARGS,
         Arg("group", "json"),
         Arg("jobs", "json"),
         Arg("payloads", "bytes", rest=True),

@@ -1,4 +1,4 @@
-"""The specs of ``heartbeat.lua`` and ``progress.lua``: reports of the attempt holding a job."""
+"""The spec of ``heartbeat.lua``, and the reply of the attempt's other reports (progress, retry)."""
 
 from dataclasses import dataclass
 
@@ -15,12 +15,5 @@ HEARTBEAT = Transition(
     "heartbeat",
     keys=("job", "leases"),
     args=(Arg("job_id"), Arg("attempt"), Arg("lease_ms", "int")),
-    reply=AttemptReply,
-)
-
-PROGRESS = Transition(
-    "progress",
-    keys=("job",),
-    args=(Arg("attempt"), Arg("stage"), Arg("progress")),
     reply=AttemptReply,
 )

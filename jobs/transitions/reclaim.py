@@ -1,9 +1,9 @@
-"""The specs of the sweep's transitions: ``reclaim.lua``, ``republish.lua``, ``release.lua``."""
+"""The spec of ``reclaim.lua`` (its header says what it does)."""
 
 from dataclasses import dataclass
 
 from jobs.contract import Reply
-from jobs.transitions.spec import ROOT_KEYS, Arg, Dispatches, Transition
+from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, Transition
 
 
 @dataclass(frozen=True)
@@ -17,49 +17,7 @@ class ReclaimReply:
 
 RECLAIM = Transition(
     "reclaim",
-    keys=("job", "events", "parent", "leases", "queued", "due", "webhooks", *ROOT_KEYS),
-    args=(
-        Arg("job_id"),
-        Arg("prefix"),
-        Arg("max_attempts", "int"),
-        Arg("release_limit", "int"),
-        Arg("requeue_ms", "int"),
-        Arg("tenant_max_inflight", "int"),
-    ),
+    keys=("job", "events", "leases", "webhooks", *RELEASE_KEYS, *ROOT_KEYS),
+    args=(Arg("job_id"), Arg("max_attempts", "int"), *RELEASE_ARGS),
     reply=ReclaimReply,
-)
-
-
-@dataclass(frozen=True)
-class RepublishReply:
-    code: Reply  # OK: publish a message now; NOTHING: claimed meanwhile, or not due yet
-    model: str
-
-
-REPUBLISH = Transition(
-    "republish",
-    keys=("job", "queued"),
-    args=(Arg("job_id"), Arg("requeue_ms", "int")),
-    reply=RepublishReply,
-)
-
-
-@dataclass(frozen=True)
-class ReleaseReply:
-    code: Reply  # NOTHING: not a parent
-    finalized: bool
-    released: Dispatches
-
-
-RELEASE = Transition(
-    "release",
-    keys=("parent", "events", "queued", "due", "webhooks", *ROOT_KEYS),
-    args=(
-        Arg("parent_id"),
-        Arg("prefix"),
-        Arg("release_limit", "int"),
-        Arg("requeue_ms", "int"),
-        Arg("tenant_max_inflight", "int"),
-    ),
-    reply=ReleaseReply,
 )

@@ -11,9 +11,14 @@ reply (a dataclass).  From that one description come:
   keys and arguments and orders them, ``decode`` turns the raw reply into
   the reply dataclass.
 
-The script's own file (``<name>.lua`` beside its spec) holds the body and
-the header a reader needs: what it does, every input and reply, and the
-keys it derives from a declared hash-tagged prefix rather than from KEYS.
+The script's own file (``<name>.lua`` beside its spec ``<name>.py``) holds
+the body and the header a reader needs: what it does; a ``Keys:`` and an
+``Args:`` block, one line per input (or per bundle of inputs that several
+scripts take alike, named as here: ``ROOT_KEYS``, ``RELEASE_KEYS``,
+``RELEASE_ARGS``) saying what it is; a ``Reply:`` block, one ``{CODE,
+field, ...}`` per answer; and the keys it derives from a declared
+hash-tagged prefix rather than from KEYS.  tests/unit/jobs/test_contract.py
+holds the three blocks to the spec, so a header cannot omit or misname one.
 Shared Lua lives in ``includes/``; an include says what it needs with
 ``-- @needs <include>`` lines and a script what it uses with
 ``-- @include <include>``, so order no longer matters: each is inlined
@@ -70,6 +75,26 @@ class Arg:
         if self.type == "json":
             return json.dumps(value, separators=(",", ":"))
         return value
+
+
+# The inputs of every transition that releases held children into free slots
+# (release_children in includes/release.lua, directly or through finish), filled
+# at every call alike by SweepTransitions.release_keys and release_args:
+#   parent       the parent whose slots are filled (a child's parent, else the job itself)
+#   queued, due  the indexes a released child and a parent left waiting go on
+#   prefix       the group's hash-tagged prefix, which the children's keys derive from
+#   release_limit        held children released by this call at most (0: none, the
+#                        parent goes on the due index for the sweep)
+#   requeue_ms           when the sweep re-publishes a released child nobody claimed,
+#                        and retries a parent its tenant's cap held back
+#   tenant_max_inflight  the tenant's cap on its jobs in flight (<= 0: no cap)
+RELEASE_KEYS = ("parent", "queued", "due")
+RELEASE_ARGS = (
+    Arg("prefix"),
+    Arg("release_limit", "int"),
+    Arg("requeue_ms", "int"),
+    Arg("tenant_max_inflight", "int"),
+)
 
 
 @dataclass(frozen=True)
