@@ -13,16 +13,19 @@
   The tenant slots its cancelled queued children free go to the tenant's
   other groups waiting for one (release.lua).
 
-  Keys (spec: controls.py):
+  Keys:
     job            the job's hash (the parent's, for a group)
-    parent         its parent's key (the job's own for a single job or a parent)
     events         the audit stream of the job's root
-    queued, due, webhooks   the global indexes
-    roots_<status> the listing's sets of the root's kind
+    webhooks       the index of terminal jobs whose callback is due
+    RELEASE_KEYS   (spec.py) parent: its parent's key (the job's own for a
+                   single job or a parent)
+    ROOT_KEYS      (spec.py) the listing's sets of the root's kind
   Derived from A.prefix: the group's children and their per-status sets;
   from the ids, the tenant's keys and its waiting groups (release.lua).
 
-  Args: job_id, prefix, release_limit, requeue_ms, tenant_max_inflight (<= 0: no cap)
+  Args:
+    job_id
+    RELEASE_ARGS   (spec.py)
 
   Reply:
     {OK, status, finalized, released...}  `status` is the job's status now:

@@ -3,15 +3,21 @@
   attempts + 1, started_at, and a lease.  Only a queued job can be claimed,
   so a duplicate or late Celery message for the same job is a no-op.
 
-  Keys (spec: claim.py):
-    job, payload     the job's hash and document
-    parent           its parent's key (the job's own for a single job)
-    leases, queued   the global indexes
-    call             the record of this call (its token), kept A.record_ms
-    roots_<status>   the listing's sets of the root's kind
+  Keys:
+    job            the job's hash
+    payload        its document
+    parent         its parent's key (the job's own for a single job)
+    leases         the global index of leases
+    queued         the global index of queued jobs
+    call           the record of this call (its token), kept A.record_ms
+    ROOT_KEYS      (spec.py) the listing's sets of the root's kind
   Derived from A.prefix: the parent's per-status children sets.
 
-  Args: job_id, prefix, lease_ms, record_ms
+  Args:
+    job_id
+    prefix         the group's hash-tagged prefix
+    lease_ms       how long the lease holds before a heartbeat must extend it
+    record_ms      how long the record of this call is kept
 
   Reply:
     {OK, attempt, try_number, model, content_type, options, payload, waited_us}  claimed;
@@ -21,7 +27,7 @@
         `waited_us` the child's wait from its release into a freed slot to its
         start, -1 for a job released at its creation
     {NO_JOB}
-    {WRONG_STATUS, status=...}  not queued (already claimed, finished or held): do nothing
+    {WRONG_STATUS, status}  not queued (already claimed, finished or held): do nothing
     The same call sent again (the same token, so the same call record: its
     reply was lost to a dropped connection and the client retried) answers
     with the same claim.

@@ -5,10 +5,13 @@
   answer is never recorded (its deliverer died), the window runs out and the
   next sweep claims it again, as a new attempt.
 
-  Keys (spec: webhooks.py):
-    job        the job's hash (a single job, a parent or a child)
-    webhooks   the index of terminal jobs whose webhook is due, scored in ms
-  Args: job_id, claim_ms (how long the claim holds)
+  Keys:
+    job            the job's hash (a single job, a parent or a child)
+    webhooks       the index of terminal jobs whose webhook is due, scored in ms
+
+  Args:
+    job_id
+    claim_ms       how long the claim holds
 
   Reply:
     {OK, attempt}  deliver it now as attempt <attempt> (the job's webhook_attempts)

@@ -18,28 +18,38 @@
   group's or another tenant's queued work waits for the jobs queued ahead
   of it, never for a run of kept slots.
 
-  Keys (spec: complete.py):
-    job, result            the job's hash and result (its document stays, beside them)
-    events                 the audit stream of the job's root
-    webhooks               the index of terminal jobs whose callback is due
-    parent                 its parent's key (the job's own for a single job)
-    leases, queued, due    the global indexes
-    call                   the record of this call (its token), kept A.record_ms
-    roots_<status>         the listing's sets of the root's kind
+  Keys:
+    job            the job's hash
+    result         its result (its document stays, beside them)
+    events         the audit stream of the job's root
+    leases         the global index of leases
+    webhooks       the index of terminal jobs whose callback is due
+    call           the record of this call (its token), kept A.record_ms
+    RELEASE_KEYS   (spec.py) parent: its parent's key (the job's own for a single job)
+    ROOT_KEYS      (spec.py) the listing's sets of the root's kind
   Derived from A.prefix: the group's other jobs (released and kept
   children) and their payloads, the per-status children sets; from the
   ids, the tenant's keys and the groups its release served (release.lua).
 
-  Args: job_id, attempt (from claim), status ('completed' | 'failed' | 'cancelled'),
-    result (JSON, or ''), error_code, error, prefix, release_limit,
-    requeue_ms, next_lease_ms (0: claim nothing, publish every released
-    child), next_model, record_ms, tenant_max_inflight (<= 0: no cap)
+  Args:
+    job_id
+    attempt        the token from claim
+    status         'completed' | 'failed' | 'cancelled'
+    result         JSON, or ''
+    error_code     why it failed ('' if it did not)
+    error          its message
+    next_lease_ms  the lease of the child claimed for this worker (0: claim
+                   nothing, publish every released child)
+    next_model     the model of the child to claim
+    record_ms      how long the record of this call is kept
+    RELEASE_ARGS   (spec.py)
 
   Reply:
-    {OK, finalized, next_*..., released...}  done; next_* is the child claimed
-        for this worker, as claim answers it (next_job_id false when none);
-        released are the other children released into the freed slot, each
-        needing a Celery message
+    {OK, finalized, next_job_id, next_attempt, next_try_number, next_model,
+        next_content_type, next_options, next_payload, next_waited_us, released...}
+        done; next_* is the child claimed for this worker, as claim answers
+        it (next_job_id false when none); released are the other children
+        released into the freed slot, each needing a Celery message
     {NO_JOB}
     {WRONG_STATUS}  not processing: a late or duplicate attempt, nothing written
     {LEASE_LOST}    another attempt holds the job (this one lost its lease): nothing written

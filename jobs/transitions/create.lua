@@ -4,36 +4,39 @@
   record.  All or nothing: the script checks everything it needs before its
   first write.
 
-  Keys (spec: create.py):
-    idempotency   the idempotency record (the root's key again when there is none)
-    root          the single job's or the parent's key
-    queued, due   the queued-jobs and due-parents indexes
-    roots_queued  the listing's set of queued roots of this kind, the tenant's
-    parent        the root's key again (release_children reads K.parent)
+  Keys:
+    idempotency    the idempotency record (the root's key again when there is none)
+    root           the single job's or the parent's key
+    roots_queued   the listing's set of queued roots of this kind, the tenant's
+    RELEASE_KEYS   (spec.py) parent: the root's key again
   Derived from A.prefix, the group's hash-tagged prefix: each job's key and
   payload key, and the children's per-status sets.
 
   Args:
-    idempotency_key, fingerprint, idempotency_ttl  ('' key: none)
-    root_id, kind ('single' | 'parent'), prefix
-    tenant, key_id  whose job it is, kept on the root only (a child is its
-                    root's tenant's): the tenant's name, the submitting key's id
-    release_limit, requeue_ms    held children released by this call at most;
-                                 when the sweep re-publishes an unclaimed job
-    group     JSON, the parent's rules (ignored for a single job): model
-              ('mixed' when its children's differ), max_parallel,
-              tolerated_failures, fail_fast, callback_url
-    jobs      JSON: one [model, doc_hash, pages, content_type, options JSON,
-              callback_url, on_prem] per job (the single job, or each child in
-              index order)
-    payloads  the rest of ARGV: one document per job, in the same order
+    idempotency_key  '' for none
+    fingerprint    the request's, to tell a retried request from a key reused
+    idempotency_ttl  how long the record is kept
+    root_id
+    kind           'single' | 'parent'
+    tenant         whose job it is, kept on the root only (a child is its
+                   root's tenant's): the tenant's name
+    key_id         the submitting key's id, kept on the root only
+    RELEASE_ARGS   (spec.py) release_limit 0 leaves every child held and the
+                   parent on the due index, for the sweep
+    group          JSON, the parent's rules (ignored for a single job): model
+                   ('mixed' when its children's differ), max_parallel,
+                   tolerated_failures, fail_fast, callback_url
+    jobs           JSON: one [model, doc_hash, pages, content_type, options JSON,
+                   callback_url, on_prem] per job (the single job, or each child in
+                   index order)
+    payloads       the rest of ARGV: one document per job, in the same order
 
   Reply:
-    {OK, id, child_id, model, ...}  created; then the jobs now queued, each
-                                    needs a Celery message
-    {REPLAYED, existing_id}         same key and request, or a retried call
-                                    of this very create
-    {KEY_REUSED, existing_id}       same key, different request: nothing written
+    {OK, job_id, released...}  created; released are the jobs now queued,
+                               each needing a Celery message
+    {REPLAYED, job_id}         same key and request, or a retried call
+                               of this very create: the existing job
+    {KEY_REUSED, job_id}       same key, different request: nothing written
 ]]
 -- @include release
 

@@ -14,16 +14,21 @@
   OCRGW_RESULT_TTL is never below) and the Idempotency-Key record (it lapses
   OCRGW_IDEMPOTENCY_TTL after the create, never later than its job).
 
-  Keys (spec: expire.py):
-    root            the single job's or the parent's hash
-    events          the root's audit stream
-    due, webhooks   the global indexes (a child with a callback_url is on webhooks by its own id)
-    roots_<status>  the listing's sets of the root's kind
-    expiring        ended roots, scored by when they ended (ms)
+  Keys:
+    root           the single job's or the parent's hash
+    events         the root's audit stream
+    due            the global index of due parents
+    webhooks       the global index of due webhooks (a child with a
+                   callback_url is on it by its own id)
+    ROOT_KEYS      (spec.py) the listing's sets of the root's kind, and the
+                   expiring index: ended roots, scored by when they ended (ms)
   Derived from A.prefix: each job's hash, document and result, the
   children's per-status sets.
 
-  Args: root_id, prefix, ttl_ms (the retention, OCRGW_RESULT_TTL)
+  Args:
+    root_id
+    prefix         the group's hash-tagged prefix
+    ttl_ms         the retention, OCRGW_RESULT_TTL
 
   Reply:
     {OK, jobs}  deleted: the root and its children, `jobs` of them

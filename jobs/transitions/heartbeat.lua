@@ -1,8 +1,14 @@
 --[[
   heartbeat: extends the lease of a job still held by this attempt.
 
-  Keys (spec: heartbeat.py): job, leases
-  Args: job_id, attempt (from claim), lease_ms
+  Keys:
+    job            the job's hash
+    leases         the global index of leases
+
+  Args:
+    job_id
+    attempt        the token from claim
+    lease_ms       the lease's new length, from now
 
   Reply:
     {OK}            extended

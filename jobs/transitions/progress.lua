@@ -1,8 +1,13 @@
 --[[
   progress: records how far the attempt holding a job has got (per page).
 
-  Keys (spec: heartbeat.py): job
-  Args: attempt (from claim), stage (e.g. 'page 2/5'), progress (0..1)
+  Keys:
+    job            the job's hash
+
+  Args:
+    attempt        the token from claim
+    stage          e.g. 'page 2/5'
+    progress       0..1
 
   Reply: {OK} recorded, or heartbeat's refusals: {NO_JOB}, {WRONG_STATUS}, {LEASE_LOST};
     {CANCEL_REQUESTED}: a client asked to cancel the job, nothing recorded: stop and end it cancelled

@@ -6,18 +6,21 @@
   A late completion of the dead attempt is then refused by complete.  A job
   a client asked to cancel ends `cancelled` instead of running again.
 
-  Keys (spec: reclaim.py):
-    job, events, parent    the job's hash, its root's audit stream, its
-                           parent's key (the job's own for a single job)
-    leases, queued, due    the global indexes
-    webhooks               the index of terminal jobs whose callback is due
-    roots_<status>         the listing's sets of the root's kind
+  Keys:
+    job            the job's hash
+    events         its root's audit stream
+    leases         the global index of leases
+    webhooks       the index of terminal jobs whose callback is due
+    RELEASE_KEYS   (spec.py) parent: its parent's key (the job's own for a single job)
+    ROOT_KEYS      (spec.py) the listing's sets of the root's kind
   Derived from A.prefix: the group's other jobs (children released into a
   failed child's slot), the per-status children sets; from the ids, the
   tenant's keys and its waiting groups (release.lua).
 
-  Args: job_id, prefix, max_attempts, release_limit, requeue_ms,
-    tenant_max_inflight (<= 0: no cap)
+  Args:
+    job_id
+    max_attempts   the attempts a job gets before it fails `lease_expired`
+    RELEASE_ARGS   (spec.py)
 
   Reply:
     {NOTHING}                       the lease was renewed, or the job is no longer processing

@@ -4,15 +4,18 @@
   attempt (the last claimed) decides; an older one that ran late is
   recorded as superseded and changes nothing else.
 
-  Keys (spec: webhooks.py):
-    job        the job's hash
-    webhooks   the index of due webhooks, scored in ms
-    events     the root's audit stream
+  Keys:
+    job            the job's hash
+    webhooks       the index of due webhooks, scored in ms
+    events         the root's audit stream
+
   Args:
-    job_id, attempt (from claim_webhook)
+    job_id
+    attempt          the attempt's number, from claim_webhook
     delivered        1 if the receiver answered 2xx
     response_status  the receiver's HTTP status, '' if it never answered
-    error_code, error  why the attempt failed ('' if it did not)
+    error_code       why the attempt failed ('' if it did not)
+    error            its message
     retry_ms         the wait before the next attempt, if there is one
     give_up_ms       attempts stop this long after the job's finished_at
 

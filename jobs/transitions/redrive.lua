@@ -7,17 +7,21 @@
   event; completed children and their results are untouched.  With an
   Idempotency-Key, a repeat of the same redrive answers as the first did.
 
-  Keys (spec: controls.py):
-    parent, idempotency   the parent's hash; the key's record (the parent's key when none)
-    queued, due           the global indexes
-    roots_<status>        the listing's sets of parents
-    expiring              the index of ended roots waiting for deletion (it leaves it)
+  Keys:
+    idempotency    the key's record (the parent's key when none)
+    RELEASE_KEYS   (spec.py) parent: the parent's hash
+    ROOT_KEYS      (spec.py) the listing's sets of parents, and the expiring
+                   index of ended roots waiting for deletion (it leaves it)
   Derived from A.prefix: the children's keys and per-status sets; from the
   ids, the tenant's keys and its waiting groups (release.lua).
 
-  Args: parent_id, prefix, include_cancelled (0/1), release_limit,
-    requeue_ms, idempotency_key ('' for none), fingerprint, idempotency_ttl,
-    tenant_max_inflight (<= 0: no cap)
+  Args:
+    parent_id
+    include_cancelled  1: send the cancelled children again too
+    idempotency_key    '' for none
+    fingerprint        the request's, to tell a retried request from a key reused
+    idempotency_ttl    how long the record is kept
+    RELEASE_ARGS   (spec.py)
 
   Reply:
     {OK, redriven, released...}  how many children were sent again; the first

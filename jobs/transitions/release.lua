@@ -7,16 +7,18 @@
   cap was lifted meanwhile, since only the tenant's own releases serve its
   waiting line).
 
-  Keys (spec: reclaim.py):
-    parent, events         the parent's hash and audit stream
-    queued, due            the global indexes
-    webhooks               the index of terminal jobs whose callback is due
-    roots_<status>         the listing's sets of parents
+  Keys:
+    events         the parent's audit stream
+    webhooks       the index of terminal jobs whose callback is due
+    RELEASE_KEYS   (spec.py) parent: the parent's hash
+    ROOT_KEYS      (spec.py) the listing's sets of parents
   Derived from A.prefix: the children's keys and per-status sets; from the
   ids, the tenant's keys and its waiting groups (release.lua), which are
   served first.
 
-  Args: parent_id, prefix, release_limit, requeue_ms, tenant_max_inflight (<= 0: no cap)
+  Args:
+    parent_id
+    RELEASE_ARGS   (spec.py)
 
   Reply:
     {OK, finalized, released...}  the children released, each needing a Celery message

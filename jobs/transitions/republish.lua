@@ -4,8 +4,13 @@
   a retry's backoff has passed) and pushes the deadline on before sending
   a fresh message.  A duplicate message is harmless: claim takes a job once.
 
-  Keys (spec: reclaim.py): job, queued
-  Args: job_id, requeue_ms
+  Keys:
+    job            the job's hash
+    queued         the global index of queued jobs, scored by publish deadline
+
+  Args:
+    job_id
+    requeue_ms     the next deadline, from now
 
   Reply:
     {OK, model}  publish a message for the job now

@@ -5,14 +5,21 @@
   The caller decides whether attempts remain; when none do it calls
   complete with 'failed' instead.
 
-  Keys (spec: retry.py):
-    job, parent        the job's hash; its parent's (the job's own for a single job)
-    leases, queued     the global indexes
-    roots_<status>     the listing's sets of the root's kind
+  Keys:
+    job            the job's hash
+    parent         its parent's key (the job's own for a single job)
+    leases         the global index of leases
+    queued         the global index of queued jobs
+    ROOT_KEYS      (spec.py) the listing's sets of the root's kind
   Derived from A.prefix: the parent's per-status children sets.
 
-  Args: job_id, attempt (from claim), prefix, backoff_ms, error_code and
-    error of this attempt
+  Args:
+    job_id
+    attempt        the token from claim
+    prefix         the group's hash-tagged prefix
+    backoff_ms     how long until the sweep re-publishes it
+    error_code     this attempt's
+    error          this attempt's
 
   Reply: {OK} queued again, or {NO_JOB}, {WRONG_STATUS}, {LEASE_LOST} as heartbeat;
     {CANCEL_REQUESTED}: nothing written, the job is to end cancelled rather than run again

@@ -4,11 +4,15 @@
   running children finish (no running child is stopped), since every
   release compares the in-flight count with the cap of the moment.
 
-  Keys (spec: controls.py): parent, queued, due
+  Keys:
+    RELEASE_KEYS   (spec.py) parent: the parent's hash
   Derived from A.prefix: the children's keys and per-status sets; from the
   ids, the tenant's keys and its waiting groups (release.lua).
-  Args: parent_id, prefix, max_parallel (<= 0: no cap), release_limit, requeue_ms,
-    tenant_max_inflight (<= 0: no cap)
+
+  Args:
+    parent_id
+    max_parallel   the new cap (<= 0: no cap)
+    RELEASE_ARGS   (spec.py)
 
   Reply:
     {OK, released...}  the children released into new slots, each needing a Celery message

@@ -2,8 +2,12 @@
   unlock_sweep: frees the sweep lock if this tick still holds it, so a tick
   that overran its lock cannot free the lock of the tick that followed it.
 
-  Keys (spec: sweep_lock.py): lock
-  Args: token (the holder's, set with SET NX PX)
+  Keys:
+    lock           the sweep lock
+
+  Args:
+    token          the holder's, set with SET NX PX
+
   Reply: {OK} freed, {NOTHING} held by another tick (or expired)
 ]]
 

@@ -1,15 +1,16 @@
-"""The contract between Python and Lua: each script uses exactly what its spec declares, and
-neither side spells a name the other defines."""
+"""The contract between Python and Lua: each script uses exactly what its spec declares, its
+header lists exactly that, and neither side spells a name the other defines."""
 
+import importlib
 import re
 
 import pytest
 
 from jobs import keys
 from jobs.contract import ErrorCode, EventField, Field, JobStatus, Reply, Stage, WebhookOutcome
-from jobs.transitions import TRANSITIONS
+from jobs.transitions import TRANSITIONS, spec
 from jobs.transitions.claim import CLAIM
-from jobs.transitions.spec import INCLUDES_DIR, LUA_DIR, ROOT_KEYS
+from jobs.transitions.spec import INCLUDES_DIR, LUA_DIR, RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS
 from tests.unit.jobs.conftest import parse_intervals
 
 SCRIPTS = {t.name: t for t in TRANSITIONS}
@@ -24,6 +25,82 @@ def _body(transition) -> str:
 
 def test_every_lua_file_is_a_transition_or_an_include():
     assert {p.stem for p in LUA_DIR.glob("*.lua")} == set(SCRIPTS)
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_a_script_s_spec_is_the_python_file_of_the_same_name(name):
+    module = importlib.import_module(f"jobs.transitions.{name}")
+    assert getattr(module, name.upper()) is SCRIPTS[name]
+
+
+def _header(transition) -> str:
+    text = transition.path.read_text()
+    assert text.startswith("--[["), f"{transition.name}.lua opens with its header"
+    return text[: text.index("\n]]\n")]
+
+
+def _header_block(header: str, title: str) -> list[str]:
+    """The names a header's ``Keys:`` or ``Args:`` block lists: the first word of each line
+    indented four spaces (deeper ones go on describing), a bundle of spec.py expanded."""
+    lines = header.splitlines()
+    starts = [i for i, line in enumerate(lines) if line == f"  {title}:"]
+    assert len(starts) == 1, f"one '{title}:' block"
+    names: list[str] = []
+    for line in lines[starts[0] + 1 :]:
+        indent = len(line) - len(line.lstrip(" "))
+        if not line.strip() or indent < 4:
+            break
+        if indent == 4:
+            word = line.split()[0]
+            if word.isupper():
+                bundle = getattr(spec, word)
+                names += [a if isinstance(a, str) else a.name for a in bundle]
+            else:
+                names.append(word)
+    return names
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_a_header_lists_exactly_the_keys_and_args_of_its_spec(name):
+    transition = SCRIPTS[name]
+    header = _header(transition)
+    assert sorted(_header_block(header, "Keys")) == sorted(transition.keys), "Keys"
+    assert sorted(_header_block(header, "Args")) == sorted(a.name for a in transition.args), "Args"
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_a_header_names_the_replies_as_its_spec_does(name):
+    """Each ``{CODE, field, ...}`` of the header's Reply names a code the script answers and fields
+    of the reply dataclass in their order; every field is named somewhere, every code the
+    script's own file answers too."""
+    transition = SCRIPTS[name]
+    replies = _header(transition).split("\n  Reply:", 1)[1]
+    fields = [f for f, _ in transition.reply_fields if f != "code"]
+    named_codes: set[str] = set()
+    named_fields: set[str] = set()
+    for shape in re.findall(r"\{([^{}]*)\}", replies):
+        code, *rest = [part.strip() for part in shape.split(",")]
+        named_codes.add(code)
+        parts = [re.sub(r"=.*|\.\.\.$", "", part) for part in rest]
+        assert set(parts) <= set(fields), f"{{{shape}}}: no such field in {fields}"
+        order = [fields.index(part) for part in parts]
+        assert order == sorted(order), f"{{{shape}}}: fields out of the reply's order {fields}"
+        named_fields |= {fields[i] for i in order}
+    answered = set(re.findall(r"\bREPLY\.(\w+)", _body(transition)))
+    own_file = re.sub(r"--.*", "", re.sub(r"--\[\[.*?\]\]", "", transition.path.read_text(), flags=re.S))
+    own = set(re.findall(r"\bREPLY\.(\w+)", own_file))
+    assert own <= named_codes <= answered
+    assert named_codes <= set(Reply.__members__)
+    assert named_fields == set(fields)
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_a_script_that_releases_children_takes_the_release_inputs(name):
+    transition = SCRIPTS[name]
+    body = _body(transition)
+    releases = body.count("release_children(") > body.count("function release_children(")
+    assert (set(RELEASE_KEYS) <= set(transition.keys)) == releases
+    assert (set(RELEASE_ARGS) <= set(transition.args)) == releases
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
