@@ -18,7 +18,7 @@ scripts take alike, named as here: ``ROOT_KEYS``, ``RELEASE_KEYS``,
 ``RELEASE_ARGS``) saying what it is; a ``Reply:`` block, one ``{CODE,
 field, ...}`` per answer; and the keys it derives from a declared
 hash-tagged prefix rather than from KEYS.  tests/unit/jobs/test_contract.py
-holds the three blocks to the spec, so a header cannot omit or misname one.
+holds the three blocks to the spec: a header cannot omit or misname an input.
 Shared Lua lives in ``includes/``; an include says what it needs with
 ``-- @needs <include>`` lines and a script what it uses with
 ``-- @include <include>``, so order no longer matters: each is inlined
