@@ -26,10 +26,11 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import redis
 
@@ -131,6 +132,7 @@ def wait_parent(client: redis.Redis, parent_id: str, poll: float = 0.002) -> str
     last = "0-0"
     while True:
         reply = client.xread({stream: last}, count=10_000, block=5000)
+        assert not isinstance(reply, dict), "RESP2 replies with a list of [stream, entries] pairs"
         for _, entries in reply or []:
             for entry_id, fields_ in entries:
                 last = entry_id
@@ -139,11 +141,9 @@ def wait_parent(client: redis.Redis, parent_id: str, poll: float = 0.002) -> str
         time.sleep(poll)
 
 
-def micros(rfc3339: str | None) -> int | None:
+def micros(rfc3339: str) -> int:
     """``"2026-12-02T18:37:36.987096Z"`` -> integer microseconds since the epoch."""
-    if not rfc3339:
-        return None
-    dt = datetime.strptime(rfc3339, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    dt = datetime.strptime(rfc3339, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
     return (int(dt.timestamp()) * 1_000_000) + dt.microsecond
 
 
@@ -228,10 +228,10 @@ def print_table(title: str, headers: Sequence[str], rows: Iterable[Sequence[Any]
     cells = [[fmt(c) for c in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
     print(f"\n{title}")
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     print("  ".join("-" * w for w in widths))
     for row in cells:
-        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))))
     sys.stdout.flush()
 
 

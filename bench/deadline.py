@@ -26,9 +26,10 @@ import multiprocessing
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 GRACE_SECONDS = 30.0
 #: How early SIGALRM may come (timer and clock granularity) and still count as due.

@@ -26,12 +26,25 @@ pool; the idle one waits on its queues meanwhile.
 from __future__ import annotations
 
 import gc
+from typing import Any
 
 from celery import chord, group
 
 from bench import canvas_app
-from bench.common import (STACK_DB, check, echo_payloads, fanout_body, median, micros, print_table, result,
-                          rotations, timed, token, wait_parent)
+from bench.common import (
+    STACK_DB,
+    check,
+    echo_payloads,
+    fanout_body,
+    median,
+    micros,
+    print_table,
+    result,
+    rotations,
+    timed,
+    token,
+    wait_parent,
+)
 from bench.processes import Bench
 from jobs.config import Settings
 
@@ -73,7 +86,8 @@ def run(bench: Bench) -> dict:
         seconds, handle = timed(go)
         del handle  # its result handles unsubscribe now, outside the clock
         gc.collect()
-        if int(client.get(key)) != size:
+        count = client.get(key)
+        if count is None or int(count) != size:
             raise AssertionError("the group's counter does not match its size")
         return seconds
 
@@ -86,6 +100,7 @@ def run(bench: Bench) -> dict:
         def go():
             handle = sig.apply_async()
             reply = client.blpop([marker], timeout=0)  # the phase's deadline bounds the wait
+            assert reply is not None, "a blpop without a timeout returns an item"
             return int(reply[1]), handle
         seconds, (got, handle) = timed(go)
         del handle  # its result handles unsubscribe now, outside the clock
@@ -131,11 +146,11 @@ def run(bench: Bench) -> dict:
     bench.stop_message_path_stack()
     plain.close()
     celery.close()
-    c_over_b = [c / b for c, b in zip(times["c_ocrgw"], times["b_chord"])]
-    c_over_a = [c / a for c, a in zip(times["c_ocrgw"], times["a_group"])]
-    m_over_b = [m / b for m, b in zip(times["m_ocrgw_messages"], times["b_chord"])]
+    c_over_b = [c / b for c, b in zip(times["c_ocrgw"], times["b_chord"], strict=True)]
+    c_over_a = [c / a for c, a in zip(times["c_ocrgw"], times["a_group"], strict=True)]
+    m_over_b = [m / b for m, b in zip(times["m_ocrgw_messages"], times["b_chord"], strict=True)]
     med = {name: median(v) for name, v in times.items()}
-    figures = {
+    figures: dict[str, Any] = {
         "children": n,
         "max_parallel": max_parallel,
         "median_seconds": med,

@@ -23,8 +23,18 @@ releases child ``max_parallel + j``, as releases go in index order).
 
 from __future__ import annotations
 
-from bench.common import (check, echo_payloads, fanout_body, median, micros, percentile, print_table, result,
-                          rotations, wait_parent)
+from bench.common import (
+    check,
+    echo_payloads,
+    fanout_body,
+    median,
+    micros,
+    percentile,
+    print_table,
+    result,
+    rotations,
+    wait_parent,
+)
 from bench.processes import Bench
 
 NAME = "handoff"

@@ -26,13 +26,12 @@ from pathlib import Path
 
 from bench.common import MEMORY_DB, MEMORY_WORKER_DB, check, median, print_table, result
 from bench.ocr import page_texts, render
-from bench.processes import (STACK_START_DEADLINE, START_TIMEOUT, Bench, pool_children, vm_status,
-                             wait_for_pool)
+from bench.processes import STACK_START_DEADLINE, START_TIMEOUT, Bench, pool_children, vm_status, wait_for_pool
 from jobs import keys
 from jobs.config import Settings
-from jobs.registry import MODELS
 from jobs.contract import TERMINAL
 from jobs.records import NewJob
+from jobs.registry import MODELS
 from jobs.store import JobStore
 from tests.harness import CELERY_READY
 from workers.celery_app import RUN_TASK, make_celery
@@ -66,6 +65,7 @@ def redis_per_child(bench: Bench, groups: int, children: int) -> dict:
     job_bytes = client.memory_usage(keys.job(child), samples=0)
     payload_bytes = client.memory_usage(keys.payload(child), samples=0)
     parent_bytes = client.memory_usage(keys.job(parents[0]), samples=0)
+    assert job_bytes is not None and payload_bytes is not None, "the child's keys exist"
     encoding = client.object("encoding", keys.job(child))
     client.flushdb()
     return {
@@ -81,7 +81,9 @@ def redis_per_child(bench: Bench, groups: int, children: int) -> dict:
 def _wait_terminal(store: JobStore, parent_id: str) -> str:
     """Polls the parent until it is terminal; the phase's deadline bounds the wait."""
     while True:
-        status = store.queries.get(parent_id)["status"]
+        view = store.queries.get(parent_id)
+        assert view is not None, f"parent {parent_id} is gone"
+        status = view["status"]
         if status in {s.value for s in TERMINAL}:
             return status
         time.sleep(0.05)
@@ -135,7 +137,7 @@ def worker_rss(bench: Bench) -> dict:
             return {"pool": per, "max_rss_mib": max(p["rss_kib"] for p in per.values()) / 1024,
                     "main_rss_mib": vm_status(worker.pid)["VmRSS"] / 1024}
 
-        stages = {"started": snapshot()}
+        stages: dict[str, dict | float] = {"started": snapshot()}
         run_group("echo", [b"hello"] * (2 * conc), "text/plain")
         stages["after_echo"] = snapshot()
         run_group("tesseract", pages, "image/png")

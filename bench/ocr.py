@@ -28,6 +28,9 @@ import io
 import random
 import re
 import time
+from functools import partial
+from multiprocessing.pool import Pool
+from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -49,7 +52,8 @@ WORDS_PER_LINE = 5
 SEED = 20260
 WARM_PAGES_PER_PROCESS = 3
 
-_VOCABULARY = (
+# A paragraph of words reads better than a literal of 49 strings.
+_VOCABULARY = (  # noqa: SIM905
     "Invoice Total Amount Paid Date Order Number Customer Account Balance Shipping Address "
     "Reference Payment Due Tax Net Gross Quantity Price Item Description Delivery Notes Bank "
     "Transfer Credit Debit Statement Period Summary Contact Phone Email Street City Country "
@@ -117,6 +121,7 @@ def _pool_init(engine: str, warm_page: bytes) -> None:
 def _pool_ocr(page: bytes) -> str:
     from workers.adapters import get_adapter
 
+    assert _engine_name is not None, "set by _pool_init"
     return get_adapter(_engine_name).run(page, "image/png", {}).text
 
 
@@ -150,19 +155,19 @@ def run(bench: Bench) -> dict:
     for engine in ENGINES:
         with bench.phase(f"{engine}: warm the stack", *WARM_DEADLINE):
             through_stack(engine, warm)  # warms every pool process (most likely) and the code path
-        times = {"a_direct": [], "b_stack": []}
-        texts_out = {}
+        times: dict[str, list[float]] = {"a_direct": [], "b_stack": []}
+        texts_out: dict[str, list[str]] = {}
         pool = HELPERS.Pool(conc, initializer=_pool_init, initargs=(engine, warm[0]))
         try:
             with bench.phase(f"{engine}: start and warm the direct pool", *WARM_DEADLINE):
                 pool.map(_pool_ocr, warm, chunksize=1)
 
-            def direct() -> tuple[float, list[str]]:
+            def direct(pool: Pool) -> tuple[float, list[str]]:
                 start = time.perf_counter()
                 out = pool.map(_pool_ocr, pages, chunksize=1)
                 return time.perf_counter() - start, out
 
-            sides = {"a_direct": direct, "b_stack": lambda: through_stack(engine, pages)}
+            sides = {"a_direct": partial(direct, pool), "b_stack": partial(through_stack, engine, pages)}
             for order in rotations(list(sides), options.reps):
                 for side in order:
                     with bench.phase(f"{engine}: {side}, {n} pages", *SIDE_DEADLINE):
@@ -174,9 +179,9 @@ def run(bench: Bench) -> dict:
                 pool.join()
         finally:
             pool.terminate()
-        ratio = [a / b for a, b in zip(times["a_direct"], times["b_stack"])]
+        ratio = [a / b for a, b in zip(times["a_direct"], times["b_stack"], strict=True)]
         acc = {side: accuracy(texts, out) for side, out in texts_out.items()}
-        fig = {
+        fig: dict[str, Any] = {
             "pages_per_s": {side: n / median(t) for side, t in times.items()},
             "b_over_a": median(ratio),
             "char_accuracy": acc,

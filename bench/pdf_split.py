@@ -37,6 +37,7 @@ from __future__ import annotations
 import io
 import json
 import time
+from typing import Any
 
 from PIL import Image
 
@@ -147,7 +148,7 @@ def run(bench: Bench) -> dict:
 
     speedups = [a / b for a, b in zip(times["a_one_process"], times["b_split"], strict=True)]
     speedup = median(speedups)
-    figures = {
+    figures: dict[str, Any] = {
         "pages": n,
         "workers": workers,
         "median_seconds": {side: median(t) for side, t in times.items()},

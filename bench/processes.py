@@ -131,6 +131,7 @@ class Bench:
         return self.redis.url_for(db)
 
     def client(self, db: int) -> redis.Redis:
+        assert self.redis.port is not None, "started in __init__"
         return redis.Redis(host=self.redis.host, port=self.redis.port, db=db)
 
     def _env(self, db: int, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -170,9 +171,11 @@ class Bench:
         argv = procfile_argv("web", {**os.environ, **env, "PORT": str(port)})
         argv = set_option(argv, "--bind", f"127.0.0.1:{port}")
         argv[3:3] = _gunicorn_extra_args()
-        return self.group.start("web", argv, env=env, wait=False, proc_class=WebProc, port=port)
+        web = self.group.start("web", argv, env=env, wait=False, proc_class=WebProc, port=port)
+        assert isinstance(web, WebProc)
+        return web
 
-    def stack(self) -> "Stack":
+    def stack(self) -> Stack:
         """Started on first use: the ocrgw stack on database 0 and the canvas worker beside it."""
         if self._stack is None:
             with self.phase("start the ocrgw stack and the canvas worker", STACK_START_DEADLINE):
@@ -181,7 +184,7 @@ class Bench:
                 self._stack = self._start_stack(STACK_DB, {}, canvas)
         return self._stack
 
-    def message_path_stack(self) -> "Stack":
+    def message_path_stack(self) -> Stack:
         """A second ocrgw stack (database 1) whose workers keep no slot
         (``OCRGW_KEEP_SLOT_SECONDS=0``): every child goes through a Celery
         message, as with the slot kept past its time budget."""
@@ -199,7 +202,7 @@ class Bench:
                 self.stop(proc)
             self._message_path = None
 
-    def _start_stack(self, db: int, env: dict[str, str], canvas: "Proc | None") -> "Stack":
+    def _start_stack(self, db: int, env: dict[str, str], canvas: Proc | None) -> Stack:
         worker = self.celery_worker(db, env={"OCRGW_PRELOAD_MODELS": "tesseract,paddleocr", **env}, name="worker")
         coordinator = self.coordinator(db, env)
         beat = self.beat(db, env)
@@ -233,10 +236,10 @@ class Stack:
     beat: Proc
     web: WebProc
     db: int = STACK_DB
-    _http: "Http | None" = field(default=None, repr=False)
+    _http: Http | None = field(default=None, repr=False)
 
     @property
-    def http(self) -> "Http":
+    def http(self) -> Http:
         if self._http is None:
             self._http = Http(self.web.base_url)
         return self._http

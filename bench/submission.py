@@ -28,8 +28,18 @@ from multiprocessing.synchronize import Barrier
 
 from celery import group
 
-from bench.common import (SUBMISSION_DB, Http, check, echo_payloads, fanout_body, median, percentile,
-                          print_table, result, rotations)
+from bench.common import (
+    SUBMISSION_DB,
+    Http,
+    check,
+    echo_payloads,
+    fanout_body,
+    median,
+    percentile,
+    print_table,
+    result,
+    rotations,
+)
 from bench.processes import HELPERS, STACK_START_DEADLINE, START_TIMEOUT, Bench
 from jobs.config import Settings
 from jobs.registry import MODELS

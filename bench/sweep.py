@@ -30,7 +30,7 @@ from bench.common import SWEEP_DB, check, median, print_table, result
 from bench.processes import HELPERS, Bench
 from coordinator.sweep import Sweeper
 from jobs.config import Settings
-from jobs.records import NewJob
+from jobs.records import Dispatch, NewJob
 from jobs.store import JobStore
 
 NAME = "sweep_scaling"
@@ -106,8 +106,13 @@ def run(bench: Bench) -> dict:
     options = bench.options
     sizes = (20, 200) if options.quick else (100, 1_000, 10_000)
     store = _store(bench.url(SWEEP_DB))
-    published = []
-    sweeper = Sweeper(store, lambda dispatches: published.append(len(dispatches)) or len(dispatches))
+    published: list[int] = []
+
+    def publish(dispatches: list[Dispatch]) -> int:
+        published.append(len(dispatches))
+        return len(dispatches)
+
+    sweeper = Sweeper(store, publish)
     batch = store.settings.sweep_batch
     # What the sweep logs goes where a coordinator's log would, not to the console.
     sweep_log = logging.getLogger("coordinator.sweep")

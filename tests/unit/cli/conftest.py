@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import fakeredis
@@ -89,7 +89,7 @@ def not_draining():
 
 
 @pytest.fixture
-def served(monkeypatch) -> Served:
+def served(monkeypatch) -> Iterator[Served]:
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")  # loopback: no proxy from the environment applies
     redis = fakeredis.FakeRedis()
     settings = Settings(max_children=8, max_pages=50)

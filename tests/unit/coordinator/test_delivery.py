@@ -43,7 +43,8 @@ def test_without_a_secret_the_webhook_goes_unsigned():
     ("status", "delivered", "error_code"),
     [(200, True, ""), (202, True, ""), (204, True, ""), (301, False, AttemptError.REDIRECT),
      (307, False, AttemptError.REDIRECT), (400, False, AttemptError.HTTP_ERROR),
-     (410, False, AttemptError.HTTP_ERROR), (500, False, AttemptError.HTTP_ERROR), (101, False, AttemptError.HTTP_ERROR)],
+     (410, False, AttemptError.HTTP_ERROR), (500, False, AttemptError.HTTP_ERROR),
+     (101, False, AttemptError.HTTP_ERROR)],
 )
 def test_only_a_2xx_delivers(status, delivered, error_code):
     answer = answer_to(status)

@@ -85,7 +85,8 @@ def test_a_parent_s_webhook_is_its_default_view_with_the_first_page_of_children(
     view = json.loads(got.body)
     assert view == api.get(f"/jobs/{parent}").get_json()
     assert (view["status"], view["result_url"]) == ("completed", f"/jobs/{parent}/result")
-    assert len(view["children"]) == 20 and view["children_page"]["next"] == f"/jobs/{parent}/children?offset=20&limit=20"
+    assert len(view["children"]) == 20
+    assert view["children_page"]["next"] == f"/jobs/{parent}/children?offset=20&limit=20"
 
 
 def test_a_failed_delivery_is_recorded_and_due_again(store):
@@ -130,7 +131,12 @@ def test_the_sweep_claims_due_webhooks_and_hands_them_over_once(store):
     job_id = store.create_single(echo("x", "https://hooks.example/")).job_id
     complete(store, job_id, "x")
     handed: list[list[WebhookClaim]] = []
-    sweeper = Sweeper(store, publish=len, hand_off_webhooks=lambda claims: handed.append(claims) or len(claims))
+
+    def hand_off(claims: list[WebhookClaim]) -> int:
+        handed.append(claims)
+        return len(claims)
+
+    sweeper = Sweeper(store, publish=len, hand_off_webhooks=hand_off)
 
     first, second = sweeper.sweep(), sweeper.sweep()
 

@@ -8,6 +8,7 @@ one that got decoded would fail the test instead of the machine.
 from __future__ import annotations
 
 import resource
+from collections.abc import Callable
 
 import pytest
 
@@ -42,7 +43,8 @@ def bounded(function, *args):
     return run_isolated(limited)
 
 
-BOMBS = {
+#: name -> (make the document, its media type, the refusal expected)
+BOMBS: dict[str, tuple[Callable[[], bytes], str, type[Exception]]] = {
     "png 100k x 100k": (bad.png_bomb, "image/png", TooManyPixels),
     "jpeg 65535 x 65535": (bad.jpeg_bomb, "image/jpeg", TooManyPixels),
     "tiff 100k x 100k": (lambda: bad.tiff([(100_000, 100_000)]), "image/tiff", TooManyPixels),
@@ -143,7 +145,7 @@ def test_a_pdf_page_too_big_even_at_72_dpi_is_refused():
 
 
 @pytest.mark.parametrize("size", [(0, 792), (612, -1), (float("inf"), 10), (float("nan"), 10)])
-def test_a_pdf_page_without_area_is_invalid(size):
+def test_a_pdf_page_without_area_is_invalid(size: tuple[float, float]):
     with pytest.raises(InvalidDocument, match="no area"):
         pdf_render_scale(1, *size, 200, LIMITS)
 

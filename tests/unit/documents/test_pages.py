@@ -19,6 +19,13 @@ def solid(size, colour="white", mode="RGB") -> Image.Image:
     return Image.new(mode, size, colour)
 
 
+def rgb_at(image: Image.Image, xy: tuple[int, int]) -> tuple[int, ...]:
+    """A pixel's bands: Pillow types ``getpixel`` for every mode, one band and none included."""
+    pixel = image.getpixel(xy)
+    assert isinstance(pixel, tuple), f"a {image.mode} image has one band"
+    return pixel
+
+
 def two_page_pdf() -> bytes:
     # 4x3 and 2x5 inches at 100 px per inch: the page sizes tell the pages apart.
     first, second = solid((400, 300), "red"), solid((200, 500), "blue")
@@ -37,7 +44,7 @@ def test_image_is_one_rgb_page(fmt, content_type):
     assert len(pages) == 1
     assert pages[0].mode == "RGB"
     assert pages[0].size == (120, 80)
-    assert pages[0].getpixel((60, 40))[0] > 240
+    assert rgb_at(pages[0], (60, 40))[0] > 240
 
 
 def test_multi_frame_tiff_is_one_page_per_frame_in_order():
@@ -49,7 +56,7 @@ def test_multi_frame_tiff_is_one_page_per_frame_in_order():
         pages = list(doc.pages())
 
     assert [page.size for page in pages] == [(100, 50), (110, 50), (120, 50)]
-    assert [page.getpixel((0, 0))[0] for page in pages] == [0, 40, 80]
+    assert [rgb_at(page, (0, 0))[0] for page in pages] == [0, 40, 80]
 
 
 def test_animated_png_frames_are_not_pages():
@@ -110,9 +117,9 @@ def test_pdf_pages_render_in_order_at_the_requested_dpi():
 
     assert [page.size for page in pages] == [(800, 600), (400, 1000)]
     assert [page.mode for page in pages] == ["RGB", "RGB"]
-    red, green, blue = pages[0].getpixel((400, 300))
+    red, green, blue = rgb_at(pages[0], (400, 300))
     assert red > 240 and green < 16 and blue < 16
-    red, green, blue = pages[1].getpixel((200, 500))
+    red, green, blue = rgb_at(pages[1], (200, 500))
     assert red < 16 and green < 16 and blue > 240
     assert pages[0].info["dpi"] == (200, 200)
 

@@ -153,7 +153,7 @@ class Kit:
         pipe.xrange(keys.events(parent_id))
         replies = pipe.execute()
         parent, fields, members, events = replies[0], replies[1 : n + 1], replies[n + 1 : -1], replies[-1]
-        by_index = {name: {text(m) for m in found} for name, found in zip(indexes, members)}
+        by_index = {name: {text(m) for m in found} for name, found in zip(indexes, members, strict=True)}
         return {
             "parent": {text(k): text(v) for k, v in parent.items()},
             "statuses": [text(f[0]) for f in fields],
@@ -175,7 +175,7 @@ class Kit:
             for key in self.r.keys(keys.children("*", status)):
                 root = text(key).split("{", 1)[1].split("}", 1)[0]
                 counted[root[:TENANT_TAG_LENGTH]] += self.r.zcard(key)
-        recorded = Counter()
+        recorded: Counter[str] = Counter()
         for key in self.r.keys(keys.tenant_in_flight("*")):
             tag = text(key)[len(keys.TENANT) :].split(":", 1)[0]
             recorded[tag] = int(self.r.get(key))
@@ -196,9 +196,9 @@ class Kit:
             "stream": pipe.xrange,
             "set": pipe.smembers,
         }
-        for key, kind in zip(names, kinds):
+        for key, kind in zip(names, kinds, strict=True):
             readers.get(kind, pipe.type)(key)
-        return {text(key): (kind, value) for key, kind, value in zip(names, kinds, pipe.execute())}
+        return {text(key): (kind, value) for key, kind, value in zip(names, kinds, pipe.execute(), strict=True)}
 
     # -- moving time, without sleeping ------------------------------------------------
 
@@ -207,7 +207,9 @@ class Kit:
 
     def make_stale(self, job_id: str) -> None:
         """Moves a queued job's publish deadline into the past."""
-        assert self.r.zadd(keys.QUEUED, {job_id: PAST_MS}, xx=True, ch=True) == 1, f"{job_id} is not in the queued index"
+        assert self.r.zadd(keys.QUEUED, {job_id: PAST_MS}, xx=True, ch=True) == 1, (
+            f"{job_id} is not in the queued index"
+        )
 
 
 class Replies:

@@ -4,8 +4,7 @@ import pytest
 
 from jobs import keys
 from jobs.contract import Reply
-from jobs.errors import JobNotFound
-from jobs.errors import LeaseLost, NotProcessing
+from jobs.errors import JobNotFound, LeaseLost, NotProcessing
 from jobs.records import Dispatch
 
 
@@ -28,7 +27,8 @@ def test_complete_stores_the_result_keeps_the_payload_and_audits_once(kit, r, re
     assert kit.members(keys.LEASES) == set()
     events = kit.events(job_id)
     assert [event_fields(e) for e in events] == [
-        {"operation": "job", "job_id": job_id, "parent_job_id": "", "status": "completed", "model": "echo", "error_code": ""}
+        {"operation": "job", "job_id": job_id, "parent_job_id": "", "status": "completed", "model": "echo",
+         "error_code": ""}
     ]
     assert events[0]["time"] == job["finished_at"]
 

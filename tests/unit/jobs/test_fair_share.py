@@ -198,7 +198,11 @@ def test_the_sweep_releases_and_publishes_with_tenants_taking_turns(kit):
     b = kit.group(2, 0, tenant=B, release=False).job_id
     published: list[Dispatch] = []
 
-    Sweeper(kit.store, publish=lambda d: published.extend(d) or len(d)).sweep()
+    def publish(dispatches: list[Dispatch]) -> int:
+        published.extend(dispatches)
+        return len(dispatches)
+
+    Sweeper(kit.store, publish=publish).sweep()
 
     ids = [d.job_id for d in published]
     assert [tenant_of(i) for i in ids[:4]] == [tenant_tag(A), tenant_tag(B)] * 2

@@ -47,7 +47,9 @@ def test_workers_resolve_adapters_from_the_registry(monkeypatch):
 def test_the_default_worker_consumes_every_models_queue():
     procfile = (ROOT / "Procfile").read_text()
 
-    queues = re.search(r"OCRGW_WORKER_QUEUES:-([^}]+)\}", procfile).group(1).split(",")
+    default = re.search(r"OCRGW_WORKER_QUEUES:-([^}]+)\}", procfile)
+    assert default is not None, "the Procfile's worker names its default queues"
+    queues = default.group(1).split(",")
 
     assert sorted(queues) == sorted(m.queue for m in MODELS.values())
 

@@ -40,7 +40,8 @@ def test_installing_keeps_the_names_sorted_in_the_one_list_the_schemas_show():
 
     assert registry.MODEL_NAMES is names
     assert names == sorted(MODELS) == ["aa-cloud", "echo", "paddleocr", "tesseract", "zz-cloud"]
-    assert MODELS["aa-cloud"].remote.url == "http://c"
+    remote = MODELS["aa-cloud"].remote
+    assert remote is not None and remote.url == "http://c"
 
 
 def test_a_remote_model_may_not_take_a_built_in_models_name():

@@ -4,8 +4,7 @@ import pytest
 
 from jobs import keys
 from jobs.contract import Reply
-from jobs.errors import JobNotFound
-from jobs.errors import LeaseLost, NotProcessing
+from jobs.errors import JobNotFound, LeaseLost, NotProcessing
 from jobs.records import Dispatch
 
 SLACK_MS = 5_000
@@ -138,7 +137,9 @@ def test_the_last_attempt_fails_with_lease_expired_and_releases_the_next_child(k
 
     reclaimed = kit.store.reclaim([c0])
     reply = replies.last("reclaim")
-    assert (reply.code, reply.requeued, reply.finalized, reply.released) == (Reply.OK, False, False, [Dispatch(c1, "echo")])
+    assert (reply.code, reply.requeued, reply.finalized, reply.released) == (
+        Reply.OK, False, False, [Dispatch(c1, "echo")]
+    )
     assert (reclaimed.requeued, reclaimed.failed) == ([], [c0])
     assert reclaimed.dispatches == [Dispatch(c1, "echo")]
     job = kit.job(c0)
@@ -147,9 +148,9 @@ def test_the_last_attempt_fails_with_lease_expired_and_releases_the_next_child(k
     assert kit.statuses(parent, 2) == ["failed", "queued"]
     assert kit.counts(parent)["failed"] == 1
     assert kit.members(keys.LEASES) == set()
-    assert [(e["operation"], e["job_id"], e["parent_job_id"], e["status"], e["error_code"]) for e in kit.events(parent)] == [
-        ("job_child", c0, parent, "failed", "lease_expired")
-    ]
+    assert [
+        (e["operation"], e["job_id"], e["parent_job_id"], e["status"], e["error_code"]) for e in kit.events(parent)
+    ] == [("job_child", c0, parent, "failed", "lease_expired")]
     assert kit.r.exists(keys.payload(c0))  # a failed job keeps its payload
 
 

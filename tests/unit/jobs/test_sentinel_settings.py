@@ -117,7 +117,12 @@ def test_at_start_a_master_behind_sentinels_that_refuses_the_password_is_named_b
             pass
 
     made = []
-    monkeypatch.setattr(connections, "redis_client", lambda settings, **options: made.append(options) or Refusing())
+
+    def refused_client(settings, **options):
+        made.append(options)
+        return Refusing()
+
+    monkeypatch.setattr(connections, "redis_client", refused_client)
     with pytest.raises(redis_access.RedisRefused) as caught:
         redis_access.check_settings(Settings.from_env({**SENTINELS, "REDIS_URL": "redis://:wrong@unused/0"}))
     assert str(caught.value).startswith("REDIS_URL: Redis at master 'ocrgw' (found through OCRGW_REDIS_SENTINELS)")

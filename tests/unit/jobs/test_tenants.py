@@ -81,11 +81,13 @@ def test_a_tenants_read_finds_its_own_jobs_and_children_only(kit):
     parent = kit.store.create_group(kit.docs(2), 1, owner=ACME).job_id
     queries = JobQueries(kit.r)
 
-    assert queries.get(parent, "acme")["id"] == parent
-    assert queries.get(f"{parent}-1", "acme")["id"] == f"{parent}-1"
+    own_parent, own_child = queries.get(parent, "acme"), queries.get(f"{parent}-1", "acme")
+    assert own_parent is not None and own_parent["id"] == parent
+    assert own_child is not None and own_child["id"] == f"{parent}-1"
     assert queries.get(parent, "globex") is None
     assert queries.get(f"{parent}-1", "globex") is None
-    assert queries.get(parent)["id"] == parent  # no tenant named: the store's own reads
+    unscoped = queries.get(parent)  # no tenant named: the store's own reads
+    assert unscoped is not None and unscoped["id"] == parent
 
 
 def test_the_stored_tenant_decides_when_two_tenants_tags_collide(kit, monkeypatch):

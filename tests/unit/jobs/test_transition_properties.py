@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import event, given, settings as hypothesis_settings, strategies as st
+from hypothesis import event, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from jobs import keys
 from jobs.errors import LeaseLost, NotProcessing
@@ -36,7 +38,7 @@ class GroupRun:
         self.live: dict[str, int] = {}  # child -> attempt of its current claim
         self.dead: dict[str, list[int]] = {c: [] for c in self.ids}  # superseded attempts
         self.last_attempt: dict[str, int] = {}
-        self.claims = Counter()
+        self.claims: Counter[str] = Counter()
         self.published: set[str] = set()  # queued children with a message out
         self.backoff: set[str] = set()  # queued by retry, waiting for the sweep
         self.failed: set[str] = set()
@@ -55,7 +57,7 @@ class GroupRun:
         return self.kit.statuses(self.parent, self.n)
 
     def pick(self, status: str, k: int) -> str | None:
-        candidates = [c for c, s in zip(self.ids, self.statuses()) if s == status]
+        candidates = [c for c, s in zip(self.ids, self.statuses(), strict=True) if s == status]
         return candidates[k % len(candidates)] if candidates else None
 
     def pick_processing(self, k: int) -> str | None:
@@ -164,7 +166,7 @@ class GroupRun:
         superseded = [c for c in self.ids if self.dead[c]]
         if not superseded:
             return
-        statuses = dict(zip(self.ids, self.statuses()))
+        statuses = dict(zip(self.ids, self.statuses(), strict=True))
         rerunning = [c for c in superseded if statuses[c] == "processing"]
         waiting = [c for c in superseded if statuses[c] == "queued"]
         if not rerunning and waiting and k % 2:
@@ -198,7 +200,7 @@ class GroupRun:
         state = self.kit.group_state(parent_id, self.n)
         parent, statuses, indexes, events = state["parent"], state["statuses"], state["indexes"], state["events"]
         by_status = Counter(statuses)
-        having = lambda status: {c for c, s in zip(self.ids, statuses) if s == status}  # noqa: E731
+        having = lambda status: {c for c, s in zip(self.ids, statuses, strict=True) if s == status}  # noqa: E731
 
         # The parent's counts are the counts of its children's statuses.
         assert {s: int(parent[f"n_{s}"]) for s in COUNTED} == {s: by_status[s] for s in COUNTED}
@@ -237,18 +239,20 @@ class GroupRun:
 
         # Every ended attempt left its interval, in order, each within the one after it;
         # only a processing child has an attempt still running.
-        for child, status, attempts, runs in zip(self.ids, statuses, state["attempts"], state["intervals"]):
+        for child, status, attempts, runs in zip(
+            self.ids, statuses, state["attempts"], state["intervals"], strict=True
+        ):
             ended = attempts - 1 if status == "processing" else attempts
             assert [run[0] for run in runs] == list(range(1, ended + 1)), (child, status, runs)
             assert all(start <= end for _, start, end, _ in runs)
-            assert all(a[2] <= b[1] for a, b in zip(runs, runs[1:]))
+            assert all(a[2] <= b[1] for a, b in zip(runs, runs[1:], strict=False))
 
         # Attempts count claims; failures are those the test caused.
         assert state["attempts"] == [self.claims[c] for c in self.ids]
         assert having("failed") == self.failed
 
         # Each child has one job_child event once terminal, none before.
-        for child, status in zip(self.ids, statuses):
+        for child, status in zip(self.ids, statuses, strict=True):
             mine = [e for e in events if e["job_id"] == child]
             if status in TERMINAL:
                 assert [(e["operation"], e["status"], e["parent_job_id"]) for e in mine] == [
@@ -278,10 +282,10 @@ class GroupRun:
             if self.all_terminal():
                 return
             self.release()
-            for child in sorted(self.backoff):
-                self.kit.make_stale(child)
-                self.dispatched(self.store.republish([child]))
-                self.backoff.discard(child)
+            for retried in sorted(self.backoff):
+                self.kit.make_stale(retried)
+                self.dispatched(self.store.republish([retried]))
+                self.backoff.discard(retried)
             while (child := self.pick("queued", 0)) is not None:
                 self.claim(0)
             while (child := self.pick("processing", 0)) is not None:

@@ -150,7 +150,7 @@ def test_a_2xx_ends_the_webhook_and_is_recorded_as_delivered(kit):
 
 def test_a_failed_attempt_is_due_again_after_the_backoff_and_each_attempt_is_an_event(kit):
     job_id = finished_single(kit)
-    outcomes = []
+    retry_times_ms: list[int] = []
     for attempt, answer in enumerate(
         [Answer(500, "http_error", "answered 500"), Answer(None, "timeout", "no answer within 10 s")], start=1
     ):
@@ -160,16 +160,17 @@ def test_a_failed_attempt_is_due_again_after_the_backoff_and_each_attempt_is_an_
         recorded = webhooks.record(kit.store, job_id, attempt, answer)
         wait = backoff_seconds(attempt, 10.0, 60.0) * 1000
         assert recorded.outcome is WebhookOutcome.RETRYING
+        assert recorded.retry_at_ms is not None
         assert before + wait <= recorded.retry_at_ms <= kit.now_ms() + wait
         assert webhooks.pending(kit.store)[job_id] == recorded.retry_at_ms
-        outcomes.append(recorded)
+        retry_times_ms.append(recorded.retry_at_ms)
 
     events = webhook_events(kit, job_id)
     assert [(e["attempt"], e["outcome"], e["response_status"], e["error_code"]) for e in events] == [
         ("1", "retrying", "500", "http_error"),
         ("2", "retrying", "", "timeout"),
     ]
-    assert [int(e["retry_at"]) for e in events] == [r.retry_at_ms * 1000 for r in outcomes]
+    assert [int(e["retry_at"]) for e in events] == [ms * 1000 for ms in retry_times_ms]
     assert events[1]["error"] == "no answer within 10 s"
 
 

@@ -108,7 +108,7 @@ def test_a_task_of_a_job_binds_the_job_for_its_run_and_lets_it_go_after():
 
 class Server:
     def __init__(self):
-        self.socket = SimpleNamespace(closed=False, close=lambda: setattr(self.socket, "closed", True))
+        self.socket: SimpleNamespace = SimpleNamespace(closed=False, close=lambda: setattr(self.socket, "closed", True))
 
 
 def test_a_prefork_pool_process_closes_the_metrics_socket_it_inherited(monkeypatch):

@@ -62,6 +62,7 @@ class FakeUpstream:
     def url(self) -> str:
         assert self._server is not None
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str), "an IPv4 address"
         return f"http://{host}:{port}"
 
     def __enter__(self) -> FakeUpstream:

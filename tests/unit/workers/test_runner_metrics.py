@@ -105,9 +105,14 @@ def test_the_runner_s_lines_are_about_the_job_it_runs(h, caplog):
         return "text"
 
     h.adapter.behaviour = behaviour
-    handler = logging.Handler()
+
+    class Recording(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            # JobContext sets the ids as attributes that LogRecord does not declare.
+            seen.append((record.getMessage(), vars(record)["job_id"], vars(record)["parent_id"]))
+
+    handler = Recording()
     handler.addFilter(logs.JobContext())
-    handler.emit = lambda made: seen.append((made.getMessage(), made.job_id, made.parent_id))  # type: ignore[method-assign]
     logging.getLogger("workers.adapters.fake").addHandler(handler)
     try:
         h.runner.run(f"{parent_id}-0")

@@ -34,7 +34,9 @@ def store() -> JobStore:
 def run(store: JobStore, job: NewJob) -> tuple[str, dict[str, str]]:
     job_id = store.create_single(job).job_id
     outcome = Runner(store, lambda dispatches: len(list(dispatches))).run(job_id)
-    return outcome, store.queries.get(job_id)
+    view = store.queries.get(job_id)
+    assert view is not None
+    return outcome, view
 
 
 def test_a_job_marked_on_prem_fails_on_prem_required_and_nothing_is_sent(store, upstream):

@@ -18,7 +18,7 @@ import pytest
 from documents import pages
 from documents.isolation import run_isolated
 from documents.limits import TooManyPages
-from jobs.errors import InvalidDocument
+from jobs.errors import AdapterError, InvalidDocument
 from tests import bad_documents as bad
 from tests.pdfs import pdf
 from tests.unit.workers.pages import HELLO_PNG
@@ -55,13 +55,13 @@ def test_running_out_of_memory_fails_the_job_at_once_and_the_next_job_runs(h):
 # -- the adapters ----------------------------------------------------------------------------------
 
 
-def test_paddleocr_lets_a_memory_error_through_instead_of_retrying_it():
+def test_paddleocr_lets_a_memory_error_through_instead_of_retrying_it(monkeypatch):
     adapter = PaddleOcrAdapter()
 
     def exhaust(_pixels):
         raise MemoryError
 
-    adapter._engine = exhaust
+    monkeypatch.setattr(adapter, "_engine", exhaust)
     with pytest.raises(MemoryError):
         adapter.run(HELLO_PNG, "image/png", {})
 
@@ -74,7 +74,7 @@ def test_tesseract_out_of_memory_is_a_permanent_resource_limit(monkeypatch):
         raise pytesseract.TesseractError(1, "Error in pixCreateNoInit: pixdata_malloc fail for data")
 
     monkeypatch.setattr(pytesseract, "image_to_data", fail)
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(AdapterError) as caught:
         adapter.run(HELLO_PNG, "image/png", {})
 
     assert (caught.value.code, caught.value.transient) == (RESOURCE_LIMIT, False)
