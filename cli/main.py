@@ -2,7 +2,8 @@
 
 Exit status: 0 when the command did what it was asked (and, with
 ``--wait``, the job completed); 1 when a waited-for job ended failed or
-cancelled, or the stack of ``ocrgw up`` cannot start; 2 for a usage error; 3 when the gateway answered a problem
+cancelled, or the stack of ``ocrgw up`` cannot start, or ``ocrgw config``
+finds a bad setting; 2 for a usage error; 3 when the gateway answered a problem
 (its title, code and detail are printed); 4 when the gateway could not be
 reached; 130 when interrupted.
 """
@@ -295,6 +296,29 @@ def models(gateway: Gateway, as_json: bool) -> None:
         printer.json(document)
     else:
         views.models(printer, document)
+
+
+@main.command()
+@click.option("--markdown", is_flag=True, help="Print the README's table of every variable instead.")
+@click.pass_context
+def config(ctx: click.Context, markdown: bool) -> None:
+    """The settings the environment gives a process started here: each variable, its value and where it came from.
+
+    Secrets are masked. Exit status 1, with a line per bad variable, when a process would not start.
+    """
+    # The server's own settings: imported here, as no other command needs them.
+    from jobs.config import InvalidSettings, configuration_table, effective_settings
+
+    if markdown:
+        click.echo(configuration_table(), nl=False)
+        return
+    try:
+        effective = effective_settings()
+    except InvalidSettings as invalid:
+        for problem in invalid.problems:
+            error(problem)
+        ctx.exit(1)
+    Printer().table(("variable", "value", "from"), ((s.variable, s.value, s.source) for s in effective))
 
 
 @main.command()

@@ -211,8 +211,10 @@ def up(port: int, procfile: Path, data_dir: Path | None, redis_port: int | None)
     try:
         with _run_dir() as run_dir:
             env = _environment(port, run_dir)
-            if env.get("REDIS_URL"):
-                _say("using the Redis that REDIS_URL names")
+            # REDIS_URL_FILE gives REDIS_URL too; a process refuses both at once.
+            named_by = next((name for name in ("REDIS_URL", "REDIS_URL_FILE") if env.get(name, "").strip()), "")
+            if named_by:
+                _say(f"using the Redis that {named_by} names")
             else:
                 redis = PrivateRedis((data_dir or run_dir / "redis").resolve(), redis_port)
                 _say(f"starting redis-server (data in {redis.dir})")
@@ -225,7 +227,7 @@ def up(port: int, procfile: Path, data_dir: Path | None, redis_port: int | None)
                 start_new_session=True,
                 preexec_fn=_die_with_parent(),
             )
-            redis_note = redis.url if redis is not None else "REDIS_URL"
+            redis_note = redis.url if redis is not None else named_by
             threading.Thread(target=_announce, args=(port, redis_note, stopping), daemon=True).start()
             return honcho.wait()
     except KeyboardInterrupt:

@@ -19,7 +19,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from jobs.config import DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_PAGES, MAX_IMAGE_PIXELS_LIMIT
+from jobs.config import MAX_IMAGE_PIXELS_LIMIT, default_of
 from jobs.errors import InvalidDocument
 
 POINTS_PER_INCH = 72
@@ -31,8 +31,8 @@ PIXELS_CEILING = MAX_IMAGE_PIXELS_LIMIT
 
 @dataclass(frozen=True)
 class DocumentLimits:
-    max_pages: int = DEFAULT_MAX_PAGES
-    max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS  # of one page image
+    max_pages: int = default_of("max_pages")
+    max_pixels: int = default_of("max_image_pixels")  # of one page image
 
     @classmethod
     def from_settings(cls, settings) -> DocumentLimits:

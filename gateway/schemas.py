@@ -20,7 +20,7 @@ from marshmallow.validate import Length, OneOf, Range
 
 from gateway.problems import Problem
 from jobs import webhook_urls
-from jobs.config import DEFAULT_MAX_PAGES
+from jobs.config import default_of
 from jobs.fields import DigitsInteger, StrictBoolean, StrictInteger, StrictNumber, Text
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
 from jobs.records import NewJob
@@ -97,7 +97,7 @@ class _Document(Schema):
         metadata={"description": "The client's name for the document; default: the payload's sha256."},
     )
 
-    def __init__(self, *, max_pages: int = DEFAULT_MAX_PAGES, **kwargs):
+    def __init__(self, *, max_pages: int = default_of("max_pages"), **kwargs):
         super().__init__(**kwargs)
         self.max_pages = max_pages
 

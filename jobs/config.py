@@ -1,11 +1,14 @@
-"""Settings, read once from the environment, with every default named and in its unit.
+"""Settings, read once from the environment: each declared once, with its variable, kind, default and meaning.
 
 ``Settings.from_env`` is the one place where ocrgw reads its configuration.
-A marshmallow schema parses and checks every variable, and a value ocrgw
+Each field of ``Settings`` is one ``setting(...)`` declaration (see
+``jobs.settings_declaration``), and the rest follows from it: a value ocrgw
 cannot use stops the process at start with one ``InvalidSettings`` that
-names the variable, what it expects and what it got, e.g.
-``OCRGW_LEASE_SECONDS: must be a number of seconds > 0, got 'abc'``.
-An unset or empty variable takes its default.
+names every such variable, what it expects and what it got, e.g.
+``OCRGW_LEASE_SECONDS: must be a number of seconds > 0, got 'abc'``; an
+unset or empty variable takes its default; a secret is never shown, and may
+be read from the file its ``_FILE`` variable names; and the README's
+Configuration table is ``configuration_table()``.
 
 The Procfile's own variables (``PORT``, ``OCRGW_WORKER_QUEUES``,
 ``OCRGW_WORKER_CONCURRENCY``, ...) are not read here: the shell turns them
@@ -14,88 +17,52 @@ into command-line options, which gunicorn and celery check themselves.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from marshmallow import EXCLUDE, Schema, ValidationError, validate
+from marshmallow import ValidationError, validate
 from marshmallow import fields as mf
 
 from jobs.api_keys import ApiKey, BadKeys, parse_plain_keys, read_keys_file, require_distinct
 from jobs.errors import OcrgwError
 from jobs.registry import BUILT_IN_MODELS, DEFAULT_MODEL, MODELS, RemoteModel
+from jobs.settings_declaration import (
+    Given,
+    Kind,
+    absolute_path,
+    as_text,
+    boolean,
+    declared,
+    ip_address,
+    markdown_table,
+    one_of,
+    port,
+    read,
+    seconds,
+    setting,
+    switch,
+    url,
+    whole_number,
+    without_password,
+)
 
-DEFAULT_REDIS_URL = "redis://localhost:6379/0"
-DEFAULT_LEASE_SECONDS = 30.0
-DEFAULT_SWEEP_INTERVAL_SECONDS = 1.0
-MIN_SWEEP_INTERVAL_SECONDS = 0.1
-DEFAULT_MAX_ATTEMPTS = 3
-DEFAULT_JOB_TIMEOUT_SECONDS = 300.0
-DEFAULT_MAX_CHILDREN = 1000
-DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 3600
-# A finished root (single job or group) and every key of it are deleted this long after it ended.
-DEFAULT_RESULT_TTL_SECONDS = 7 * 24 * 3600
-DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
-DEFAULT_MAX_PAGES = 10_000
-# Pixels of one page image.  50 Mpx takes a 48 Mpx phone photo, an A4 page
-# scanned at 600 dpi (35 Mpx) or an A3 one at 400 dpi (31 Mpx), and bounds a
-# decoded page to 150 MB as RGB (a worker holds two or three copies of it);
-# an image beyond that is a poster, a map or a decompression bomb.
-DEFAULT_MAX_IMAGE_PIXELS = 50_000_000
 # No setting goes beyond 1 Gpx (3 GB a page as RGB); Pillow's own check is set to it.
 MAX_IMAGE_PIXELS_LIMIT = 1_000_000_000
-# The address space of a worker's pool process (and of the tesseract it
-# starts), in MiB: past it an allocation fails and the job with it
-# (``resource_limit``), not the host.  0 sets no limit.
-DEFAULT_WORKER_MEMORY_LIMIT_MB = 4096
-# A queued job nobody claimed for this long gets a fresh Celery message; the
-# claim transition makes the duplicate harmless, so erring short is cheap.
-DEFAULT_REQUEUE_SECONDS = 60.0
-# How many held children one transition releases at most.  Bounds the time a
-# script holds Redis and the messages one POST publishes for an uncapped group;
-# the rest is released by completions and the sweep.
-DEFAULT_RELEASE_BATCH = 256
-# How many leases, stale queued jobs and due parents one sweep tick handles.
-DEFAULT_SWEEP_BATCH = 500
-DEFAULT_RETRY_BACKOFF_SECONDS = 1.0
-# A worker that finishes a child runs the next child released into its slot
-# itself, without a Celery message, for up to this long from the task's
-# start; then the next child takes its turn on the queue like any job.
-# What a tiny child saves is a broker round trip; what a long one would
-# cost is fairness to other groups, hence a time budget.  0 turns it off.
-DEFAULT_KEEP_SLOT_SECONDS = 1.0
-# After SIGTERM a gateway keeps answering this long (new jobs 503, /readyz
-# 503, polls as usual) so that load balancers take it out of rotation before
-# it stops listening.  Capped at half of gunicorn's --graceful-timeout.
-DEFAULT_DRAIN_SECONDS = 5.0
-# A tenant's children queued or processing at once, across all its groups;
-# 0: no cap.  The fair share between tenants rests on it (README, Fair share).
-DEFAULT_TENANT_MAX_INFLIGHT = 0
-# Several worker processes share the host's cores: one ONNX Runtime thread each.
-DEFAULT_ENGINE_THREADS = 1
 # How long a claim or complete remembers what it answered, for the same call
 # sent again after a dropped connection: the store's client retries for about
 # ten seconds, so a minute is plenty.
 CALL_RECORD_MS = 60_000
 # A root's call records are not indexed: they lapse on their own, and must be gone when the root is.
 MIN_RESULT_TTL_SECONDS = CALL_RECORD_MS // 1000
-# Webhooks: each attempt may take this long to connect and to get an answer;
-# a failed attempt is retried after the backoff, doubling up to its cap, for
-# as long as the retry window after the job became terminal lasts.
-DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10.0
-DEFAULT_WEBHOOK_BACKOFF_SECONDS = 10.0
-DEFAULT_WEBHOOK_BACKOFF_MAX_SECONDS = 3600.0
-DEFAULT_WEBHOOK_GIVE_UP_AFTER_SECONDS = 24 * 3600.0
 # A webhook secret shorter than this is refused: an HMAC key is only as strong as it is long.
 MIN_WEBHOOK_SECRET_CHARS = 16
-REDIS_URL_SCHEMES = frozenset({"redis", "rediss", "unix"})
-# OCRGW_MIN_REPLICAS: how long the gateway waits for a creation to reach them before it answers 503.
-DEFAULT_REPLICA_WAIT_MS = 2000
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
+REDIS_URL_SCHEMES = frozenset(_REDIS_SCHEMES)
 SENTINEL_BROKER_SCHEME = "sentinel"
 UPSTREAM_URL_SCHEMES = frozenset({"http", "https"})
 # A remote model's name becomes a Celery queue's (ocr.<name>) and a model name of the API.
@@ -105,9 +72,6 @@ _UPSTREAM_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _BEARER_KEY = re.compile(r"[\x21-\x7e]{1,4096}")
 # Logs: the plain text lines gunicorn and Celery write by default, or one JSON object per line.
 LOG_FORMATS = ("plain", "json")
-# Where a Celery worker process serves its metrics when given a port: every interface, as the gateway listens.
-DEFAULT_METRICS_ADDRESS = "0.0.0.0"
-_PASSWORD_IN_URL = re.compile(r":[^:@/]*@")  # the ":password@" of a URL's user info
 
 
 class InvalidSettings(OcrgwError, ValueError):
@@ -115,217 +79,13 @@ class InvalidSettings(OcrgwError, ValueError):
 
     code = "invalid_settings"
 
-
-@dataclass(frozen=True)
-class Settings:
-    redis_url: str = DEFAULT_REDIS_URL
-    broker_url: str = ""
-    lease_seconds: float = DEFAULT_LEASE_SECONDS
-    sweep_interval: float = DEFAULT_SWEEP_INTERVAL_SECONDS
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS
-    job_timeout: float = DEFAULT_JOB_TIMEOUT_SECONDS
-    max_children: int = DEFAULT_MAX_CHILDREN
-    idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL_SECONDS
-    # Seconds a finished root is kept; an Idempotency-Key is kept no longer (see from_env).
-    result_ttl: int = DEFAULT_RESULT_TTL_SECONDS
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    max_pages: int = DEFAULT_MAX_PAGES
-    max_image_pixels: int = DEFAULT_MAX_IMAGE_PIXELS
-    worker_memory_limit_mb: int = DEFAULT_WORKER_MEMORY_LIMIT_MB
-    requeue_seconds: float = DEFAULT_REQUEUE_SECONDS
-    release_batch: int = DEFAULT_RELEASE_BATCH
-    sweep_batch: int = DEFAULT_SWEEP_BATCH
-    retry_backoff: float = DEFAULT_RETRY_BACKOFF_SECONDS
-    keep_slot_seconds: float = DEFAULT_KEEP_SLOT_SECONDS
-    drain_seconds: float = DEFAULT_DRAIN_SECONDS
-    tenant_max_inflight: int = DEFAULT_TENANT_MAX_INFLIGHT
-    # 1 lets the echo model's ``crash`` option kill the worker process that
-    # runs it (fault-injection tests); 0 refuses that option.
-    echo_allow_crash: int = 0
-    default_model: str = DEFAULT_MODEL
-    # ONNX Runtime intra-op threads per worker process (PP-OCRv4).
-    engine_threads: int = DEFAULT_ENGINE_THREADS
-    # Engines a worker process loads at start, so its first job does not wait for them.
-    preload_models: tuple[str, ...] = ()
-    # The HMAC key of X-Ocrgw-Signature; '' sends webhooks unsigned (with a warning at start).
-    webhook_secret: str = field(default="", repr=False)  # kept out of logs
-    # 1 lets callback URLs name loopback and private addresses (tests, a private network).
-    webhook_allow_private: int = 0
-    webhook_timeout: float = DEFAULT_WEBHOOK_TIMEOUT_SECONDS
-    webhook_backoff: float = DEFAULT_WEBHOOK_BACKOFF_SECONDS
-    webhook_backoff_max: float = DEFAULT_WEBHOOK_BACKOFF_MAX_SECONDS
-    webhook_give_up_after: float = DEFAULT_WEBHOOK_GIVE_UP_AFTER_SECONDS
-    # API keys, as sha256 digests: from the keys file, and (development) from plain keys in the
-    # environment.  None at all: the gateway serves one tenant, ``default``, to anyone.
-    file_api_keys: tuple[ApiKey, ...] = ()
-    plain_api_keys: tuple[ApiKey, ...] = ()
-    # Models served by an upstream ocrgw (their keys apart, below): see ``remotes``.
-    remote_models: tuple[RemoteModel, ...] = ()
-    # (model name, bearer key) of the remote models whose upstream wants one; kept out of logs.
-    remote_keys: tuple[tuple[str, str], ...] = field(default=(), repr=False)
-    # Redis Sentinel: (host, port) of each sentinel, and the name of the master they watch.  With
-    # them the store finds its primary through the sentinels, and REDIS_URL gives only its
-    # database number, password and TLS settings (see jobs.connections).
-    redis_sentinels: tuple[tuple[str, int], ...] = ()
-    redis_sentinel_master: str = ""
-    # The sentinels' own password (their requirepass), if they have one; kept out of logs.
-    redis_sentinel_password: str = field(default="", repr=False)
-    # A creation is acknowledged (202) only once WAIT saw it on this many replicas.
-    min_replicas: int = 0
-    replica_wait_ms: int = DEFAULT_REPLICA_WAIT_MS
-
-    def __post_init__(self):
-        undeclared = sorted({name for name, _ in self.remote_keys} - {m.name for m in self.remote_models})
-        if undeclared:
-            raise InvalidSettings(
-                f"OCRGW_REMOTE_KEYS_FILE: has keys for {', '.join(undeclared)}, not declared in OCRGW_REMOTE_MODELS"
-            )
-
-    log_format: str = "plain"
-    # Celery task events (what Flower shows) from the start; off, Flower turns them on while it runs.
-    task_events: bool = False
-    # The ports the Celery processes serve /metrics on, by role; 0: none (see observability.celery_hooks).
-    worker_metrics_port: int = 0
-    coordinator_metrics_port: int = 0
-    webhooks_metrics_port: int = 0
-    metrics_address: str = DEFAULT_METRICS_ADDRESS
-    # Where each process keeps its metrics files (prometheus_client's multiprocess mode); '': the temp dir's.
-    metrics_dir: str = ""
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """The settings in ``environ`` (default: this process's environment).
-
-        Raises ``InvalidSettings`` naming every variable whose value is unusable.
-        """
-        env = os.environ if environ is None else environ
-        raw = {var.env: env[var.env].strip() for var in VARIABLES if env.get(var.env, "").strip()}
-        try:
-            values: dict[str, Any] = _SCHEMA.load(raw)
-        except ValidationError as error:
-            problems = [
-                f"{var.env}: must be {var.expects}, got {var.shown(raw[var.env])}"
-                + (f" ({error.messages_dict[var.env][0]})" if var.explains else "")
-                for var in VARIABLES
-                if var.env in error.messages_dict
-            ]
-            raise InvalidSettings("; ".join(problems)) from None
-        _check_sentinels(values, raw)
-        if values.get("redis_sentinels") and "broker_url" not in values:
-            values["broker_url"] = sentinel_broker_url(values["redis_sentinels"], values.get("redis_url", ""))
-        values.setdefault("broker_url", values.get("redis_url", DEFAULT_REDIS_URL))
-        try:
-            require_distinct(values.get("file_api_keys", ()), values.get("plain_api_keys", ()))
-        except BadKeys:
-            raise InvalidSettings("OCRGW_API_KEYS: a key is also in OCRGW_API_KEYS_FILE") from None
-        settings = cls(**values)
-        _check_idempotency_within_retention(settings, raw)
-        _check_tls_verification(raw)
-        return settings
-
-    @property
-    def api_keys(self) -> tuple[ApiKey, ...]:
-        return self.file_api_keys + self.plain_api_keys
-
-    @property
-    def lease_ms(self) -> int:
-        return int(self.lease_seconds * 1000)
-
-    @property
-    def remotes(self) -> tuple[RemoteModel, ...]:
-        """The remote models, each with its upstream's bearer key ('' for none)."""
-        keys = dict(self.remote_keys)
-        return tuple(replace(model, key=keys.get(model.name, "")) for model in self.remote_models)
-
-    @property
-    def result_ttl_ms(self) -> int:
-        return self.result_ttl * 1000
-
-    @property
-    def broker_on_sentinels(self) -> bool:
-        """True when Celery's broker is a Redis found through sentinels (kombu's sentinel transport)."""
-        return self.broker_url.startswith(f"{SENTINEL_BROKER_SCHEME}://")
+    def __init__(self, *problems: str):
+        super().__init__("; ".join(problems))
+        # One line each, naming its variable.
+        self.problems = problems
 
 
-def sentinel_broker_url(sentinels: tuple[tuple[str, int], ...], redis_url: str) -> str:
-    """kombu's URL of a Redis broker behind ``sentinels``: ``sentinel://[:password@]host:port/db;...``.
-
-    The password and database are REDIS_URL's, as for the store; kombu reads
-    them from the first entry and the master's name from the transport options.
-    """
-    parts = urlsplit(redis_url or DEFAULT_REDIS_URL)
-    auth = f"{parts.username or ''}:{parts.password}@" if parts.password else ""
-    db = parts.path.strip("/") or "0"
-    return ";".join(f"{SENTINEL_BROKER_SCHEME}://{auth}{host}:{port}/{db}" for host, port in sentinels)
-
-
-def _check_sentinels(values: Mapping[str, Any], raw: Mapping[str, str]) -> None:
-    """The sentinels and their master's name go together; so do a sentinel:// broker and the name."""
-    has_sentinels, has_master = bool(values.get("redis_sentinels")), bool(values.get("redis_sentinel_master"))
-    if has_sentinels and not has_master:
-        raise InvalidSettings("OCRGW_REDIS_SENTINEL_MASTER: must name the master the sentinels watch, got nothing")
-    if has_master and not has_sentinels:
-        raise InvalidSettings(
-            "OCRGW_REDIS_SENTINELS: must list the sentinels of OCRGW_REDIS_SENTINEL_MASTER, got nothing"
-        )
-    if raw.get("CELERY_BROKER_URL", "").startswith(f"{SENTINEL_BROKER_SCHEME}://") and not has_master:
-        raise InvalidSettings("OCRGW_REDIS_SENTINEL_MASTER: a sentinel:// CELERY_BROKER_URL needs the master's name")
-    if raw.get("REDIS_URL", "").startswith("rediss://") and has_sentinels and "CELERY_BROKER_URL" not in raw:
-        # kombu's sentinel transport would reach the master without TLS: better to say so than to do it.
-        raise InvalidSettings(
-            "CELERY_BROKER_URL: must be set when the master behind OCRGW_REDIS_SENTINELS takes TLS only "
-            "(the sentinel broker derived from REDIS_URL would not use TLS), got nothing"
-        )
-    if raw.get("REDIS_URL", "").startswith("unix://") and has_sentinels:
-        raise InvalidSettings(
-            "REDIS_URL: with OCRGW_REDIS_SENTINELS it must be a redis:// or rediss:// URL, got a socket"
-        )
-
-
-def _check_idempotency_within_retention(settings: Settings, raw: Mapping[str, str]) -> None:
-    """A key's record lives ``idempotency_ttl`` from its job's creation (or redrive), the job
-    ``result_ttl`` from its end, which is later: so a replay never names a deleted job."""
-    if settings.idempotency_ttl <= settings.result_ttl:
-        return
-    given = raw.get("OCRGW_IDEMPOTENCY_TTL")
-    got = repr(given) if given is not None else f"its default, {settings.idempotency_ttl}"
-    raise InvalidSettings(f"OCRGW_IDEMPOTENCY_TTL: must be at most OCRGW_RESULT_TTL ({settings.result_ttl}), got {got}")
-
-
-def _check_tls_verification(raw: Mapping[str, str]) -> None:
-    """A rediss:// URL must say how the server's certificate is checked: without it redis-py
-    verifies it and kombu (the broker) does not, so the two would disagree silently."""
-    for env in ("REDIS_URL", "CELERY_BROKER_URL"):
-        url = raw.get(env, "")
-        if url.startswith("rediss://") and "ssl_cert_reqs" not in parse_qs(urlsplit(url).query):
-            shown = _PASSWORD_IN_URL.sub(":***@", url)
-            raise InvalidSettings(
-                f"{env}: a rediss:// URL must name ssl_cert_reqs (required, optional or none), got {shown!r}"
-            )
-
-
-# -- the variables ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Variable:
-    """One environment variable: the setting it fills, how it is parsed, and what it must be."""
-
-    setting: str
-    env: str
-    parse: mf.Field
-    expects: str
-    # A URL's password is not repeated in the error: it would end up in logs.
-    hides_password: bool = False
-    # Nor is a secret: only its length is shown.
-    secret: bool = False
-    # What exactly is wrong follows, from the parser (a line of a file, say); never a secret.
-    explains: bool = False
-
-    def shown(self, raw: str) -> str:
-        if self.secret:
-            return f"a secret of {len(raw)} characters"
-        return repr(_PASSWORD_IN_URL.sub(":***@", raw) if self.hides_password else raw)
+# -- the kinds of value only one setting takes ---------------------------------------------------
 
 
 class _CommaSeparatedModels(mf.Field):
@@ -424,207 +184,478 @@ class _Sentinels(mf.Field):
         return tuple(sentinels)
 
 
-def _url(schemes: frozenset[str] | None):
-    """A validator of a URL with one of ``schemes`` (any scheme if None), as redis-py and kombu take them."""
-
-    def check(text: str) -> None:
-        parts = urlsplit(text)
-        scheme_known = parts.scheme in schemes if schemes is not None else bool(parts.scheme)
-        if not (scheme_known and "://" in text and (parts.netloc or parts.path)):
-            raise ValidationError("not a URL of a known scheme")
-
-    return check
-
-
-def _count(setting: str, env: str, unit: str = "") -> Variable:
-    """A whole number >= 1."""
-    return Variable(setting, env, mf.Integer(validate=validate.Range(min=1)), f"a whole number{unit} >= 1")
-
-
-def _seconds(setting: str, env: str, *, at_least: float | None = None) -> Variable:
-    """A duration: above 0, or ``at_least`` and more where that bound is part of its meaning."""
-    if at_least is None:
-        bound, expects = validate.Range(min=0, min_inclusive=False), "a number of seconds > 0"
-    else:
-        bound, expects = validate.Range(min=at_least), f"a number of seconds >= {at_least:g}"
-    return Variable(setting, env, mf.Float(allow_nan=False, validate=bound), expects)
-
-
-def _port(setting: str, env: str) -> Variable:
-    """A TCP port to listen on, 0 for none."""
-    return Variable(setting, env, mf.Integer(validate=validate.Range(min=0, max=65535)), "a port (1-65535), or 0")
-
-
-def _ip_address(text: str) -> None:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        raise ValidationError("not an IP address") from None
-
-
-VARIABLES: tuple[Variable, ...] = (
-    Variable(
-        "redis_url",
-        "REDIS_URL",
-        mf.String(validate=_url(REDIS_URL_SCHEMES)),
-        "a redis://, rediss:// or unix:// URL",
-        hides_password=True,
-    ),
-    Variable(
-        "broker_url",
-        "CELERY_BROKER_URL",
-        mf.String(validate=_url(None)),
-        "a URL such as redis://host:6379/0",
-        hides_password=True,
-    ),
-    _seconds("lease_seconds", "OCRGW_LEASE_SECONDS"),
-    _seconds("sweep_interval", "OCRGW_SWEEP_INTERVAL", at_least=MIN_SWEEP_INTERVAL_SECONDS),
-    _count("max_attempts", "OCRGW_MAX_ATTEMPTS"),
-    _seconds("job_timeout", "OCRGW_JOB_TIMEOUT"),
-    _count("max_children", "OCRGW_MAX_CHILDREN"),
-    _count("idempotency_ttl", "OCRGW_IDEMPOTENCY_TTL", " of seconds"),
-    Variable(
-        "result_ttl",
-        "OCRGW_RESULT_TTL",
-        mf.Integer(validate=validate.Range(min=MIN_RESULT_TTL_SECONDS)),
-        f"a whole number of seconds >= {MIN_RESULT_TTL_SECONDS}",
-    ),
-    _count("max_body_bytes", "OCRGW_MAX_BODY_BYTES", " of bytes"),
-    _count("max_pages", "OCRGW_MAX_PAGES"),
-    Variable(
-        "max_image_pixels",
-        "OCRGW_MAX_IMAGE_PIXELS",
-        mf.Integer(validate=validate.Range(min=1, max=MAX_IMAGE_PIXELS_LIMIT)),
-        f"a whole number of pixels from 1 to {MAX_IMAGE_PIXELS_LIMIT}",
-    ),
-    Variable(
-        "worker_memory_limit_mb",
-        "OCRGW_WORKER_MEMORY_LIMIT_MB",
-        mf.Integer(validate=validate.Range(min=0)),
-        "a whole number of MiB >= 0 (0: no limit)",
-    ),
-    _seconds("requeue_seconds", "OCRGW_REQUEUE_SECONDS"),
-    _count("release_batch", "OCRGW_RELEASE_BATCH"),
-    _count("sweep_batch", "OCRGW_SWEEP_BATCH"),
-    _seconds("retry_backoff", "OCRGW_RETRY_BACKOFF", at_least=0),
-    _seconds("keep_slot_seconds", "OCRGW_KEEP_SLOT_SECONDS", at_least=0),
-    _seconds("drain_seconds", "OCRGW_DRAIN_SECONDS", at_least=0),
-    Variable(
-        "tenant_max_inflight",
-        "OCRGW_TENANT_MAX_INFLIGHT",
-        mf.Integer(validate=validate.Range(min=0, max=1_000_000)),
-        "a whole number from 0 (no cap) to 1000000",
-    ),
-    Variable("echo_allow_crash", "OCRGW_ECHO_ALLOW_CRASH", mf.Integer(validate=validate.OneOf([0, 1])), "0 or 1"),
-    Variable(
-        "default_model",
-        "OCRGW_DEFAULT_MODEL",
-        mf.String(validate=validate.OneOf(sorted(MODELS))),
-        f"one of {', '.join(MODELS)}",
-    ),
-    _count("engine_threads", "OCRGW_ENGINE_THREADS"),
-    Variable(
-        "preload_models",
-        "OCRGW_PRELOAD_MODELS",
-        _CommaSeparatedModels(),
-        f"a comma-separated list of {', '.join(MODELS)}",
-    ),
-    Variable(
-        "webhook_secret",
-        "OCRGW_WEBHOOK_SECRET",
-        mf.String(validate=validate.Length(min=MIN_WEBHOOK_SECRET_CHARS)),
-        f"at least {MIN_WEBHOOK_SECRET_CHARS} characters",
-        secret=True,
-    ),
-    Variable(
-        "webhook_allow_private",
-        "OCRGW_WEBHOOK_ALLOW_PRIVATE",
-        mf.Integer(validate=validate.OneOf([0, 1])),
-        "0 or 1",
-    ),
-    _seconds("webhook_timeout", "OCRGW_WEBHOOK_TIMEOUT"),
-    _seconds("webhook_backoff", "OCRGW_WEBHOOK_BACKOFF"),
-    _seconds("webhook_backoff_max", "OCRGW_WEBHOOK_BACKOFF_MAX"),
-    _seconds("webhook_give_up_after", "OCRGW_WEBHOOK_GIVE_UP_AFTER"),
-    Variable(
-        "file_api_keys",
-        "OCRGW_API_KEYS_FILE",
-        _ApiKeys(read_keys_file),
-        "a readable file of tenant:sha256-hex-of-key[:policy,...] lines",
-        explains=True,
-    ),
-    Variable(
-        "plain_api_keys",
-        "OCRGW_API_KEYS",
-        _ApiKeys(parse_plain_keys),
-        "a comma-separated list of tenant:key",
-        secret=True,
-        explains=True,
-    ),
-    Variable(
-        "remote_models",
-        "OCRGW_REMOTE_MODELS",
-        _RemoteModels(),
-        "a comma-separated list of name=model@http(s)://host[:port][/path], each name new "
-        f"(not {', '.join(sorted(BUILT_IN_MODELS))}) and given once, no credentials in the URL",
-        hides_password=True,
-    ),
-    Variable(
-        "remote_keys",
-        "OCRGW_REMOTE_KEYS_FILE",
-        _RemoteKeysFile(),
-        "a readable UTF-8 file of name=key lines (# comments), each name once, each key visible ASCII",
-    ),
-    Variable("log_format", "OCRGW_LOG_FORMAT", mf.String(validate=validate.OneOf(LOG_FORMATS)), "plain or json"),
-    Variable(
-        "task_events", "OCRGW_TASK_EVENTS", mf.Boolean(truthy={"true", "1"}, falsy={"false", "0"}), "true or false"
-    ),
-    _port("worker_metrics_port", "OCRGW_WORKER_METRICS_PORT"),
-    _port("coordinator_metrics_port", "OCRGW_COORDINATOR_METRICS_PORT"),
-    _port("webhooks_metrics_port", "OCRGW_WEBHOOKS_METRICS_PORT"),
-    Variable("metrics_address", "OCRGW_METRICS_ADDRESS", mf.String(validate=_ip_address), "an IP address"),
-    Variable("metrics_dir", "OCRGW_METRICS_DIR", mf.String(validate=validate.Regexp("^/")), "an absolute path"),
-    Variable(
-        "redis_sentinels",
-        "OCRGW_REDIS_SENTINELS",
-        _Sentinels(),
-        "a comma-separated list of host:port, each given once",
-        explains=True,
-    ),
-    Variable(
-        "redis_sentinel_master",
-        "OCRGW_REDIS_SENTINEL_MASTER",
-        mf.String(validate=validate.Regexp(r"[A-Za-z0-9._-]{1,128}\Z")),
-        "a master name as the sentinels know it (letters, digits, . _ -)",
-    ),
-    Variable(
-        "redis_sentinel_password",
-        "OCRGW_REDIS_SENTINEL_PASSWORD",
-        mf.String(),
-        "the sentinels' password",
-        secret=True,
-    ),
-    Variable(
-        "min_replicas",
-        "OCRGW_MIN_REPLICAS",
-        mf.Integer(validate=validate.Range(min=0)),
-        "a whole number >= 0",
-    ),
-    Variable(
-        "replica_wait_ms",
-        "OCRGW_REPLICA_WAIT_MS",
-        mf.Integer(validate=validate.Range(min=1)),
-        "a whole number of milliseconds >= 1",
-    ),
+_REMOTE_MODELS = Kind(
+    _RemoteModels(),
+    "a comma-separated list of name=model@http(s)://host[:port][/path], each name new "
+    f"(not {', '.join(sorted(BUILT_IN_MODELS))}) and given once, no credentials in the URL",
+    "`name=model@http(s)://host[:port][/path]`, comma-separated",
+    hides_password=True,
+)
+_REMOTE_KEYS_FILE = Kind(
+    _RemoteKeysFile(),
+    "a readable UTF-8 file of name=key lines (# comments), each name once, each key visible ASCII",
+    "a path",
+    holds_secrets=True,
 )
 
 
-def _schema() -> Schema:
-    # Each field reads its variable's name and fills the setting of the same field name.
-    for var in VARIABLES:
-        var.parse.data_key = var.env
-    schema_class = Schema.from_dict({var.setting: var.parse for var in VARIABLES}, name="SettingsSchema")
-    return schema_class(unknown=EXCLUDE)
+# -- the settings ---------------------------------------------------------------------------------
 
 
-_SCHEMA = _schema()
+@dataclass(frozen=True, repr=False)
+class Settings:
+    """Every setting of ocrgw, in the order of the README's Configuration table (generated from them)."""
+
+    redis_url: str = setting(
+        "REDIS_URL",
+        url(_REDIS_SCHEMES),
+        "redis://localhost:6379/0",
+        "the job store (and broker); a password and TLS go in it (see Security)",
+        secret=True,
+        accepts="`redis://`, `rediss://` (with `ssl_cert_reqs`), `unix://` URL",
+    )
+    # '' until from_env fills it: REDIS_URL's, or one through the sentinels.
+    broker_url: str = setting(
+        "CELERY_BROKER_URL", url(), "", "the Celery broker, if split off", secret=True, default_doc="`REDIS_URL`"
+    )
+    lease_seconds: float = setting(
+        "OCRGW_LEASE_SECONDS", seconds(), 30.0, "a claimed job's lease, renewed by a heartbeat every third of it"
+    )
+    sweep_interval: float = setting("OCRGW_SWEEP_INTERVAL", seconds(at_least=0.1), 1.0, "seconds between sweeps")
+    max_attempts: int = setting(
+        "OCRGW_MAX_ATTEMPTS", whole_number(), 3, "attempts per job (lease expiries and transient errors)"
+    )
+    retry_backoff: float = setting(
+        "OCRGW_RETRY_BACKOFF", seconds(at_least=0), 1.0, "seconds before the 2nd attempt; doubles each time"
+    )
+    # A worker that finishes a child runs the next child released into its slot
+    # itself, without a Celery message, for up to this long from the task's
+    # start; then the next child takes its turn on the queue like any job.
+    # What a tiny child saves is a broker round trip; what a long one would
+    # cost is fairness to other groups, hence a time budget.
+    keep_slot_seconds: float = setting(
+        "OCRGW_KEEP_SLOT_SECONDS",
+        seconds(at_least=0),
+        1.0,
+        "how long a worker keeps a group's slot, running the next child itself (see below); `0`: never",
+    )
+    job_timeout: float = setting(
+        "OCRGW_JOB_TIMEOUT", seconds(), 300.0, "seconds a job may run before it fails with `timeout`"
+    )
+    # The claim transition makes the duplicate message harmless, so erring short is cheap.
+    requeue_seconds: float = setting(
+        "OCRGW_REQUEUE_SECONDS", seconds(), 60.0, "a queued job unclaimed this long gets a fresh message"
+    )
+    max_children: int = setting("OCRGW_MAX_CHILDREN", whole_number(), 1000, "children per group")
+    max_body_bytes: int = setting(
+        "OCRGW_MAX_BODY_BYTES", whole_number(unit="bytes"), 64 * 1024 * 1024, "request body limit"
+    )
+    max_pages: int = setting(
+        "OCRGW_MAX_PAGES",
+        whole_number(),
+        10_000,
+        "largest accepted `pages`, and the most pages a document may have (see Security)",
+    )
+    # 50 Mpx takes a 48 Mpx phone photo, an A4 page scanned at 600 dpi (35 Mpx)
+    # or an A3 one at 400 dpi (31 Mpx), and bounds a decoded page to 150 MB as
+    # RGB (a worker holds two or three copies of it); an image beyond that is a
+    # poster, a map or a decompression bomb.
+    max_image_pixels: int = setting(
+        "OCRGW_MAX_IMAGE_PIXELS",
+        whole_number(1, MAX_IMAGE_PIXELS_LIMIT, unit="pixels"),
+        50_000_000,
+        "pixels of one page image (see Security)",
+    )
+    # Past it an allocation fails and the job with it (``resource_limit``), not the host.
+    worker_memory_limit_mb: int = setting(
+        "OCRGW_WORKER_MEMORY_LIMIT_MB",
+        whole_number(0, unit="MiB", zero="no limit"),
+        4096,
+        "address space of each worker pool process (and of the `tesseract` it starts), in MiB; `0`: no limit "
+        "(see Security)",
+    )
+    # An Idempotency-Key is kept no longer than the job it names (see _check_idempotency_within_retention).
+    idempotency_ttl: int = setting(
+        "OCRGW_IDEMPOTENCY_TTL",
+        whole_number(unit="seconds"),
+        24 * 3600,
+        "seconds an Idempotency-Key is remembered",
+        accepts=">= 1, at most `OCRGW_RESULT_TTL`",
+    )
+    # A finished root (single job or group) and every key of it are deleted this long after it ended.
+    result_ttl: int = setting(
+        "OCRGW_RESULT_TTL",
+        whole_number(MIN_RESULT_TTL_SECONDS, unit="seconds"),
+        7 * 24 * 3600,
+        "seconds an ended job or group is kept, with its documents, results and events; then the sweep deletes "
+        "it whole (see Security)",
+        default_doc="`604800` (7 days)",
+    )
+    # Bounds the time a script holds Redis and the messages one POST publishes
+    # for an uncapped group; the rest is released by completions and the sweep.
+    release_batch: int = setting("OCRGW_RELEASE_BATCH", whole_number(), 256, "children one transition releases at most")
+    sweep_batch: int = setting(
+        "OCRGW_SWEEP_BATCH",
+        whole_number(),
+        500,
+        "leases / queued jobs / parents / webhooks / ended roots to delete one sweep handles per index",
+    )
+    # The fair share between tenants rests on it (README, Fair share).
+    tenant_max_inflight: int = setting(
+        "OCRGW_TENANT_MAX_INFLIGHT",
+        whole_number(0, 1_000_000, zero="no cap"),
+        0,
+        "children one tenant may have queued or processing at once, across all its groups (see Fair share); "
+        "`0`: no cap",
+    )
+    # New jobs get 503, /readyz 503, polls as usual: load balancers take the
+    # gateway out of rotation before it stops listening.
+    drain_seconds: float = setting(
+        "OCRGW_DRAIN_SECONDS",
+        seconds(at_least=0),
+        5.0,
+        "how long a gateway keeps answering after SIGTERM (at most half of gunicorn's graceful timeout)",
+    )
+    default_model: str = setting(
+        "OCRGW_DEFAULT_MODEL", one_of(tuple(MODELS)), DEFAULT_MODEL, "the model of a request that names none"
+    )
+    # Several worker processes share the host's cores: one ONNX Runtime thread each by default.
+    engine_threads: int = setting(
+        "OCRGW_ENGINE_THREADS",
+        whole_number(),
+        1,
+        "ONNX Runtime threads per worker process (at most the core count)",
+    )
+    preload_models: tuple[str, ...] = setting(
+        "OCRGW_PRELOAD_MODELS",
+        Kind(_CommaSeparatedModels(), f"a comma-separated list of {', '.join(MODELS)}", "model names, comma-separated"),
+        (),
+        "engines a worker process loads at start, so that its first job does not wait for them, "
+        "e.g. `tesseract,paddleocr`",
+    )
+    echo_allow_crash: int = setting(
+        "OCRGW_ECHO_ALLOW_CRASH",
+        switch(),
+        0,
+        "`1` lets the `echo` model's `crash` option end its worker process (fault-injection tests only)",
+    )
+    webhook_secret: str = setting(
+        "OCRGW_WEBHOOK_SECRET",
+        Kind(
+            mf.String(validate=validate.Length(min=MIN_WEBHOOK_SECRET_CHARS)),
+            f"at least {MIN_WEBHOOK_SECRET_CHARS} characters",
+            f"{MIN_WEBHOOK_SECRET_CHARS} characters or more",
+        ),
+        "",
+        "the key of the webhooks' `X-Ocrgw-Signature`; unset: webhooks go out unsigned (with a warning at start)",
+        secret=True,
+    )
+    webhook_allow_private: int = setting(
+        "OCRGW_WEBHOOK_ALLOW_PRIVATE",
+        switch(),
+        0,
+        "`1` lets a `callback_url` name loopback and private addresses (tests, a private network)",
+    )
+    # Each attempt may take this long to connect and to get an answer; a failed
+    # attempt is retried after the backoff, doubling up to its cap, for as long
+    # as the retry window after the job became terminal lasts.
+    webhook_timeout: float = setting(
+        "OCRGW_WEBHOOK_TIMEOUT",
+        seconds(),
+        10.0,
+        "seconds a webhook attempt may wait to connect, and then for each read of the answer",
+    )
+    webhook_backoff: float = setting(
+        "OCRGW_WEBHOOK_BACKOFF",
+        seconds(),
+        10.0,
+        "seconds before a failed webhook's 2nd attempt; doubles each time",
+    )
+    webhook_backoff_max: float = setting(
+        "OCRGW_WEBHOOK_BACKOFF_MAX", seconds(), 3600.0, "the longest wait between two attempts"
+    )
+    webhook_give_up_after: float = setting(
+        "OCRGW_WEBHOOK_GIVE_UP_AFTER",
+        seconds(),
+        24 * 3600.0,
+        "seconds after a job became terminal when its webhook is given up",
+    )
+    # API keys, as sha256 digests: from the keys file, and (development) from plain keys in the
+    # environment.  None at all: the gateway serves one tenant, ``default``, to anyone.
+    file_api_keys: tuple[ApiKey, ...] = setting(
+        "OCRGW_API_KEYS_FILE",
+        Kind(
+            _ApiKeys(read_keys_file),
+            "a readable file of tenant:sha256-hex-of-key[:policy,...] lines",
+            "a readable file",
+            explains=True,
+        ),
+        (),
+        "the API keys, one `tenant:sha256-hex-of-key[:policy,...]` per line (see Security); read at start",
+    )
+    plain_api_keys: tuple[ApiKey, ...] = setting(
+        "OCRGW_API_KEYS",
+        Kind(
+            _ApiKeys(parse_plain_keys),
+            "a comma-separated list of tenant:key",
+            "`tenant:key,tenant:key`",
+            explains=True,
+        ),
+        (),
+        "plain API keys, for development; hashed as they are read. With neither set, there are no keys and one "
+        "`default` tenant",
+        secret=True,
+        from_file=False,  # OCRGW_API_KEYS_FILE is the keys file, of digests
+    )
+    # Models served by an upstream ocrgw (their keys apart, below): see ``remotes``.
+    remote_models: tuple[RemoteModel, ...] = setting(
+        "OCRGW_REMOTE_MODELS",
+        _REMOTE_MODELS,
+        (),
+        "remote models, each served by `model` of the upstream ocrgw at the URL (no credentials in it); each "
+        "`name` is a new model of location `cloud`, queue `ocr.<name>` (see Security)",
+    )
+    # (model name, bearer key) of the remote models whose upstream wants one.
+    remote_keys: tuple[tuple[str, str], ...] = setting(
+        "OCRGW_REMOTE_KEYS_FILE",
+        _REMOTE_KEYS_FILE,
+        (),
+        "a file of `name=key` lines (`#` comments): the bearer key sent to the upstream of remote model `name`; "
+        "a name not in `OCRGW_REMOTE_MODELS` is an error",
+    )
+    log_format: str = setting(
+        "OCRGW_LOG_FORMAT",
+        one_of(LOG_FORMATS),
+        "plain",
+        "`json`: every process writes one JSON object per line (see Metrics, logs and Flower)",
+    )
+    task_events: bool = setting(
+        "OCRGW_TASK_EVENTS",
+        boolean(),
+        False,
+        "Celery task events from the start, for Flower; off, Flower turns them on while it runs (see Flower)",
+    )
+    # The ports the Celery processes serve /metrics on, by role (see observability.celery_hooks).
+    worker_metrics_port: int = setting(
+        "OCRGW_WORKER_METRICS_PORT", port(), 0, "where an OCR worker serves `/metrics`; `0`: it serves none"
+    )
+    coordinator_metrics_port: int = setting("OCRGW_COORDINATOR_METRICS_PORT", port(), 0, "the same for the coordinator")
+    webhooks_metrics_port: int = setting("OCRGW_WEBHOOKS_METRICS_PORT", port(), 0, "the same for the webhook deliverer")
+    # Every interface, as the gateway listens.
+    metrics_address: str = setting(
+        "OCRGW_METRICS_ADDRESS", ip_address(), "0.0.0.0", "the address those three listen on"
+    )
+    # prometheus_client's multiprocess mode.
+    metrics_dir: str = setting(
+        "OCRGW_METRICS_DIR",
+        absolute_path(),
+        "",
+        "where each process family keeps its metrics files, in a directory of its own",
+        default_doc="the temp dir's `ocrgw-metrics`",
+    )
+    # With them the store finds its primary through the sentinels (see jobs.connections).
+    redis_sentinels: tuple[tuple[str, int], ...] = setting(
+        "OCRGW_REDIS_SENTINELS",
+        Kind(
+            _Sentinels(),
+            "a comma-separated list of host:port, each given once",
+            "`host:port,host:port,...`",
+            explains=True,
+        ),
+        (),
+        "Redis Sentinel: the store (and a Redis broker) find their master through these sentinels; `REDIS_URL` "
+        "then gives only its database, password and TLS (see Redis Sentinel)",
+    )
+    redis_sentinel_master: str = setting(
+        "OCRGW_REDIS_SENTINEL_MASTER",
+        Kind(
+            mf.String(validate=validate.Regexp(r"[A-Za-z0-9._-]{1,128}\Z")),
+            "a master name as the sentinels know it (letters, digits, . _ -)",
+            "a name",
+        ),
+        "",
+        "the master's name as the sentinels know it (`sentinel monitor <name> ...`); required with "
+        "`OCRGW_REDIS_SENTINELS`",
+    )
+    redis_sentinel_password: str = setting(
+        "OCRGW_REDIS_SENTINEL_PASSWORD",
+        Kind(mf.String(), "the sentinels' password", "a string"),
+        "",
+        "the sentinels' own password (their `requirepass`), if they have one",
+        secret=True,
+    )
+    min_replicas: int = setting(
+        "OCRGW_MIN_REPLICAS",
+        whole_number(0),
+        0,
+        "the gateway answers `202` only once Redis `WAIT` saw the creation on this many replicas; else "
+        "`503 store_unavailable`",
+    )
+    replica_wait_ms: int = setting(
+        "OCRGW_REPLICA_WAIT_MS",
+        whole_number(unit="milliseconds"),
+        2000,
+        "how long the gateway waits for those replicas (the store client's socket timeout, 5 s otherwise, "
+        "becomes this plus 5 s, so a long wait is not taken for a lost connection)",
+    )
+
+    def __post_init__(self):
+        undeclared = sorted({name for name, _ in self.remote_keys} - {m.name for m in self.remote_models})
+        if undeclared:
+            raise InvalidSettings(
+                f"OCRGW_REMOTE_KEYS_FILE: has keys for {', '.join(undeclared)}, not declared in OCRGW_REMOTE_MODELS"
+            )
+
+    def __repr__(self) -> str:
+        # Secrets masked: settings end up in logs and tracebacks.
+        shown = (
+            f"{variable.setting}={variable.represented(getattr(self, variable.setting))}" for variable in VARIABLES
+        )
+        return f"Settings({', '.join(shown)})"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings in ``environ`` (default: this process's environment).
+
+        Raises ``InvalidSettings`` naming every variable whose value is unusable.
+        """
+        return _settings_and_given(environ)[0]
+
+    @property
+    def api_keys(self) -> tuple[ApiKey, ...]:
+        return self.file_api_keys + self.plain_api_keys
+
+    @property
+    def lease_ms(self) -> int:
+        return int(self.lease_seconds * 1000)
+
+    @property
+    def remotes(self) -> tuple[RemoteModel, ...]:
+        """The remote models, each with its upstream's bearer key ('' for none)."""
+        keys = dict(self.remote_keys)
+        return tuple(replace(model, key=keys.get(model.name, "")) for model in self.remote_models)
+
+    @property
+    def result_ttl_ms(self) -> int:
+        return self.result_ttl * 1000
+
+    @property
+    def broker_on_sentinels(self) -> bool:
+        """True when Celery's broker is a Redis found through sentinels (kombu's sentinel transport)."""
+        return self.broker_url.startswith(f"{SENTINEL_BROKER_SCHEME}://")
+
+
+VARIABLES = declared(Settings)
+_DEFAULTS = {variable.setting: variable.default for variable in VARIABLES}
+
+
+def default_of(name: str) -> Any:
+    """The default of setting ``name``, as declared."""
+    return _DEFAULTS[name]
+
+
+def configuration_table() -> str:
+    """The README's Configuration table: every variable, its default, what it accepts and what it means."""
+    return markdown_table(VARIABLES)
+
+
+@dataclass(frozen=True)
+class Effective:
+    """A setting as ``ocrgw config`` shows it: its variable, its value (a secret's masked) and where it came from."""
+
+    variable: str
+    value: str
+    source: str  # "environment", "file" (its _FILE variable) or "default"
+
+
+def effective_settings(environ: Mapping[str, str] | None = None) -> tuple[Effective, ...]:
+    """Every setting ``environ`` gives; raises ``InvalidSettings`` as ``Settings.from_env`` does."""
+    settings, given = _settings_and_given(environ)
+    shown = []
+    for variable in VARIABLES:
+        if variable.env in given.texts:
+            text = given.texts[variable.env]
+            source = "environment" if given.given_as[variable.env] == variable.env else "file"
+        else:
+            text, source = as_text(getattr(settings, variable.setting)), "default"
+        shown.append(Effective(variable.env, variable.masked(text), source))
+    return tuple(shown)
+
+
+def _settings_and_given(environ: Mapping[str, str] | None) -> tuple[Settings, Given]:
+    given = read(VARIABLES, os.environ if environ is None else environ)
+    if given.problems:
+        raise InvalidSettings(*given.problems)
+    values, raw = given.values, given.texts
+    _check_sentinels(values, raw)
+    if values.get("redis_sentinels") and "broker_url" not in values:
+        values["broker_url"] = sentinel_broker_url(values["redis_sentinels"], values.get("redis_url", ""))
+    values.setdefault("broker_url", values.get("redis_url", default_of("redis_url")))
+    try:
+        require_distinct(values.get("file_api_keys", ()), values.get("plain_api_keys", ()))
+    except BadKeys:
+        raise InvalidSettings("OCRGW_API_KEYS: a key is also in OCRGW_API_KEYS_FILE") from None
+    settings = Settings(**values)
+    _check_idempotency_within_retention(settings, raw)
+    _check_tls_verification(raw, given.given_as)
+    return settings, given
+
+
+def sentinel_broker_url(sentinels: tuple[tuple[str, int], ...], redis_url: str) -> str:
+    """kombu's URL of a Redis broker behind ``sentinels``: ``sentinel://[:password@]host:port/db;...``.
+
+    The password and database are REDIS_URL's, as for the store; kombu reads
+    them from the first entry and the master's name from the transport options.
+    """
+    parts = urlsplit(redis_url or default_of("redis_url"))
+    auth = f"{parts.username or ''}:{parts.password}@" if parts.password else ""
+    db = parts.path.strip("/") or "0"
+    return ";".join(f"{SENTINEL_BROKER_SCHEME}://{auth}{host}:{port}/{db}" for host, port in sentinels)
+
+
+# -- rules across settings ------------------------------------------------------------------------
+
+
+def _check_sentinels(values: Mapping[str, Any], raw: Mapping[str, str]) -> None:
+    """The sentinels and their master's name go together; so do a sentinel:// broker and the name."""
+    has_sentinels, has_master = bool(values.get("redis_sentinels")), bool(values.get("redis_sentinel_master"))
+    if has_sentinels and not has_master:
+        raise InvalidSettings("OCRGW_REDIS_SENTINEL_MASTER: must name the master the sentinels watch, got nothing")
+    if has_master and not has_sentinels:
+        raise InvalidSettings(
+            "OCRGW_REDIS_SENTINELS: must list the sentinels of OCRGW_REDIS_SENTINEL_MASTER, got nothing"
+        )
+    if raw.get("CELERY_BROKER_URL", "").startswith(f"{SENTINEL_BROKER_SCHEME}://") and not has_master:
+        raise InvalidSettings("OCRGW_REDIS_SENTINEL_MASTER: a sentinel:// CELERY_BROKER_URL needs the master's name")
+    if raw.get("REDIS_URL", "").startswith("rediss://") and has_sentinels and "CELERY_BROKER_URL" not in raw:
+        # kombu's sentinel transport would reach the master without TLS: better to say so than to do it.
+        raise InvalidSettings(
+            "CELERY_BROKER_URL: must be set when the master behind OCRGW_REDIS_SENTINELS takes TLS only "
+            "(the sentinel broker derived from REDIS_URL would not use TLS), got nothing"
+        )
+    if raw.get("REDIS_URL", "").startswith("unix://") and has_sentinels:
+        raise InvalidSettings(
+            "REDIS_URL: with OCRGW_REDIS_SENTINELS it must be a redis:// or rediss:// URL, got a socket"
+        )
+
+
+def _check_idempotency_within_retention(settings: Settings, raw: Mapping[str, str]) -> None:
+    """A key's record lives ``idempotency_ttl`` from its job's creation (or redrive), the job
+    ``result_ttl`` from its end, which is later: so a replay never names a deleted job."""
+    if settings.idempotency_ttl <= settings.result_ttl:
+        return
+    given = raw.get("OCRGW_IDEMPOTENCY_TTL")
+    got = repr(given) if given is not None else f"its default, {settings.idempotency_ttl}"
+    raise InvalidSettings(f"OCRGW_IDEMPOTENCY_TTL: must be at most OCRGW_RESULT_TTL ({settings.result_ttl}), got {got}")
+
+
+def _check_tls_verification(raw: Mapping[str, str], given_as: Mapping[str, str]) -> None:
+    """A rediss:// URL must say how the server's certificate is checked: without it redis-py
+    verifies it and kombu (the broker) does not, so the two would disagree silently."""
+    for env in ("REDIS_URL", "CELERY_BROKER_URL"):
+        url = raw.get(env, "")
+        if url.startswith("rediss://") and "ssl_cert_reqs" not in parse_qs(urlsplit(url).query):
+            raise InvalidSettings(
+                f"{given_as.get(env, env)}: a rediss:// URL must name ssl_cert_reqs (required, optional or none), "
+                f"got {without_password(url)!r}"
+            )

@@ -7,7 +7,7 @@ from redis.exceptions import AuthenticationError
 from redis.sentinel import SentinelConnectionPool
 
 from jobs import connections, redis_access
-from jobs.config import DEFAULT_REPLICA_WAIT_MS, InvalidSettings, Settings
+from jobs.config import InvalidSettings, Settings, default_of
 from jobs.connections import broker_sentinel_options, master_options, redis_client
 from workers.celery_app import make_celery
 
@@ -18,7 +18,7 @@ SENTINELS = {"OCRGW_REDIS_SENTINELS": "10.0.0.1:26379, 10.0.0.2:26380,sentinel-3
 def test_without_sentinels_nothing_changes():
     settings = Settings.from_env({})
     assert (settings.redis_sentinels, settings.redis_sentinel_master, settings.min_replicas) == ((), "", 0)
-    assert settings.replica_wait_ms == DEFAULT_REPLICA_WAIT_MS
+    assert settings.replica_wait_ms == default_of("replica_wait_ms")
     assert not settings.broker_on_sentinels
 
 
