@@ -19,6 +19,7 @@ from jobs.config import Settings
 from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
 from jobs.webhooks import WebhookClaim
+from tests.unit.gateway.documented import Document
 from tests.webhook_receiver import Receiver, verify
 from workers.celery_app import WEBHOOK_QUEUE, WEBHOOK_TASK
 
@@ -32,9 +33,21 @@ def store() -> JobStore:
 
 
 @pytest.fixture
-def api(store):
-    """The gateway over the same store: what GET /jobs/{id} answers."""
-    return create_app(replace(SETTINGS, drain_seconds=0), store, publish=lambda dispatches: 0).test_client()
+def gateway(store):
+    """The gateway over the same store."""
+    return create_app(replace(SETTINGS, drain_seconds=0), store, publish=lambda dispatches: 0)
+
+
+@pytest.fixture
+def api(gateway):
+    """What GET /jobs/{id} answers."""
+    return gateway.test_client()
+
+
+@pytest.fixture
+def document(gateway) -> Document:
+    """The gateway's OpenAPI document: a webhook's body is what it documents for GET /jobs/{job_id}."""
+    return Document(gateway)
 
 
 def echo(text: str, callback_url: str = "") -> NewJob:
@@ -52,7 +65,7 @@ def claim_one(store: JobStore) -> WebhookClaim:
     return claim
 
 
-def test_a_single_job_s_webhook_is_its_view_signed_and_recorded_as_delivered(store, api):
+def test_a_single_job_s_webhook_is_its_view_signed_and_recorded_as_delivered(store, api, document):
     with Receiver() as receiver:
         job_id = store.create_single(echo("hello", receiver.url("/single"))).job_id
         complete(store, job_id, "hello")
@@ -63,6 +76,7 @@ def test_a_single_job_s_webhook_is_its_view_signed_and_recorded_as_delivered(sto
         [got] = receiver.received
     assert outcome == "delivered"
     assert json.loads(got.body) == api.get(f"/jobs/{job_id}").get_json()
+    document.check_document("GET", "/jobs/{job_id}", 200, got.body)
     assert json.loads(got.body)["result"]["text"] == "hello"
     assert verify(SECRET, got)
     assert got.headers["X-Ocrgw-Attempt"] == "1"
@@ -72,7 +86,7 @@ def test_a_single_job_s_webhook_is_its_view_signed_and_recorded_as_delivered(sto
         ("job", None, None), ("webhook", "delivered", 200)]
 
 
-def test_a_parent_s_webhook_is_its_default_view_with_the_first_page_of_children(store, api):
+def test_a_parent_s_webhook_is_its_default_view_with_the_first_page_of_children(store, api, document):
     with Receiver() as receiver:
         children = [echo(f"c{i}") for i in range(25)]
         parent = store.create_group(children, GroupRules(max_parallel=0, callback_url=receiver.url("/p"))).job_id
@@ -84,6 +98,7 @@ def test_a_parent_s_webhook_is_its_default_view_with_the_first_page_of_children(
         [got] = receiver.received
     view = json.loads(got.body)
     assert view == api.get(f"/jobs/{parent}").get_json()
+    document.check_document("GET", "/jobs/{job_id}", 200, got.body)
     assert (view["status"], view["result_url"]) == ("completed", f"/jobs/{parent}/result")
     assert len(view["children"]) == 20 and view["children_page"]["next"] == f"/jobs/{parent}/children?offset=20&limit=20"
 
