@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import fakeredis
 import pytest
@@ -23,6 +26,7 @@ from tests.unit.gateway.documented import Document
 from tests.webhook_receiver import Receiver, verify
 from workers.celery_app import WEBHOOK_QUEUE, WEBHOOK_TASK
 
+ROOT = Path(__file__).resolve().parents[3]
 SECRET = "unit-test-secret-0123456789"
 SETTINGS = Settings(webhook_secret=SECRET, webhook_allow_private=1, webhook_timeout=5.0, webhook_backoff=10.0)
 
@@ -203,3 +207,21 @@ def test_a_bug_before_the_request_is_a_recorded_failed_attempt_so_it_is_retried_
     assert outcome == "retrying"
     [event] = [e for e in store.queries.events(job_id) if e["operation"] == "webhook"]
     assert (event["error_code"], event["error"]) == ("internal_error", "KeyError: 'total'")
+
+
+def test_the_deliverer_renders_a_view_without_the_gateway_s_app():
+    code = (
+        "import sys, fakeredis\n"
+        "from coordinator.webhooks import Deliverer\n"
+        "from jobs.config import Settings\n"
+        "from jobs.records import GroupRules, NewJob\n"
+        "from jobs.store import JobStore\n"
+        "store = JobStore(fakeredis.FakeRedis(), Settings())\n"
+        "job = NewJob(model='echo', content_type='text/plain', payload=b'x')\n"
+        "parent = store.create_group([job] * 3, GroupRules(max_parallel=1)).job_id\n"
+        "view = Deliverer(store).view(store.queries.get(parent))\n"
+        "assert view['children_page']['total'] == 3, view\n"
+        "loaded = sorted(m for m in sys.modules if m in ('flask_smorest', 'gateway.api', 'gateway.services'))\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
