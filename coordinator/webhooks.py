@@ -9,7 +9,9 @@ those threads for at most ``OCRGW_WEBHOOK_TIMEOUT``, never the
 coordinator, whose sweep keeps its single solo process to itself.
 
 Each delivery renders the document ``GET /jobs/{id}`` answers (for a
-parent: its default view, with the first page of its children), signs it
+parent: its default view, with the first page of its children), with the
+gateway's own view code and no Flask app (``gateway.views``, its URLs from
+``gateway.links``), signs it
 with ``OCRGW_WEBHOOK_SECRET``, POSTs it once and records the answer; the
 store decides whether and when to try again.
 """
@@ -22,17 +24,13 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
-from flask import Flask
-
 from coordinator import delivery
-from gateway import create_app, views
-from gateway.schemas import DEFAULT_PAGE_LIMIT
+from gateway import views
+from gateway.links import Links
 from jobs import webhooks
 from jobs.config import Settings
-from jobs.contract import JobKind
 from jobs.errors import JobNotFound
 from jobs.store import JobStore
 from jobs.webhooks import Answer, WebhookClaim
@@ -50,9 +48,8 @@ class Deliverer:
         self.settings: Settings = store.settings
         self.queries = store.queries
         self.clock = clock
-        # The gateway's own app, for the URLs inside a view; it never serves a request.
-        # No drain window: its SIGTERM hook must not hold up this worker's shutdown.
-        self._url_app: Flask = create_app(replace(self.settings, drain_seconds=0), store, publish=_never_publish)
+        # The URLs inside a view, as a gateway mounted at the root answers them.
+        self.links = Links()
         if not self.settings.webhook_secret:
             log.warning("OCRGW_WEBHOOK_SECRET is not set: webhooks are sent without %s", delivery.SIGNATURE_HEADER)
 
@@ -94,17 +91,10 @@ class Deliverer:
 
     def view(self, record: dict[str, str]) -> dict[str, Any]:
         """The job's view as ``GET /jobs/{id}`` answers it by default."""
-        with self._url_app.test_request_context(f"/jobs/{record['id']}"):
-            if record["kind"] != JobKind.PARENT.value:
-                return views.single(self.queries, record)
-            return views.parent(record, self.queries.children_page(record["id"], 0, DEFAULT_PAGE_LIMIT))
+        return views.job_view(self.queries, record, self.links)
 
     def body(self, record: dict[str, str]) -> bytes:
         return json.dumps(self.view(record), separators=(",", ":")).encode()
-
-
-def _never_publish(dispatches) -> int:
-    raise RuntimeError("the webhook deliverer's app creates no jobs")
 
 
 def hand_off(claims: list[WebhookClaim]) -> int:

@@ -28,7 +28,9 @@ def create_app(
     # runs its module once, as __main__, without importing it first.
     from flask import Flask
 
-    from gateway import auth, dashboard, drain, metrics, openapi, problems, routes, views
+    from gateway import auth, dashboard, drain, metrics, openapi, problems, services, views
+    from gateway.api import blueprint as api_blueprint
+    from gateway.submission import Parser
     from jobs.config import Settings
     from jobs.registry import install_remote_models
     from jobs.store import JobStore
@@ -57,8 +59,9 @@ def create_app(
     problems.register(app)
     auth.install(app, settings.api_keys)
     models = views.models(openapi.options_json_schema(api))
-    api.register_blueprint(routes.blueprint(routes.Services(settings, store, store.queries, publish, models)))
-    app.register_blueprint(dashboard.blueprint())
+    services.install(app, services.Services(settings, store, store.queries, publish, Parser(settings), models))
+    api.register_blueprint(api_blueprint)
+    app.register_blueprint(dashboard.blueprint)
     metrics.install(app, store)
     drain.install_sigterm_hook(settings.drain_seconds)
     return app

@@ -91,61 +91,60 @@ def job_path(job_id: str) -> str:
     return "/jobs/" + quote(job_id, safe="")
 
 
-def blueprint() -> Blueprint:
-    bp = Blueprint(
-        "ui",
-        __name__,
-        url_prefix="/ui",
-        template_folder="templates",
-        static_folder="static/ui",
-        static_url_path="/static",
+blueprint = Blueprint(
+    "ui",
+    __name__,
+    url_prefix="/ui",
+    template_folder="templates",
+    static_folder="static/ui",
+    static_url_path="/static",
+)
+
+
+@blueprint.get("/")
+@blueprint.get("")  # registered first, so that links name /ui
+def job_list() -> tuple[str, int]:
+    """Recent single jobs and groups, newest first, filtered by status and kind, a page at a time."""
+    filters = {name: request.args.get(name) or None for name in ("status", "kind")}
+    cursor = request.args.get("cursor") or None
+    answer = api_get("/jobs", **filters, cursor=cursor, limit=LIST_PAGE)
+    listing = answer.body if answer.ok else None
+    page = render_template(
+        "ui/list.html",
+        answer=answer,
+        jobs=listing["jobs"] if listing else [],
+        next_cursor=listing["next_cursor"] if listing else None,
+        filters=filters,
+        cursor=cursor,
+        statuses=ROOT_STATUSES,
+        kinds=ROOT_KINDS,
+        list_page=LIST_PAGE,
     )
+    return page, answer.page_status
 
-    @bp.get("/")
-    @bp.get("")  # registered first, so that links name /ui
-    def job_list() -> tuple[str, int]:
-        """Recent single jobs and groups, newest first, filtered by status and kind, a page at a time."""
-        filters = {name: request.args.get(name) or None for name in ("status", "kind")}
-        cursor = request.args.get("cursor") or None
-        answer = api_get("/jobs", **filters, cursor=cursor, limit=LIST_PAGE)
-        listing = answer.body if answer.ok else None
-        page = render_template(
-            "ui/list.html",
-            answer=answer,
-            jobs=listing["jobs"] if listing else [],
-            next_cursor=listing["next_cursor"] if listing else None,
-            filters=filters,
-            cursor=cursor,
-            statuses=ROOT_STATUSES,
-            kinds=ROOT_KINDS,
-            list_page=LIST_PAGE,
-        )
-        return page, answer.page_status
 
-    @bp.get("/jobs/<job_id>")
-    def job(job_id: str) -> tuple[str, int]:
-        """A group's page (grid, counts, events, cancel) or a single job's or child's (runs, text or error)."""
-        answer = api_get(job_path(job_id), limit=GRID_PAGE)
-        if answer.status == 404:
-            return render_template("ui/not_found.html", job_id=job_id), 404
-        view = answer.body if answer.ok else None
-        events = None
-        if view is not None and view["kind"] == JobKind.PARENT.value:
-            events_answer = api_get(job_path(job_id) + "/events")
-            if events_answer.ok:
-                events = list(reversed(events_answer.body["events"][-EVENTS_SHOWN:]))
-        page = render_template(
-            "ui/job.html",
-            answer=answer,
-            job_id=job_id,
-            view=view,
-            kind=view["kind"] if view else "",
-            events=events,
-            child_statuses=CHILD_STATUSES,
-            terminal=[s.value for s in TERMINAL],
-            grid_page=GRID_PAGE,
-            events_shown=EVENTS_SHOWN,
-        )
-        return page, answer.page_status
-
-    return bp
+@blueprint.get("/jobs/<job_id>")
+def job(job_id: str) -> tuple[str, int]:
+    """A group's page (grid, counts, events, cancel) or a single job's or child's (runs, text or error)."""
+    answer = api_get(job_path(job_id), limit=GRID_PAGE)
+    if answer.status == 404:
+        return render_template("ui/not_found.html", job_id=job_id), 404
+    view = answer.body if answer.ok else None
+    events = None
+    if view is not None and view["kind"] == JobKind.PARENT.value:
+        events_answer = api_get(job_path(job_id) + "/events")
+        if events_answer.ok:
+            events = list(reversed(events_answer.body["events"][-EVENTS_SHOWN:]))
+    page = render_template(
+        "ui/job.html",
+        answer=answer,
+        job_id=job_id,
+        view=view,
+        kind=view["kind"] if view else "",
+        events=events,
+        child_statuses=CHILD_STATUSES,
+        terminal=[s.value for s in TERMINAL],
+        grid_page=GRID_PAGE,
+        events_shown=EVENTS_SHOWN,
+    )
+    return page, answer.page_status

@@ -6,6 +6,10 @@ Here they become RFC 3339 times and nulls; a parent's status is the one its
 scripts store (they move it as its children move, so a poll is fresh without
 waiting for any sweep), and its progress comes from its per-status counts.
 ``gateway.responses`` describes each document for the OpenAPI document.
+
+Each kind of document is built here and nowhere else, for the API's routes
+(``gateway.api``) and for the webhook deliverer alike; the URLs in them come
+from the ``Links`` they are given, so that rendering one needs no Flask app.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from flask import url_for
-
+from gateway.links import Links
+from gateway.schemas import DEFAULT_PAGE_LIMIT
 from jobs.contract import TERMINAL, JobKind, JobStatus, Operation, count_field
 from jobs.queries import ChildrenPage, JobList, JobQueries
 from jobs.registry import MODELS
@@ -34,6 +38,26 @@ def rfc3339(micros: str | None) -> str | None:
     if not micros:
         return None
     return (_EPOCH + timedelta(microseconds=int(micros))).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# -- a job's view ---------------------------------------------------------------------------------
+
+
+def job_view(
+    queries: JobQueries,
+    record: Record,
+    links: Links,
+    *,
+    children: str = "page",
+    offset: int = 0,
+    limit: int = DEFAULT_PAGE_LIMIT,
+) -> dict[str, Any]:
+    """What ``GET /jobs/{id}`` answers: a single job or a child; a parent with a page of its children
+    (none with ``children="none"``)."""
+    if record["kind"] != JobKind.PARENT.value:
+        return single(queries, record)
+    page = queries.children_page(record["id"], offset, limit) if children == "page" else None
+    return parent(record, page, links)
 
 
 # -- single jobs and children ------------------------------------------------------------------
@@ -78,7 +102,7 @@ def single(queries: JobQueries, record: Record) -> dict[str, Any]:
 # -- parents ---------------------------------------------------------------------------------------
 
 
-def parent(record: Record, page: ChildrenPage | None) -> dict[str, Any]:
+def parent(record: Record, page: ChildrenPage | None, links: Links) -> dict[str, Any]:
     """A parent with its counts and, unless left out, a page of its children; never its merged result."""
     total, counts = int(record["total"]), counts_of(record)
     # As the transitions keep it: processing from the first child's claim, terminal from the step
@@ -103,28 +127,28 @@ def parent(record: Record, page: ChildrenPage | None) -> dict[str, Any]:
         "cancel_requested": record.get("cancel_requested") == "1",
         "redrives": int(record.get("redrives") or 0),
         "error_code": _null(record.get("error_code")),
-        "result_url": url_for(".job_result", job_id=record["id"]) if JobStatus(status).terminal else None,
+        "result_url": links.result(record["id"]) if JobStatus(status).terminal else None,
     }
     if page is not None:
         view["children"] = [_child_summary(c) for c in page.children]
-        view["children_page"] = paging(record["id"], page, None)
+        view["children_page"] = paging(record["id"], page, None, links)
     return view
 
 
-def children_page(parent_id: str, page: ChildrenPage, status: str | None) -> dict[str, Any]:
+def children_page(parent_id: str, page: ChildrenPage, status: str | None, links: Links) -> dict[str, Any]:
     return {
         "parent_id": parent_id,
         "status": status,
         "children": [_child_summary(c) for c in page.children],
-        "children_page": paging(parent_id, page, status),
+        "children_page": paging(parent_id, page, status, links),
     }
 
 
-def paging(parent_id: str, page: ChildrenPage, status: str | None) -> dict[str, Any]:
+def paging(parent_id: str, page: ChildrenPage, status: str | None, links: Links) -> dict[str, Any]:
     following = page.next_offset
     next_url = None
     if following is not None:
-        next_url = url_for(".job_children", job_id=parent_id, status=status, offset=following, limit=page.limit)
+        next_url = links.children(parent_id, status=status, offset=following, limit=page.limit)
     return {"offset": page.offset, "limit": page.limit, "total": page.total, "next": next_url}
 
 
@@ -199,14 +223,14 @@ def runs(intervals: str | None) -> list[dict[str, Any]]:
     return out
 
 
-# -- the listing, events, models -------------------------------------------------------------------
+# -- the listing, events, models, probes -----------------------------------------------------------
 
 
-def job_list(listing: JobList) -> dict[str, Any]:
-    return {"jobs": [_summary(row) for row in listing.jobs], "next_cursor": listing.next_cursor}
+def job_list(listing: JobList, links: Links) -> dict[str, Any]:
+    return {"jobs": [_summary(row, links) for row in listing.jobs], "next_cursor": listing.next_cursor}
 
 
-def _summary(row: Record) -> dict[str, Any]:
+def _summary(row: Record, links: Links) -> dict[str, Any]:
     view: dict[str, Any] = {
         "id": row["id"],
         "kind": row["kind"],
@@ -216,7 +240,7 @@ def _summary(row: Record) -> dict[str, Any]:
         "started_at": rfc3339(row["started_at"]),
         "finished_at": rfc3339(row["finished_at"]),
         "error_code": _null(row["error_code"]),
-        "url": url_for(".job", job_id=row["id"]),
+        "url": links.job(row["id"]),
     }
     if row["kind"] == JobKind.PARENT.value:
         total, counts = int(row["total"]), counts_of(row)
@@ -267,6 +291,11 @@ def models(options_json_schema: Callable[[type], dict[str, Any]]) -> dict[str, A
             for m in sorted(MODELS.values(), key=lambda m: m.name)
         ]
     }
+
+
+def status(word: str) -> dict[str, str]:
+    """What a probe answers when it is well."""
+    return {"status": word}
 
 
 def _null(value: str | None) -> str | None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import fakeredis
 import pytest
@@ -19,9 +22,11 @@ from jobs.config import Settings
 from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
 from jobs.webhooks import WebhookClaim
+from tests.unit.gateway.documented import Document
 from tests.webhook_receiver import Receiver, verify
 from workers.celery_app import WEBHOOK_QUEUE, WEBHOOK_TASK
 
+ROOT = Path(__file__).resolve().parents[3]
 SECRET = "unit-test-secret-0123456789"
 SETTINGS = Settings(webhook_secret=SECRET, webhook_allow_private=1, webhook_timeout=5.0, webhook_backoff=10.0)
 
@@ -32,9 +37,21 @@ def store() -> JobStore:
 
 
 @pytest.fixture
-def api(store):
-    """The gateway over the same store: what GET /jobs/{id} answers."""
-    return create_app(replace(SETTINGS, drain_seconds=0), store, publish=lambda dispatches: 0).test_client()
+def gateway(store):
+    """The gateway over the same store."""
+    return create_app(replace(SETTINGS, drain_seconds=0), store, publish=lambda dispatches: 0)
+
+
+@pytest.fixture
+def api(gateway):
+    """What GET /jobs/{id} answers."""
+    return gateway.test_client()
+
+
+@pytest.fixture
+def document(gateway) -> Document:
+    """The gateway's OpenAPI document: a webhook's body is what it documents for GET /jobs/{job_id}."""
+    return Document(gateway)
 
 
 def echo(text: str, callback_url: str = "") -> NewJob:
@@ -52,7 +69,7 @@ def claim_one(store: JobStore) -> WebhookClaim:
     return claim
 
 
-def test_a_single_job_s_webhook_is_its_view_signed_and_recorded_as_delivered(store, api):
+def test_a_single_job_s_webhook_is_its_view_signed_and_recorded_as_delivered(store, api, document):
     with Receiver() as receiver:
         job_id = store.create_single(echo("hello", receiver.url("/single"))).job_id
         complete(store, job_id, "hello")
@@ -63,6 +80,7 @@ def test_a_single_job_s_webhook_is_its_view_signed_and_recorded_as_delivered(sto
         [got] = receiver.received
     assert outcome == "delivered"
     assert json.loads(got.body) == api.get(f"/jobs/{job_id}").get_json()
+    document.check_document("GET", "/jobs/{job_id}", 200, got.body)
     assert json.loads(got.body)["result"]["text"] == "hello"
     assert verify(SECRET, got)
     assert got.headers["X-Ocrgw-Attempt"] == "1"
@@ -72,7 +90,7 @@ def test_a_single_job_s_webhook_is_its_view_signed_and_recorded_as_delivered(sto
         ("job", None, None), ("webhook", "delivered", 200)]
 
 
-def test_a_parent_s_webhook_is_its_default_view_with_the_first_page_of_children(store, api):
+def test_a_parent_s_webhook_is_its_default_view_with_the_first_page_of_children(store, api, document):
     with Receiver() as receiver:
         children = [echo(f"c{i}") for i in range(25)]
         parent = store.create_group(children, GroupRules(max_parallel=0, callback_url=receiver.url("/p"))).job_id
@@ -84,6 +102,7 @@ def test_a_parent_s_webhook_is_its_default_view_with_the_first_page_of_children(
         [got] = receiver.received
     view = json.loads(got.body)
     assert view == api.get(f"/jobs/{parent}").get_json()
+    document.check_document("GET", "/jobs/{job_id}", 200, got.body)
     assert (view["status"], view["result_url"]) == ("completed", f"/jobs/{parent}/result")
     assert len(view["children"]) == 20
     assert view["children_page"]["next"] == f"/jobs/{parent}/children?offset=20&limit=20"
@@ -194,3 +213,21 @@ def test_a_bug_before_the_request_is_a_recorded_failed_attempt_so_it_is_retried_
     assert outcome == "retrying"
     [event] = [e for e in store.queries.events(job_id) if e["operation"] == "webhook"]
     assert (event["error_code"], event["error"]) == ("internal_error", "KeyError: 'total'")
+
+
+def test_the_deliverer_renders_a_view_without_the_gateway_s_app():
+    code = (
+        "import sys, fakeredis\n"
+        "from coordinator.webhooks import Deliverer\n"
+        "from jobs.config import Settings\n"
+        "from jobs.records import GroupRules, NewJob\n"
+        "from jobs.store import JobStore\n"
+        "store = JobStore(fakeredis.FakeRedis(), Settings())\n"
+        "job = NewJob(model='echo', content_type='text/plain', payload=b'x')\n"
+        "parent = store.create_group([job] * 3, GroupRules(max_parallel=1)).job_id\n"
+        "view = Deliverer(store).view(store.queries.get(parent))\n"
+        "assert view['children_page']['total'] == 3, view\n"
+        "loaded = sorted(m for m in sys.modules if m in ('flask_smorest', 'gateway.api', 'gateway.services'))\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)

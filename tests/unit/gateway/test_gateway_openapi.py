@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from schemathesis.core.failures import FailureGroup
 
 from gateway.problems import CATALOGUE, PLAIN_HTTP_CODES
 from gateway.schemas import RawQuerySchema
 from jobs.registry import MODELS
+
+from .documented import Document
 
 METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE"}
 
@@ -189,3 +192,12 @@ def test_models_show_the_registry(client):
     tesseract = by_name["tesseract"]["options"]
     assert tesseract["properties"]["psm"]["maximum"] == 13
     assert tesseract["additionalProperties"] is False
+
+
+def test_a_document_that_breaks_its_schema_fails_the_check(app):
+    document = Document(app)
+
+    document.check_document("GET", "/healthz", 200, b'{"status": "ok"}')
+    with pytest.raises(FailureGroup) as refused:
+        document.check_document("GET", "/healthz", 200, b'{"state": "ok"}')
+    assert {type(failure).__name__ for failure in refused.value.exceptions} == {"JsonSchemaError"}

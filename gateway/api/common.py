@@ -1,0 +1,52 @@
+"""The API's one blueprint, what its operations document alike, and how a route finds a job.
+
+Every route of the API is a view function of a module of this package,
+registered on ``blueprint`` when the module is imported; one blueprint keeps
+every endpoint named ``api.<view>`` and every operation under the one tag
+of the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import request
+
+from gateway import views
+from gateway.auth import AUTH_PROBLEMS, current_principal
+from gateway.links import Links
+from gateway.openapi import Blueprint, one_of
+from gateway.problems import Problem
+from gateway.services import services
+
+blueprint = Blueprint("api", __name__, url_prefix="/", description="OCR jobs, fan-out groups and the models")
+
+# -- what operations document ----------------------------------------------------------------------
+
+#: Every route but the probes wants an API key; every read may find Redis away; every route may hit a bug.
+ALWAYS = (*AUTH_PROBLEMS, "store_unavailable", "internal_error")
+#: A body past OCRGW_MAX_BODY_BYTES, refused before it is read.
+WITH_A_BODY = ("payload_too_large",)
+JOB_VIEW = one_of("SingleJobView", "ParentView")
+PARENT_VIEW = one_of("ParentView")
+
+
+# -- finding a job ---------------------------------------------------------------------------------
+
+
+def record_of(job_id: str) -> dict[str, str]:
+    """The job, if it is the requesting tenant's: another tenant's is as absent as an unknown one."""
+    record = services().queries.get(job_id, current_principal().tenant)  # also keeps unchecked ids away from the keys
+    if record is None:
+        raise Problem("job_not_found", f"There is no job {job_id!r}.", job_id=job_id)
+    return record
+
+
+def links() -> Links:
+    """The URLs of the views, under the mount point of the request being served."""
+    return Links(request.root_path)
+
+
+def job_view(record: dict[str, str], **page: Any) -> dict[str, Any]:
+    """The job's view as ``GET /jobs/{id}`` answers it; ``page``: its query (children, offset, limit)."""
+    return views.job_view(services().queries, record, links(), **page)

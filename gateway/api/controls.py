@@ -1,0 +1,126 @@
+"""A client's controls over its jobs: cancel (DELETE), a group's new cap (PATCH), redrive (POST .../retry).
+
+Each is one transition in ``jobs.controls``; what it queued is published
+like a submission's, and the answer is the job's view after the change.
+Each finds the job with ``record_of`` first, so another tenant's job is a
+``404`` before anything changes.
+"""
+
+from __future__ import annotations
+
+from flask import jsonify, request
+
+from gateway.api.common import ALWAYS, JOB_VIEW, PARENT_VIEW, WITH_A_BODY, blueprint, job_view, record_of
+from gateway.auth import current_principal
+from gateway.openapi import problems
+from gateway.problems import Problem
+from gateway.publishing import publish_quietly
+from gateway.schemas import CapSchema, RetrySchema
+from gateway.services import services
+from gateway.submission import fingerprint, idempotency_key
+from jobs import controls
+from jobs.contract import JobKind, JobStatus
+from jobs.errors import (
+    GroupNotFinished,
+    IdempotencyKeyReused,
+    JobFinished,
+    NotAGroup,
+    NothingToRetry,
+)
+from jobs.records import Idempotency
+
+# What each refusal of jobs.controls is, to a client.
+_REFUSALS: dict[type[Exception], str] = {
+    JobFinished: "job_finished",
+    NotAGroup: "not_a_group",
+    GroupNotFinished: "group_not_finished",
+    NothingToRetry: "nothing_to_retry",
+    IdempotencyKeyReused: "idempotency_key_reused",
+}
+
+
+def _refused(error: Exception, job_id: str | None = None) -> Problem:
+    if isinstance(error, JobFinished) and job_id is not None:
+        # The status tells a client whose DELETE is a retry after a lost answer that its cancel went through.
+        return Problem("job_finished", str(error) + ".", job_status=record_of(job_id)["status"])
+    return Problem(_REFUSALS[type(error)], str(error) + ".")
+
+
+@blueprint.route("/jobs/<job_id>", methods=["DELETE"])
+@blueprint.response(200, JOB_VIEW, description="Cancelled: nothing of it runs any more.")
+@blueprint.alt_response(
+    202, schema=JOB_VIEW, description="Asked to stop: a running job ends cancelled at its next page."
+)
+@problems(blueprint, "job_not_found", "job_finished", *ALWAYS)
+def cancel(job_id: str):
+    """Cancel a job, a child or a whole group; completed children keep their results"""
+    record_of(job_id)  # 404, and keeps unchecked ids away from the keys
+    try:
+        cancelled = controls.cancel(services().store, job_id)
+    except JobFinished as error:
+        raise _refused(error, job_id) from None
+    publish_quietly(services().publish, cancelled.dispatches)
+    response = jsonify(job_view(record_of(job_id)))
+    response.status_code = 200 if cancelled.status == JobStatus.CANCELLED.value else 202
+    return response
+
+
+@blueprint.route("/jobs/<job_id>", methods=["PATCH"])
+@blueprint.arguments(CapSchema, as_kwargs=True)
+@blueprint.response(200, PARENT_VIEW, description="The group with its new cap.")
+@problems(
+    blueprint,
+    "job_not_found",
+    "not_a_group",
+    "job_finished",
+    "malformed_json",
+    "invalid_field",
+    *WITH_A_BODY,
+    *ALWAYS,
+)
+def set_cap(job_id: str, max_parallel: int):
+    """Change a running group's cap: a higher one starts children at once, a lower one as children end"""
+    record_of(job_id)
+    try:
+        released = controls.set_cap(services().store, job_id, max_parallel)
+    except (NotAGroup, JobFinished) as error:
+        raise _refused(error, job_id) from None
+    publish_quietly(services().publish, released)
+    return jsonify(job_view(record_of(job_id)))
+
+
+@blueprint.route("/jobs/<job_id>/retry", methods=["POST"])
+@blueprint.arguments(RetrySchema, as_kwargs=True)
+@blueprint.response(202, PARENT_VIEW, description="The group, running its failed children again.")
+@problems(
+    blueprint,
+    "job_not_found",
+    "not_a_group",
+    "group_not_finished",
+    "nothing_to_retry",
+    "invalid_idempotency_key",
+    "idempotency_key_reused",
+    "malformed_json",
+    "invalid_field",
+    *WITH_A_BODY,
+    *ALWAYS,
+)
+def retry(job_id: str, include_cancelled: bool):
+    """Run a finished group's failed children again (and its cancelled ones, if asked), under its cap"""
+    key = idempotency_key(request.headers.getlist("Idempotency-Key"))
+    record = record_of(job_id)
+    if record["kind"] != JobKind.PARENT.value:
+        raise Problem("not_a_group", f"Job {job_id} is not a fan-out group.")
+    idempotency = Idempotency(key, fingerprint(request.path, str(include_cancelled))) if key else None
+    try:
+        redriven = controls.redrive(
+            services().store, job_id, include_cancelled, idempotency, current_principal().tenant
+        )
+    except (NotAGroup, GroupNotFinished, NothingToRetry, IdempotencyKeyReused) as error:
+        raise _refused(error) from None
+    publish_quietly(services().publish, redriven.dispatches)
+    response = jsonify(job_view(record_of(job_id)))
+    response.status_code = 202
+    if redriven.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response

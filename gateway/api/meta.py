@@ -1,0 +1,50 @@
+"""What the API says of itself: the models (GET /models) and the probes (GET /healthz, GET /readyz)."""
+
+from __future__ import annotations
+
+from flask import jsonify
+from redis.exceptions import RedisError
+
+from gateway import drain, views
+from gateway.api.common import blueprint
+from gateway.auth import AUTH_PROBLEMS
+from gateway.openapi import problems
+from gateway.problems import Problem
+from gateway.responses import ModelsSchema, StatusSchema
+from gateway.services import services
+
+
+@blueprint.route("/models", methods=["GET"])
+@blueprint.response(200, ModelsSchema)
+@problems(blueprint, *AUTH_PROBLEMS, "internal_error")
+def models():
+    """The models: engine, where it runs, the content types and options it takes"""
+    return jsonify(services().models)
+
+
+@blueprint.route("/healthz", methods=["GET"])
+@blueprint.doc(security=[])  # open: no API key
+@blueprint.response(200, StatusSchema)
+@problems(blueprint, "internal_error")
+def healthz():
+    """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing."""
+    return jsonify(views.status("ok"))
+
+
+@blueprint.route("/readyz", methods=["GET"])
+@blueprint.doc(security=[])  # open: no API key
+@blueprint.response(200, StatusSchema)
+@problems(blueprint, "draining", "store_unavailable", "internal_error")
+def readyz():
+    """Readiness: out of rotation while this replica drains or cannot reach Redis"""
+    if drain.is_draining():
+        raise Problem("draining", "This gateway is shutting down.")
+    store = services().store
+    try:
+        store.ping()
+        draining = store.is_draining()
+    except (RedisError, OSError) as error:
+        raise Problem("store_unavailable", f"Redis does not answer: {error}.") from None
+    if draining:
+        raise Problem("draining", "The gateways are draining.")
+    return jsonify(views.status("ready"))
