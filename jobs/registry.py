@@ -13,7 +13,8 @@ entry in ``MODELS``.
 Remote models are the exception: each one forwards its documents to an
 upstream ocrgw, and the operator declares them (``OCRGW_REMOTE_MODELS``,
 parsed by ``jobs.config``).  Every process adds them to ``MODELS`` once it
-has its settings (``install_remote_models``), before it serves anything.
+has its settings (``install_remote_models``), before it serves anything, so
+a worker consumes their queues as it does the built-in models' (``model_queues``).
 They are ``cloud`` models: a document that must stay on premises never
 reaches one (``may_take``).
 """
@@ -224,3 +225,8 @@ def install_remote_models(remotes: Iterable[RemoteModel]) -> None:
         if remote.name not in MODELS:
             bisect.insort(MODEL_NAMES, remote.name)
         MODELS[remote.name] = remote_entry(remote)
+
+
+def model_queues() -> list[str]:
+    """Every model's queue, remote models included once installed: what a worker consumes unless told otherwise."""
+    return [MODELS[name].queue for name in MODEL_NAMES]
