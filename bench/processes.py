@@ -56,13 +56,26 @@ def procfile_argv(name: str, env: dict[str, str]) -> list[str]:
             break
     else:
         raise KeyError(f"the Procfile has no {name!r} process")
-    expanded = re.sub(
-        r"\$\{(\w+)(?::-([^}]*))?\}",
-        lambda m: env.get(m.group(1)) or (m.group(2) or ""),
-        command.strip(),
-    )
-    argv = shlex.split(expanded)
+    argv = shlex.split(expand(command.strip(), env))
     return [sys.executable, "-m", argv[0], *argv[1:]]
+
+
+_VARIABLE = re.compile(r"\$\{(\w+)(?::([-+])([^}]*))?\}|\$(\w+)")
+
+
+def expand(text: str, env: dict[str, str]) -> str:
+    """``text`` with its variables expanded as the shell that honcho runs a command with does:
+    ``$NAME``, ``${NAME}``, ``${NAME:-default}`` and ``${NAME:+word}`` (``word`` when set)."""
+
+    def value(match: re.Match[str]) -> str:
+        if match.group(4):
+            return env.get(match.group(4), "")
+        name, operator, word = match.group(1), match.group(2), match.group(3) or ""
+        if operator == "+":
+            return expand(word, env) if env.get(name) else ""
+        return env.get(name) or expand(word, env)
+
+    return _VARIABLE.sub(value, text)
 
 
 def set_option(argv: list[str], option: str, value: str) -> list[str]:

@@ -1,7 +1,7 @@
 """The vocabulary that Python and the Lua transitions share, defined once.
 
-Statuses, kinds, audit operations, reply codes and the names of a job
-hash's fields live here.  The scripts never spell them: every script starts
+Statuses, kinds, audit operations, reply codes, the catalogue of job error
+codes and the names of a job hash's fields live here.  The scripts never spell them: every script starts
 with a preamble generated from this module (``lua_preamble``), so Lua reads
 ``STATUS.queued``, ``REPLY.LEASE_LOST`` and ``F.attempts`` while Python reads
 ``JobStatus.QUEUED``, ``Reply.LEASE_LOST`` and ``Field.ATTEMPTS``: renaming a
@@ -10,7 +10,7 @@ value here renames it on both sides.
 
 from __future__ import annotations
 
-from enum import Enum, IntEnum
+from enum import Enum, IntEnum, StrEnum
 from functools import cache
 
 
@@ -57,12 +57,89 @@ class WebhookOutcome(str, Enum):
     SUPERSEDED = "superseded"  # a later attempt was claimed meanwhile and decides what follows
 
 
-class ErrorCode(str, Enum):
-    """The ``error_code`` values the transitions themselves write (adapters add their own)."""
+class ErrorCode(StrEnum):
+    """The one catalogue of a job's ``error_code``: every code a job can end with (or be retried
+    for, as its ``last_error_code``), whether it is retried, and what it means.
 
-    CHILD_FAILED = "child_failed"  # a parent more of whose children failed than it tolerates
-    CHILD_CANCELLED = "child_cancelled"  # likewise, its children were cancelled one by one, none failed
-    LEASE_EXPIRED = "lease_expired"  # the worker stopped renewing the lease on the last attempt
+    Adding a code is one line here, and its row in the README's table (a test keeps the two equal).
+    A retried code gives the job another attempt while it has
+    attempts left (``OCRGW_MAX_ATTEMPTS``); the last attempt's fails the job with it.  Codes are
+    part of the API and never change meaning.  A StrEnum, unlike the other enums here: a code is
+    written, logged and formatted as its value, as the plain strings it replaced were.
+    """
+
+    retried: bool
+    meaning: str
+
+    def __new__(cls, value: str, retried: bool, meaning: str) -> ErrorCode:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.retried, member.meaning = retried, meaning
+        return member
+
+    # written by the transitions themselves (SCRIPT_ERROR_CODES)
+    CHILD_FAILED = "child_failed", False, "a parent: more of its children failed than it tolerates"
+    CHILD_CANCELLED = (
+        "child_cancelled",
+        False,
+        "a parent: more of its children were cancelled, one by one, than it tolerates, and none failed",
+    )
+    LEASE_EXPIRED = "lease_expired", True, "the worker stopped renewing the job's lease (it died, or stalled)"
+    # written by the runner
+    TIMEOUT = "timeout", False, "the job ran longer than `OCRGW_JOB_TIMEOUT`"
+    RESOURCE_LIMIT = "resource_limit", False, "the job needed more memory than a worker process may use"
+    ADAPTER_ERROR = (
+        "adapter_error",
+        True,
+        "an engine failed without saying why; an unexpected exception of an adapter (a bug) fails the job at once",
+    )
+    ON_PREM_REQUIRED = (
+        "on_prem_required",
+        False,
+        "the document must stay on premises and the model runs in the cloud; nothing was sent",
+    )
+    # raised by the adapters
+    INVALID_DOCUMENT = (
+        "invalid_document",
+        False,
+        "the document cannot be decoded or rendered (corrupt, empty, of another type, over a limit)",
+    )
+    INVALID_OPTIONS = "invalid_options", False, "an option the model refuses (a job created past the gateway's checks)"
+    UNKNOWN_MODEL = "unknown_model", False, "no worker adapter serves the job's model"
+    UNSUPPORTED_LANGUAGE = (
+        "unsupported_language",
+        False,
+        "a Tesseract language that `options.lang` names is not installed on the worker",
+    )
+    ENGINE_UNAVAILABLE = "engine_unavailable", True, "the OCR engine cannot be loaded or started on this host"
+    ENGINE_TIMEOUT = "engine_timeout", True, "the engine did not finish within the job's `options.timeout_s`"
+    ECHO_FAILED = "echo_failed", False, "the echo model was asked to fail (`options.fail`, `options.fail_until`)"
+    ECHO_TRANSIENT = "echo_transient", True, "the echo model was asked to fail transiently (`options.transient_fail`)"
+    UPSTREAM_UNREACHABLE = (
+        "upstream_unreachable",
+        True,
+        "a remote model's upstream cannot be reached (refused, DNS, a request timed out or was cut off)",
+    )
+    UPSTREAM_UNAVAILABLE = "upstream_unavailable", True, "the upstream answered 5xx or 429"
+    UPSTREAM_TIMEOUT = "upstream_timeout", True, "the upstream job did not end in the job's time"
+    UPSTREAM_REJECTED = (
+        "upstream_rejected",
+        False,
+        "the upstream answered 4xx to the submission; the `error` carries its problem's `code`",
+    )
+    UPSTREAM_FAILED = (
+        "upstream_failed",
+        False,
+        "the upstream job failed or was cancelled; the `error` carries its `error_code`",
+    )
+    UPSTREAM_BAD_RESPONSE = "upstream_bad_response", False, "an answer of the upstream that is not this API's"
+
+
+#: Every job error code, as the API spells it (what an OpenAPI enum on ``error_code`` lists).
+JOB_ERROR_CODES: tuple[str, ...] = tuple(code.value for code in ErrorCode)
+#: The codes the transitions write themselves; the others reach them as arguments.  Only these are
+#: in the scripts' preamble: its tables are built at every call of a script.
+SCRIPT_ERROR_CODES = (ErrorCode.CHILD_FAILED, ErrorCode.CHILD_CANCELLED, ErrorCode.LEASE_EXPIRED)
 
 
 class Stage(str, Enum):
@@ -190,7 +267,7 @@ def lua_preamble() -> str:
         _lua_table("OPERATION", {o.value: o.value for o in Operation}),
         _lua_table("WEBHOOK", {o.value: o.value for o in WebhookOutcome}),
         _lua_table("REPLY", {r.name: r.value for r in Reply}),
-        _lua_table("ERROR", {e.value: e.value for e in ErrorCode}),
+        _lua_table("ERROR", {e.value: e.value for e in SCRIPT_ERROR_CODES}),
         _lua_table("STAGE", {e.value: e.value for e in Stage}),
         _lua_table("F", {f.name.lower(): f.value for f in Field}),
         _lua_table("E", {f.name.lower(): f.value for f in EventField}),

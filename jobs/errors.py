@@ -2,8 +2,11 @@
 
 Every error a caller may want to handle carries a stable ``code``: the gateway
 puts it in the RFC 9457 problem, the worker stores it as the job's
-``error_code``.  Codes are part of the API and never change meaning.
+``error_code``.  Codes are part of the API and never change meaning.  A job's
+codes, and whether each is retried, are the catalogue ``jobs.contract.ErrorCode``.
 """
+
+from jobs.contract import ErrorCode
 
 
 class OcrgwError(Exception):
@@ -90,33 +93,37 @@ class NothingToRetry(StoreError):
 class AdapterError(OcrgwError):
     """Raised when an OCR adapter cannot produce a result.
 
-    ``transient`` says whether another attempt may succeed (an engine crash or
-    a timeout) or not (the document itself is bad).
+    Its ``code`` is one of the catalogue's, which says whether another
+    attempt may succeed (an engine crash or a timeout: ``transient``) or not
+    (the document itself is bad).
     """
 
-    code = "adapter_error"
-    transient = True
+    code: ErrorCode = ErrorCode.ADAPTER_ERROR
+
+    def __init__(self, message: str = "", *, code: ErrorCode | None = None):
+        super().__init__(message, code=code)
+
+    @property
+    def transient(self) -> bool:
+        return self.code.retried
 
 
 class InvalidDocument(AdapterError):
     """Raised when a document cannot be decoded or rendered (corrupt, empty, wrong type)."""
 
-    code = "invalid_document"
-    transient = False
+    code = ErrorCode.INVALID_DOCUMENT
 
 
 class EngineUnavailable(AdapterError):
     """Raised when an OCR engine cannot be loaded or started on this host."""
 
-    code = "engine_unavailable"
-    transient = True
+    code = ErrorCode.ENGINE_UNAVAILABLE
 
 
 class EchoFailed(AdapterError):
     """Raised by the echo adapter when asked to fail (``options.fail``)."""
 
-    code = "echo_failed"
-    transient = False
+    code = ErrorCode.ECHO_FAILED
 
 
 # --- replication ---------------------------------------------------------------

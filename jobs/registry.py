@@ -13,7 +13,8 @@ entry in ``MODELS``.
 Remote models are the exception: each one forwards its documents to an
 upstream ocrgw, and the operator declares them (``OCRGW_REMOTE_MODELS``,
 parsed by ``jobs.config``).  Every process adds them to ``MODELS`` once it
-has its settings (``install_remote_models``), before it serves anything.
+has its settings (``install_remote_models``), before it serves anything, so
+a worker consumes their queues as it does the built-in models' (``model_queues``).
 They are ``cloud`` models: a document that must stay on premises never
 reaches one (``may_take``).
 """
@@ -29,6 +30,7 @@ from enum import Enum
 from marshmallow import INCLUDE, Schema
 from marshmallow.validate import OneOf, Range, Regexp
 
+from jobs.contract import ErrorCode
 from jobs.fields import StrictBoolean, StrictInteger, StrictNumber, Text
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff"})
@@ -191,9 +193,9 @@ MODELS: dict[str, Model] = {
 DEFAULT_MODEL = "tesseract"
 #: The models that ship with ocrgw; a remote model may not take one of their names.
 BUILT_IN_MODELS = frozenset(MODELS)
-#: The error code of a document that must stay on premises sent to a cloud model: the gateway's
-#: 403 problem and a job's ``error_code`` when a worker refuses it.
-ON_PREM_REQUIRED = "on_prem_required"
+#: The gateway's 403 problem code for a document that must stay on premises sent to a cloud model:
+#: the job error code a worker refuses such a job with (the catalogue's), as a plain string.
+ON_PREM_REQUIRED = ErrorCode.ON_PREM_REQUIRED.value
 #: Every model's name, sorted; the same list object all along (schemas show it as their enum), kept
 #: up to date by ``install_remote_models``.
 MODEL_NAMES: list[str] = sorted(MODELS)
@@ -224,3 +226,8 @@ def install_remote_models(remotes: Iterable[RemoteModel]) -> None:
         if remote.name not in MODELS:
             bisect.insort(MODEL_NAMES, remote.name)
         MODELS[remote.name] = remote_entry(remote)
+
+
+def model_queues() -> list[str]:
+    """Every model's queue, remote models included once installed: what a worker consumes unless told otherwise."""
+    return [MODELS[name].queue for name in MODEL_NAMES]

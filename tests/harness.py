@@ -52,7 +52,6 @@ ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT = float(os.environ.get("OCRGW_TEST_START_TIMEOUT", "90"))
 
 LOG_TAIL_LINES = 60
-WORKER_QUEUES = "ocr.tesseract,ocr.paddleocr,ocr.echo"
 REDIS_DATABASES = 16
 
 #: Keys in which kombu's Redis transport records which queues are bound to a
@@ -639,16 +638,18 @@ class ProcGroup:
         self,
         *,
         concurrency: int = 2,
-        queues: str = WORKER_QUEUES,
+        queues: str | None = None,
         db: int | None = None,
         env: Mapping[str, str] | None = None,
         extra_args: Iterable[str] = (),
         wait: bool = True,
         timeout: float = START_TIMEOUT,
     ) -> Proc:
+        # Without queues, every model's queue (the registry's, remote models included), as the Procfile's worker.
+        named = ["--queues", queues] if queues is not None else []
         argv = [
             sys.executable, "-m", "celery", "-A", "workers", "worker",
-            "--loglevel", "INFO", "--queues", queues,
+            "--loglevel", "INFO", *named,
             "--concurrency", str(concurrency),
             "--hostname", f"worker-{uniq()}@%h",
             "--without-gossip", "--without-mingle", "--without-heartbeat",

@@ -4,13 +4,20 @@ Celery carries only "run job <id>" messages; the job store holds every
 status and result, so there is no result backend.  Messages are JSON,
 acknowledged after the task ends, one prefetched per process: a job waiting
 behind a long OCR run stays on the queue where another worker can take it.
+
+The app's queues are the models' (``jobs.registry.model_queues``), so
+``celery -A workers worker`` without ``--queues`` consumes every model's,
+a configured remote model's too.  The coordinator and the webhook deliverer
+share this app: they always name their queue.
 """
 
 from celery import Celery, signals
+from celery.app.amqp import Queues
+from kombu import Queue
 
 from jobs import connections, redis_access
 from jobs.config import Settings
-from jobs.registry import install_remote_models
+from jobs.registry import install_remote_models, model_queues
 from observability import celery_hooks
 from workers import process_limits
 from workers.broker import is_rabbitmq, rabbitmq_settings
@@ -82,11 +89,26 @@ def make_celery(settings: Settings) -> Celery:
     if is_rabbitmq(settings.broker_url):
         # Quorum queues and publisher confirms; the Redis-only options go (see workers.broker).
         app.conf.update(rabbitmq_settings(app.conf.broker_transport_options))
+    # A worker started without --queues consumes every model's queue, remote models included; the
+    # Procfile names queues only when OCRGW_WORKER_QUEUES narrows a host to some models.
+    app.conf.task_queues = _declared(app, model_queues())
     return app
 
 
+def _declared(app: Celery, names: list[str]) -> list[Queue]:
+    """The queues ``names``, declared as a publish declares a queue it has not met (quorum on
+    RabbitMQ): RabbitMQ refuses a queue declared a second time with other arguments."""
+    conf = app.conf
+    declare = Queues(
+        create_missing_queue_type=conf.task_create_missing_queue_type,
+        create_missing_queue_exchange_type=conf.task_create_missing_queue_exchange_type,
+    ).new_missing
+    return [declare(name) for name in names]
+
+
 settings = Settings.from_env()
-# Workers run remote models, the coordinator publishes to their queues: both need them in the registry.
+# Workers run remote models and consume their queues, the coordinator publishes to them: both need
+# them in the registry before the app is made.
 install_remote_models(settings.remotes)
 app = make_celery(settings)
 

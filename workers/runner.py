@@ -14,9 +14,10 @@ once, with no Celery message (``OCRGW_KEEP_SLOT_SECONDS``; see ``Runner.run``).
 ============  ===========================================================
 completed     the adapter's result is stored
 failed        a permanent error, the last attempt's transient error, an
-              adapter bug, the job's time limit (``error_code: timeout``),
-              or its memory (``resource_limit``)
-retried       a transient error with attempts left: the job is queued again
+              adapter bug (``adapter_error``), the job's time limit
+              (``timeout``), or its memory (``resource_limit``)
+retried       a transient error (one the catalogue, ``jobs.contract.ErrorCode``,
+              retries) with attempts left: the job is queued again
               and the sweep re-publishes it once the backoff has passed
 discarded     this attempt no longer holds the job (its lease expired and
               the sweep gave the job to another attempt, or the job was
@@ -38,20 +39,18 @@ from dataclasses import dataclass
 
 from celery.exceptions import SoftTimeLimitExceeded
 
-from jobs.contract import Field
+from jobs.contract import ErrorCode, Field
 from jobs.errors import AdapterError, CancelRequested, InvalidDocument, JobNotFound, LeaseLost, NotProcessing
 from jobs.records import Claim, Completion, Dispatch
-from jobs.registry import MODELS, ON_PREM_REQUIRED, Location
+from jobs.registry import MODELS, Location
 from jobs.store import JobStore
 from observability import logs, metrics
 from workers.adapters import get_adapter
-from workers.adapters.base import RESOURCE_LIMIT, permanent_error
 
 log = logging.getLogger(__name__)
 
 COMPLETED, FAILED, RETRIED, DISCARDED, SKIPPED = "completed", "failed", "retried", "discarded", "skipped"
 CANCELLED = "cancelled"
-TIMEOUT_CODE = "timeout"
 # How an attempt came to this worker: a Celery message, or a slot kept as the previous child ended.
 MESSAGE, KEPT_SLOT = "message", "kept_slot"
 
@@ -235,16 +234,16 @@ class Runner:
             return FAILED, self.store.fail(
                 claim.job_id,
                 claim.attempt,
-                RESOURCE_LIMIT,
+                ErrorCode.RESOURCE_LIMIT,
                 "the job needed more memory than a worker process may use",
                 self._take_next(claim, keep_until),
             )
-        except Exception as exc:  # a bug in an adapter must not kill the worker
+        except Exception as exc:  # a bug in an adapter must not kill the worker, nor be retried
             log.exception("job %s: adapter raised", claim.job_id)
             return FAILED, self.store.fail(
                 claim.job_id,
                 claim.attempt,
-                "adapter_error",
+                ErrorCode.ADAPTER_ERROR,
                 f"{type(exc).__name__}: {exc}",
                 self._take_next(claim, keep_until),
             )
@@ -266,7 +265,7 @@ class Runner:
         limit = self.store.settings.job_timeout
         log.warning("job %s attempt %d: ran longer than %g s", claim.job_id, claim.attempt, limit)
         return FAILED, self.store.fail(
-            claim.job_id, claim.attempt, TIMEOUT_CODE, f"the job ran longer than {limit:g} s"
+            claim.job_id, claim.attempt, ErrorCode.TIMEOUT, f"the job ran longer than {limit:g} s"
         )
 
     def _check_on_prem(self, claim: Claim) -> None:
@@ -281,9 +280,9 @@ class Runner:
             return
         record = self.store.queries.get(claim.job_id)
         if record is None or record.get(Field.ON_PREM.value) == "1":
-            raise permanent_error(
+            raise AdapterError(
                 f"the document must stay on premises and model {model.name} runs in the cloud; nothing was sent",
-                ON_PREM_REQUIRED,
+                code=ErrorCode.ON_PREM_REQUIRED,
             )
 
     def _ocr(self, claim: Claim, lost: threading.Event) -> dict:

@@ -25,7 +25,6 @@ pytestmark = pytest.mark.integration
 
 WORDS = "REMOTE OCRGW 2026"
 UPSTREAM_KEY = "downstream-s3cret"
-REMOTE_QUEUES = "ocr.cloudocr,ocr.cloudecho,ocr.deadocr"
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +45,10 @@ def upstream(redis_server, tmp_path_factory) -> Api:
 
 @pytest.fixture(scope="module")
 def downstream(upstream, redis_server, tmp_path_factory) -> Api:
-    """An ocrgw whose remote models are the upstream's tesseract and echo, and an upstream that is not there."""
+    """An ocrgw whose remote models are the upstream's tesseract and echo, and an upstream that is not there.
+
+    Its worker names no queue: it consumes every model's, the remote models' included, as the Procfile's does.
+    """
     work = tmp_path_factory.mktemp("downstream")
     keys_file = work / "remote-keys"
     keys_file.write_text(f"cloudocr={UPSTREAM_KEY}\ncloudecho={UPSTREAM_KEY}\n")
@@ -63,7 +65,7 @@ def downstream(upstream, redis_server, tmp_path_factory) -> Api:
     group = ProcGroup(work, redis=redis_server, label="downstream")
     try:
         db = group.fresh_db()
-        worker = group.worker(queues=REMOTE_QUEUES, db=db, env=env, wait=False)
+        worker = group.worker(db=db, env=env, wait=False)
         coordinator = group.coordinator(db=db, env=env, wait=False)
         beat = group.beat(db=db, env=env, wait=False)
         web = group.web(db=db, env=env, wait=False)
@@ -89,6 +91,19 @@ def test_the_remote_models_are_listed_as_cloud_models(downstream):
         "deadocr": "cloud",
         "tesseract": "on_prem",
     }
+
+
+def test_a_worker_started_without_queues_serves_a_remote_model(downstream, upstream):
+    # Given a remote model that no worker of the downstream was told about by name
+    job = {"model": "cloudecho", "content_type": "text/plain", "payload": b64("served by default")}
+
+    # When a job is sent to it
+    view = poll_terminal(downstream, accepted(downstream.post_json(job)), ECHO_TIMEOUT)
+
+    # Then the worker with the registry's queues took it, and the upstream's echo answered
+    assert (view["status"], view["attempts"]) == ("completed", 1), view
+    assert view["result"]["text"] == "served by default"
+    assert any(j["model"] == "echo" and j["status"] == "completed" for j in upstream_jobs(upstream))
 
 
 def test_a_remote_job_completes_with_the_upstreams_text_and_pages(downstream, upstream, tmp_path):

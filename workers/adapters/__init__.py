@@ -14,8 +14,10 @@ import importlib
 import os
 import threading
 
+from jobs.contract import ErrorCode
+from jobs.errors import AdapterError
 from jobs.registry import MODELS
-from workers.adapters.base import Adapter, permanent_error
+from workers.adapters.base import Adapter
 
 _cache: dict[str, Adapter] = {}
 _lock = threading.Lock()
@@ -27,7 +29,7 @@ def get_adapter(name: str) -> Adapter:
         return adapter
     model = MODELS.get(name)
     if model is None:
-        raise permanent_error(f"no OCR adapter named {name!r}", "unknown_model")
+        raise AdapterError(f"no OCR adapter named {name!r}", code=ErrorCode.UNKNOWN_MODEL)
     with _lock:
         if name not in _cache:
             module_name, _, class_name = model.adapter.partition(":")

@@ -21,14 +21,11 @@ from documents.isolation import run_isolated
 from documents.limits import configured
 from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
 from documents.text_layer import TextLayer
+from jobs.contract import ErrorCode
 from jobs.errors import AdapterError
 
 ProgressCallback = Callable[[int, int], None]  # (pages_done, pages_total)
 T = TypeVar("T")
-
-#: The error code of a job that needed more memory than a worker process may use (an engine's
-#: allocation failed, or Python's: ``MemoryError``); retrying would only run out again.
-RESOURCE_LIMIT = "resource_limit"
 
 #: Where a page's text comes from: an engine read its image, or the PDF carried it.
 OCR, TEXT_LAYER = "ocr", "text_layer"
@@ -141,7 +138,7 @@ class PageAdapter(Adapter):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise AdapterError(
                         f"{self.name} ran out of time after {index} of {total} pages",
-                        code="engine_timeout",
+                        code=ErrorCode.ENGINE_TIMEOUT,
                     )
                 layer = layers[index]
                 if layer is not None:
@@ -180,30 +177,25 @@ def _from_text_layer(number: int, layer: TextLayer) -> PageResult:
     return PageResult(number, layer.text, lines, TEXT_LAYER, layer.width, layer.height)
 
 
-def permanent_error(message: str, code: str) -> AdapterError:
-    """An AdapterError that retrying cannot fix (bad options, unknown model)."""
-    error = AdapterError(message, code=code)
-    error.transient = False
-    return error
-
-
 def _deadline(timeout_s: Any) -> float | None:
     if timeout_s is None:
         return None
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
-        raise permanent_error("options.timeout_s must be a positive number", "invalid_options")
+        raise AdapterError("options.timeout_s must be a positive number", code=ErrorCode.INVALID_OPTIONS)
     return time.monotonic() + float(timeout_s)
 
 
 def _text_layer(choice: Any) -> str:
     if choice not in TEXT_LAYER_CHOICES:
-        raise permanent_error(f"options.text_layer must be one of {', '.join(TEXT_LAYER_CHOICES)}", "invalid_options")
+        raise AdapterError(
+            f"options.text_layer must be one of {', '.join(TEXT_LAYER_CHOICES)}", code=ErrorCode.INVALID_OPTIONS
+        )
     return choice
 
 
 def _first_page(number: Any) -> int:
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        raise permanent_error("options.first_page must be an integer >= 1", "invalid_options")
+        raise AdapterError("options.first_page must be an integer >= 1", code=ErrorCode.INVALID_OPTIONS)
     return number
 
 

@@ -32,14 +32,14 @@ from marshmallow import ValidationError
 
 from documents.limits import check_pages, configured
 from jobs.config import Settings
+from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, EchoFailed, InvalidDocument
 from jobs.registry import MODELS
-from workers.adapters.base import Adapter, Line, OcrResult, PageResult, permanent_error
+from workers.adapters.base import Adapter, Line, OcrResult, PageResult
 
 log = logging.getLogger(__name__)
 
 _NO_BOX = (0, 0, 0, 0)
-TRANSIENT_CODE = "echo_transient"
 
 
 class EchoAdapter(Adapter):
@@ -58,7 +58,7 @@ class EchoAdapter(Adapter):
         delay_ms = options.get("delay_ms", 0)
         crash = options.get("crash", False)
         if crash and not self.allow_crash:
-            raise permanent_error("options.crash is not enabled on this worker", "invalid_options")
+            raise AdapterError("options.crash is not enabled on this worker", code=ErrorCode.INVALID_OPTIONS)
         if delay_ms:
             time.sleep(delay_ms / 1000)
         if crash:
@@ -67,7 +67,7 @@ class EchoAdapter(Adapter):
                 stream.flush()
             os._exit(1)
         if options.get("transient_fail"):
-            raise AdapterError("echo asked to fail transiently", code=TRANSIENT_CODE)
+            raise AdapterError("echo asked to fail transiently", code=ErrorCode.ECHO_TRANSIENT)
         if options.get("fail"):
             raise EchoFailed("echo asked to fail")
         if time.time() < options.get("fail_until", 0):
@@ -104,4 +104,4 @@ def _read(options: dict) -> dict:
     except ValidationError as error:
         messages = error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
         reasons = "; ".join(f"options.{name}: {' '.join(map(str, why))}" for name, why in messages.items())
-        raise permanent_error(reasons, "invalid_options") from None
+        raise AdapterError(reasons, code=ErrorCode.INVALID_OPTIONS) from None

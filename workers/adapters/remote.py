@@ -6,24 +6,25 @@ with a growing interval until the upstream job ends or the job's time is
 up.  The upstream's pages (text, lines, boxes, page sizes) become this
 job's result as they are.
 
-What can go wrong, and what the job's ``error_code`` then is:
+What can go wrong, and what the job's ``error_code`` then is (whether each is
+retried: the catalogue, ``jobs.contract.ErrorCode``):
 
-=========================  =========  =============================================
-upstream_unreachable       transient  refused, DNS, a timed-out request, a dropped
-                                      connection (polls ride out a few of those)
-upstream_unavailable       transient  the upstream answered 5xx or 429 (draining,
-                                      its store away, overloaded)
-upstream_rejected          permanent  the upstream answered 4xx to the submission
-                                      (a bad key, a model or option it refuses);
-                                      the message carries its problem's code
-upstream_failed            permanent  the upstream job failed or was cancelled;
-                                      the message carries its error_code
-upstream_bad_response      permanent  an answer that is not this API's
-upstream_timeout           transient  the upstream job did not end in the job's
-                                      time (the upstream job is then cancelled)
-=========================  =========  =============================================
+=========================  ==================================================
+upstream_unreachable       refused, DNS, a timed-out request, a dropped
+                           connection (polls ride out a few of those)
+upstream_unavailable       the upstream answered 5xx or 429 (draining, its
+                           store away, overloaded)
+upstream_rejected          the upstream answered 4xx to the submission (a bad
+                           key, a model or option it refuses); the message
+                           carries its problem's code
+upstream_failed            the upstream job failed or was cancelled; the
+                           message carries its error_code
+upstream_bad_response      an answer that is not this API's
+upstream_timeout           the upstream job did not end in the job's time (the
+                           upstream job is then cancelled)
+=========================  ==================================================
 
-Transient errors are retried by the runner like any engine's; a redirect is
+The runner retries those the catalogue retries, like any engine's; a redirect is
 never followed, so a document goes to the configured URL and nowhere else.
 Whether the document may leave at all is the runner's check, made before
 this adapter is called (``jobs.registry.Model.may_take``).
@@ -41,12 +42,10 @@ from typing import Any
 import requests
 
 from jobs.config import Settings
+from jobs.contract import ErrorCode
 from jobs.errors import AdapterError
 from jobs.registry import RemoteModel
-from workers.adapters.base import Adapter, Line, OcrResult, PageResult, permanent_error
-
-UNREACHABLE, UNAVAILABLE, REJECTED = "upstream_unreachable", "upstream_unavailable", "upstream_rejected"
-FAILED, BAD_RESPONSE, TIMEOUT = "upstream_failed", "upstream_bad_response", "upstream_timeout"
+from workers.adapters.base import Adapter, Line, OcrResult, PageResult
 
 CONNECT_TIMEOUT_SECONDS = 5.0
 # The longest one request may wait for its answer: the upstream answers a submission once it has stored it.
@@ -87,7 +86,8 @@ class RemoteAdapter(Adapter):
         try:
             view = self._wait(upstream_id, deadline, on_page)
         except AdapterError as error:
-            if error.code not in (UNREACHABLE, UNAVAILABLE):  # no use knocking at a door that does not open
+            # no use knocking at a door that does not open
+            if error.code not in (ErrorCode.UPSTREAM_UNREACHABLE, ErrorCode.UPSTREAM_UNAVAILABLE):
                 self._cancel(upstream_id)
             raise
         except BaseException:
@@ -112,7 +112,7 @@ class RemoteAdapter(Adapter):
         view = _json(response)
         upstream_id = view.get("id") if isinstance(view, dict) else None
         if not isinstance(upstream_id, str) or not upstream_id:
-            raise permanent_error("the upstream accepted the job without an id", BAD_RESPONSE)
+            raise AdapterError("the upstream accepted the job without an id", code=ErrorCode.UPSTREAM_BAD_RESPONSE)
         return upstream_id
 
     def _wait(self, upstream_id: str, deadline: float, on_page) -> dict[str, Any]:
@@ -133,7 +133,9 @@ class RemoteAdapter(Adapter):
                 shown = _report_progress(view, shown, on_page)
             left = deadline - self._clock()
             if left <= 0:
-                raise AdapterError(f"the upstream job {upstream_id} did not end within the job's time", code=TIMEOUT)
+                raise AdapterError(
+                    f"the upstream job {upstream_id} did not end within the job's time", code=ErrorCode.UPSTREAM_TIMEOUT
+                )
             self._sleep(min(interval, left))
             interval = min(interval * POLL_GROWTH, MAX_POLL_SECONDS)
 
@@ -143,7 +145,9 @@ class RemoteAdapter(Adapter):
             raise _refusal(response, f"job {upstream_id}")
         view = _json(response)
         if not isinstance(view, dict) or not isinstance(view.get("status"), str):
-            raise permanent_error(f"the upstream's view of job {upstream_id} has no status", BAD_RESPONSE)
+            raise AdapterError(
+                f"the upstream's view of job {upstream_id} has no status", code=ErrorCode.UPSTREAM_BAD_RESPONSE
+            )
         return view
 
     def _cancel(self, upstream_id: str) -> None:
@@ -167,7 +171,7 @@ class RemoteAdapter(Adapter):
         except requests.RequestException as error:
             raise AdapterError(
                 f"the upstream at {self.remote.url} cannot be reached: {type(error).__name__}: {error}",
-                code=UNREACHABLE,
+                code=ErrorCode.UPSTREAM_UNREACHABLE,
             ) from None
 
     def _url(self, path: str) -> str:
@@ -202,16 +206,19 @@ def _refusal(response: requests.Response, what: str) -> AdapterError:
     said = f"{code}: {detail}" if code else response.reason or "no problem details"
     message = f"the upstream answered {status} to the {what} ({said})"
     if status == 429 or status >= 500:
-        return AdapterError(message, code=UNAVAILABLE)
+        return AdapterError(message, code=ErrorCode.UPSTREAM_UNAVAILABLE)
     if 400 <= status < 500:
-        return permanent_error(message, REJECTED)
-    return permanent_error(message, BAD_RESPONSE)  # a redirect, or a 2xx this API never answers there
+        return AdapterError(message, code=ErrorCode.UPSTREAM_REJECTED)
+    # a redirect, or a 2xx this API never answers there
+    return AdapterError(message, code=ErrorCode.UPSTREAM_BAD_RESPONSE)
 
 
 def _json(response: requests.Response) -> Any:
     data = _json_or_none(response)
     if data is None:
-        raise permanent_error(f"the upstream answered {response.status_code} without a JSON body", BAD_RESPONSE)
+        raise AdapterError(
+            f"the upstream answered {response.status_code} without a JSON body", code=ErrorCode.UPSTREAM_BAD_RESPONSE
+        )
     return data
 
 
@@ -226,13 +233,13 @@ def _result(view: dict[str, Any], upstream_id: str) -> OcrResult:
     status = view["status"]
     if status != "completed":
         why = f"{view.get('error_code') or 'no error_code'}: {view.get('error') or status}"
-        raise permanent_error(f"the upstream job {upstream_id} ended {status} ({why})", FAILED)
+        raise AdapterError(f"the upstream job {upstream_id} ended {status} ({why})", code=ErrorCode.UPSTREAM_FAILED)
     try:
         return OcrResult(pages=[_page(page) for page in view["result"]["pages"]])
     except (KeyError, TypeError, ValueError) as error:
-        raise permanent_error(
+        raise AdapterError(
             f"the upstream job {upstream_id}'s result is not this API's: {type(error).__name__}: {error}",
-            BAD_RESPONSE,
+            code=ErrorCode.UPSTREAM_BAD_RESPONSE,
         ) from None
 
 

@@ -10,8 +10,9 @@ import time
 import pytesseract
 from pytesseract import Output
 
+from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, EngineUnavailable
-from workers.adapters.base import RESOURCE_LIMIT, Line, PageAdapter, PageResult, permanent_error, union_bbox
+from workers.adapters.base import Line, PageAdapter, PageResult, union_bbox
 
 _LANG = re.compile(r"[A-Za-z0-9_/]+(\+[A-Za-z0-9_/]+)*")  # eng, chi_sim, script/Latin, eng+deu
 _WORD_LEVEL = 5
@@ -50,24 +51,26 @@ class TesseractAdapter(PageAdapter):
             reason = exc.message or str(exc.status)
             if _OUT_OF_MEMORY.search(reason):
                 # It inherits the worker process's address-space limit; the same page would fail again.
-                raise permanent_error(f"tesseract ran out of memory on page {page}: {reason}", RESOURCE_LIMIT) from None
+                raise AdapterError(
+                    f"tesseract ran out of memory on page {page}: {reason}", code=ErrorCode.RESOURCE_LIMIT
+                ) from None
             raise AdapterError(f"tesseract failed on page {page}: {reason}") from None
         except RuntimeError as exc:  # pytesseract's only signal of its timeout
             if "timeout" not in str(exc).lower():
                 raise AdapterError(f"tesseract failed on page {page}: {exc}") from None
-            raise AdapterError(f"tesseract timed out on page {page}", code="engine_timeout") from None
+            raise AdapterError(f"tesseract timed out on page {page}", code=ErrorCode.ENGINE_TIMEOUT) from None
         return _page_result(page, data)
 
     def _lang(self, options: dict) -> str:
         lang = options.get("lang", "eng")
         if not isinstance(lang, str) or not _LANG.fullmatch(lang):
-            raise permanent_error("options.lang must look like 'eng' or 'eng+deu'", "invalid_options")
+            raise AdapterError("options.lang must look like 'eng' or 'eng+deu'", code=ErrorCode.INVALID_OPTIONS)
         missing = set(lang.split("+")) - self._installed_languages()
         if missing:
             # Tesseract would fail on every retry; say so once, clearly.
-            raise permanent_error(
+            raise AdapterError(
                 f"tesseract language(s) not installed: {', '.join(sorted(missing))}",
-                "unsupported_language",
+                code=ErrorCode.UNSUPPORTED_LANGUAGE,
             )
         return lang
 
@@ -86,7 +89,7 @@ def _config(options: dict, image) -> str:
     psm = options.get("psm")
     if psm is not None:
         if isinstance(psm, bool) or not isinstance(psm, int) or not 0 <= psm <= 13:
-            raise permanent_error("options.psm must be an integer from 0 to 13", "invalid_options")
+            raise AdapterError("options.psm must be an integer from 0 to 13", code=ErrorCode.INVALID_OPTIONS)
         args.append(f"--psm {psm}")
     dpi = image.info.get("dpi")
     if dpi and dpi[0] >= 70:

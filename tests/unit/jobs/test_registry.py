@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import importlib
-import re
-from pathlib import Path
 
 import pytest
 
-from jobs.registry import MODELS, Location
+from jobs.registry import MODELS, Location, RemoteModel, install_remote_models, model_queues
+from tests.unit.remote_models import registry_restored
 from workers import adapters
 from workers.adapters import get_adapter
 from workers.adapters.base import Adapter
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -44,14 +41,11 @@ def test_workers_resolve_adapters_from_the_registry(monkeypatch):
     assert get_adapter("echo-again").name == "echo"
 
 
-def test_the_default_worker_consumes_every_models_queue():
-    procfile = (ROOT / "Procfile").read_text()
+def test_the_model_queues_are_every_models_remote_models_included():
+    with registry_restored():
+        install_remote_models([RemoteModel("cloudocr", "tesseract", "https://ocr.example")])
 
-    default = re.search(r"OCRGW_WORKER_QUEUES:-([^}]+)\}", procfile)
-    assert default is not None, "the Procfile's worker names its default queues"
-    queues = default.group(1).split(",")
-
-    assert sorted(queues) == sorted(m.queue for m in MODELS.values())
+        assert model_queues() == ["ocr.cloudocr", "ocr.echo", "ocr.paddleocr", "ocr.tesseract"]
 
 
 @pytest.mark.parametrize(

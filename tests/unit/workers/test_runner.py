@@ -15,6 +15,7 @@ import json
 from celery.exceptions import SoftTimeLimitExceeded
 
 from jobs import keys
+from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.records import Dispatch
 
@@ -90,7 +91,7 @@ def test_a_missing_payload_fails_as_an_invalid_document(h):
 
 
 def transient(document, options, on_page):
-    raise AdapterError("engine went away", code="engine_crashed")
+    raise AdapterError("engine went away", code=ErrorCode.ENGINE_UNAVAILABLE)
 
 
 def test_a_transient_error_gives_the_job_back_with_a_doubling_backoff(h):
@@ -104,7 +105,7 @@ def test_a_transient_error_gives_the_job_back_with_a_doubling_backoff(h):
 
         job = h.job(job_id)
         assert (job["status"], job["attempts"], job["stage"]) == ("queued", str(attempt), "retrying")
-        assert (job["last_error_code"], job["last_error"]) == ("engine_crashed", "engine went away")
+        assert (job["last_error_code"], job["last_error"]) == ("engine_unavailable", "engine went away")
         assert h.lease(job_id) is None
         # The sweep re-publishes it once the backoff has passed, not before.
         due = h.queued_deadline(job_id)
@@ -134,7 +135,7 @@ def test_a_transient_error_on_the_last_attempt_fails_the_job(h):
     assert [h.runner.run(job_id) for _ in range(3)] == ["retried", "retried", "failed"]
 
     job = h.job(job_id)
-    assert (job["status"], job["attempts"], job["error_code"]) == ("failed", "3", "engine_crashed")
+    assert (job["status"], job["attempts"], job["error_code"]) == ("failed", "3", "engine_unavailable")
     assert h.queued_deadline(job_id) is None
     assert [e["status"] for e in h.events(job_id)] == ["failed"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from celery.exceptions import SoftTimeLimitExceeded
 
+from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.records import Dispatch, NewJob
 from tests.unit.workers.runner_support import Harness, make
@@ -122,7 +123,7 @@ def test_a_retried_child_keeps_its_slot_for_its_own_retry(h):
     parent_id, _ = h.group(2, max_parallel=1)
 
     def transient(document, options, on_page):
-        raise AdapterError("engine went away", code="engine_crashed")
+        raise AdapterError("engine went away", code=ErrorCode.ENGINE_UNAVAILABLE)
 
     h.adapter.behaviour = transient
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, EchoFailed
 from observability import logs
 from tests.unit.observability.support import Counts
@@ -55,7 +56,7 @@ def test_a_failed_job_counts_as_failed_and_a_retried_attempt_only_as_an_attempt(
     def behaviour(document, options, on_page):
         if document == b"bad":
             raise EchoFailed("unreadable")
-        raise AdapterError("engine busy", code="busy")
+        raise AdapterError("engine busy", code=ErrorCode.ENGINE_UNAVAILABLE)
 
     h.adapter.behaviour = behaviour
     counts = Counts()

@@ -18,13 +18,14 @@ import pytest
 from documents import pages
 from documents.isolation import run_isolated
 from documents.limits import TooManyPages
+from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from tests import bad_documents as bad
 from tests.pdfs import pdf
 from tests.unit.workers.pages import HELLO_PNG
 from workers import process_limits
 from workers.adapters import base
-from workers.adapters.base import RESOURCE_LIMIT, PageResult
+from workers.adapters.base import PageResult
 from workers.adapters.echo import EchoAdapter
 from workers.adapters.paddleocr import PaddleOcrAdapter
 from workers.adapters.tesseract import TesseractAdapter
@@ -46,7 +47,7 @@ def test_running_out_of_memory_fails_the_job_at_once_and_the_next_job_runs(h):
     assert h.runner.run(next_job) == "completed"
 
     job = h.job(hungry)
-    assert (job["status"], job["attempts"], job["error_code"]) == ("failed", "1", RESOURCE_LIMIT)
+    assert (job["status"], job["attempts"], job["error_code"]) == ("failed", "1", ErrorCode.RESOURCE_LIMIT)
     assert "memory" in job["error"]
     assert h.queued_deadline(hungry) is None  # not retried
     assert h.store.queries.result(next_job)["text"] == "fine"
@@ -77,7 +78,7 @@ def test_tesseract_out_of_memory_is_a_permanent_resource_limit(monkeypatch):
     with pytest.raises(AdapterError) as caught:
         adapter.run(HELLO_PNG, "image/png", {})
 
-    assert (caught.value.code, caught.value.transient) == (RESOURCE_LIMIT, False)
+    assert (caught.value.code, caught.value.transient) == (ErrorCode.RESOURCE_LIMIT, False)
 
 
 def test_echo_refuses_a_text_of_more_pages_than_allowed_before_making_them():
