@@ -11,7 +11,7 @@ from marshmallow import Schema, fields
 from marshmallow.validate import OneOf
 
 from gateway.problems import CATALOGUE, PLAIN_HTTP_CODES
-from jobs.contract import JobKind, JobStatus, Operation, WebhookOutcome
+from jobs.contract import JOB_ERROR_CODES, JobKind, JobStatus, Operation, WebhookOutcome
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS
 from jobs.registry import Location
 
@@ -29,6 +29,11 @@ def _status(**kwargs) -> fields.String:
 
 def _nullable_string(**kwargs) -> fields.String:
     return fields.String(required=True, allow_none=True, **kwargs)
+
+
+def _job_error_code(**kwargs) -> fields.String:
+    """A job's ``error_code``: one of the catalogue's (jobs.contract.ErrorCode), or null."""
+    return fields.String(allow_none=True, validate=OneOf(JOB_ERROR_CODES), **kwargs)
 
 
 class ProblemSchema(Schema):
@@ -62,7 +67,7 @@ class ProblemSchema(Schema):
     job_status = fields.String(
         metadata={"description": "no_result, result_not_ready, job_finished: the job's status (how it ended)."}
     )
-    error_code = fields.String(allow_none=True, metadata={"description": "no_result: why the job failed."})
+    error_code = _job_error_code(metadata={"description": "no_result: why the job failed."})
 
 
 # -- results ----------------------------------------------------------------------------------
@@ -100,7 +105,7 @@ class MergedChildSchema(Schema):
     id = fields.String(required=True)
     status = _status()
     text = _nullable_string(metadata={"description": "The child's text if it completed."})
-    error_code = _nullable_string()
+    error_code = _job_error_code(required=True)
 
 
 class MergedResultSchema(ResultSchema):
@@ -150,14 +155,14 @@ class SingleJobViewSchema(Schema):
     started_at = _time()
     finished_at = _time()
     result = fields.Nested(ResultSchema, required=True, allow_none=True, metadata={"description": "Once completed."})
-    error_code = _nullable_string(metadata={"description": "Once failed."})
+    error_code = _job_error_code(required=True, metadata={"description": "Once failed."})
     error = _nullable_string(metadata={"description": "Once failed or cancelled."})
     idempotency_key = _nullable_string()
     cancel_requested = fields.Boolean(
         required=True, metadata={"description": "A client asked to cancel it; a running job stops at its next page."}
     )
     runs = _runs()
-    last_error_code = fields.String(metadata={"description": "Why the current attempt is a retry."})
+    last_error_code = _job_error_code(metadata={"description": "Why the current attempt is a retry."})
     last_error = fields.String()
     parent_id = fields.String()
     index = fields.Integer()
@@ -178,7 +183,7 @@ class ChildSummarySchema(Schema):
     attempts = fields.Integer(required=True)
     started_at = _time()
     finished_at = _time()
-    error_code = _nullable_string()
+    error_code = _job_error_code(required=True)
     runs = _runs()
 
 
@@ -212,7 +217,9 @@ class ParentViewSchema(Schema):
     )
     cancel_requested = fields.Boolean(required=True)
     redrives = fields.Integer(required=True, metadata={"description": "Times its failed children were retried."})
-    error_code = _nullable_string(metadata={"description": "child_failed or child_cancelled, past its tolerance."})
+    error_code = _job_error_code(
+        required=True, metadata={"description": "child_failed or child_cancelled, past its tolerance."}
+    )
     result_url = _nullable_string(metadata={"description": "GET it for the merged result, once terminal."})
     children = fields.List(
         fields.Nested(ChildSummarySchema), metadata={"description": "A page of children (absent with children=none)."}
@@ -237,7 +244,7 @@ class JobSummarySchema(Schema):
     created_at = _time()
     started_at = _time()
     finished_at = _time()
-    error_code = _nullable_string()
+    error_code = _job_error_code(required=True)
     url = fields.String(required=True)
     total = fields.Integer(metadata={"description": "Parents: how many children."})
     progress = fields.Float(metadata={"description": "Parents: terminal children / total."})

@@ -37,9 +37,10 @@ from gateway.document_checks import check_document
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, SplitRequest, accepting_model, check_not_empty
 from jobs.config import Settings
+from jobs.contract import ErrorCode
 from jobs.errors import InvalidDocument
 from jobs.records import GroupRules, NewJob
-from jobs.registry import MODELS, ON_PREM_REQUIRED
+from jobs.registry import MODELS
 from jobs.webhook_urls import InvalidCallbackUrl, check_submitted
 
 JSON_TYPE = "application/json"
@@ -270,7 +271,7 @@ def check_location(model: str, on_prem: bool) -> None:
     """``403 on_prem_required`` when a document that must stay on premises names a cloud model."""
     if not MODELS[model].may_take(on_prem=on_prem):
         raise Problem(
-            ON_PREM_REQUIRED,
+            ErrorCode.ON_PREM_REQUIRED,
             f"This document must stay on premises, and model {model} runs in the cloud; "
             "choose a model whose location is on_prem (GET /models).",
         )

@@ -30,7 +30,6 @@ from enum import Enum
 from marshmallow import INCLUDE, Schema
 from marshmallow.validate import OneOf, Range, Regexp
 
-from jobs.contract import ErrorCode
 from jobs.fields import StrictBoolean, StrictInteger, StrictNumber, Text
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff"})
@@ -193,9 +192,6 @@ MODELS: dict[str, Model] = {
 DEFAULT_MODEL = "tesseract"
 #: The models that ship with ocrgw; a remote model may not take one of their names.
 BUILT_IN_MODELS = frozenset(MODELS)
-#: The gateway's 403 problem code for a document that must stay on premises sent to a cloud model:
-#: the job error code a worker refuses such a job with (the catalogue's), as a plain string.
-ON_PREM_REQUIRED = ErrorCode.ON_PREM_REQUIRED.value
 #: Every model's name, sorted; the same list object all along (schemas show it as their enum), kept
 #: up to date by ``install_remote_models``.
 MODEL_NAMES: list[str] = sorted(MODELS)

@@ -9,6 +9,7 @@ from schemathesis.core.failures import FailureGroup
 
 from gateway.problems import CATALOGUE, PLAIN_HTTP_CODES
 from gateway.schemas import RawQuerySchema
+from jobs.contract import JOB_ERROR_CODES
 from jobs.registry import MODELS
 
 from .documented import Document
@@ -201,3 +202,18 @@ def test_a_document_that_breaks_its_schema_fails_the_check(app):
     with pytest.raises(FailureGroup) as refused:
         document.check_document("GET", "/healthz", 200, b'{"state": "ok"}')
     assert {type(failure).__name__ for failure in refused.value.exceptions} == {"JsonSchemaError"}
+
+
+def test_every_job_error_code_field_lists_the_catalogue(spec):
+    """A client learns every code a job can end with from /openapi.json, and nothing else."""
+    schemas = spec["components"]["schemas"]
+    found = {
+        (name, field): prop["enum"]
+        for name, schema in schemas.items()
+        for field, prop in schema.get("properties", {}).items()
+        if field in ("error_code", "last_error_code") and "enum" in prop
+    }
+
+    assert {"JobSummary", "SingleJobView", "ChildSummary", "ParentView", "MergedChild", "Problem"} <= {name for name, _ in found}
+    for enum in found.values():
+        assert [code for code in enum if code is not None] == list(JOB_ERROR_CODES)
