@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     from redis.exceptions import RedisError
 
     from jobs.config import Settings
+    from jobs.settings_declaration import without_password
     from jobs.store import JobStore
 
     args = sys.argv[1:] if argv is None else argv
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             store.set_draining(args[0] == "on")
         print("draining" if store.is_draining() else "not draining")
     except RedisError as error:
-        print(f"the job store at {settings.redis_url} does not answer: {error}", file=sys.stderr)
+        print(f"the job store at {without_password(settings.redis_url)} does not answer: {error}", file=sys.stderr)
         return 1
     return 0
 
