@@ -8,7 +8,8 @@ Scopes, and why:
   test, so every test starts from a known state.
 * ``stack`` (session, started on first use): worker, coordinator and beat on
   database 0, shared by the tests that only submit work and read results.
-  Use it together with ``redis_url`` to get a clean database.
+  Use it together with ``redis_url`` to get a clean database (the
+  integration tests' ``gateway``, ``api`` and ``db`` fixtures do).
 * ``procs`` (function): processes of the test's own, killed at teardown. A
   test that kills, stops or restarts anything must use these, on a database
   of its own (``procs.fresh_db()``), never the shared stack.
@@ -91,8 +92,14 @@ def redis_server_factory(tmp_path):
     def make(*, appendonly: bool = False, extra_args=()) -> RedisServer:
         nonlocal count
         count += 1
-        server = RedisServer(group, tmp_path / f"redis-{count}", appendonly=appendonly,
-                             extra_args=extra_args, binary=binary, name=f"redis-{count}")
+        server = RedisServer(
+            group,
+            tmp_path / f"redis-{count}",
+            appendonly=appendonly,
+            extra_args=extra_args,
+            binary=binary,
+            name=f"redis-{count}",
+        )
         return server.start()
 
     try:
@@ -107,8 +114,7 @@ def procs(request, tmp_path) -> ProcGroup:
 
     Redis is only started if the test asks for an ocrgw process or a database.
     """
-    group = ProcGroup(tmp_path / "procs", redis=lambda: request.getfixturevalue("redis_server"),
-                      label="test")
+    group = ProcGroup(tmp_path / "procs", redis=lambda: request.getfixturevalue("redis_server"), label="test")
     try:
         yield group
     finally:
@@ -124,6 +130,8 @@ def stack(redis_server: RedisServer, tmp_path_factory) -> harness.Stack:
     """
     group = ProcGroup(tmp_path_factory.mktemp("stack"), redis=redis_server, label="session stack")
     try:
-        yield group.stack(db=0, concurrency=4, env={"OCRGW_SWEEP_INTERVAL": SWEEP_INTERVAL})
+        session_stack = group.stack(db=0, concurrency=4, env={"OCRGW_SWEEP_INTERVAL": SWEEP_INTERVAL})
+        session_stack.shared = True
+        yield session_stack
     finally:
         group.close()
