@@ -22,6 +22,8 @@ to its report.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests import harness
@@ -58,7 +60,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 @pytest.fixture(scope="session")
-def redis_server(tmp_path_factory) -> RedisServer:
+def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
     """A redis-server on a free loopback port: ``.url``, ``.port``, ``.restart()``, ``.stop()``."""
     binary = _require_redis_server()
     work = tmp_path_factory.mktemp("redis-session")
@@ -109,7 +111,7 @@ def redis_server_factory(tmp_path):
 
 
 @pytest.fixture
-def procs(request, tmp_path) -> ProcGroup:
+def procs(request, tmp_path) -> Iterator[ProcGroup]:
     """This test's own processes; everything still running is killed at teardown.
 
     Redis is only started if the test asks for an ocrgw process or a database.
@@ -122,7 +124,7 @@ def procs(request, tmp_path) -> ProcGroup:
 
 
 @pytest.fixture(scope="session")
-def stack(redis_server: RedisServer, tmp_path_factory) -> harness.Stack:
+def stack(redis_server: RedisServer, tmp_path_factory) -> Iterator[harness.Stack]:
     """Shared worker (concurrency 4), coordinator and beat on database 0.
 
     Never kill or stop these from a test: later tests rely on them.

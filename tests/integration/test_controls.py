@@ -153,7 +153,9 @@ def test_a_redrive_after_a_collect_all_failure_ends_completed(gateway, db):
 
     failing = keys.job(keys.child_id(parent_id, 1))
     options = json.loads(db.hget(failing, "options"))
-    options["fail_until"] = micros(failed["children"][1]["finished_at"]) / 1_000_000
+    failed_at = micros(failed["children"][1]["finished_at"])
+    assert failed_at is not None
+    options["fail_until"] = failed_at / 1_000_000
     db.hset(failing, "options", json.dumps(options))
     retry = gateway.http.post(f"{gateway.base_url}/jobs/{parent_id}/retry", headers={"Idempotency-Key": "r1"})
     assert retry.status_code == 202 and retry.json()["status"] == "processing"

@@ -15,6 +15,7 @@ the middle of a group, which only this module has.
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 
 import kombu
 import pytest
@@ -35,7 +36,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.rabbitmq]
 
 
 @pytest.fixture(scope="module")
-def rabbitmq(tmp_path_factory) -> RabbitMQServer:
+def rabbitmq(tmp_path_factory) -> Iterator[RabbitMQServer]:
     binary = find_rabbitmq_server()
     if binary is None:
         why = "rabbitmq-server is not installed (scripts/setup.sh --tests installs it)"
@@ -53,7 +54,7 @@ def rabbitmq(tmp_path_factory) -> RabbitMQServer:
 
 
 @pytest.fixture
-def procs(request, tmp_path, rabbitmq) -> ProcGroup:
+def procs(request, tmp_path, rabbitmq) -> Iterator[ProcGroup]:
     """The test's own processes, as ``procs`` everywhere, with RabbitMQ as their broker."""
     group_ = ProcGroup(
         tmp_path / "procs", redis=lambda: request.getfixturevalue("redis_server"), label="test", broker=rabbitmq.url_for
