@@ -24,6 +24,7 @@ The pytest fixtures that hand these out live in ``tests/conftest.py``.
 from __future__ import annotations
 
 import collections
+import contextlib
 import importlib.util
 import itertools
 import os
@@ -38,11 +39,11 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from urllib.parse import quote
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -152,7 +153,7 @@ class Proc:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         # The log holds only what the process prints, so a readiness regex
         # can never match the command line itself.
-        self._log = open(self.log_path, "ab")
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 (open while the process runs; close() closes it)
         self.popen = subprocess.Popen(
             self.argv,
             stdin=subprocess.DEVNULL,
@@ -216,10 +217,8 @@ class Proc:
         """
         if self.popen is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):  # the whole group is already gone
             os.killpg(self.popen.pid, sig)
-        except ProcessLookupError:
-            pass  # the whole group is already gone
         if sig == signal.SIGKILL:
             self.popen.wait(timeout=30)
 
@@ -258,10 +257,8 @@ class Proc:
             if self.popen.poll() is None:
                 self.kill(signal.SIGKILL)
             else:
-                try:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.popen.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
         if self._log is not None:
             self._log.close()
             self._log = None
