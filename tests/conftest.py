@@ -8,7 +8,8 @@ Scopes, and why:
   test, so every test starts from a known state.
 * ``stack`` (session, started on first use): worker, coordinator and beat on
   database 0, shared by the tests that only submit work and read results.
-  Use it together with ``redis_url`` to get a clean database.
+  Use it together with ``redis_url`` to get a clean database (the
+  integration tests' ``gateway``, ``api`` and ``db`` fixtures do).
 * ``procs`` (function): processes of the test's own, killed at teardown. A
   test that kills, stops or restarts anything must use these, on a database
   of its own (``procs.fresh_db()``), never the shared stack.
@@ -20,6 +21,8 @@ to its report.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 
@@ -57,7 +60,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 @pytest.fixture(scope="session")
-def redis_server(tmp_path_factory) -> RedisServer:
+def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
     """A redis-server on a free loopback port: ``.url``, ``.port``, ``.restart()``, ``.stop()``."""
     binary = _require_redis_server()
     work = tmp_path_factory.mktemp("redis-session")
@@ -91,8 +94,14 @@ def redis_server_factory(tmp_path):
     def make(*, appendonly: bool = False, extra_args=()) -> RedisServer:
         nonlocal count
         count += 1
-        server = RedisServer(group, tmp_path / f"redis-{count}", appendonly=appendonly,
-                             extra_args=extra_args, binary=binary, name=f"redis-{count}")
+        server = RedisServer(
+            group,
+            tmp_path / f"redis-{count}",
+            appendonly=appendonly,
+            extra_args=extra_args,
+            binary=binary,
+            name=f"redis-{count}",
+        )
         return server.start()
 
     try:
@@ -102,13 +111,12 @@ def redis_server_factory(tmp_path):
 
 
 @pytest.fixture
-def procs(request, tmp_path) -> ProcGroup:
+def procs(request, tmp_path) -> Iterator[ProcGroup]:
     """This test's own processes; everything still running is killed at teardown.
 
     Redis is only started if the test asks for an ocrgw process or a database.
     """
-    group = ProcGroup(tmp_path / "procs", redis=lambda: request.getfixturevalue("redis_server"),
-                      label="test")
+    group = ProcGroup(tmp_path / "procs", redis=lambda: request.getfixturevalue("redis_server"), label="test")
     try:
         yield group
     finally:
@@ -116,7 +124,7 @@ def procs(request, tmp_path) -> ProcGroup:
 
 
 @pytest.fixture(scope="session")
-def stack(redis_server: RedisServer, tmp_path_factory) -> harness.Stack:
+def stack(redis_server: RedisServer, tmp_path_factory) -> Iterator[harness.Stack]:
     """Shared worker (concurrency 4), coordinator and beat on database 0.
 
     Never kill or stop these from a test: later tests rely on them.
@@ -124,6 +132,8 @@ def stack(redis_server: RedisServer, tmp_path_factory) -> harness.Stack:
     """
     group = ProcGroup(tmp_path_factory.mktemp("stack"), redis=redis_server, label="session stack")
     try:
-        yield group.stack(db=0, concurrency=4, env={"OCRGW_SWEEP_INTERVAL": SWEEP_INTERVAL})
+        session_stack = group.stack(db=0, concurrency=4, env={"OCRGW_SWEEP_INTERVAL": SWEEP_INTERVAL})
+        session_stack.shared = True
+        yield session_stack
     finally:
         group.close()

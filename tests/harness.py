@@ -11,7 +11,7 @@ lifecycle so each test only says *what* it wants running:
 * ``ProcGroup`` starts ``Proc``\\ s for one scope (a test, the session) and
   kills whatever is still alive when that scope ends. Its factories build the
   exact commands the Procfile runs (``worker``, ``coordinator``, ``beat``,
-  ``web``) with ``sys.executable`` so the project's venv is used.
+  ``webhooks``, ``web``) with ``sys.executable`` so the project's venv is used.
 * ``RedisServer`` runs a private redis-server on a free loopback port, if
   asked with a password (``requirepass``) and TLS only (``TlsFiles``, a CA and
   a server certificate made with openssl); its URLs then carry both.
@@ -24,6 +24,7 @@ The pytest fixtures that hand these out live in ``tests/conftest.py``.
 from __future__ import annotations
 
 import collections
+import contextlib
 import importlib.util
 import itertools
 import os
@@ -38,11 +39,11 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from urllib.parse import quote
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -151,7 +152,7 @@ class Proc:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         # The log holds only what the process prints, so a readiness regex
         # can never match the command line itself.
-        self._log = open(self.log_path, "ab")
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 (open while the process runs; close() closes it)
         self.popen = subprocess.Popen(
             self.argv,
             stdin=subprocess.DEVNULL,
@@ -215,10 +216,8 @@ class Proc:
         """
         if self.popen is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):  # the whole group is already gone
             os.killpg(self.popen.pid, sig)
-        except ProcessLookupError:
-            pass  # the whole group is already gone
         if sig == signal.SIGKILL:
             self.popen.wait(timeout=30)
 
@@ -257,10 +256,8 @@ class Proc:
             if self.popen.poll() is None:
                 self.kill(signal.SIGKILL)
             else:
-                try:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.popen.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -497,7 +494,9 @@ class Stack:
     """A worker, a coordinator and a beat against one Redis database.
 
     ``web()`` starts a gateway on the same database the first time it is
-    called and returns the same one afterwards.
+    called and returns the same one afterwards.  ``webhooks`` is the
+    webhook deliverer, when the stack was asked for one.  ``shared`` marks
+    the session's stack, whose database the tests empty before each of them.
     """
 
     group: ProcGroup
@@ -508,6 +507,8 @@ class Stack:
     coordinator: Proc
     beat: Proc
     _web: WebProc | None = field(default=None, repr=False)
+    webhooks: Proc | None = None
+    shared: bool = False
 
     def web(self) -> WebProc:
         if self._web is None or not self._web.alive:
@@ -516,7 +517,7 @@ class Stack:
 
     @property
     def procs(self) -> list[Proc]:
-        return [p for p in (self.worker, self.coordinator, self.beat, self._web) if p is not None]
+        return [p for p in (self.worker, self.coordinator, self.beat, self._web, self.webhooks) if p is not None]
 
 
 _gunicorn_flags: list[str] | None = None
@@ -693,6 +694,23 @@ class ProcGroup:
         return self.start("beat", argv, env=self._env(db, env), ready=BEAT_READY,
                           wait=wait, timeout=timeout)
 
+    def webhooks(
+        self,
+        *,
+        concurrency: int = 4,
+        db: int | None = None,
+        env: Mapping[str, str] | None = None,
+        wait: bool = True,
+        timeout: float = START_TIMEOUT,
+    ) -> Proc:
+        """The webhook deliverer: a Celery worker of the coordinator on the webhooks queue, with a thread pool."""
+        argv = [
+            *(sys.executable, "-m", "celery", "-A", "coordinator", "worker", "--loglevel", "INFO"),
+            *("--queues", "webhooks", "--pool", "threads", "--concurrency", str(concurrency)),
+            *("--hostname", f"webhooks-{uniq()}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"),
+        ]
+        return self.start("webhooks", argv, env=self._env(db, env), ready=CELERY_READY, wait=wait, timeout=timeout)
+
     def web(
         self,
         *,
@@ -723,20 +741,24 @@ class ProcGroup:
         env: Mapping[str, str] | None = None,
         concurrency: int = 2,
         web: bool = False,
+        webhooks: bool = False,
         timeout: float = START_TIMEOUT,
     ) -> Stack:
-        """Worker, coordinator and beat (and a web if asked), started in parallel."""
+        """Worker, coordinator and beat (and a web, and a webhook deliverer, if asked), started in parallel."""
         env = dict(env or {})
         worker = self.worker(concurrency=concurrency, db=db, env=env, wait=False)
         coordinator = self.coordinator(db=db, env=env, wait=False)
         beat = self.beat(db=db, env=env, wait=False)
         web_proc = self.web(db=db, env=env, wait=False) if web else None
+        deliverer = self.webhooks(db=db, env=env, wait=False) if webhooks else None
         worker.wait_ready(CELERY_READY, timeout)
         coordinator.wait_ready(CELERY_READY, timeout)
         beat.wait_ready(BEAT_READY, timeout)
         if web_proc is not None:
             web_proc.wait_ready(web_proc.healthy, timeout)
-        return Stack(self, db or 0, self.url(db), env, worker, coordinator, beat, web_proc)
+        if deliverer is not None:
+            deliverer.wait_ready(CELERY_READY, timeout)
+        return Stack(self, db or 0, self.url(db), env, worker, coordinator, beat, web_proc, webhooks=deliverer)
 
     # -- teardown ------------------------------------------------------------
 

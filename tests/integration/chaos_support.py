@@ -1,7 +1,7 @@
 """Helpers of the reliability and chaos tests: settings that make failures
 come back in seconds, requests built around the echo model's fault
-options, polling that tolerates a process or Redis being away, and the one
-check every group must pass at the end, whatever was killed on the way.
+options, and the one check every group must pass at the end, whatever was
+killed on the way (its waits poll through a process or Redis being away).
 
 That check reads only what the system recorded: statuses, stored results,
 the children's ``started_at``/``finished_at`` (Redis ``TIME``, one clock per
@@ -12,17 +12,12 @@ asserts how long anything took; the timeouts only bound a hang.
 from __future__ import annotations
 
 import base64
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import requests
-
 from jobs import keys
-from tests.harness import wait_until
 from tests.integration.fanout_support import Gateway, attempt_spans, peak_overlap
-
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
+from tests.integration.polling import WAIT, brief, wait_for_job
 
 #: Short leases and a fast sweep, so that a dead worker's job comes back in
 #: about two seconds.  The lease is renewed every third of it; 2 s leaves a
@@ -36,10 +31,6 @@ FAST: dict[str, str] = {
     "OCRGW_ECHO_ALLOW_CRASH": "1",
 }
 
-#: How long a test waits for an outcome; generous, since it bounds a hang only.
-WAIT = 90.0
-
-
 # -- requests ---------------------------------------------------------------------------
 
 
@@ -49,8 +40,13 @@ def b64(data: str | bytes) -> str:
 
 def echo(text: str, **options: Any) -> dict[str, Any]:
     """One echo job (or child) whose result text is ``text``; ``options`` as the echo model reads them."""
-    job: dict[str, Any] = {"model": "echo", "content_type": "text/plain", "payload": b64(text),
-                           "doc_hash": f"doc-{text}", "pages": 1}
+    job: dict[str, Any] = {
+        "model": "echo",
+        "content_type": "text/plain",
+        "payload": b64(text),
+        "doc_hash": f"doc-{text}",
+        "pages": 1,
+    }
     if options:
         job["options"] = options
     return job
@@ -62,55 +58,6 @@ def group(children: Sequence[Mapping[str, Any]], max_parallel: int) -> dict[str,
 
 def texts(n: int, prefix: str = "child") -> list[str]:
     return [f"{prefix}-{i}" for i in range(n)]
-
-
-# -- polling through failures ---------------------------------------------------------------
-
-
-def tolerant(fetch: Callable[[], Any]) -> Callable[[], Any]:
-    """``fetch``, answering None instead of raising while a gateway or Redis is away."""
-
-    def attempt():
-        try:
-            return fetch()
-        except (requests.RequestException, AssertionError, ValueError):
-            return None
-
-    return attempt
-
-
-def wait_view(gateway: Gateway, job_id: str, until: Callable[[Mapping[str, Any]], Any],
-              timeout: float = WAIT, what: str = "the expected state") -> Mapping[str, Any]:
-    """Polls ``GET /jobs/{id}`` until ``until(view)``; a failed poll is retried, not fatal."""
-    fetch = tolerant(lambda: gateway.job(job_id))
-    last: list[Any] = [None]
-
-    def check():
-        view = fetch()
-        if view is not None:
-            last[0] = view
-        return view if view is not None and until(view) else None
-
-    return wait_until(check, timeout, 0.1,
-                      message=lambda: f"job {job_id} never reached {what}; last seen: {_brief(last[0])}")
-
-
-def wait_terminal(gateway: Gateway, job_id: str, timeout: float = WAIT) -> Mapping[str, Any]:
-    return wait_view(gateway, job_id, lambda v: v["status"] in TERMINAL, timeout, "a terminal status")
-
-
-def wait_processing(gateway: Gateway, job_id: str, timeout: float = WAIT) -> Mapping[str, Any]:
-    return wait_view(gateway, job_id, lambda v: v["status"] == "processing", timeout, "processing")
-
-
-def _brief(view: Any) -> str:
-    if not isinstance(view, Mapping):
-        return repr(view)
-    keep = ("status", "attempts", "counts", "stage", "error_code", "last_error_code")
-    out = {k: view[k] for k in keep if k in view}
-    if "children" in view:
-        out["children"] = [(c["index"], c["status"], c["attempts"]) for c in view["children"]]
-    return json.dumps(out)
 
 
 # -- the end state -------------------------------------------------------------------------------
@@ -138,21 +85,21 @@ def assert_group_settled(
     Returns the parent's final view.
     """
     failed = dict(failed or {})
-    view = wait_terminal(gateway, parent_id, timeout)
+    view = wait_for_job(gateway.job, parent_id, timeout=timeout, through_outages=True)
     children = view["children"]
-    assert len(children) == len(child_texts) == view["total"], _brief(view)
+    assert len(children) == len(child_texts) == view["total"], brief(view)
 
-    for child, text in zip(children, child_texts):
+    for child, text in zip(children, child_texts, strict=True):
         index = child["index"]
         if index in failed:
-            assert (child["status"], child["error_code"]) == ("failed", failed[index]), _brief(view)
+            assert (child["status"], child["error_code"]) == ("failed", failed[index]), brief(view)
         else:
-            assert child["status"] == "completed", f"child {index}: {_brief(view)}"
+            assert child["status"] == "completed", f"child {index}: {brief(view)}"
             own = gateway.job(child["id"])
             assert own["result"] is not None and own["result"]["text"] == text, own
     expected_status = "failed" if failed else "completed"
-    assert view["status"] == expected_status, _brief(view)
-    assert view["error_code"] == ("child_failed" if failed else None), _brief(view)
+    assert view["status"] == expected_status, brief(view)
+    assert view["error_code"] == ("child_failed" if failed else None), brief(view)
     result = gateway.get(view["result_url"])  # a parent's merged result is served apart from its view
     merged = {c["index"]: c["text"] for c in result["children"]}
     assert merged == {i: (None if i in failed else t) for i, t in enumerate(child_texts)}, result
@@ -177,18 +124,20 @@ def assert_audited_once(gateway: Gateway, parent_id: str, view: Mapping[str, Any
     for child in view["children"]:
         mine = by_job[child["id"]]
         assert [(e["operation"], e["status"], e["parent_job_id"]) for e in mine] == [
-            ("job_child", child["status"], parent_id)], mine
+            ("job_child", child["status"], parent_id)
+        ], mine
 
 
-def assert_single_settled(gateway: Gateway, job_id: str, text: str | None = None,
-                          error_code: str | None = None, timeout: float = WAIT) -> Mapping[str, Any]:
+def assert_single_settled(
+    gateway: Gateway, job_id: str, text: str | None = None, error_code: str | None = None, timeout: float = WAIT
+) -> Mapping[str, Any]:
     """A single job ends completed with ``text``, or failed with ``error_code``, audited once."""
-    view = wait_terminal(gateway, job_id, timeout)
+    view = wait_for_job(gateway.job, job_id, timeout=timeout, through_outages=True)
     if error_code is None:
-        assert view["status"] == "completed", _brief(view)
+        assert view["status"] == "completed", brief(view)
         assert view["result"]["text"] == text, view["result"]
     else:
-        assert (view["status"], view["error_code"]) == ("failed", error_code), _brief(view)
+        assert (view["status"], view["error_code"]) == ("failed", error_code), brief(view)
     # Its terminal audit event, once; a webhook's delivery attempts are events of their own.
     events = [e for e in gateway.events(job_id) if e["operation"] != "webhook"]
     assert [(e["operation"], e["status"]) for e in events] == [("job", view["status"])], events
@@ -201,8 +150,9 @@ def assert_single_settled(gateway: Gateway, job_id: str, text: str | None = None
 def job_ids(client) -> list[str]:
     """The ids of every job record, from the keys themselves."""
     marker = ":job:"
-    return sorted(k.decode().split(marker, 1)[1]
-                  for k in client.scan_iter(match=f"{keys.NAMESPACE}:*{marker}*", count=1000))
+    return sorted(
+        k.decode().split(marker, 1)[1] for k in client.scan_iter(match=f"{keys.NAMESPACE}:*{marker}*", count=1000)
+    )
 
 
 def root_ids(client) -> list[str]:

@@ -1,4 +1,4 @@
-"""Helpers of the fan-out integration tests: submitting groups, waiting, and measuring.
+"""Helpers of the fan-out integration tests: submitting groups and measuring.
 
 Concurrency is never inferred from how long something took.  It is read
 from what the transitions recorded: every child's ``started_at`` (set by
@@ -15,8 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import statistics
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,7 +23,6 @@ import requests
 
 from jobs import keys
 
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
 STATUSES = ("held", "queued", "processing", "completed", "failed", "cancelled")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -37,8 +35,7 @@ def b64(text: str | bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-def echo_child(text: str, *, delay_ms: float | None = None, fail: bool = False,
-               **overrides: Any) -> dict[str, Any]:
+def echo_child(text: str, *, delay_ms: float | None = None, fail: bool = False, **overrides: Any) -> dict[str, Any]:
     """One child for the ``echo`` model, whose result text is ``text``."""
     options: dict[str, Any] = {}
     if delay_ms is not None:
@@ -90,13 +87,27 @@ class Gateway:
 
     def post_json(self, body: Any, headers: Mapping[str, str] | None = None) -> requests.Response:
         data = body if isinstance(body, (bytes, str)) else json.dumps(body)
-        return self.http.post(f"{self.base_url}/jobs", data=data, timeout=self.timeout,
-                              headers={"Content-Type": "application/json", **(headers or {})})
+        return self.http.post(
+            f"{self.base_url}/jobs",
+            data=data,
+            timeout=self.timeout,
+            headers={"Content-Type": "application/json", **(headers or {})},
+        )
 
-    def post_raw(self, data: bytes, content_type: str, params: Mapping[str, str] | None = None,
-                 headers: Mapping[str, str] | None = None) -> requests.Response:
-        return self.http.post(f"{self.base_url}/jobs", data=data, params=params, timeout=self.timeout,
-                              headers={"Content-Type": content_type, **(headers or {})})
+    def post_raw(
+        self,
+        data: bytes,
+        content_type: str,
+        params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> requests.Response:
+        return self.http.post(
+            f"{self.base_url}/jobs",
+            data=data,
+            params=params,
+            timeout=self.timeout,
+            headers={"Content-Type": content_type, **(headers or {})},
+        )
 
     def get(self, path: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         resp = self.http.get(f"{self.base_url}{path}", params=params, timeout=self.timeout)
@@ -127,8 +138,9 @@ class Gateway:
         return resp.json()["events"]
 
 
-def submit_group(gateway: Gateway, children: Sequence[Mapping[str, Any]], max_parallel: int,
-                 *, idempotency_key: str | None = None) -> requests.Response:
+def submit_group(
+    gateway: Gateway, children: Sequence[Mapping[str, Any]], max_parallel: int, *, idempotency_key: str | None = None
+) -> requests.Response:
     """POSTs a fan-out group and checks it was accepted; returns the response."""
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
     resp = gateway.post_json(group_body(children, max_parallel), headers)
@@ -137,41 +149,6 @@ def submit_group(gateway: Gateway, children: Sequence[Mapping[str, Any]], max_pa
     assert view["kind"] == "parent", view
     assert view["total"] == len(children) and view["max_parallel"] == max_parallel, view
     return resp
-
-
-def wait_terminal(
-    fetch: Callable[[str], Mapping[str, Any] | None],
-    job_id: str,
-    timeout: float = 60.0,
-    on_poll: Callable[[Mapping[str, Any]], None] | None = None,
-    interval: float = 0.05,
-) -> Mapping[str, Any]:
-    """Polls ``fetch(job_id)`` (a gateway's ``job``, or a store's ``get``) until terminal.
-
-    ``on_poll`` sees every snapshot, so a test can check an invariant all
-    along the way.  The timeout bounds a hang; it asserts no speed.
-    """
-    deadline = time.monotonic() + timeout
-    last: Mapping[str, Any] | None = None
-    while True:
-        last = fetch(job_id)
-        if last is not None:
-            if on_poll is not None:
-                on_poll(last)
-            if last["status"] in TERMINAL:
-                return last
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"job {job_id} is not terminal after {timeout:g}s: "
-                                 f"{_summary(last)}")
-        time.sleep(interval)
-
-
-def _summary(view: Mapping[str, Any] | None) -> str:
-    if view is None:
-        return "no such job"
-    keep = ("status", "counts", "progress", "n_held", "n_queued", "n_processing",
-            "n_completed", "n_failed")
-    return json.dumps({k: view[k] for k in keep if k in view})
 
 
 def in_flight_of(view: Mapping[str, Any]) -> int:
@@ -193,8 +170,7 @@ def events_of(gateway: Gateway, parent_id: str) -> tuple[list[dict], list[dict]]
     return jobs, children
 
 
-def assert_audited_once(gateway: Gateway, parent_id: str, child_ids: Iterable[str],
-                        parent_status: str) -> None:
+def assert_audited_once(gateway: Gateway, parent_id: str, child_ids: Iterable[str], parent_status: str) -> None:
     """Exactly one ``job`` event for the parent and one ``job_child`` per child, each linked to it."""
     jobs, children = events_of(gateway, parent_id)
     assert [(e["job_id"], e["status"]) for e in jobs] == [(parent_id, parent_status)], jobs
@@ -272,8 +248,10 @@ def handoff_gaps(spans: Sequence[tuple[int, int]]) -> list[int]:
 
 def describe_gaps(gaps: Sequence[int]) -> str:
     ms = [g / 1000 for g in gaps]
-    return (f"{len(ms)} hand-offs: p50 {statistics.median(ms):.1f} ms, "
-            f"p90 {statistics.quantiles(ms, n=10)[-1]:.1f} ms, max {max(ms):.1f} ms")
+    return (
+        f"{len(ms)} hand-offs: p50 {statistics.median(ms):.1f} ms, "
+        f"p90 {statistics.quantiles(ms, n=10)[-1]:.1f} ms, max {max(ms):.1f} ms"
+    )
 
 
 # -- the keyspace ---------------------------------------------------------------------
@@ -296,5 +274,4 @@ def keyspace(client) -> dict[bytes, bytes]:
 
 def job_keys(client) -> list[bytes]:
     """The keys of job records (single, parent and child), however many groups exist."""
-    return sorted(k for k in client.scan_iter(match=f"{keys.NAMESPACE}:*", count=1000)
-                  if b":job:" in k)
+    return sorted(k for k in client.scan_iter(match=f"{keys.NAMESPACE}:*", count=1000) if b":job:" in k)

@@ -1,7 +1,7 @@
 """Helpers of the single-job and HTTP API tests against a real gunicorn gateway.
 
-``Api`` is a thin ``requests`` client of one gateway; ``poll_terminal``
-waits for a job to finish (the timeout bounds a hang, it asserts no speed);
+``Api`` is a thin ``requests`` client of one gateway (a test waits for its
+jobs with ``tests.integration.polling.wait_for_job(api.job, ...)``);
 ``ocrgw_keyspace`` snapshots what the job store holds so a test can prove a
 rejected request stored nothing; the sample builders draw pages whose text
 the OCR engines read back reliably.
@@ -21,9 +21,8 @@ from PIL import Image
 from redis import Redis
 
 from jobs import keys
-from tests.harness import make_sample, wait_until
+from tests.harness import make_sample
 
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
 PROBLEM_TYPE = "application/problem+json"
 #: OCR of a page can take a while on a loaded two-core machine, and the first
 #: PP-OCRv4 job of a worker process loads its models: generous on purpose.
@@ -47,8 +46,9 @@ class Api:
     def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         return self.http.request(method, self.url(path), timeout=self.timeout, **kwargs)
 
-    def post_raw(self, body: bytes, content_type: str | None, model: str | None = None,
-                 headers: dict[str, str] | None = None) -> requests.Response:
+    def post_raw(
+        self, body: bytes, content_type: str | None, model: str | None = None, headers: dict[str, str] | None = None
+    ) -> requests.Response:
         """POST a document as the body itself; ``content_type=None`` sends no Content-Type."""
         headers = dict(headers or {})
         if content_type is not None:
@@ -85,18 +85,6 @@ def accepted(response: requests.Response) -> str:
     job_id = response.json()["id"]
     assert response.headers["Location"].endswith(f"/jobs/{job_id}")
     return job_id
-
-
-def poll_terminal(api: Api, job_id: str, timeout: float = OCR_TIMEOUT) -> dict[str, Any]:
-    """GET the job until it is terminal, and return that view."""
-    last: dict[str, Any] = {}
-
-    def terminal():
-        last.update(api.job(job_id))
-        return dict(last) if last["status"] in TERMINAL else None
-
-    return wait_until(terminal, timeout, interval=0.1,
-                      message=lambda: f"job {job_id} never became terminal; last view {last}")
 
 
 def assert_problem(response: requests.Response, status: int, code: str) -> dict[str, Any]:
@@ -139,8 +127,7 @@ def ocrgw_keyspace(client: Redis) -> dict[bytes, bytes]:
 
 def job_keys(client: Redis) -> list[bytes]:
     """The job records in the store (payload, result and index keys excluded)."""
-    return sorted(k for k in client.scan_iter(match=f"{keys.NAMESPACE}:*", count=1000)
-                  if b":job:" in k)
+    return sorted(k for k in client.scan_iter(match=f"{keys.NAMESPACE}:*", count=1000) if b":job:" in k)
 
 
 # -- sample documents ------------------------------------------------------------------

@@ -17,25 +17,13 @@ from tests.integration.live import (
     b64,
     job_keys,
     ocrgw_keyspace,
-    poll_terminal,
 )
+from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 UNKNOWN_ID = "0123456789abcdef0123456789abcdef"
-
-
-@pytest.fixture
-def api(stack, redis_url) -> Api:
-    """The shared stack's gateway, on a database emptied for this test."""
-    return Api(stack.web().base_url)
-
-
-@pytest.fixture
-def db(redis_server, redis_url):
-    with redis_server.client() as client:
-        yield client
 
 
 def echo_job(text: str, **fields) -> dict:
@@ -44,73 +32,68 @@ def echo_job(text: str, **fields) -> dict:
 
 REJECTED = {
     "malformed-json": (
-        lambda api: api.request("POST", "/jobs", data=b'{"model": "echo", ',
-                                headers={"Content-Type": "application/json"}),
-        400, "malformed_json"),
-    "bad-base64": (
-        lambda api: api.post_json(echo_job("x") | {"payload": "not base64!"}),
-        400, "invalid_base64"),
+        lambda api: api.request(
+            "POST", "/jobs", data=b'{"model": "echo", ', headers={"Content-Type": "application/json"}
+        ),
+        400,
+        "malformed_json",
+    ),
+    "bad-base64": (lambda api: api.post_json(echo_job("x") | {"payload": "not base64!"}), 400, "invalid_base64"),
     "unsupported-raw-content-type": (
         lambda api: api.post_raw(b"PK\x03\x04zip", "application/zip", model="tesseract"),
-        415, "unsupported_content_type"),
+        415,
+        "unsupported_content_type",
+    ),
     "model-refuses-content-type": (
         lambda api: api.post_raw(b"plain words", "text/plain", model="tesseract"),
-        415, "unsupported_content_type"),
+        415,
+        "unsupported_content_type",
+    ),
     "missing-content-type": (
         lambda api: api.post_raw(PNG_SIGNATURE + b"rest", None, model="tesseract"),
-        415, "missing_content_type"),
+        415,
+        "missing_content_type",
+    ),
     "unknown-model-raw": (
         lambda api: api.post_raw(PNG_SIGNATURE + b"rest", "image/png", model="no-such-model"),
-        422, "unknown_model"),
-    "unknown-model-json": (
-        lambda api: api.post_json(echo_job("x") | {"model": "no-such-model"}),
-        422, "unknown_model"),
-    "negative-pages": (
-        lambda api: api.post_json(echo_job("x", pages=-1)),
-        422, "invalid_field"),
-    "options-not-an-object": (
-        lambda api: api.post_json(echo_job("x", options="fast")),
-        422, "invalid_field"),
-    "empty-document": (
-        lambda api: api.post_raw(b"", "image/png", model="tesseract"),
-        422, "empty_document"),
+        422,
+        "unknown_model",
+    ),
+    "unknown-model-json": (lambda api: api.post_json(echo_job("x") | {"model": "no-such-model"}), 422, "unknown_model"),
+    "negative-pages": (lambda api: api.post_json(echo_job("x", pages=-1)), 422, "invalid_field"),
+    "options-not-an-object": (lambda api: api.post_json(echo_job("x", options="fast")), 422, "invalid_field"),
+    "empty-document": (lambda api: api.post_raw(b"", "image/png", model="tesseract"), 422, "empty_document"),
     "invalid-idempotency-key": (
         lambda api: api.post_json(echo_job("x"), headers={"Idempotency-Key": "has spaces"}),
-        400, "invalid_idempotency_key"),
-    "wrong-method": (
-        lambda api: api.request("DELETE", "/jobs"),
-        405, "method_not_allowed"),
-    "unknown-route": (
-        lambda api: api.request("GET", "/no/such/route"),
-        404, "not_found"),
-    "unknown-job": (
-        lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}"),
-        404, "job_not_found"),
-    "events-of-unknown-job": (
-        lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}/events"),
-        404, "job_not_found"),
-    "malformed-id": (
-        lambda api: api.request("GET", "/jobs/not-a-job-id"),
-        404, "job_not_found"),
-    "result-of-unknown-job": (
-        lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}/result"),
-        404, "job_not_found"),
-    "children-of-unknown-job": (
-        lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}/children"),
-        404, "job_not_found"),
+        400,
+        "invalid_idempotency_key",
+    ),
+    "wrong-method": (lambda api: api.request("DELETE", "/jobs"), 405, "method_not_allowed"),
+    "unknown-route": (lambda api: api.request("GET", "/no/such/route"), 404, "not_found"),
+    "unknown-job": (lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}"), 404, "job_not_found"),
+    "events-of-unknown-job": (lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}/events"), 404, "job_not_found"),
+    "malformed-id": (lambda api: api.request("GET", "/jobs/not-a-job-id"), 404, "job_not_found"),
+    "result-of-unknown-job": (lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}/result"), 404, "job_not_found"),
+    "children-of-unknown-job": (lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}/children"), 404, "job_not_found"),
     "children-page-too-large": (
         lambda api: api.request("GET", f"/jobs/{UNKNOWN_ID}/children?limit=201"),
-        422, "invalid_field"),
-    "listing-held-roots": (
-        lambda api: api.request("GET", "/jobs?status=held"),
-        422, "invalid_field"),
-    "listing-foreign-cursor": (
-        lambda api: api.request("GET", "/jobs?cursor=not-ours"),
-        422, "invalid_field"),
+        422,
+        "invalid_field",
+    ),
+    "listing-held-roots": (lambda api: api.request("GET", "/jobs?status=held"), 422, "invalid_field"),
+    "listing-foreign-cursor": (lambda api: api.request("GET", "/jobs?cursor=not-ours"), 422, "invalid_field"),
     "tesseract-option-out-of-range": (
-        lambda api: api.post_json({"model": "tesseract", "content_type": "image/png",
-                                   "payload": b64(PNG_SIGNATURE + b"rest"), "options": {"psm": 99}}),
-        422, "invalid_field"),
+        lambda api: api.post_json(
+            {
+                "model": "tesseract",
+                "content_type": "image/png",
+                "payload": b64(PNG_SIGNATURE + b"rest"),
+                "options": {"psm": 99},
+            }
+        ),
+        422,
+        "invalid_field",
+    ),
 }
 
 
@@ -147,17 +130,17 @@ def test_body_over_the_limit_is_refused_with_413(procs, db, redis_url):
 
     # When larger bodies come, with a Content-Length and chunked
     sized = small.post_raw(PNG_SIGNATURE + bytes(2000), "image/png", model="tesseract")
-    chunked = small.request("POST", "/jobs?model=echo", data=chunks(2500),
-                            headers={"Content-Type": "text/plain"})
+    chunked = small.request("POST", "/jobs?model=echo", data=chunks(2500), headers={"Content-Type": "text/plain"})
 
     # Then both are refused with the limit in the problem, and nothing was stored
     for response in (sized, chunked):
         assert assert_problem(response, 413, "payload_too_large")["max_body_bytes"] == 1000
     assert ocrgw_keyspace(db) == before
     # while a chunked body within the limit is accepted whole
-    within = accepted(small.request("POST", "/jobs?model=echo", data=chunks(1000),
-                                    headers={"Content-Type": "text/plain"}))
-    assert poll_terminal(small, within, ECHO_TIMEOUT)["result"]["text"] == "x" * 1000
+    within = accepted(
+        small.request("POST", "/jobs?model=echo", data=chunks(1000), headers={"Content-Type": "text/plain"})
+    )
+    assert wait_for_job(small.job, within, timeout=ECHO_TIMEOUT)["result"]["text"] == "x" * 1000
 
 
 def test_idempotent_replay_returns_the_same_job(api, db):
@@ -174,7 +157,7 @@ def test_idempotent_replay_returns_the_same_job(api, db):
     assert accepted(again) == job_id
     assert again.headers["Idempotent-Replayed"] == "true"
     assert job_keys(db) == [keys.job(job_id).encode()]
-    job = poll_terminal(api, job_id, ECHO_TIMEOUT)
+    job = wait_for_job(api.job, job_id, timeout=ECHO_TIMEOUT)
     assert job["status"] == "completed" and job["idempotency_key"] == "replay-me-1"
     assert len(api.events(job_id)) == 1
 
@@ -183,7 +166,7 @@ def test_idempotency_key_reused_for_another_body_is_refused(api, db):
     # Given a finished job submitted with an Idempotency-Key
     key = {"Idempotency-Key": "reuse-me-1"}
     job_id = accepted(api.post_json(echo_job("original"), headers=key))
-    poll_terminal(api, job_id, ECHO_TIMEOUT)
+    wait_for_job(api.job, job_id, timeout=ECHO_TIMEOUT)
     before = ocrgw_keyspace(db)
     assert before  # the job, its payload, result, events and idempotency record
 
@@ -208,7 +191,7 @@ def test_a_group_is_read_by_pages_its_result_and_the_listing(api):
     # Given a finished group of 25 children and a single job submitted after it
     children = [echo_job(f"child-{i}") for i in range(25)]
     parent_id = accepted(api.post_json({"fanout": {"max_parallel": 5, "children": children}}))
-    view = poll_terminal(api, parent_id, ECHO_TIMEOUT)
+    view = wait_for_job(api.job, parent_id, timeout=ECHO_TIMEOUT)
     single_id = accepted(api.post_json(echo_job("after the group")))
 
     # Then its view shows the first page of children, and the next page the rest
@@ -234,7 +217,7 @@ def test_a_result_before_the_end_is_refused_then_served(api):
     job_id = accepted(api.post_json(echo_job("slow", options={"delay_ms": 3000})))
 
     early = api.request("GET", f"/jobs/{job_id}/result")
-    poll_terminal(api, job_id, ECHO_TIMEOUT)
+    wait_for_job(api.job, job_id, timeout=ECHO_TIMEOUT)
 
     assert assert_problem(early, 409, "result_not_ready")["job_status"] in ("queued", "processing")
     assert api.result(job_id)["text"] == "slow"
@@ -245,9 +228,18 @@ def test_the_document_swagger_ui_and_models_are_served(api):
     docs = api.request("GET", "/docs")
     models = api.get("/models")["models"]
 
-    assert {"/jobs", "/jobs/{job_id}", "/jobs/{job_id}/children", "/jobs/{job_id}/result",
-            "/jobs/{job_id}/result.pdf", "/jobs/{job_id}/events", "/jobs/{job_id}/retry", "/models", "/healthz",
-            "/readyz"} == set(spec["paths"])
+    assert {
+        "/jobs",
+        "/jobs/{job_id}",
+        "/jobs/{job_id}/children",
+        "/jobs/{job_id}/result",
+        "/jobs/{job_id}/result.pdf",
+        "/jobs/{job_id}/events",
+        "/jobs/{job_id}/retry",
+        "/models",
+        "/healthz",
+        "/readyz",
+    } == set(spec["paths"])
     assert docs.status_code == 200 and "swagger-ui-bundle.js" in docs.text
     assert api.request("GET", "/docs/static/swagger-ui-bundle.js").status_code == 200
     assert {m["name"] for m in models} == {"tesseract", "paddleocr", "echo"}

@@ -24,10 +24,10 @@ from jobs.config import Settings
 from jobs.records import NewJob
 from jobs.store import JobStore
 from tests import bad_documents as bad
-from tests.harness import ProcGroup, wait_until
-from tests.integration.chaos_support import FAST, wait_terminal
-from tests.integration.fanout_support import Gateway
+from tests.harness import wait_until
+from tests.integration.chaos_support import FAST
 from tests.integration.live import assert_problem, b64, ocrgw_keyspace, png_bytes
+from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
 
@@ -45,24 +45,8 @@ BAD_JOB_TIMEOUT = 300.0
 
 
 @pytest.fixture(scope="module")
-def deployment(redis_server, tmp_path_factory):
-    group = ProcGroup(tmp_path_factory.mktemp("bad-documents"), redis=redis_server, label="bad documents")
-    try:
-        yield group.stack(db=group.fresh_db(), env=ENV, concurrency=1, web=True)
-    finally:
-        group.close()
-
-
-@pytest.fixture
-def gateway(deployment):
-    with Gateway(deployment.web().base_url) as client:
-        yield client
-
-
-@pytest.fixture
-def db(deployment, redis_server):
-    with redis_server.client(deployment.db) as client:
-        yield client
+def deployment(stack_factory):
+    return stack_factory(env=ENV, concurrency=1)
 
 
 # -- at the gateway --------------------------------------------------------------------------------
@@ -105,7 +89,7 @@ def test_what_the_headers_give_away_is_refused_at_submission_and_stores_nothing(
 def test_a_body_over_the_limit_is_413_on_every_route_that_reads_one_chunked_or_not(gateway, db):
     parent = gateway.post_json({"fanout": {"max_parallel": 1, "children": [
         {"model": "echo", "content_type": "text/plain", "payload": b64("x")}]}}).json()["id"]  # fmt: skip
-    wait_terminal(gateway, parent)
+    wait_for_job(gateway.job, parent, through_outages=True)
     before = ocrgw_keyspace(db)
     # Valid JSON if cut at the limit: only its length tells it is too large.
     padded = json.dumps({"max_parallel": 2}).encode() + b" " * MAX_BODY_BYTES
@@ -167,7 +151,9 @@ def test_every_bad_job_fails_with_a_clear_code_and_the_same_worker_process_reads
         jobs[store.create_single(NewJob(model, content_type, make())).job_id] = name
     pdf_image_bomb = gateway.post_raw(bad.pdf_image_bomb(), "application/pdf", params={"model": "tesseract"})
 
-    ended = {job_id: wait_terminal(gateway, job_id, BAD_JOB_TIMEOUT) for job_id in jobs}
+    ended = {
+        job_id: wait_for_job(gateway.job, job_id, timeout=BAD_JOB_TIMEOUT, through_outages=True) for job_id in jobs
+    }
     failures = {jobs[job_id]: (view["status"], view["error_code"], view["attempts"]) for job_id, view in ended.items()}
     assert failures == {name: ("failed", "invalid_document", 1) for name in jobs.values()}
     errors = {jobs[job_id]: view["error"] for job_id, view in ended.items()}
@@ -175,11 +161,11 @@ def test_every_bad_job_fails_with_a_clear_code_and_the_same_worker_process_reads
     assert "100000x100000 pixels" in errors["png 100k x 100k, complete"]
     assert "more than 100 pages" in errors["tiff of 5000 pages"]
     # PDFium draws an image it will not decode as nothing: a blank page, read in no time.
-    image_bomb = wait_terminal(gateway, pdf_image_bomb.json()["id"], BAD_JOB_TIMEOUT)
+    image_bomb = wait_for_job(gateway.job, pdf_image_bomb.json()["id"], timeout=BAD_JOB_TIMEOUT, through_outages=True)
     assert (image_bomb["status"], image_bomb["result"]["text"]) == ("completed", "")
 
     good = gateway.post_raw(png_bytes(tmp_path, "HELLO AFTER BOMBS"), "image/png", params={"model": "tesseract"})
-    view = wait_terminal(gateway, good.json()["id"], BAD_JOB_TIMEOUT)
+    view = wait_for_job(gateway.job, good.json()["id"], timeout=BAD_JOB_TIMEOUT, through_outages=True)
     assert view["status"] == "completed", view
     assert "HELLO AFTER BOMBS" in view["result"]["text"]
 

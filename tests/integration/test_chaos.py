@@ -20,19 +20,9 @@ import pytest
 import requests
 
 from tests.harness import ProcGroup, wait_until
-from tests.integration.chaos_support import (
-    FAST,
-    WAIT,
-    assert_group_settled,
-    echo,
-    group,
-    job_ids,
-    root_ids,
-    texts,
-    wait_processing,
-    wait_view,
-)
+from tests.integration.chaos_support import FAST, WAIT, assert_group_settled, echo, group, job_ids, root_ids, texts
 from tests.integration.fanout_support import Gateway
+from tests.integration.polling import wait_for_job
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 
@@ -57,7 +47,13 @@ def test_a_killed_worker_s_child_is_reclaimed_and_completes_on_another_worker(pr
     children = [echo(child_texts[0], delay_ms=3000)] + [echo(t, delay_ms=300) for t in child_texts[1:]]
     with Gateway(stack.web().base_url) as gateway:
         parent_id = submit(gateway, group(children, max_parallel=2))
-        wait_processing(gateway, f"{parent_id}-0")
+        wait_for_job(
+            gateway.job,
+            f"{parent_id}-0",
+            lambda v: v["status"] == "processing",
+            what="processing",
+            through_outages=True,
+        )
 
         stack.worker.kill(signal.SIGKILL)
         procs.worker(db=db, env=FAST)
@@ -78,7 +74,13 @@ def test_a_child_run_in_a_kept_slot_is_reclaimed_when_its_worker_is_killed(procs
     children = [echo(child_texts[0]), echo(child_texts[1], delay_ms=3000), echo(child_texts[2])]
     with Gateway(stack.web().base_url) as gateway:
         parent_id = submit(gateway, group(children, max_parallel=1))
-        wait_processing(gateway, f"{parent_id}-1")
+        wait_for_job(
+            gateway.job,
+            f"{parent_id}-1",
+            lambda v: v["status"] == "processing",
+            what="processing",
+            through_outages=True,
+        )
         first, second = gateway.job(f"{parent_id}-0"), gateway.job(f"{parent_id}-1")
         assert second["started_at"] == first["finished_at"], "child 1 did not run in the kept slot"
 
@@ -99,7 +101,13 @@ def test_a_worker_s_warm_shutdown_finishes_the_running_child_and_takes_no_more(p
     children = [echo(child_texts[0], delay_ms=2000)] + [echo(t) for t in child_texts[1:]]
     with Gateway(stack.web().base_url) as gateway:
         parent_id = submit(gateway, group(children, max_parallel=1))
-        wait_processing(gateway, f"{parent_id}-0")
+        wait_for_job(
+            gateway.job,
+            f"{parent_id}-0",
+            lambda v: v["status"] == "processing",
+            what="processing",
+            through_outages=True,
+        )
 
         stack.worker.terminate()
         assert stack.worker.wait(timeout=WAIT) == 0
@@ -122,11 +130,18 @@ def test_a_worker_killed_during_its_warm_shutdown_has_its_child_reclaimed(procs)
     children = [echo(child_texts[0], delay_ms=4000)] + [echo(t) for t in child_texts[1:]]
     with Gateway(stack.web().base_url) as gateway:
         parent_id = submit(gateway, group(children, max_parallel=1))
-        wait_processing(gateway, f"{parent_id}-0")
+        wait_for_job(
+            gateway.job,
+            f"{parent_id}-0",
+            lambda v: v["status"] == "processing",
+            what="processing",
+            through_outages=True,
+        )
 
         stack.worker.terminate()
-        wait_until(lambda: "Warm shutdown" in stack.worker.log_text(), WAIT,
-                   message="the worker never began its warm shutdown")
+        wait_until(
+            lambda: "Warm shutdown" in stack.worker.log_text(), WAIT, message="the worker never began its warm shutdown"
+        )
         stack.worker.kill(signal.SIGKILL)  # the grace period is over
         procs.worker(db=db, env=FAST)
 
@@ -146,11 +161,17 @@ def test_coordinator_and_beat_killed_mid_group_repair_it_once_restarted(procs):
         # Children long enough that the one seen processing is still running when its worker dies,
         # however slowly a loaded machine answers the poll.
         parent_id = submit(gateway, group([echo(t, delay_ms=2000) for t in child_texts], max_parallel=2))
-        wait_view(gateway, parent_id, completed_at_least(2), what="2 children completed")
+        wait_for_job(gateway.job, parent_id, completed_at_least(2), what="2 children completed", through_outages=True)
 
         stack.coordinator.kill(signal.SIGKILL)
         stack.beat.kill(signal.SIGKILL)
-        wait_view(gateway, parent_id, lambda v: v["counts"]["processing"] >= 1, what="a child processing")
+        wait_for_job(
+            gateway.job,
+            parent_id,
+            lambda v: v["counts"]["processing"] >= 1,
+            what="a child processing",
+            through_outages=True,
+        )
         stack.worker.kill(signal.SIGKILL)
         # What the dead worker held stays processing: no sweep runs to take it back.
         orphans = {c["id"] for c in gateway.get(f"/jobs/{parent_id}")["children"] if c["status"] == "processing"}
@@ -169,7 +190,7 @@ def test_completions_alone_drain_a_group_once_coordinator_and_beat_are_gone_for_
     child_texts = texts(10)
     with Gateway(stack.web().base_url) as gateway:
         parent_id = submit(gateway, group([echo(t, delay_ms=100) for t in child_texts], max_parallel=2))
-        wait_view(gateway, parent_id, completed_at_least(1), what="a child completed")
+        wait_for_job(gateway.job, parent_id, completed_at_least(1), what="a child completed", through_outages=True)
 
         stack.coordinator.kill(signal.SIGKILL)
         stack.beat.kill(signal.SIGKILL)
@@ -192,8 +213,7 @@ def test_two_coordinators_and_two_beats_repair_a_whole_group_exactly_once(procs)
     with Gateway(stack.web().base_url) as gateway:
         parent_id = submit(gateway, group(children, max_parallel=2))
 
-        view = assert_group_settled(gateway, parent_id, child_texts, 2,
-                                    failed={0: "lease_expired", 5: "lease_expired"})
+        view = assert_group_settled(gateway, parent_id, child_texts, 2, failed={0: "lease_expired", 5: "lease_expired"})
 
         attempts = [c["attempts"] for c in view["children"]]
         assert attempts == [3, 1, 1, 1, 1, 3, 1], attempts
@@ -221,12 +241,21 @@ def test_redis_killed_twice_mid_group_with_aof_loses_nothing(redis_server_factor
         with Gateway(stack.web().base_url) as gateway:
             parent_id = submit(gateway, group([echo(t, delay_ms=300) for t in child_texts], max_parallel=3))
             for done in (3, 7):
-                wait_view(gateway, parent_id, completed_at_least(done), what=f"{done} children completed")
+                wait_for_job(
+                    gateway.job,
+                    parent_id,
+                    completed_at_least(done),
+                    what=f"{done} children completed",
+                    through_outages=True,
+                )
                 connected = [p.log_text().count("Connected to") for p in (stack.worker, stack.coordinator)]
                 server.restart(hard=True)
-                for proc, before in zip((stack.worker, stack.coordinator), connected):
-                    wait_until(lambda: proc.log_text().count("Connected to") > before, WAIT,
-                               message=f"{proc.name} never reconnected")
+                for proc, before in zip((stack.worker, stack.coordinator), connected, strict=True):
+                    wait_until(
+                        lambda: proc.log_text().count("Connected to") > before,  # noqa: B023 (called in this iteration)
+                        WAIT,
+                        message=f"{proc.name} never reconnected",
+                    )
 
             assert_group_settled(gateway, parent_id, child_texts, 3)
     finally:
@@ -244,8 +273,9 @@ def test_a_gateway_killed_during_a_burst_leaves_no_duplicate_and_no_partial_grou
     stack = procs.stack(db=db, env=FAST, web=True)
     doomed = procs.web(db=db, env=FAST)
     n_groups, n_children = 40, 3
-    bodies = {f"burst-{g}": group([echo(f"g{g}-c{c}") for c in range(n_children)], max_parallel=2)
-              for g in range(n_groups)}
+    bodies = {
+        f"burst-{g}": group([echo(f"g{g}-c{c}") for c in range(n_children)], max_parallel=2) for g in range(n_groups)
+    }
     first_answers: dict[str, str] = {}
     lock = threading.Lock()
     todo = list(bodies)
@@ -268,8 +298,11 @@ def test_a_gateway_killed_during_a_burst_leaves_no_duplicate_and_no_partial_grou
     threads = [threading.Thread(target=client, name=f"burst-{i}") for i in range(4)]
     for thread in threads:
         thread.start()
-    wait_until(lambda: len(first_answers) >= 3 or not any(t.is_alive() for t in threads), WAIT,
-               message="the burst never got going")
+    wait_until(
+        lambda: len(first_answers) >= 3 or not any(t.is_alive() for t in threads),
+        WAIT,
+        message="the burst never got going",
+    )
     doomed.kill(signal.SIGKILL)
     for thread in threads:
         thread.join(timeout=WAIT)
@@ -291,5 +324,5 @@ def test_a_gateway_killed_during_a_burst_leaves_no_duplicate_and_no_partial_grou
             stored = set(job_ids(client_))
         for parent_id in parents.values():
             assert {f"{parent_id}-{i}" for i in range(n_children)} <= stored, f"{parent_id} is partial"
-        for g, (key, parent_id) in enumerate(parents.items()):
+        for g, parent_id in enumerate(parents.values()):
             assert_group_settled(survivor, parent_id, [f"g{g}-c{c}" for c in range(n_children)], 2)

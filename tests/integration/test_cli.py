@@ -25,7 +25,8 @@ from redis import Redis
 from cli.stack import PrivateRedis, StackError
 from tests import harness
 from tests.harness import ROOT, START_TIMEOUT, free_port, http_status, make_sample, wait_until
-from tests.integration.live import ECHO_TIMEOUT, OCR_TIMEOUT, Api, poll_terminal
+from tests.integration.live import ECHO_TIMEOUT, OCR_TIMEOUT, Api
+from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
 
@@ -49,9 +50,9 @@ def ocrgw(url: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def url(stack, redis_url) -> str:
+def url(api) -> str:
     """The shared stack's gateway, on a database emptied for this test."""
-    return stack.web().base_url
+    return api.base_url
 
 
 def text_files(tmp_path: Path, *texts: str) -> list[str]:
@@ -123,7 +124,7 @@ def test_a_group_cancelled_while_waited_on(url, tmp_path):
             waiter.kill()
     assert waiter.returncode == EXIT_NOT_COMPLETED
     assert f"group {group_id} cancelled" in err
-    assert poll_terminal(Api(url), group_id, ECHO_TIMEOUT)["status"] == "cancelled"
+    assert wait_for_job(Api(url).job, group_id, timeout=ECHO_TIMEOUT)["status"] == "cancelled"
 
     listed = ocrgw(url, "ls", "--status", "cancelled")
     assert [line.split("\t")[0] for line in listed.stdout.splitlines()] == [group_id]

@@ -24,16 +24,10 @@ from jobs.api_keys import parse_plain_keys
 from jobs.config import Settings
 from jobs.store import JobStore
 from tests.integration.browser_support import keep_screenshot, script_errors, start_chromium, wait
-from tests.integration.fanout_support import TERMINAL, Gateway, echo_child, submit_group, wait_terminal
+from tests.integration.fanout_support import echo_child, submit_group
+from tests.integration.polling import TERMINAL, wait_for_job
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def gateway(stack, redis_url):
-    """A client of the shared gateway, on a database emptied for this test."""
-    with Gateway(stack.web().base_url) as client:
-        yield client
 
 
 @pytest.fixture
@@ -135,7 +129,7 @@ def test_a_group_cancelled_with_its_pages_button_ends_cancelled_and_the_list_fil
     assert gateway.job(parent_id)["status"] == "cancelled"
     keep_screenshot(browser, tmp_path, "dashboard-cancelled.png")
 
-    wait_terminal(gateway.job, single)
+    wait_for_job(gateway.job, single, timeout=60)
     browser.get(f"{gateway.base_url}/ui")
     assert listed(browser) == [parent_id, single]
     Select(browser.find_element(By.NAME, "status")).select_by_value("cancelled")

@@ -12,27 +12,15 @@ from __future__ import annotations
 import pypdfium2 as pdfium
 import pytest
 
-from tests.integration.fanout_support import Gateway, intervals, peak_overlap, wait_terminal
+from tests.integration.fanout_support import Gateway, intervals, peak_overlap
 from tests.integration.live import OCR_TIMEOUT, assert_problem, b64, ocrgw_keyspace, pdf_bytes, png_bytes
+from tests.integration.polling import wait_for_job
 from tests.pdfs import pdf
 
 pytestmark = pytest.mark.integration
 
 PAGES = 25
 WORDS = "HELLO OCRGW 2026"
-
-
-@pytest.fixture
-def gateway(stack, redis_url):
-    """A client of the shared gateway, on a database emptied for this test."""
-    with Gateway(stack.web().base_url) as client:
-        yield client
-
-
-@pytest.fixture
-def db0(redis_server, redis_url):
-    with redis_server.client(0) as client:
-        yield client
 
 
 def page_label(n: int) -> str:
@@ -69,7 +57,7 @@ def test_a_25_page_pdf_split_in_10_page_children_reads_in_page_order(gateway, tm
     parent = accepted(
         gateway.post_raw(document, "application/pdf", {"model": "tesseract", "split_pages": "10", "max_parallel": "2"})
     )
-    view = wait_terminal(gateway.job, parent["id"], timeout=3 * OCR_TIMEOUT)
+    view = wait_for_job(gateway.job, parent["id"], timeout=3 * OCR_TIMEOUT)
 
     # Then it is one group of three children: pages 1-10, 11-20 and 21-25
     assert (view["kind"], view["status"], view["total"]) == ("parent", "completed", 3), view
@@ -102,8 +90,8 @@ def test_text_layer_prefer_reads_text_pages_from_their_text_and_ocrs_image_pages
     # When it is read preferring text layers, and (to compare) ignoring them
     prefer = accepted(gateway.post_json({**job, "options": {"text_layer": "prefer"}}))
     ignore = accepted(gateway.post_json(job))
-    prefer = wait_terminal(gateway.job, prefer["id"], timeout=OCR_TIMEOUT)
-    ignore = wait_terminal(gateway.job, ignore["id"], timeout=OCR_TIMEOUT)
+    prefer = wait_for_job(gateway.job, prefer["id"], timeout=OCR_TIMEOUT)
+    ignore = wait_for_job(gateway.job, ignore["id"], timeout=OCR_TIMEOUT)
 
     # Then with prefer each page says where its text came from, and the text pages are exact
     assert prefer["status"] == "completed", prefer
@@ -125,7 +113,7 @@ def test_text_layer_prefer_reads_text_pages_from_their_text_and_ocrs_image_pages
 def test_a_single_image_jobs_searchable_pdf_holds_the_recognized_words(gateway, tmp_path):
     # Given a completed OCR job of one page image
     created = accepted(gateway.post_raw(png_bytes(tmp_path, WORDS), "image/png", {"model": "tesseract"}))
-    job = wait_terminal(gateway.job, created["id"], timeout=OCR_TIMEOUT)
+    job = wait_for_job(gateway.job, created["id"], timeout=OCR_TIMEOUT)
     assert job["status"] == "completed", job
 
     # When its searchable PDF is read by a PDF library
@@ -137,11 +125,11 @@ def test_a_single_image_jobs_searchable_pdf_holds_the_recognized_words(gateway, 
     assert WORDS in texts[0]
 
 
-def test_a_corrupt_pdf_to_split_is_refused_and_stores_nothing(gateway, db0):
-    before = ocrgw_keyspace(db0)
+def test_a_corrupt_pdf_to_split_is_refused_and_stores_nothing(gateway, db):
+    before = ocrgw_keyspace(db)
 
     response = gateway.post_raw(b"%PDF-1.7\n1 0 obj << >>\ntruncated", "application/pdf",
                                 {"model": "tesseract", "split_pages": "10"})  # fmt: skip
 
     assert_problem(response, 422, "invalid_document")
-    assert ocrgw_keyspace(db0) == before
+    assert ocrgw_keyspace(db) == before

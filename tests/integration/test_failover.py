@@ -13,22 +13,13 @@ acknowledged (503); then one is, and runs.
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
-from tests.harness import CELERY_READY, ProcGroup, find_redis_server, in_ci, uniq
-from tests.integration.chaos_support import (
-    FAST,
-    WAIT,
-    assert_group_settled,
-    assert_single_settled,
-    echo,
-    group,
-    texts,
-    wait_view,
-)
+from tests.harness import CELERY_READY, ProcGroup, find_redis_server, in_ci
+from tests.integration.chaos_support import FAST, WAIT, assert_group_settled, assert_single_settled, echo, group, texts
 from tests.integration.fanout_support import Gateway
+from tests.integration.polling import wait_for_job
 from tests.integration.sentinel_support import SentinelSet, find_redis_sentinel
 from tests.webhook_receiver import Receiver
 
@@ -55,24 +46,19 @@ def submit(gateway: Gateway, body, key: str) -> str:
     return response.json()["id"]
 
 
-def webhook_deliverer(procs: ProcGroup, env: dict[str, str]):
-    """The Procfile's `webhooks` process."""
-    argv = [
-        sys.executable, "-m", "celery", "-A", "coordinator", "worker",
-        "--loglevel", "INFO", "--queues", "webhooks", "--pool", "threads", "--concurrency", "2",
-        "--hostname", f"webhooks-{uniq()}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
-    ]
-    return procs.start("webhooks", argv, env=env, ready=CELERY_READY, wait=False)
-
-
 def test_every_acknowledged_job_ends_once_after_the_primary_is_killed_mid_group(sentinels, tmp_path):
     procs = ProcGroup(tmp_path / "procs", redis=sentinels.primary, label="failover stack")
-    env = {**FAST, **sentinels.env(min_replicas=1), "OCRGW_WEBHOOK_ALLOW_PRIVATE": "1", "OCRGW_WEBHOOK_BACKOFF": "0.5",
-           # A replica on a slow machine may confirm a creation after the default 2 s; the 503 expected
-           # below (no replica at all) then takes these 4 s.
-           "OCRGW_REPLICA_WAIT_MS": "4000"}
+    env = {
+        **FAST,
+        **sentinels.env(min_replicas=1),
+        "OCRGW_WEBHOOK_ALLOW_PRIVATE": "1",
+        "OCRGW_WEBHOOK_BACKOFF": "0.5",
+        # A replica on a slow machine may confirm a creation after the default 2 s; the 503 expected
+        # below (no replica at all) then takes these 4 s.
+        "OCRGW_REPLICA_WAIT_MS": "4000",
+    }
     try:
-        deliverer = webhook_deliverer(procs, env)
+        deliverer = procs.webhooks(concurrency=2, env=env, wait=False)
         stack = procs.stack(env=env, web=True)
         deliverer.wait_ready(CELERY_READY)
         first_texts, second_texts = texts(8, "first"), texts(6, "second")
@@ -80,9 +66,16 @@ def test_every_acknowledged_job_ends_once_after_the_primary_is_killed_mid_group(
             first = submit(gateway, group([echo(t, delay_ms=600) for t in first_texts], max_parallel=2), "first")
             second = submit(gateway, group([echo(t, delay_ms=400) for t in second_texts], max_parallel=3), "second")
             # A single job whose webhook is due after the failover: the deliverer follows it too.
-            hooked = submit(gateway, {**echo("hooked", delay_ms=3000), "callback_url": receiver.url("/hooked")},
-                            "hooked")
-            wait_view(gateway, first, lambda v: v["counts"]["completed"] >= 1, what="a first completed child")
+            hooked = submit(
+                gateway, {**echo("hooked", delay_ms=3000), "callback_url": receiver.url("/hooked")}, "hooked"
+            )
+            wait_for_job(
+                gateway.job,
+                first,
+                lambda v: v["counts"]["completed"] >= 1,
+                what="a first completed child",
+                through_outages=True,
+            )
 
             sentinels.primary.kill()
             sentinels.wait_failover()

@@ -36,6 +36,7 @@ from jobs.records import NewJob, Owner
 from jobs.store import JobStore
 from tests.harness import wait_until
 from tests.integration.fanout_support import micros, peak_overlap
+from tests.integration.polling import wait_for_job
 from workers import dispatch
 from workers.celery_app import make_celery
 
@@ -86,6 +87,10 @@ def runs(store: JobStore, parent_id: str) -> list[tuple[str, int, int]]:
     return out
 
 
+def completed(view) -> bool:
+    return view["status"] == "completed"
+
+
 def test_a_small_group_waits_a_bounded_number_of_hand_offs_behind_tenants_that_saturate_the_pool(fair_stack, capsys):
     store = fair_stack
     busy = [submit(store, BUSY_A, 40, SLOW_MS), submit(store, BUSY_C, 30, SLOW_MS)]
@@ -96,11 +101,9 @@ def test_a_small_group_waits_a_bounded_number_of_hand_offs_behind_tenants_that_s
 
     wait_until(saturated, WAIT, message="the busy tenants never filled the pool")
     small = submit(store, SMALL, 3, 0)
-    wait_until(lambda: store.queries.get(small)["status"] == "completed", WAIT, message="the small group never ended")
+    wait_for_job(store.queries.get, small, completed, what="completed", timeout=WAIT)
     for parent in busy:
-        wait_until(
-            lambda p=parent: store.queries.get(p)["status"] == "completed", WAIT, message=f"{parent} never ended"
-        )
+        wait_for_job(store.queries.get, parent, completed, what="completed", timeout=WAIT)
 
     # The hand-offs the small group waited: others' starts from its creation to its last end.
     submitted = micros(store.queries.get(small)["created_at"])

@@ -18,7 +18,6 @@ import pytest
 from jobs import keys
 from jobs.config import Settings
 from jobs.store import JobStore, NewJob
-from tests.harness import ProcGroup
 from tests.integration.fanout_support import (
     STATUSES,
     Gateway,
@@ -36,23 +35,10 @@ from tests.integration.fanout_support import (
     micros,
     peak_overlap,
     submit_group,
-    wait_terminal,
 )
+from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def gateway(stack, redis_url):
-    """A client of the shared gateway, on a database emptied for this test."""
-    with Gateway(stack.web().base_url) as client:
-        yield client
-
-
-@pytest.fixture
-def db0(redis_server, redis_url):
-    with redis_server.client(0) as client:
-        yield client
 
 
 def cap_checker(max_parallel: int):
@@ -100,7 +86,7 @@ def test_max_parallel_caps_running_children_below_free_worker_slots(gateway):
     parent_id = submit_group(gateway, children, max_parallel=2).json()["id"]
     cap = cap_checker(2)
 
-    view = wait_terminal(gateway.job, parent_id, timeout=60, on_poll=cap)
+    view = wait_for_job(gateway.job, parent_id, timeout=60, on_poll=cap)
 
     spans = intervals(view["children"])
     assert peak_overlap(spans) == 2, f"peak overlap {peak_overlap(spans)} of {spans}"
@@ -121,7 +107,7 @@ def test_200_children_complete_in_index_order_under_the_cap(gateway):
     parent_id = submit_group(gateway, echo_children(n), max_parallel).json()["id"]
     cap = cap_checker(max_parallel)
 
-    view = wait_terminal(gateway.job, parent_id, timeout=120, on_poll=cap)
+    view = wait_for_job(gateway.job, parent_id, timeout=120, on_poll=cap)
 
     assert view["status"] == "completed", view["counts"]
     assert view["counts"] == only_counts(completed=n)
@@ -143,7 +129,7 @@ def test_a_failed_child_fails_the_parent_and_every_sibling_still_runs(gateway):
     children = [echo_child("child-0", fail=True)] + [echo_child(f"child-{i}", delay_ms=20) for i in (1, 2, 3)]
     parent_id = submit_group(gateway, children, max_parallel=1).json()["id"]
 
-    view = wait_terminal(gateway.job, parent_id, timeout=60)
+    view = wait_for_job(gateway.job, parent_id, timeout=60)
 
     assert view["status"] == "failed"
     assert view["error_code"] == "child_failed"
@@ -167,13 +153,14 @@ def test_a_failed_child_fails_the_parent_and_every_sibling_still_runs(gateway):
     _, child_events = events_of(gateway, parent_id)
     assert sorted((e["job_id"], e["status"], e["error_code"]) for e in child_events) == sorted(
         [(keys.child_id(parent_id, 0), "failed", "echo_failed")]
-        + [(keys.child_id(parent_id, i), "completed", None) for i in (1, 2, 3)])
+        + [(keys.child_id(parent_id, i), "completed", None) for i in (1, 2, 3)]
+    )
 
 
 # -- idempotency --------------------------------------------------------------------------
 
 
-def test_idempotent_resubmit_returns_the_same_parent_and_creates_no_children(gateway, db0):
+def test_idempotent_resubmit_returns_the_same_parent_and_creates_no_children(gateway, db):
     body = group_body(echo_children(3, delay_ms=20), max_parallel=2)
     headers = {"Idempotency-Key": "fanout-resubmit-1"}
 
@@ -181,7 +168,7 @@ def test_idempotent_resubmit_returns_the_same_parent_and_creates_no_children(gat
     assert first.status_code == 202, first.text
     assert "Idempotent-Replayed" not in first.headers
     parent_id = first.json()["id"]
-    created = job_keys(db0)
+    created = job_keys(db)
     assert len(created) == 1 + 3
 
     for _ in range(2):
@@ -190,26 +177,26 @@ def test_idempotent_resubmit_returns_the_same_parent_and_creates_no_children(gat
         assert again.headers.get("Idempotent-Replayed") == "true"
         assert again.json()["id"] == parent_id
         assert again.headers["Location"].endswith(f"/jobs/{parent_id}")
-        assert job_keys(db0) == created
+        assert job_keys(db) == created
 
-    view = wait_terminal(gateway.job, parent_id, timeout=60)
+    view = wait_for_job(gateway.job, parent_id, timeout=60)
     assert view["status"] == "completed" and view["total"] == 3
     assert view["idempotency_key"] == "fanout-resubmit-1"
     assert_audited_once(gateway, parent_id, [c["id"] for c in view["children"]], "completed")
 
-    before = keyspace(db0)
+    before = keyspace(db)
     other = group_body(echo_children(4), max_parallel=2)
     refused = gateway.post_json(other, headers)
     assert refused.status_code == 422, refused.text
     assert refused.json()["code"] == "idempotency_key_reused"
-    assert keyspace(db0) == before
-    assert job_keys(db0) == created
+    assert keyspace(db) == before
+    assert job_keys(db) == created
 
 
 # -- the single-job path ----------------------------------------------------------------------
 
 
-def test_json_without_fanout_and_raw_documents_stay_single_jobs(gateway, db0):
+def test_json_without_fanout_and_raw_documents_stay_single_jobs(gateway, db):
     as_json = gateway.post_json(echo_child("plain json"))
     assert as_json.status_code == 202, as_json.text
     raw = gateway.post_raw(b"raw body", "text/plain", params={"model": "echo"})
@@ -217,16 +204,15 @@ def test_json_without_fanout_and_raw_documents_stay_single_jobs(gateway, db0):
 
     for resp, text in ((as_json, "plain json"), (raw, "raw body")):
         assert resp.json()["kind"] == "single"
-        view = wait_terminal(gateway.job, resp.json()["id"], timeout=60)
+        view = wait_for_job(gateway.job, resp.json()["id"], timeout=60)
         assert (view["kind"], view["status"]) == ("single", "completed")
         assert view["result"]["text"] == text
         assert "children" not in view and "parent_id" not in view
         events = gateway.events(view["id"])
-        assert [(e["operation"], e["job_id"], e["parent_job_id"]) for e in events] == [
-            ("job", view["id"], None)]
-    assert len(job_keys(db0)) == 2
-    assert all(db0.zcard(keys.roots("parent", s)) == 0 for s in ("queued", "processing", "completed", "failed"))
-    assert db0.zcard(keys.roots("single", "completed")) == 2
+        assert [(e["operation"], e["job_id"], e["parent_job_id"]) for e in events] == [("job", view["id"], None)]
+    assert len(job_keys(db)) == 2
+    assert all(db.zcard(keys.roots("parent", s)) == 0 for s in ("queued", "processing", "completed", "failed"))
+    assert db.zcard(keys.roots("single", "completed")) == 2
 
 
 # -- atomic rejection ---------------------------------------------------------------------------
@@ -239,25 +225,24 @@ BAD_CHILDREN = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CHILDREN))
-def test_a_group_with_one_bad_child_creates_nothing(gateway, db0, case):
+def test_a_group_with_one_bad_child_creates_nothing(gateway, db, case):
     # Something is stored already, so "nothing created" covers the shared indexes too.
     earlier = submit_group(gateway, echo_children(1), max_parallel=1).json()["id"]
-    assert wait_terminal(gateway.job, earlier, timeout=60)["status"] == "completed"
-    before = keyspace(db0)
+    assert wait_for_job(gateway.job, earlier, timeout=60)["status"] == "completed"
+    before = keyspace(db)
     assert before, "the earlier group left nothing to compare with"
 
     override, status, code = BAD_CHILDREN[case]
     children = echo_children(4)
     children[2] = {**children[2], **override}
-    resp = gateway.post_json(group_body(children, max_parallel=2),
-                             {"Idempotency-Key": f"fanout-bad-{case}"})
+    resp = gateway.post_json(group_body(children, max_parallel=2), {"Idempotency-Key": f"fanout-bad-{case}"})
 
     assert resp.status_code == status, resp.text
     problem = resp.json()
     assert problem["code"] == code
     assert problem["child_index"] == 2
     assert "Child 2" in problem["detail"]
-    assert keyspace(db0) == before
+    assert keyspace(db) == before
 
 
 # -- hand-off ---------------------------------------------------------------------------------
@@ -279,7 +264,7 @@ def test_completions_hand_the_slot_to_the_next_child_without_the_sweep(procs, ca
     n = 30
     with Gateway(stack.web().base_url) as gw:
         parent_id = submit_group(gw, echo_children(n, delay_ms=20), max_parallel=1).json()["id"]
-        view = wait_terminal(gw.job, parent_id, timeout=90, on_poll=cap_checker(1))
+        view = wait_for_job(gw.job, parent_id, timeout=90, on_poll=cap_checker(1))
         assert view["status"] == "completed", view["counts"]
         assert_audited_once(gw, parent_id, [c["id"] for c in view["children"]], "completed")
 
@@ -310,8 +295,8 @@ def test_a_kept_slot_gives_way_to_other_work_once_its_time_budget_is_spent(procs
         parent_id = submit_group(gw, echo_children(100, delay_ms=30), max_parallel=1).json()["id"]
         single = gw.post_json(echo_child("single"))
         assert single.status_code == 202, single.text
-        single_view = wait_terminal(gw.job, single.json()["id"], timeout=90)
-        view = wait_terminal(gw.job, parent_id, timeout=90)
+        single_view = wait_for_job(gw.job, single.json()["id"], timeout=90)
+        view = wait_for_job(gw.job, parent_id, timeout=90)
 
     assert single_view["status"] == view["status"] == "completed"
     children_before = [c for c in view["children"] if micros(c["finished_at"]) <= micros(single_view["started_at"])]
@@ -326,22 +311,15 @@ def test_a_kept_slot_gives_way_to_other_work_once_its_time_budget_is_spent(procs
 
 
 @pytest.fixture(scope="module")
-def requeue_stack(redis_server, tmp_path_factory):
+def requeue_stack(stack_factory):
     """Worker, coordinator and beat that re-publish an unclaimed queued job after 1 s."""
-    group = ProcGroup(tmp_path_factory.mktemp("fanout-sweep"), redis=redis_server,
-                      label="fanout sweep")
-    try:
-        env = {"OCRGW_SWEEP_INTERVAL": "0.2", "OCRGW_REQUEUE_SECONDS": "1"}
-        yield group.stack(db=group.fresh_db(), concurrency=2, env=env)
-    finally:
-        group.close()
+    return stack_factory(env={"OCRGW_SWEEP_INTERVAL": "0.2", "OCRGW_REQUEUE_SECONDS": "1"}, web=False)
 
 
 @pytest.fixture
 def requeue_store(requeue_stack):
     """A store on that database with the same settings: it creates jobs and publishes nothing."""
-    store = JobStore.from_settings(Settings.from_env({
-        "REDIS_URL": requeue_stack.redis_url, **requeue_stack.env}))
+    store = JobStore.from_settings(Settings.from_env({"REDIS_URL": requeue_stack.redis_url, **requeue_stack.env}))
     try:
         yield store
     finally:
@@ -354,21 +332,18 @@ def test_sweep_releases_a_group_whose_creator_released_nothing(requeue_store):
     created = store.create_group(jobs, max_parallel=2, release=False)
     assert created.dispatches == [] and not created.replayed
 
-    parent = wait_terminal(store.queries.get, created.job_id, timeout=60, on_poll=cap_checker(2))
+    parent = wait_for_job(store.queries.get, created.job_id, timeout=60, on_poll=cap_checker(2))
 
     assert parent["status"] == "completed"
-    assert (parent["n_completed"], parent["n_held"], parent["n_queued"], parent["n_processing"]) == (
-        "6", "0", "0", "0")
+    assert (parent["n_completed"], parent["n_held"], parent["n_queued"], parent["n_processing"]) == ("6", "0", "0", "0")
     children = store.queries.children_page(created.job_id, 0, 6).children
     assert [c["status"] for c in children] == ["completed"] * 6
     assert peak_overlap(intervals(children)) <= 2
     results = store.queries.results([c["id"] for c in children])
     assert [r["text"] for r in results] == [f"child-{i}" for i in range(6)]
     events = store.queries.events(created.job_id)
-    assert [(e["operation"], e["job_id"]) for e in events if e["operation"] == "job"] == [
-        ("job", created.job_id)]
-    assert sorted(e["job_id"] for e in events if e["operation"] == "job_child") == sorted(
-        c["id"] for c in children)
+    assert [(e["operation"], e["job_id"]) for e in events if e["operation"] == "job"] == [("job", created.job_id)]
+    assert sorted(e["job_id"] for e in events if e["operation"] == "job_child") == sorted(c["id"] for c in children)
 
 
 def test_sweep_republishes_a_queued_job_whose_message_was_never_sent(requeue_store):
@@ -376,7 +351,7 @@ def test_sweep_republishes_a_queued_job_whose_message_was_never_sent(requeue_sto
     created = store.create_single(NewJob("echo", "text/plain", b"never published"))
     assert [d.job_id for d in created.dispatches] == [created.job_id]  # ...and we drop it
 
-    job = wait_terminal(store.queries.get, created.job_id, timeout=60)
+    job = wait_for_job(store.queries.get, created.job_id, timeout=60)
 
     assert job["status"] == "completed" and job["attempts"] == "1"
     assert store.queries.result(created.job_id)["text"] == "never published"

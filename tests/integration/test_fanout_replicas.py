@@ -26,8 +26,8 @@ from tests.integration.fanout_support import (
     intervals,
     peak_overlap,
     submit_group,
-    wait_terminal,
 )
+from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
 
@@ -74,7 +74,7 @@ def test_replicated_coordinators_and_gateways_keep_the_cap_and_finalize_once(pro
         views = []
         for g, parent_id in enumerate(parents):
             # Polled through the gateway that did not create it.
-            views.append(wait_terminal(gateways[1 - g].job, parent_id, timeout=120, on_poll=capped))
+            views.append(wait_for_job(gateways[1 - g].job, parent_id, timeout=120, on_poll=capped))
 
         for parent_id, view in zip(parents, views, strict=True):
             assert view["status"] == "completed", view["counts"]

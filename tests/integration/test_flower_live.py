@@ -16,9 +16,10 @@ import sys
 
 import pytest
 
-from tests.harness import ProcGroup, free_port, http_status, wait_until
-from tests.integration.fanout_support import Gateway, echo_child, submit_group, wait_terminal
+from tests.harness import free_port, http_status, wait_until
+from tests.integration.fanout_support import Gateway, echo_child, submit_group
 from tests.integration.observability_support import WAIT, ProcfileStack, get
+from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
 
@@ -27,37 +28,39 @@ EVENTS_TURNED_ON = "Events of group {task} enabled by remote"  # what a worker l
 
 
 @pytest.fixture(scope="module")
-def stack_and_flower(redis_server, tmp_path_factory):
-    group = ProcGroup(tmp_path_factory.mktemp("flower"), redis=redis_server, label="flower")
-    try:
-        stack = ProcfileStack(group, group.fresh_db(), {"OCRGW_SWEEP_INTERVAL": "0.2", "OCRGW_KEEP_SLOT_SECONDS": "0"})
-        # The worker and coordinator as the Procfile runs them: a worker started without gossip and
-        # heartbeats (and without OCRGW_TASK_EVENTS) has no event dispatcher for Flower to turn on.
-        stack.celery("worker", quiet_start=False)
-        stack.celery("coordinator", quiet_start=False)
-        stack.celery("beat")
-        stack.web()
-        stack.ready()
-        port = free_port()
-        flower = group.start(
-            "flower",
-            [sys.executable, "-m", "celery", "-A", "workers", "flower", f"--port={port}", "--address=127.0.0.1"],
-            env={**stack.process_env(), "FLOWER_UNAUTHENTICATED_API": "true"},
-            wait=False,
-        )
-        base = f"http://127.0.0.1:{port}"
-        flower.wait_ready(lambda: http_status(f"{base}/healthcheck") == 200, WAIT)
-        # Flower learns of a task from the events sent once it listens: wait until it knows the worker.
-        wait_until(lambda: api(base, "/api/workers?refresh=1"), WAIT, interval=0.5, message="flower never saw a worker")
-        # Task events are off by default (OCRGW_TASK_EVENTS); Flower turns them on itself, every 5 s.
-        for name in ("worker", "coordinator"):
-            stack.procs[name].wait_ready(EVENTS_TURNED_ON, WAIT)
-        # And Flower hears them: the sweep's ticks show up, under their own name.
-        wait_until(lambda: api(base, "/api/tasks?taskname=ocrgw.sweep"), WAIT, interval=0.5,
-                   message="flower never saw a sweep task")
-        yield stack, base
-    finally:
-        group.close()
+def stack_and_flower(module_procs):
+    stack = ProcfileStack(
+        module_procs, module_procs.fresh_db(), {"OCRGW_SWEEP_INTERVAL": "0.2", "OCRGW_KEEP_SLOT_SECONDS": "0"}
+    )
+    # The worker and coordinator as the Procfile runs them: a worker started without gossip and
+    # heartbeats (and without OCRGW_TASK_EVENTS) has no event dispatcher for Flower to turn on.
+    stack.celery("worker", quiet_start=False)
+    stack.celery("coordinator", quiet_start=False)
+    stack.celery("beat")
+    stack.web()
+    stack.ready()
+    port = free_port()
+    flower = module_procs.start(
+        "flower",
+        [sys.executable, "-m", "celery", "-A", "workers", "flower", f"--port={port}", "--address=127.0.0.1"],
+        env={**stack.process_env(), "FLOWER_UNAUTHENTICATED_API": "true"},
+        wait=False,
+    )
+    base = f"http://127.0.0.1:{port}"
+    flower.wait_ready(lambda: http_status(f"{base}/healthcheck") == 200, WAIT)
+    # Flower learns of a task from the events sent once it listens: wait until it knows the worker.
+    wait_until(lambda: api(base, "/api/workers?refresh=1"), WAIT, interval=0.5, message="flower never saw a worker")
+    # Task events are off by default (OCRGW_TASK_EVENTS); Flower turns them on itself, every 5 s.
+    for name in ("worker", "coordinator"):
+        stack.procs[name].wait_ready(EVENTS_TURNED_ON, WAIT)
+    # And Flower hears them: the sweep's ticks show up, under their own name.
+    wait_until(
+        lambda: api(base, "/api/tasks?taskname=ocrgw.sweep"),
+        WAIT,
+        interval=0.5,
+        message="flower never saw a sweep task",
+    )
+    return stack, base
 
 
 def api(base: str, path: str):
@@ -70,7 +73,7 @@ def test_flower_lists_a_finished_group_s_tasks_by_name(stack_and_flower):
     stack, flower = stack_and_flower
     with Gateway(stack.procs["web"].base_url) as gateway:
         parent_id = submit_group(gateway, [echo_child(f"flower-{i}") for i in range(4)], 2).json()["id"]
-        view = wait_terminal(gateway.job, parent_id, timeout=WAIT)
+        view = wait_for_job(gateway.job, parent_id, timeout=WAIT)
     children = {c["id"] for c in view["children"]}
     assert view["status"] == "completed"
 

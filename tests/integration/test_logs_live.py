@@ -17,9 +17,10 @@ import uuid
 
 import pytest
 
-from tests.harness import ProcGroup, wait_until
-from tests.integration.fanout_support import Gateway, echo_child, wait_terminal
+from tests.harness import wait_until
+from tests.integration.fanout_support import Gateway, echo_child
 from tests.integration.observability_support import WAIT, ProcfileStack
+from tests.integration.polling import wait_for_job
 from tests.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.integration
@@ -31,8 +32,7 @@ JOB_ID = re.compile(r"[0-9a-f]{32}(?:-[0-9]{1,6})?")
 
 
 @pytest.fixture(scope="module")
-def stack(redis_server, tmp_path_factory):
-    group = ProcGroup(tmp_path_factory.mktemp("json-logs"), redis=redis_server, label="json logs")
+def procfile_stack(module_procs):
     env = {
         "OCRGW_LOG_FORMAT": "json",
         "OCRGW_SWEEP_INTERVAL": "0.2",
@@ -40,32 +40,29 @@ def stack(redis_server, tmp_path_factory):
         "OCRGW_WEBHOOK_SECRET": SECRET,
         "OCRGW_WEBHOOK_ALLOW_PRIVATE": "1",
     }
-    try:
-        stack = ProcfileStack(group, group.fresh_db(), env)
-        for name in ("worker", "coordinator", "beat", "webhooks"):
-            stack.celery(name)
-        stack.web(workers=2, extra_args=["--access-logfile", "-"])
-        yield stack.ready()
-    finally:
-        group.close()
+    stack = ProcfileStack(module_procs, module_procs.fresh_db(), env)
+    for name in ("worker", "coordinator", "beat", "webhooks"):
+        stack.celery(name)
+    stack.web(workers=2, extra_args=["--access-logfile", "-"])
+    return stack.ready()
 
 
 @pytest.fixture(scope="module")
-def ran(stack):
+def ran(procfile_stack):
     """A group (one child failing, its webhook delivered) and a single job sent with a key, both ended."""
     children = [echo_child(f"{MARKER} child {i}", fail=i == 1) for i in range(4)]
-    with Receiver() as receiver, Gateway(stack.procs["web"].base_url) as gateway:
+    with Receiver() as receiver, Gateway(procfile_stack.procs["web"].base_url) as gateway:
         body = {"fanout": {"max_parallel": 2, "children": children, "callback_url": receiver.url("/group")}}
         parent_id = gateway.post_json(body).json()["id"]
         single = gateway.post_json(
             echo_child(f"{MARKER} single"), headers={"Authorization": f"Bearer {API_KEY}", "Idempotency-Key": "k-1"}
         ).json()["id"]
-        group_view = wait_terminal(gateway.job, parent_id, timeout=WAIT)
-        wait_terminal(gateway.job, single, timeout=WAIT)
+        group_view = wait_for_job(gateway.job, parent_id, timeout=WAIT)
+        wait_for_job(gateway.job, single, timeout=WAIT)
         receiver.wait_for("/group", 1, WAIT)
         gateway.events(parent_id)
         # The deliverer writes its line once it has recorded the answer.
-        wait_until(lambda: parent_id in stack.logs()["webhooks"], WAIT, message="the deliverer never logged")
+        wait_until(lambda: parent_id in procfile_stack.logs()["webhooks"], WAIT, message="the deliverer never logged")
     assert group_view["status"] == "failed"
     return {"parent": parent_id, "children": [c["id"] for c in group_view["children"]], "single": single}
 
@@ -84,13 +81,13 @@ def records(text: str) -> list[dict]:
     return out
 
 
-def test_every_line_of_every_process_is_a_json_record(stack, ran):
-    for name, text in stack.logs().items():
+def test_every_line_of_every_process_is_a_json_record(procfile_stack, ran):
+    for name, text in procfile_stack.logs().items():
         assert records(text), f"{name} wrote nothing"
 
 
-def test_a_line_about_a_job_carries_its_id_and_its_parent_s(stack, ran):
-    logs = {name: records(text) for name, text in stack.logs().items()}
+def test_a_line_about_a_job_carries_its_id_and_its_parent_s(procfile_stack, ran):
+    logs = {name: records(text) for name, text in procfile_stack.logs().items()}
     parent, children = ran["parent"], ran["children"]
 
     # Every line that names a job in its message carries that job (or, for a task line, its own).
@@ -112,10 +109,10 @@ def test_a_line_about_a_job_carries_its_id_and_its_parent_s(stack, ran):
     assert delivered and all(r["job_id"] == parent for r in delivered)
 
 
-def test_no_document_result_key_or_secret_appears_in_any_log(stack, ran):
+def test_no_document_result_key_or_secret_appears_in_any_log(procfile_stack, ran):
     payloads = [f"{MARKER} child {i}" for i in range(4)] + [f"{MARKER} single"]
     forbidden = [MARKER, SECRET, API_KEY] + [base64.b64encode(p.encode()).decode() for p in payloads]
 
-    for name, text in stack.logs().items():
+    for name, text in procfile_stack.logs().items():
         for secret in forbidden:
             assert secret not in text, f"{name}'s log shows {secret[:24]}..."

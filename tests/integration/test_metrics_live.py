@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 from tests.harness import wait_until
-from tests.integration.fanout_support import Gateway, echo_child, submit_group, wait_terminal
+from tests.integration.fanout_support import Gateway, echo_child, submit_group
 from tests.integration.observability_support import WAIT, ProcfileStack, get, metrics_dirs, scrape, value
+from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
 
@@ -24,38 +25,35 @@ MAX_REQUESTS, JITTER = 4, 2
 
 
 @pytest.fixture(scope="module")
-def deployment(redis_server, tmp_path_factory):
-    from tests.harness import ProcGroup
-
-    work = tmp_path_factory.mktemp("metrics")
-    group = ProcGroup(work, redis=redis_server, label="metrics")
-    env = {"OCRGW_SWEEP_INTERVAL": "0.2", "OCRGW_METRICS_ADDRESS": "127.0.0.1", "OCRGW_METRICS_DIR": str(work / "m")}
-    try:
-        stack = ProcfileStack(group, group.fresh_db(), env)
-        stack.celery("worker", metrics_env="OCRGW_WORKER_METRICS_PORT")
-        stack.celery("coordinator", metrics_env="OCRGW_COORDINATOR_METRICS_PORT")
-        stack.celery("beat")
-        stack.web(
-            workers=WEB_WORKERS, extra_args=["--max-requests", str(MAX_REQUESTS), "--max-requests-jitter", str(JITTER)]
-        )
-        yield stack.ready()
-    finally:
-        group.close()
+def procfile_stack(module_procs):
+    env = {
+        "OCRGW_SWEEP_INTERVAL": "0.2",
+        "OCRGW_METRICS_ADDRESS": "127.0.0.1",
+        "OCRGW_METRICS_DIR": str(module_procs.work_dir / "m"),
+    }
+    stack = ProcfileStack(module_procs, module_procs.fresh_db(), env)
+    stack.celery("worker", metrics_env="OCRGW_WORKER_METRICS_PORT")
+    stack.celery("coordinator", metrics_env="OCRGW_COORDINATOR_METRICS_PORT")
+    stack.celery("beat")
+    stack.web(
+        workers=WEB_WORKERS, extra_args=["--max-requests", str(MAX_REQUESTS), "--max-requests-jitter", str(JITTER)]
+    )
+    return stack.ready()
 
 
-def test_after_a_group_has_run_the_metrics_count_its_children_by_status(deployment):
+def test_after_a_group_has_run_the_metrics_count_its_children_by_status(procfile_stack):
     children = [echo_child(f"metrics-{i}", fail=i % 3 == 0) for i in range(9)]
     max_parallel = 2
-    with Gateway(deployment.procs["web"].base_url, timeout=WAIT) as gateway:
+    with Gateway(procfile_stack.procs["web"].base_url, timeout=WAIT) as gateway:
         parent_id = submit_group(gateway, children, max_parallel).json()["id"]
-        view = wait_terminal(gateway.job, parent_id, timeout=WAIT)
+        view = wait_for_job(gateway.job, parent_id, timeout=WAIT)
     by_status = {s: sum(c["status"] == s for c in view["children"]) for s in ("completed", "failed")}
     assert by_status == {"completed": 6, "failed": 3}
 
     # The worker counts an attempt's end, and its task's hand-offs, after the write that may end the group:
     # wait for its scrape to catch up with the store.
     def worker_caught_up():
-        m = scrape(deployment.metrics_url("worker"))
+        m = scrape(procfile_stack.metrics_url("worker"))
         ended = sum(value(m, "ocrgw_jobs_finished_total", model="echo", status=s) for s in by_status)
         handoffs = sum(value(m, "ocrgw_handoff_latency_seconds_count", path=p) for p in ("message", "kept_slot"))
         return m if ended >= len(children) and handoffs >= len(children) - max_parallel else None
@@ -71,7 +69,7 @@ def test_after_a_group_has_run_the_metrics_count_its_children_by_status(deployme
     assert sum(handoffs) == len(children) - max_parallel
     assert value(worker, "ocrgw_handoff_latency_seconds_sum", path="kept_slot") == 0
 
-    gateway_metrics = scrape(deployment.metrics_url("web"))
+    gateway_metrics = scrape(procfile_stack.metrics_url("web"))
     assert value(gateway_metrics, "ocrgw_submissions_total", shape="group", model="echo") == 1
     assert value(gateway_metrics, "ocrgw_store_up") == 1
     for gauge in ("ocrgw_jobs_held", "ocrgw_jobs_queued", "ocrgw_jobs_processing", "ocrgw_jobs_in_flight"):
@@ -79,7 +77,7 @@ def test_after_a_group_has_run_the_metrics_count_its_children_by_status(deployme
 
     coordinator = wait_until(
         lambda: (
-            (m := scrape(deployment.metrics_url("coordinator")))
+            (m := scrape(procfile_stack.metrics_url("coordinator")))
             and value(m, "ocrgw_sweep_duration_seconds_count", outcome="swept") > 0
             and m
         ),
@@ -89,11 +87,11 @@ def test_after_a_group_has_run_the_metrics_count_its_children_by_status(deployme
     assert value(coordinator, "ocrgw_sweep_repairs_total", action="lease_expired") == 0
 
 
-def test_several_gunicorn_workers_give_one_coherent_count(deployment):
-    url = deployment.metrics_url("web")
+def test_several_gunicorn_workers_give_one_coherent_count(procfile_stack):
+    url = procfile_stack.metrics_url("web")
     before = value(scrape(url), "ocrgw_submissions_total", shape="single", model="echo")
     jobs = WEB_WORKERS * (MAX_REQUESTS + JITTER) + 1  # more than the first workers can serve: some are replaced
-    with Gateway(deployment.procs["web"].base_url, timeout=WAIT) as gateway:
+    with Gateway(procfile_stack.procs["web"].base_url, timeout=WAIT) as gateway:
         for i in range(jobs):
             response = gateway.post_json(echo_child(f"single-{i}"))
             assert response.status_code == 202, response.text
@@ -101,13 +99,13 @@ def test_several_gunicorn_workers_give_one_coherent_count(deployment):
         counts = [value(scrape(url), "ocrgw_submissions_total", shape="single", model="echo") for _ in range(8)]
 
     assert counts == [before + jobs] * len(counts)
-    [family] = metrics_dirs(deployment.group.work_dir / "m", "web")
+    [family] = metrics_dirs(procfile_stack.group.work_dir / "m", "web")
     counted_in = {f.name for f in family.iterdir() if f.name.startswith("counter_")}
     assert len(counted_in) > WEB_WORKERS, f"the submissions were counted by {sorted(counted_in)} only"
 
 
-def test_the_worker_s_metrics_endpoint_answers_from_its_main_process(deployment):
-    status, content_type, body = get(deployment.metrics_url("worker"))
+def test_the_worker_s_metrics_endpoint_answers_from_its_main_process(procfile_stack):
+    status, content_type, body = get(procfile_stack.metrics_url("worker"))
 
     assert status == 200 and content_type.startswith("text/plain")
     assert "# TYPE ocrgw_job_attempts_total counter" in body

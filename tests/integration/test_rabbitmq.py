@@ -15,6 +15,7 @@ the middle of a group, which only this module has.
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 
 import kombu
 import pytest
@@ -25,18 +26,9 @@ from jobs.store import JobStore
 from tests import harness
 from tests.harness import ProcGroup, wait_until
 from tests.integration import test_chaos, test_fanout, test_reliability, test_webhooks
-from tests.integration.chaos_support import (
-    FAST,
-    WAIT,
-    assert_group_settled,
-    assert_single_settled,
-    echo,
-    group,
-    texts,
-    wait_processing,
-    wait_view,
-)
+from tests.integration.chaos_support import FAST, WAIT, assert_group_settled, assert_single_settled, echo, group, texts
 from tests.integration.fanout_support import Gateway
+from tests.integration.polling import wait_for_job
 from tests.integration.rabbitmq_support import RabbitMQServer, find_rabbitmq_server
 from workers.broker import is_rabbitmq
 
@@ -44,7 +36,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.rabbitmq]
 
 
 @pytest.fixture(scope="module")
-def rabbitmq(tmp_path_factory) -> RabbitMQServer:
+def rabbitmq(tmp_path_factory) -> Iterator[RabbitMQServer]:
     binary = find_rabbitmq_server()
     if binary is None:
         why = "rabbitmq-server is not installed (scripts/setup.sh --tests installs it)"
@@ -62,7 +54,7 @@ def rabbitmq(tmp_path_factory) -> RabbitMQServer:
 
 
 @pytest.fixture
-def procs(request, tmp_path, rabbitmq) -> ProcGroup:
+def procs(request, tmp_path, rabbitmq) -> Iterator[ProcGroup]:
     """The test's own processes, as ``procs`` everywhere, with RabbitMQ as their broker."""
     group_ = ProcGroup(
         tmp_path / "procs", redis=lambda: request.getfixturevalue("redis_server"), label="test", broker=rabbitmq.url_for
@@ -154,11 +146,7 @@ def test_coordinator_and_beat_killed_mid_group_repair_it_once_restarted(procs):
 
 def test_webhooks_are_handed_to_the_deliverer_and_handed_again_for_a_retry(procs, rabbitmq):
     """The sweep hands each webhook to the deliverer (the Procfile's `webhooks`) by a message, with an expiry."""
-    db = procs.fresh_db()
-    env = {**test_webhooks.ENV, "CELERY_BROKER_URL": rabbitmq.url_for(db)}
-    deliverer = test_webhooks.webhook_deliverer(procs, db, env)
-    stack = procs.stack(db=db, env=test_webhooks.ENV, concurrency=2, web=True)
-    deliverer.wait_ready(harness.CELERY_READY)
+    stack = procs.stack(db=procs.fresh_db(), env=test_webhooks.ENV, concurrency=2, web=True, webhooks=True)
     with Gateway(stack.web().base_url) as gateway:
         test_webhooks.test_a_single_job_s_view_arrives_signed_when_it_ends(gateway)
         test_webhooks.test_a_webhook_answered_500_is_retried_after_the_backoff_and_both_attempts_are_events(gateway)
@@ -182,7 +170,9 @@ def test_a_broker_restart_mid_group_loses_nothing(procs, rabbitmq):
     child_texts = texts(12)
     with Gateway(stack.web().base_url) as gateway:
         parent_id = test_chaos.submit(gateway, group([echo(t, delay_ms=300) for t in child_texts], max_parallel=3))
-        wait_view(gateway, parent_id, test_chaos.completed_at_least(3), what="3 children completed")
+        wait_for_job(
+            gateway.job, parent_id, test_chaos.completed_at_least(3), what="3 children completed", through_outages=True
+        )
         connected = [p.log_text().count("Connected to amqp") for p in (stack.worker, stack.coordinator)]
 
         rabbitmq.restart()
@@ -206,7 +196,13 @@ def test_a_worker_killed_while_the_broker_is_down_has_its_child_reclaimed(procs,
     children = [echo(child_texts[0], delay_ms=3000)] + [echo(t) for t in child_texts[1:]]
     with Gateway(stack.web().base_url) as gateway:
         parent_id = test_chaos.submit(gateway, group(children, max_parallel=1))
-        wait_processing(gateway, f"{parent_id}-0")
+        wait_for_job(
+            gateway.job,
+            f"{parent_id}-0",
+            lambda v: v["status"] == "processing",
+            what="processing",
+            through_outages=True,
+        )
         rabbitmq.stop()
         stack.worker.kill(signal.SIGKILL)
         rabbitmq.start()

@@ -21,14 +21,8 @@ import redis
 
 from jobs import keys
 from tests.harness import ROOT, ProcGroup, RedisServer, TlsFiles, _gunicorn_isolation_args, wait_until
-from tests.integration.fanout_support import (
-    Gateway,
-    echo_child,
-    echo_children,
-    micros,
-    submit_group,
-    wait_terminal,
-)
+from tests.integration.fanout_support import Gateway, echo_child, echo_children, micros, submit_group
+from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
 
@@ -48,7 +42,7 @@ COMMANDS = {
 }
 
 
-def deployment(redis_server: RedisServer, work, **security) -> tuple[ProcGroup, RedisServer, Gateway]:
+def secured_deployment(redis_server: RedisServer, work, **security) -> tuple[ProcGroup, RedisServer, Gateway]:
     """A redis-server of its own (with ``security``: password, tls) and the whole stack on it."""
     server: RedisServer | None = None
     group = ProcGroup(work, redis=lambda: server, label=work.name)
@@ -60,7 +54,7 @@ def deployment(redis_server: RedisServer, work, **security) -> tuple[ProcGroup, 
 @pytest.fixture(scope="module")
 def with_password(redis_server, tmp_path_factory):
     # The session's redis_server only decides whether redis-server is there (skip, or fail in CI).
-    group, server, gateway = deployment(redis_server, tmp_path_factory.mktemp("password"), password=PASSWORD)
+    group, server, gateway = secured_deployment(redis_server, tmp_path_factory.mktemp("password"), password=PASSWORD)
     try:
         yield server, gateway
     finally:
@@ -72,7 +66,7 @@ def with_password(redis_server, tmp_path_factory):
 def with_tls(redis_server, tmp_path_factory):
     work = tmp_path_factory.mktemp("tls")
     tls = TlsFiles.make(work / "tls")
-    group, server, gateway = deployment(redis_server, work, password=PASSWORD, tls=tls)
+    group, server, gateway = secured_deployment(redis_server, work, password=PASSWORD, tls=tls)
     try:
         yield server, gateway
     finally:
@@ -106,8 +100,8 @@ def test_a_password_protected_redis_runs_jobs_end_to_end_and_refuses_clients_wit
     assert single.status_code == 202, single.text
     parent = submit_group(gateway, echo_children(5), max_parallel=2).json()["id"]
 
-    assert wait_terminal(gateway.job, single.json()["id"], WAIT)["result"]["text"] == "hello through a password"
-    view = wait_terminal(gateway.job, parent, WAIT)
+    assert wait_for_job(gateway.job, single.json()["id"], timeout=WAIT)["result"]["text"] == "hello through a password"
+    view = wait_for_job(gateway.job, parent, timeout=WAIT)
     assert view["status"] == "completed" and view["counts"]["completed"] == 5
     with pytest.raises(redis.AuthenticationError):
         redis.Redis(host=server.host, port=server.port).ping()
@@ -117,7 +111,7 @@ def test_an_ended_group_is_deleted_whole_once_its_retention_has_passed(with_pass
     server, gateway = with_password
     children = [*echo_children(3), echo_child("refused", fail=True)]
     parent = submit_group(gateway, children, max_parallel=2, idempotency_key="retention-group").json()["id"]
-    ended = wait_terminal(gateway.job, parent, WAIT)
+    ended = wait_for_job(gateway.job, parent, timeout=WAIT)
     assert ended["status"] == "failed"
     with server.client(1) as client:
         assert len(group_keys_and_entries(client, parent)) > 5
@@ -160,7 +154,7 @@ def test_tls_with_a_password_runs_a_group_end_to_end(with_tls):
     server, gateway = with_tls
     assert server.url.startswith("rediss://")
     parent = submit_group(gateway, echo_children(4), max_parallel=2).json()["id"]
-    view = wait_terminal(gateway.job, parent, WAIT)
+    view = wait_for_job(gateway.job, parent, timeout=WAIT)
     assert view["status"] == "completed" and [c["status"] for c in view["children"]] == ["completed"] * 4
     with pytest.raises(redis.ConnectionError):  # the port speaks TLS only
         redis.Redis(host=server.host, port=server.port, password=PASSWORD, socket_timeout=5).ping()

@@ -29,11 +29,9 @@ from tests.integration.chaos_support import (
     group,
     root_ids,
     texts,
-    tolerant,
-    wait_processing,
-    wait_view,
 )
 from tests.integration.fanout_support import Gateway
+from tests.integration.polling import tolerant, wait_for_job
 
 pytestmark = pytest.mark.integration
 
@@ -42,24 +40,8 @@ ENV = {**FAST, "OCRGW_JOB_TIMEOUT": str(JOB_TIMEOUT_S)}
 
 
 @pytest.fixture(scope="module")
-def deployment(redis_server, tmp_path_factory):
-    group_ = ProcGroup(tmp_path_factory.mktemp("reliability"), redis=redis_server, label="reliability")
-    try:
-        yield group_.stack(db=group_.fresh_db(), env=ENV, concurrency=2, web=True)
-    finally:
-        group_.close()
-
-
-@pytest.fixture
-def gateway(deployment):
-    with Gateway(deployment.web().base_url) as client:
-        yield client
-
-
-@pytest.fixture
-def db(deployment, redis_server):
-    with redis_server.client(deployment.db) as client:
-        yield client
+def deployment(stack_factory):
+    return stack_factory(env=ENV, concurrency=2)
 
 
 def submit(gateway: Gateway, body, headers=None) -> str:
@@ -81,7 +63,7 @@ def worker_survived(deployment, log_from: int) -> None:
 def test_the_heartbeat_holds_the_lease_while_the_engine_blocks_longer_than_it(gateway, db):
     lease_s = float(FAST["OCRGW_LEASE_SECONDS"])
     job_id = submit(gateway, echo("slow and steady", delay_ms=lease_s * 2.5 * 1000))
-    wait_processing(gateway, job_id)
+    wait_for_job(gateway.job, job_id, lambda v: v["status"] == "processing", what="processing", through_outages=True)
 
     first = db.zscore(keys.LEASES, job_id)
     assert first is not None, "a processing job holds a lease in the leases index"
@@ -130,16 +112,19 @@ def test_an_attempt_that_lost_its_lease_cannot_overwrite_the_attempt_that_replac
     procs.beat(db=db, env=FAST)
     with Gateway(procs.web(db=db, env=FAST).base_url) as gateway:
         job_id = submit(gateway, echo("only once", delay_ms=3000))
-        wait_processing(gateway, job_id)
+        wait_for_job(
+            gateway.job, job_id, lambda v: v["status"] == "processing", what="processing", through_outages=True
+        )
 
         stalled.kill(signal.SIGSTOP)
         try:
             procs.worker(db=db, concurrency=1, env=FAST)
-            wait_view(
-                gateway,
+            wait_for_job(
+                gateway.job,
                 job_id,
                 lambda v: v["status"] == "processing" and v["attempts"] == 2,
                 what="attempt 2 processing",
+                through_outages=True,
             )
         finally:
             stalled.kill(signal.SIGCONT)
@@ -165,7 +150,7 @@ def test_a_transient_error_is_retried_until_the_last_attempt(deployment, gateway
         seen.add((view["status"], view["stage"], view.get("last_error_code")))
         return view["status"] == "failed"
 
-    view = wait_view(gateway, job_id, retried_and_failed, what="failed")
+    view = wait_for_job(gateway.job, job_id, retried_and_failed, what="failed", through_outages=True)
 
     assert (view["attempts"], view["error_code"]) == (int(FAST["OCRGW_MAX_ATTEMPTS"]), "echo_transient")
     events = gateway.events(job_id)
@@ -297,7 +282,13 @@ def test_a_redis_restart_mid_group_loses_nothing_accepted(redis_server_factory, 
             child_texts = texts(10)
             parent_id = submit(gateway, group([echo(t, delay_ms=300) for t in child_texts], max_parallel=3))
             singles = {submit(gateway, echo(f"single-{i}", delay_ms=200)): f"single-{i}" for i in range(3)}
-            wait_view(gateway, parent_id, lambda v: v["counts"]["completed"] >= 2, what="2 children done")
+            wait_for_job(
+                gateway.job,
+                parent_id,
+                lambda v: v["counts"]["completed"] >= 2,
+                what="2 children done",
+                through_outages=True,
+            )
 
             server.restart(hard=hard)
 

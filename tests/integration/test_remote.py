@@ -13,13 +13,14 @@ import pytest
 from tests.harness import BEAT_READY, CELERY_READY, ProcGroup, RedisServer, free_port
 from tests.integration.live import (
     ECHO_TIMEOUT,
+    OCR_TIMEOUT,
     Api,
     accepted,
     assert_problem,
     b64,
     png_bytes,
-    poll_terminal,
 )
+from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
 
@@ -112,7 +113,7 @@ def test_a_remote_job_completes_with_the_upstreams_text_and_pages(downstream, up
     job_id = accepted(downstream.post_raw(png, "image/png", model="cloudocr"))
 
     # When it ends
-    job = poll_terminal(downstream, job_id)
+    job = wait_for_job(downstream.job, job_id, timeout=OCR_TIMEOUT)
 
     # Then it completed once, with the words, lines and boxes the upstream's tesseract read
     assert job["status"] == "completed", job
@@ -142,7 +143,7 @@ def test_an_on_prem_document_is_refused_and_never_reaches_the_upstream(downstrea
 def test_an_unreachable_upstream_fails_the_job_with_upstream_unreachable_after_its_attempts(downstream):
     job_id = accepted(downstream.post_json({"model": "deadocr", "content_type": "text/plain", "payload": b64("x")}))
 
-    job = poll_terminal(downstream, job_id, ECHO_TIMEOUT)
+    job = wait_for_job(downstream.job, job_id, timeout=ECHO_TIMEOUT)
 
     assert (job["status"], job["error_code"]) == ("failed", "upstream_unreachable"), job
     assert "cannot be reached" in job["error"]
@@ -154,7 +155,7 @@ def test_a_failed_upstream_job_fails_the_job_with_upstream_failed_once(downstrea
     job = {"model": "cloudecho", "content_type": "text/plain", "payload": b64("x"), "options": {"fail": True}}
     job_id = accepted(downstream.post_json(job))
 
-    view = poll_terminal(downstream, job_id, ECHO_TIMEOUT)
+    view = wait_for_job(downstream.job, job_id, timeout=ECHO_TIMEOUT)
 
     assert (view["status"], view["error_code"], view["attempts"]) == ("failed", "upstream_failed", 1), view
     assert "echo_failed" in view["error"]
@@ -163,7 +164,7 @@ def test_a_failed_upstream_job_fails_the_job_with_upstream_failed_once(downstrea
 def test_a_document_the_upstream_refuses_fails_the_job_with_upstream_rejected_once(downstream, tmp_path):
     job_id = accepted(downstream.post_raw(png_bytes(tmp_path, "not text"), "image/png", model="cloudecho"))
 
-    view = poll_terminal(downstream, job_id, ECHO_TIMEOUT)
+    view = wait_for_job(downstream.job, job_id, timeout=ECHO_TIMEOUT)
 
     assert (view["status"], view["error_code"], view["attempts"]) == ("failed", "upstream_rejected", 1), view
     assert "415" in view["error"] and "unsupported_content_type" in view["error"]

@@ -24,10 +24,11 @@ pytestmark = pytest.mark.integration
 REPLICA_WAIT_MS = "100"
 
 
-def gateway(redis_url: str, min_replicas: int, wait_ms: str = REPLICA_WAIT_MS):
+def in_process_gateway(redis_url: str, min_replicas: int, wait_ms: str = REPLICA_WAIT_MS):
     """A gateway app on ``redis_url`` and the list of what it published."""
-    settings = Settings.from_env({"REDIS_URL": redis_url, "OCRGW_MIN_REPLICAS": str(min_replicas),
-                                  "OCRGW_REPLICA_WAIT_MS": wait_ms})
+    settings = Settings.from_env(
+        {"REDIS_URL": redis_url, "OCRGW_MIN_REPLICAS": str(min_replicas), "OCRGW_REPLICA_WAIT_MS": wait_ms}
+    )
     published: list = []
     app = create_app(settings, JobStore.from_settings(settings), publish=lambda d: published.extend(d) or len(d))
     return app.test_client(), published
@@ -35,8 +36,10 @@ def gateway(redis_url: str, min_replicas: int, wait_ms: str = REPLICA_WAIT_MS):
 
 def replica_online(primary) -> bool:
     with primary.client() as redis:
-        return any(k.startswith("slave") and isinstance(v, dict) and v.get("state") == "online"
-                   for k, v in redis.info("replication").items())
+        return any(
+            k.startswith("slave") and isinstance(v, dict) and v.get("state") == "online"
+            for k, v in redis.info("replication").items()
+        )
 
 
 BODY = group([echo(t) for t in texts(3)], max_parallel=2)
@@ -44,7 +47,7 @@ BODY = group([echo(t) for t in texts(3)], max_parallel=2)
 
 def test_without_the_replicas_the_creation_is_refused_503_unpublished_and_a_retry_replays_it(procs):
     db = procs.fresh_db()
-    client, published = gateway(procs.url(db), min_replicas=1)
+    client, published = in_process_gateway(procs.url(db), min_replicas=1)
 
     first = client.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-1"})
     assert first.status_code == 503, first.get_data(as_text=True)
@@ -61,7 +64,7 @@ def test_without_the_replicas_the_creation_is_refused_503_unpublished_and_a_retr
         assert root_ids(redis) == kept
 
     # Once the replicas confirm (here: none are asked for), the same key answers with that same job.
-    confirmed, published = gateway(procs.url(db), min_replicas=0)
+    confirmed, published = in_process_gateway(procs.url(db), min_replicas=0)
     replay = confirmed.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-1"})
     assert replay.status_code == 202 and replay.headers["Idempotent-Replayed"] == "true"
     assert [replay.get_json()["id"]] == kept
@@ -73,7 +76,7 @@ def test_with_a_replica_the_creation_is_acknowledged_once_the_replica_has_it(red
 
     wait_until(lambda: replica_online(primary), 60, 0.1, message="the replica never came online")
     # A wait long enough for a loaded machine: a live replica answers WAIT as soon as it has the write.
-    client, published = gateway(primary.url, min_replicas=1, wait_ms="10000")
+    client, published = in_process_gateway(primary.url, min_replicas=1, wait_ms="10000")
 
     response = client.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-2"})
 
@@ -94,10 +97,10 @@ def test_a_replay_waits_for_the_original_creation_even_on_a_connection_that_wrot
     wait_until(lambda: replica_online(primary), 60, 0.1, message="the replica never came online")
     replica.proc.kill(signal.SIGSTOP)
     try:
-        first, _ = gateway(primary.url, min_replicas=1)
+        first, _ = in_process_gateway(primary.url, min_replicas=1)
         assert first.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-3"}).status_code == 503
 
-        other, published = gateway(primary.url, min_replicas=1)  # another gateway: its own connections
+        other, published = in_process_gateway(primary.url, min_replicas=1)  # another gateway: its own connections
         replay = other.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-3"})
         assert replay.status_code == 503 and published == []
     finally:
@@ -105,7 +108,7 @@ def test_a_replay_waits_for_the_original_creation_even_on_a_connection_that_wrot
 
     # The thawed replica has the backlog to read first; a loaded machine needs more than 100 ms for
     # that, and a live replica answers WAIT as soon as it has caught up.
-    thawed, _ = gateway(primary.url, min_replicas=1, wait_ms="10000")
+    thawed, _ = in_process_gateway(primary.url, min_replicas=1, wait_ms="10000")
     replay = thawed.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-3"})
     assert replay.status_code == 202 and replay.headers["Idempotent-Replayed"] == "true"
     with replica.client() as redis:
@@ -121,7 +124,7 @@ def test_a_replica_wait_longer_than_a_socket_s_default_timeout_answers_for_the_r
     wait_until(lambda: replica_online(primary), 60, 0.1, message="the replica never came online")
     replica.proc.kill(signal.SIGSTOP)
     try:
-        client, published = gateway(primary.url, min_replicas=1, wait_ms="6000")
+        client, published = in_process_gateway(primary.url, min_replicas=1, wait_ms="6000")
         response = client.post("/jobs", json=BODY, headers={"Idempotency-Key": "k-4"})
         with primary.client() as redis:
             kept = root_ids(redis)

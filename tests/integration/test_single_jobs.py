@@ -12,25 +12,19 @@ import pytest
 from tests import bad_documents
 from tests.integration.live import (
     ECHO_TIMEOUT,
-    Api,
+    OCR_TIMEOUT,
     accepted,
     b64,
     parse_time,
     pdf_bytes,
     png_bytes,
-    poll_terminal,
     squashed,
 )
+from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
 
 WORDS = "HELLO OCRGW 2026"
-
-
-@pytest.fixture
-def api(stack, redis_url) -> Api:
-    """The shared stack's gateway, on a database emptied for this test."""
-    return Api(stack.web().base_url)
 
 
 def echo_job(text: str, **options) -> dict:
@@ -48,7 +42,7 @@ def test_tesseract_reads_a_raw_png(api, tmp_path):
     response = api.post_raw(png, "image/png", model="tesseract")
     job_id = accepted(response)
     assert response.json()["status"] in {"queued", "processing", "completed"}
-    job = poll_terminal(api, job_id)
+    job = wait_for_job(api.job, job_id, timeout=OCR_TIMEOUT)
 
     # Then the job completed once, with the words, line details and ordered times
     assert job["status"] == "completed", job
@@ -78,7 +72,7 @@ def test_location_header_points_at_the_job(api):
     job_id = accepted(response)
     followed = api.http.get(api.url(response.headers["Location"]), timeout=api.timeout)
     assert followed.status_code == 200 and followed.json()["id"] == job_id
-    poll_terminal(api, job_id, ECHO_TIMEOUT)  # leave nothing in flight for the next test
+    wait_for_job(api.job, job_id, timeout=ECHO_TIMEOUT)  # leave nothing in flight for the next test
 
 
 def test_paddleocr_reads_a_png_sent_as_json(api, tmp_path):
@@ -86,7 +80,7 @@ def test_paddleocr_reads_a_png_sent_as_json(api, tmp_path):
     body = {"model": "paddleocr", "content_type": "image/png", "payload": b64(png_bytes(tmp_path, WORDS))}
 
     # When it runs through PP-OCRv4
-    job = poll_terminal(api, accepted(api.post_json(body)))
+    job = wait_for_job(api.job, accepted(api.post_json(body)), timeout=OCR_TIMEOUT)
 
     # Then the words come back (the bundled model drops spaces between all-caps words)
     assert job["status"] == "completed", job
@@ -102,7 +96,7 @@ def test_tesseract_reads_a_two_page_pdf_in_order(api, tmp_path):
     pdf = pdf_bytes(tmp_path, "FIRST PAGE ALPHA", "SECOND PAGE OMEGA")
 
     # When it is OCRed
-    job = poll_terminal(api, accepted(api.post_raw(pdf, "application/pdf", model="tesseract")))
+    job = wait_for_job(api.job, accepted(api.post_raw(pdf, "application/pdf", model="tesseract")), timeout=OCR_TIMEOUT)
 
     # Then both pages come back, in order, and the merged text keeps that order
     assert job["status"] == "completed", job
@@ -120,23 +114,22 @@ def test_corrupt_png_fails_as_invalid_document_and_the_worker_keeps_serving(api)
     corrupt = bad_documents.png(64, 64, idat=bytes(range(256)) * 8)
 
     # When it is OCRed
-    job = poll_terminal(api, accepted(api.post_raw(corrupt, "image/png", model="tesseract")))
+    job = wait_for_job(api.job, accepted(api.post_raw(corrupt, "image/png", model="tesseract")), timeout=OCR_TIMEOUT)
 
     # Then it fails once, as a bad document, without retries
     assert job["status"] == "failed", job
     assert job["error_code"] == "invalid_document" and job["error"]
     assert job["attempts"] == 1 and job["result"] is None
     events = api.events(job["id"])
-    assert [(e["operation"], e["status"], e["error_code"]) for e in events] == [
-        ("job", "failed", "invalid_document")]
+    assert [(e["operation"], e["status"], e["error_code"]) for e in events] == [("job", "failed", "invalid_document")]
 
     # And the worker still serves the next job
-    after = poll_terminal(api, accepted(api.post_json(echo_job("still alive"))), ECHO_TIMEOUT)
+    after = wait_for_job(api.job, accepted(api.post_json(echo_job("still alive"))), timeout=ECHO_TIMEOUT)
     assert after["status"] == "completed" and after["result"]["text"] == "still alive"
 
 
 def test_echo_fail_option_fails_the_job(api):
-    job = poll_terminal(api, accepted(api.post_json(echo_job("doomed", fail=True))), ECHO_TIMEOUT)
+    job = wait_for_job(api.job, accepted(api.post_json(echo_job("doomed", fail=True))), timeout=ECHO_TIMEOUT)
 
     assert job["status"] == "failed", job
     assert job["error_code"] == "echo_failed" and job["error"]
@@ -145,8 +138,9 @@ def test_echo_fail_option_fails_the_job(api):
 
 
 def test_echo_with_a_delay_completes_with_its_text(api):
-    job = poll_terminal(api, accepted(api.post_json(echo_job("line one\nline two", delay_ms=300))),
-                        ECHO_TIMEOUT)
+    job = wait_for_job(
+        api.job, accepted(api.post_json(echo_job("line one\nline two", delay_ms=300))), timeout=ECHO_TIMEOUT
+    )
 
     assert job["status"] == "completed", job
     assert job["result"]["text"] == "line one\nline two"
@@ -158,8 +152,11 @@ def test_echo_with_a_delay_completes_with_its_text(api):
 
 
 def test_echo_as_a_raw_text_body(api):
-    job = poll_terminal(api, accepted(api.post_raw("grüße".encode(), "text/plain; charset=utf-8",
-                                                   model="echo")), ECHO_TIMEOUT)
+    job = wait_for_job(
+        api.job,
+        accepted(api.post_raw("grüße".encode(), "text/plain; charset=utf-8", model="echo")),
+        timeout=ECHO_TIMEOUT,
+    )
 
     assert job["status"] == "completed", job
     assert (job["model"], job["content_type"], job["result"]["text"]) == ("echo", "text/plain", "grüße")

@@ -18,8 +18,8 @@ from tests.integration.live import (
     assert_problem,
     b64,
     ocrgw_keyspace,
-    poll_terminal,
 )
+from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
 
@@ -42,12 +42,14 @@ def as_tenant(base_url: str, key: str) -> Api:
 
 
 @pytest.fixture
-def web(stack, redis_url, procs, tmp_path):
+def web(current_deployment, procs, tmp_path):
     """A gateway with acme's key in a keys file and globex's as a development key, on the shared stack's
     database (emptied for this test)."""
     keys_file = tmp_path / "api-keys"
     keys_file.write_text(f"# ocrgw API keys\nacme:{hashlib.sha256(ACME_KEY.encode()).hexdigest()}\n")
-    return procs.web(db=0, env={"OCRGW_API_KEYS_FILE": str(keys_file), "OCRGW_API_KEYS": f"globex:{GLOBEX_KEY}"})
+    return procs.web(
+        db=current_deployment.db, env={"OCRGW_API_KEYS_FILE": str(keys_file), "OCRGW_API_KEYS": f"globex:{GLOBEX_KEY}"}
+    )
 
 
 def stored_text(client) -> bytes:
@@ -65,12 +67,6 @@ def stored_text(client) -> bytes:
         elif kind == b"stream":
             parts += [b for _, entry in client.xrange(key) for pair in entry.items() for b in pair]
     return b"\n".join(parts)
-
-
-@pytest.fixture
-def db(redis_server, redis_url):
-    with redis_server.client() as client:
-        yield client
 
 
 def test_two_tenants_run_their_jobs_and_cannot_see_each_others(web, db):
@@ -94,7 +90,7 @@ def test_two_tenants_run_their_jobs_and_cannot_see_each_others(web, db):
     assert globex_single != acme_single
 
     for api, job_id in ((acme, acme_single), (acme, acme_group), (globex, globex_single)):
-        assert poll_terminal(api, job_id, ECHO_TIMEOUT)["status"] == "completed"
+        assert wait_for_job(api.job, job_id, timeout=ECHO_TIMEOUT)["status"] == "completed"
 
     # Neither sees, lists or controls the other's jobs.
     for api, job_id in (

@@ -12,12 +12,12 @@ what the job's events recorded.
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
-from tests.harness import CELERY_READY, ProcGroup, wait_until
-from tests.integration.fanout_support import Gateway, echo_child, group_body, micros, wait_terminal
+from tests.harness import wait_until
+from tests.integration.fanout_support import Gateway, echo_child, group_body, micros
+from tests.integration.polling import wait_for_job
 from tests.webhook_receiver import Receiver, verify
 
 pytestmark = pytest.mark.integration
@@ -34,32 +34,15 @@ ENV = {
 WAIT = 60.0  # bounds a hang; asserts no speed
 
 
-def webhook_deliverer(group: ProcGroup, db: int, env: dict[str, str]):
-    """The Procfile's `webhooks` process: a Celery worker on the webhooks queue with a thread pool."""
-    argv = [
-        sys.executable, "-m", "celery", "-A", "coordinator", "worker",
-        "--loglevel", "INFO", "--queues", "webhooks", "--pool", "threads", "--concurrency", "4",
-        "--hostname", f"webhooks-{db}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
-    ]
-    return group.start("webhooks", argv, env={"REDIS_URL": group.url(db), **env}, ready=CELERY_READY, wait=False)
-
-
 @pytest.fixture(scope="module")
-def gateway(redis_server, tmp_path_factory):
-    group = ProcGroup(tmp_path_factory.mktemp("webhooks"), redis=redis_server, label="webhooks")
-    try:
-        db = group.fresh_db()
-        deliverer = webhook_deliverer(group, db, ENV)
-        stack = group.stack(db=db, env=ENV, concurrency=2, web=True)
-        deliverer.wait_ready(CELERY_READY)
-        with Gateway(stack.web().base_url) as client:
-            yield client
-    finally:
-        group.close()
+def deployment(stack_factory):
+    """With the webhook deliverer as the Procfile runs it (``webhooks``)."""
+    return stack_factory(env=ENV, concurrency=2, webhooks=True)
 
 
 def webhook_events(gateway: Gateway, job_id: str, count: int) -> list[dict]:
     """The job's first ``count`` webhook events, once recorded."""
+
     def recorded():
         found = [e for e in gateway.events(job_id) if e["operation"] == "webhook" and e["job_id"] == job_id]
         return found if len(found) >= count else None
@@ -82,7 +65,11 @@ def test_a_single_job_s_view_arrives_signed_when_it_ends(gateway):
     assert view == gateway.get(f"/jobs/{job_id}")
     assert (view["status"], view["result"]["text"]) == ("completed", "hello webhook")
     assert (event["attempt"], event["outcome"], event["response_status"], event["error_code"]) == (
-        1, "delivered", 200, None)
+        1,
+        "delivered",
+        200,
+        None,
+    )
 
 
 def test_a_group_s_parent_and_a_child_with_its_own_callback_each_get_theirs(gateway):
@@ -107,13 +94,23 @@ def test_a_group_s_parent_and_a_child_with_its_own_callback_each_get_theirs(gate
     assert [c["index"] for c in parent["children"]] == [0, 1]
     child = json.loads(child_hook.body)
     assert (child["id"], child["kind"], child["parent_id"], child["result"]["text"]) == (
-        f"{parent_id}-0", "child", parent_id, "first")
+        f"{parent_id}-0",
+        "child",
+        parent_id,
+        "first",
+    )
     assert unsigned_or_extra == []  # the second child has no callback_url of its own
     # The parent's events hold one terminal event per job and one webhook event per delivered webhook.
     events = gateway.events(parent_id)
-    assert sorted((e["operation"], e["job_id"]) for e in events) == sorted([
-        ("job", parent_id), ("job_child", f"{parent_id}-0"), ("job_child", f"{parent_id}-1"),
-        ("webhook", parent_id), ("webhook", f"{parent_id}-0")])
+    assert sorted((e["operation"], e["job_id"]) for e in events) == sorted(
+        [
+            ("job", parent_id),
+            ("job_child", f"{parent_id}-0"),
+            ("job_child", f"{parent_id}-1"),
+            ("webhook", parent_id),
+            ("webhook", f"{parent_id}-0"),
+        ]
+    )
 
 
 def test_a_webhook_answered_500_is_retried_after_the_backoff_and_both_attempts_are_events(gateway):
@@ -129,10 +126,14 @@ def test_a_webhook_answered_500_is_retried_after_the_backoff_and_both_attempts_a
     assert (first.headers["X-Ocrgw-Attempt"], second.headers["X-Ocrgw-Attempt"]) == ("1", "2")
     assert json.loads(second.body) == json.loads(first.body) == gateway.get(f"/jobs/{job_id}")
     assert (failed["attempt"], failed["outcome"], failed["response_status"], failed["error_code"]) == (
-        1, "retrying", 500, "http_error")
+        1,
+        "retrying",
+        500,
+        "http_error",
+    )
     assert (delivered["attempt"], delivered["outcome"], delivered["response_status"]) == (2, "delivered", 200)
     # The retry waited for its backoff: it arrived no earlier than the time the failed attempt set.
     assert micros(failed["retry_at"]) - micros(failed["time"]) >= BACKOFF_SECONDS * 1_000_000 - 1000
     assert second.at * 1_000_000 >= micros(failed["retry_at"])
-    view = wait_terminal(gateway.job, job_id)
+    view = wait_for_job(gateway.job, job_id, timeout=60)
     assert view["status"] == "completed"
