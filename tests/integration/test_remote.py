@@ -99,7 +99,7 @@ def test_a_worker_started_without_queues_serves_a_remote_model(downstream, upstr
     job = {"model": "cloudecho", "content_type": "text/plain", "payload": b64("served by default")}
 
     # When a job is sent to it
-    view = poll_terminal(downstream, accepted(downstream.post_json(job)), ECHO_TIMEOUT)
+    view = wait_for_job(downstream.job, accepted(downstream.post_json(job)), timeout=ECHO_TIMEOUT)
 
     # Then the worker with the registry's queues took it, and the upstream's echo answered
     assert (view["status"], view["attempts"]) == ("completed", 1), view
