@@ -22,7 +22,6 @@
 -- job itself), the one hash that keeps it: the tenant and the submitting
 -- key's id, never the key.
 local function audit(operation, job_id, parent_id, status, model, error_code, now)
-  local owner = redis.call('HMGET', K.parent, F.tenant, F.key_id)
   redis.call('XADD', K.events, '*',
     E.operation, operation,
     E.job_id, job_id,
@@ -31,8 +30,8 @@ local function audit(operation, job_id, parent_id, status, model, error_code, no
     E.model, model or '',
     E.error_code, error_code or '',
     E.time, int(now),
-    E.tenant, owner[1] or '',
-    E.key_id, owner[2] or '')
+    E.tenant, field_of(K.parent, F.tenant) or '',
+    E.key_id, field_of(K.parent, F.key_id) or '')
 end
 
 local function expire_later(root_id, now)
@@ -40,24 +39,24 @@ local function expire_later(root_id, now)
 end
 
 local function notify_if_asked(job_key, job_id, now)
-  local url = redis.call('HGET', job_key, F.callback_url)
+  local url = field_of(job_key, F.callback_url)
   if url and url ~= '' then
     redis.call('ZADD', K.webhooks, ms_of(now), job_id)
-    if redis.call('HEXISTS', job_key, F.webhook_attempts) == 1 then
+    if field_of(job_key, F.webhook_attempts) then
       -- It ended before (a redrive): a delivery of that ending still in
       -- flight must not count for this one, so its attempt number goes stale.
-      local base = redis.call('HINCRBY', job_key, F.webhook_attempts, 1)
-      redis.call('HSET', job_key, F.webhook_attempts_base, base)
+      local base = add_to_field(job_key, F.webhook_attempts, 1)
+      set_fields(job_key, F.webhook_attempts_base, base)
     end
   end
 end
 
 -- `job` holds the job's id, kind, parent_id, index and model.
 local function finish_job(job_key, job, prefix, from, status, error_code, error_msg, now)
-  redis.call('HSET', job_key,
+  set_fields(job_key,
     F.status, status, F.finished_at, int(now), F.stage, status, F.error_code, error_code, F.error, error_msg)
   if status == STATUS.completed then
-    redis.call('HSET', job_key, F.progress, '1')
+    set_fields(job_key, F.progress, '1')
   end
   if job.kind == KIND.child then
     move_child(prefix, job.id, job.index, from, status)
@@ -77,14 +76,14 @@ local function cancel_children(prefix, parent_id, from, why, now)
     local id = found[i]
     local key = job_key_of(prefix, id)
     local job = {id = id, kind = KIND.child, parent_id = parent_id, index = found[i + 1],
-                 model = redis.call('HGET', key, F.model)}
+                 model = field_of(key, F.model)}
     if from == STATUS.queued then redis.call('ZREM', K.queued, id) end
     finish_job(key, job, prefix, from, STATUS.cancelled, '', why, now)
   end
   local n = #found / 2
   if n > 0 then
-    redis.call('HINCRBY', K.parent, count_field(from), -n)
-    redis.call('HINCRBY', K.parent, count_field(STATUS.cancelled), n)
+    add_to_field(K.parent, count_field(from), -n)
+    add_to_field(K.parent, count_field(STATUS.cancelled), n)
   end
   return n
 end
@@ -94,8 +93,10 @@ local function beyond_tolerance(p_failed, p_cancelled, tolerated)
 end
 
 local function finalize_parent_if_done(parent_id, now)
-  local f = redis.call('HMGET', K.parent, F.status, F.total, count_field(STATUS.completed),
-    count_field(STATUS.failed), count_field(STATUS.cancelled), F.model, F.cancel_requested, F.tolerated_failures)
+  local function field(name) return field_of(K.parent, name) end
+  local f = {field(F.status), field(F.total), field(count_field(STATUS.completed)),
+    field(count_field(STATUS.failed)), field(count_field(STATUS.cancelled)), field(F.model),
+    field(F.cancel_requested), field(F.tolerated_failures)}
   if TERMINAL[f[1]] then return 0 end
   local total = tonumber(f[2])
   local completed, failed, cancelled = tonumber(f[3]), tonumber(f[4]), tonumber(f[5])
@@ -107,8 +108,7 @@ local function finalize_parent_if_done(parent_id, now)
     status, error_code = STATUS.failed, ERROR.child_failed
     if failed == 0 then error_code = ERROR.child_cancelled end
   end
-  redis.call('HSET', K.parent,
-    F.status, status, F.finished_at, int(now), F.stage, status, F.error_code, error_code)
+  set_fields(K.parent, F.status, status, F.finished_at, int(now), F.stage, status, F.error_code, error_code)
   move_root(K.parent, parent_id, f[1], status)
   audit(OPERATION.job, parent_id, '', status, f[6], error_code, now)
   expire_later(parent_id, now)
@@ -119,12 +119,13 @@ end
 
 -- Returns finalized (0/1) and the list of released children.
 local function child_finished(prefix, parent_id, from_status, to_status, limit, requeue_ms, now)
-  redis.call('HINCRBY', K.parent, count_field(from_status), -1)
-  redis.call('HINCRBY', K.parent, count_field(to_status), 1)
+  add_to_field(K.parent, count_field(from_status), -1)
+  add_to_field(K.parent, count_field(to_status), 1)
   if to_status == STATUS.failed or to_status == STATUS.cancelled then
-    local p = redis.call('HMGET', K.parent, F.fail_fast, F.cancel_requested, count_field(STATUS.failed),
-      count_field(STATUS.cancelled), F.tolerated_failures)
-    if p[1] == '1' and p[2] ~= '1' and beyond_tolerance(p[3], p[4], p[5]) then
+    local function field(name) return field_of(K.parent, name) end
+    if field(F.fail_fast) == '1' and field(F.cancel_requested) ~= '1'
+        and beyond_tolerance(field(count_field(STATUS.failed)), field(count_field(STATUS.cancelled)),
+          field(F.tolerated_failures)) then
       cancel_children(prefix, parent_id, STATUS.held, 'cancelled: the group failed past its tolerance', now)
     end
   end

@@ -28,19 +28,27 @@
 -- line): the caller publishes one Celery message for each.
 -- @needs indexes
 
+-- lined: whether the tenant's waiting line may hold a group (it did when read,
+-- or one joined it since); when not, no group needs taking out of it.
 local function tenant_of(id)
   local tag = tenant_tag_of(id)
-  return {cap = A.tenant_max_inflight, in_flight = tenant_in_flight_key_of(tag), waiting = tenant_waiting_key_of(tag)}
+  return {cap = A.tenant_max_inflight, in_flight = tenant_in_flight_key_of(tag), waiting = tenant_waiting_key_of(tag),
+          lined = true}
+end
+
+local function leave_line(tenant, parent_id)
+  if tenant.lined then redis.call('ZREM', tenant.waiting, parent_id) end
 end
 
 -- How many more children the tenant may put in flight.
 local function tenant_room(tenant)
   if tenant.cap <= 0 then return math.huge end
-  return tenant.cap - tonumber(redis.call('GET', tenant.in_flight) or '0')
+  return tenant.cap - in_flight_of(tenant.in_flight)
 end
 
 -- A group joins its tenant's line at the back, or keeps the place it has.
 local function wait_in_line(tenant, parent_id, keep_place)
+  tenant.lined = true
   local last = redis.call('ZRANGE', tenant.waiting, -1, -1, 'WITHSCORES')
   local turn = 1
   if last[2] then turn = tonumber(last[2]) + 1 end
@@ -53,34 +61,36 @@ end
 
 -- One group's release; appends what it released to `out`, returns how many.
 local function release_group(parent_key, prefix, parent_id, tenant, limit, requeue_ms, now, out)
-  local f = redis.call('HMGET', parent_key, F.max_parallel,
-    count_field(STATUS.queued), count_field(STATUS.processing), F.status)
-  if not f[1] or TERMINAL[f[4]] then
+  local function field(name) return field_of(parent_key, name) end
+  if not field(F.max_parallel) or TERMINAL[field(F.status)] then
     redis.call('ZREM', K.due, parent_id)
-    redis.call('ZREM', tenant.waiting, parent_id)
+    leave_line(tenant, parent_id)
     return 0
   end
-  local cap, in_flight = tonumber(f[1]), tonumber(f[2]) + tonumber(f[3])
+  local cap = tonumber(field(F.max_parallel))
+  local in_flight = tonumber(field(count_field(STATUS.queued))) + tonumber(field(count_field(STATUS.processing)))
   local room = math.min(limit, tenant_room(tenant))
   if cap > 0 then room = math.min(room, cap - in_flight) end
   local held_key = children_key_of(prefix, STATUS.held)
   local released = 0
   if room > 0 then
-    local held = redis.call('ZRANGE', held_key, 0, room - 1, 'WITHSCORES')
+    -- The lowest indexes, out of the held set at once; their queued
+    -- indexes are written at the end of the step (pending.lua).
+    local held = redis.call('ZPOPMIN', held_key, room)
     local publish_by = ms_of(now) + requeue_ms
     for i = 1, #held, 2 do
       local id, index = held[i], held[i + 1]
       local key = job_key_of(prefix, id)
-      redis.call('HSET', key, F.status, STATUS.queued, F.queued_at, int(now))
-      move_child(prefix, id, index, STATUS.held, STATUS.queued)
-      redis.call('ZADD', K.queued, publish_by, id)
+      set_fields(key, F.status, STATUS.queued, F.queued_at, int(now))
+      queue_released(K.queued, prefix, id, index, publish_by)
+      in_flight_change(tenant.in_flight, 1)
       out[#out + 1] = id
-      out[#out + 1] = redis.call('HGET', key, F.model)
+      out[#out + 1] = field_of(key, F.model)
     end
     released = #held / 2
     if released > 0 then
-      redis.call('HINCRBY', parent_key, count_field(STATUS.held), -released)
-      redis.call('HINCRBY', parent_key, count_field(STATUS.queued), released)
+      add_to_field(parent_key, count_field(STATUS.held), -released)
+      add_to_field(parent_key, count_field(STATUS.queued), released)
     end
     in_flight = in_flight + released
   end
@@ -90,11 +100,11 @@ local function release_group(parent_key, prefix, parent_id, tenant, limit, reque
       wait_in_line(tenant, parent_id, released == 0)
       redis.call('ZADD', K.due, ms_of(now) + requeue_ms, parent_id)
     else
-      redis.call('ZREM', tenant.waiting, parent_id)
+      leave_line(tenant, parent_id)
       redis.call('ZADD', K.due, ms_of(now), parent_id)
     end
   else
-    redis.call('ZREM', tenant.waiting, parent_id)
+    leave_line(tenant, parent_id)
     redis.call('ZREM', K.due, parent_id)
   end
   return released
@@ -108,6 +118,7 @@ local function release_children(prefix, parent_id, limit, requeue_ms, now)
   -- the head out of the line (it no longer waits for its tenant), so the
   -- line's length bounds it.
   local turns = redis.call('ZCARD', tenant.waiting)
+  tenant.lined = turns > 0
   while turns > 0 and #out / 2 < limit and tenant_room(tenant) > 0 do
     turns = turns - 1
     local head = redis.call('ZRANGE', tenant.waiting, 0, 0)[1]
