@@ -126,11 +126,6 @@ local function write_pending()
       add(r.queued_key, r.publish_by, id)
     end
   end
-  -- In slices: unpack takes a few thousand values at most (OCRGW_RELEASE_BATCH has no ceiling).
-  for set, members in pairs(by_set) do
-    for from = 1, #members, 2000 do
-      redis.call('ZADD', set, unpack(members, from, math.min(from + 1999, #members)))
-    end
-  end
+  for set, members in pairs(by_set) do zadd_all(set, members) end
   RELEASED, RELEASED_ORDER, released_pending = {}, {}, 0
 end
