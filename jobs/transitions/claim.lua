@@ -28,6 +28,8 @@
 ]]
 -- @include claim
 
+read_fields(K.job, {F.status, F.kind, F.model, F.content_type, F.options, F.attempts, F.attempts_base, F.index,
+  F.created_at, F.queued_at})
 local function field(name) return field_of(K.job, name) end
 local status = field(F.status)
 if not status then return reply{code = REPLY.NO_JOB} end

@@ -91,6 +91,8 @@ local function replay(record)
 end
 
 -- The job's hash, read once: the attempt's check and everything its end needs.
+read_fields(K.job, {F.status, F.attempts, F.kind, F.parent_id, F.index, F.model, F.started_at, F.intervals,
+  F.callback_url, F.webhook_attempts, F.created_at})
 local refused = attempt_refused(field_of(K.job, F.status), field_of(K.job, F.attempts), A.attempt)
 if refused then
   if refused == REPLY.WRONG_STATUS then

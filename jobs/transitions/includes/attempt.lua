@@ -26,6 +26,7 @@ local function cancel_or(job_key, otherwise)
 end
 
 local function end_attempt(job_key, now, outcome)
+  read_fields(job_key, {F.attempts, F.started_at, F.intervals})
   local run = field_of(job_key, F.attempts) .. ':' .. field_of(job_key, F.started_at) .. ':' .. int(now)
     .. ':' .. outcome
   local before = field_of(job_key, F.intervals)

@@ -9,6 +9,10 @@
 -- Returns the new attempt number: the token of this attempt.
 
 local function claim_job(job_key, job_id, kind, prefix, lease_ms, now)
+  -- What the claim and its answer read (the job taken in a completion was read only for its release).
+  read_fields(job_key, {F.attempts, F.index, F.attempts_base, F.content_type, F.options, F.created_at, F.queued_at})
+  if kind == KIND.child then read_fields(K.parent, {count_field(STATUS.queued), count_field(STATUS.processing),
+    F.started_at, F.status}) end
   local attempt = add_to_field(job_key, F.attempts, 1)
   set_fields(job_key, F.status, STATUS.processing, F.started_at, int(now), F.stage, STAGE.started, F.progress, '0')
   redis.call('ZADD', K.leases, ms_of(now) + lease_ms, job_id)

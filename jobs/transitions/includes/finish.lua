@@ -22,6 +22,7 @@
 -- job itself), the one hash that keeps it: the tenant and the submitting
 -- key's id, never the key.
 local function audit(operation, job_id, parent_id, status, model, error_code, now)
+  read_parent(K.parent)
   redis.call('XADD', K.events, '*',
     E.operation, operation,
     E.job_id, job_id,
@@ -39,6 +40,7 @@ local function expire_later(root_id, now)
 end
 
 local function notify_if_asked(job_key, job_id, now)
+  read_fields(job_key, {F.callback_url, F.webhook_attempts})
   local url = field_of(job_key, F.callback_url)
   if url and url ~= '' then
     redis.call('ZADD', K.webhooks, ms_of(now), job_id)
@@ -75,6 +77,7 @@ local function cancel_children(prefix, parent_id, from, why, now)
   for i = 1, #found, 2 do
     local id = found[i]
     local key = job_key_of(prefix, id)
+    read_fields(key, {F.model, F.callback_url, F.webhook_attempts})
     local job = {id = id, kind = KIND.child, parent_id = parent_id, index = found[i + 1],
                  model = field_of(key, F.model)}
     if from == STATUS.queued then redis.call('ZREM', K.queued, id) end
@@ -93,6 +96,7 @@ local function beyond_tolerance(p_failed, p_cancelled, tolerated)
 end
 
 local function finalize_parent_if_done(parent_id, now)
+  read_parent(K.parent)
   local function field(name) return field_of(K.parent, name) end
   local f = {field(F.status), field(F.total), field(count_field(STATUS.completed)),
     field(count_field(STATUS.failed)), field(count_field(STATUS.cancelled)), field(F.model),
@@ -119,6 +123,7 @@ end
 
 -- Returns finalized (0/1) and the list of released children.
 local function child_finished(prefix, parent_id, from_status, to_status, limit, requeue_ms, now)
+  read_parent(K.parent)
   add_to_field(K.parent, count_field(from_status), -1)
   add_to_field(K.parent, count_field(to_status), 1)
   if to_status == STATUS.failed or to_status == STATUS.cancelled then

@@ -8,9 +8,11 @@
 -- where it was), and a child released and claimed in the same step never
 -- enters the queued indexes at all.
 --
--- job_hash(key): a job's hash, read whole at its first use in the step;
---   read and change it through field_of, set_fields, add_to_field only (a
---   direct HGET would miss what is not written yet).
+-- read_fields(key, names): reads the fields of a job's hash that the step
+--   has not read yet, in one HMGET; a caller names at once what it is about
+--   to read.  field_of reads a field it was not given the same way, alone.
+--   Read and change a job's hash through these, field_of, set_fields and
+--   add_to_field only (a direct HGET would miss what is not written yet).
 -- in_flight_change / in_flight_of: a tenant's in-flight count.
 -- queue_released: a released child's entry in its parent's queued set and
 --   in the queued index, written at the end unless unqueue_released takes
@@ -24,21 +26,51 @@ local RELEASED = {}
 local RELEASED_ORDER = {}
 local released_pending = 0
 
+-- A value a field had before the step that the step never read: written whatever it is now.
+local UNREAD = {}
+
 local function job_hash(key)
   local h = HASHES[key]
   if not h then
-    local all = redis.call('HGETALL', key)
-    -- was: the values as read, of the fields changed since (nil: absent)
-    h = {key = key, v = {}, was = {}, changed = {}}
-    for i = 1, #all, 2 do h.v[all[i]] = all[i + 1] end
+    -- v: the values (nil: absent); known: the fields read or set;
+    -- was: the values as read, of the fields changed since
+    h = {v = {}, known = {}, was = {}, changed = {}}
     HASHES[key] = h
   end
   return h
 end
 
+local function read_fields(key, names)
+  local h = job_hash(key)
+  local unread = {}
+  for _, name in ipairs(names) do
+    if not h.known[name] then unread[#unread + 1] = name end
+  end
+  if #unread > 0 then
+    local values = redis.call('HMGET', key, unpack(unread))
+    for i, name in ipairs(unread) do
+      h.known[name] = true
+      if values[i] then h.v[name] = values[i] end
+    end
+  end
+end
+
+-- What a child's step reads off its parent (its counts, rules, owner and
+-- status), read at the parent's first use in one HMGET.
+local PARENT_FIELDS = {F.tenant, F.key_id, F.status, F.total, F.model, F.max_parallel, F.cancel_requested,
+  F.tolerated_failures, F.fail_fast, F.started_at, F.id, F.created_at, count_field(STATUS.held),
+  count_field(STATUS.queued), count_field(STATUS.processing), count_field(STATUS.completed),
+  count_field(STATUS.failed), count_field(STATUS.cancelled)}
+
+local function read_parent(key)
+  read_fields(key, PARENT_FIELDS)
+end
+
 -- A field's value as a string, or nil when the hash does not have it.
 local function field_of(key, field)
-  return job_hash(key).v[field]
+  local h = job_hash(key)
+  if not h.known[field] then read_fields(key, {field}) end
+  return h.v[field]
 end
 
 local function as_value(v)
@@ -51,7 +83,11 @@ local function set_fields(key, ...)
   local pairs_ = {...}
   for i = 1, #pairs_, 2 do
     local field = pairs_[i]
-    if not h.changed[field] then h.was[field], h.changed[field] = h.v[field], true end
+    if not h.changed[field] then
+      h.changed[field] = true
+      if h.known[field] then h.was[field] = h.v[field] else h.was[field] = UNREAD end
+    end
+    h.known[field] = true
     h.v[field] = as_value(pairs_[i + 1])
   end
 end

@@ -61,6 +61,7 @@ end
 
 -- One group's release; appends what it released to `out`, returns how many.
 local function release_group(parent_key, prefix, parent_id, tenant, limit, requeue_ms, now, out)
+  read_parent(parent_key)
   local function field(name) return field_of(parent_key, name) end
   if not field(F.max_parallel) or TERMINAL[field(F.status)] then
     redis.call('ZREM', K.due, parent_id)

@@ -7,6 +7,7 @@
 -- @needs move_job
 
 local function back_to_queued(job_key, job_id, prefix, stage, error_code, error_msg, delay_ms, now)
+  read_fields(job_key, {F.kind, F.index, F.attempts, F.started_at, F.intervals})
   end_attempt(job_key, now, stage)
   set_fields(job_key, F.status, STATUS.queued, F.queued_at, int(now), F.stage, stage,
     F.last_error_code, error_code, F.last_error, error_msg)
