@@ -50,7 +50,6 @@ if f[2] == KIND.parent then
   -- Nothing of its own is left to release; the tenant's waiting groups get the freed slots.
   local released = release_children(A.prefix, A.job_id, A.release_limit, A.requeue_ms, now)
   local finalized = finalize_parent_if_done(A.job_id, now)
-  write_pending()
   return reply{code = REPLY.OK, status = redis.call('HGET', K.job, F.status), finalized = finalized,
                released = released}
 end
@@ -69,5 +68,4 @@ if job.kind == KIND.child then
   out.finalized, out.released = child_finished(A.prefix, job.parent_id, f[1], STATUS.cancelled,
     A.release_limit, A.requeue_ms, now)
 end
-write_pending()
 return reply(out)

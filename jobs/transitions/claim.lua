@@ -28,26 +28,23 @@
 ]]
 -- @include claim
 
-read_fields(K.job, {F.status, F.kind, F.model, F.content_type, F.options, F.attempts, F.attempts_base, F.index,
-  F.created_at, F.queued_at})
-local function field(name) return field_of(K.job, name) end
-local status = field(F.status)
-if not status then return reply{code = REPLY.NO_JOB} end
+local f = redis.call('HMGET', K.job, F.status, F.kind, F.model, F.content_type, F.options, F.attempts,
+  F.attempts_base)
+if not f[1] then return reply{code = REPLY.NO_JOB} end
 local function claimed(attempt)
-  return reply{code = REPLY.OK, attempt = attempt, try_number = attempt - (tonumber(field(F.attempts_base)) or 0),
-               model = field(F.model), content_type = field(F.content_type), options = field(F.options),
-               payload = redis.call('GET', K.payload), waited_us = waited_us(K.job)}
+  return reply{code = REPLY.OK, attempt = attempt, try_number = attempt - (tonumber(f[7]) or 0),
+               model = f[3], content_type = f[4], options = f[5], payload = redis.call('GET', K.payload),
+               waited_us = waited_us(K.job)}
 end
 
-if status ~= STATUS.queued then
+if f[1] ~= STATUS.queued then
   -- The same call again: it claimed the attempt the job is still at.
-  if status == STATUS.processing and redis.call('GET', K.call) == field(F.attempts) then
-    return claimed(tonumber(field(F.attempts)))
+  if f[1] == STATUS.processing and redis.call('GET', K.call) == f[6] then
+    return claimed(tonumber(f[6]))
   end
-  return reply{code = REPLY.WRONG_STATUS, status = status}
+  return reply{code = REPLY.WRONG_STATUS, status = f[1]}
 end
 
-local attempt = claim_job(K.job, A.job_id, field(F.kind), A.prefix, A.lease_ms, now_us())
-write_pending()
-redis.call('SET', K.call, int(attempt), 'PX', A.record_ms)
+local attempt = claim_job(K.job, A.job_id, f[2], A.prefix, A.lease_ms, now_us())
+redis.call('SET', K.call, attempt, 'PX', A.record_ms)
 return claimed(attempt)

@@ -54,9 +54,10 @@
 -- @include finish
 
 local function with_claim(out, key, id, attempt)
-  out.next_job_id, out.next_attempt, out.next_model = id, attempt, field_of(key, F.model)
-  out.next_try_number = attempt - (tonumber(field_of(key, F.attempts_base)) or 0)
-  out.next_content_type, out.next_options = field_of(key, F.content_type), field_of(key, F.options)
+  local c = redis.call('HMGET', key, F.model, F.content_type, F.options, F.attempts_base)
+  out.next_job_id, out.next_attempt, out.next_model = id, attempt, c[1]
+  out.next_try_number = attempt - (tonumber(c[4]) or 0)
+  out.next_content_type, out.next_options = c[2], c[3]
   out.next_payload = redis.call('GET', payload_key_of(A.prefix, id))
   out.next_waited_us = waited_us(key)
   return out
@@ -65,7 +66,8 @@ end
 -- Work other than this group's waits for a worker: another group's
 -- children or a single job, of any tenant, queued (its message out).
 local function others_waiting()
-  return queued_total(K.queued) > tonumber(field_of(K.parent, count_field(STATUS.queued)) or '0')
+  local own = tonumber(redis.call('HGET', K.parent, count_field(STATUS.queued)) or '0')
+  return redis.call('ZCARD', K.queued) > own
 end
 
 -- The call record: finalized, the child handed to this worker and its
@@ -75,25 +77,26 @@ local function replay(record)
   local out = {code = REPLY.OK, finalized = tonumber(r[1]), released = {}}
   if r[2] and r[2] ~= '' then
     local key = job_key_of(A.prefix, r[2])
-    if field_of(key, F.status) == STATUS.processing and field_of(key, F.attempts) == r[3] then
-      with_claim(out, key, r[2], tonumber(r[3]))
+    local c = redis.call('HMGET', key, F.status, F.attempts)
+    if c[1] == STATUS.processing and c[2] == r[3] then
+      with_claim(out, key, r[2], tonumber(c[2]))
     end
   end
   for id in string.gmatch(r[4] or '', '[^,]+') do
     -- A release may have served another group of the tenant (its waiting line).
-    local key = job_key_of(group_prefix_of(id), id)
-    if field_of(key, F.status) == STATUS.queued then
+    local c = redis.call('HMGET', job_key_of(group_prefix_of(id), id), F.status, F.model)
+    if c[1] == STATUS.queued then
       out.released[#out.released + 1] = id
-      out.released[#out.released + 1] = field_of(key, F.model)
+      out.released[#out.released + 1] = c[2]
     end
   end
   return reply(out)
 end
 
--- The job's hash, read once: the attempt's check and everything its end needs.
-read_fields(K.job, {F.status, F.attempts, F.kind, F.parent_id, F.index, F.model, F.started_at, F.intervals,
-  F.callback_url, F.webhook_attempts, F.created_at})
-local refused = attempt_refused(field_of(K.job, F.status), field_of(K.job, F.attempts), A.attempt)
+-- The job's hash, read once: the attempt's check and what its end needs.
+local f = redis.call('HMGET', K.job, F.status, F.attempts, F.kind, F.parent_id, F.index, F.model,
+  F.started_at, F.intervals, F.callback_url)
+local refused = attempt_refused(f[1], f[2], A.attempt)
 if refused then
   if refused == REPLY.WRONG_STATUS then
     local record = redis.call('GET', K.call)
@@ -102,15 +105,14 @@ if refused then
   return reply{code = refused}
 end
 
-local job = {id = A.job_id, kind = field_of(K.job, F.kind), parent_id = field_of(K.job, F.parent_id),
-             index = field_of(K.job, F.index), model = field_of(K.job, F.model)}
 local now = now_us()
+local job = {id = A.job_id, kind = f[3], parent_id = f[4], index = f[5], model = f[6],
+             intervals = intervals_after(f[2], f[7], f[8], now, A.status), callback_url = f[9]}
 redis.call('ZREM', K.leases, A.job_id)
 if A.status == STATUS.completed then
   redis.call('SET', K.result, A.result)
   -- The payload stays: a searchable PDF is drawn from the document and its result.
 end
-end_attempt(K.job, now, A.status)
 finish_job(K.job, job, A.prefix, STATUS.processing, A.status, A.error_code, A.error, now)
 
 local out = {code = REPLY.OK, finalized = 1, released = {}}
@@ -130,7 +132,7 @@ if job.kind == KIND.child then
     local next_key = job_key_of(A.prefix, next_id)
     local next_attempt = claim_job(next_key, next_id, KIND.child, A.prefix, A.next_lease_ms, now)
     with_claim(out, next_key, next_id, next_attempt)
-    handed_to, handed_attempt = next_id, int(next_attempt)
+    handed_to, handed_attempt = next_id, next_attempt
   end
   for i = 1, #released, 2 do
     if i ~= taken then
@@ -139,7 +141,6 @@ if job.kind == KIND.child then
     end
   end
 end
-write_pending()
 local published = {}
 for i = 1, #out.released, 2 do published[#published + 1] = out.released[i] end
 redis.call('SET', K.call, table.concat({out.finalized, handed_to, handed_attempt, table.concat(published, ',')}, '|'),

@@ -111,5 +111,4 @@ if A.idempotency_key ~= '' then
   redis.call('HSET', K.idempotency, F.id, A.root_id, 'fingerprint', A.fingerprint)
   redis.call('EXPIRE', K.idempotency, A.idempotency_ttl)
 end
-write_pending()
 return reply{code = REPLY.OK, job_id = A.root_id, released = released}

@@ -46,7 +46,6 @@ local tries = tonumber(f[2]) - (tonumber(f[8]) or 0)  -- since the last redrive
 if tries < A.max_attempts and not cancelled then
   back_to_queued(K.job, A.job_id, A.prefix, STAGE.reclaimed, ERROR.lease_expired,
     'the worker running attempt ' .. f[2] .. ' stopped renewing its lease', A.requeue_ms, now)
-  write_pending()
   return reply{code = REPLY.OK, requeued = 1, model = f[5]}
 end
 
@@ -63,5 +62,4 @@ if job.kind == KIND.child then
   out.finalized, out.released = child_finished(A.prefix, job.parent_id, STATUS.processing, status,
     A.release_limit, A.requeue_ms, now)
 end
-write_pending()
 return reply(out)

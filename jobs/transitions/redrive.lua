@@ -76,5 +76,4 @@ if A.idempotency_key ~= '' then
   redis.call('EXPIRE', K.idempotency, A.idempotency_ttl)
 end
 local released = release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now)
-write_pending()
 return reply{code = REPLY.OK, redriven = redriven, released = released}

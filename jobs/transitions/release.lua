@@ -30,6 +30,4 @@ if redis.call('HGET', K.parent, F.kind) ~= KIND.parent then
 end
 local now = now_us()
 local released = release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now)
-local finalized = finalize_parent_if_done(A.parent_id, now)
-write_pending()
-return reply{code = REPLY.OK, finalized = finalized, released = released}
+return reply{code = REPLY.OK, finalized = finalize_parent_if_done(A.parent_id, now), released = released}

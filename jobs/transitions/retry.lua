@@ -23,5 +23,4 @@ local refused = check_attempt(K.job, A.attempt) or cancel_or(K.job, nil)
 if refused then return reply{code = refused} end
 
 back_to_queued(K.job, A.job_id, A.prefix, STAGE.retrying, A.error_code, A.error, A.backoff_ms, now_us())
-write_pending()
 return reply{code = REPLY.OK}

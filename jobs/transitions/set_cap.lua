@@ -22,5 +22,4 @@ if f[1] ~= KIND.parent then return reply{code = REPLY.NO_JOB} end
 if TERMINAL[f[2]] then return reply{code = REPLY.WRONG_STATUS, status = f[2]} end
 redis.call('HSET', K.parent, F.max_parallel, int(A.max_parallel))
 local released = release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now_us())
-write_pending()
 return reply{code = REPLY.OK, released = released}

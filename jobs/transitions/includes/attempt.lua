@@ -1,12 +1,12 @@
 -- check_attempt: the precondition of every report an attempt makes on its
 -- job (heartbeat, progress, retry, complete): the job exists, is
 -- processing, and is still at this attempt.  Returns nil when it holds, or
--- the reply code that refuses the call (attempt_refused, from the job's
--- status and attempts already read).
+-- the reply code that refuses the call.
 -- cancel_or: REPLY.CANCEL_REQUESTED once a client asked to cancel the job, else `otherwise`.
 -- end_attempt: appends the attempt's run to the job's intervals (F.intervals
 -- says how): every attempt that held a slot, however it ended.
--- @needs pending
+-- attempt_refused and intervals_after do the same from fields already read.
+-- @needs common
 
 local function attempt_refused(status, attempts, attempt)
   if not status then return REPLY.NO_JOB end
@@ -25,11 +25,15 @@ local function cancel_or(job_key, otherwise)
   return otherwise
 end
 
+-- intervals_after: the job's intervals with this run appended, from its
+-- attempts, started_at and intervals already read.
+local function intervals_after(attempts, started_at, intervals, now, outcome)
+  local run = attempts .. ':' .. started_at .. ':' .. int(now) .. ':' .. outcome
+  if intervals and intervals ~= '' then run = intervals .. ',' .. run end
+  return run
+end
+
 local function end_attempt(job_key, now, outcome)
-  read_fields(job_key, {F.attempts, F.started_at, F.intervals})
-  local run = field_of(job_key, F.attempts) .. ':' .. field_of(job_key, F.started_at) .. ':' .. int(now)
-    .. ':' .. outcome
-  local before = field_of(job_key, F.intervals)
-  if before and before ~= '' then run = before .. ',' .. run end
-  set_fields(job_key, F.intervals, run)
+  local f = redis.call('HMGET', job_key, F.attempts, F.started_at, F.intervals)
+  redis.call('HSET', job_key, F.intervals, intervals_after(f[1], f[2], f[3], now, outcome))
 end

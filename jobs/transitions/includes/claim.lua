@@ -9,20 +9,18 @@
 -- Returns the new attempt number: the token of this attempt.
 
 local function claim_job(job_key, job_id, kind, prefix, lease_ms, now)
-  -- What the claim and its answer read (the job taken in a completion was read only for its release).
-  read_fields(job_key, {F.attempts, F.index, F.attempts_base, F.content_type, F.options, F.created_at, F.queued_at})
-  if kind == KIND.child then read_fields(K.parent, {count_field(STATUS.queued), count_field(STATUS.processing),
-    F.started_at, F.status}) end
-  local attempt = add_to_field(job_key, F.attempts, 1)
-  set_fields(job_key, F.status, STATUS.processing, F.started_at, int(now), F.stage, STAGE.started, F.progress, '0')
+  local attempt = redis.call('HINCRBY', job_key, F.attempts, 1)
+  redis.call('HSET', job_key, F.status, STATUS.processing, F.started_at, int(now),
+    F.stage, STAGE.started, F.progress, '0')
   redis.call('ZADD', K.leases, ms_of(now) + lease_ms, job_id)
-  -- Released in this same step, it is on no queued index yet (move_child takes it back).
-  if not released_now(job_id) then redis.call('ZREM', K.queued, job_id) end
-  move_job(prefix, job_key, job_id, kind, field_of(job_key, F.index), STATUS.queued, STATUS.processing)
-  if kind == KIND.child and field_of(K.parent, F.started_at) == ''
-      and field_of(K.parent, F.status) == STATUS.queued then
-    set_fields(K.parent, F.started_at, int(now), F.status, STATUS.processing, F.stage, STATUS.processing)
-    move_root(K.parent, field_of(K.parent, F.id), STATUS.queued, STATUS.processing)
+  redis.call('ZREM', K.queued, job_id)
+  move_job(prefix, job_key, job_id, kind, redis.call('HGET', job_key, F.index), STATUS.queued, STATUS.processing)
+  if kind == KIND.child then
+    local p = redis.call('HMGET', K.parent, F.started_at, F.status, F.id)
+    if p[1] == '' and p[2] == STATUS.queued then
+      redis.call('HSET', K.parent, F.started_at, int(now), F.status, STATUS.processing, F.stage, STATUS.processing)
+      move_root(K.parent, p[3], STATUS.queued, STATUS.processing)
+    end
   end
   return attempt
 end
@@ -32,8 +30,8 @@ end
 -- released at its creation.  Claims answer it, so that a worker records its
 -- hand-off latency without reading the job again.
 local function waited_us(job_key)
-  local created = tonumber(field_of(job_key, F.created_at))
-  local queued, started = tonumber(field_of(job_key, F.queued_at)), tonumber(field_of(job_key, F.started_at))
+  local t = redis.call('HMGET', job_key, F.created_at, F.queued_at, F.started_at)
+  local created, queued, started = tonumber(t[1]), tonumber(t[2]), tonumber(t[3])
   if not (created and queued and started) or queued == created then return -1 end
   return math.max(0, started - queued)
 end

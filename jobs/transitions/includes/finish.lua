@@ -22,7 +22,7 @@
 -- job itself), the one hash that keeps it: the tenant and the submitting
 -- key's id, never the key.
 local function audit(operation, job_id, parent_id, status, model, error_code, now)
-  read_parent(K.parent)
+  local owner = redis.call('HMGET', K.parent, F.tenant, F.key_id)
   redis.call('XADD', K.events, '*',
     E.operation, operation,
     E.job_id, job_id,
@@ -31,35 +31,43 @@ local function audit(operation, job_id, parent_id, status, model, error_code, no
     E.model, model or '',
     E.error_code, error_code or '',
     E.time, int(now),
-    E.tenant, field_of(K.parent, F.tenant) or '',
-    E.key_id, field_of(K.parent, F.key_id) or '')
+    E.tenant, owner[1] or '',
+    E.key_id, owner[2] or '')
 end
 
 local function expire_later(root_id, now)
   redis.call('ZADD', K.expiring, ms_of(now), root_id)
 end
 
-local function notify_if_asked(job_key, job_id, now)
-  read_fields(job_key, {F.callback_url, F.webhook_attempts})
-  local url = field_of(job_key, F.callback_url)
+-- url: the job's callback_url when already read (nil: read it here).
+local function notify_if_asked(job_key, job_id, now, url)
+  if url == nil then url = redis.call('HGET', job_key, F.callback_url) end
   if url and url ~= '' then
     redis.call('ZADD', K.webhooks, ms_of(now), job_id)
-    if field_of(job_key, F.webhook_attempts) then
+    if redis.call('HEXISTS', job_key, F.webhook_attempts) == 1 then
       -- It ended before (a redrive): a delivery of that ending still in
       -- flight must not count for this one, so its attempt number goes stale.
-      local base = add_to_field(job_key, F.webhook_attempts, 1)
-      set_fields(job_key, F.webhook_attempts_base, base)
+      local base = redis.call('HINCRBY', job_key, F.webhook_attempts, 1)
+      redis.call('HSET', job_key, F.webhook_attempts_base, base)
     end
   end
 end
 
--- `job` holds the job's id, kind, parent_id, index and model.
+-- `job` holds the job's id, kind, parent_id, index and model, and may hold
+-- what its caller already has: intervals (their new value, written in the
+-- same HSET) and callback_url (false when it has none).
 local function finish_job(job_key, job, prefix, from, status, error_code, error_msg, now)
-  set_fields(job_key,
-    F.status, status, F.finished_at, int(now), F.stage, status, F.error_code, error_code, F.error, error_msg)
+  local fields = {F.status, status, F.finished_at, int(now), F.stage, status, F.error_code, error_code,
+    F.error, error_msg}
   if status == STATUS.completed then
-    set_fields(job_key, F.progress, '1')
+    fields[#fields + 1] = F.progress
+    fields[#fields + 1] = '1'
   end
+  if job.intervals then
+    fields[#fields + 1] = F.intervals
+    fields[#fields + 1] = job.intervals
+  end
+  redis.call('HSET', job_key, unpack(fields))
   if job.kind == KIND.child then
     move_child(prefix, job.id, job.index, from, status)
     audit(OPERATION.job_child, job.id, job.parent_id, status, job.model, error_code, now)
@@ -68,7 +76,7 @@ local function finish_job(job_key, job, prefix, from, status, error_code, error_
     audit(OPERATION.job, job.id, '', status, job.model, error_code, now)
     expire_later(job.id, now)
   end
-  notify_if_asked(job_key, job.id, now)
+  notify_if_asked(job_key, job.id, now, job.callback_url)
 end
 
 -- Returns how many children it cancelled; the parent's counts follow.
@@ -77,16 +85,15 @@ local function cancel_children(prefix, parent_id, from, why, now)
   for i = 1, #found, 2 do
     local id = found[i]
     local key = job_key_of(prefix, id)
-    read_fields(key, {F.model, F.callback_url, F.webhook_attempts})
     local job = {id = id, kind = KIND.child, parent_id = parent_id, index = found[i + 1],
-                 model = field_of(key, F.model)}
+                 model = redis.call('HGET', key, F.model)}
     if from == STATUS.queued then redis.call('ZREM', K.queued, id) end
     finish_job(key, job, prefix, from, STATUS.cancelled, '', why, now)
   end
   local n = #found / 2
   if n > 0 then
-    add_to_field(K.parent, count_field(from), -n)
-    add_to_field(K.parent, count_field(STATUS.cancelled), n)
+    redis.call('HINCRBY', K.parent, count_field(from), -n)
+    redis.call('HINCRBY', K.parent, count_field(STATUS.cancelled), n)
   end
   return n
 end
@@ -96,11 +103,8 @@ local function beyond_tolerance(p_failed, p_cancelled, tolerated)
 end
 
 local function finalize_parent_if_done(parent_id, now)
-  read_parent(K.parent)
-  local function field(name) return field_of(K.parent, name) end
-  local f = {field(F.status), field(F.total), field(count_field(STATUS.completed)),
-    field(count_field(STATUS.failed)), field(count_field(STATUS.cancelled)), field(F.model),
-    field(F.cancel_requested), field(F.tolerated_failures)}
+  local f = redis.call('HMGET', K.parent, F.status, F.total, count_field(STATUS.completed),
+    count_field(STATUS.failed), count_field(STATUS.cancelled), F.model, F.cancel_requested, F.tolerated_failures)
   if TERMINAL[f[1]] then return 0 end
   local total = tonumber(f[2])
   local completed, failed, cancelled = tonumber(f[3]), tonumber(f[4]), tonumber(f[5])
@@ -112,7 +116,8 @@ local function finalize_parent_if_done(parent_id, now)
     status, error_code = STATUS.failed, ERROR.child_failed
     if failed == 0 then error_code = ERROR.child_cancelled end
   end
-  set_fields(K.parent, F.status, status, F.finished_at, int(now), F.stage, status, F.error_code, error_code)
+  redis.call('HSET', K.parent,
+    F.status, status, F.finished_at, int(now), F.stage, status, F.error_code, error_code)
   move_root(K.parent, parent_id, f[1], status)
   audit(OPERATION.job, parent_id, '', status, f[6], error_code, now)
   expire_later(parent_id, now)
@@ -123,14 +128,12 @@ end
 
 -- Returns finalized (0/1) and the list of released children.
 local function child_finished(prefix, parent_id, from_status, to_status, limit, requeue_ms, now)
-  read_parent(K.parent)
-  add_to_field(K.parent, count_field(from_status), -1)
-  add_to_field(K.parent, count_field(to_status), 1)
+  redis.call('HINCRBY', K.parent, count_field(from_status), -1)
+  redis.call('HINCRBY', K.parent, count_field(to_status), 1)
   if to_status == STATUS.failed or to_status == STATUS.cancelled then
-    local function field(name) return field_of(K.parent, name) end
-    if field(F.fail_fast) == '1' and field(F.cancel_requested) ~= '1'
-        and beyond_tolerance(field(count_field(STATUS.failed)), field(count_field(STATUS.cancelled)),
-          field(F.tolerated_failures)) then
+    local p = redis.call('HMGET', K.parent, F.fail_fast, F.cancel_requested, count_field(STATUS.failed),
+      count_field(STATUS.cancelled), F.tolerated_failures)
+    if p[1] == '1' and p[2] ~= '1' and beyond_tolerance(p[3], p[4], p[5]) then
       cancel_children(prefix, parent_id, STATUS.held, 'cancelled: the group failed past its tolerance', now)
     end
   end

@@ -6,23 +6,24 @@
 -- A child's move also keeps its tenant's in-flight count (queued +
 -- processing children across all the tenant's groups; its key derived from
 -- the child's id): every status change of a child goes through move_child,
--- so the count cannot drift from the children sets.  A child released in
--- the same step is not in its queued set yet (pending.lua).
--- @needs pending
+-- so the count cannot drift from the children sets.
+-- @needs common
 
 local IN_FLIGHT = {[STATUS.queued] = 1, [STATUS.processing] = 1}
 
 local function move_child(prefix, child_id, index, from, to)
-  if not (from == STATUS.queued and unqueue_released(child_id)) then
-    redis.call('ZREM', children_key_of(prefix, from), child_id)
-  end
+  redis.call('ZREM', children_key_of(prefix, from), child_id)
   redis.call('ZADD', children_key_of(prefix, to), index, child_id)
   local change = (IN_FLIGHT[to] or 0) - (IN_FLIGHT[from] or 0)
-  if change ~= 0 then in_flight_change(tenant_in_flight_key_of(tenant_tag_of(child_id)), change) end
+  if change ~= 0 then
+    local in_flight = tenant_in_flight_key_of(tenant_tag_of(child_id))
+    -- At zero the count goes: a tenant with nothing in flight leaves no key behind.
+    if redis.call('INCRBY', in_flight, change) == 0 then redis.call('DEL', in_flight) end
+  end
 end
 
 local function move_root(root_key, root_id, from, to)
-  local created = field_of(root_key, F.created_at)
+  local created = redis.call('HGET', root_key, F.created_at)
   redis.call('ZREM', K['roots_' .. from], root_id)
   redis.call('ZADD', K['roots_' .. to], created, root_id)
 end

@@ -5,8 +5,8 @@
 
 local function move_job(prefix, job_key, job_id, kind, index, from, to)
   if kind == KIND.child then
-    add_to_field(K.parent, count_field(from), -1)
-    add_to_field(K.parent, count_field(to), 1)
+    redis.call('HINCRBY', K.parent, count_field(from), -1)
+    redis.call('HINCRBY', K.parent, count_field(to), 1)
     move_child(prefix, job_id, index, from, to)
   else
     move_root(job_key, job_id, from, to)

@@ -43,7 +43,7 @@ end
 -- How many more children the tenant may put in flight.
 local function tenant_room(tenant)
   if tenant.cap <= 0 then return math.huge end
-  return tenant.cap - in_flight_of(tenant.in_flight)
+  return tenant.cap - tonumber(redis.call('GET', tenant.in_flight) or '0')
 end
 
 -- A group joins its tenant's line at the back, or keeps the place it has.
@@ -61,37 +61,34 @@ end
 
 -- One group's release; appends what it released to `out`, returns how many.
 local function release_group(parent_key, prefix, parent_id, tenant, limit, requeue_ms, now, out)
-  read_parent(parent_key)
-  local function field(name) return field_of(parent_key, name) end
-  if not field(F.max_parallel) or TERMINAL[field(F.status)] then
+  local f = redis.call('HMGET', parent_key, F.max_parallel,
+    count_field(STATUS.queued), count_field(STATUS.processing), F.status)
+  if not f[1] or TERMINAL[f[4]] then
     redis.call('ZREM', K.due, parent_id)
     leave_line(tenant, parent_id)
     return 0
   end
-  local cap = tonumber(field(F.max_parallel))
-  local in_flight = tonumber(field(count_field(STATUS.queued))) + tonumber(field(count_field(STATUS.processing)))
+  local cap, in_flight = tonumber(f[1]), tonumber(f[2]) + tonumber(f[3])
   local room = math.min(limit, tenant_room(tenant))
   if cap > 0 then room = math.min(room, cap - in_flight) end
   local held_key = children_key_of(prefix, STATUS.held)
   local released = 0
   if room > 0 then
-    -- The lowest indexes, out of the held set at once; their queued
-    -- indexes are written at the end of the step (pending.lua).
-    local held = redis.call('ZPOPMIN', held_key, room)
+    local held = redis.call('ZRANGE', held_key, 0, room - 1, 'WITHSCORES')
     local publish_by = ms_of(now) + requeue_ms
     for i = 1, #held, 2 do
       local id, index = held[i], held[i + 1]
       local key = job_key_of(prefix, id)
-      set_fields(key, F.status, STATUS.queued, F.queued_at, int(now))
-      queue_released(K.queued, prefix, id, index, publish_by)
-      in_flight_change(tenant.in_flight, 1)
+      redis.call('HSET', key, F.status, STATUS.queued, F.queued_at, int(now))
+      move_child(prefix, id, index, STATUS.held, STATUS.queued)
+      redis.call('ZADD', K.queued, publish_by, id)
       out[#out + 1] = id
-      out[#out + 1] = field_of(key, F.model)
+      out[#out + 1] = redis.call('HGET', key, F.model)
     end
     released = #held / 2
     if released > 0 then
-      add_to_field(parent_key, count_field(STATUS.held), -released)
-      add_to_field(parent_key, count_field(STATUS.queued), released)
+      redis.call('HINCRBY', parent_key, count_field(STATUS.held), -released)
+      redis.call('HINCRBY', parent_key, count_field(STATUS.queued), released)
     end
     in_flight = in_flight + released
   end

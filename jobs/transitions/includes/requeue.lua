@@ -7,12 +7,11 @@
 -- @needs move_job
 
 local function back_to_queued(job_key, job_id, prefix, stage, error_code, error_msg, delay_ms, now)
-  read_fields(job_key, {F.kind, F.index, F.attempts, F.started_at, F.intervals})
+  local f = redis.call('HMGET', job_key, F.kind, F.index)
   end_attempt(job_key, now, stage)
-  set_fields(job_key, F.status, STATUS.queued, F.queued_at, int(now), F.stage, stage,
+  redis.call('HSET', job_key, F.status, STATUS.queued, F.queued_at, int(now), F.stage, stage,
     F.last_error_code, error_code, F.last_error, error_msg)
   redis.call('ZREM', K.leases, job_id)
   redis.call('ZADD', K.queued, ms_of(now) + delay_ms, job_id)
-  move_job(prefix, job_key, job_id, field_of(job_key, F.kind), field_of(job_key, F.index),
-    STATUS.processing, STATUS.queued)
+  move_job(prefix, job_key, job_id, f[1], f[2], STATUS.processing, STATUS.queued)
 end
