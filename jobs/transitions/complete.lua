@@ -80,7 +80,10 @@ local function others_waiting()
   return redis.call('ZCARD', K.queued) > own
 end
 
-local function replay(r)
+-- The call record: finalized, the child handed to this worker and its
+-- attempt, the ids released for publishing (comma-separated); one string.
+local function replay(record)
+  local r = {string.match(record, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')}
   local out = {code = REPLY.OK, finalized = tonumber(r[1]), released = {}}
   if r[2] and r[2] ~= '' then
     local key = job_key_of(A.prefix, r[2])
@@ -100,24 +103,26 @@ local function replay(r)
   return reply(out)
 end
 
-local refused = check_attempt(K.job, A.attempt)
+-- The job's hash, read once: the attempt's check and what its end needs.
+local f = redis.call('HMGET', K.job, F.status, F.attempts, F.kind, F.parent_id, F.index, F.model,
+  F.started_at, F.intervals, F.callback_url)
+local refused = attempt_refused(f[1], f[2], A.attempt)
 if refused then
   if refused == REPLY.WRONG_STATUS then
-    local r = redis.call('HMGET', K.call, 'finalized', 'handed_to', 'handed_attempt', 'released')
-    if r[1] then return replay(r) end
+    local record = redis.call('GET', K.call)
+    if record then return replay(record) end
   end
   return reply{code = refused}
 end
 
-local f = redis.call('HMGET', K.job, F.kind, F.parent_id, F.index, F.model)
-local job = {id = A.job_id, kind = f[1], parent_id = f[2], index = f[3], model = f[4]}
 local now = now_us()
+local job = {id = A.job_id, kind = f[3], parent_id = f[4], index = f[5], model = f[6],
+             intervals = intervals_after(f[2], f[7], f[8], now, A.status), callback_url = f[9]}
 redis.call('ZREM', K.leases, A.job_id)
 if A.status == STATUS.completed then
   redis.call('SET', K.result, A.result)
   -- The payload stays: a searchable PDF is drawn from the document and its result.
 end
-end_attempt(K.job, now, A.status)
 finish_job(K.job, job, A.prefix, STATUS.processing, A.status, A.error_code, A.error, now)
 
 local out = {code = REPLY.OK, finalized = 1, released = {}}
@@ -148,7 +153,6 @@ if job.kind == KIND.child then
 end
 local published = {}
 for i = 1, #out.released, 2 do published[#published + 1] = out.released[i] end
-redis.call('HSET', K.call, 'finalized', out.finalized, 'handed_to', handed_to,
-  'handed_attempt', handed_attempt, 'released', table.concat(published, ','))
-redis.call('PEXPIRE', K.call, A.record_ms)
+redis.call('SET', K.call, table.concat({out.finalized, handed_to, handed_attempt, table.concat(published, ',')}, '|'),
+  'PX', A.record_ms)
 return reply(out)

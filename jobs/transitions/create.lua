@@ -54,8 +54,9 @@ end
 if redis.call('EXISTS', K.root) == 1 then return reply{code = REPLY.REPLAYED, job_id = A.root_id} end
 
 local now = now_us()
-local function job_fields(id, kind, idempotency_key, spec)
-  return {
+-- A job's fields, and `more` after them: each job's hash is one HSET.
+local function job_fields(id, kind, idempotency_key, spec, more)
+  local fields = {
     F.id, id, F.kind, kind, F.created_at, int(now),
     F.stage, STAGE.accepted, F.progress, '0', F.attempts, '0',
     F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
@@ -63,13 +64,15 @@ local function job_fields(id, kind, idempotency_key, spec)
     F.model, spec[1], F.doc_hash, spec[2], F.pages, spec[3], F.content_type, spec[4], F.options, spec[5],
     F.callback_url, spec[6], F.on_prem, spec[7],
   }
+  for _, v in ipairs(more) do fields[#fields + 1] = v end
+  return fields
 end
 
 local released = {}
 if A.kind == KIND.single then
   local spec = A.jobs[1]
-  redis.call('HSET', K.root, unpack(job_fields(A.root_id, KIND.single, A.idempotency_key, spec)))
-  redis.call('HSET', K.root, F.status, STATUS.queued, F.queued_at, int(now), F.tenant, A.tenant, F.key_id, A.key_id)
+  redis.call('HSET', K.root, unpack(job_fields(A.root_id, KIND.single, A.idempotency_key, spec,
+    {F.status, STATUS.queued, F.queued_at, int(now), F.tenant, A.tenant, F.key_id, A.key_id})))
   redis.call('SET', payload_key_of(A.prefix, A.root_id), ARGV[A.payloads_from])
   redis.call('ZADD', K.queued, ms_of(now) + A.requeue_ms, A.root_id)
   released = {A.root_id, spec[1]}
@@ -84,21 +87,25 @@ else
     F.total, int(n), F.tolerated_failures, int(A.group.tolerated_failures),
     F.fail_fast, A.group.fail_fast and '1' or '0', F.callback_url, A.group.callback_url, F.redrives, '0',
     F.tenant, A.tenant, F.key_id, A.key_id)
+  local counts = {}
   for _, status in pairs(STATUS) do
-    redis.call('HSET', K.root, count_field(status), '0')
+    counts[#counts + 1] = count_field(status)
+    counts[#counts + 1] = status == STATUS.held and int(n) or '0'
   end
-  redis.call('HSET', K.root, count_field(STATUS.held), int(n))
-  local held = children_key_of(A.prefix, STATUS.held)
+  redis.call('HSET', K.root, unpack(counts))
+  local held = {}
   for i = 0, n - 1 do
     local id = child_id_of(A.root_id, i)
     local child_idem = ''
     if A.idempotency_key ~= '' then child_idem = A.idempotency_key .. '#' .. int(i) end
     local key = job_key_of(A.prefix, id)
-    redis.call('HSET', key, unpack(job_fields(id, KIND.child, child_idem, A.jobs[i + 1])))
-    redis.call('HSET', key, F.status, STATUS.held, F.parent_id, A.root_id, F.index, int(i))
+    redis.call('HSET', key, unpack(job_fields(id, KIND.child, child_idem, A.jobs[i + 1],
+      {F.status, STATUS.held, F.parent_id, A.root_id, F.index, int(i)})))
     redis.call('SET', payload_key_of(A.prefix, id), ARGV[A.payloads_from + i])
-    redis.call('ZADD', held, i, id)
+    held[#held + 1] = i
+    held[#held + 1] = id
   end
+  zadd_all(children_key_of(A.prefix, STATUS.held), held)
   released = release_children(A.prefix, A.root_id, A.release_limit, A.requeue_ms, now)
 end
 redis.call('ZADD', K.roots_queued, int(now), A.root_id)

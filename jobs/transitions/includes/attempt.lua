@@ -5,14 +5,19 @@
 -- cancel_or: REPLY.CANCEL_REQUESTED once a client asked to cancel the job, else `otherwise`.
 -- end_attempt: appends the attempt's run to the job's intervals (F.intervals
 -- says how): every attempt that held a slot, however it ended.
+-- attempt_refused and intervals_after do the same from fields already read.
 -- @needs common
+
+local function attempt_refused(status, attempts, attempt)
+  if not status then return REPLY.NO_JOB end
+  if status ~= STATUS.processing then return REPLY.WRONG_STATUS end
+  if attempts ~= attempt then return REPLY.LEASE_LOST end
+  return nil
+end
 
 local function check_attempt(job_key, attempt)
   local f = redis.call('HMGET', job_key, F.status, F.attempts)
-  if not f[1] then return REPLY.NO_JOB end
-  if f[1] ~= STATUS.processing then return REPLY.WRONG_STATUS end
-  if f[2] ~= attempt then return REPLY.LEASE_LOST end
-  return nil
+  return attempt_refused(f[1], f[2], attempt)
 end
 
 local function cancel_or(job_key, otherwise)
@@ -20,9 +25,15 @@ local function cancel_or(job_key, otherwise)
   return otherwise
 end
 
+-- intervals_after: the job's intervals with this run appended, from its
+-- attempts, started_at and intervals already read.
+local function intervals_after(attempts, started_at, intervals, now, outcome)
+  local run = attempts .. ':' .. started_at .. ':' .. int(now) .. ':' .. outcome
+  if intervals and intervals ~= '' then run = intervals .. ',' .. run end
+  return run
+end
+
 local function end_attempt(job_key, now, outcome)
   local f = redis.call('HMGET', job_key, F.attempts, F.started_at, F.intervals)
-  local run = f[1] .. ':' .. f[2] .. ':' .. int(now) .. ':' .. outcome
-  if f[3] and f[3] ~= '' then run = f[3] .. ',' .. run end
-  redis.call('HSET', job_key, F.intervals, run)
+  redis.call('HSET', job_key, F.intervals, intervals_after(f[1], f[2], f[3], now, outcome))
 end

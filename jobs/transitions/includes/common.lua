@@ -16,3 +16,11 @@ end
 local function ms_of(us)
   return int(math.floor(us / 1000))
 end
+
+-- One ZADD of many {score, member, ...} pairs, in slices: unpack takes a few
+-- thousand values at most.
+local function zadd_all(key, pairs_)
+  for from = 1, #pairs_, 2000 do
+    redis.call('ZADD', key, unpack(pairs_, from, math.min(from + 1999, #pairs_)))
+  end
+end

@@ -39,8 +39,9 @@ local function expire_later(root_id, now)
   redis.call('ZADD', K.expiring, ms_of(now), root_id)
 end
 
-local function notify_if_asked(job_key, job_id, now)
-  local url = redis.call('HGET', job_key, F.callback_url)
+-- url: the job's callback_url when already read (nil: read it here).
+local function notify_if_asked(job_key, job_id, now, url)
+  if url == nil then url = redis.call('HGET', job_key, F.callback_url) end
   if url and url ~= '' then
     redis.call('ZADD', K.webhooks, ms_of(now), job_id)
     if redis.call('HEXISTS', job_key, F.webhook_attempts) == 1 then
@@ -52,13 +53,21 @@ local function notify_if_asked(job_key, job_id, now)
   end
 end
 
--- `job` holds the job's id, kind, parent_id, index and model.
+-- `job` holds the job's id, kind, parent_id, index and model, and may hold
+-- what its caller already has: intervals (their new value, written in the
+-- same HSET) and callback_url (false when it has none).
 local function finish_job(job_key, job, prefix, from, status, error_code, error_msg, now)
-  redis.call('HSET', job_key,
-    F.status, status, F.finished_at, int(now), F.stage, status, F.error_code, error_code, F.error, error_msg)
+  local fields = {F.status, status, F.finished_at, int(now), F.stage, status, F.error_code, error_code,
+    F.error, error_msg}
   if status == STATUS.completed then
-    redis.call('HSET', job_key, F.progress, '1')
+    fields[#fields + 1] = F.progress
+    fields[#fields + 1] = '1'
   end
+  if job.intervals then
+    fields[#fields + 1] = F.intervals
+    fields[#fields + 1] = job.intervals
+  end
+  redis.call('HSET', job_key, unpack(fields))
   if job.kind == KIND.child then
     move_child(prefix, job.id, job.index, from, status)
     audit(OPERATION.job_child, job.id, job.parent_id, status, job.model, error_code, now)
@@ -67,7 +76,7 @@ local function finish_job(job_key, job, prefix, from, status, error_code, error_
     audit(OPERATION.job, job.id, '', status, job.model, error_code, now)
     expire_later(job.id, now)
   end
-  notify_if_asked(job_key, job.id, now)
+  notify_if_asked(job_key, job.id, now, job.callback_url)
 end
 
 -- Returns how many children it cancelled; the parent's counts follow.

@@ -28,9 +28,16 @@
 -- line): the caller publishes one Celery message for each.
 -- @needs indexes
 
+-- lined: whether the tenant's waiting line may hold a group (it did when read,
+-- or one joined it since); when not, no group needs taking out of it.
 local function tenant_of(id)
   local tag = tenant_tag_of(id)
-  return {cap = A.tenant_max_inflight, in_flight = tenant_in_flight_key_of(tag), waiting = tenant_waiting_key_of(tag)}
+  return {cap = A.tenant_max_inflight, in_flight = tenant_in_flight_key_of(tag), waiting = tenant_waiting_key_of(tag),
+          lined = true}
+end
+
+local function leave_line(tenant, parent_id)
+  if tenant.lined then redis.call('ZREM', tenant.waiting, parent_id) end
 end
 
 -- How many more children the tenant may put in flight.
@@ -41,6 +48,7 @@ end
 
 -- A group joins its tenant's line at the back, or keeps the place it has.
 local function wait_in_line(tenant, parent_id, keep_place)
+  tenant.lined = true
   local last = redis.call('ZRANGE', tenant.waiting, -1, -1, 'WITHSCORES')
   local turn = 1
   if last[2] then turn = tonumber(last[2]) + 1 end
@@ -57,7 +65,7 @@ local function release_group(parent_key, prefix, parent_id, tenant, limit, reque
     count_field(STATUS.queued), count_field(STATUS.processing), F.status)
   if not f[1] or TERMINAL[f[4]] then
     redis.call('ZREM', K.due, parent_id)
-    redis.call('ZREM', tenant.waiting, parent_id)
+    leave_line(tenant, parent_id)
     return 0
   end
   local cap, in_flight = tonumber(f[1]), tonumber(f[2]) + tonumber(f[3])
@@ -90,11 +98,11 @@ local function release_group(parent_key, prefix, parent_id, tenant, limit, reque
       wait_in_line(tenant, parent_id, released == 0)
       redis.call('ZADD', K.due, ms_of(now) + requeue_ms, parent_id)
     else
-      redis.call('ZREM', tenant.waiting, parent_id)
+      leave_line(tenant, parent_id)
       redis.call('ZADD', K.due, ms_of(now), parent_id)
     end
   else
-    redis.call('ZREM', tenant.waiting, parent_id)
+    leave_line(tenant, parent_id)
     redis.call('ZREM', K.due, parent_id)
   end
   return released
@@ -108,6 +116,7 @@ local function release_children(prefix, parent_id, limit, requeue_ms, now)
   -- the head out of the line (it no longer waits for its tenant), so the
   -- line's length bounds it.
   local turns = redis.call('ZCARD', tenant.waiting)
+  tenant.lined = turns > 0
   while turns > 0 and #out / 2 < limit and tenant_room(tenant) > 0 do
     turns = turns - 1
     local head = redis.call('ZRANGE', tenant.waiting, 0, 0)[1]
