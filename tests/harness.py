@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,7 +141,7 @@ class Proc:
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         self.cwd = cwd
         self.popen: subprocess.Popen[bytes] | None = None
-        self._log = None
+        self._log: IO[bytes] | None = None
 
     def __repr__(self) -> str:
         state = "not started" if self.popen is None else (
@@ -224,6 +224,7 @@ class Proc:
     def terminate(self) -> None:
         """SIGTERM to the main process only: Celery's warm shutdown, gunicorn's graceful stop."""
         if self.alive:
+            assert self.popen is not None, f"{self.name} is alive, so it was started"
             self.popen.send_signal(signal.SIGTERM)
 
     def wait(self, timeout: float | None = None) -> int:
@@ -425,6 +426,7 @@ class RedisServer:
     def ping(self) -> bool:
         import redis
 
+        assert self.port is not None, "redis server was never started"
         try:
             with redis.Redis(host=self.host, port=self.port, socket_timeout=2,
                              socket_connect_timeout=1, **self.connection_kwargs()) as client:
@@ -437,6 +439,7 @@ class RedisServer:
         """A redis-py client for ``db``. Use it as a context manager so it closes."""
         import redis
 
+        assert self.port is not None, "redis server was never started"
         return redis.Redis(host=self.host, port=self.port, db=db, **{**self.connection_kwargs(), **kwargs})
 
     def stop(self, timeout: float = 30) -> None:
@@ -730,9 +733,10 @@ class ProcGroup:
         ]
         proc = self.start("web", argv, env=self._env(db, env), proc_class=WebProc,
                           port=port, wait=False)
+        assert isinstance(proc, WebProc), "start() builds the proc_class it is given"
         if wait:
             proc.wait_ready(proc.healthy, timeout)
-        return proc  # type: ignore[return-value]
+        return proc
 
     def stack(
         self,
@@ -790,6 +794,7 @@ def make_sample(path: str | Path, *texts: str) -> Path:
     if _make_sample_module is None:
         spec = importlib.util.spec_from_file_location(
             "ocrgw_make_sample", ROOT / "scripts" / "make_sample.py")
+        assert spec is not None and spec.loader is not None, "scripts/make_sample.py cannot be loaded"
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         _make_sample_module = module

@@ -16,8 +16,9 @@ import json
 import random
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import requests
@@ -245,7 +246,7 @@ def test_bad_submissions_under_load_store_nothing_and_never_fail_the_server(proc
         assert not thread.is_alive(), "a client hung"
     assert errors == []
 
-    statuses = Counter()
+    statuses: Counter[int] = Counter()
     accepted: dict[str, tuple[Case, str]] = {}
     for case in all_cases:
         assert len(case.results) == REPEATS, case.name

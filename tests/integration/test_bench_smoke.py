@@ -32,7 +32,7 @@ COMMON_KEYS = {"name", "quick", "reps", "concurrency", "figures", "checks", "pas
 CHECK_KEYS = {"figure", "value", "target", "passed"}
 
 #: The figures each benchmark must report (nested dicts name their own keys).
-FIGURES = {
+FIGURES: dict[str, dict[str, set[str] | None]] = {
     "fanout_vs_canvas": {
         "children": None,
         "max_parallel": None,
@@ -136,12 +136,12 @@ def test_result_file_has_expected_keys(quick_run, name):
     assert path.is_file(), f"{path.name} was not written; files: {sorted(p.name for p in out.iterdir())}"
     data = json.loads(path.read_text())
     assert "error" not in data, data.get("error")
-    assert COMMON_KEYS <= data.keys(), f"{name}: missing {COMMON_KEYS - data.keys()}"
+    assert data.keys() >= COMMON_KEYS, f"{name}: missing {COMMON_KEYS - data.keys()}"
     assert data["name"] == name and data["quick"] is True
     assert isinstance(data["passed"], bool)
     assert data["checks"], f"{name} reports no target"
     for entry in data["checks"]:
-        assert CHECK_KEYS <= entry.keys(), entry
+        assert entry.keys() >= CHECK_KEYS, entry
         assert isinstance(entry["passed"], bool)
     figures = data["figures"]
     for key, inner in FIGURES[name].items():
@@ -150,7 +150,7 @@ def test_result_file_has_expected_keys(quick_run, name):
             assert inner <= figures[key].keys(), f"{name}.{key}: missing {inner - figures[key].keys()}"
     if name == "sweep_scaling":
         for size in figures["sizes"]:
-            assert SWEEP_SIZE_KEYS <= figures[str(size)].keys()
+            assert figures[str(size)].keys() >= SWEEP_SIZE_KEYS
     if name == "capacity":
         for path, per_child in figures["per_child"].items():
             missing = CAPACITY_PATH_KEYS - per_child.keys()
@@ -164,7 +164,7 @@ def test_summary_names_every_benchmark_and_the_machine(quick_run):
     _, out = quick_run
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["benchmarks"]) == set(FIGURES)
-    assert MACHINE_KEYS <= summary["machine"].keys()
+    assert summary["machine"].keys() >= MACHINE_KEYS
     assert all(b["error"] is None for b in summary["benchmarks"].values())
 
 
