@@ -40,18 +40,37 @@ BENCHMARKS = {
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--only", action="append", default=[], metavar="NAME",
-                        help=f"run only these (repeatable or comma-separated): {', '.join(BENCHMARKS)}")
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny sizes and one round each: checks that everything runs, measures little")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results",
-                        help="where the JSON results go (default: bench/results/)")
-    parser.add_argument("--reps", type=int, default=None,
-                        help="alternations of A and B per comparison (default 3, quick 1)")
-    parser.add_argument("--keep-logs", action="store_true",
-                        help="keep the processes' logs and Redis dir even after a clean run")
-    parser.add_argument("--deadline-scale", type=float, default=1.0, metavar="F",
-                        help="multiply every phase's deadline by F, for a very slow machine (default 1)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"run only these (repeatable or comma-separated): {', '.join(BENCHMARKS)}",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny sizes and one round each: checks that everything runs, measures little",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "bench" / "results",
+        help="where the JSON results go (default: bench/results/)",
+    )
+    parser.add_argument(
+        "--reps", type=int, default=None, help="alternations of A and B per comparison (default 3, quick 1)"
+    )
+    parser.add_argument(
+        "--keep-logs", action="store_true", help="keep the processes' logs and Redis dir even after a clean run"
+    )
+    parser.add_argument(
+        "--deadline-scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="multiply every phase's deadline by F, for a very slow machine (default 1)",
+    )
     args = parser.parse_args(argv)
     names = [n.strip() for item in args.only for n in item.split(",") if n.strip()]
     unknown = [n for n in names if n not in BENCHMARKS]
@@ -118,8 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_sigterm)
     started = time.monotonic()
     bench = Bench(options)
-    print(f"ocrgw bench: redis-server on port {bench.redis.port}, worker pool {options.concurrency}, "
-          f"{'quick' if options.quick else 'full'} run, {options.reps} alternation(s); logs in {bench.work}")
+    print(
+        f"ocrgw bench: redis-server on port {bench.redis.port}, worker pool {options.concurrency}, "
+        f"{'quick' if options.quick else 'full'} run, {options.reps} alternation(s); logs in {bench.work}"
+    )
     results: list[dict] = []
     info: dict = {}
     failed = False
@@ -137,8 +158,13 @@ def main(argv: list[str] | None = None) -> int:
                 # stops the run, since what it left behind may hang the next.
                 failed = True
                 stopped = exc if isinstance(exc, DeadlineExceeded) else None
-                res = {"name": name, "quick": options.quick, "passed": False, "checks": [],
-                       "error": traceback.format_exc()}
+                res = {
+                    "name": name,
+                    "quick": options.quick,
+                    "passed": False,
+                    "checks": [],
+                    "error": traceback.format_exc(),
+                }
                 print(res["error"], file=sys.stderr)
                 for title, text in bench.group.tails(30):
                     print(f"--- {title}\n{text}", file=sys.stderr)
@@ -158,18 +184,23 @@ def main(argv: list[str] | None = None) -> int:
     print_table("machine", ["what", "value"], [[k, v] for k, v in info.items()])
     total = time.monotonic() - started
     print(f"\n{len(results)} benchmark(s) in {total:.0f} s; results in {options.out}")
-    write_json(options.out / "summary.json", {
-        "quick": options.quick,
-        "reps": options.reps,
-        "concurrency": options.concurrency,
-        "seconds": round(total, 1),
-        "machine": info,
-        "deadline_scale": options.deadline_scale,
-        "stopped": None if stopped is None else str(stopped),
-        "not_run": [name for name in args.names if name not in {res["name"] for res in results}],
-        "benchmarks": {res["name"]: {"passed": res["passed"], "checks": res.get("checks", []),
-                                     "error": res.get("error")} for res in results},
-    })
+    write_json(
+        options.out / "summary.json",
+        {
+            "quick": options.quick,
+            "reps": options.reps,
+            "concurrency": options.concurrency,
+            "seconds": round(total, 1),
+            "machine": info,
+            "deadline_scale": options.deadline_scale,
+            "stopped": None if stopped is None else str(stopped),
+            "not_run": [name for name in args.names if name not in {res["name"] for res in results}],
+            "benchmarks": {
+                res["name"]: {"passed": res["passed"], "checks": res.get("checks", []), "error": res.get("error")}
+                for res in results
+            },
+        },
+    )
     if not failed and not args.keep_logs:
         shutil.rmtree(bench.work, ignore_errors=True)
     elif failed:

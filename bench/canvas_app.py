@@ -50,8 +50,12 @@ SHARED_SETTINGS = (
 def make_app(settings: Settings, result_backend: bool = True) -> Celery:
     """The app; a client that waits on no result may leave the backend out."""
     ocrgw_conf = make_celery(settings).conf
-    app = Celery("bench_canvas", broker=settings.broker_url,
-                 backend=settings.redis_url if result_backend else None, set_as_current=True)
+    app = Celery(
+        "bench_canvas",
+        broker=settings.broker_url,
+        backend=settings.redis_url if result_backend else None,
+        set_as_current=True,
+    )
     app.conf.update({name: ocrgw_conf[name] for name in SHARED_SETTINGS})
     app.conf.update(
         task_default_queue=QUEUE,

@@ -81,6 +81,11 @@ def run(bench: Bench) -> dict:
         }
     )
     idle_seconds = 1.0 if options.quick else 3.0
+
+    def idle_window() -> int:
+        time.sleep(idle_seconds)
+        return 1
+
     servers = Servers(bench)
     procs, kept, message = start_processes(bench, servers)
     sides = Sides(bench, servers, kept, message)
@@ -93,7 +98,7 @@ def run(bench: Bench) -> dict:
                 sides.after()
         for order in rotations(list(SIDES), options.reps):
             with bench.phase("idle window", 60):
-                _, idle_store, idle_broker = servers.measure(lambda: time.sleep(idle_seconds) or 1)
+                _, idle_store, idle_broker = servers.measure(idle_window)
             idles.append(
                 {
                     "store_per_second": idle_store.per(idle_store.wall_seconds, OCRGW_LUA),
@@ -120,7 +125,7 @@ def report(bench: Bench, sizes: dict, rounds: dict, idles: list, saturation: dic
     options = bench.options
     per_child: dict[str, dict] = {}
     for name, reps in rounds.items():
-        fig = {}
+        fig: dict = {}
         for server in ("store", "broker"):
             for key in ("commands", "script_calls", "exec_us", "cpu_us"):
                 fig[f"{server}_{key}"] = median(r[server][key] for r in reps)

@@ -113,6 +113,7 @@ def saturate(bench: Bench, sides: dict) -> dict:
     server = RedisServer(
         bench.group, bench.work / "capacity-saturation", appendonly=True, name="capacity-saturation"
     ).start()
+    assert server.port is not None, "a started server has its port"
     client = redis.Redis(host=server.host, port=server.port)
     runs = []
     for _ in range(bench.options.reps):
@@ -143,7 +144,7 @@ def saturate(bench: Bench, sides: dict) -> dict:
         "ceiling_from_cpu",
         "ceiling_from_exec_us",
     )
-    fig = {key: median(r[key] for r in runs) for key in per_run}
+    fig: dict = {key: median(r[key] for r in runs) for key in per_run}
     busiest = max(runs, key=lambda r: r["server_cpu_share"])
     fig.update(
         clients=clients,

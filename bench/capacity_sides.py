@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 
 import redis
 from celery import chord
@@ -46,6 +47,7 @@ class Servers:
 
     @staticmethod
     def client(server: RedisServer, db: int) -> redis.Redis:
+        assert server.port is not None, f"{server.name} was never started"
         return redis.Redis(host=server.host, port=server.port, db=db)
 
     def env(self, db: int) -> dict[str, str]:
@@ -173,17 +175,20 @@ class Sides:
         header = [self.canvas.signature(canvas_app.NOOP_TASK, queue=canvas_app.QUEUE) for _ in range(n)]
         callback = self.canvas.signature(canvas_app.CHORD_DONE_TASK, args=[marker], queue=canvas_app.QUEUE)
         chord(header, callback).apply_async()
-        got = int(self.clients[CANVAS_DB].blpop([marker], timeout=0)[1])
+        popped = self.clients[CANVAS_DB].blpop([marker], timeout=0)
+        assert popped is not None, "a BLPOP without a timeout returns only with an item"
+        got = int(popped[1])
         self.after = lambda: None if got == n else _fail(f"the chord's callback saw {got} results, not {n}")
         return n
 
-    def _expect(self, ended: dict[str, str], n: int, db: int, reclaimed: list[str] = ()) -> None:
+    def _expect(self, ended: dict[str, str], n: int, db: int, reclaimed: Sequence[str] = ()) -> None:
         """After the window: every root completed, and a reclaimed job ran twice."""
         if set(ended.values()) != {"completed"}:
             _fail(f"roots ended {sorted(set(ended.values()))}, not completed")
         queries = JobStore(self.clients[db]).queries
         for job_id in reclaimed:
             record = queries.get(job_id)
+            assert record is not None, f"{job_id} is not stored"
             if record[Field.ATTEMPTS.value] != "2":
                 _fail(f"{job_id} ran as attempt {record[Field.ATTEMPTS.value]}, not 2: it was not reclaimed")
 

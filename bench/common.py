@@ -70,8 +70,9 @@ class Http:
         self.host, self.port, self.timeout = host, int(port), timeout
         self.conn: http.client.HTTPConnection | None = None
 
-    def request(self, method: str, path: str, body: bytes | None = None,
-                content_type: str = "application/json") -> tuple[int, bytes]:
+    def request(
+        self, method: str, path: str, body: bytes | None = None, content_type: str = "application/json"
+    ) -> tuple[int, bytes]:
         for attempt in (1, 2):
             if self.conn is None:
                 self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
@@ -106,11 +107,11 @@ class Http:
             self.conn = None
 
 
-def fanout_body(payloads: Sequence[bytes], max_parallel: int, model: str = "echo",
-                content_type: str = "text/plain") -> bytes:
+def fanout_body(
+    payloads: Sequence[bytes], max_parallel: int, model: str = "echo", content_type: str = "text/plain"
+) -> bytes:
     children = [
-        {"model": model, "content_type": content_type, "payload": base64.b64encode(p).decode()}
-        for p in payloads
+        {"model": model, "content_type": content_type, "payload": base64.b64encode(p).decode()} for p in payloads
     ]
     return json.dumps({"fanout": {"max_parallel": max_parallel, "children": children}}).encode()
 
@@ -170,7 +171,7 @@ def percentile(values: Iterable[float], q: float) -> float:
 
 def rotations(items: Sequence[Any], reps: int) -> list[list[Any]]:
     """``reps`` orders of ``items``, each rotated by one: a,b,c / b,c,a / c,a,b ..."""
-    return [list(items[r % len(items):]) + list(items[:r % len(items)]) for r in range(reps)]
+    return [list(items[r % len(items) :]) + list(items[: r % len(items)]) for r in range(reps)]
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -193,8 +194,15 @@ def check(figure: str, value: float, op: str, limit: float, unit: str = "") -> d
     return {"figure": figure, "value": value, "target": f"{op} {limit:g}{unit}", "passed": bool(passed)}
 
 
-def result(name: str, options: Options, *, figures: dict[str, Any], checks: list[dict[str, Any]],
-           context: dict[str, Any], method: str) -> dict[str, Any]:
+def result(
+    name: str,
+    options: Options,
+    *,
+    figures: dict[str, Any],
+    checks: list[dict[str, Any]],
+    context: dict[str, Any],
+    method: str,
+) -> dict[str, Any]:
     return {
         "name": name,
         "quick": options.quick,
@@ -261,8 +269,9 @@ def machine(bench: Bench | None) -> dict[str, Any]:
     except ImportError:
         pass
     try:
-        first = subprocess.run(["tesseract", "--version"], capture_output=True, text=True,
-                               timeout=30).stdout.splitlines()
+        first = subprocess.run(
+            ["tesseract", "--version"], capture_output=True, text=True, timeout=30
+        ).stdout.splitlines()
         info["tesseract"] = first[0].split()[1] if first else ""
     except (OSError, subprocess.SubprocessError, IndexError):
         info["tesseract"] = ""

@@ -103,7 +103,7 @@ class Deadlines:
             # alarm raised as one was opening or closing) close with it.
             signal.setitimer(signal.ITIMER_REAL, 0)
             if entry in self._open:
-                del self._open[self._open.index(entry):]
+                del self._open[self._open.index(entry) :]
             if self._open:
                 self._arm()
             else:
@@ -112,9 +112,16 @@ class Deadlines:
 
     def report(self, first: str) -> list[dict[str, Any]]:
         """Every phase recorded under ``first`` (a benchmark's name): longest time, deadline, runs."""
-        return [{"phase": " > ".join(path), "longest_seconds": round(r.seconds, 3),
-                 "deadline_seconds": r.deadline, "runs": r.runs}
-                for path, r in self.records.items() if path[0] == first]
+        return [
+            {
+                "phase": " > ".join(path),
+                "longest_seconds": round(r.seconds, 3),
+                "deadline_seconds": r.deadline,
+                "runs": r.runs,
+            }
+            for path, r in self.records.items()
+            if path[0] == first
+        ]
 
     def _record(self, entry: _Phase, seconds: float) -> None:
         known = self.records.get(entry.path)
@@ -142,8 +149,10 @@ class Deadlines:
         first = min(due, key=lambda p: p.expires)
         innermost = self._open[-1]
         if first.expired:
-            message = (f"{_describe(first.path)} ran past its deadline of {first.seconds:g} s, and "
-                       f"its cleanup was still blocked {now - first.expires:.1f} s later")
+            message = (
+                f"{_describe(first.path)} ran past its deadline of {first.seconds:g} s, and "
+                f"its cleanup was still blocked {now - first.expires:.1f} s later"
+            )
         else:
             message = f"{_describe(first.path)} ran past its deadline of {first.seconds:g} s"
         if innermost is not first:

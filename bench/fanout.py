@@ -76,13 +76,15 @@ def run(bench: Bench) -> dict:
 
     def canvas_group(size: int) -> float:
         key = f"bench:group:{token()}"
-        sig = group(plain.signature(canvas_app.COUNT_TASK, args=[key, size], queue=canvas_app.QUEUE)
-                    for _ in range(size))
+        sig = group(
+            plain.signature(canvas_app.COUNT_TASK, args=[key, size], queue=canvas_app.QUEUE) for _ in range(size)
+        )
 
         def go():
             handle = sig.apply_async()
             client.blpop([key + ":done"], timeout=0)  # the phase's deadline bounds the wait
             return handle
+
         seconds, handle = timed(go)
         del handle  # its result handles unsubscribe now, outside the clock
         gc.collect()
@@ -102,6 +104,7 @@ def run(bench: Bench) -> dict:
             reply = client.blpop([marker], timeout=0)  # the phase's deadline bounds the wait
             assert reply is not None, "a blpop without a timeout returns an item"
             return int(reply[1]), handle
+
         seconds, (got, handle) = timed(go)
         del handle  # its result handles unsubscribe now, outside the clock
         gc.collect()
@@ -120,6 +123,7 @@ def run(bench: Bench) -> dict:
             def go():
                 parent = target.http.post_json("/jobs", body)
                 return parent["id"], wait_parent(target_client, parent["id"])
+
             seconds, (parent_id, status) = timed(go)
             view = target.http.get_json(f"/jobs/{parent_id}")
             if status != "completed" or view["counts"]["completed"] != size:
@@ -127,10 +131,15 @@ def run(bench: Bench) -> dict:
             if record:
                 server_side.append((micros(view["finished_at"]) - micros(view["created_at"])) / 1e6)
             return seconds
+
         return ocrgw_fanout
 
-    sides = {"a_group": canvas_group, "b_chord": canvas_chord, "c_ocrgw": fanout_on(stack, True),
-             "m_ocrgw_messages": fanout_on(bench.message_path_stack(), False)}
+    sides = {
+        "a_group": canvas_group,
+        "b_chord": canvas_chord,
+        "c_ocrgw": fanout_on(stack, True),
+        "m_ocrgw_messages": fanout_on(bench.message_path_stack(), False),
+    }
     # Warm-up: connections, imports, code paths, on every side.
     for name, fn in sides.items():
         with bench.phase(f"warm-up: {name}", *GROUP_DEADLINE):
@@ -172,6 +181,8 @@ def run(bench: Bench) -> dict:
         ["side", "seconds", "ms/child", "vs c"],
         [[name, med[name], figures["per_child_ms"][name], med["c_ocrgw"] / med[name]] for name in sides],
     )
-    print(f"  c/b = {figures['c_over_b']:.3f} (target <= 1.0)   c/a = {figures['c_over_a']:.3f} (target <= 1.25)"
-          f"   m/b = {figures['m_over_b']:.3f} (no slot kept; context)")
+    print(
+        f"  c/b = {figures['c_over_b']:.3f} (target <= 1.0)   c/a = {figures['c_over_a']:.3f} (target <= 1.25)"
+        f"   m/b = {figures['m_over_b']:.3f} (no slot kept; context)"
+    )
     return result(NAME, options, figures=figures, checks=checks, context=context, method=__doc__)

@@ -108,11 +108,16 @@ def run(bench: Bench) -> dict:
                 children = one(*case)
             gaps = gaps_next_start(children)
             released = gaps_released(children, case[1])
-            runs[case].append({
-                "p50_ms": percentile(gaps, 50), "p99_ms": percentile(gaps, 99), "max_ms": max(gaps),
-                "released_p50_ms": percentile(released, 50), "released_p99_ms": percentile(released, 99),
-                "gaps": len(gaps),
-            })
+            runs[case].append(
+                {
+                    "p50_ms": percentile(gaps, 50),
+                    "p99_ms": percentile(gaps, 99),
+                    "max_ms": max(gaps),
+                    "released_p50_ms": percentile(released, 50),
+                    "released_p99_ms": percentile(released, 99),
+                    "gaps": len(gaps),
+                }
+            )
 
     bench.stop_message_path_stack()
     figures: dict = {"children": n}
@@ -120,16 +125,26 @@ def run(bench: Bench) -> dict:
     rows = []
     for path, cap in cases:
         reps = runs[(path, cap)]
-        fig = {key: median(r[key] for r in reps) for key in
-               ("p50_ms", "p99_ms", "max_ms", "released_p50_ms", "released_p99_ms")}
+        fig = {
+            key: median(r[key] for r in reps)
+            for key in ("p50_ms", "p99_ms", "max_ms", "released_p50_ms", "released_p99_ms")
+        }
         figures[f"{path}_max_parallel_{cap}"] = fig
         checks.append(check(f"p99 gap, {path}, max_parallel={cap} (ms)", fig["p99_ms"], "<=", 20))
-        rows.append([path, cap, fig["p50_ms"], fig["p99_ms"], fig["max_ms"], fig["released_p50_ms"],
-                     fig["released_p99_ms"]])
+        rows.append(
+            [path, cap, fig["p50_ms"], fig["p99_ms"], fig["max_ms"], fig["released_p50_ms"], fig["released_p99_ms"]]
+        )
     print_table(
         f"{NAME}: {n} echo children, pool {bench.concurrency}, default sweep interval, "
         f"{options.reps} alternations (medians, ms)",
-        ["slot", "max_parallel", "gap p50", "gap p99", "gap max", "released p50", "released p99"], rows)
-    return result(NAME, options, figures=figures, checks=checks,
-                  context={"per_rep": {f"{path} {cap}": runs[(path, cap)] for path, cap in cases}},
-                  method=__doc__)
+        ["slot", "max_parallel", "gap p50", "gap p99", "gap max", "released p50", "released p99"],
+        rows,
+    )
+    return result(
+        NAME,
+        options,
+        figures=figures,
+        checks=checks,
+        context={"per_rep": {f"{path} {cap}": runs[(path, cap)] for path, cap in cases}},
+        method=__doc__,
+    )

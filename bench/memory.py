@@ -44,8 +44,7 @@ PAYLOAD = b"tiny payload 16b"
 
 
 def _store(url: str) -> JobStore:
-    return JobStore.from_settings(Settings.from_env({**os.environ, "REDIS_URL": url,
-                                                     "CELERY_BROKER_URL": url}))
+    return JobStore.from_settings(Settings.from_env({**os.environ, "REDIS_URL": url, "CELERY_BROKER_URL": url}))
 
 
 def redis_per_child(bench: Bench, groups: int, children: int) -> dict:
@@ -97,8 +96,14 @@ def tesseract_peak_rss_kib(page: bytes) -> int:
         get_adapter("tesseract").run(sys.stdin.buffer.read(), "image/png", {})
         print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     """)
-    out = subprocess.run([sys.executable, "-c", code], input=page, capture_output=True,
-                         cwd=Path(__file__).resolve().parent.parent, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        input=page,
+        capture_output=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        timeout=120,
+        check=True,
+    )
     return int(out.stdout.split()[-1])
 
 
@@ -132,10 +137,16 @@ def worker_rss(bench: Bench) -> dict:
             for pid in pids:
                 status = vm_status(pid)
                 maps = Path(f"/proc/{pid}/maps").read_text()
-                per[str(pid)] = {"rss_kib": status["VmRSS"], "hwm_kib": status["VmHWM"],
-                                 "onnxruntime_loaded": "onnxruntime" in maps}
-            return {"pool": per, "max_rss_mib": max(p["rss_kib"] for p in per.values()) / 1024,
-                    "main_rss_mib": vm_status(worker.pid)["VmRSS"] / 1024}
+                per[str(pid)] = {
+                    "rss_kib": status["VmRSS"],
+                    "hwm_kib": status["VmHWM"],
+                    "onnxruntime_loaded": "onnxruntime" in maps,
+                }
+            return {
+                "pool": per,
+                "max_rss_mib": max(p["rss_kib"] for p in per.values()) / 1024,
+                "main_rss_mib": vm_status(worker.pid)["VmRSS"] / 1024,
+            }
 
         stages: dict[str, dict | float] = {"started": snapshot()}
         run_group("echo", [b"hello"] * (2 * conc), "text/plain")
@@ -159,9 +170,16 @@ def run(bench: Bench) -> dict:
     for _ in range(options.reps):
         with bench.phase(f"Redis bytes of {groups} group(s) of {children} held children", *PHASE_DEADLINE):
             reps.append(redis_per_child(bench, groups, children))
-    redis_fig = {key: median(r[key] for r in reps) for key in
-                 ("used_memory_delta_per_child", "memory_usage_per_child", "memory_usage_child_job_hash",
-                  "memory_usage_child_payload", "memory_usage_parent_hash")}
+    redis_fig = {
+        key: median(r[key] for r in reps)
+        for key in (
+            "used_memory_delta_per_child",
+            "memory_usage_per_child",
+            "memory_usage_child_job_hash",
+            "memory_usage_child_payload",
+            "memory_usage_parent_hash",
+        )
+    }
     redis_fig["child_hash_encoding"] = reps[-1]["child_hash_encoding"]
     rss = worker_rss(bench)
     figures = {
@@ -169,18 +187,32 @@ def run(bench: Bench) -> dict:
         "children_per_group": children,
         "payload_bytes": len(PAYLOAD),
         "redis": redis_fig,
-        "worker_pool_rss_mib": {stage: rss[stage]["max_rss_mib"] for stage in
-                                ("started", "after_echo", "after_tesseract", "after_paddleocr")},
+        "worker_pool_rss_mib": {
+            stage: rss[stage]["max_rss_mib"]
+            for stage in ("started", "after_echo", "after_tesseract", "after_paddleocr")
+        },
         "tesseract_subprocess_peak_mib": rss["tesseract_subprocess_peak_mib"],
     }
     checks = [check("Redis metadata bytes per held child", redis_fig["used_memory_delta_per_child"], "<=", 1024)]
-    print_table(f"{NAME}: Redis, {groups} group(s) of {children} held children, payload {len(PAYLOAD)} B",
-                ["figure", "bytes"], [[k, v] for k, v in redis_fig.items()])
-    print_table(f"{NAME}: worker pool of {bench.concurrency}, largest pool process after each stage",
-                ["stage", "RSS MiB"], [[k, v] for k, v in figures["worker_pool_rss_mib"].items()]
-                + [["tesseract subprocess (peak)", figures["tesseract_subprocess_peak_mib"]]])
-    return result(NAME, options, figures=figures, checks=checks,
-                  context={"redis_per_rep": reps, "worker_stages": rss}, method=__doc__)
+    print_table(
+        f"{NAME}: Redis, {groups} group(s) of {children} held children, payload {len(PAYLOAD)} B",
+        ["figure", "bytes"],
+        [[k, v] for k, v in redis_fig.items()],
+    )
+    print_table(
+        f"{NAME}: worker pool of {bench.concurrency}, largest pool process after each stage",
+        ["stage", "RSS MiB"],
+        [[k, v] for k, v in figures["worker_pool_rss_mib"].items()]
+        + [["tesseract subprocess (peak)", figures["tesseract_subprocess_peak_mib"]]],
+    )
+    return result(
+        NAME,
+        options,
+        figures=figures,
+        checks=checks,
+        context={"redis_per_rep": reps, "worker_stages": rss},
+        method=__doc__,
+    )
 
 
 def _queue_of(model: str) -> str:

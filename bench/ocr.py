@@ -190,9 +190,20 @@ def run(bench: Bench) -> dict:
         figures[engine] = fig
         context[engine] = {"seconds": times, "b_over_a_per_rep": ratio}
         checks.append(check(f"{engine} pages/s b/a", fig["b_over_a"], ">=", 0.90))
-        rows.append([engine, fig["pages_per_s"]["a_direct"], fig["pages_per_s"]["b_stack"], fig["b_over_a"],
-                     acc["a_direct"], acc["b_stack"], fig["same_text_both_sides"]])
+        rows.append(
+            [
+                engine,
+                fig["pages_per_s"]["a_direct"],
+                fig["pages_per_s"]["b_stack"],
+                fig["b_over_a"],
+                acc["a_direct"],
+                acc["b_stack"],
+                fig["same_text_both_sides"],
+            ]
+        )
     print_table(
         f"{NAME}: {n} pages {PAGE_SIZE[0]}x{PAGE_SIZE[1]}, pool {conc}, {options.reps} alternations (medians)",
-        ["engine", "a pages/s", "b pages/s", "b/a", "a char acc", "b char acc", "same text"], rows)
+        ["engine", "a pages/s", "b pages/s", "b/a", "a char acc", "b char acc", "same text"],
+        rows,
+    )
     return result(NAME, options, figures=figures, checks=checks, context=context, method=__doc__)

@@ -113,8 +113,9 @@ def _gunicorn_extra_args() -> list[str]:
     # gateway must not fight a developer's running one over it.
     global _gunicorn_extra
     if _gunicorn_extra is None:
-        help_text = subprocess.run([sys.executable, "-m", "gunicorn", "--help"],
-                                   capture_output=True, text=True, timeout=60).stdout
+        help_text = subprocess.run(
+            [sys.executable, "-m", "gunicorn", "--help"], capture_output=True, text=True, timeout=60
+        ).stdout
         _gunicorn_extra = ["--no-control-socket"] if "--no-control-socket" in help_text else []
     return _gunicorn_extra
 
@@ -153,12 +154,18 @@ class Bench:
         url = self.url(db)
         return {"REDIS_URL": url, "CELERY_BROKER_URL": url, "PYTHONUNBUFFERED": "1", **(extra or {})}
 
-    def celery_worker(self, db: int, *, app: str = "workers", queues: str | None = None,
-                      env: dict[str, str] | None = None, name: str = "worker") -> Proc:
+    def celery_worker(
+        self,
+        db: int,
+        *,
+        app: str = "workers",
+        queues: str | None = None,
+        env: dict[str, str] | None = None,
+        name: str = "worker",
+    ) -> Proc:
         """The Procfile's worker command (loglevel, pool, concurrency), for ``app`` on ``queues``."""
         env = self._env(db, env)
-        argv = procfile_argv("worker", {**os.environ, **env,
-                                        "OCRGW_WORKER_CONCURRENCY": str(self.concurrency)})
+        argv = procfile_argv("worker", {**os.environ, **env, "OCRGW_WORKER_CONCURRENCY": str(self.concurrency)})
         argv = set_option(argv, "-A", app)
         if queues is not None:
             argv = set_option(argv, "--queues", queues)
@@ -167,14 +174,16 @@ class Bench:
 
     def coordinator(self, db: int, extra: dict[str, str] | None = None) -> Proc:
         env = self._env(db, extra)
-        argv = visible_readiness(set_option(procfile_argv("coordinator", {**os.environ, **env}),
-                                            "--hostname", f"coordinator-{uniq()}@%h"))
+        argv = visible_readiness(
+            set_option(procfile_argv("coordinator", {**os.environ, **env}), "--hostname", f"coordinator-{uniq()}@%h")
+        )
         return self.group.start("coordinator", argv, env=env, wait=False)
 
     def beat(self, db: int, extra: dict[str, str] | None = None) -> Proc:
         env = self._env(db, extra)
-        argv = visible_readiness(set_option(procfile_argv("beat", {**os.environ, **env}),
-                                            "--schedule", str(self.work / f"beat-{uniq()}")))
+        argv = visible_readiness(
+            set_option(procfile_argv("beat", {**os.environ, **env}), "--schedule", str(self.work / f"beat-{uniq()}"))
+        )
         return self.group.start("beat", argv, env=env, wait=False)
 
     def web(self, db: int, extra: dict[str, str] | None = None) -> WebProc:
@@ -192,8 +201,7 @@ class Bench:
         """Started on first use: the ocrgw stack on database 0 and the canvas worker beside it."""
         if self._stack is None:
             with self.phase("start the ocrgw stack and the canvas worker", STACK_START_DEADLINE):
-                canvas = self.celery_worker(STACK_DB, app="bench.canvas_app",
-                                            queues=CANVAS_QUEUE, name="canvas-worker")
+                canvas = self.celery_worker(STACK_DB, app="bench.canvas_app", queues=CANVAS_QUEUE, name="canvas-worker")
                 self._stack = self._start_stack(STACK_DB, {}, canvas)
         return self._stack
 
@@ -203,15 +211,18 @@ class Bench:
         message, as with the slot kept past its time budget."""
         if self._message_path is None:
             with self.phase("start the stack with kept slots off", STACK_START_DEADLINE):
-                self._message_path = self._start_stack(MESSAGE_PATH_DB, {"OCRGW_KEEP_SLOT_SECONDS": "0"},
-                                                       None)
+                self._message_path = self._start_stack(MESSAGE_PATH_DB, {"OCRGW_KEEP_SLOT_SECONDS": "0"}, None)
         return self._message_path
 
     def stop_message_path_stack(self) -> None:
         """Its users stop it when done, so that its idle processes do not share the cores with later benchmarks."""
         if self._message_path is not None:
-            for proc in (self._message_path.worker, self._message_path.coordinator,
-                         self._message_path.beat, self._message_path.web):
+            for proc in (
+                self._message_path.worker,
+                self._message_path.coordinator,
+                self._message_path.beat,
+                self._message_path.web,
+            ):
                 self.stop(proc)
             self._message_path = None
 

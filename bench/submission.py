@@ -80,8 +80,7 @@ def _celery_client(url: str):
 
 def _group(app) -> group:
     queue = _queue_of("echo")
-    return group(app.signature(RUN_TASK, args=[f"{os.urandom(16).hex()}-{i}"], queue=queue)
-                 for i in range(CHILDREN))
+    return group(app.signature(RUN_TASK, args=[f"{os.urandom(16).hex()}-{i}"], queue=queue) for i in range(CHILDREN))
 
 
 def _apply_loop(url: str, ready: Barrier, seconds: float, out) -> None:
@@ -194,20 +193,24 @@ def run(bench: Bench) -> dict:
         "post_p50_over_apply_async_8_clients": percentile(post_lat, 50) / percentile(apply8, 50),
     }
     checks = [
-        check("POST p50 / apply_async p50, both with 8 clients", figures["post_p50_over_apply_async_8_clients"],
-              "<=", 1.0),
+        check(
+            "POST p50 / apply_async p50, both with 8 clients", figures["post_p50_over_apply_async_8_clients"], "<=", 1.0
+        ),
         check("POST / apply_async, one client each", figures["single_client_post_over_apply_async"], "<=", 1.0),
     ]
     print_table(
         f"{NAME}: groups of {CHILDREN} echo children, {CLIENTS} clients, {post_time:.0f} s in "
         f"{options.reps} round(s), gateway as the Procfile runs it",
         ["figure", "value"],
-        [[k, v] for k, v in figures.items()])
+        [[k, v] for k, v in figures.items()],
+    )
     context = {
         "gateway_command": web.command,
         "per_round": {
-            "A_posts": [{"posts": len(r["lat"]), "p50_ms": 1000 * percentile(r["lat"], 50),
-                         "seconds": r["elapsed"]} for r in rounds["A_posts"]],
+            "A_posts": [
+                {"posts": len(r["lat"]), "p50_ms": 1000 * percentile(r["lat"], 50), "seconds": r["elapsed"]}
+                for r in rounds["A_posts"]
+            ],
             "B_apply_async_median_ms": [1000 * median(r["apply"]) for r in rounds["B_apply_async"]],
             "single_post_median_ms": [1000 * median(r["single_post"]) for r in rounds["B_apply_async"]],
         },

@@ -41,8 +41,7 @@ CREATE_PROCS = 2
 
 
 def _store(url: str) -> JobStore:
-    return JobStore.from_settings(Settings.from_env({**os.environ, "REDIS_URL": url,
-                                                     "CELERY_BROKER_URL": url}))
+    return JobStore.from_settings(Settings.from_env({**os.environ, "REDIS_URL": url, "CELERY_BROKER_URL": url}))
 
 
 def _create(url: str, count: int) -> int:
@@ -143,15 +142,17 @@ def run(bench: Bench) -> dict:
     rows = []
     for n in sizes:
         reps = per_size[n]
-        fig = {key: median(r[key] for r in reps) for key in
-               ("due_passes", "due_total_ms", "due_pass_ms", "due_us_per_parent", "idle_ms")}
+        fig = {
+            key: median(r[key] for r in reps)
+            for key in ("due_passes", "due_total_ms", "due_pass_ms", "due_us_per_parent", "idle_ms")
+        }
         fig["passes_needed"] = math.ceil(n / batch)
         figures[str(n)] = fig
-        rows.append([n, fig["idle_ms"], fig["due_pass_ms"], fig["due_passes"], fig["due_total_ms"],
-                     fig["due_us_per_parent"]])
+        rows.append(
+            [n, fig["idle_ms"], fig["due_pass_ms"], fig["due_passes"], fig["due_total_ms"], fig["due_us_per_parent"]]
+        )
     big, small = sizes[-1], sizes[-2]
-    exponent = (math.log(figures[str(big)]["due_total_ms"] / figures[str(small)]["due_total_ms"])
-                / math.log(big / small))
+    exponent = math.log(figures[str(big)]["due_total_ms"] / figures[str(small)]["due_total_ms"]) / math.log(big / small)
     figures["due_growth_exponent"] = exponent
     checks = [
         check(f"nothing due at {big} parents (ms)", figures[str(big)]["idle_ms"], "<=", 50),
@@ -159,7 +160,15 @@ def run(bench: Bench) -> dict:
     ]
     print_table(
         f"{NAME}: sweep_batch {batch}, {options.reps} rep(s) (medians)",
-        ["parents", "nothing due ms", "due ms/pass", "passes", "due ms total", "due us/parent"], rows)
+        ["parents", "nothing due ms", "due ms/pass", "passes", "due ms total", "due us/parent"],
+        rows,
+    )
     print(f"  time ~ N^{exponent:.2f} for the due passes between {small} and {big} parents")
-    return result(NAME, options, figures=figures, checks=checks,
-                  context={"per_rep": {str(n): per_size[n] for n in sizes}}, method=__doc__)
+    return result(
+        NAME,
+        options,
+        figures=figures,
+        checks=checks,
+        context={"per_rep": {str(n): per_size[n] for n in sizes}},
+        method=__doc__,
+    )

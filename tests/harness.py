@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,11 +141,12 @@ class Proc:
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         self.cwd = cwd
         self.popen: subprocess.Popen[bytes] | None = None
-        self._log = None
+        self._log: IO[bytes] | None = None
 
     def __repr__(self) -> str:
-        state = "not started" if self.popen is None else (
-            f"pid {self.pid}" if self.alive else f"exited {self.returncode}")
+        state = (
+            "not started" if self.popen is None else (f"pid {self.pid}" if self.alive else f"exited {self.returncode}")
+        )
         return f"<Proc {self.name} {state}>"
 
     def start(self) -> Proc:
@@ -200,11 +201,13 @@ class Proc:
             if not self.alive:
                 raise AssertionError(
                     f"{self.name} exited with status {self.returncode} before it was ready\n"
-                    f"$ {self.command}\nlog {self.log_path}:\n{self.log_tail()}")
+                    f"$ {self.command}\nlog {self.log_path}:\n{self.log_tail()}"
+                )
             if time.monotonic() >= deadline:
                 raise AssertionError(
                     f"{self.name} was not ready after {timeout:g}s\n"
-                    f"$ {self.command}\nlog {self.log_path}:\n{self.log_tail()}")
+                    f"$ {self.command}\nlog {self.log_path}:\n{self.log_tail()}"
+                )
             time.sleep(0.05)
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
@@ -224,6 +227,7 @@ class Proc:
     def terminate(self) -> None:
         """SIGTERM to the main process only: Celery's warm shutdown, gunicorn's graceful stop."""
         if self.alive:
+            assert self.popen is not None, f"{self.name} is alive, so it was started"
             self.popen.send_signal(signal.SIGTERM)
 
     def wait(self, timeout: float | None = None) -> int:
@@ -314,12 +318,50 @@ class TlsFiles:
         def openssl(*args: str | Path) -> None:
             subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True, timeout=60)
 
-        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", f"/CN={ca_name}",
-                "-keyout", ca_key, "-out", files.ca_cert)
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
-                "-keyout", files.server_key, "-out", request)
-        openssl("x509", "-req", "-in", request, "-CA", files.ca_cert, "-CAkey", ca_key, "-CAcreateserial",
-                "-days", "1", "-extfile", extensions, "-out", files.server_cert)
+        openssl(
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            f"/CN={ca_name}",
+            "-keyout",
+            ca_key,
+            "-out",
+            files.ca_cert,
+        )
+        openssl(
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            files.server_key,
+            "-out",
+            request,
+        )
+        openssl(
+            "x509",
+            "-req",
+            "-in",
+            request,
+            "-CA",
+            files.ca_cert,
+            "-CAkey",
+            ca_key,
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            extensions,
+            "-out",
+            files.server_cert,
+        )
         return files
 
 
@@ -367,8 +409,10 @@ class RedisServer:
         auth = f":{quote(self.password, safe='')}@" if self.password else ""
         if self.tls is None:
             return f"redis://{auth}{self.host}:{self.port}/{db}"
-        return (f"rediss://{auth}{self.host}:{self.port}/{db}"
-                f"?ssl_cert_reqs=required&ssl_ca_certs={quote(str(self.tls.ca_cert))}")
+        return (
+            f"rediss://{auth}{self.host}:{self.port}/{db}"
+            f"?ssl_cert_reqs=required&ssl_ca_certs={quote(str(self.tls.ca_cert))}"
+        )
 
     def connection_kwargs(self) -> dict[str, Any]:
         """What a redis-py client needs besides host and port: the password, the TLS settings."""
@@ -380,21 +424,39 @@ class RedisServer:
     def _security_args(self) -> list[str]:
         args = ["--requirepass", self.password] if self.password else []
         if self.tls is not None:
-            args += ["--port", "0", "--tls-port", str(self.port),
-                     "--tls-cert-file", str(self.tls.server_cert), "--tls-key-file", str(self.tls.server_key),
-                     "--tls-ca-cert-file", str(self.tls.ca_cert), "--tls-auth-clients", "no"]
+            args += [
+                "--port",
+                "0",
+                "--tls-port",
+                str(self.port),
+                "--tls-cert-file",
+                str(self.tls.server_cert),
+                "--tls-key-file",
+                str(self.tls.server_key),
+                "--tls-ca-cert-file",
+                str(self.tls.ca_cert),
+                "--tls-auth-clients",
+                "no",
+            ]
         return args
 
     def _argv(self) -> list[str]:
         return [
             self.binary,
-            "--port", str(self.port),
-            "--bind", self.host,
-            "--dir", str(self.dir),
-            "--save", "",
-            "--appendonly", "yes" if self.appendonly else "no",
-            "--databases", str(REDIS_DATABASES),
-            "--daemonize", "no",
+            "--port",
+            str(self.port),
+            "--bind",
+            self.host,
+            "--dir",
+            str(self.dir),
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.appendonly else "no",
+            "--databases",
+            str(REDIS_DATABASES),
+            "--daemonize",
+            "no",
             *self._security_args(),
             *self.extra_args,
         ]
@@ -425,9 +487,11 @@ class RedisServer:
     def ping(self) -> bool:
         import redis
 
+        assert self.port is not None, "redis server was never started"
         try:
-            with redis.Redis(host=self.host, port=self.port, socket_timeout=2,
-                             socket_connect_timeout=1, **self.connection_kwargs()) as client:
+            with redis.Redis(
+                host=self.host, port=self.port, socket_timeout=2, socket_connect_timeout=1, **self.connection_kwargs()
+            ) as client:
                 return bool(client.ping())
         except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
             # ResponseError covers "LOADING": up, but still reading its AOF.
@@ -437,6 +501,7 @@ class RedisServer:
         """A redis-py client for ``db``. Use it as a context manager so it closes."""
         import redis
 
+        assert self.port is not None, "redis server was never started"
         return redis.Redis(host=self.host, port=self.port, db=db, **{**self.connection_kwargs(), **kwargs})
 
     def stop(self, timeout: float = 30) -> None:
@@ -486,7 +551,7 @@ class RedisServer:
                 keep = set(client.scan_iter(match=KOMBU_BINDING_PATTERN, count=1000))
                 doomed = [k for k in client.scan_iter(count=1000) if k not in keep]
                 for i in range(0, len(doomed), 1000):
-                    client.delete(*doomed[i:i + 1000])
+                    client.delete(*doomed[i : i + 1000])
 
 
 @dataclass
@@ -533,8 +598,8 @@ def _gunicorn_isolation_args() -> list[str]:
     global _gunicorn_flags
     if _gunicorn_flags is None:
         help_text = subprocess.run(
-            [sys.executable, "-m", "gunicorn", "--help"],
-            capture_output=True, text=True, timeout=60).stdout
+            [sys.executable, "-m", "gunicorn", "--help"], capture_output=True, text=True, timeout=60
+        ).stdout
         _gunicorn_flags = ["--no-control-socket"] if "--no-control-socket" in help_text else []
     return _gunicorn_flags
 
@@ -649,15 +714,25 @@ class ProcGroup:
         # Without queues, every model's queue (the registry's, remote models included), as the Procfile's worker.
         named = ["--queues", queues] if queues is not None else []
         argv = [
-            sys.executable, "-m", "celery", "-A", "workers", "worker",
-            "--loglevel", "INFO", *named,
-            "--concurrency", str(concurrency),
-            "--hostname", f"worker-{uniq()}@%h",
-            "--without-gossip", "--without-mingle", "--without-heartbeat",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers",
+            "worker",
+            "--loglevel",
+            "INFO",
+            *named,
+            "--concurrency",
+            str(concurrency),
+            "--hostname",
+            f"worker-{uniq()}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
             *extra_args,
         ]
-        return self.start("worker", argv, env=self._env(db, env), ready=CELERY_READY,
-                          wait=wait, timeout=timeout)
+        return self.start("worker", argv, env=self._env(db, env), ready=CELERY_READY, wait=wait, timeout=timeout)
 
     def coordinator(
         self,
@@ -669,14 +744,26 @@ class ProcGroup:
         timeout: float = START_TIMEOUT,
     ) -> Proc:
         argv = [
-            sys.executable, "-m", "celery", "-A", "coordinator", "worker",
-            "--loglevel", "INFO", "--queues", "coordinator", "--pool", "solo",
-            "--hostname", f"coord-{uniq()}@%h",
-            "--without-gossip", "--without-mingle", "--without-heartbeat",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "coordinator",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--queues",
+            "coordinator",
+            "--pool",
+            "solo",
+            "--hostname",
+            f"coord-{uniq()}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
             *extra_args,
         ]
-        return self.start("coordinator", argv, env=self._env(db, env), ready=CELERY_READY,
-                          wait=wait, timeout=timeout)
+        return self.start("coordinator", argv, env=self._env(db, env), ready=CELERY_READY, wait=wait, timeout=timeout)
 
     def beat(
         self,
@@ -688,11 +775,18 @@ class ProcGroup:
     ) -> Proc:
         schedule = self.work_dir / f"beat-{uniq()}"
         argv = [
-            sys.executable, "-m", "celery", "-A", "coordinator", "beat",
-            "--loglevel", "INFO", "--schedule", str(schedule),
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "coordinator",
+            "beat",
+            "--loglevel",
+            "INFO",
+            "--schedule",
+            str(schedule),
         ]
-        return self.start("beat", argv, env=self._env(db, env), ready=BEAT_READY,
-                          wait=wait, timeout=timeout)
+        return self.start("beat", argv, env=self._env(db, env), ready=BEAT_READY, wait=wait, timeout=timeout)
 
     def webhooks(
         self,
@@ -722,17 +816,25 @@ class ProcGroup:
     ) -> WebProc:
         port = free_port()
         argv = [
-            sys.executable, "-m", "gunicorn",
-            "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", str(threads),
-            "--access-logfile", "-",
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "1",
+            "--threads",
+            str(threads),
+            "--access-logfile",
+            "-",
             *_gunicorn_isolation_args(),
             "gateway:create_app()",
         ]
-        proc = self.start("web", argv, env=self._env(db, env), proc_class=WebProc,
-                          port=port, wait=False)
+        proc = self.start("web", argv, env=self._env(db, env), proc_class=WebProc, port=port, wait=False)
+        assert isinstance(proc, WebProc), "start() builds the proc_class it is given"
         if wait:
             proc.wait_ready(proc.healthy, timeout)
-        return proc  # type: ignore[return-value]
+        return proc
 
     def stack(
         self,
@@ -766,9 +868,9 @@ class ProcGroup:
         """(title, last lines of log) for every process this group started."""
         where = f" [{self.label}]" if self.label else ""
         return [
-            (f"{p.name}{where}: last {lines} log lines ({p.log_path})",
-             f"$ {p.command}\n{p.log_tail(lines)}")
-            for p in self.procs if p.popen is not None
+            (f"{p.name}{where}: last {lines} log lines ({p.log_path})", f"$ {p.command}\n{p.log_tail(lines)}")
+            for p in self.procs
+            if p.popen is not None
         ]
 
     def close(self) -> None:
@@ -788,8 +890,8 @@ def make_sample(path: str | Path, *texts: str) -> Path:
     """Write a sample page (PNG, or a PDF with one page per text) via scripts/make_sample.py."""
     global _make_sample_module
     if _make_sample_module is None:
-        spec = importlib.util.spec_from_file_location(
-            "ocrgw_make_sample", ROOT / "scripts" / "make_sample.py")
+        spec = importlib.util.spec_from_file_location("ocrgw_make_sample", ROOT / "scripts" / "make_sample.py")
+        assert spec is not None and spec.loader is not None, "scripts/make_sample.py cannot be loaded"
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         _make_sample_module = module

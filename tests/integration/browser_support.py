@@ -27,7 +27,7 @@ PAGE_TIMEOUT = 90.0
 CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000")
 
 
-def start_chromium(log_path: Path) -> WebDriver:
+def start_chromium(log_path: Path) -> webdriver.Chrome:
     browser, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if browser is None or driver is None:
         why = "chromium and chromedriver are not installed (scripts/setup.sh installs them)"
@@ -59,7 +59,7 @@ def keep_screenshot(browser: WebDriver, tmp_path: Path, name: str) -> Path:
     return shot
 
 
-def script_errors(browser: WebDriver) -> list[str]:
+def script_errors(browser: webdriver.Chrome) -> list[str]:
     """What the pages' scripts raised or logged as errors since the last call.
 
     The browser also logs every answer that is not a success ("Failed to load

@@ -52,7 +52,8 @@ def echo(text: str, **options: Any) -> dict[str, Any]:
     return job
 
 
-def group(children: Sequence[Mapping[str, Any]], max_parallel: int) -> dict[str, Any]:
+def group(children: Sequence[Any], max_parallel: Any) -> dict[str, Any]:
+    """A group's body; any JSON goes, for the tests that send the gateway what it must refuse."""
     return {"fanout": {"max_parallel": max_parallel, "children": list(children)}}
 
 

@@ -197,6 +197,13 @@ def micros(value: str | int | None) -> int | None:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+def recorded_micros(value: str | int | None) -> int:
+    """``micros`` of a time that must have been recorded: a missing one fails, naming what was there."""
+    moment = micros(value)
+    assert moment is not None, f"no time recorded: {value!r}"
+    return moment
+
+
 def intervals(children: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
     """Each child's ``[started_at, finished_at)`` in microseconds, in index order."""
     out = []
@@ -222,7 +229,7 @@ def attempt_spans(children: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]
             assert start is not None and end is not None and start <= end, f"bad run of {child['id']}: {run}"
             spans.append((start, end))
         if child["status"] == "processing":
-            spans.append((micros(child["started_at"]), 2**63))
+            spans.append((recorded_micros(child["started_at"]), 2**63))
     return spans
 
 

@@ -107,7 +107,7 @@ def parse_time(value: str) -> datetime:
 # -- the job store, read directly ------------------------------------------------------
 
 
-def ocrgw_keyspace(client: Redis) -> dict[bytes, bytes]:
+def ocrgw_keyspace(client: Redis) -> dict[bytes, bytes | None]:
     """Every job-store key with its serialized value (DUMP).
 
     Only keys under the ``ocrgw:`` namespace count: the Celery worker and beat
@@ -116,6 +116,7 @@ def ocrgw_keyspace(client: Redis) -> dict[bytes, bytes]:
     on their own.  The sweep lock is excluded too: beat's sweep takes and
     drops it several times a second whatever the gateway does; and so are
     the call records of claims and completions, which expire on their own.
+    A key that expires between the scan and its DUMP maps to None.
     """
     prefix = f"{keys.NAMESPACE}:".encode()
     return {

@@ -43,17 +43,19 @@ class Sentinel:
         self.dir.mkdir(parents=True, exist_ok=True)
         config = self.dir / "sentinel.conf"
         config.write_text(
-            "\n".join([
-                f"port {self.port}",
-                f"bind {self.host}",
-                "daemonize no",
-                f"dir {self.dir}",
-                f"sentinel monitor {MASTER_NAME} {primary.host} {primary.port} {QUORUM}",
-                f"sentinel down-after-milliseconds {MASTER_NAME} {DOWN_AFTER_MS}",
-                f"sentinel failover-timeout {MASTER_NAME} {FAILOVER_TIMEOUT_MS}",
-                f"sentinel parallel-syncs {MASTER_NAME} 1",
-                "",
-            ])
+            "\n".join(
+                [
+                    f"port {self.port}",
+                    f"bind {self.host}",
+                    "daemonize no",
+                    f"dir {self.dir}",
+                    f"sentinel monitor {MASTER_NAME} {primary.host} {primary.port} {QUORUM}",
+                    f"sentinel down-after-milliseconds {MASTER_NAME} {DOWN_AFTER_MS}",
+                    f"sentinel failover-timeout {MASTER_NAME} {FAILOVER_TIMEOUT_MS}",
+                    f"sentinel parallel-syncs {MASTER_NAME} 1",
+                    "",
+                ]
+            )
         )
         self.proc = self.group.start(self.name, [self.binary, str(config)], wait=False)
         self.proc.wait_ready(self.ping, timeout=30)
@@ -100,8 +102,12 @@ class SentinelSet:
         for sentinel in self.sentinels:
             sentinel.start(self.primary)
         # Every sentinel must know its peers and the replica before a failover can be agreed.
-        wait_until(self._all_see_everyone, SETTLE_TIMEOUT, 0.1,
-                   message="the sentinels never discovered each other and the replica")
+        wait_until(
+            self._all_see_everyone,
+            SETTLE_TIMEOUT,
+            0.1,
+            message="the sentinels never discovered each other and the replica",
+        )
         return self
 
     def _all_see_everyone(self) -> bool:
@@ -134,8 +140,11 @@ class SentinelSet:
         def synced() -> bool:
             with server.client() as client:
                 info = client.info("replication")
-            online = [v for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
-                      and v.get("state") == "online"]
+            online = [
+                v
+                for k, v in info.items()
+                if k.startswith("slave") and isinstance(v, dict) and v.get("state") == "online"
+            ]
             return len(online) >= replicas
 
         wait_until(synced, SETTLE_TIMEOUT, 0.1, message=f"{replicas} replica(s) never came online")

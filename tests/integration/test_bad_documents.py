@@ -15,6 +15,7 @@ limit, and it reads a good page.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,8 @@ def deployment(stack_factory):
 
 # -- at the gateway --------------------------------------------------------------------------------
 
-REFUSED = [
+#: name, make the document, its media type, the refusal's status and code
+REFUSED: list[tuple[str, Callable[[], bytes], str, int, str]] = [
     ("png 100k x 100k, complete", bad.png_bomb, "image/png", 422, "too_many_pixels"),
     ("jpeg 65535 x 65535", bad.jpeg_bomb, "image/jpeg", 422, "too_many_pixels"),
     ("tiff 100k x 100k", lambda: bad.tiff([(100_000, 100_000)]), "image/tiff", 422, "too_many_pixels"),
@@ -110,7 +112,7 @@ def test_a_body_over_the_limit_is_413_on_every_route_that_reads_one_chunked_or_n
 # -- on the worker ---------------------------------------------------------------------------------
 
 #: Accepted (their headers are fine), failed by the worker.
-ACCEPTED_THEN_FAILED = [
+ACCEPTED_THEN_FAILED: list[tuple[str, Callable[[], bytes], str]] = [
     ("png cut short", lambda: bad.truncated(bad.real_png(300, 300), 0.6), "image/png"),
     ("png whose text inflates to 1 GB", bad.png_text_bomb, "image/png"),
     (
@@ -123,7 +125,7 @@ ACCEPTED_THEN_FAILED = [
     ("pdf whose content inflates to 2 GB, deflated twice", bad.pdf_flate_bomb, "application/pdf"),
 ]
 #: What the gateway refuses, put straight into the store: the worker refuses it too, undecoded.
-STORED_PAST_THE_GATEWAY = [
+STORED_PAST_THE_GATEWAY: list[tuple[str, Callable[[], bytes], str, str]] = [
     ("png 100k x 100k, complete", bad.png_bomb, "image/png", "tesseract"),
     ("jpeg 65535 x 65535", bad.jpeg_bomb, "image/jpeg", "tesseract"),
     ("tiff of 5000 pages", lambda: bad.tiff_pages(5000), "image/tiff", "tesseract"),

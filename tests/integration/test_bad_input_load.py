@@ -16,8 +16,9 @@ import json
 import random
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import requests
@@ -40,8 +41,12 @@ pytestmark = pytest.mark.integration
 MAX_BODY = 16 * 1024
 MAX_PAGES = 100
 MAX_CHILDREN = 20
-ENV = {**FAST, "OCRGW_MAX_BODY_BYTES": str(MAX_BODY), "OCRGW_MAX_PAGES": str(MAX_PAGES),
-       "OCRGW_MAX_CHILDREN": str(MAX_CHILDREN)}
+ENV = {
+    **FAST,
+    "OCRGW_MAX_BODY_BYTES": str(MAX_BODY),
+    "OCRGW_MAX_PAGES": str(MAX_PAGES),
+    "OCRGW_MAX_CHILDREN": str(MAX_CHILDREN),
+}
 REPEATS = 4
 THREADS = 8
 
@@ -87,8 +92,7 @@ def json_for(build: Callable[[str], Any], content_type: str = "application/json"
 def chunked(total: int, content_type: str, params=None):
     def send(http, base, tag):
         pieces = (b"x" * 1024 for _ in range(total // 1024))
-        return http.post(f"{base}/jobs", data=pieces, params=params, timeout=30,
-                         headers={"Content-Type": content_type})
+        return http.post(f"{base}/jobs", data=pieces, params=params, timeout=30, headers={"Content-Type": content_type})
 
     return send
 
@@ -110,14 +114,31 @@ def cases() -> list[Case]:
 
     capped, uncapped, negative, huge = children("g", 3), children("u", 2), children("n", 2), children("h", 2)
     good = [
-        Case("json single", json_for(lambda tag: echo(f"single-{tag}")), 202,
-             expect=("single", lambda tag: f"single-{tag}")),
-        Case("raw single", post("raw-{tag}", "text/plain", params={"model": "echo", "pages": "1"}), 202,
-             expect=("single", lambda tag: f"raw-{tag}")),
-        Case("json with charset", json_for(lambda tag: echo(f"cs-{tag}"), "application/json; charset=utf-8"),
-             202, expect=("single", lambda tag: f"cs-{tag}")),
-        Case("keyed single", json_for(lambda tag: echo(f"keyed-{tag}"), key=True), 202,
-             expect=("single", lambda tag: f"keyed-{tag}"), keyed=True),
+        Case(
+            "json single",
+            json_for(lambda tag: echo(f"single-{tag}")),
+            202,
+            expect=("single", lambda tag: f"single-{tag}"),
+        ),
+        Case(
+            "raw single",
+            post("raw-{tag}", "text/plain", params={"model": "echo", "pages": "1"}),
+            202,
+            expect=("single", lambda tag: f"raw-{tag}"),
+        ),
+        Case(
+            "json with charset",
+            json_for(lambda tag: echo(f"cs-{tag}"), "application/json; charset=utf-8"),
+            202,
+            expect=("single", lambda tag: f"cs-{tag}"),
+        ),
+        Case(
+            "keyed single",
+            json_for(lambda tag: echo(f"keyed-{tag}"), key=True),
+            202,
+            expect=("single", lambda tag: f"keyed-{tag}"),
+            keyed=True,
+        ),
         Case("group capped", json_for(group_of(capped, 2)), 202, expect=("group", capped, 2)),
         Case("group uncapped", json_for(group_of(uncapped, 0)), 202, expect=("group", uncapped, 0)),
         Case("group negative cap", json_for(group_of(negative, -3)), 202, expect=("group", negative, 0)),
@@ -127,49 +148,88 @@ def cases() -> list[Case]:
         # the body cannot be read
         Case("truncated json", post('{"model": "echo", "payload":', "application/json"), 400, "malformed_json"),
         Case("json array", post("[1, 2]", "application/json"), 400, "malformed_json"),
-        Case("json duplicate key", post('{"model": "echo", "model": "echo"}', "application/json"), 400,
-             "malformed_json"),
-        Case("json NaN", post('{"fanout": {"max_parallel": NaN, "children": []}}', "application/json"), 400,
-             "malformed_json"),
+        Case(
+            "json duplicate key", post('{"model": "echo", "model": "echo"}', "application/json"), 400, "malformed_json"
+        ),
+        Case(
+            "json NaN",
+            post('{"fanout": {"max_parallel": NaN, "children": []}}', "application/json"),
+            400,
+            "malformed_json",
+        ),
         Case("json not utf-8", post(b'{"model": "\xff"}', "application/json"), 400, "malformed_json"),
         Case("json nested deep", post("[" * 7000 + "]" * 7000, "application/json"), 400, "malformed_json"),
-        Case("json huge integer", post('{"fanout": {"max_parallel": 1' + "0" * 5000 + ', "children": []}}',
-                                       "application/json"), 400, "malformed_json"),
+        Case(
+            "json huge integer",
+            post('{"fanout": {"max_parallel": 1' + "0" * 5000 + ', "children": []}}', "application/json"),
+            400,
+            "malformed_json",
+        ),
         Case("bad base64", post_json(job(payload="not base64!")), 400, "invalid_base64"),
         Case("unpadded base64", post_json(job(payload="aGk")), 400, "invalid_base64"),
         Case("bad base64 in a child", post_json(group([child, job(payload="%%%")], 2)), 400, "invalid_base64"),
-        Case("bad idempotency key", post(json.dumps(echo("k")), "application/json",
-                                         headers={"Idempotency-Key": "k" * 300}), 400, "invalid_idempotency_key"),
-        Case("json float out of range", post('{"model": "echo", "pages": 1e400}', "application/json"), 400,
-             "malformed_json"),
+        Case(
+            "bad idempotency key",
+            post(json.dumps(echo("k")), "application/json", headers={"Idempotency-Key": "k" * 300}),
+            400,
+            "invalid_idempotency_key",
+        ),
+        Case(
+            "json float out of range",
+            post('{"model": "echo", "pages": 1e400}', "application/json"),
+            400,
+            "malformed_json",
+        ),
         # wrong content types
         Case("nonsense content type", post(b"x", "///"), 415, "unsupported_content_type"),
         Case("form body", post("a=b", "application/x-www-form-urlencoded"), 415, "unsupported_content_type"),
-        Case("multipart body", post(b"--b\r\n\r\nx\r\n--b--\r\n", "multipart/form-data; boundary=b"), 415,
-             "unsupported_content_type"),
+        Case(
+            "multipart body",
+            post(b"--b\r\n\r\nx\r\n--b--\r\n", "multipart/form-data; boundary=b"),
+            415,
+            "unsupported_content_type",
+        ),
         Case("no content type", post(b"hello", None), 415, "missing_content_type"),
         Case("raw gif", post(b"GIF89a", "image/gif", params={"model": "echo"}), 415, "unsupported_content_type"),
         Case("raw xml", post(b"<a/>", "application/xml"), 415, "unsupported_content_type"),
-        Case("text for tesseract", post(b"hello", "text/plain", params={"model": "tesseract"}), 415,
-             "unsupported_content_type"),
+        Case(
+            "text for tesseract",
+            post(b"hello", "text/plain", params={"model": "tesseract"}),
+            415,
+            "unsupported_content_type",
+        ),
         Case("png for echo", post_json(job(content_type="image/png")), 415, "unsupported_content_type"),
         # bodies too large
-        Case("oversized body", post(b"x" * (MAX_BODY + 1), "text/plain", params={"model": "echo"}), 413,
-             "payload_too_large"),
+        Case(
+            "oversized body",
+            post(b"x" * (MAX_BODY + 1), "text/plain", params={"model": "echo"}),
+            413,
+            "payload_too_large",
+        ),
         Case("oversized json", post_json(job(payload=b64("y" * MAX_BODY))), 413, "payload_too_large"),
-        Case("oversized chunked", chunked(MAX_BODY * 2, "text/plain", params={"model": "echo"}), 413,
-             "payload_too_large"),
+        Case(
+            "oversized chunked", chunked(MAX_BODY * 2, "text/plain", params={"model": "echo"}), 413, "payload_too_large"
+        ),
         # pages
         Case("huge pages", post_json(job(pages=10**12)), 422, "invalid_field"),
         Case("pages over the limit", post_json(job(pages=MAX_PAGES + 1)), 422, "invalid_field"),
         Case("negative pages", post_json(job(pages=-1)), 422, "invalid_field"),
         Case("string pages", post_json(job(pages="3")), 422, "invalid_field"),
-        Case("huge raw pages", post(b"x", "text/plain", params={"model": "echo", "pages": "9" * 15}), 422,
-             "invalid_field"),
-        Case("non-ascii raw pages", post(b"x", "text/plain", params={"model": "echo", "pages": "\u0663"}), 422,
-             "invalid_field"),
-        Case("signed raw pages", post(b"x", "text/plain", params={"model": "echo", "pages": "+1"}), 422,
-             "invalid_field"),
+        Case(
+            "huge raw pages",
+            post(b"x", "text/plain", params={"model": "echo", "pages": "9" * 15}),
+            422,
+            "invalid_field",
+        ),
+        Case(
+            "non-ascii raw pages",
+            post(b"x", "text/plain", params={"model": "echo", "pages": "\u0663"}),
+            422,
+            "invalid_field",
+        ),
+        Case(
+            "signed raw pages", post(b"x", "text/plain", params={"model": "echo", "pages": "+1"}), 422, "invalid_field"
+        ),
         # max_parallel
         Case("float max_parallel", post_json(group([child], 2.5)), 422, "invalid_field"),
         Case("integral float max_parallel", post_json(group([child], 2.0)), 422, "invalid_field"),
@@ -186,11 +246,16 @@ def cases() -> list[Case]:
         Case("empty payload", post_json(job(payload="")), 422, "empty_document"),
         Case("empty raw body", post(b"", "text/plain", params={"model": "echo"}), 422, "empty_document"),
         Case("unknown field", post_json(job(colour="blue")), 422, "invalid_field"),
-        Case("unknown query", post(b"x", "text/plain", params={"model": "echo", "colour": "red"}), 422,
-             "invalid_field"),
+        Case(
+            "unknown query", post(b"x", "text/plain", params={"model": "echo", "colour": "red"}), 422, "invalid_field"
+        ),
         Case("repeated query", post(b"x", "text/plain", params={"model": ["echo", "echo"]}), 422, "invalid_field"),
-        Case("query on json", post(json.dumps(echo("q")), "application/json", params={"model": "echo"}), 422,
-             "invalid_field"),
+        Case(
+            "query on json",
+            post(json.dumps(echo("q")), "application/json", params={"model": "echo"}),
+            422,
+            "invalid_field",
+        ),
         Case("long doc_hash", post_json(job(doc_hash="x" * 500)), 422, "invalid_field"),
         Case("options not an object", post_json(job(options=[1])), 422, "invalid_field"),
         Case("fanout null", post_json({"fanout": None}), 422, "invalid_field"),
@@ -198,10 +263,8 @@ def cases() -> list[Case]:
         Case("negative delay", post_json(job(options={"delay_ms": -5})), 422, "invalid_field"),
         Case("string crash option", post_json(job(options={"crash": "yes"})), 422, "invalid_field"),
         Case("numeric transient_fail", post_json(job(options={"transient_fail": 1})), 422, "invalid_field"),
-        Case("bad child options", post_json(group([child, job(options={"fail": "no"})], 2)), 422,
-             "invalid_field"),
-        Case("keyed bad request", json_for(lambda tag: job(pages=-1), key=True), 422, "invalid_field",
-             keyed=True),
+        Case("bad child options", post_json(group([child, job(options={"fail": "no"})], 2)), 422, "invalid_field"),
+        Case("keyed bad request", json_for(lambda tag: job(pages=-1), key=True), 422, "invalid_field", keyed=True),
     ]
     return good + bad
 
@@ -232,8 +295,9 @@ def test_bad_submissions_under_load_store_nothing_and_never_fail_the_server(proc
                         errors.append(f"{case.name}: {exc!r}")
                     continue
                 with lock:
-                    case.results.append((tag, response.status_code, response.headers.get("Content-Type"),
-                                         response.text))
+                    case.results.append(
+                        (tag, response.status_code, response.headers.get("Content-Type"), response.text)
+                    )
         finally:
             http.close()
 
@@ -245,7 +309,7 @@ def test_bad_submissions_under_load_store_nothing_and_never_fail_the_server(proc
         assert not thread.is_alive(), "a client hung"
     assert errors == []
 
-    statuses = Counter()
+    statuses: Counter[int] = Counter()
     accepted: dict[str, tuple[Case, str]] = {}
     for case in all_cases:
         assert len(case.results) == REPEATS, case.name
@@ -264,8 +328,10 @@ def test_bad_submissions_under_load_store_nothing_and_never_fail_the_server(proc
         # Exactly the accepted submissions exist, and nothing else of any kind:
         # every ocrgw key of a job or group belongs to an accepted root.
         assert sorted(root_ids(client_)) == sorted(accepted)
-        owners = {k.decode().split("{", 1)[1].split("}", 1)[0]
-                  for k in client_.scan_iter(match=f"{keys.NAMESPACE}:{{*", count=1000)}
+        owners = {
+            k.decode().split("{", 1)[1].split("}", 1)[0]
+            for k in client_.scan_iter(match=f"{keys.NAMESPACE}:{{*", count=1000)
+        }
         assert owners <= set(accepted), owners - set(accepted)
         assert idempotency_records(client_) == sum(1 for c, _ in accepted.values() if c.keyed)
 

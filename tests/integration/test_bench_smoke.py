@@ -27,12 +27,23 @@ from tests.harness import ROOT, in_ci, tail
 pytestmark = pytest.mark.integration
 
 #: What every benchmark's JSON holds.
-COMMON_KEYS = {"name", "quick", "reps", "concurrency", "figures", "checks", "passed", "context",
-               "method", "seconds", "phases"}
+COMMON_KEYS = {
+    "name",
+    "quick",
+    "reps",
+    "concurrency",
+    "figures",
+    "checks",
+    "passed",
+    "context",
+    "method",
+    "seconds",
+    "phases",
+}
 CHECK_KEYS = {"figure", "value", "target", "passed"}
 
 #: The figures each benchmark must report (nested dicts name their own keys).
-FIGURES = {
+FIGURES: dict[str, dict[str, set[str] | None]] = {
     "fanout_vs_canvas": {
         "children": None,
         "max_parallel": None,
@@ -44,8 +55,11 @@ FIGURES = {
     },
     "handoff": {
         "children": None,
-        **{f"{path}_max_parallel_{cap}": {"p50_ms", "p99_ms", "max_ms", "released_p50_ms", "released_p99_ms"}
-           for path in ("kept", "message") for cap in (1, 4)},
+        **{
+            f"{path}_max_parallel_{cap}": {"p50_ms", "p99_ms", "max_ms", "released_p50_ms", "released_p99_ms"}
+            for path in ("kept", "message")
+            for cap in (1, 4)
+        },
     },
     "ocr_efficiency": {
         "pages": None,
@@ -91,13 +105,24 @@ FIGURES = {
         "kept_over_chord_exec_us": None,
         "kept_over_chord_commands": None,
         "kept_over_chord_cpu_us": None,
-        "saturation": {"children_per_second", "server_cpu_share", "exec_us", "cpu_us", "predicted_from_side",
-                       "predicted_from_own", "ceiling_from_cpu", "ceiling_from_exec_us"},
+        "saturation": {
+            "children_per_second",
+            "server_cpu_share",
+            "exec_us",
+            "cpu_us",
+            "predicted_from_side",
+            "predicted_from_own",
+            "ceiling_from_cpu",
+            "ceiling_from_exec_us",
+        },
     },
 }
 SWEEP_SIZE_KEYS = {"idle_ms", "due_pass_ms", "due_passes", "due_total_ms", "passes_needed"}
-CAPACITY_PATH_KEYS = {f"{server}_{figure}" for server in ("store", "broker")
-                      for figure in ("commands", "script_calls", "exec_us", "cpu_us")} | {"children"}
+CAPACITY_PATH_KEYS = {
+    f"{server}_{figure}"
+    for server in ("store", "broker")
+    for figure in ("commands", "script_calls", "exec_us", "cpu_us")
+} | {"children"}
 MACHINE_KEYS = {"nproc", "cpu_model", "python", "redis"}
 
 
@@ -116,7 +141,11 @@ def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench-results")
     proc = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
     )
     return proc, out
 
@@ -125,7 +154,8 @@ def test_quick_bench_exits_zero(quick_run):
     proc, _ = quick_run
     assert proc.returncode == 0, (
         f"python -m bench --quick exited {proc.returncode}\n"
-        f"stdout:\n{tail(proc.stdout, 80)}\nstderr:\n{tail(proc.stderr, 80)}")
+        f"stdout:\n{tail(proc.stdout, 80)}\nstderr:\n{tail(proc.stderr, 80)}"
+    )
     assert "summary" in proc.stdout
 
 
@@ -136,12 +166,12 @@ def test_result_file_has_expected_keys(quick_run, name):
     assert path.is_file(), f"{path.name} was not written; files: {sorted(p.name for p in out.iterdir())}"
     data = json.loads(path.read_text())
     assert "error" not in data, data.get("error")
-    assert COMMON_KEYS <= data.keys(), f"{name}: missing {COMMON_KEYS - data.keys()}"
+    assert data.keys() >= COMMON_KEYS, f"{name}: missing {COMMON_KEYS - data.keys()}"
     assert data["name"] == name and data["quick"] is True
     assert isinstance(data["passed"], bool)
     assert data["checks"], f"{name} reports no target"
     for entry in data["checks"]:
-        assert CHECK_KEYS <= entry.keys(), entry
+        assert entry.keys() >= CHECK_KEYS, entry
         assert isinstance(entry["passed"], bool)
     figures = data["figures"]
     for key, inner in FIGURES[name].items():
@@ -150,7 +180,7 @@ def test_result_file_has_expected_keys(quick_run, name):
             assert inner <= figures[key].keys(), f"{name}.{key}: missing {inner - figures[key].keys()}"
     if name == "sweep_scaling":
         for size in figures["sizes"]:
-            assert SWEEP_SIZE_KEYS <= figures[str(size)].keys()
+            assert figures[str(size)].keys() >= SWEEP_SIZE_KEYS
     if name == "capacity":
         for path, per_child in figures["per_child"].items():
             missing = CAPACITY_PATH_KEYS - per_child.keys()
@@ -164,7 +194,7 @@ def test_summary_names_every_benchmark_and_the_machine(quick_run):
     _, out = quick_run
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["benchmarks"]) == set(FIGURES)
-    assert MACHINE_KEYS <= summary["machine"].keys()
+    assert summary["machine"].keys() >= MACHINE_KEYS
     assert all(b["error"] is None for b in summary["benchmarks"].values())
 
 
@@ -174,8 +204,11 @@ def test_summary_names_every_benchmark_and_the_machine(quick_run):
 def test_a_phase_past_its_deadline_raises_naming_the_benchmark_and_the_phase():
     deadlines = Deadlines()
     handler = signal.getsignal(signal.SIGALRM)
-    with (pytest.raises(DeadlineExceeded) as raised, deadlines.phase("sweep_scaling", 600),
-          deadlines.phase("create 10,000 parents", 0.2)):
+    with (
+        pytest.raises(DeadlineExceeded) as raised,
+        deadlines.phase("sweep_scaling", 600),
+        deadlines.phase("create 10,000 parents", 0.2),
+    ):
         threading.Event().wait(30)  # a wait nothing ends: the deadline must
     assert str(raised.value) == "sweep_scaling: phase 'create 10,000 parents' ran past its deadline of 0.2 s"
     assert raised.value.path == ("sweep_scaling", "create 10,000 parents")
@@ -185,11 +218,16 @@ def test_a_phase_past_its_deadline_raises_naming_the_benchmark_and_the_phase():
 
 def test_a_benchmark_past_its_deadline_names_the_phase_it_was_in():
     deadlines = Deadlines()
-    with (pytest.raises(DeadlineExceeded) as raised, deadlines.phase("handoff", 0.2),
-          deadlines.phase("kept, max_parallel 1, 300 children", 600)):
+    with (
+        pytest.raises(DeadlineExceeded) as raised,
+        deadlines.phase("handoff", 0.2),
+        deadlines.phase("kept, max_parallel 1, 300 children", 600),
+    ):
         threading.Event().wait(30)
-    assert str(raised.value) == ("handoff (the benchmark as a whole) ran past its deadline of 0.2 s, "
-                                 "in phase 'kept, max_parallel 1, 300 children'")
+    assert str(raised.value) == (
+        "handoff (the benchmark as a whole) ran past its deadline of 0.2 s, "
+        "in phase 'kept, max_parallel 1, 300 children'"
+    )
 
 
 def test_a_helper_process_still_running_at_the_deadline_is_killed():
@@ -197,8 +235,11 @@ def test_a_helper_process_still_running_at_the_deadline_is_killed():
     helper = HELPERS.Process(target=time.sleep, args=(600,))
     helper.start()
     try:
-        with (pytest.raises(DeadlineExceeded), deadlines.phase("sweep_scaling", 600),
-              deadlines.phase("stop the helper processes", 0.5)):
+        with (
+            pytest.raises(DeadlineExceeded),
+            deadlines.phase("sweep_scaling", 600),
+            deadlines.phase("stop the helper processes", 0.5),
+        ):
             helper.join()
         helper.join(30)
         assert helper.exitcode == -signal.SIGKILL
@@ -224,9 +265,23 @@ def test_phases_within_their_deadlines_are_recorded_with_the_scaled_deadline():
 def test_a_run_past_a_deadline_stops_there_and_says_where(tmp_path):
     _require("redis-server")
     proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--only", "sweep_scaling,memory",
-         "--deadline-scale", "0.0001", "--out", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--quick",
+            "--only",
+            "sweep_scaling,memory",
+            "--deadline-scale",
+            "0.0001",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
     )
     kept = re.search(r"logs kept in (\S+)", proc.stderr)
     if kept:

@@ -214,6 +214,7 @@ def test_up_runs_the_stack_and_sigint_stops_every_process(procs, tmp_path):
 
 def test_the_private_redis_keeps_an_aof_and_refuses_a_data_dir_in_use(redis_server, tmp_path):
     first = PrivateRedis(tmp_path / "data").start()
+    assert first.port is not None, "a started private redis has its port"
     try:
         with Redis(host="127.0.0.1", port=first.port) as client:
             assert client.config_get("appendonly") == {"appendonly": "yes"}

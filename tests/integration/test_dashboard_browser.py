@@ -12,6 +12,7 @@ test-artifacts/.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 import requests
@@ -78,8 +79,8 @@ def test_a_groups_grid_fills_as_its_children_finish_and_a_child_shows_its_text(g
         statuses = cell_statuses(b)
         return statuses if "completed" in statuses and any(s not in TERMINAL for s in statuses) else None
 
-    part_done = wait(browser, part_done, "a grid with children completed and children still to finish")
-    assert len(part_done) == 6
+    part_done_statuses = wait(browser, part_done, "a grid with children completed and children still to finish")
+    assert len(part_done_statuses) == 6
     assert group_status(browser) == "processing"
 
     browser.find_element(By.ID, "child-1").click()
@@ -188,7 +189,7 @@ def test_where_the_api_wants_a_key_the_page_asks_for_one_and_sends_it(keyed_gate
     http = requests.Session()
     http.trust_env = False
     headers = {"Authorization": f"Bearer {KEY}"}
-    group = {"fanout": {"max_parallel": 1, "children": [echo_child("a"), echo_child("b")]}}
+    group: dict[str, Any] = {"fanout": {"max_parallel": 1, "children": [echo_child("a"), echo_child("b")]}}
     parent_id = http.post(f"{keyed_gateway}/jobs", json=group, headers=headers, timeout=30).json()["id"]
     single = http.post(f"{keyed_gateway}/jobs", json=echo_child("c"), headers=headers, timeout=30).json()["id"]
 

@@ -9,6 +9,9 @@ the searchable PDF.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pypdfium2 as pdfium
 import pytest
 
@@ -88,8 +91,8 @@ def test_text_layer_prefer_reads_text_pages_from_their_text_and_ocrs_image_pages
     job = {"model": "tesseract", "content_type": "application/pdf", "payload": b64(document)}
 
     # When it is read preferring text layers, and (to compare) ignoring them
-    prefer = accepted(gateway.post_json({**job, "options": {"text_layer": "prefer"}}))
-    ignore = accepted(gateway.post_json(job))
+    prefer: Mapping[str, Any] = accepted(gateway.post_json({**job, "options": {"text_layer": "prefer"}}))
+    ignore: Mapping[str, Any] = accepted(gateway.post_json(job))
     prefer = wait_for_job(gateway.job, prefer["id"], timeout=OCR_TIMEOUT)
     ignore = wait_for_job(gateway.job, ignore["id"], timeout=OCR_TIMEOUT)
 

@@ -35,7 +35,7 @@ from jobs.ids import tenant_tag
 from jobs.records import NewJob, Owner
 from jobs.store import JobStore
 from tests.harness import wait_until
-from tests.integration.fanout_support import micros, peak_overlap
+from tests.integration.fanout_support import peak_overlap, recorded_micros
 from tests.integration.polling import wait_for_job
 from workers import dispatch
 from workers.celery_app import make_celery
@@ -78,9 +78,11 @@ def submit(store: JobStore, tenant: str, n: int, delay_ms: int) -> str:
 def runs(store: JobStore, parent_id: str) -> list[tuple[str, int, int]]:
     """(child, started µs, ended µs) of every attempt of every child, from the recorded intervals."""
     parent = store.queries.get(parent_id)
+    assert parent is not None, f"group {parent_id} is not stored"
     out = []
     for child in store.queries.children_page(parent_id, 0, int(parent["total"])).children:
         assert child["status"] == "completed", child
+        assert child["id"] is not None and child["intervals"] is not None, child
         for run in filter(None, child["intervals"].split(",")):
             _, started, ended, _ = run.split(":")
             out.append((child["id"], int(started), int(ended)))
@@ -106,7 +108,7 @@ def test_a_small_group_waits_a_bounded_number_of_hand_offs_behind_tenants_that_s
         wait_for_job(store.queries.get, parent, completed, what="completed", timeout=WAIT)
 
     # The hand-offs the small group waited: others' starts from its creation to its last end.
-    submitted = micros(store.queries.get(small)["created_at"])
+    submitted = recorded_micros(store.queries.get(small)["created_at"])
     small_runs = runs(store, small)
     last_end = max(end for _, _, end in small_runs)
     others = [run for parent in busy for run in runs(store, parent)]

@@ -34,6 +34,7 @@ from tests.integration.fanout_support import (
     keyspace,
     micros,
     peak_overlap,
+    recorded_micros,
     submit_group,
 )
 from tests.integration.polling import wait_for_job
@@ -299,8 +300,10 @@ def test_a_kept_slot_gives_way_to_other_work_once_its_time_budget_is_spent(procs
         view = wait_for_job(gw.job, parent_id, timeout=90)
 
     assert single_view["status"] == view["status"] == "completed"
-    children_before = [c for c in view["children"] if micros(c["finished_at"]) <= micros(single_view["started_at"])]
-    assert micros(single_view["finished_at"]) < micros(view["finished_at"])
+    children_before = [
+        c for c in view["children"] if recorded_micros(c["finished_at"]) <= recorded_micros(single_view["started_at"])
+    ]
+    assert recorded_micros(single_view["finished_at"]) < recorded_micros(view["finished_at"])
     assert 0 < len(children_before) < 100, f"{len(children_before)} children ran before the single job"
     # Some hand-offs went through a message, so not every child started as its predecessor finished.
     spans = intervals(view["children"])
@@ -357,7 +360,7 @@ def test_sweep_republishes_a_queued_job_whose_message_was_never_sent(requeue_sto
     assert store.queries.result(created.job_id)["text"] == "never published"
     # The sweep re-publishes only once the requeue deadline (created + 1 s) has passed,
     # and without a message nothing could claim it before: the claim proves the sweep sent it.
-    waited = micros(job["started_at"]) - micros(job["created_at"])
+    waited = recorded_micros(job["started_at"]) - recorded_micros(job["created_at"])
     assert waited >= 999_000, f"claimed {waited} us after creation, before the requeue deadline"
     assert store.redis.zscore(keys.QUEUED, created.job_id) is None
     assert store.redis.zscore(keys.LEASES, created.job_id) is None

@@ -133,7 +133,8 @@ def assert_sweeps_alone(coordinator: Proc, others: list[Proc], store: JobStore) 
             timeout=120,
             message=lambda: f"{coordinator.name} never swept: the job is still {status()}",
         )
-        assert store.queries.result(job_id)["text"] == coordinator.name
+        result = store.queries.result(job_id)
+        assert result is not None and result["text"] == coordinator.name
     finally:
         for other in others:
             other.kill(signal.SIGCONT)

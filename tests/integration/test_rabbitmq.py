@@ -178,8 +178,12 @@ def test_a_broker_restart_mid_group_loses_nothing(procs, rabbitmq):
         rabbitmq.restart()
 
         for proc, before in zip((stack.worker, stack.coordinator), connected, strict=True):
+
+            def reconnected(proc: harness.Proc = proc, before: int = before) -> bool:
+                return proc.log_text().count("Connected to amqp") > before
+
             wait_until(
-                lambda proc=proc, before=before: proc.log_text().count("Connected to amqp") > before,
+                reconnected,
                 WAIT,
                 message=f"{proc.name} never reconnected",
             )

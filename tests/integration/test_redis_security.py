@@ -15,13 +15,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import cast
 
 import pytest
 import redis
 
 from jobs import keys
 from tests.harness import ROOT, ProcGroup, RedisServer, TlsFiles, _gunicorn_isolation_args, wait_until
-from tests.integration.fanout_support import Gateway, echo_child, echo_children, micros, submit_group
+from tests.integration.fanout_support import Gateway, echo_child, echo_children, recorded_micros, submit_group
 from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
@@ -45,7 +46,12 @@ COMMANDS = {
 def secured_deployment(redis_server: RedisServer, work, **security) -> tuple[ProcGroup, RedisServer, Gateway]:
     """A redis-server of its own (with ``security``: password, tls) and the whole stack on it."""
     server: RedisServer | None = None
-    group = ProcGroup(work, redis=lambda: server, label=work.name)
+
+    def started_server() -> RedisServer:
+        assert server is not None, "the group reaches its redis only once it has started"
+        return server
+
+    group = ProcGroup(work, redis=started_server, label=work.name)
     server = RedisServer(group, work / "redis", binary=redis_server.binary, **security).start()
     stack = group.stack(db=1, env=ENV, concurrency=2, web=True)
     return group, server, Gateway(stack.web().base_url)
@@ -90,7 +96,9 @@ def group_keys_and_entries(client: redis.Redis, root_id: str) -> list[str]:
     """Every key that names ``root_id`` (its children's ids start with it), and every index entry of them."""
     found = [k.decode() for k in client.scan_iter(count=1000) if root_id in k.decode()]
     for index in client.scan_iter(match=f"{keys.NAMESPACE}:*", count=1000, _type="zset"):
-        found += [f"{index.decode()} -> {m.decode()}" for m in client.zrange(index, 0, -1) if root_id in m.decode()]
+        # Members without scores, as bytes: the client does not decode, which redis-py's types cannot know.
+        members = cast(list[bytes], client.zrange(index, 0, -1))
+        found += [f"{index.decode()} -> {m.decode()}" for m in members if root_id in m.decode()]
     return found
 
 
@@ -125,7 +133,7 @@ def test_an_ended_group_is_deleted_whole_once_its_retention_has_passed(with_pass
         seconds, micro = client.time()
         assert group_keys_and_entries(client, parent) == []
     # Not before its time: Redis's clock when it was found gone, against the group's recorded end.
-    assert seconds * 1_000_000 + micro >= micros(ended["finished_at"]) + RESULT_TTL * 1_000_000
+    assert seconds * 1_000_000 + micro >= recorded_micros(ended["finished_at"]) + RESULT_TTL * 1_000_000
     assert gateway.http.get(f"{gateway.base_url}/jobs/{parent}", timeout=30).status_code == 404
     listed = gateway.get("/jobs", {"kind": "parent", "limit": 200})["jobs"]
     assert parent not in {job["id"] for job in listed}

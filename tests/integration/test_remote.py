@@ -8,6 +8,8 @@ recorded (statuses, attempts, runs, results), never from how long anything took.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests.harness import BEAT_READY, CELERY_READY, ProcGroup, RedisServer, free_port
@@ -29,7 +31,7 @@ UPSTREAM_KEY = "downstream-s3cret"
 
 
 @pytest.fixture(scope="module")
-def upstream(redis_server, tmp_path_factory) -> Api:
+def upstream(redis_server, tmp_path_factory) -> Iterator[Api]:
     """A whole ocrgw of its own, on a redis-server of its own (``redis_server``: one is installed)."""
     work = tmp_path_factory.mktemp("upstream")
     redis_group = ProcGroup(work / "redis", label="upstream redis")
@@ -45,7 +47,7 @@ def upstream(redis_server, tmp_path_factory) -> Api:
 
 
 @pytest.fixture(scope="module")
-def downstream(upstream, redis_server, tmp_path_factory) -> Api:
+def downstream(upstream, redis_server, tmp_path_factory) -> Iterator[Api]:
     """An ocrgw whose remote models are the upstream's tesseract and echo, and an upstream that is not there.
 
     Its worker names no queue: it consumes every model's, the remote models' included, as the Procfile's does.

@@ -15,6 +15,7 @@ import pytest
 
 from gateway import create_app
 from jobs.config import Settings
+from jobs.records import Dispatch
 from jobs.store import JobStore
 from tests.harness import wait_until
 from tests.integration.chaos_support import echo, group, root_ids, texts
@@ -29,8 +30,13 @@ def in_process_gateway(redis_url: str, min_replicas: int, wait_ms: str = REPLICA
     settings = Settings.from_env(
         {"REDIS_URL": redis_url, "OCRGW_MIN_REPLICAS": str(min_replicas), "OCRGW_REPLICA_WAIT_MS": wait_ms}
     )
-    published: list = []
-    app = create_app(settings, JobStore.from_settings(settings), publish=lambda d: published.extend(d) or len(d))
+    published: list[Dispatch] = []
+
+    def publish(dispatches: list[Dispatch]) -> int:
+        published.extend(dispatches)
+        return len(dispatches)
+
+    app = create_app(settings, JobStore.from_settings(settings), publish=publish)
     return app.test_client(), published
 
 

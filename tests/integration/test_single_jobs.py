@@ -7,6 +7,8 @@ transitions recorded, and the one audit event of the job.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests import bad_documents
@@ -28,7 +30,7 @@ WORDS = "HELLO OCRGW 2026"
 
 
 def echo_job(text: str, **options) -> dict:
-    job = {"model": "echo", "content_type": "text/plain", "payload": b64(text)}
+    job: dict[str, Any] = {"model": "echo", "content_type": "text/plain", "payload": b64(text)}
     if options:
         job["options"] = options
     return job

@@ -41,10 +41,17 @@ def test_without_a_secret_the_webhook_goes_unsigned():
 
 @pytest.mark.parametrize(
     ("status", "delivered", "error_code"),
-    [(200, True, ""), (202, True, ""), (204, True, ""), (301, False, AttemptError.REDIRECT),
-     (307, False, AttemptError.REDIRECT), (400, False, AttemptError.HTTP_ERROR),
-     (410, False, AttemptError.HTTP_ERROR), (500, False, AttemptError.HTTP_ERROR),
-     (101, False, AttemptError.HTTP_ERROR)],
+    [
+        (200, True, ""),
+        (202, True, ""),
+        (204, True, ""),
+        (301, False, AttemptError.REDIRECT),
+        (307, False, AttemptError.REDIRECT),
+        (400, False, AttemptError.HTTP_ERROR),
+        (410, False, AttemptError.HTTP_ERROR),
+        (500, False, AttemptError.HTTP_ERROR),
+        (101, False, AttemptError.HTTP_ERROR),
+    ],
 )
 def test_only_a_2xx_delivers(status, delivered, error_code):
     answer = answer_to(status)
@@ -53,8 +60,7 @@ def test_only_a_2xx_delivers(status, delivered, error_code):
 
 
 def send(url: str, *, allow_private: bool = True, timeout: float = 5.0):
-    return post(url, BODY, delivery.headers(BODY, 1, SECRET, 1700000000), timeout=timeout,
-                allow_private=allow_private)
+    return post(url, BODY, delivery.headers(BODY, 1, SECRET, 1700000000), timeout=timeout, allow_private=allow_private)
 
 
 def test_a_post_reaches_the_receiver_signed_and_its_2xx_is_delivered():

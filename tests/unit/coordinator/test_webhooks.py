@@ -87,7 +87,9 @@ def test_a_single_job_s_webhook_is_its_view_signed_and_recorded_as_delivered(sto
     assert webhooks.pending(store) == {}
     events = api.get(f"/jobs/{job_id}/events").get_json()["events"]
     assert [(e["operation"], e.get("outcome"), e.get("response_status")) for e in events] == [
-        ("job", None, None), ("webhook", "delivered", 200)]
+        ("job", None, None),
+        ("webhook", "delivered", 200),
+    ]
 
 
 def test_a_parent_s_webhook_is_its_default_view_with_the_first_page_of_children(store, api, document):
@@ -184,7 +186,9 @@ def test_hand_off_sends_one_message_per_claim_to_the_webhooks_queue(monkeypatch)
 
     assert delivery_task.hand_off([WebhookClaim("a", 1), WebhookClaim("b", 3)]) == 2
     assert [(name, kw["args"], kw["queue"]) for name, kw in sent] == [
-        (WEBHOOK_TASK, ["a", 1], WEBHOOK_QUEUE), (WEBHOOK_TASK, ["b", 3], WEBHOOK_QUEUE)]
+        (WEBHOOK_TASK, ["a", 1], WEBHOOK_QUEUE),
+        (WEBHOOK_TASK, ["b", 3], WEBHOOK_QUEUE),
+    ]
     assert sent[0][1]["expires"] == webhooks.claim_window_seconds(delivery_task.settings)
 
 

@@ -9,7 +9,8 @@ _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "me
 
 class Element:
     def __init__(self, tag: str, attrs: dict[str, str | None]):
-        self.tag, self.attrs, self.parts = tag, attrs, []
+        self.tag, self.attrs = tag, attrs
+        self.parts: list[str] = []
 
     @property
     def text(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import re
+from typing import Any
 
 from PIL import Image
 
@@ -28,7 +29,8 @@ def echo_job(text: str = "hello", **fields) -> dict:
     return {"model": "echo", "payload": b64(text.encode()), "content_type": "text/plain", **fields}
 
 
-def fanout(*children: dict, max_parallel=2) -> dict:
+def fanout(*children: Any, max_parallel=2) -> dict:
+    """A fan-out body; a child may be any JSON, for the tests of what the gateway refuses."""
     return {"fanout": {"max_parallel": max_parallel, "children": list(children)}}
 
 

@@ -27,8 +27,9 @@ def test_a_json_job_s_callback_url_is_stored_with_it(client, redis):
 
 
 def test_a_raw_document_takes_its_callback_url_from_the_query(client, redis):
-    response = client.post("/jobs", query_string={"model": "echo", "callback_url": HOOK}, data=b"hi",
-                           content_type="text/plain")
+    response = client.post(
+        "/jobs", query_string={"model": "echo", "callback_url": HOOK}, data=b"hi", content_type="text/plain"
+    )
 
     assert response.status_code == 202
     assert stored_callback(redis, response.get_json()["id"]) == HOOK
@@ -55,15 +56,24 @@ def test_a_job_without_a_callback_url_has_none(client, redis):
 
 @pytest.mark.parametrize(
     "url",
-    ["http://127.0.0.1:8080/hook", "http://localhost/hook", "http://10.0.0.7/h", "http://[::1]/h",
-     "http://169.254.169.254/latest", "ftp://hooks.example/x", "http://user:pw@hooks.example/", "hooks.example"],
+    [
+        "http://127.0.0.1:8080/hook",
+        "http://localhost/hook",
+        "http://10.0.0.7/h",
+        "http://[::1]/h",
+        "http://169.254.169.254/latest",
+        "ftp://hooks.example/x",
+        "http://user:pw@hooks.example/",
+        "hooks.example",
+    ],
 )
 def test_a_refused_callback_url_is_a_422_and_stores_nothing(client, keyspace, url):
     before = keyspace()
 
     single = client.post("/jobs", json=echo_job(callback_url=url))
-    raw = client.post("/jobs", query_string={"model": "echo", "callback_url": url}, data=b"hi",
-                      content_type="text/plain")
+    raw = client.post(
+        "/jobs", query_string={"model": "echo", "callback_url": url}, data=b"hi", content_type="text/plain"
+    )
     group = fanout(echo_job())
     group["fanout"]["callback_url"] = url
     parent = client.post("/jobs", json=group)
@@ -91,10 +101,12 @@ def test_a_callback_url_that_is_not_a_string_is_an_invalid_field(client, value):
 
 def test_the_same_raw_document_with_another_callback_url_is_another_request(client):
     headers = {"Idempotency-Key": "k1"}
-    first = client.post("/jobs?model=echo&callback_url=https://a.example/", data=b"hi", content_type="text/plain",
-                        headers=headers)
-    second = client.post("/jobs?model=echo&callback_url=https://b.example/", data=b"hi", content_type="text/plain",
-                         headers=headers)
+    first = client.post(
+        "/jobs?model=echo&callback_url=https://a.example/", data=b"hi", content_type="text/plain", headers=headers
+    )
+    second = client.post(
+        "/jobs?model=echo&callback_url=https://b.example/", data=b"hi", content_type="text/plain", headers=headers
+    )
 
     assert first.status_code == 202
     assert_problem(second, 422, "idempotency_key_reused")
@@ -112,8 +124,9 @@ class TestWithPrivateAddressesAllowed:
         assert stored_callback(redis, response.get_json()["id"]) == "http://127.0.0.1:9/hook"
 
     def test_what_is_not_an_http_url_is_still_refused(self, client):
-        assert_problem(client.post("/jobs", json=echo_job(callback_url="file:///etc/passwd")), 422,
-                       "invalid_callback_url")
+        assert_problem(
+            client.post("/jobs", json=echo_job(callback_url="file:///etc/passwd")), 422, "invalid_callback_url"
+        )
 
 
 def test_webhook_attempts_are_listed_with_the_job_s_events(client, store):
@@ -128,13 +141,25 @@ def test_webhook_attempts_are_listed_with_the_job_s_events(client, store):
     events = client.get(f"/jobs/{job_id}/events").get_json()["events"]  # checked against the OpenAPI document
 
     assert [(e["operation"], e["status"]) for e in events] == [
-        ("job", "completed"), ("webhook", "completed"), ("webhook", "completed")]
+        ("job", "completed"),
+        ("webhook", "completed"),
+        ("webhook", "completed"),
+    ]
     failed, delivered = events[1:]
     assert {k: failed[k] for k in ("attempt", "outcome", "response_status", "error_code", "error")} == {
-        "attempt": 1, "outcome": "retrying", "response_status": 500, "error_code": "http_error",
-        "error": "answered 500"}
+        "attempt": 1,
+        "outcome": "retrying",
+        "response_status": 500,
+        "error_code": "http_error",
+        "error": "answered 500",
+    }
     assert failed["retry_at"] is not None
-    assert {k: delivered[k] for k in ("attempt", "outcome", "response_status", "error_code", "error", "retry_at")} \
-        == {"attempt": 2, "outcome": "delivered", "response_status": 200, "error_code": None, "error": None,
-            "retry_at": None}
+    assert {k: delivered[k] for k in ("attempt", "outcome", "response_status", "error_code", "error", "retry_at")} == {
+        "attempt": 2,
+        "outcome": "delivered",
+        "response_status": 200,
+        "error_code": None,
+        "error": None,
+        "retry_at": None,
+    }
     assert "attempt" not in events[0]  # a terminal audit event is as it was

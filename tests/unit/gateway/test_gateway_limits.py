@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 
 import pytest
 
@@ -154,7 +155,8 @@ def test_a_text_over_the_page_limit_is_refused(client, keyspace):
 
 # -- pixels --------------------------------------------------------------------------------------
 
-BOMBS = {
+#: name -> (make the document, its media type, the (page, width, height) refused)
+BOMBS: dict[str, tuple[Callable[[], bytes], str, tuple[int, int, int]]] = {
     "png 100k x 100k, complete": (bad.png_bomb, "image/png", (1, 100_000, 100_000)),
     "jpeg 65535 x 65535": (bad.jpeg_bomb, "image/jpeg", (1, 65_535, 65_535)),
     "tiff with a bomb on page 2": (

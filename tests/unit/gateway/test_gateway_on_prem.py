@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -64,7 +65,8 @@ def test_the_remote_model_is_listed_as_a_cloud_model(client):
 # -- refused: 403 on_prem_required, nothing stored --------------------------------------------
 
 
-REFUSED = {
+#: name -> (path, the request's keywords, the index of the child refused or None)
+REFUSED: dict[str, tuple[str, dict[str, Any], int | None]] = {
     "json job": ("/jobs", {"json": cloud_job(on_prem=True)}, None),
     "raw document": ("/jobs?model=cloudocr&on_prem=true", {"data": PNG, "content_type": "image/png"}, None),
     "json split": (

@@ -27,8 +27,14 @@ def test_complete_stores_the_result_keeps_the_payload_and_audits_once(kit, r, re
     assert kit.members(keys.LEASES) == set()
     events = kit.events(job_id)
     assert [event_fields(e) for e in events] == [
-        {"operation": "job", "job_id": job_id, "parent_job_id": "", "status": "completed", "model": "echo",
-         "error_code": ""}
+        {
+            "operation": "job",
+            "job_id": job_id,
+            "parent_job_id": "",
+            "status": "completed",
+            "model": "echo",
+            "error_code": "",
+        }
     ]
     assert events[0]["time"] == job["finished_at"]
 

@@ -70,7 +70,12 @@ def test_lua_key_helpers_build_the_strings_of_keys_py(r):
     child = keys.child_id(ROOT, 12)
     replies = r.eval(script, 0, keys.group_prefix(ROOT), child, ROOT, 12)
     assert [v.decode() for v in replies] == [
-        keys.job(child), child, keys.payload(child), keys.children(ROOT, "failed"), keys.result(child)]
+        keys.job(child),
+        child,
+        keys.payload(child),
+        keys.children(ROOT, "failed"),
+        keys.result(child),
+    ]
 
 
 def test_a_root_status_change_names_the_listing_sets_of_its_kind_and_the_expiring_index():

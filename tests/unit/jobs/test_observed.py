@@ -63,7 +63,6 @@ def test_counts_follow_the_transitions_to_the_end(kit):
     assert kit.status(group.job_id) == JobStatus.COMPLETED.value
 
 
-
 def test_models_and_statuses_of_jobs_that_ended(kit):
     created = kit.single()
     claim = kit.claim(created.job_id)

@@ -11,7 +11,8 @@ def test_a_due_parent_is_released_up_to_its_cap_and_leaves_the_due_index(kit, re
     assert kit.store.due_parents(kit.now_ms(), 10) == [parent]
 
     assert kit.store.release(kit.store.due_parents(kit.now_ms(), 10)) == [
-        Dispatch(c[0], "echo"), Dispatch(c[1], "echo")
+        Dispatch(c[0], "echo"),
+        Dispatch(c[1], "echo"),
     ]
     reply = replies.last("release")
     assert (reply.code, reply.finalized) == (Reply.OK, False)

@@ -138,7 +138,10 @@ def test_the_last_attempt_fails_with_lease_expired_and_releases_the_next_child(k
     reclaimed = kit.store.reclaim([c0])
     reply = replies.last("reclaim")
     assert (reply.code, reply.requeued, reply.finalized, reply.released) == (
-        Reply.OK, False, False, [Dispatch(c1, "echo")]
+        Reply.OK,
+        False,
+        False,
+        [Dispatch(c1, "echo")],
     )
     assert (reclaimed.requeued, reclaimed.failed) == ([], [c0])
     assert reclaimed.dispatches == [Dispatch(c1, "echo")]

@@ -11,8 +11,10 @@ from jobs.config import InvalidSettings, Settings, default_of
 from jobs.connections import broker_sentinel_options, master_options, redis_client
 from workers.celery_app import make_celery
 
-SENTINELS = {"OCRGW_REDIS_SENTINELS": "10.0.0.1:26379, 10.0.0.2:26380,sentinel-3:26379",
-             "OCRGW_REDIS_SENTINEL_MASTER": "ocrgw"}
+SENTINELS = {
+    "OCRGW_REDIS_SENTINELS": "10.0.0.1:26379, 10.0.0.2:26380,sentinel-3:26379",
+    "OCRGW_REDIS_SENTINEL_MASTER": "ocrgw",
+}
 
 
 def test_without_sentinels_nothing_changes():
@@ -82,16 +84,18 @@ def test_the_master_gets_the_url_s_database_credentials_and_tls_not_its_host():
 
 
 def test_with_sentinels_the_store_s_client_asks_them_for_the_named_master():
-    settings = Settings.from_env({**SENTINELS, "REDIS_URL": "redis://:pw@unused/2",
-                                  "OCRGW_REDIS_SENTINEL_PASSWORD": "sentinel-secret"})
+    settings = Settings.from_env(
+        {**SENTINELS, "REDIS_URL": "redis://:pw@unused/2", "OCRGW_REDIS_SENTINEL_PASSWORD": "sentinel-secret"}
+    )
     client = redis_client(settings, socket_timeout=1)
     pool = client.connection_pool
     assert isinstance(pool, SentinelConnectionPool)
     assert pool.service_name == "ocrgw" and pool.is_master
     assert (pool.connection_kwargs["db"], pool.connection_kwargs["password"]) == (2, "pw")
     sentinels = pool.sentinel_manager.sentinels
-    assert [(s.connection_pool.connection_kwargs["host"], s.connection_pool.connection_kwargs["port"])
-            for s in sentinels] == [("10.0.0.1", 26379), ("10.0.0.2", 26380), ("sentinel-3", 26379)]
+    assert [
+        (s.connection_pool.connection_kwargs["host"], s.connection_pool.connection_kwargs["port"]) for s in sentinels
+    ] == [("10.0.0.1", 26379), ("10.0.0.2", 26380), ("sentinel-3", 26379)]
     assert all(s.connection_pool.connection_kwargs["password"] == "sentinel-secret" for s in sentinels)
 
 
