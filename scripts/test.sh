@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up, check the code (ruff lint and format, mypy, over jobs documents gateway
-# workers coordinator observability cli; configured in pyproject.toml), then run the test
-# suite. Arguments go to pytest unchanged:
+# workers coordinator observability cli tests bench; configured in pyproject.toml),
+# then run the test suite. Arguments go to pytest unchanged:
 #
 #   scripts/test.sh                         everything
 #   scripts/test.sh tests/unit -q           one folder
@@ -32,7 +32,7 @@ if [[ "${CI:-}" == "true" ]]; then
     args+=(-p no:cacheprovider -o faulthandler_timeout=600)
 fi
 
-CHECKED=(jobs documents gateway workers coordinator observability cli)
+CHECKED=(jobs documents gateway workers coordinator observability cli tests bench)
 failed_checks=()
 check() {
     local name="$1"
