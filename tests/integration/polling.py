@@ -66,6 +66,15 @@ def wait_for_job(
     )
 
 
+def processing(view: Mapping[str, Any]) -> bool:
+    return view["status"] == "processing"
+
+
+def wait_until_processing(fetch: Callable[[str], Mapping[str, Any] | None], job_id: str) -> Mapping[str, Any]:
+    """Waits until a worker runs ``job_id``: the moment a process-killing test strikes, through any outage."""
+    return wait_for_job(fetch, job_id, processing, what="processing", through_outages=True)
+
+
 def tolerant(call: Callable[..., Any]) -> Callable[..., Any]:
     """``call``, answering None instead of raising while a gateway or Redis is away."""
 

@@ -22,7 +22,7 @@ import requests
 from tests.harness import ProcGroup, wait_until
 from tests.integration.chaos_support import FAST, WAIT, assert_group_settled, echo, group, job_ids, root_ids, texts
 from tests.integration.fanout_support import Gateway
-from tests.integration.polling import wait_for_job
+from tests.integration.polling import wait_for_job, wait_until_processing
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 
@@ -47,13 +47,7 @@ def test_a_killed_worker_s_child_is_reclaimed_and_completes_on_another_worker(pr
     children = [echo(child_texts[0], delay_ms=3000)] + [echo(t, delay_ms=300) for t in child_texts[1:]]
     with Gateway(stack.web().base_url) as gateway:
         parent_id = submit(gateway, group(children, max_parallel=2))
-        wait_for_job(
-            gateway.job,
-            f"{parent_id}-0",
-            lambda v: v["status"] == "processing",
-            what="processing",
-            through_outages=True,
-        )
+        wait_until_processing(gateway.job, f"{parent_id}-0")
 
         stack.worker.kill(signal.SIGKILL)
         procs.worker(db=db, env=FAST)
@@ -74,13 +68,7 @@ def test_a_child_run_in_a_kept_slot_is_reclaimed_when_its_worker_is_killed(procs
     children = [echo(child_texts[0]), echo(child_texts[1], delay_ms=3000), echo(child_texts[2])]
     with Gateway(stack.web().base_url) as gateway:
         parent_id = submit(gateway, group(children, max_parallel=1))
-        wait_for_job(
-            gateway.job,
-            f"{parent_id}-1",
-            lambda v: v["status"] == "processing",
-            what="processing",
-            through_outages=True,
-        )
+        wait_until_processing(gateway.job, f"{parent_id}-1")
         first, second = gateway.job(f"{parent_id}-0"), gateway.job(f"{parent_id}-1")
         assert second["started_at"] == first["finished_at"], "child 1 did not run in the kept slot"
 
@@ -101,13 +89,7 @@ def test_a_worker_s_warm_shutdown_finishes_the_running_child_and_takes_no_more(p
     children = [echo(child_texts[0], delay_ms=2000)] + [echo(t) for t in child_texts[1:]]
     with Gateway(stack.web().base_url) as gateway:
         parent_id = submit(gateway, group(children, max_parallel=1))
-        wait_for_job(
-            gateway.job,
-            f"{parent_id}-0",
-            lambda v: v["status"] == "processing",
-            what="processing",
-            through_outages=True,
-        )
+        wait_until_processing(gateway.job, f"{parent_id}-0")
 
         stack.worker.terminate()
         assert stack.worker.wait(timeout=WAIT) == 0
@@ -130,13 +112,7 @@ def test_a_worker_killed_during_its_warm_shutdown_has_its_child_reclaimed(procs)
     children = [echo(child_texts[0], delay_ms=4000)] + [echo(t) for t in child_texts[1:]]
     with Gateway(stack.web().base_url) as gateway:
         parent_id = submit(gateway, group(children, max_parallel=1))
-        wait_for_job(
-            gateway.job,
-            f"{parent_id}-0",
-            lambda v: v["status"] == "processing",
-            what="processing",
-            through_outages=True,
-        )
+        wait_until_processing(gateway.job, f"{parent_id}-0")
 
         stack.worker.terminate()
         wait_until(

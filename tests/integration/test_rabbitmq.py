@@ -28,7 +28,7 @@ from tests.harness import ProcGroup, wait_until
 from tests.integration import test_chaos, test_fanout, test_reliability, test_webhooks
 from tests.integration.chaos_support import FAST, WAIT, assert_group_settled, assert_single_settled, echo, group, texts
 from tests.integration.fanout_support import Gateway
-from tests.integration.polling import wait_for_job
+from tests.integration.polling import wait_for_job, wait_until_processing
 from tests.integration.rabbitmq_support import RabbitMQServer, find_rabbitmq_server
 from workers.broker import is_rabbitmq
 
@@ -200,13 +200,7 @@ def test_a_worker_killed_while_the_broker_is_down_has_its_child_reclaimed(procs,
     children = [echo(child_texts[0], delay_ms=3000)] + [echo(t) for t in child_texts[1:]]
     with Gateway(stack.web().base_url) as gateway:
         parent_id = test_chaos.submit(gateway, group(children, max_parallel=1))
-        wait_for_job(
-            gateway.job,
-            f"{parent_id}-0",
-            lambda v: v["status"] == "processing",
-            what="processing",
-            through_outages=True,
-        )
+        wait_until_processing(gateway.job, f"{parent_id}-0")
         rabbitmq.stop()
         stack.worker.kill(signal.SIGKILL)
         rabbitmq.start()

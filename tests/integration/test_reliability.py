@@ -31,7 +31,7 @@ from tests.integration.chaos_support import (
     texts,
 )
 from tests.integration.fanout_support import Gateway
-from tests.integration.polling import tolerant, wait_for_job
+from tests.integration.polling import tolerant, wait_for_job, wait_until_processing
 
 pytestmark = pytest.mark.integration
 
@@ -63,7 +63,7 @@ def worker_survived(deployment, log_from: int) -> None:
 def test_the_heartbeat_holds_the_lease_while_the_engine_blocks_longer_than_it(gateway, db):
     lease_s = float(FAST["OCRGW_LEASE_SECONDS"])
     job_id = submit(gateway, echo("slow and steady", delay_ms=lease_s * 2.5 * 1000))
-    wait_for_job(gateway.job, job_id, lambda v: v["status"] == "processing", what="processing", through_outages=True)
+    wait_until_processing(gateway.job, job_id)
 
     first = db.zscore(keys.LEASES, job_id)
     assert first is not None, "a processing job holds a lease in the leases index"
@@ -112,9 +112,7 @@ def test_an_attempt_that_lost_its_lease_cannot_overwrite_the_attempt_that_replac
     procs.beat(db=db, env=FAST)
     with Gateway(procs.web(db=db, env=FAST).base_url) as gateway:
         job_id = submit(gateway, echo("only once", delay_ms=3000))
-        wait_for_job(
-            gateway.job, job_id, lambda v: v["status"] == "processing", what="processing", through_outages=True
-        )
+        wait_until_processing(gateway.job, job_id)
 
         stalled.kill(signal.SIGSTOP)
         try:
