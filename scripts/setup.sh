@@ -16,6 +16,7 @@ VENV="$ROOT/.venv"
 STAMP="$VENV/.installed"
 LOCK="$ROOT/.run/setup.lock"
 PYTHON="${PYTHON:-python3}"
+REAL_PDF=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf
 MIN_PY="3.11"
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -73,6 +74,8 @@ install_system_packages() {
         # The failover test's three sentinels (tests/integration/test_failover.py).
         command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
         have_rabbitmq_server || missing+=(rabbitmq-server)
+        # The real born-digital PDF the scan tests are made from (tests/scans.py).
+        [[ -f $REAL_PDF ]] || missing+=(shared-mime-info)
     fi
     if [[ ${#missing[@]} -gt 0 ]]; then
         apt_install "${missing[@]}"
@@ -89,6 +92,7 @@ verify_system_packages() {
     command -v chromedriver >/dev/null 2>&1 || die "chromedriver still not on PATH after installing chromium-driver"
     command -v redis-sentinel >/dev/null 2>&1 || die "redis-sentinel still not on PATH after installing it"
     have_rabbitmq_server || die "rabbitmq-server still not found after installing it"
+    [[ -f $REAL_PDF ]] || die "$REAL_PDF is missing: is /usr/share/doc excluded from this machine's packages?"
 }
 
 check_python() {

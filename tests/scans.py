@@ -1,0 +1,141 @@
+"""Scanned documents made from a real PDF, as a scanner would make them.
+
+The source is a real, born-digital PDF that Debian ships (the freedesktop
+shared-mime-info specification, 17 pages of text): its text layer is the
+truth a scan's OCR is held to.  ``scanned_pdf`` draws chosen pages at a
+scanner's resolution, turns some a quarter or half turn (a sheet fed
+sideways or upside down), skews others by a few degrees (a sheet fed
+crooked), stores each as a JPEG and wraps them in an image-only PDF, one
+page per image, each JPEG's bytes as they are (``DCTDecode``), the page
+sized from the resolution, as img2pdf and scanners do.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pikepdf
+import pypdfium2 as pdfium
+from PIL import Image
+
+#: Debian's shared-mime-info package ships it; scripts/setup.sh --tests makes sure it is there.
+REAL_PDF = Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf")
+SCAN_DPI = 200
+POINTS_PER_INCH = 72
+
+
+def real_pdf() -> bytes:
+    """The real PDF's bytes."""
+    return REAL_PDF.read_bytes()
+
+
+def source_text(page_index: int, pdf: bytes | None = None) -> str:
+    """The text layer of page ``page_index`` (0-based) of the real PDF (or ``pdf``): what a page's OCR is held to."""
+    document = pdfium.PdfDocument(pdf or real_pdf())
+    try:
+        page = document[page_index]
+        text_page = page.get_textpage()
+        try:
+            return text_page.get_text_range()
+        finally:
+            text_page.close()
+            page.close()
+    finally:
+        document.close()
+
+
+@dataclass(frozen=True)
+class ScannedPage:
+    """One page as scanned: its JPEG and what was done to it."""
+
+    source_index: int  # 0-based page of the source PDF
+    turned: int  # degrees clockwise the sheet was fed turned (0, 90, 180 or 270)
+    skewed: float  # degrees counter-clockwise the sheet was fed crooked
+    jpeg: bytes
+
+
+def scan_page(
+    source: pdfium.PdfDocument, index: int, *, turned: int = 0, skewed: float = 0.0, dpi: int = SCAN_DPI, quality: int = 80
+) -> ScannedPage:
+    """Page ``index`` of ``source`` drawn at ``dpi``, in grey, turned and skewed, as a JPEG."""
+    if turned not in (0, 90, 180, 270):
+        raise ValueError("a sheet is turned 0, 90, 180 or 270 degrees")
+    page = source[index]
+    try:
+        bitmap = page.render(scale=dpi / POINTS_PER_INCH, grayscale=True)
+        try:
+            image = bitmap.to_pil().convert("L")
+        finally:
+            bitmap.close()
+    finally:
+        page.close()
+    if skewed:
+        image = image.rotate(skewed, resample=Image.Resampling.BICUBIC, expand=False, fillcolor=255)
+    if turned:
+        image = image.rotate(-turned, expand=True)  # PIL turns counter-clockwise
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=quality, dpi=(dpi, dpi))
+    return ScannedPage(index, turned, skewed, buffer.getvalue())
+
+
+def scanned_pages(
+    page_indices: Sequence[int],
+    *,
+    turned: Mapping[int, int] | None = None,
+    skewed: Mapping[int, float] | None = None,
+    pdf: bytes | None = None,
+    dpi: int = SCAN_DPI,
+) -> list[ScannedPage]:
+    """The pages of the real PDF (or ``pdf``) at ``page_indices``, scanned; ``turned`` and ``skewed`` by source index."""
+    turned, skewed = turned or {}, skewed or {}
+    source = pdfium.PdfDocument(pdf or real_pdf())
+    try:
+        return [
+            scan_page(source, index, turned=turned.get(index, 0), skewed=skewed.get(index, 0.0), dpi=dpi)
+            for index in page_indices
+        ]
+    finally:
+        source.close()
+
+
+def image_only_pdf(pages: Sequence[ScannedPage], dpi: int = SCAN_DPI) -> bytes:
+    """An image-only PDF, one page per scanned page, each JPEG embedded byte for byte."""
+    document = pikepdf.Pdf.new()
+    for scanned in pages:
+        with Image.open(io.BytesIO(scanned.jpeg)) as image:
+            width, height = image.size
+            colour_space = pikepdf.Name.DeviceGray if image.mode == "L" else pikepdf.Name.DeviceRGB
+        image_object = pikepdf.Stream(document, scanned.jpeg)
+        image_object.Type, image_object.Subtype = pikepdf.Name.XObject, pikepdf.Name.Image
+        image_object.Width, image_object.Height = width, height
+        image_object.ColorSpace, image_object.BitsPerComponent = colour_space, 8
+        image_object.Filter = pikepdf.Name.DCTDecode
+        points_wide, points_high = width * POINTS_PER_INCH / dpi, height * POINTS_PER_INCH / dpi
+        content = f"q {points_wide:.4f} 0 0 {points_high:.4f} 0 0 cm /Scan Do Q".encode()
+        page = pikepdf.Page(
+            pikepdf.Dictionary(
+                Type=pikepdf.Name.Page,
+                MediaBox=[0, 0, points_wide, points_high],
+                Resources=pikepdf.Dictionary(XObject=pikepdf.Dictionary(Scan=image_object)),
+                Contents=pikepdf.Stream(document, content),
+            )
+        )
+        document.pages.append(page)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def scanned_pdf(
+    page_indices: Sequence[int],
+    *,
+    turned: Mapping[int, int] | None = None,
+    skewed: Mapping[int, float] | None = None,
+    pdf: bytes | None = None,
+    dpi: int = SCAN_DPI,
+) -> bytes:
+    """``scanned_pages`` as one image-only PDF."""
+    return image_only_pdf(scanned_pages(page_indices, turned=turned, skewed=skewed, pdf=pdf, dpi=dpi), dpi)
