@@ -22,6 +22,8 @@ import click
 
 from cli import stack, views, waiting
 from cli.client import DEFAULT_URL, FORMATS, ApiError, Gateway, Unreachable
+from cli.ocr import OcrRequest
+from cli.ocr import run as run_ocr
 from cli.output import Printer, is_terminal
 from cli.submitting import SubmitError, build, parse_options, read_documents
 
@@ -348,3 +350,41 @@ def up(port: int, procfile: Path | None, data_dir: Path | None, redis_port: int 
     Ctrl-C stops every process, then Redis.
     """
     sys.exit(stack.up(port, procfile or stack.default_procfile(), data_dir, redis_port))
+
+
+@main.command(name="ocr")
+@click.argument("input_file", metavar="INPUT", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.argument("output_file", metavar="OUTPUT", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option(
+    "-l", "--language", "languages", multiple=True, metavar="LANG", help="Tesseract language(s): eng, deu, eng+deu."
+)
+@click.option("--rotate-pages", is_flag=True, help="Turn each page upright (Tesseract's orientation detection).")
+@click.option("--deskew", is_flag=True, help="Straighten each page before reading it.")
+@click.option(
+    "--sidecar", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path), help="Write the text here."
+)
+@click.option("--skip-text", is_flag=True, help="Keep the text of pages that have some; OCR the others.")
+@click.option("--force-ocr", is_flag=True, help="OCR every page, also those that have text.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Read at most N pages at once.")
+@click.option("-m", "--model", default="tesseract", show_default=True, help="The model (ocrgw models).")
+@connects
+def ocr(
+    gateway: Gateway,
+    input_file: Path,
+    output_file: Path,
+    languages: tuple[str, ...],
+    rotate_pages: bool,
+    deskew: bool,
+    sidecar: Path | None,
+    skip_text: bool,
+    force_ocr: bool,
+    jobs: int | None,
+    model: str,
+) -> None:
+    """Make INPUT (a PDF or an image) a searchable PDF at OUTPUT, as ocrmypdf does, through the gateway.
+
+    Exit statuses follow ocrmypdf's: 1 bad option, 2 bad input, 3 language not installed, 5 output not
+    writable, 6 the PDF already has text (see --skip-text, --force-ocr), 7 a page failed, 15 other.
+    """
+    request = OcrRequest(model, languages, rotate_pages, deskew, skip_text, force_ocr, jobs)
+    sys.exit(run_ocr(gateway, input_file, output_file, sidecar, request, say=error))

@@ -1,0 +1,218 @@
+"""``ocrgw ocr INPUT OUTPUT``: the common ``ocrmypdf`` command line, run through a gateway.
+
+A PDF is split into one child per page (``split_pages=1``), so its pages
+are read in parallel by every worker the gateway has, at most ``--jobs`` at
+once; an image is one job.  The live progress goes to stderr, the
+searchable PDF (the original pages with the text added) to OUTPUT, the
+text to ``--sidecar``, one page after another, a form feed between pages,
+as OCRmyPDF writes it.
+
+As with OCRmyPDF, a PDF that already has text on a page is refused (exit
+6) unless ``--skip-text`` (those pages keep their text, the others are
+OCRed) or ``--force-ocr`` (every page is OCRed; the original page, text
+included, is kept under the new text layer) says what to do with it.
+
+Exit statuses are OCRmyPDF's where they mean the same thing (``EXIT_*``):
+a refused option is 1, an unreadable or refused input 2, a language no
+worker has 3, an input with text already 6, a page an engine could not
+read 7, an output that cannot be written 5; a gateway that cannot be
+reached is 15 (OCRmyPDF's "other error"), an interrupt 130.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pypdfium2 as pdfium
+
+from cli import waiting
+from cli.client import ApiError, Gateway, Unreachable
+from cli.submitting import content_type_of
+
+EXIT_OK = 0
+EXIT_BAD_ARGS = 1
+EXIT_INPUT_FILE = 2
+EXIT_MISSING_DEPENDENCY = 3
+EXIT_FILE_ACCESS_ERROR = 5
+EXIT_ALREADY_DONE_OCR = 6
+EXIT_CHILD_PROCESS_ERROR = 7
+EXIT_OTHER_ERROR = 15
+EXIT_CTRL_C = 130
+
+PDF_TYPE = "application/pdf"
+#: The problems about the document itself: OCRmyPDF's "input file" error.
+_INPUT_PROBLEMS = frozenset(
+    {
+        "invalid_document",
+        "empty_document",
+        "unsupported_content_type",
+        "content_type_mismatch",
+        "too_many_pages",
+        "too_many_children",
+        "too_many_pixels",
+        "payload_too_large",
+    }
+)
+_LANGUAGE_PROBLEMS = frozenset({"unsupported_language"})
+PAGE_SEPARATOR = "\f"
+
+
+@dataclass(frozen=True)
+class OcrRequest:
+    """What the flags ask for."""
+
+    model: str = "tesseract"
+    languages: tuple[str, ...] = ()
+    rotate_pages: bool = False
+    deskew: bool = False
+    skip_text: bool = False
+    force_ocr: bool = False
+    jobs: int | None = None
+
+    def options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if self.languages:
+            options["lang"] = "+".join(part for lang in self.languages for part in lang.split("+") if part)
+        if self.rotate_pages:
+            options["rotate_pages"] = True
+        if self.deskew:
+            options["deskew"] = True
+        options["text_layer"] = "prefer" if self.skip_text else "ignore"
+        return options
+
+
+class OcrFailed(Exception):
+    """The run stops: ``status`` is the exit status, ``why`` the line to print."""
+
+    def __init__(self, status: int, why: str):
+        super().__init__(why)
+        self.status, self.why = status, why
+
+
+def run(
+    gateway: Gateway,
+    input_path: Path,
+    output_path: Path,
+    sidecar: Path | None,
+    request: OcrRequest,
+    say: Callable[[str], None],
+    interval: float = waiting.POLL_SECONDS,
+) -> int:
+    """Runs the whole command; returns its exit status, having said why on failure."""
+    try:
+        _run(gateway, input_path, output_path, sidecar, request, interval)
+    except OcrFailed as failed:
+        say(failed.why)
+        return failed.status
+    except ApiError as problem:
+        say(str(problem))
+        return _status_of(problem)
+    except Unreachable as unreachable:
+        say(str(unreachable))
+        return EXIT_OTHER_ERROR
+    except KeyboardInterrupt:
+        say("interrupted; the job goes on on the gateway")
+        return EXIT_CTRL_C
+    return EXIT_OK
+
+
+def _run(
+    gateway: Gateway, input_path: Path, output_path: Path, sidecar: Path | None, request: OcrRequest, interval: float
+) -> None:
+    if request.skip_text and request.force_ocr:
+        raise OcrFailed(EXIT_BAD_ARGS, "--skip-text and --force-ocr are mutually exclusive")
+    data, content_type = _read_input(input_path)
+    if content_type == PDF_TYPE and not (request.skip_text or request.force_ocr):
+        page = first_page_with_text(data)
+        if page is not None:
+            raise OcrFailed(
+                EXIT_ALREADY_DONE_OCR,
+                f"page {page} already has text: use --skip-text to OCR only the pages without, "
+                "or --force-ocr to OCR every page",
+            )
+    view = _submit(gateway, data, content_type, request)
+    final = waiting.wait(gateway, view["id"], waiting.display_for(sys.stderr, view["id"]), interval)
+    if final["status"] != "completed":
+        raise OcrFailed(EXIT_CHILD_PROCESS_ERROR, "\n".join(waiting.why_not_completed(gateway, final)))
+    pdf = gateway.result_pdf(final["id"])
+    _write(output_path, pdf)
+    if sidecar is not None:
+        _write(sidecar, sidecar_text(gateway.result(final["id"])).encode())
+
+
+def _read_input(path: Path) -> tuple[bytes, str]:
+    try:
+        data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    except OSError as error:
+        raise OcrFailed(EXIT_INPUT_FILE, f"cannot read {path}: {error.strerror or error}") from None
+    content_type = content_type_of(path, data)
+    if content_type not in (PDF_TYPE, "image/png", "image/jpeg", "image/tiff"):
+        raise OcrFailed(EXIT_INPUT_FILE, f"{path} is not a PDF, PNG, JPEG or TIFF")
+    return data, content_type
+
+
+def _submit(gateway: Gateway, data: bytes, content_type: str, request: OcrRequest) -> dict[str, Any]:
+    job: dict[str, Any] = {
+        "model": request.model,
+        "content_type": content_type,
+        "payload": base64.b64encode(data).decode("ascii"),
+        "options": request.options(),
+    }
+    if content_type == PDF_TYPE:
+        job.update(split_pages=1, max_parallel=request.jobs or 0)
+    return gateway.submit_json(job, {})
+
+
+def first_page_with_text(pdf: bytes) -> int | None:
+    """The number of the first page that carries text of its own, or None (also for a PDF this cannot read)."""
+    try:
+        document = pdfium.PdfDocument(pdf)
+    except pdfium.PdfiumError:
+        return None  # the gateway says what is wrong with it
+    try:
+        for index in range(len(document)):
+            page = document[index]
+            text_page = page.get_textpage()
+            try:
+                if text_page.get_text_range().strip():
+                    return index + 1
+            finally:
+                text_page.close()
+                page.close()
+        return None
+    finally:
+        document.close()
+
+
+def sidecar_text(result: dict[str, Any]) -> str:
+    """The text of each page, a form feed between pages, as OCRmyPDF's sidecar has it."""
+    pages = result.get("pages") or []
+    if not pages:
+        return result.get("text", "")
+    return PAGE_SEPARATOR.join(page.get("text", "").rstrip("\n") + "\n" for page in pages)
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        if str(path) == "-":
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            path.write_bytes(data)
+    except OSError as error:
+        raise OcrFailed(EXIT_FILE_ACCESS_ERROR, f"cannot write {path}: {error.strerror or error}") from None
+
+
+def _status_of(problem: ApiError) -> int:
+    if problem.code in _LANGUAGE_PROBLEMS:
+        return EXIT_MISSING_DEPENDENCY
+    if problem.code in _INPUT_PROBLEMS or problem.status == 413:
+        return EXIT_INPUT_FILE
+    if 400 <= problem.status < 500:
+        return EXIT_BAD_ARGS
+    return EXIT_OTHER_ERROR
