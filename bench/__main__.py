@@ -31,6 +31,7 @@ BENCHMARKS = {
     "handoff": "bench.handoff",
     "ocr_efficiency": "bench.ocr",
     "pdf_split": "bench.pdf_split",
+    "scan_vs_ocrmypdf": "bench.scan",
     "submission": "bench.submission",
     "sweep_scaling": "bench.sweep",
     "memory": "bench.memory",

@@ -13,6 +13,7 @@ sized from the resolution, as img2pdf and scanners do.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +59,13 @@ class ScannedPage:
 
 
 def scan_page(
-    source: pdfium.PdfDocument, index: int, *, turned: int = 0, skewed: float = 0.0, dpi: int = SCAN_DPI, quality: int = 80
+    source: pdfium.PdfDocument,
+    index: int,
+    *,
+    turned: int = 0,
+    skewed: float = 0.0,
+    dpi: int = SCAN_DPI,
+    quality: int = 80,
 ) -> ScannedPage:
     """Page ``index`` of ``source`` drawn at ``dpi``, in grey, turned and skewed, as a JPEG."""
     if turned not in (0, 90, 180, 270):
@@ -89,7 +96,7 @@ def scanned_pages(
     pdf: bytes | None = None,
     dpi: int = SCAN_DPI,
 ) -> list[ScannedPage]:
-    """The pages of the real PDF (or ``pdf``) at ``page_indices``, scanned; ``turned`` and ``skewed`` by source index."""
+    """The pages of the real PDF (or ``pdf``) at ``page_indices``, scanned; ``turned``, ``skewed``: by source index."""
     turned, skewed = turned or {}, skewed or {}
     source = pdfium.PdfDocument(pdf or real_pdf())
     try:
@@ -139,3 +146,60 @@ def scanned_pdf(
 ) -> bytes:
     """``scanned_pages`` as one image-only PDF."""
     return image_only_pdf(scanned_pages(page_indices, turned=turned, skewed=skewed, pdf=pdf, dpi=dpi), dpi)
+
+
+# -- how well a text is read back --------------------------------------------------------
+
+
+def page_texts(pdf: bytes) -> list[str]:
+    """The text PDFium extracts from each page of ``pdf``: a searchable PDF's text layer."""
+    document = pdfium.PdfDocument(pdf)
+    try:
+        texts = []
+        for page in document:
+            text_page = page.get_textpage()
+            texts.append(text_page.get_text_range())
+            text_page.close()
+            page.close()
+        return texts
+    finally:
+        document.close()
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def levenshtein(a: str, b: str) -> int:
+    """Edit distance, bit-parallel (Myers, as Hyyrö formulates it): a page of 3,000 characters in milliseconds."""
+    if not a:
+        return len(b)
+    m = len(a)
+    mask, high = (1 << m) - 1, 1 << (m - 1)
+    peq: dict[str, int] = {}
+    for i, c in enumerate(a):
+        peq[c] = peq.get(c, 0) | (1 << i)
+    pv, mv, score = mask, 0, m
+    for c in b:
+        eq = peq.get(c, 0)
+        xv = eq | mv
+        xh = (((eq & pv) + pv) ^ pv) | eq
+        ph = mv | (~(xh | pv) & mask)
+        mh = pv & xh
+        if ph & high:
+            score += 1
+        elif mh & high:
+            score -= 1
+        ph = ((ph << 1) | 1) & mask
+        mh = (mh << 1) & mask
+        pv = mh | (~(xv | ph) & mask)
+        mv = ph & xv
+    return score
+
+
+def page_accuracy(reference: str, text: str) -> float:
+    """1 - edit distance / reference length, on whitespace-normalised texts (at least 0)."""
+    reference, text = _norm(reference), _norm(text)
+    if not reference:
+        return 1.0 if not text else 0.0
+    return max(0.0, 1 - levenshtein(reference, text) / len(reference))

@@ -1,0 +1,170 @@
+"""scan_vs_ocrmypdf: a scanned, partly turned and skewed PDF made searchable, by ocrgw and by OCRmyPDF.
+
+The document is a scan made from a real PDF (``tests/scans.py``: the
+freedesktop shared-mime-info specification, born-digital, so each page's
+text layer is the truth): every page drawn at 200 dpi in grey, some turned
+a quarter or half turn, some skewed a few degrees, each stored as a JPEG in
+an image-only PDF.  It is made searchable twice, the two sides taking
+turns:
+
+(a) ``ocrmypdf -j <pool> --rotate-pages --deskew --output-type pdf``, the
+    reference, as a user runs it (its own defaults otherwise);
+(b) ocrgw: ``POST /jobs`` with ``split_pages=1``, ``max_parallel=<pool>``,
+    ``rotate_pages`` and ``deskew`` on Tesseract, on a worker with the same
+    number of pool processes, until ``GET /jobs/{id}/result.pdf`` gives the
+    searchable PDF.
+
+Three figures, with targets: the time b/a (medians of the pairs); the mean
+page accuracy of each output's text layer against the source's text (1 -
+edit distance / source length, per page, both texts with every run of
+whitespace made one space, read back from each output PDF with PDFium),
+b minus a; and the size of b's PDF over a's.
+
+OCRmyPDF is a reference for this benchmark only, not a dependency of
+ocrgw: ``scripts/setup.sh --bench`` installs it into the project's
+virtualenv, with Ghostscript, which it needs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pypdfium2 as pdfium
+
+from bench.common import STACK_DB, check, median, print_table, result, rotations, wait_parent
+from bench.processes import Bench
+from tests.scans import page_accuracy, page_texts, real_pdf, scanned_pdf, source_text
+
+NAME = "scan_vs_ocrmypdf"
+DEADLINE = (3600.0, 900.0)
+SIDE_DEADLINE = (1200.0, 300.0)
+#: The source's pages, turned (degrees clockwise) and skewed (degrees counter-clockwise) as a scanner might.
+TURNED = {1: 90, 4: 180, 7: 270, 11: 90}
+SKEWED = {2: 3.0, 5: -2.0, 8: 4.5, 12: -3.5, 14: 1.5}
+QUICK_PAGES = (0, 1, 2, 4)
+#: Targets of the issue: time and size as ratios, accuracy as points of per cent.
+TIME_TARGET = 0.6
+ACCURACY_MARGIN = 0.5
+SIZE_TARGET = 1.1
+PDF_POLL_SECONDS = 0.05
+
+
+def ocrmypdf_command() -> list[str]:
+    """OCRmyPDF as installed beside the bench's Python (scripts/setup.sh --bench)."""
+    beside = Path(sys.executable).with_name("ocrmypdf")
+    found = str(beside) if beside.exists() else shutil.which("ocrmypdf")
+    if found is None:
+        raise RuntimeError("ocrmypdf is not installed: run scripts/setup.sh --bench")
+    return [found]
+
+
+def run_ocrmypdf(scan: Path, out: Path, jobs: int) -> float:
+    argv = [*ocrmypdf_command(), "-j", str(jobs), "--rotate-pages", "--deskew", "--output-type", "pdf", "-q"]
+    start = time.perf_counter()
+    subprocess.run([*argv, str(scan), str(out)], check=True, capture_output=True, timeout=SIDE_DEADLINE[0])
+    return time.perf_counter() - start
+
+
+def run_ocrgw(bench: Bench, scan: bytes, out: Path, jobs: int) -> float:
+    stack = bench.stack()
+    client = bench.client(STACK_DB)
+    body = {
+        "model": "tesseract",
+        "content_type": "application/pdf",
+        "payload": base64.b64encode(scan).decode("ascii"),
+        "options": {"rotate_pages": True, "deskew": True},
+        "split_pages": 1,
+        "max_parallel": jobs,
+    }
+    start = time.perf_counter()
+    parent = stack.http.post_json("/jobs", json.dumps(body).encode())
+    status = wait_parent(client, parent["id"])
+    if status != "completed":
+        view = stack.http.get_json(f"/jobs/{parent['id']}?children=none")
+        raise AssertionError(f"the scan's group ended {status}: {view['counts']}")
+    while True:
+        code, pdf = stack.http.request("GET", f"/jobs/{parent['id']}/result.pdf")
+        if code == 200:
+            break
+        if code != 202:
+            raise AssertionError(f"result.pdf answered {code}: {pdf[:300]!r}")
+        time.sleep(PDF_POLL_SECONDS)
+    seconds = time.perf_counter() - start
+    out.write_bytes(pdf)
+    return seconds
+
+
+def mean_accuracy(references: list[str], pdf: bytes) -> tuple[float, list[float]]:
+    texts = page_texts(pdf)
+    if len(texts) != len(references):
+        raise AssertionError(f"the output has {len(texts)} pages, the scan {len(references)}")
+    per_page = [page_accuracy(r, t) for r, t in zip(references, texts, strict=True)]
+    return sum(per_page) / len(per_page), per_page
+
+
+def run(bench: Bench) -> dict:
+    options = bench.options
+    jobs = bench.concurrency
+    pdf = real_pdf()
+    count = len(pdfium.PdfDocument(pdf))
+    indices = list(QUICK_PAGES if options.quick else range(count))
+    scan = scanned_pdf(indices, turned=TURNED, skewed=SKEWED, pdf=pdf)
+    references = [source_text(i, pdf) for i in indices]
+    work = Path(tempfile.mkdtemp(prefix="ocrgw-bench-scan-"))
+    scan_path = work / "scan.pdf"
+    scan_path.write_bytes(scan)
+    outputs = {"a_ocrmypdf": work / "ocrmypdf.pdf", "b_ocrgw": work / "ocrgw.pdf"}
+    sides = {
+        "a_ocrmypdf": lambda: run_ocrmypdf(scan_path, outputs["a_ocrmypdf"], jobs),
+        "b_ocrgw": lambda: run_ocrgw(bench, scan, outputs["b_ocrgw"], jobs),
+    }
+    times: dict[str, list[float]] = {side: [] for side in sides}
+    with bench.phase("warm both sides on the first page", *SIDE_DEADLINE):
+        warm = scanned_pdf(indices[:1], pdf=pdf)
+        (work / "warm.pdf").write_bytes(warm)
+        run_ocrmypdf(work / "warm.pdf", work / "warm-out.pdf", jobs)
+        run_ocrgw(bench, warm, work / "warm-ocrgw.pdf", jobs)
+    for order in rotations(list(sides), options.reps):
+        for side in order:
+            with bench.phase(f"{side}, {len(indices)} pages", *SIDE_DEADLINE):
+                times[side].append(sides[side]())
+    ratio = [b / a for a, b in zip(times["a_ocrmypdf"], times["b_ocrgw"], strict=True)]
+    accuracy = {side: mean_accuracy(references, path.read_bytes()) for side, path in outputs.items()}
+    sizes = {side: path.stat().st_size for side, path in outputs.items()}
+    figures: dict[str, Any] = {
+        "pages": len(indices),
+        "turned": {str(k): v for k, v in TURNED.items() if k in indices},
+        "skewed": {str(k): v for k, v in SKEWED.items() if k in indices},
+        "scan_bytes": len(scan),
+        "seconds": {side: median(t) for side, t in times.items()},
+        "time_b_over_a": median(ratio),
+        "mean_page_accuracy": {side: acc for side, (acc, _) in accuracy.items()},
+        "accuracy_b_minus_a_points": 100 * (accuracy["b_ocrgw"][0] - accuracy["a_ocrmypdf"][0]),
+        "bytes": sizes,
+        "size_b_over_a": sizes["b_ocrgw"] / sizes["a_ocrmypdf"],
+    }
+    checks = [
+        check("time b/a", figures["time_b_over_a"], "<=", TIME_TARGET),
+        check("accuracy b-a (points)", figures["accuracy_b_minus_a_points"], ">=", -ACCURACY_MARGIN),
+        check("size b/a", figures["size_b_over_a"], "<=", SIZE_TARGET),
+    ]
+    print_table(
+        f"{NAME}: {len(indices)} scanned pages (200 dpi JPEG), pool {jobs}, {options.reps} alternations (medians)",
+        ["side", "seconds", "mean page accuracy", "bytes"],
+        [[side, figures["seconds"][side], accuracy[side][0], sizes[side]] for side in sides],
+    )
+    context = {
+        "seconds": times,
+        "time_b_over_a_per_rep": ratio,
+        "page_accuracy": {side: per_page for side, (_, per_page) in accuracy.items()},
+        "work_dir": str(work),
+    }
+    return result(NAME, options, figures=figures, checks=checks, context=context, method=__doc__ or "")
