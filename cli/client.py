@@ -21,8 +21,10 @@ DEFAULT_URL = "http://localhost:8000"
 #: Seconds to connect, and then for each read of an answer; a large group's POST
 #: is parsed and stored before the gateway answers, hence the long read.
 TIMEOUTS = (10.0, 120.0)
-#: The forms of a result: its text, its JSON, a searchable PDF.
-FORMATS = ("text", "json", "pdf")
+#: The forms of a result: its text, its JSON, a searchable PDF, hOCR, ALTO XML.
+FORMATS = ("text", "json", "pdf", "hocr", "alto")
+#: The forms the gateway renders, by the suffix of their URL (``/jobs/{id}/result.<suffix>``).
+RENDERED = ("pdf", "hocr", "alto")
 
 
 @dataclass
@@ -78,10 +80,14 @@ class Gateway:
     def result_pdf(self, job_id: str) -> bytes:
         return self.request("GET", f"/jobs/{_segment(job_id)}/result.pdf").content
 
+    def result_rendered(self, job_id: str, fmt: str) -> bytes:
+        """The result as the gateway renders it in one of ``RENDERED``: the document's bytes as sent."""
+        return self.request("GET", f"/jobs/{_segment(job_id)}/result.{fmt}").content
+
     def result_as(self, job_id: str, fmt: str) -> bytes:
         """The result in one of ``FORMATS``, as the bytes to write: text ends with a newline, JSON is indented."""
-        if fmt == "pdf":
-            return self.result_pdf(job_id)
+        if fmt in RENDERED:
+            return self.result_rendered(job_id, fmt)
         result = self.result(job_id)
         if fmt == "json":
             return (json.dumps(result, indent=2, ensure_ascii=False) + "\n").encode()

@@ -226,7 +226,8 @@ def status(gateway: Gateway, job_id: str, as_json: bool) -> None:
 @json_flag
 @connects
 def result(gateway: Gateway, job_id: str, fmt: str, output: Path | None, as_json: bool) -> None:
-    """A job's result: its text, its JSON (--json, --format json), or a searchable PDF (--format pdf)."""
+    """A job's result: its text, its JSON (--json, --format json), a searchable PDF (--format pdf),
+    hOCR (--format hocr) or ALTO XML (--format alto)."""
     fmt = "json" if as_json else fmt
     if fmt == "pdf" and output is None and is_terminal(sys.stdout):
         raise click.UsageError("a PDF is binary: write it with -o FILE, or pipe it")

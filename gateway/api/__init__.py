@@ -2,6 +2,7 @@
 
 * ``jobs``: submitting jobs and reading them (a view, the listing, a page of children);
 * ``results``: a job's result and its searchable PDF;
+* ``result_formats``: a job's result as hOCR and as ALTO;
 * ``events``: a job's audit events;
 * ``controls``: cancel, a group's new cap, redrive;
 * ``meta``: the models and the probes.
@@ -16,9 +17,9 @@ from __future__ import annotations
 # The modules register their routes as they are imported, and the OpenAPI document lists
 # the operations in that order: keep it.
 # isort: off
-from gateway.api import jobs, results, events, controls, meta
+from gateway.api import jobs, results, result_formats, events, controls, meta
 from gateway.api.common import blueprint
 
 # isort: on
 
-__all__ = ["blueprint", "controls", "events", "jobs", "meta", "results"]
+__all__ = ["blueprint", "controls", "events", "jobs", "meta", "result_formats", "results"]

@@ -57,6 +57,8 @@ def test_every_route_of_the_api_is_documented(app, spec):
         "/jobs/{job_id}/children",
         "/jobs/{job_id}/result",
         "/jobs/{job_id}/result.pdf",
+        "/jobs/{job_id}/result.hocr",
+        "/jobs/{job_id}/result.alto",
         "/jobs/{job_id}/events",
         "/jobs/{job_id}/retry",
         "/models",
@@ -108,6 +110,8 @@ def test_each_operation_documents_the_problems_it_answers(spec):
     }
     assert codes("/jobs/{job_id}/result", "get")["409"] == {"result_not_ready", "no_result"}
     assert codes("/jobs/{job_id}/result.pdf", "get")["409"] == {"result_not_ready", "no_result", "pdf_unavailable"}
+    assert codes("/jobs/{job_id}/result.hocr", "get")["409"] == {"result_not_ready", "no_result"}
+    assert codes("/jobs/{job_id}/result.alto", "get")["409"] == {"result_not_ready", "no_result"}
     assert codes("/jobs/{job_id}", "get")["404"] == {"job_not_found"}
     assert codes("/jobs", "get")["422"] == {"invalid_field"}
     assert codes("/jobs/{job_id}", "patch")["413"] == {"payload_too_large"}
@@ -130,6 +134,14 @@ def test_submission_documents_json_and_every_raw_type_with_its_query(spec):
     assert job["properties"]["payload"]["format"] == "byte"
     assert job["properties"]["model"]["enum"] == sorted(MODELS)
     assert job["additionalProperties"] is False
+
+
+def test_hocr_is_documented_as_html_and_alto_as_xml(spec):
+    def ok(path):
+        return spec["paths"][path]["get"]["responses"]["200"]["content"]
+
+    assert ok("/jobs/{job_id}/result.hocr") == {"text/html": {"schema": {"type": "string"}}}
+    assert ok("/jobs/{job_id}/result.alto") == {"application/xml": {"schema": {"type": "string"}}}
 
 
 def test_the_searchable_pdf_is_documented_as_a_pdf_and_a_split_as_a_query_and_job_field(spec):

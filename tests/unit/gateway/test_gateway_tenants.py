@@ -54,6 +54,8 @@ def every_request(job_id: str) -> list[tuple[str, str, dict | None]]:
         ("GET", f"/jobs/{job_id}/children", None),
         ("GET", f"/jobs/{job_id}/result", None),
         ("GET", f"/jobs/{job_id}/result.pdf", None),
+        ("GET", f"/jobs/{job_id}/result.hocr", None),
+        ("GET", f"/jobs/{job_id}/result.alto", None),
         ("GET", f"/jobs/{job_id}/events", None),
         ("DELETE", f"/jobs/{job_id}", None),
         ("PATCH", f"/jobs/{job_id}", {"max_parallel": 5}),

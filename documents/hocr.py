@@ -1,0 +1,97 @@
+"""A result as hOCR (http://kba.github.io/hocr-spec/1.2/): an XHTML document of pages, lines and words.
+
+Each page is an ``ocr_page`` (``bbox 0 0 W H; ppageno N-1``: the page's
+number in the whole document, counted from 0 as the spec counts), holding
+one ``ocr_carea`` with one ``ocr_par`` around its lines (a result keeps no
+blocks or paragraphs, so a page has one of each, around all its lines), an
+``ocr_line`` per line and an ``ocrx_word`` per word (``bbox ...; x_wconf
+NN``, the confidence in percent).  Every box is in pixels of the page image
+the engine read (the upright, straightened page: ``width`` x ``height``).
+
+The page has no ``textangle``: the spec's is the angle of the text
+*relative to the page*, and the page described here is the straightened
+one, on which the text stands level: the result's ``skew`` (and
+``rotation``) say how that page was made from the scan, which hOCR has no
+property for.  Neither has it an ``image``: the gateway keeps no file name.
+A page without an image (echo's) is ``bbox 0 0 0 0``, as are its lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from documents.markup import (
+    SOFTWARE,
+    Box,
+    attributes,
+    box_of,
+    confidence_of,
+    page_size,
+    union_box,
+    words_of,
+    xml_attr,
+    xml_text,
+)
+
+XHTML = "http://www.w3.org/1999/xhtml"
+#: The hOCR classes and properties the documents use (the spec's ``ocr-capabilities``).
+CAPABILITIES = ("ocr_page", "ocr_carea", "ocr_par", "ocr_line", "ocrx_word", "ocrp_wconf")
+
+_PROLOGUE = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN"'
+    ' "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">\n'
+)
+
+
+def render_hocr(pages: Sequence[Mapping[str, Any]], title: str = SOFTWARE) -> str:
+    """The hOCR document of ``pages`` (a result's, in document order); ``title``: the document's title."""
+    parts = [
+        _PROLOGUE,
+        f'<html xmlns="{XHTML}" xml:lang="en" lang="en">\n <head>\n',
+        f"  <title>{xml_text(title)}</title>\n",
+        '  <meta http-equiv="Content-Type" content="text/html; charset=utf-8" />\n',
+        f'  <meta name="ocr-system" content={xml_attr(SOFTWARE)} />\n',
+        f'  <meta name="ocr-capabilities" content={xml_attr(" ".join(CAPABILITIES))} />\n',
+        f'  <meta name="ocr-number-of-pages" content="{len(pages)}" />\n',
+        " </head>\n <body>\n",
+    ]
+    for index, page in enumerate(pages, start=1):
+        parts.extend(_page(index, page))
+    parts.append(" </body>\n</html>\n")
+    return "".join(parts)
+
+
+def _page(index: int, page: Mapping[str, Any]) -> list[str]:
+    width, height = page_size(page) or (0, 0)
+    title = f"bbox 0 0 {width} {height}; ppageno {int(page['page']) - 1}"
+    parts = [f"  <div{attributes([('class', 'ocr_page'), ('id', f'page_{index}'), ('title', title)])}>\n"]
+    lines = page.get("lines") or []
+    if lines:
+        area = _bbox(union_box(box_of(line) for line in lines))
+        parts.append(f"   <div{attributes([('class', 'ocr_carea'), ('id', f'block_{index}_1'), ('title', area)])}>\n")
+        parts.append(f"    <p{attributes([('class', 'ocr_par'), ('id', f'par_{index}_1'), ('title', area)])}>\n")
+        word_number = 0
+        for line_number, line in enumerate(lines, start=1):
+            words = []
+            for word in words_of(line):
+                word_number += 1
+                words.append(_word(f"word_{index}_{word_number}", word))
+            line_attributes = attributes([("class", "ocr_line"), ("id", f"line_{index}_{line_number}")])
+            parts.append(
+                f"     <span{line_attributes} title={xml_attr(_bbox(box_of(line)))}>{' '.join(words)}</span>\n"
+            )
+        parts.append("    </p>\n   </div>\n")
+    parts.append("  </div>\n")
+    return parts
+
+
+def _word(word_id: str, word: Mapping[str, Any]) -> str:
+    title = f"{_bbox(box_of(word))}; x_wconf {round(confidence_of(word) * 100)}"
+    word_attributes = attributes([("class", "ocrx_word"), ("id", word_id), ("title", title)])
+    return f"<span{word_attributes}>{xml_text(str(word['text']))}</span>"
+
+
+def _bbox(box: Box) -> str:
+    return "bbox {} {} {} {}".format(*box)
