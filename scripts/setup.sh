@@ -22,6 +22,8 @@ STAMP="$VENV/.installed"
 LOCK="$ROOT/.run/setup.lock"
 PYTHON="${PYTHON:-python3}"
 REAL_PDF=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf
+# The TrueType font the German page of the language tests is drawn in (tests/integration/test_languages.py).
+TEST_FONT=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 MIN_PY="3.11"
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -113,6 +115,7 @@ install_system_packages() {
         have_rabbitmq_server || missing+=(rabbitmq-server)
         # The real born-digital PDF the scan tests are made from (tests/scans.py).
         [[ -f $REAL_PDF ]] || missing+=(shared-mime-info)
+        [[ -f $TEST_FONT ]] || missing+=(fonts-dejavu-core)
     fi
     if [[ ${#missing[@]} -gt 0 ]]; then
         apt_install "${missing[@]}"
@@ -135,6 +138,7 @@ verify_system_packages() {
     command -v redis-sentinel >/dev/null 2>&1 || die "redis-sentinel still not on PATH after installing it"
     have_rabbitmq_server || die "rabbitmq-server still not found after installing it"
     [[ -f $REAL_PDF ]] || die "$REAL_PDF is missing: is /usr/share/doc excluded from this machine's packages?"
+    [[ -f $TEST_FONT ]] || die "$TEST_FONT is still missing after installing fonts-dejavu-core"
 }
 
 check_python() {
