@@ -4,6 +4,7 @@ made when an OCR worker is ready, renewed while it lives, withdrawn at a clean s
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from types import SimpleNamespace
 
 import fakeredis
@@ -88,7 +89,7 @@ def consumer(*queues: str) -> SimpleNamespace:
 
 
 @pytest.fixture
-def store(monkeypatch) -> JobStore:
+def store(monkeypatch) -> Iterator[JobStore]:
     """The store the worker's main process builds, over a fake Redis."""
     store = JobStore(fakeredis.FakeRedis(), SETTINGS)
     monkeypatch.setattr(JobStore, "from_settings", classmethod(lambda cls, settings: store))
