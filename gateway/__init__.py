@@ -30,6 +30,7 @@ def create_app(
 
     from gateway import auth, dashboard, drain, metrics, openapi, problems, services, views
     from gateway.api import blueprint as api_blueprint
+    from gateway.languages import LiveLanguages
     from gateway.submission import Parser
     from jobs.config import Settings
     from jobs.registry import install_remote_models
@@ -59,7 +60,10 @@ def create_app(
     problems.register(app)
     auth.install(app, settings.api_keys)
     models = views.models(openapi.options_json_schema(api))
-    services.install(app, services.Services(settings, store, store.queries, publish, Parser(settings), models))
+    languages = LiveLanguages(store.workers)
+    services.install(
+        app, services.Services(settings, store, store.queries, publish, Parser(settings), models, languages)
+    )
     api.register_blueprint(api_blueprint)
     app.register_blueprint(dashboard.blueprint)
     metrics.install(app, store)

@@ -60,6 +60,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "too_many_children": (422, "Too many children"),
     "idempotency_key_reused": (422, "Idempotency-Key reused for a different request"),
     "invalid_callback_url": (422, "Callback URL refused"),
+    "unsupported_language": (422, "Language not installed on any worker"),
     "internal_error": (500, "Internal error"),
     "draining": (503, "Gateway draining"),
     "store_unavailable": (503, "Job store unavailable"),

@@ -68,6 +68,12 @@ class ProblemSchema(Schema):
         metadata={"description": "no_result, result_not_ready, job_finished: the job's status (how it ended)."}
     )
     error_code = _job_error_code(metadata={"description": "no_result: why the job failed."})
+    missing_languages = fields.List(
+        fields.String(), metadata={"description": "unsupported_language: the languages no live worker has."}
+    )
+    installed_languages = fields.List(
+        fields.String(), metadata={"description": "unsupported_language: the languages the live workers have."}
+    )
 
 
 # -- results ----------------------------------------------------------------------------------
@@ -295,6 +301,14 @@ class ModelSchema(Schema):
     location = fields.String(required=True, validate=OneOf([loc.value for loc in Location]))
     content_types = fields.List(fields.String(), required=True)
     options = fields.Dict(required=True, metadata={"description": "The JSON schema of the options it reads."})
+    languages = fields.List(
+        fields.String(),
+        metadata={
+            "description": "Models that read Tesseract languages (options.lang) only: the languages the live "
+            "workers have, sorted; a job may name only these. Empty while no worker is live (a job is then "
+            "accepted and waits for one)."
+        },
+    )
 
 
 class ModelsSchema(Schema):

@@ -12,6 +12,7 @@ from typing import Any
 
 from flask import Flask, current_app
 
+from gateway.languages import LiveLanguages
 from gateway.publishing import Publish
 from gateway.submission import Parser
 from jobs.config import Settings
@@ -29,7 +30,8 @@ class Services:
     queries: JobQueries
     publish: Publish
     parser: Parser  # reads submissions under these settings
-    models: dict[str, Any]  # the GET /models document, made once
+    models: dict[str, Any]  # the GET /models document, made once, without the live languages
+    languages: LiveLanguages  # the Tesseract languages the live workers have
 
 
 def install(app: Flask, services: Services) -> None:

@@ -13,6 +13,15 @@ document is refused before anything is stored.  Nothing in this module
 touches the store or Flask's request object, which keeps it testable on
 plain values.
 
+Languages are checked here too, against the Tesseract languages the live
+workers have, which the caller passes in (``languages``; the gateway reads
+them from the workers' reports, ``gateway.languages``): a job naming one no
+worker has is ``422 unsupported_language`` rather than a job that would fail
+on every worker.  When no worker is live at all (none has reported, as when
+the stack starts or every worker restarts) nothing is known and every
+language is accepted: the job waits in the queue, as any job does, and the
+worker that takes it fails it with ``unsupported_language`` if it lacks one.
+
 On-prem enforcement is here too: a document that must stay on premises
 (its own ``on_prem``, its group's, or the caller's ``require_on_prem``)
 may not name a cloud model, and the mark goes on with each job, for the
@@ -106,20 +115,23 @@ class Parser:
         args: Mapping[str, list[str]],
         body: bytes,
         require_on_prem: bool = False,
+        languages: frozenset[str] | None = None,
     ) -> Submission:
         """``content_type`` is the media type without parameters; ``args`` maps each query name to its values.
 
         ``require_on_prem``: every document of the request must stay on
         premises, whatever the request says (the caller's policy); the request
-        may ask for it too, with ``on_prem``.
+        may ask for it too, with ``on_prem``.  ``languages``: the Tesseract
+        languages the live workers have, None when no worker is live (every
+        language is then accepted).
         """
         if content_type == JSON_TYPE:
-            return self._json(path, args, body, require_on_prem)
-        return self._raw(path, content_type, args, body, require_on_prem)
+            return self._json(path, args, body, require_on_prem, languages)
+        return self._raw(path, content_type, args, body, require_on_prem, languages)
 
     # -- a raw document: the body is the file ------------------------------------------
 
-    def _raw(self, path, content_type, args, body, require_on_prem) -> Submission:
+    def _raw(self, path, content_type, args, body, require_on_prem, languages) -> Submission:
         repeated = {name: ["Given more than once."] for name, values in args.items() if len(values) > 1}
         if repeated:
             raise invalid_field(repeated)
@@ -141,6 +153,7 @@ class Parser:
             callback_url=callback_url,
             on_prem=on_prem,
         )
+        check_languages(job, languages)
         # The callback and on_prem join the fingerprint only when given, so earlier requests' fingerprints still match.
         request = (
             path,
@@ -160,7 +173,7 @@ class Parser:
 
     # -- JSON: a single job or a fan-out group ---------------------------------------
 
-    def _json(self, path, args, body, require_on_prem) -> Submission:
+    def _json(self, path, args, body, require_on_prem, languages) -> Submission:
         if args:
             raise invalid_field(
                 {name: ["Query parameters apply to raw documents only."] for name in args},
@@ -172,10 +185,12 @@ class Parser:
             job = _load(self.job, data)
             if isinstance(job, SplitRequest):
                 split = replace(job, job=_kept_on_prem(job.job, require_on_prem))
+                check_languages(split.job, languages)  # each part reads the languages of the whole
                 self._callback_url(split.job.callback_url)
                 check_document(split.job, self.limits)
                 return self._split(split, request_print)
             job = _kept_on_prem(job, require_on_prem)
+            check_languages(job, languages)
             self._callback_url(job.callback_url)
             check_document(job, self.limits)
             return Submission([job], None, request_print)
@@ -199,6 +214,7 @@ class Parser:
                 if isinstance(job, SplitRequest):
                     raise invalid_field({"split_pages": ["A child of a fan-out group cannot be split."]})
                 job = _kept_on_prem(job, group_on_prem)
+                check_languages(job, languages)
                 self._callback_url(job.callback_url)
                 check_document(job, self.limits)
             except Problem as problem:
@@ -274,6 +290,25 @@ def check_location(model: str, on_prem: bool) -> None:
             ErrorCode.ON_PREM_REQUIRED,
             f"This document must stay on premises, and model {model} runs in the cloud; "
             "choose a model whose location is on_prem (GET /models).",
+        )
+
+
+def check_languages(job: NewJob, installed: frozenset[str] | None) -> None:
+    """``422 unsupported_language`` when the job names a Tesseract language no live worker has.
+
+    ``installed`` None: no worker is live, so nothing is known; the job is accepted (see above).
+    """
+    if installed is None:
+        return
+    missing = MODELS[job.model].languages_of(job.options) - installed
+    if missing:
+        listed = ", ".join(sorted(installed)) or "none"
+        raise Problem(
+            ErrorCode.UNSUPPORTED_LANGUAGE,
+            f"No worker has the Tesseract language(s) {', '.join(sorted(missing))}; installed: {listed} "
+            "(GET /models lists them).",
+            missing_languages=sorted(missing),
+            installed_languages=sorted(installed),
         )
 
 

@@ -293,6 +293,16 @@ def models(options_json_schema: Callable[[type], dict[str, Any]]) -> dict[str, A
     }
 
 
+def with_languages(models_document: dict[str, Any], languages: frozenset[str] | None) -> dict[str, Any]:
+    """``GET /models`` with the live workers' Tesseract ``languages`` on each model that reads them."""
+    listed = sorted(languages or ())
+    return {
+        "models": [
+            {**m, "languages": listed} if MODELS[m["name"]].reads_languages else m for m in models_document["models"]
+        ]
+    }
+
+
 def status(word: str) -> dict[str, str]:
     """What a probe answers when it is well."""
     return {"status": word}

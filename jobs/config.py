@@ -333,6 +333,15 @@ class Settings:
         "engines a worker process loads at start, so that its first job does not wait for them, "
         "e.g. `tesseract,paddleocr`",
     )
+    # Short enough that GET /models and the submission check soon see a worker that died without
+    # a word (its report lapses three intervals after the last), long enough to cost Redis nothing.
+    worker_report_interval: float = setting(
+        "OCRGW_WORKER_REPORT_INTERVAL",
+        seconds(at_least=0.1),
+        10.0,
+        "seconds between an OCR worker's reports of the Tesseract languages it has; a report lapses "
+        "after three intervals (see `GET /models`)",
+    )
     echo_allow_crash: int = setting(
         "OCRGW_ECHO_ALLOW_CRASH",
         switch(),
@@ -528,6 +537,11 @@ class Settings:
     @property
     def lease_ms(self) -> int:
         return int(self.lease_seconds * 1000)
+
+    @property
+    def worker_report_lifetime(self) -> float:
+        """Seconds a worker's report stays live unless renewed: three intervals, so one late renewal is no gap."""
+        return self.worker_report_interval * 3
 
     @property
     def remotes(self) -> tuple[RemoteModel, ...]:

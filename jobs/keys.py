@@ -51,6 +51,10 @@ DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
 # (OCRGW_MIN_REPLICAS) so that even a replay, which writes nothing, has a
 # write of its own for WAIT to count replicas up to.
 REPLICATION_MARK = f"{NAMESPACE}:replication-mark"
+# What the live OCR workers report of themselves (``jobs.worker_reports``): their names, scored
+# by when each one's report lapses (ms), and under ``worker_report`` one value per worker that
+# Redis expires with it.
+WORKERS = f"{NAMESPACE}:workers"
 
 
 def roots(kind: str, status: str, tag: str | None = None) -> str:
@@ -170,6 +174,16 @@ def idempotency(tenant: str, key: str) -> str:
     # tenant's name has no ':', so no other (tenant, key) pair hashes the same text.
     digest = hashlib.sha256(f"{tenant}:{key}".encode()).hexdigest()
     return f"{NAMESPACE}:idem:{digest}"
+
+
+def worker_report(name: str) -> str:
+    """What the worker ``name`` (its Celery hostname and pid) last reported; it expires unless renewed."""
+    return f"{WORKERS}:{name}"
+
+
+def is_worker_report(key: str) -> bool:
+    """The index of the workers' reports or one of them: keys that live workers renew on their own."""
+    return key == WORKERS or key.startswith(WORKERS + ":")
 
 
 def lua_key_shapes() -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -71,10 +71,19 @@ class PageOptions(Schema):
     )
 
 
+#: The Tesseract language of a job whose options name none.
+DEFAULT_LANGUAGE = "eng"
+#: What ``tesseract --list-langs`` lists beside the languages: orientation and script detection, not a language.
+NOT_A_LANGUAGE = "osd"
+
+
 class TesseractOptions(PageOptions):
     lang = Text(
         validate=Regexp(r"[A-Za-z0-9_/]+(\+[A-Za-z0-9_/]+)*\Z"),
-        metadata={"description": "Tesseract language(s), e.g. 'eng' or 'eng+deu'; default 'eng'."},
+        metadata={
+            "description": f"Tesseract language(s), e.g. 'eng' or 'eng+deu'; default '{DEFAULT_LANGUAGE}'. "
+            "Each must be one the live workers have (GET /models lists them), else 422 unsupported_language."
+        },
     )
     psm = StrictInteger(validate=Range(min=0, max=13), metadata={"description": "Tesseract page segmentation mode."})
 
@@ -134,6 +143,8 @@ class Model:
     options: type[Schema]
     adapter: str  # "module:Class", imported by the workers only
     remote: RemoteModel | None = None  # where a remote model sends its documents; its adapter is built with it
+    # Reads Tesseract languages (options.lang): a job may name only those the live workers have.
+    reads_languages: bool = False
 
     @property
     def queue(self) -> str:
@@ -146,6 +157,13 @@ class Model:
 
     def accepts(self, content_type: str) -> bool:
         return content_type in self.content_types
+
+    def languages_of(self, options: Mapping[str, object]) -> frozenset[str]:
+        """The Tesseract languages a job of this model with ``options`` needs ('eng+deu' is two); none
+        for a model that reads none."""
+        if not self.reads_languages:
+            return frozenset()
+        return frozenset(str(options.get("lang", DEFAULT_LANGUAGE)).split("+"))
 
     def may_take(self, *, on_prem: bool) -> bool:
         """False for a document that must stay on premises (``on_prem``) and a model that would send it away."""
@@ -168,6 +186,7 @@ MODELS: dict[str, Model] = {
             DOCUMENT_TYPES,
             TesseractOptions,
             "workers.adapters.tesseract:TesseractAdapter",
+            reads_languages=True,
         ),
         Model(
             "paddleocr",

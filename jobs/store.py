@@ -4,7 +4,8 @@ Each method names the keys and arguments its transition's spec declares and
 turns the decoded reply into a value or a specific exception.  Callers get
 back the jobs a transition queued (``Dispatch``) and publish one Celery
 message for each: the store never talks to Celery.  Reads are in
-``jobs.queries`` (``store.queries``).
+``jobs.queries`` (``store.queries``); what the live workers report of
+themselves is in ``jobs.worker_reports`` (``store.workers``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from jobs.transitions.complete import COMPLETE, CompleteReply
 from jobs.transitions.heartbeat import HEARTBEAT
 from jobs.transitions.progress import PROGRESS
 from jobs.transitions.retry import RETRY
+from jobs.worker_reports import WorkerReports
 
 # A refusal of an attempt's report, as the exception its caller handles.
 _REFUSALS = {
@@ -68,6 +70,8 @@ class JobStore(SweepTransitions):
         self.scripts = Scripts(client)
         #: The read side over the same client, for callers that hold a store.
         self.queries = JobQueries(client)
+        #: What the live workers report of themselves (their Tesseract languages).
+        self.workers = WorkerReports(client)
         # Readiness must answer fast, not ride out an outage like the job calls.
         self._probe = probe or client
 

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Prepare this machine to run ocrgw: system packages (Redis, Tesseract with
-# English data) and a project virtualenv in .venv.  With --tests, also what
-# only the test suite needs (Chromium with its driver, for the dashboard's
-# browser test; redis-sentinel, for the failover test; rabbitmq-server, for
-# the tests with RabbitMQ as the broker): scripts/test.sh passes it,
-# scripts/start.sh does not.
+# the languages of OCRGW_TESSERACT_LANGS, `eng` by default, and its
+# orientation data `osd`) and a project virtualenv in .venv.  With --tests,
+# also what only the test suite needs (German for Tesseract; Chromium with
+# its driver, for the dashboard's browser test; redis-sentinel, for the
+# failover test; rabbitmq-server, for the tests with RabbitMQ as the broker):
+# scripts/test.sh passes it, scripts/start.sh does not.
+#
+# OCRGW_TESSERACT_LANGS: Tesseract's language codes, separated by spaces or
+# commas (`eng deu`, `eng,fra,chi_sim`); each is the package
+# tesseract-ocr-<code>, with `_` written `-` (tesseract-ocr-chi-sim).
 #
 # Idempotent: each step checks before it acts, so a rerun on a ready machine
 # installs nothing and prints one line. Concurrent runs serialise on a lock so
@@ -17,6 +22,8 @@ STAMP="$VENV/.installed"
 LOCK="$ROOT/.run/setup.lock"
 PYTHON="${PYTHON:-python3}"
 REAL_PDF=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf
+# The TrueType font the German page of the language tests is drawn in (tests/integration/test_languages.py).
+TEST_FONT=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 MIN_PY="3.11"
 
 say() { printf '[setup] %s\n' "$*"; }
@@ -55,19 +62,51 @@ have_rabbitmq_server() {
     [[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ]] || command -v rabbitmq-server >/dev/null 2>&1
 }
 
-have_eng_tessdata() {
-    # Tesseract 4 prints the list on stderr, Tesseract 5 on stdout.
-    tesseract --list-langs 2>&1 | grep -qx eng
+# The languages Tesseract has data for, one a line, and whether it has one.
+# (Tesseract 4 prints the list on stderr, Tesseract 5 on stdout.)
+TESSDATA_LIST=""
+list_tessdata() {
+    TESSDATA_LIST="$(tesseract --list-langs 2>&1 || true)"
+}
+have_tessdata() {
+    grep -qx -- "$1" <<<"$TESSDATA_LIST"
+}
+
+# The Tesseract data this machine needs: the languages of OCRGW_TESSERACT_LANGS,
+# orientation detection (`osd`, for rotate_pages), and German for the tests.
+WANTED_TESSDATA=()
+read_wanted_tessdata() {
+    local langs lang
+    IFS=', ' read -ra langs <<<"${OCRGW_TESSERACT_LANGS:-eng}"
+    for lang in "${langs[@]}"; do
+        [[ -n $lang ]] || continue
+        [[ $lang =~ ^[a-z0-9_]+$ ]] \
+            || die "OCRGW_TESSERACT_LANGS: '$lang' is not a Tesseract language code (eng, deu, chi_sim...)"
+        WANTED_TESSDATA+=("$lang")
+    done
+    WANTED_TESSDATA+=(osd)
+    [[ $FOR_TESTS -eq 1 ]] && WANTED_TESSDATA+=(deu)
+    return 0
+}
+
+# Debian's package of a language's data: chi_sim is tesseract-ocr-chi-sim.
+tessdata_package() {
+    printf 'tesseract-ocr-%s' "${1//_/-}"
 }
 
 install_system_packages() {
     local missing=()
     command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
-    if ! command -v tesseract >/dev/null 2>&1; then
-        missing+=(tesseract-ocr tesseract-ocr-eng)
-    elif ! have_eng_tessdata; then
-        missing+=(tesseract-ocr-eng)
+    local lang
+    TESSDATA_LIST=""
+    if command -v tesseract >/dev/null 2>&1; then
+        list_tessdata
+    else
+        missing+=(tesseract-ocr)
     fi
+    for lang in "${WANTED_TESSDATA[@]}"; do
+        have_tessdata "$lang" || missing+=("$(tessdata_package "$lang")")
+    done
     if [[ $FOR_TESTS -eq 1 ]]; then
         command -v chromium >/dev/null 2>&1 || missing+=(chromium)
         command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
@@ -76,6 +115,7 @@ install_system_packages() {
         have_rabbitmq_server || missing+=(rabbitmq-server)
         # The real born-digital PDF the scan tests are made from (tests/scans.py).
         [[ -f $REAL_PDF ]] || missing+=(shared-mime-info)
+        [[ -f $TEST_FONT ]] || missing+=(fonts-dejavu-core)
     fi
     if [[ ${#missing[@]} -gt 0 ]]; then
         apt_install "${missing[@]}"
@@ -86,13 +126,19 @@ install_system_packages() {
 verify_system_packages() {
     command -v redis-server >/dev/null 2>&1 || die "redis-server still not on PATH after installing it"
     command -v tesseract >/dev/null 2>&1 || die "tesseract still not on PATH after installing it"
-    have_eng_tessdata || die "tesseract has no 'eng' language data after installing tesseract-ocr-eng"
+    local lang
+    list_tessdata
+    for lang in "${WANTED_TESSDATA[@]}"; do
+        have_tessdata "$lang" \
+            || die "tesseract has no '$lang' language data after installing $(tessdata_package "$lang")"
+    done
     [[ $FOR_TESTS -eq 1 ]] || return 0
     command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after installing it"
     command -v chromedriver >/dev/null 2>&1 || die "chromedriver still not on PATH after installing chromium-driver"
     command -v redis-sentinel >/dev/null 2>&1 || die "redis-sentinel still not on PATH after installing it"
     have_rabbitmq_server || die "rabbitmq-server still not found after installing it"
     [[ -f $REAL_PDF ]] || die "$REAL_PDF is missing: is /usr/share/doc excluded from this machine's packages?"
+    [[ -f $TEST_FONT ]] || die "$TEST_FONT is still missing after installing fonts-dejavu-core"
 }
 
 check_python() {
@@ -148,12 +194,14 @@ take_lock() {
 }
 
 main() {
+    read_wanted_tessdata
     take_lock
     install_system_packages
     check_python
     create_venv
     install_project
-    say "ready ($("$VENV/bin/python" -V 2>&1), redis $(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p'), tesseract $(tesseract --version 2>&1 | awk 'NR==1{print $2}'))"
+    list_tessdata
+    say "ready ($("$VENV/bin/python" -V 2>&1), redis $(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p'), tesseract $(tesseract --version 2>&1 | awk 'NR==1{print $2}') with $(grep -vx osd <<<"$TESSDATA_LIST" | grep -x '[a-z0-9_]*' | paste -sd ' '))"
 }
 
 main "$@"

@@ -11,16 +11,20 @@ a configured remote model's too.  The coordinator and the webhook deliverer
 share this app: they always name their queue.
 """
 
+import os
+from typing import Any
+
 from celery import Celery, signals
 from celery.app.amqp import Queues
 from kombu import Queue
 
 from jobs import connections, redis_access
 from jobs.config import Settings
-from jobs.registry import install_remote_models, model_queues
+from jobs.registry import MODELS, install_remote_models, model_queues
 from observability import celery_hooks
 from workers import process_limits
 from workers.broker import is_rabbitmq, rabbitmq_settings
+from workers.languages import LanguageReporter, installed_languages
 
 RUN_TASK = "ocrgw.run"
 SWEEP_TASK = "ocrgw.sweep"
@@ -130,6 +134,36 @@ def _limit_pool_process(**_):
     (prefork) get them: the worker's main process runs no job.
     """
     process_limits.apply(settings.worker_memory_limit_mb)
+
+
+# The main process's report of the Tesseract languages it has (``workers.languages``), once it is ready.
+_reporters: list[LanguageReporter] = []
+
+
+@signals.worker_ready.connect
+def _report_languages(sender: object = None, **_: object) -> None:
+    """A worker that consumes Tesseract's queue reports its languages, and keeps the report alive.
+
+    ``worker_ready`` comes in the main process once the pool has forked, so
+    no pool process inherits the thread; the coordinator and the webhook
+    deliverer consume no model's queue and report nothing.
+    """
+    consumer: Any = sender
+    queues = set(consumer.app.amqp.queues.consume_from or {}) if consumer is not None else set()
+    if MODELS["tesseract"].queue not in queues:
+        return
+    from jobs.store import JobStore
+
+    name = f"{consumer.hostname}:{os.getpid()}"
+    reports = JobStore.from_settings(settings).workers
+    _reporters.append(LanguageReporter(reports, name, installed_languages(), settings).start())
+
+
+@signals.worker_shutdown.connect
+def _withdraw_languages(**_: object) -> None:
+    """A clean shutdown withdraws the report at once: the gateways stop counting on this worker."""
+    while _reporters:
+        _reporters.pop().stop()
 
 
 celery_hooks.install(

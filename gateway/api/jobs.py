@@ -57,6 +57,7 @@ log = logging.getLogger(__name__)
     "idempotency_key_reused",
     "invalid_callback_url",
     "on_prem_required",
+    "unsupported_language",
     "draining",
     *ALWAYS,
 )
@@ -78,6 +79,7 @@ def submit():
         body=read_body(request, cache=False),
         # A request asks for on-prem itself (on_prem); a key with the on_prem_only policy forces it.
         require_on_prem=ON_PREM_ONLY in current_principal().policies,
+        languages=services().languages.get(),
     )
     created = _create(submission, Idempotency(key, submission.fingerprint) if key else None)
     metrics.submitted(submission, created)

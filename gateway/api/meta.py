@@ -18,8 +18,8 @@ from gateway.services import services
 @blueprint.response(200, ModelsSchema)
 @problems(blueprint, *AUTH_PROBLEMS, "internal_error")
 def models():
-    """The models: engine, where it runs, the content types and options it takes"""
-    return jsonify(services().models)
+    """The models: engine, where it runs, the content types and options it takes, the languages of the live workers"""
+    return jsonify(views.with_languages(services().models, services().languages.get()))
 
 
 @blueprint.route("/healthz", methods=["GET"])

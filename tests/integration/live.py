@@ -115,14 +115,17 @@ def ocrgw_keyspace(client: Redis) -> dict[bytes, bytes | None]:
     (``_kombu.binding.*``, ``unacked*``), so DBSIZE and a plain KEYS * move
     on their own.  The sweep lock is excluded too: beat's sweep takes and
     drops it several times a second whatever the gateway does; and so are
-    the call records of claims and completions, which expire on their own.
+    the call records of claims and completions, which expire on their own,
+    and the workers' reports of their languages, which they renew on their own.
     A key that expires between the scan and its DUMP maps to None.
     """
     prefix = f"{keys.NAMESPACE}:".encode()
     return {
         key: client.dump(key)
         for key in sorted(client.scan_iter(match=prefix + b"*", count=1000))
-        if key != keys.SWEEP_LOCK.encode() and not keys.is_call_record(key.decode())
+        if key != keys.SWEEP_LOCK.encode()
+        and not keys.is_call_record(key.decode())
+        and not keys.is_worker_report(key.decode())
     }
 
 

@@ -12,6 +12,7 @@ from pytesseract import Output
 
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, EngineUnavailable
+from jobs.registry import DEFAULT_LANGUAGE
 from workers.adapters.base import Line, PageAdapter, PageResult, union_bbox
 
 _LANG = re.compile(r"[A-Za-z0-9_/]+(\+[A-Za-z0-9_/]+)*")  # eng, chi_sim, script/Latin, eng+deu
@@ -62,7 +63,7 @@ class TesseractAdapter(PageAdapter):
         return _page_result(page, data)
 
     def _lang(self, options: dict) -> str:
-        lang = options.get("lang", "eng")
+        lang = options.get("lang", DEFAULT_LANGUAGE)
         if not isinstance(lang, str) or not _LANG.fullmatch(lang):
             raise AdapterError("options.lang must look like 'eng' or 'eng+deu'", code=ErrorCode.INVALID_OPTIONS)
         missing = set(lang.split("+")) - self._installed_languages()

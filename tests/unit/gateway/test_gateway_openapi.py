@@ -104,6 +104,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
             "too_many_children",
             "idempotency_key_reused",
             "invalid_callback_url",
+            "unsupported_language",
         },
         "500": {"internal_error"},
         "503": {"draining", "store_unavailable"},
