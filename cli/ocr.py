@@ -33,6 +33,7 @@ import pypdfium2 as pdfium
 from cli import waiting
 from cli.client import ApiError, Gateway, Unreachable
 from cli.submitting import content_type_of
+from jobs.contract import ErrorCode
 
 EXIT_OK = 0
 EXIT_BAD_ARGS = 1
@@ -48,7 +49,7 @@ PDF_TYPE = "application/pdf"
 #: The problems about the document itself: OCRmyPDF's "input file" error.
 _INPUT_PROBLEMS = frozenset(
     {
-        "invalid_document",
+        ErrorCode.INVALID_DOCUMENT,
         "empty_document",
         "unsupported_content_type",
         "content_type_mismatch",
@@ -58,7 +59,7 @@ _INPUT_PROBLEMS = frozenset(
         "payload_too_large",
     }
 )
-_LANGUAGE_PROBLEMS = frozenset({"unsupported_language"})
+_LANGUAGE_PROBLEMS = frozenset({ErrorCode.UNSUPPORTED_LANGUAGE})
 PAGE_SEPARATOR = "\f"
 
 
