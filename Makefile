@@ -13,5 +13,6 @@ start:
 test:
 	scripts/test.sh $(ARGS)
 
-bench: setup
+bench:
+	scripts/setup.sh --bench
 	.venv/bin/python -m bench

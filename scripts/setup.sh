@@ -5,7 +5,10 @@
 # also what only the test suite needs (German for Tesseract; Chromium with
 # its driver, for the dashboard's browser test; redis-sentinel, for the
 # failover test; rabbitmq-server, for the tests with RabbitMQ as the broker):
-# scripts/test.sh passes it, scripts/start.sh does not.
+# scripts/test.sh passes it, scripts/start.sh does not.  With --bench, what
+# `make bench` needs besides: the real PDF its scan is made from, and
+# OCRmyPDF (into .venv) with Ghostscript, the reference the scan benchmark
+# is measured against; OCRmyPDF is never a dependency of ocrgw itself.
 #
 # OCRGW_TESSERACT_LANGS: Tesseract's language codes, separated by spaces or
 # commas (`eng deu`, `eng,fra,chi_sim`); each is the package
@@ -42,7 +45,9 @@ as_root() {
 
 APT_UPDATED=0
 FOR_TESTS=0
+FOR_BENCH=0
 [[ "${1:-}" == "--tests" ]] && FOR_TESTS=1
+[[ "${1:-}" == "--bench" ]] && FOR_BENCH=1
 apt_install() {
     command -v apt-get >/dev/null 2>&1 \
         || die "apt-get not found; install these by hand: $*"
@@ -117,6 +122,10 @@ install_system_packages() {
         [[ -f $REAL_PDF ]] || missing+=(shared-mime-info)
         [[ -f $TEST_FONT ]] || missing+=(fonts-dejavu-core)
     fi
+    if [[ $FOR_BENCH -eq 1 ]]; then
+        [[ -f $REAL_PDF ]] || missing+=(shared-mime-info)
+        command -v gs >/dev/null 2>&1 || missing+=(ghostscript)
+    fi
     if [[ ${#missing[@]} -gt 0 ]]; then
         apt_install "${missing[@]}"
         verify_system_packages
@@ -182,6 +191,14 @@ install_project() {
     touch "$STAMP"
 }
 
+# The scan benchmark's reference (bench/scan.py), into the project's venv, for the bench only.
+install_bench_reference() {
+    [[ $FOR_BENCH -eq 1 ]] || return 0
+    "$VENV/bin/python" -c 'import ocrmypdf' >/dev/null 2>&1 && return 0
+    say "pip install ocrmypdf (the scan benchmark's reference)"
+    PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 "$VENV/bin/python" -m pip install -q ocrmypdf
+}
+
 # Serialise concurrent runs (two shells, or tests racing a developer).
 take_lock() {
     command -v flock >/dev/null 2>&1 || return 0
@@ -200,6 +217,7 @@ main() {
     check_python
     create_venv
     install_project
+    install_bench_reference
     list_tessdata
     say "ready ($("$VENV/bin/python" -V 2>&1), redis $(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p'), tesseract $(tesseract --version 2>&1 | awk 'NR==1{print $2}') with $(grep -vx osd <<<"$TESSDATA_LIST" | grep -x '[a-z0-9_]*' | paste -sd ' '))"
 }
