@@ -69,7 +69,7 @@ def test_paddle_blank_page_has_no_lines(paddle):
 def test_paddle_engine_failure_is_a_transient_adapter_error(monkeypatch):
     adapter = PaddleOcrAdapter()
 
-    def explode(_pixels):
+    def explode(_pixels, **_options):
         raise RuntimeError("onnxruntime went away")
 
     monkeypatch.setattr(adapter, "_engine", explode)
