@@ -96,3 +96,10 @@ def test_straightening_keeps_the_canvas_and_fills_the_corners_white():
     assert turned.getpixel((200, 150)) == (0, 0, 0)
     assert straighten(page, 0.0) is page
     assert not ImageChops.difference(straighten(page.convert("L"), 5.0).convert("RGB"), turned).getbbox()
+
+
+def test_a_large_page_is_reduced_for_osd_and_still_stood_up():
+    sheet = scan(5, turned=180)
+    large = sheet.resize((sheet.width * 2, sheet.height * 2), Image.Resampling.BICUBIC)  # a 400-dpi scan
+
+    assert upright_rotation(large) == 180
