@@ -93,6 +93,11 @@ def _url_option(envvar: str | None, default: str | None) -> Callable[..., Any]:
     )
 
 
+def _page_geometry(**switches: bool) -> dict[str, bool]:
+    """The geometry options a flag turns on; a flag left off sends nothing, so the model's default holds."""
+    return {name: True for name, on in switches.items() if on}
+
+
 json_flag = click.option("--json", "as_json", is_flag=True, help="Print the gateway's JSON answer as it is.")
 
 
@@ -113,6 +118,8 @@ def main(ctx: click.Context, url: str, api_key: str | None) -> None:
 @click.option("--split-pages", type=click.IntRange(min=1), metavar="N", help="Split one PDF into children of N pages.")
 @click.option("--idempotency-key", metavar="KEY", help="Resubmitting with the same key gives the same job.")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="A model option (repeatable).")
+@click.option("--rotate-pages", is_flag=True, help="Turn pages upright first (the option rotate_pages).")
+@click.option("--deskew", is_flag=True, help="Straighten crooked pages first (the option deskew).")
 @click.option("--content-type", metavar="TYPE", help="The files' media type, if their bytes and names do not say.")
 @click.option("--callback-url", metavar="URL", help="Where the job's view is POSTed once it ends.")
 @click.option("--wait", is_flag=True, help="Show progress until the job ends; exit 1 if it did not complete.")
@@ -137,6 +144,8 @@ def submit(
     split_pages: int | None,
     idempotency_key: str | None,
     options: tuple[str, ...],
+    rotate_pages: bool,
+    deskew: bool,
     content_type: str | None,
     callback_url: str | None,
     wait: bool,
@@ -155,7 +164,7 @@ def submit(
             model=model,
             max_parallel=max_parallel,
             split_pages=split_pages,
-            options=parse_options(options),
+            options=parse_options(options) | _page_geometry(rotate_pages=rotate_pages, deskew=deskew),
             callback_url=callback_url,
             idempotency_key=idempotency_key,
         )

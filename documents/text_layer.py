@@ -27,9 +27,16 @@ _LINE_BREAKS = frozenset("\r\n")
 
 
 @dataclass(frozen=True)
+class TextWord:
+    text: str
+    bbox: tuple[int, int, int, int]  # x0, y0, x1, y1 in the rendering's pixels
+
+
+@dataclass(frozen=True)
 class TextLine:
     text: str
     bbox: tuple[int, int, int, int]  # x0, y0, x1, y1 in the rendering's pixels
+    words: tuple[TextWord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,18 +62,19 @@ def read_text_layer(page: pdfium.PdfPage, scale: float) -> TextLayer | None:
     textpage = page.get_textpage()
     try:
         lines: list[TextLine] = []
-        chars: list[str] = []
-        boxes: list[tuple[float, float, float, float]] = []
+        # The line's words so far, each a list of (character, its box in PDF points).
+        words: list[list[tuple[str, tuple[float, float, float, float]]]] = [[]]
         for index in range(textpage.count_chars()):
             char = _char(textpage, index)
             if char in _LINE_BREAKS:
-                _end_line(lines, chars, boxes, page, width, height)
-                chars, boxes = [], []
-                continue
-            chars.append(char)
-            if not char.isspace():
-                boxes.append(textpage.get_charbox(index, loose=True))
-        _end_line(lines, chars, boxes, page, width, height)
+                _end_line(lines, words, page, width, height)
+                words = [[]]
+            elif char.isspace():
+                if words[-1]:
+                    words.append([])
+            else:
+                words[-1].append((char, textpage.get_charbox(index, loose=True)))
+        _end_line(lines, words, page, width, height)
     finally:
         textpage.close()
     return TextLayer(lines, width, height) if lines else None
@@ -80,19 +88,32 @@ def _char(textpage: pdfium.PdfTextPage, index: int) -> str:
     return chr(code)
 
 
-def _end_line(lines, chars, boxes, page, width, height) -> None:
-    text = " ".join("".join(chars).split())
-    if not text or not boxes:
+def _end_line(lines, words, page, width, height) -> None:
+    """Adds the line of ``words`` (each a list of characters and their boxes) if it shows anything."""
+    placed = [word for word in (_place_word(chars, page, width, height) for chars in words if chars) if word]
+    if not placed:
         return
+    bbox = (
+        min(word.bbox[0] for word in placed),
+        min(word.bbox[1] for word in placed),
+        max(word.bbox[2] for word in placed),
+        max(word.bbox[3] for word in placed),
+    )
+    lines.append(TextLine(" ".join(word.text for word in placed), bbox, tuple(placed)))
+
+
+def _place_word(chars, page, width, height) -> TextWord | None:
+    """The word of ``chars`` with its box in the rendering's pixels, clipped to it; None when nothing is left."""
     corners = [
         _to_device(page, x, y, width, height)
-        for left, bottom, right, top in boxes
+        for _, (left, bottom, right, top) in chars
         for x, y in ((left, top), (right, bottom))
     ]
     xs, ys = [c[0] for c in corners], [c[1] for c in corners]
     bbox = (max(min(xs), 0), max(min(ys), 0), min(max(xs), width), min(max(ys), height))
     if bbox[0] < bbox[2] and bbox[1] < bbox[3]:
-        lines.append(TextLine(text, bbox))
+        return TextWord("".join(char for char, _ in chars), bbox)
+    return None
 
 
 def _to_device(page: pdfium.PdfPage, x: float, y: float, width: int, height: int) -> tuple[int, int]:

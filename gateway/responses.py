@@ -79,10 +79,17 @@ class ProblemSchema(Schema):
 # -- results ----------------------------------------------------------------------------------
 
 
-class LineSchema(Schema):
+class WordSchema(Schema):
     text = fields.String(required=True)
     confidence = fields.Float(required=True, metadata={"description": "0 to 1."})
     bbox = fields.List(fields.Integer(), required=True, metadata={"description": "x0, y0, x1, y1 in pixels."})
+
+
+class LineSchema(WordSchema):
+    words = fields.List(
+        fields.Nested(WordSchema),
+        metadata={"description": "The line's words, in reading order, each inside the line's box."},
+    )
 
 
 class PageSchema(Schema):
@@ -96,8 +103,23 @@ class PageSchema(Schema):
         metadata={"description": "Where the text comes from: an engine, or the PDF's own text (text_layer)."},
     )
     lines = fields.List(fields.Nested(LineSchema), required=True)
-    width = fields.Integer(metadata={"description": "The page image's width in pixels: the space of the bboxes."})
-    height = fields.Integer(metadata={"description": "The page image's height in pixels."})
+    width = fields.Integer(
+        metadata={
+            "description": "The width in pixels of the page as displayed (upright and straightened): the image "
+            "the engine read, the space of the bboxes."
+        }
+    )
+    height = fields.Integer(metadata={"description": "Its height in pixels."})
+    rotation = fields.Integer(
+        validate=OneOf([0, 90, 180, 270]),
+        metadata={"description": "Degrees clockwise the page was turned to stand upright (options.rotate_pages)."},
+    )
+    skew = fields.Float(
+        metadata={
+            "description": "Degrees counter-clockwise the upright page was turned about its centre to straighten "
+            "it (options.deskew); 0 when it was not."
+        }
+    )
     child_index = fields.Integer(metadata={"description": "In a merged result: the child it comes from."})
 
 

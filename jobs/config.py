@@ -98,6 +98,23 @@ class _CommaSeparatedModels(mf.Field):
         return names
 
 
+class _ExecutionProviders(mf.Field):
+    """``CUDAExecutionProvider, CPUExecutionProvider`` -> the tuple, in order of preference; each a name ONNX
+    Runtime knows (whether this host's build has it is the engine's check when it loads)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any):
+        names = tuple(name.strip() for name in str(value).split(",") if name.strip())
+        if not names or len(set(names)) != len(names):
+            raise ValidationError("empty or repeated")
+        # Imported only when the variable is set: the default needs no check, and ONNX Runtime is large.
+        from onnxruntime import get_all_providers
+
+        unknown = [name for name in names if name not in get_all_providers()]
+        if unknown:
+            raise ValidationError(f"unknown to ONNX Runtime: {', '.join(unknown)}")
+        return names
+
+
 class _ApiKeys(mf.Field):
     """API keys, read by ``read`` (a keys file's path, or plain keys); its ``BadKeys`` says what is wrong."""
 
@@ -325,6 +342,19 @@ class Settings:
         whole_number(),
         1,
         "ONNX Runtime threads per worker process (at most the core count)",
+    )
+    paddleocr_providers: tuple[str, ...] = setting(
+        "OCRGW_PADDLEOCR_PROVIDERS",
+        Kind(
+            _ExecutionProviders(),
+            "a comma-separated list of ONNX Runtime execution providers, "
+            "e.g. CUDAExecutionProvider,CPUExecutionProvider",
+            "provider names, comma-separated",
+            explains=True,
+        ),
+        ("CPUExecutionProvider",),
+        "ONNX Runtime execution providers of PP-OCRv4's sessions, in order of preference; each must be "
+        "available in the worker's ONNX Runtime build (the GPU path is untested)",
     )
     preload_models: tuple[str, ...] = setting(
         "OCRGW_PRELOAD_MODELS",

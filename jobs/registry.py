@@ -32,6 +32,8 @@ from marshmallow.validate import OneOf, Range, Regexp
 
 from jobs.fields import StrictBoolean, StrictInteger, StrictNumber, Text
 
+#: OCRmyPDF's default ``--rotate-pages-threshold`` (``documents.geometry`` applies it).
+DEFAULT_ROTATE_PAGES_THRESHOLD = 14.0
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff"})
 DOCUMENT_TYPES = IMAGE_TYPES | {"application/pdf"}
 #: The highest ``first_page`` a job may name.
@@ -67,6 +69,26 @@ class PageOptions(Schema):
         metadata={
             "description": "The number of the document's first page, when it is part of a larger one: "
             "its pages are numbered from there (default 1). A split sets it for each part."
+        },
+    )
+    rotate_pages = StrictBoolean(
+        metadata={
+            "description": "Turn each OCRed page upright (a quarter or half turn) when Tesseract's orientation "
+            "detection is confident enough (OCRmyPDF's --rotate-pages); default false. The page's 'rotation' "
+            "says how far it was turned."
+        },
+    )
+    rotate_pages_threshold = StrictNumber(
+        validate=Range(min=0, max=1000),
+        metadata={
+            "description": "The orientation confidence a turn needs (OCRmyPDF's --rotate-pages-threshold); "
+            f"default {DEFAULT_ROTATE_PAGES_THRESHOLD}."
+        },
+    )
+    deskew = StrictBoolean(
+        metadata={
+            "description": "Straighten each OCRed page that was scanned crooked (within 10 degrees) before reading "
+            "it (OCRmyPDF's --deskew); default false. The page's 'skew' says by how much."
         },
     )
 

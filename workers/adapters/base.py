@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from PIL import Image
 
+from documents.geometry import DEFAULT_ROTATE_PAGES_THRESHOLD, correct
 from documents.inspection import inspect
 from documents.isolation import run_isolated
 from documents.limits import configured
@@ -33,10 +34,18 @@ TEXT_LAYER_CHOICES = ("ignore", "prefer")
 
 
 @dataclass(frozen=True)
+class Word:
+    text: str
+    confidence: float  # 0..1
+    bbox: tuple[int, int, int, int]  # x0, y0, x1, y1 in page pixels
+
+
+@dataclass(frozen=True)
 class Line:
     text: str
     confidence: float  # 0..1
     bbox: tuple[int, int, int, int]  # x0, y0, x1, y1 in page pixels
+    words: tuple[Word, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,10 @@ class PageResult:
     # the page has no image (echo's text).
     width: int = 0
     height: int = 0
+    # What was done to the page before it was read (``documents.geometry``): degrees clockwise it was
+    # turned to stand upright, then degrees counter-clockwise it was turned about its centre to straighten it.
+    rotation: int = 0
+    skew: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -71,18 +84,21 @@ def _page_dict(page: PageResult) -> dict[str, Any]:
         "page": page.page,
         "text": page.text,
         "source": page.source,
-        "lines": [
-            {
-                "text": line.text,
-                "confidence": round(float(line.confidence), 4),
-                "bbox": [int(v) for v in line.bbox],
-            }
-            for line in page.lines
-        ],
+        "rotation": int(page.rotation),
+        "skew": round(float(page.skew), 2),
+        "lines": [_text_dict(line) | {"words": [_text_dict(word) for word in line.words]} for line in page.lines],
     }
     if page.width and page.height:
         out["width"], out["height"] = page.width, page.height
     return out
+
+
+def _text_dict(item: Line | Word) -> dict[str, Any]:
+    return {
+        "text": item.text,
+        "confidence": round(float(item.confidence), 4),
+        "bbox": [int(v) for v in item.bbox],
+    }
 
 
 class Adapter(ABC):
@@ -163,9 +179,27 @@ class PageAdapter(Adapter):
         return run_isolated(read, index, what=f"page {index + 1}")
 
     def _ocr_page(self, doc: Document, index: int, number: int, options: dict, deadline: float | None) -> PageResult:
+        """Draws the page (in a child), stands it upright and straightens it as the options ask, and reads it.
+
+        The geometry runs here, on the drawn image: it only reads pixels (and
+        runs tesseract's OSD in a subprocess), so a child would buy nothing.
+        """
+        geometry = _geometry_options(options)
         image = self._read(doc.page, index)
+        if geometry.rotate_pages or geometry.deskew:
+            page = correct(
+                image,
+                rotate_pages=geometry.rotate_pages,
+                deskew=geometry.deskew,
+                threshold=geometry.threshold,
+                deadline=deadline,
+            )
+            image = page.image
+            rotation, skew = page.rotation, page.skew
+        else:
+            rotation, skew = 0, 0.0
         result = self.recognise(number, image, options, deadline)
-        return replace(result, source=OCR, width=image.width, height=image.height)
+        return replace(result, source=OCR, width=image.width, height=image.height, rotation=rotation, skew=skew)
 
     @abstractmethod
     def recognise(self, page: int, image: Image.Image, options: dict, deadline: float | None) -> PageResult:
@@ -173,8 +207,34 @@ class PageAdapter(Adapter):
 
 
 def _from_text_layer(number: int, layer: TextLayer) -> PageResult:
-    lines = [Line(line.text, 1.0, line.bbox) for line in layer.lines]
+    lines = [
+        Line(line.text, 1.0, line.bbox, tuple(Word(word.text, 1.0, word.bbox) for word in line.words))
+        for line in layer.lines
+    ]
     return PageResult(number, layer.text, lines, TEXT_LAYER, layer.width, layer.height)
+
+
+@dataclass(frozen=True)
+class GeometryOptions:
+    rotate_pages: bool
+    deskew: bool
+    threshold: float
+
+
+def _geometry_options(options: dict) -> GeometryOptions:
+    """OCRmyPDF's ``rotate_pages``, ``rotate_pages_threshold`` and ``deskew``, checked."""
+    switches = {}
+    for name in ("rotate_pages", "deskew"):
+        value = options.get(name, False)
+        if not isinstance(value, bool):
+            raise AdapterError(f"options.{name} must be true or false", code=ErrorCode.INVALID_OPTIONS)
+        switches[name] = value
+    threshold = options.get("rotate_pages_threshold", DEFAULT_ROTATE_PAGES_THRESHOLD)
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1000:
+        raise AdapterError(
+            "options.rotate_pages_threshold must be a number from 0 to 1000", code=ErrorCode.INVALID_OPTIONS
+        )
+    return GeometryOptions(switches["rotate_pages"], switches["deskew"], float(threshold))
 
 
 def _deadline(timeout_s: Any) -> float | None:

@@ -35,7 +35,7 @@ from jobs.config import Settings
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, EchoFailed, InvalidDocument
 from jobs.registry import MODELS
-from workers.adapters.base import Adapter, Line, OcrResult, PageResult
+from workers.adapters.base import Adapter, Line, OcrResult, PageResult, Word
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,11 @@ class EchoAdapter(Adapter):
         for number, page_text in enumerate(texts, start=1):
             if number > 1 and delay_ms:
                 time.sleep(delay_ms / 1000)
-            lines = [Line(line, 1.0, _NO_BOX) for line in page_text.splitlines() if line.strip()]
+            lines = [
+                Line(line, 1.0, _NO_BOX, tuple(Word(word, 1.0, _NO_BOX) for word in line.split()))
+                for line in page_text.splitlines()
+                if line.strip()
+            ]
             pages.append(PageResult(page=number, text=page_text, lines=lines))
             if on_page is not None:
                 on_page(number, len(texts))

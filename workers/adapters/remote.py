@@ -45,7 +45,7 @@ from jobs.config import Settings
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError
 from jobs.registry import RemoteModel
-from workers.adapters.base import Adapter, Line, OcrResult, PageResult
+from workers.adapters.base import Adapter, Line, OcrResult, PageResult, Word
 
 CONNECT_TIMEOUT_SECONDS = 5.0
 # The longest one request may wait for its answer: the upstream answers a submission once it has stored it.
@@ -244,7 +244,16 @@ def _result(view: dict[str, Any], upstream_id: str) -> OcrResult:
 
 
 def _page(page: dict[str, Any]) -> PageResult:
-    lines = [Line(str(line["text"]), float(line["confidence"]), _bbox(line["bbox"])) for line in page["lines"]]
+    """An upstream page as this API's; an older upstream's page has no words, rotation or skew."""
+    lines = [
+        Line(
+            str(line["text"]),
+            float(line["confidence"]),
+            _bbox(line["bbox"]),
+            tuple(Word(str(w["text"]), float(w["confidence"]), _bbox(w["bbox"])) for w in line.get("words", ())),
+        )
+        for line in page["lines"]
+    ]
     return PageResult(
         page=int(page["page"]),
         text=str(page["text"]),
@@ -252,6 +261,8 @@ def _page(page: dict[str, Any]) -> PageResult:
         source=str(page.get("source", "ocr")),
         width=int(page.get("width", 0)),
         height=int(page.get("height", 0)),
+        rotation=int(page.get("rotation", 0)),
+        skew=float(page.get("skew", 0.0)),
     )
 
 

@@ -13,7 +13,7 @@ from pytesseract import Output
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, EngineUnavailable
 from jobs.registry import DEFAULT_LANGUAGE
-from workers.adapters.base import Line, PageAdapter, PageResult, union_bbox
+from workers.adapters.base import Line, PageAdapter, PageResult, Word, union_bbox
 
 _LANG = re.compile(r"[A-Za-z0-9_/]+(\+[A-Za-z0-9_/]+)*")  # eng, chi_sim, script/Latin, eng+deu
 _WORD_LEVEL = 5
@@ -102,7 +102,7 @@ def _config(options: dict, image) -> str:
 
 def _page_result(page: int, data: dict) -> PageResult:
     """Group Tesseract's words into lines, and lines into paragraphs."""
-    lines: dict[tuple[int, int, int], list[tuple[str, float, tuple[int, int, int, int]]]] = {}
+    lines: dict[tuple[int, int, int], list[Word]] = {}
     for i, level in enumerate(data["level"]):
         text = str(data["text"][i]).strip()
         conf = data["conf"][i]
@@ -110,16 +110,17 @@ def _page_result(page: int, data: dict) -> PageResult:
             continue
         x, y, w, h = data["left"][i], data["top"][i], data["width"][i], data["height"][i]
         key = (data["block_num"][i], data["par_num"][i], data["line_num"][i])
-        lines.setdefault(key, []).append((text, conf / 100, (x, y, x + w, y + h)))
+        lines.setdefault(key, []).append(Word(text, conf / 100, (x, y, x + w, y + h)))
 
     result: list[Line] = []
     text_parts: list[str] = []
     previous_paragraph = None
     for (block, par, _), words in lines.items():
         line = Line(
-            text=" ".join(word[0] for word in words),
-            confidence=sum(word[1] for word in words) / len(words),
-            bbox=union_bbox([word[2] for word in words]),
+            text=" ".join(word.text for word in words),
+            confidence=sum(word.confidence for word in words) / len(words),
+            bbox=union_bbox([word.bbox for word in words]),
+            words=tuple(words),
         )
         if previous_paragraph is not None and previous_paragraph != (block, par):
             text_parts.append("")

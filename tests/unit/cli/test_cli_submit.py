@@ -8,6 +8,7 @@ import pytest
 
 from cli.main import EXIT_NOT_COMPLETED, main
 from cli.submitting import content_type_of
+from jobs import keys
 from tests.pdfs import pdf
 
 
@@ -86,6 +87,20 @@ def test_wait_with_json_prints_the_final_view(served, ocrgw, tmp_path):
     printed = json.loads(result.stdout)
     assert printed["status"] == "completed"
     assert printed["result"]["text"] == "final"
+
+
+def test_rotate_pages_and_deskew_flags_set_the_options_and_leave_others_as_given(served, ocrgw, tmp_path):
+    served.worker.pause()  # Tesseract would read it; only the options sent matter here
+    document = write(tmp_path, "scan.pdf", pdf([("text", "a crooked scan")]))
+
+    flagged = ocrgw("submit", str(document), "--rotate-pages", "--deskew", "--option", "rotate_pages_threshold=5")
+    plain = ocrgw("submit", str(document))
+
+    assert flagged.exit_code == plain.exit_code == 0, flagged.output + plain.output
+    options = [
+        json.loads(served.redis.hget(keys.job(result.stdout.strip()), "options") or "{}") for result in (flagged, plain)
+    ]
+    assert options == [{"rotate_pages": True, "deskew": True, "rotate_pages_threshold": 5}, {}]
 
 
 def test_split_pages_sends_the_pdf_with_split_pages_and_the_cap(served, ocrgw, tmp_path):

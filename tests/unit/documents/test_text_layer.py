@@ -56,6 +56,30 @@ def test_the_boxes_are_where_the_rendering_shows_the_words(rotation):
     assert all(b[2] - b[0] > 0 and b[3] - b[1] > 0 for b in boxes)
 
 
+@pytest.mark.parametrize("rotation", [0, 90])
+def test_each_line_holds_its_words_each_boxed_where_the_rendering_shows_it(rotation):
+    data = rotated(pdf([("text", "Invoice Total 1234\nSecond   line here")]), rotation)
+
+    with open_document(data, "application/pdf") as doc:
+        layer = doc.text_layer(0)
+        image = doc.page(0)
+
+    assert layer is not None
+    assert sorted([word.text for word in line.words] for line in layer.lines) == [
+        ["Invoice", "Total", "1234"],
+        ["Second", "line", "here"],
+    ]
+    for line in layer.lines:
+        assert line.bbox == union([word.bbox for word in line.words])
+        for word in line.words:
+            assert ink_box(image.crop(word.bbox)), word
+    # Words of a line do not overlap (along the line, across the rendering or down it): each box is its word's.
+    for line in layer.lines:
+        for left, right in zip(line.words, line.words[1:], strict=False):
+            a, b = left.bbox, right.bbox
+            assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (left, right)
+
+
 def test_image_pages_blank_pages_and_images_have_no_text_layer():
     data = pdf([("image", "ONLY PIXELS"), ("text", "   \n  ")])
 

@@ -206,6 +206,21 @@ def test_models_show_the_registry(client):
     tesseract = by_name["tesseract"]["options"]
     assert tesseract["properties"]["psm"]["maximum"] == 13
     assert tesseract["additionalProperties"] is False
+    for engine in ("tesseract", "paddleocr"):
+        options = by_name[engine]["options"]["properties"]
+        assert options["rotate_pages"]["type"] == options["deskew"]["type"] == "boolean"
+        assert options["rotate_pages_threshold"]["type"] == "number"
+        assert "14.0" in options["rotate_pages_threshold"]["description"]
+
+
+def test_a_result_page_documents_its_geometry_and_each_line_its_words(spec):
+    schemas = spec["components"]["schemas"]
+    page_ref = schemas["Result"]["properties"]["pages"]["items"]["$ref"]
+    page = schemas[page_ref.rsplit("/", 1)[1]]["properties"]
+    assert page["rotation"]["enum"] == [0, 90, 180, 270] and page["skew"]["type"] == "number"
+    line = schemas[page["lines"]["items"]["$ref"].rsplit("/", 1)[1]]["properties"]
+    word = schemas[line["words"]["items"]["$ref"].rsplit("/", 1)[1]]["properties"]
+    assert set(word) == {"text", "confidence", "bbox"}
 
 
 def test_a_document_that_breaks_its_schema_fails_the_check(app):

@@ -39,7 +39,16 @@ def page(number: int, text: str, **fields: Any) -> dict[str, Any]:
         "page": number,
         "text": text,
         "source": "ocr",
-        "lines": [{"text": text, "confidence": 0.9312, "bbox": [10, 20, 310, 60]}],
+        "rotation": 0,
+        "skew": 0.0,
+        "lines": [
+            {
+                "text": text,
+                "confidence": 0.9312,
+                "bbox": [10, 20, 310, 60],
+                "words": [{"text": text, "confidence": 0.9312, "bbox": [10, 20, 310, 60]}],
+            }
+        ],
         "width": 1700,
         "height": 2200,
         **fields,

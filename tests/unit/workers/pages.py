@@ -7,6 +7,8 @@ import re
 
 from PIL import Image, ImageDraw, ImageFont
 
+from documents.text_layer import TextLine
+
 FONT = ImageFont.load_default(size=48)
 
 
@@ -44,3 +46,50 @@ def two_page_pdf() -> bytes:
 class Progress(list):
     def __call__(self, done, total):
         self.append((done, total))
+
+
+def source_lines(index: int) -> list[TextLine]:
+    """The lines of page ``index`` of the real PDF behind tests/scans.py, boxed in its upright scan's pixels.
+
+    A scan is the page drawn at ``SCAN_DPI``, the adapters' rendering dpi: its
+    text layer read at that dpi boxes each word where the upright scan shows it.
+    """
+    from documents.pages import open_document
+    from tests.scans import real_pdf
+
+    with open_document(real_pdf(), "application/pdf") as doc:
+        layer = doc.text_layer(index)
+    assert layer is not None
+    return layer.lines
+
+
+def source_words(index: int) -> list[tuple[str, tuple[int, int, int, int]]]:
+    """The words of ``source_lines``, each with its box."""
+    return [(word.text, word.bbox) for line in source_lines(index) for word in line.words]
+
+
+def centre(box) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
+def inside(inner, outer, slack: int = 0) -> bool:
+    return (outer[0] - slack <= inner[0] and outer[1] - slack <= inner[1]
+            and inner[2] <= outer[2] + slack and inner[3] <= outer[3] + slack)  # fmt: skip
+
+
+def placed_where_shown(read_words, truth, slack: int = 8) -> tuple[int, list]:
+    """How many of ``read_words`` (text, box) name a word that occurs once in ``truth`` and sit on it; the misses."""
+    once = {}
+    for text, box in truth:
+        once[text] = None if text in once else box
+    matched, misses = 0, []
+    for text, box in read_words:
+        expected = once.get(text)
+        if expected is None:
+            continue
+        x, y = centre(box)
+        if expected[0] - slack <= x <= expected[2] + slack and expected[1] - slack <= y <= expected[3] + slack:
+            matched += 1
+        else:
+            misses.append((text, box, expected))
+    return matched, misses

@@ -9,7 +9,7 @@ from jobs.errors import AdapterError, EchoFailed, InvalidDocument
 from tests.unit.workers.pages import Progress
 from workers.adapters import echo as echo_module
 from workers.adapters import get_adapter
-from workers.adapters.base import Line, OcrResult, PageResult
+from workers.adapters.base import Line, OcrResult, PageResult, Word
 
 # --- result model ------------------------------------------------------------
 
@@ -17,7 +17,15 @@ from workers.adapters.base import Line, OcrResult, PageResult
 def test_result_text_joins_pages_and_to_dict_is_json_ready():
     result = OcrResult(
         pages=[
-            PageResult(1, "one\n  \n", [Line("one", 0.123456, (1, 2, 3, 4))], width=10, height=20),
+            PageResult(
+                1,
+                "one\n  \n",
+                [Line("one", 0.123456, (1, 2, 3, 4), (Word("one", 0.98765, (1, 2, 3, 4)),))],
+                width=10,
+                height=20,
+                rotation=90,
+                skew=-1.23456,
+            ),
             PageResult(2, "two", [], source="text_layer"),
         ]
     )
@@ -30,11 +38,20 @@ def test_result_text_joins_pages_and_to_dict_is_json_ready():
                 "page": 1,
                 "text": "one\n  \n",
                 "source": "ocr",
-                "lines": [{"text": "one", "confidence": 0.1235, "bbox": [1, 2, 3, 4]}],
+                "rotation": 90,
+                "skew": -1.23,
+                "lines": [
+                    {
+                        "text": "one",
+                        "confidence": 0.1235,
+                        "bbox": [1, 2, 3, 4],
+                        "words": [{"text": "one", "confidence": 0.9877, "bbox": [1, 2, 3, 4]}],
+                    }
+                ],
                 "width": 10,
                 "height": 20,
             },
-            {"page": 2, "text": "two", "source": "text_layer", "lines": []},
+            {"page": 2, "text": "two", "source": "text_layer", "rotation": 0, "skew": 0.0, "lines": []},
         ],
     }
 
@@ -78,9 +95,24 @@ def test_echo_returns_the_payload_with_a_line_per_non_empty_line():
                 "page": 1,
                 "text": "héllo\n\n  \nworld 42\n",
                 "source": "ocr",
+                "rotation": 0,
+                "skew": 0.0,
                 "lines": [
-                    {"text": "héllo", "confidence": 1.0, "bbox": [0, 0, 0, 0]},
-                    {"text": "world 42", "confidence": 1.0, "bbox": [0, 0, 0, 0]},
+                    {
+                        "text": "héllo",
+                        "confidence": 1.0,
+                        "bbox": [0, 0, 0, 0],
+                        "words": [{"text": "héllo", "confidence": 1.0, "bbox": [0, 0, 0, 0]}],
+                    },
+                    {
+                        "text": "world 42",
+                        "confidence": 1.0,
+                        "bbox": [0, 0, 0, 0],
+                        "words": [
+                            {"text": "world", "confidence": 1.0, "bbox": [0, 0, 0, 0]},
+                            {"text": "42", "confidence": 1.0, "bbox": [0, 0, 0, 0]},
+                        ],
+                    },
                 ],
             }
         ],

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from PIL import Image
 
 from jobs.errors import AdapterError
 from tests.pdfs import pdf
+from tests.scans import scanned_pages, scanned_pdf
 from tests.unit.workers.pages import HELLO_PNG, Progress
 from workers.adapters.base import Line, PageAdapter, PageResult
 
@@ -28,7 +32,7 @@ class RecordingEngine(PageAdapter):
 def test_prefer_answers_text_pages_from_their_text_and_ocrs_the_others():
     engine = RecordingEngine()
 
-    result = engine.run(MIXED, "application/pdf", {"text_layer": "prefer"})
+    result = engine.run(MIXED, "application/pdf", {"text_layer": "prefer", "rotate_pages": True, "deskew": True})
 
     assert [p.source for p in result.pages] == ["text_layer", "ocr", "text_layer", "ocr"]
     assert [p.text for p in result.pages] == ["Text page one", "ocr 2", "Text page three", "ocr 4"]
@@ -39,6 +43,38 @@ def test_prefer_answers_text_pages_from_their_text_and_ocrs_the_others():
     assert (text_page.width, text_page.height) == (1700, 2200)
     assert (result.pages[1].width, result.pages[1].height) == engine.read[0][1]
     assert result.to_dict()["pages"][0]["source"] == "text_layer"
+    # A text page's words come from its characters, as sure as its lines; it is never turned or straightened.
+    assert [(w.text, w.confidence) for w in text_page.lines[0].words] == [("Text", 1.0), ("page", 1.0), ("one", 1.0)]
+    assert [(p.rotation, p.skew) for p in result.pages] == [(0, 0.0)] * 4
+
+
+def test_a_page_is_stood_upright_and_straightened_before_the_engine_reads_it():
+    upright = scanned_pages([5])[0]
+    document = scanned_pdf([5], turned={5: 90}, skewed={5: 2.6})
+    engine = RecordingEngine()
+
+    result = engine.run(document, "application/pdf", {"rotate_pages": True, "deskew": True})
+
+    (page,) = result.pages
+    with Image.open(io.BytesIO(upright.jpeg)) as image:
+        upright_size = image.size
+    # Fed a quarter turn clockwise: three more quarters clockwise stand it up; then it is turned back 2.6°.
+    assert (page.rotation, page.source) == (270, "ocr")
+    assert page.skew == pytest.approx(-2.6, abs=0.3)
+    [(number, read_size)] = engine.read
+    # Drawn from the PDF page, the scan may gain a pixel: the page's size in points is rounded up.
+    assert number == 1 and read_size == pytest.approx(upright_size, abs=1)
+    assert (page.width, page.height) == read_size
+    assert result.to_dict()["pages"][0]["rotation"] == 270
+
+
+def test_pages_are_read_as_they_are_unless_the_options_ask():
+    engine = RecordingEngine()
+
+    (page,) = engine.run(scanned_pdf([5], turned={5: 90}, skewed={5: 2.6}), "application/pdf", {}).pages
+
+    assert (page.rotation, page.skew) == (0, 0.0)
+    assert engine.read[0][1][0] > engine.read[0][1][1]  # still lying on its side
 
 
 def test_ignore_is_the_default_and_ocrs_every_page():
@@ -71,7 +107,17 @@ def test_first_page_numbers_the_pages_in_the_whole_document_and_progress_stays_l
 
 @pytest.mark.parametrize(
     "options",
-    [{"text_layer": "always"}, {"text_layer": True}, {"first_page": 0}, {"first_page": "2"}, {"first_page": True}],
+    [
+        {"text_layer": "always"},
+        {"text_layer": True},
+        {"first_page": 0},
+        {"first_page": "2"},
+        {"first_page": True},
+        {"rotate_pages": "yes"},
+        {"deskew": 1},
+        {"rotate_pages": True, "rotate_pages_threshold": -1},
+        {"rotate_pages": True, "rotate_pages_threshold": True},
+    ],
 )
 def test_bad_options_fail_the_job_once(options):
     with pytest.raises(AdapterError) as raised:

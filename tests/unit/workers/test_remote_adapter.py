@@ -92,6 +92,18 @@ def test_the_document_goes_up_as_a_json_job_and_the_upstreams_pages_come_back(up
     assert not upstream.of("DELETE")
 
 
+def test_an_older_upstream_s_pages_get_no_words_and_stand_as_they_were(upstream):
+    older = page(1, "first page", lines=[{"text": "first page", "confidence": 0.9, "bbox": [10, 20, 310, 60]}])
+    for field in ("rotation", "skew"):
+        del older[field]
+    upstream.views = [completed(older)]
+
+    result = adapter_for(upstream.url).run(DOCUMENT, "image/png", {})
+
+    [shown] = result.to_dict()["pages"]
+    assert (shown["rotation"], shown["skew"], shown["lines"][0]["words"]) == (0, 0.0, [])
+
+
 def test_without_a_key_no_authorization_is_sent(upstream):
     adapter_for(upstream.url).run(DOCUMENT, "image/png", {})
 

@@ -7,7 +7,18 @@ import os
 import pytest
 
 from jobs.errors import AdapterError, EngineUnavailable, InvalidDocument
-from tests.unit.workers.pages import HELLO_PNG, Progress, draw, png, two_page_pdf, words
+from tests.scans import scanned_pdf
+from tests.unit.workers.pages import (
+    HELLO_PNG,
+    Progress,
+    draw,
+    inside,
+    placed_where_shown,
+    png,
+    source_words,
+    two_page_pdf,
+    words,
+)
 from workers.adapters import get_adapter
 from workers.adapters.tesseract import TesseractAdapter
 
@@ -129,3 +140,36 @@ def test_tesseract_limits_openmp_threads_unless_told_otherwise(monkeypatch):
     monkeypatch.setenv("OMP_THREAD_LIMIT", "2")
     TesseractAdapter()
     assert os.environ["OMP_THREAD_LIMIT"] == "2"
+
+
+# --- words, and pages turned and crooked --------------------------------------
+
+
+def test_tesseract_stands_a_crooked_sideways_scan_up_and_boxes_its_words_where_the_upright_page_shows_them(tesseract):
+    document = scanned_pdf([5], turned={5: 90}, skewed={5: 3.0})
+
+    result = tesseract.run(document, "application/pdf", {"rotate_pages": True, "deskew": True})
+
+    (page,) = result.pages
+    assert page.rotation == 270 and page.skew == pytest.approx(-3.0, abs=0.3)
+    assert page.width < page.height  # upright: portrait again
+    assert all(line.words for line in page.lines)
+    for line in page.lines:
+        assert line.text == " ".join(word.text for word in line.words)
+        assert all(inside(word.bbox, line.bbox) and 0 <= word.confidence <= 1 for word in line.words)
+    read = [(word.text, word.bbox) for line in page.lines for word in line.words]
+    matched, misses = placed_where_shown(read, source_words(5))
+    # Nearly every word read is a word of the page, where the upright, straight page has it.
+    assert matched >= 100 and len(misses) <= matched // 50, misses[:5]
+    shown = result.to_dict()["pages"][0]
+    assert (shown["rotation"], shown["width"], shown["height"]) == (270, page.width, page.height)
+    assert shown["lines"][0]["words"][0]["text"] == page.lines[0].words[0].text
+
+
+def test_tesseract_leaves_a_page_alone_unless_asked(tesseract):
+    (page,) = tesseract.run(HELLO_PNG, "image/png", {}).pages
+
+    assert (page.rotation, page.skew) == (0, 0.0)
+    hello = next(line for line in page.lines if "HELLO" in line.text.upper())
+    assert [word.text.upper() for word in hello.words] == ["HELLO", "OCRGW", "42"]
+    assert hello.words[0].bbox[2] <= hello.words[1].bbox[0]

@@ -59,7 +59,7 @@ def test_running_out_of_memory_fails_the_job_at_once_and_the_next_job_runs(h):
 def test_paddleocr_lets_a_memory_error_through_instead_of_retrying_it(monkeypatch):
     adapter = PaddleOcrAdapter()
 
-    def exhaust(_pixels):
+    def exhaust(_pixels, **_options):
         raise MemoryError
 
     monkeypatch.setattr(adapter, "_engine", exhaust)
