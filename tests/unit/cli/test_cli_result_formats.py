@@ -36,11 +36,11 @@ def test_hocr_to_stdout_and_alto_to_a_file_are_the_gateways_documents(served, oc
     assert hocr.stdout_bytes == served_document(served, group_id, "hocr")
     assert out.read_bytes() == served_document(served, group_id, "alto")
     assert alto.stdout == ""
-    # echo's lines have no words: each line is one word, in page order
+    # echo's words are its text's, split at spaces, in page order
     assert [w.text for page in hocr_pages(hocr.stdout) for line in hocr_words(page) for w in line] == [
-        "alpha", "beta gamma"]  # fmt: skip
+        "alpha", "beta", "gamma"]  # fmt: skip
     assert [w.text for page in alto_pages(out.read_text()) for line in alto_words(page) for w in line] == [
-        "alpha", "beta gamma"]  # fmt: skip
+        "alpha", "beta", "gamma"]  # fmt: skip
 
 
 def test_a_document_of_a_job_still_running_is_the_problem(served, ocrgw, tmp_path):
