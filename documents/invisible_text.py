@@ -99,13 +99,13 @@ def text_content(lines: Iterable[Line], font: GlyphlessFont, font_name: str) -> 
             scaling = max((word.right - word.left) / (len(word.text) * em), _MIN_SCALING)
             codes = _escaped(font.encode(word.text))
             if following is None:
-                out.append(f"{_number(100 * scaling)} Tz (".encode() + codes + b") Tj")
+                out.append(f"{_number(100 * scaling, 1)} Tz (".encode() + codes + b") Tj")
                 continue
             # After the space the text position is a space's width past the box; the displacement
             # (thousandths of the font size, scaled) takes it to the next word's left edge.
             rest = following.left - word.right - em * scaling
             displacement = round(-rest * 1000 / (size * scaling))
-            out.append(f"{_number(100 * scaling)} Tz [(".encode() + codes + space + f") {displacement}] TJ".encode())
+            out.append(f"{_number(100 * scaling, 1)} Tz [(".encode() + codes + space + f") {displacement}] TJ".encode())
         out.append(b"ET")
     return b"\n".join(out) if len(out) > 1 else b""
 
@@ -115,10 +115,11 @@ def _escaped(codes: bytes) -> bytes:
     return codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)").replace(b"\r", b"\\r")
 
 
-def _number(value: float) -> str:
+def _number(value: float, decimals: int = 2) -> str:
+    """The number in few characters: positions to a hundredth of a point, scalings to a tenth of a percent."""
     if not math.isfinite(value):
         return "0"
-    text = f"{value:.2f}".rstrip("0").rstrip(".")  # a hundredth of a point, of a percent: below what shows
+    text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
     return "0" if text in ("", "-0") else text
 
 

@@ -41,6 +41,13 @@ _JPEG_COLOUR_SPACES = {"L": pikepdf.Name.DeviceGray, "RGB": pikepdf.Name.DeviceR
 _QUARTER_TURNS = {3: 180, 6: 90, 8: 270}
 _MIRRORED = frozenset({2, 4, 5, 7})
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_TIFF_PHOTOMETRIC, _TIFF_FILL_ORDER, _TIFF_STRIP_OFFSETS, _TIFF_ROWS_PER_STRIP, _TIFF_STRIP_BYTE_COUNTS = (
+    262,
+    266,
+    273,
+    278,
+    279,
+)
 _PNG_COLOURS = {0: 1, 2: 3, 3: 1}  # colour type -> components in the data (palette: one index)
 
 
@@ -64,8 +71,8 @@ def add_image_pages(pdf: pikepdf.Pdf, data: bytes, frames: Sequence[int] | None)
     with image:
         count = getattr(image, "n_frames", 1) if media_type == sniffing.TIFF else 1
         chosen = list(range(count)) if frames is None else list(frames)
-        if any(not 0 <= index < count for index in chosen):
-            raise InvalidDocument(f"the image has {count} page(s): no page {[i + 1 for i in chosen]}")
+        if missing := [index for index in chosen if not 0 <= index < count]:
+            raise InvalidDocument(f"the image has {count} page(s), not pages {missing} (0-based)")
         pages = []
         for index in chosen:
             image.seek(index)
@@ -74,13 +81,7 @@ def add_image_pages(pdf: pikepdf.Pdf, data: bytes, frames: Sequence[int] | None)
 
 
 def _add_page(pdf: pikepdf.Pdf, image: Image.Image, data: bytes, media_type: str) -> ImagePage:
-    if media_type == sniffing.JPEG and image.mode in _JPEG_COLOUR_SPACES:
-        xobject = _jpeg(pdf, image, data)
-    elif media_type == sniffing.PNG and (passed := _png_as_is(pdf, data)) is not None:
-        xobject = passed
-    else:
-        image.load()
-        xobject = _decoded(pdf, image)
+    xobject = _image_xobject(pdf, image, data, media_type)
     dpi_x, dpi_y = _dpi(image)
     width, height = image.width * POINTS_PER_INCH / dpi_x, image.height * POINTS_PER_INCH / dpi_y
     orientation = _orientation(image)
@@ -98,6 +99,21 @@ def _add_page(pdf: pikepdf.Pdf, image: Image.Image, data: bytes, media_type: str
     # The engines read the pixels at this dpi; a mirrored quarter turn swaps the axes.
     dpi = dpi_y if orientation in (5, 7) else dpi_x
     return ImagePage(pdf.pages[-1], dpi)
+
+
+def _image_xobject(pdf: pikepdf.Pdf, image: Image.Image, data: bytes, media_type: str) -> pikepdf.Stream:
+    """The frame as it came where a PDF reads it so (a JPEG, a PNG, a Group 4 strip); else its pixels, lossless."""
+    if media_type == sniffing.JPEG and image.mode in _JPEG_COLOUR_SPACES:
+        return _jpeg(pdf, image, data)
+    as_is = None
+    if media_type == sniffing.PNG:
+        as_is = _png_as_is(pdf, data)
+    elif media_type == sniffing.TIFF:
+        as_is = _group4_as_is(pdf, image, data)
+    if as_is is not None:
+        return as_is
+    image.load()
+    return _decoded(pdf, image)
 
 
 def _placement(orientation: int, width: float, height: float) -> tuple[tuple[float, ...], tuple[float, float]]:
@@ -183,6 +199,25 @@ def _png_as_is(pdf: pikepdf.Pdf, data: bytes) -> pikepdf.Stream | None:
     return stream
 
 
+def _group4_as_is(pdf: pikepdf.Pdf, image: Image.Image, data: bytes) -> pikepdf.Stream | None:
+    """A bilevel TIFF frame's CCITT Group 4 data as it is (``CCITTFaxDecode``), when it is one strip in bit order."""
+    tags = getattr(image, "tag_v2", None)
+    if tags is None or image.info.get("compression") != "group4" or tags.get(_TIFF_FILL_ORDER, 1) != 1:
+        return None
+    offsets, counts = tags.get(_TIFF_STRIP_OFFSETS), tags.get(_TIFF_STRIP_BYTE_COUNTS)
+    if not offsets or not counts or len(offsets) != 1 or len(counts) != 1:
+        return None
+    strip = data[offsets[0] : offsets[0] + counts[0]]
+    if len(strip) != counts[0]:
+        return None
+    stream = _image_stream(pdf, strip, image.width, image.height, pikepdf.Name.DeviceGray, 1)
+    stream.Filter = pikepdf.Name.CCITTFaxDecode
+    # The code's "black" runs are the pixels of value 1; min-is-black makes those white.
+    black_is_1 = tags.get(_TIFF_PHOTOMETRIC, 0) == 1
+    stream.DecodeParms = pikepdf.Dictionary(K=-1, Columns=image.width, Rows=image.height, BlackIs1=black_is_1)
+    return stream
+
+
 def _png_chunks(data: bytes) -> tuple[bytes, bytes, bytes, bool] | None:
     """The PNG's IHDR, PLTE, concatenated IDAT data and whether it has a tRNS chunk; None if malformed."""
     if not data.startswith(_PNG_SIGNATURE):
@@ -215,7 +250,9 @@ def _decoded(pdf: pikepdf.Pdf, image: Image.Image) -> pikepdf.Stream:
         with_alpha = image.convert("LA" if image.mode in ("1", "L", "LA", "I;16", "I") else "RGBA")
         mask = _flate(pdf, with_alpha.getchannel("A").tobytes(), image.size, pikepdf.Name.DeviceGray, 8)
         image = with_alpha.convert(with_alpha.mode[:-1])
-    if image.mode == "1":
+    if image.mode == "1" and mask is None:
+        stream = _bilevel(pdf, image)
+    elif image.mode == "1":
         stream = _flate(pdf, image.tobytes(), image.size, pikepdf.Name.DeviceGray, 1)
     elif image.mode == "P":
         palette = bytes(image.getpalette("RGB") or b"")[: 256 * 3] or bytes(range(256)) * 3
@@ -231,6 +268,19 @@ def _decoded(pdf: pikepdf.Pdf, image: Image.Image) -> pikepdf.Stream:
     if mask is not None:
         stream.SMask = mask
     return stream
+
+
+def _bilevel(pdf: pikepdf.Pdf, image: Image.Image) -> pikepdf.Stream:
+    """A 1-bit image in CCITT Group 4, what scanners store it in, or Flate if that is smaller (a dithered picture)."""
+    buffer = io.BytesIO()
+    # One strip: a PDF's CCITT stream is one, and every strip starts afresh.
+    image.save(buffer, "TIFF", compression="group4", tiffinfo={_TIFF_ROWS_PER_STRIP: image.height})
+    with Image.open(buffer) as encoded:
+        group4 = _group4_as_is(pdf, encoded, buffer.getvalue())
+    flate = zlib.compress(image.tobytes(), 9)
+    if group4 is not None and len(group4.read_raw_bytes()) <= len(flate):
+        return group4
+    return _flate(pdf, image.tobytes(), image.size, pikepdf.Name.DeviceGray, 1)
 
 
 def _sixteen_bits(image: Image.Image) -> bytes:

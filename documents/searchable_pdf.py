@@ -68,6 +68,7 @@ _DOCUMENT_ERRORS = (
     struct.error,
     zlib.error,
     Image.DecompressionBombError,
+    Image.DecompressionBombWarning,  # made an error by documents.pages
 )
 
 
@@ -109,8 +110,7 @@ def _build(sources: Sequence[SourceDocument]) -> bytes:
             for index, page in enumerate(pdf.pages):
                 _graft(pdf, page, first.pages.get(index), font, RENDER_DPI)
             return _saved(pdf)
-    # qpdf copies a page's streams when the copy is saved: the sources stay open until then.
-    with pikepdf.new() as output, ExitStack() as opened:
+    with pikepdf.new() as output, _OpenedPdfs() as opened:
         font = GlyphlessFont(output, characters)
         for source in sources:
             for page, result, dpi in _added_pages(output, source, opened):
@@ -118,8 +118,26 @@ def _build(sources: Sequence[SourceDocument]) -> bytes:
         return _saved(output)
 
 
+class _OpenedPdfs(ExitStack):
+    """The source PDFs, each opened once, and kept open until the output is saved.
+
+    qpdf copies a page's streams from its source when the copy is saved; and
+    one copier per source PDF is what copies the objects its pages share (a
+    font, an image) once, even when the same document comes in twice.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._by_document: dict[bytes, pikepdf.Pdf] = {}
+
+    def open(self, document: bytes) -> pikepdf.Pdf:
+        if document not in self._by_document:
+            self._by_document[document] = self.enter_context(_open_pdf(document))
+        return self._by_document[document]
+
+
 def _added_pages(
-    output: pikepdf.Pdf, source: SourceDocument, opened: ExitStack
+    output: pikepdf.Pdf, source: SourceDocument, opened: _OpenedPdfs
 ) -> list[tuple[pikepdf.Page, Any, float]]:
     """The source's pages, added to ``output``, with their result and the dpi of a result without a size."""
     media_type = _media_type(source)
@@ -129,14 +147,13 @@ def _added_pages(
         return [(image.page, source.pages.get(index), image.dpi) for image, index in zip(added, indices, strict=True)]
     if media_type != PDF_TYPE:
         raise InvalidDocument(f"a searchable PDF is made of PDFs and images, not {source.content_type!r}")
-    pdf = opened.enter_context(_open_pdf(source.document))
+    pdf = opened.open(source.document)
     count = len(pdf.pages)
     chosen = range(count) if source.only is None else source.only
-    if any(not 0 <= index < count for index in chosen):
-        raise InvalidDocument(f"the PDF has {count} page(s): no page {[i + 1 for i in chosen]}")
+    if missing := [index for index in chosen if not 0 <= index < count]:
+        raise InvalidDocument(f"the PDF has {count} page(s), not pages {missing} (0-based)")
     pages: list[tuple[pikepdf.Page, Any, float]] = []
     for index in chosen:
-        # One copier per source PDF: the objects its pages share are copied once.
         output.pages.append(pdf.pages[index])
         pages.append((output.pages[-1], source.pages.get(index), RENDER_DPI))
     return pages

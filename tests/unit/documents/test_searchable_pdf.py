@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import io
+import random
 import zlib
 from functools import cache
 from typing import Any
@@ -214,6 +216,9 @@ def test_every_page_of_the_real_pdf_can_take_words_and_stays_its_size():
 
     data = searchable_pdf([SourceDocument(original, PDF, layer_pages())])
 
+    # Every page OCRed, the words of this text-dense document weigh about a third of it (each word
+    # its codes, a scaling and a displacement): the pages themselves are not copied again.
+    assert len(data) <= 1.4 * len(original)
     after, before = opened(data), opened(original)
     assert [after[i].get_size() for i in range(17)] == [before[i].get_size() for i in range(17)]
     # Each page's text is there twice: the original and the grafted words, in reading order with spaces.
@@ -375,6 +380,24 @@ def test_a_multi_page_tiff_is_one_page_a_frame_and_a_1_bit_frame_stays_1_bit():
     assert [text_of(document, 0), text_of(document, 1)] == ["", "second"]
     assert sorted(int(s.BitsPerComponent) for s in image_streams(data)) == [1, 8]
     assert difference(rendering(data, 0, 300 / 72), frames[0].convert("L")) < 1
+
+
+@pytest.mark.parametrize("photometric", [0, 1])  # min-is-white (a fax's), min-is-black (Pillow's)
+def test_a_bilevel_tiff_scan_stays_group_4_and_its_size(photometric):
+    frames = [
+        Image.open(io.BytesIO(scan.jpeg)).convert("L").point(lambda v: 255 if v > 128 else 0).convert("1")
+        for scan in scanned_pages([0, 3])
+    ]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, "TIFF", compression="group4", save_all=True, append_images=frames[1:],
+                   dpi=(200, 200), tiffinfo={262: photometric})  # fmt: skip
+    tiff = buffer.getvalue()
+
+    data = searchable_pdf([SourceDocument(tiff, TIFF, {})])
+
+    assert len(data) <= 1.1 * len(tiff)
+    assert [str(stream.Filter) for stream in image_streams(data)] == ["/CCITTFaxDecode"] * 2
+    assert difference(rendering(data, 1), frames[1].convert("L")) < 4  # black on white, not white on black
 
 
 # --- turned and skewed scans ------------------------------------------------------------------------------------
@@ -578,3 +601,31 @@ def test_an_encrypted_pdf_and_no_documents_raise_invalid_document():
         searchable_pdf([SourceDocument(_encrypted(), PDF, {})])
     with pytest.raises(InvalidDocument):
         searchable_pdf([])
+
+
+def test_one_document_in_several_parts_is_copied_once():
+    original = real_pdf()
+    halves = [
+        SourceDocument(original, PDF, {}, only=list(range(9))),
+        SourceDocument(original, PDF, {}, only=list(range(9, 17))),
+    ]
+
+    data = searchable_pdf(halves)
+
+    assert len(opened(data)) == 17
+    assert len(data) <= len(original)  # the fonts the halves share once, and no outline
+
+
+@pytest.mark.parametrize("content_type", [PDF, JPEG, PNG])
+def test_a_damaged_document_makes_a_pdf_or_raises_invalid_document_never_anything_else(content_type):
+    intact = {PDF: text_pdf("hello", "world"), JPEG: scanned_pages([0])[0].jpeg, PNG: encoded(picture(), "PNG")}
+    pages = {0: layer_pages()[0], 1: layer_pages()[1]}
+    rng = random.Random(content_type)
+    for _ in range(40):
+        damaged = bytearray(intact[content_type])
+        for _ in range(rng.randint(1, 20)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            damaged = damaged[: rng.randrange(len(damaged))]
+        with contextlib.suppress(InvalidDocument):  # qpdf mends much; a JPEG is not decoded at all
+            assert searchable_pdf([SourceDocument(bytes(damaged), content_type, pages)]).startswith(b"%PDF-")
