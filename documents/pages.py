@@ -28,7 +28,7 @@ from documents.text_layer import TextLayer, read_text_layer
 from jobs.errors import InvalidDocument
 from jobs.registry import DOCUMENT_TYPES, IMAGE_TYPES
 
-#: The resolution PDF pages are rendered at for the engines (and for a searchable PDF).
+#: The resolution PDF pages are rendered at for the engines (and a searchable PDF takes an image that states none at).
 RENDER_DPI = 200
 PDF_TYPE = "application/pdf"
 

@@ -1,173 +1,422 @@
-"""A searchable PDF: each page the original page image, with the recognized lines as invisible text.
+"""A searchable PDF: the original pages as they were, each with its recognized text grafted on, invisible.
 
-Any engine's result will do: the text is drawn from the stored lines and
-their boxes (pixels of the page image the engine read, ``width`` x
-``height``), not by an engine, so the gateway builds the PDF on request from
-the stored document and result, and needs no engine.  A PDF page is
-rendered again at the engines' dpi, so the boxes fall where the engine saw
-the words (a text-layer page's boxes are in the same pixels).
+A PDF's pages keep everything they had (content, fonts, images,
+annotations); an OCRed page gets one content stream more, drawing its words
+in invisible text (``documents.invisible_text``) over the boxes the engine
+saw them in, and the glyphless font that stream uses, added to the page's
+resources under a name the page does not use yet: OCRmyPDF's way of
+grafting a text layer.  A page answered from its own text layer
+(``source: "text_layer"``) already has its text and is left as it was.  An
+image becomes pages of its own, its bytes embedded as they came
+(``documents.pdf_images``).  Nothing is rendered and no image is encoded
+again, so a born-digital PDF comes back its own size and a scan its size
+plus the text.
 
-The text is in render mode 3 (invisible: PDF 1.7, 9.3.6), one text object
-per line, sized to the line's box: the font size is the box's height and
-the horizontal scaling stretches the line to the box's width, so a viewer's
-selection covers the words.  The font is Tesseract's trick of a "glyphless"
-font: every character maps to one blank glyph half an em wide.  Built with
-fontTools for the characters a PDF uses, it weighs under a kilobyte and
-lets any script be searched and copied (the PDF's ToUnicode map keeps each
-character), where a standard PDF font would only cover Latin-1.
+The boxes are pixels of the page as the engine read it: upright (turned by
+the result's ``rotation``) and straightened (turned by its ``skew``), the
+page's displayed size (its crop box, as its ``/Rotate`` shows it) being
+``width`` x ``height`` pixels.  So the page is turned the same way:
+``/Rotate`` grows by ``rotation``, and for a skew the original content is
+drawn through a rotation about the displayed page's centre (its corners may
+be cut off); the text is drawn in the displayed page's space, through the
+matrix that maps that space onto the page's own.
+
+A single whole PDF is changed where it is and saved; pages of several
+documents are copied into a new PDF, each document's shared objects (a font
+all its pages use) once.  Streams are saved as they are, compressed only if
+they were not, and the small objects in object streams.
 """
 
 from __future__ import annotations
 
 import io
-import tempfile
-import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+import math
+import struct
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from fontTools.fontBuilder import FontBuilder
-from fontTools.pens.ttGlyphPen import TTGlyphPen
-from fontTools.ttLib.tables._c_m_a_p import CmapSubtable
-from fpdf import FPDF
-from fpdf.enums import TextMode
+import pikepdf
 from PIL import Image
 
-from documents.pages import RENDER_DPI, open_document
+from documents.invisible_text import GlyphlessFont, Line, Word, drawable, text_content
+from documents.pages import PDF_TYPE, RENDER_DPI
+from documents.pdf_images import POINTS_PER_INCH, add_image_pages
+from jobs.errors import InvalidDocument
+from jobs.registry import IMAGE_TYPES
 
-POINTS_PER_INCH = 72
-_FONT_FAMILY = "glyphless"
-_UNITS_PER_EM = 1000
-_ASCENT, _DESCENT = 800, -200  # the glyph's box spans the em: a line's box is one em high
-_GLYPH_WIDTH = 500
-# A page image's dpi below this is no real resolution (an unset pHYs, say).
-_MIN_DPI = 10
+Matrix = tuple[float, float, float, float, float, float]
+_IDENTITY: Matrix = (1, 0, 0, 1, 0, 0)
+_FONT_NAME_PREFIX = "/OCRgwText"
+# What reading a malformed document can raise, beside InvalidDocument: qpdf's
+# errors, and what a broken object (a box that is not an array of numbers, a
+# dictionary where a stream should be) or image makes Python raise.
+_DOCUMENT_ERRORS = (
+    pikepdf.PdfError,
+    pikepdf.ForeignObjectError,
+    KeyError,
+    IndexError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    OSError,
+    RuntimeError,
+    EOFError,
+    SyntaxError,
+    struct.error,
+    zlib.error,
+    Image.DecompressionBombError,
+    Image.DecompressionBombWarning,  # made an error by documents.pages
+)
 
 
 @dataclass(frozen=True)
 class SourceDocument:
-    """One job's document and its result, as stored."""
+    """One document and the result pages that go with it."""
 
     document: bytes
-    content_type: str
-    result: dict[str, Any]
+    content_type: str  # application/pdf, image/jpeg, image/png, image/tiff
+    # Result pages by 0-based index of the page in ``document``; a page not in it goes in without text.
+    pages: Mapping[int, dict]
+    # The 0-based indices of the pages of ``document`` that go in, in order (None: all).
+    only: Sequence[int] | None = None
 
 
 def searchable_pdf(sources: Sequence[SourceDocument]) -> bytes:
-    """One PDF of every page of every document, in order, each with its result's text layer.
+    """One PDF of the pages of every source, in order, each with its result's text grafted on.
 
     Raises ``InvalidDocument`` for a document that cannot be read.
     """
-    pdf = FPDF(unit="pt")
-    pdf.set_auto_page_break(False)
-    pdf.set_margins(0, 0, 0)
-    pdf.set_creator("ocrgw")
-    characters = {
-        c
-        for source in sources
-        for page in source.result.get("pages", [])
-        for line in page.get("lines", [])
-        for c in _drawable(line.get("text", ""))
-    }
-    with tempfile.TemporaryDirectory(prefix="ocrgw-font-") as directory:
-        # fpdf2 reads fonts from files only.
-        font_path = Path(directory) / f"{_FONT_FAMILY}.ttf"
-        font_path.write_bytes(glyphless_font(frozenset(characters)))
-        pdf.add_font(_FONT_FAMILY, fname=str(font_path))
-        try:
-            for image, page in _pages(sources):
-                _add_page(pdf, image, page)
-            return bytes(pdf.output())
-        finally:
-            # fpdf2 reads the font lazily and keeps its file open.
-            for font in pdf.fonts.values():
-                if hasattr(font, "ttfont"):
-                    font.ttfont.close()
-
-
-def _pages(sources: Iterable[SourceDocument]) -> Iterator[tuple[Image.Image, dict[str, Any]]]:
-    for source in sources:
-        results = source.result.get("pages", [])
-        with open_document(source.document, source.content_type, dpi=RENDER_DPI) as doc:
-            # A result holds one entry per page of its document; should one be
-            # missing, the page still goes in, without text.
-            for index in range(doc.page_count):
-                yield doc.page(index), (results[index] if index < len(results) else {})
-
-
-def _add_page(pdf: FPDF, image: Image.Image, page: dict[str, Any]) -> None:
-    dpi = _dpi(image)
-    points_per_pixel = POINTS_PER_INCH / dpi
-    width, height = image.width * points_per_pixel, image.height * points_per_pixel
-    pdf.add_page(format=(width, height))
-    pdf.image(image, x=0, y=0, w=width, h=height)
-    # The boxes are in the pixels of the image the engine read: the same
-    # image, unless the page was read at another size.
-    scale_x = image.width / page["width"] if page.get("width") else 1.0
-    scale_y = image.height / page["height"] if page.get("height") else 1.0
-    pdf.text_mode = TextMode.INVISIBLE
-    for line in page.get("lines", []):
-        x0, y0, x1, y1 = line.get("bbox") or (0, 0, 0, 0)
-        text = _drawable(line.get("text", ""))
-        if not text or x1 <= x0 or y1 <= y0:
-            continue  # no box (echo's lines), or nothing to say
-        left, right = x0 * scale_x * points_per_pixel, x1 * scale_x * points_per_pixel
-        top, bottom = y0 * scale_y * points_per_pixel, y1 * scale_y * points_per_pixel
-        size = bottom - top
-        pdf.set_font(_FONT_FAMILY, size=size)
-        pdf.set_stretching(100)
-        natural = pdf.get_string_width(text)
-        pdf.set_stretching(100 * (right - left) / natural)
-        # The baseline sits a descent above the box's bottom, so the glyphs span the box.
-        pdf.text(left, bottom + size * _DESCENT / _UNITS_PER_EM, text)
-    pdf.set_stretching(100)
-
-
-def _dpi(image: Image.Image) -> float:
-    """The image's resolution if it states one; else the engines' rendering dpi."""
-    dpi = image.info.get("dpi")
+    if not sources:
+        raise InvalidDocument("no document to make a PDF of")
     try:
-        value = float(dpi[0]) if dpi else 0.0
-    except (TypeError, ValueError, IndexError):
-        value = 0.0
-    return value if value >= _MIN_DPI else float(RENDER_DPI)
+        return _build(sources)
+    except InvalidDocument:
+        raise
+    except pikepdf.PasswordError:
+        raise InvalidDocument("the PDF is encrypted") from None
+    except _DOCUMENT_ERRORS as error:
+        raise InvalidDocument(f"cannot read the document: {error}") from None
 
 
-def _drawable(text: str) -> str:
-    """The text with whitespace made single spaces, and control characters and lone surrogates made U+FFFD."""
-    text = " ".join(text.split())
-    return "".join("\ufffd" if unicodedata.category(c) in ("Cc", "Cs") else c for c in text)
+def _build(sources: Sequence[SourceDocument]) -> bytes:
+    characters = {c for source in sources for page in _results(source) for c in _page_characters(page)}
+    first = sources[0]
+    if len(sources) == 1 and _media_type(first) == PDF_TYPE and first.only is None:
+        with _open_pdf(first.document) as pdf:
+            font = GlyphlessFont(pdf, characters)
+            for index, page in enumerate(pdf.pages):
+                _graft(pdf, page, first.pages.get(index), font, RENDER_DPI)
+            return _saved(pdf)
+    with pikepdf.new() as output, _OpenedPdfs() as opened:
+        font = GlyphlessFont(output, characters)
+        for source in sources:
+            for page, result, dpi in _added_pages(output, source, opened):
+                _graft(output, page, result, font, dpi)
+        return _saved(output)
 
 
-def glyphless_font(characters: Iterable[str]) -> bytes:
-    """A TrueType font whose every character (space and ``characters``) is one blank glyph, half an em wide.
+class _OpenedPdfs(ExitStack):
+    """The source PDFs, each opened once, and kept open until the output is saved.
 
-    Only the characters a PDF uses are mapped: fpdf2 and fontTools' subsetter
-    walk the whole character map, which for the whole BMP costs a second.
+    qpdf copies a page's streams from its source when the copy is saved; and
+    one copier per source PDF is what copies the objects its pages share (a
+    font, an image) once, even when the same document comes in twice.
     """
-    builder = FontBuilder(_UNITS_PER_EM, isTTF=True)
-    builder.setupGlyphOrder([".notdef", "blank"])
-    builder.setupCharacterMap({0x20: "blank"})
-    # Format 13 maps any set of characters to one glyph, in a few bytes per run.
-    many_to_one = CmapSubtable.newSubtable(13)
-    many_to_one.platformID, many_to_one.platEncID, many_to_one.language = 0, 6, 0
-    many_to_one.cmap = {ord(c): "blank" for c in {" ", *characters}}
-    builder.font["cmap"].tables.append(many_to_one)
-    # The outline is a box over the em, so that text extraction reports where each character is.
-    pen = TTGlyphPen(None)
-    pen.moveTo((0, _DESCENT))
-    pen.lineTo((0, _ASCENT))
-    pen.lineTo((_GLYPH_WIDTH, _ASCENT))
-    pen.lineTo((_GLYPH_WIDTH, _DESCENT))
-    pen.closePath()
-    box = pen.glyph()
-    builder.setupGlyf({".notdef": TTGlyphPen(None).glyph(), "blank": box})
-    builder.setupHorizontalMetrics({".notdef": (_GLYPH_WIDTH, 0), "blank": (_GLYPH_WIDTH, 0)})
-    builder.setupHorizontalHeader(ascent=_ASCENT, descent=_DESCENT)
-    builder.setupNameTable({"familyName": "GlyphLessFont", "styleName": "Regular"})
-    builder.setupOS2(sTypoAscender=_ASCENT, sTypoDescender=_DESCENT, usWinAscent=_ASCENT, usWinDescent=-_DESCENT)
-    builder.setupPost()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._by_document: dict[bytes, pikepdf.Pdf] = {}
+
+    def open(self, document: bytes) -> pikepdf.Pdf:
+        if document not in self._by_document:
+            self._by_document[document] = self.enter_context(_open_pdf(document))
+        return self._by_document[document]
+
+
+def _added_pages(
+    output: pikepdf.Pdf, source: SourceDocument, opened: _OpenedPdfs
+) -> list[tuple[pikepdf.Page, Any, float]]:
+    """The source's pages, added to ``output``, with their result and the dpi of a result without a size."""
+    media_type = _media_type(source)
+    if media_type in IMAGE_TYPES:
+        added = add_image_pages(output, source.document, source.only)
+        indices = range(len(added)) if source.only is None else source.only
+        return [(image.page, source.pages.get(index), image.dpi) for image, index in zip(added, indices, strict=True)]
+    if media_type != PDF_TYPE:
+        raise InvalidDocument(f"a searchable PDF is made of PDFs and images, not {source.content_type!r}")
+    pdf = opened.open(source.document)
+    count = len(pdf.pages)
+    chosen = range(count) if source.only is None else source.only
+    if missing := [index for index in chosen if not 0 <= index < count]:
+        raise InvalidDocument(f"the PDF has {count} page(s), not pages {missing} (0-based)")
+    pages: list[tuple[pikepdf.Page, Any, float]] = []
+    for index in chosen:
+        output.pages.append(pdf.pages[index])
+        pages.append((output.pages[-1], source.pages.get(index), RENDER_DPI))
+    return pages
+
+
+def _open_pdf(data: bytes) -> pikepdf.Pdf:
+    try:
+        pdf = pikepdf.open(io.BytesIO(data))
+    except pikepdf.PasswordError:
+        raise InvalidDocument("the PDF is encrypted") from None
+    except pikepdf.PdfError as error:
+        raise InvalidDocument(f"cannot open the PDF: {error}") from None
+    if len(pdf.pages) == 0:
+        pdf.close()
+        raise InvalidDocument("the PDF has no pages")
+    return pdf
+
+
+def _saved(pdf: pikepdf.Pdf) -> bytes:
     buffer = io.BytesIO()
-    builder.save(buffer)
+    pdf.save(
+        buffer,
+        compress_streams=True,  # only those without a filter: ours, and any the document left uncompressed
+        stream_decode_level=pikepdf.StreamDecodeLevel.none,  # every stream as it was
+        object_stream_mode=pikepdf.ObjectStreamMode.generate,
+    )
     return buffer.getvalue()
+
+
+def _media_type(source: SourceDocument) -> str:
+    return source.content_type.split(";", 1)[0].strip().lower()
+
+
+def _results(source: SourceDocument) -> Iterator[dict]:
+    for page in source.pages.values():
+        if isinstance(page, dict):
+            yield page
+
+
+def _page_characters(page: dict) -> set[str]:
+    if page.get("source") == "text_layer":
+        return set()
+    characters: set[str] = set()
+    for line in _list(page.get("lines")):
+        if isinstance(line, dict):
+            characters.update(drawable(line.get("text")))
+            for word in _list(line.get("words")):
+                if isinstance(word, dict):
+                    characters.update(drawable(word.get("text")))
+    return characters
+
+
+# --- one page ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Displayed:
+    """A page as displayed: its size in points, and the matrix from that space (y up) to the page's own."""
+
+    width: float
+    height: float
+    to_page: Matrix
+
+
+def _graft(pdf: pikepdf.Pdf, page: pikepdf.Page, result: Any, font: GlyphlessFont, default_dpi: float) -> None:
+    """Turn and straighten the page as the result says, and draw its text on it."""
+    if not isinstance(result, dict) or result.get("source") == "text_layer":
+        return
+    rotation, skew = _rotation(result.get("rotation")), _skew(result.get("skew"))
+    lines = _result_lines(result)
+    if not rotation and not skew and not lines:
+        return
+    box = _page_box(page)
+    turned = (_page_rotation(page) + rotation) % 360
+    displayed = _displayed(box, turned)
+    if rotation or "/Rotate" in page.obj:
+        page.obj.Rotate = turned
+    # The page's own content in a graphics state of its own, so that nothing it leaves set reaches the text.
+    straighten = _straightening(displayed, skew) if skew else None
+    prologue = "q\n" if straighten is None else f"q {_matrix(straighten)} cm\n"
+    page.contents_add(pikepdf.Stream(pdf, prologue.encode("ascii")), prepend=True)
+    epilogue = b"\nQ\n"
+    placed = _placed(lines, result, displayed, default_dpi)
+    if placed:
+        name = _font_resource(page, font.font)
+        text = text_content(placed, font, name)
+        epilogue += f"q {_matrix(displayed.to_page)} cm\n".encode("ascii") + text + b"\nQ\n"
+    page.contents_add(pikepdf.Stream(pdf, epilogue), prepend=False)
+
+
+def _page_box(page: pikepdf.Page) -> tuple[float, float, float, float]:
+    """The page's visible box (crop box within media box), as left, bottom, right, top."""
+    media = _box(page.obj.get("/MediaBox")) or (0.0, 0.0, 612.0, 792.0)
+    crop = _box(page.obj.get("/CropBox")) or media
+    left, bottom = max(media[0], crop[0]), max(media[1], crop[1])
+    right, top = min(media[2], crop[2]), min(media[3], crop[3])
+    return (left, bottom, right, top) if left < right and bottom < top else media
+
+
+def _box(value: Any) -> tuple[float, float, float, float] | None:
+    try:
+        x0, y0, x1, y1 = (float(v) for v in value)
+    except (TypeError, ValueError):
+        return None
+    if not all(math.isfinite(v) for v in (x0, y0, x1, y1)) or x0 == x1 or y0 == y1:
+        return None
+    return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
+
+
+def _page_rotation(page: pikepdf.Page) -> int:
+    """The page's /Rotate as PDFium reads it: quarter turns, truncated, clockwise."""
+    try:
+        value = int(page.obj.get("/Rotate", 0))
+    except (TypeError, ValueError):
+        return 0
+    return (int(value / 90) % 4) * 90
+
+
+def _rotation(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value % 90:
+        return 0
+    return int(value) % 360
+
+
+def _skew(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return 0.0
+    return float(value) % 360 if abs(value) >= 360 else float(value)
+
+
+def _displayed(box: tuple[float, float, float, float], rotate: int) -> _Displayed:
+    """The page as a viewer shows it with ``/Rotate`` ``rotate``: its size, and the matrix back to the page.
+
+    A viewer turns the page clockwise; the displayed page's bottom left
+    corner is the page's bottom left, bottom right, top right or top left
+    corner for 0, 90, 180 and 270 degrees.
+    """
+    left, bottom, right, top = box
+    width, height = right - left, top - bottom
+    if rotate == 90:
+        return _Displayed(height, width, (0, 1, -1, 0, right, bottom))
+    if rotate == 180:
+        return _Displayed(width, height, (-1, 0, 0, -1, right, top))
+    if rotate == 270:
+        return _Displayed(height, width, (0, -1, 1, 0, left, top))
+    return _Displayed(width, height, (1, 0, 0, 1, left, bottom))
+
+
+def _straightening(displayed: _Displayed, skew: float) -> Matrix:
+    """The matrix drawing the page's content turned ``skew`` degrees counter-clockwise about its displayed centre."""
+    radians = math.radians(skew)
+    cos, sin = math.cos(radians), math.sin(radians)
+    centre_x, centre_y = displayed.width / 2, displayed.height / 2
+    about_centre = _multiply(
+        _multiply((1, 0, 0, 1, -centre_x, -centre_y), (cos, sin, -sin, cos, 0, 0)), (1, 0, 0, 1, centre_x, centre_y)
+    )
+    # Page space -> displayed space, turned there, and back.
+    return _multiply(_multiply(_inverse(displayed.to_page), about_centre), displayed.to_page)
+
+
+def _multiply(first: Matrix, then: Matrix) -> Matrix:
+    """The matrix applying ``first``, then ``then`` (PDF's row-vector convention)."""
+    a, b, c, d, e, f = first
+    p, q, r, s, t, u = then
+    return (a * p + b * r, a * q + b * s, c * p + d * r, c * q + d * s, e * p + f * r + t, e * q + f * s + u)
+
+
+def _inverse(matrix: Matrix) -> Matrix:
+    a, b, c, d, e, f = matrix
+    det = a * d - b * c
+    return (d / det, -b / det, -c / det, a / det, (c * f - d * e) / det, (b * e - a * f) / det)
+
+
+def _matrix(matrix: Matrix) -> str:
+    return " ".join(_number(v) for v in matrix)
+
+
+def _number(value: float) -> str:
+    text = f"{value:.6f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
+
+
+def _font_resource(page: pikepdf.Page, font: pikepdf.Object) -> str:
+    """The name the glyphless font goes by in the page's resources, added under a name the page does not use."""
+    if not isinstance(page.obj.get("/Resources"), pikepdf.Dictionary):
+        page.obj.Resources = pikepdf.Dictionary()
+    resources = page.obj.Resources
+    if not isinstance(resources.get("/Font"), pikepdf.Dictionary):
+        resources.Font = pikepdf.Dictionary()
+    fonts = resources.Font
+    for number in range(len(fonts) + 1):
+        name = f"{_FONT_NAME_PREFIX}{number or ''}"
+        existing = fonts.get(name)
+        if existing is None:
+            fonts[name] = font
+            return name
+        if existing.is_indirect and existing.objgen == font.objgen:  # a resource dictionary shared by pages
+            return name
+    raise AssertionError("unreachable: one of len(fonts) + 1 names is free")
+
+
+# --- the result's text ---------------------------------------------------------------
+
+
+PixelBox = tuple[float, float, float, float]
+
+
+def _result_lines(result: dict) -> list[tuple[PixelBox | None, list[tuple[str, PixelBox]]]]:
+    """Each line's box and its words with their boxes (the line as one word if it has none), in pixels."""
+    lines = []
+    for line in _list(result.get("lines")):
+        if not isinstance(line, dict):
+            continue
+        words = []
+        for word in _list(line.get("words")):
+            if (
+                isinstance(word, dict)
+                and (text := drawable(word.get("text")))
+                and (box := _pixel_box(word.get("bbox")))
+            ):
+                words.append((text, box))
+        line_box = _pixel_box(line.get("bbox"))
+        if not words and line_box and (text := drawable(line.get("text"))):
+            words = [(text, line_box)]
+        if words:
+            lines.append((line_box, words))
+    return lines
+
+
+def _pixel_box(value: Any) -> PixelBox | None:
+    box = _box(value) if isinstance(value, list | tuple) and len(value) == 4 else None
+    if box is None or isinstance(value[0], bool):
+        return None
+    return box
+
+
+def _placed(lines, result: dict, displayed: _Displayed, default_dpi: float) -> list[Line]:
+    """The lines in the displayed page's points: the result's pixels span the displayed page."""
+    width = _positive(result.get("width")) or displayed.width * default_dpi / POINTS_PER_INCH
+    height = _positive(result.get("height")) or displayed.height * default_dpi / POINTS_PER_INCH
+    scale_x, scale_y = displayed.width / width, displayed.height / height
+    placed = []
+    for line_box, words in lines:
+        top_px = line_box[1] if line_box else min(box[1] for _, box in words)
+        bottom_px = line_box[3] if line_box else max(box[3] for _, box in words)
+        top_px, bottom_px = max(top_px, 0.0), min(bottom_px, height)
+        if bottom_px <= top_px:
+            continue
+        placed_words = [
+            Word(text, max(box[0], 0.0) * scale_x, min(box[2], width) * scale_x)
+            for text, box in words
+            if min(box[2], width) > max(box[0], 0.0)
+        ]
+        bottom, top = displayed.height - bottom_px * scale_y, displayed.height - top_px * scale_y
+        placed.append(Line(placed_words, bottom, top))
+    return placed
+
+
+def _positive(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        return 0.0
+    return float(value)
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []

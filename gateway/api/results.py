@@ -91,7 +91,7 @@ def _job_source(queries: JobQueries, record: dict[str, str]) -> SourceDocument:
     (document,) = queries.payloads([job_id])
     if document is None:
         raise _document_gone(job_id)
-    return SourceDocument(document, record["content_type"], result)
+    return SourceDocument(document, record["content_type"], _pages_by_index(result))
 
 
 def _parent_sources(queries: JobQueries, record: dict[str, Any]) -> list[SourceDocument]:
@@ -112,8 +112,13 @@ def _parent_sources(queries: JobQueries, record: dict[str, Any]) -> list[SourceD
     for (child, result), document in zip(completed, documents, strict=True):
         if document is None:
             raise _document_gone(str(child["id"]))
-        sources.append(SourceDocument(document, str(child["content_type"]), result))
+        sources.append(SourceDocument(document, str(child["content_type"]), _pages_by_index(result)))
     return sources
+
+
+def _pages_by_index(result: dict[str, Any]) -> dict[int, dict]:
+    """A result's pages by index in the job's document: it holds one page per page of its document, in order."""
+    return dict(enumerate(result.get("pages", [])))
 
 
 def _require_document_type(job_id: str, content_type: str) -> None:

@@ -1,158 +1,631 @@
-"""The searchable PDF: the page images, with each recognized line as invisible text over its box."""
+"""The searchable PDF: the original pages untouched, turned and straightened as read, with the words grafted on."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import io
+import random
+import zlib
+from functools import cache
+from typing import Any
 
+import pikepdf
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 import pytest
-from PIL import Image, ImageChops, ImageDraw
+from PIL import Image, ImageChops, ImageDraw, ImageOps, ImageStat
 
 from documents.pages import open_document
 from documents.searchable_pdf import SourceDocument, searchable_pdf
 from jobs.errors import InvalidDocument
 from tests.pdfs import text_pdf
+from tests.scans import POINTS_PER_INCH, SCAN_DPI, image_only_pdf, real_pdf, scanned_pages, source_text
 
-POINTS_PER_PIXEL_AT_200_DPI = 72 / 200
-
-
-def png(size=(800, 300), dpi=None, words=((40, 40, "first"),)) -> bytes:
-    image = Image.new("RGB", size, "white")
-    draw = ImageDraw.Draw(image)
-    for x, y, _label in words:
-        draw.rectangle((x, y, x + 100, y + 30), fill="black")
-    buffer = io.BytesIO()
-    image.save(buffer, "PNG", **({"dpi": (dpi, dpi)} if dpi else {}))
-    return buffer.getvalue()
+PDF, JPEG, PNG, TIFF = "application/pdf", "image/jpeg", "image/png", "image/tiff"
+SCALE = SCAN_DPI / POINTS_PER_INCH  # the engines' pixels per point
+SKIP_REFERENCE = "Shared MIME-info Database"  # page 1's title, in the real PDF's words
 
 
-def line(text, bbox):
-    return {"text": text, "confidence": 0.9, "bbox": list(bbox)}
+# --- results made by hand, or from the real PDF's own text ------------------------------------
 
 
-def page(*lines, width=800, height=300, number=1):
-    return {"page": number, "text": "\n".join(x["text"] for x in lines), "lines": list(lines),
-            "width": width, "height": height}  # fmt: skip
+def words_of(text: str, bbox) -> list[dict]:
+    """A line's words with boxes shared out by characters, as an engine would box them."""
+    x0, y0, x1, y1 = bbox
+    words, position = [], 0
+    for word in text.split(" "):
+        left = x0 + (x1 - x0) * position / len(text)
+        right = x0 + (x1 - x0) * (position + len(word)) / len(text)
+        words.append({"text": word, "confidence": 0.9, "bbox": [round(left), y0, round(right), y1]})
+        position += len(word) + 1
+    return words
 
 
-def read(data: bytes) -> pdfium.PdfDocument:
+@cache
+def layer_pages(pdf: bytes | None = None) -> dict[int, dict]:
+    """The real PDF's (or ``pdf``'s) text layer as OCR result pages, each line with its words."""
+    data = pdf or real_pdf()
+    pages = {}
+    with open_document(data, PDF) as document:
+        for index in range(document.page_count):
+            layer = document.text_layer(index)
+            if layer is None:
+                continue
+            lines = [{"text": line.text, "confidence": 0.9, "bbox": list(line.bbox),
+                      "words": words_of(line.text, line.bbox)} for line in layer.lines]  # fmt: skip
+            pages[index] = ocr_page(index + 1, lines, layer.width, layer.height)
+    return pages
+
+
+def ocr_page(number, lines, width, height, rotation=0, skew=0.0, source="ocr") -> dict:
+    return {"page": number, "text": "\n".join(line["text"] for line in lines), "source": source, "width": width,
+            "height": height, "rotation": rotation, "skew": skew, "lines": lines}  # fmt: skip
+
+
+def line(text, bbox, words=None) -> dict:
+    return {"text": text, "confidence": 0.9, "bbox": list(bbox), **({"words": words} if words is not None else {})}
+
+
+def first_words(page: dict, count: int) -> list[dict]:
+    return [word for line in page["lines"] for word in line["words"] if len(word["text"]) > 3][:count]
+
+
+# --- reading the output ----------------------------------------------------------------------------
+
+
+def opened(data: bytes) -> pdfium.PdfDocument:
     assert data.startswith(b"%PDF-")
     return pdfium.PdfDocument(data)
 
 
-def page_text(document: pdfium.PdfDocument, index: int) -> str:
+def text_of(document: pdfium.PdfDocument, index: int) -> str:
     return document[index].get_textpage().get_text_range()
 
 
-def char_boxes(document: pdfium.PdfDocument, index: int) -> list[tuple[float, float, float, float]]:
-    textpage = document[index].get_textpage()
-    return [
-        textpage.get_charbox(i) for i in range(textpage.count_chars()) if not textpage.get_text_range(i, 1).isspace()
+def text_at(document: pdfium.PdfDocument, index: int, bbox, width: int, height: int) -> str:
+    """The text a reader extracts within a box given in pixels of the displayed page, ``width`` x ``height``."""
+    page = document[index]
+    page_width, page_height = page.get_size()
+    sx, sy = page_width / width, page_height / height
+    x0, y0, x1, y1 = bbox
+    # A few points of slack around the box; get_text_bounded works in the page's own (unrotated) space.
+    corners = [page_to_user(page, x * sx, y * sy) for x in (x0, x1) for y in (y0, y1)]
+    xs, ys = [c[0] for c in corners], [c[1] for c in corners]
+    return page.get_textpage().get_text_bounded(min(xs) + 1, min(ys) + 1, max(xs) - 1, max(ys) - 1)
+
+
+def page_to_user(page: pdfium.PdfPage, x: float, y_from_top: float) -> tuple[float, float]:
+    """A point of the displayed page (points from its top left) in the page's own space, as PDFium maps it."""
+    width, height = page.get_size()
+    user_x, user_y = ctypes.c_double(), ctypes.c_double()
+    # At 100 device pixels a point, the rounding to whole pixels is below what matters.
+    pdfium_c.FPDF_DeviceToPage(page, 0, 0, round(width * 100), round(height * 100), 0, round(x * 100),
+                               round(y_from_top * 100), user_x, user_y)  # fmt: skip
+    return user_x.value, user_y.value
+
+
+def rendering(data: bytes, index: int, scale: float = SCALE) -> Image.Image:
+    page = pdfium.PdfDocument(data)[index]
+    return page.render(scale=scale, grayscale=True).to_pil().convert("L")
+
+
+def difference(first: Image.Image, second: Image.Image) -> float:
+    """The mean absolute grey difference of two images of about the same size (cropped to the smaller)."""
+    size = (min(first.width, second.width), min(first.height, second.height))
+    return ImageStat.Stat(ImageChops.difference(first.crop((0, 0, *size)), second.crop((0, 0, *size)))).mean[0]
+
+
+_KEPT_OPEN: list[pikepdf.Pdf] = []
+
+
+def aligned_difference(shown: Image.Image, expected: Image.Image, margin: int = 150, slack: int = 4) -> float:
+    """The difference of the pages' middles, at the best shift of up to ``slack`` pixels.
+
+    PDFium draws a turned image a pixel or three off where other readers
+    (poppler) draw it; a page turned a degree the wrong way is off by far more,
+    and by different amounts across the page.
+    """
+    inner = (margin, margin, expected.width - margin, expected.height - margin)
+    target = expected.crop(inner)
+    return min(
+        difference(shown.crop((inner[0] + dx, inner[1] + dy, inner[2] + dx, inner[3] + dy)), target)
+        for dx in range(-slack, slack + 1)
+        for dy in range(-slack, slack + 1)
+    )
+
+
+def image_streams(data: bytes) -> list[pikepdf.Stream]:
+    pdf = pikepdf.open(io.BytesIO(data))
+    _KEPT_OPEN[:] = [pdf]  # the streams read from it: it stays open until the next call
+    return [obj for obj in pdf.objects if isinstance(obj, pikepdf.Stream) and obj.get("/Subtype") == "/Image"]
+
+
+def encoded(image: Image.Image, format: str, **options) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format, **options)
+    return buffer.getvalue()
+
+
+def picture(size=(600, 400), mode="RGB") -> Image.Image:
+    """An image no turn or mirror leaves the same: a dark block in its top left corner, a bar along the top."""
+    image = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((20, 20, 200, 150), fill=(200, 30, 30))
+    draw.rectangle((20, 180, size[0] - 20, 200), fill=(20, 20, 160))
+    return image.convert(mode)
+
+
+# --- a born-digital PDF ------------------------------------------------------------------------------------
+
+OCR_PAGES = (1, 6, 12)
+
+
+def test_a_born_digital_pdf_keeps_its_pages_and_gains_words_only_on_its_ocr_pages():
+    original = real_pdf()
+    pages = {index: {**page, "source": "ocr" if index in OCR_PAGES else "text_layer"}
+             for index, page in layer_pages().items()}  # fmt: skip
+
+    data = searchable_pdf([SourceDocument(original, PDF, pages)])
+
+    assert len(data) <= 1.2 * len(original)
+    before, after = opened(original), opened(data)
+    assert len(after) == len(before) == 17
+    for index in range(17):
+        assert after[index].get_size() == before[index].get_size()
+        assert text_of(after, index).startswith(text_of(before, index))
+        if index not in OCR_PAGES:
+            assert text_of(after, index) == text_of(before, index)
+    # An OCR page's words are found at their boxes, once more than in the original.
+    for index in OCR_PAGES:
+        page = pages[index]
+        for word in first_words(page, 5):
+            found = text_at(after, index, word["bbox"], page["width"], page["height"])
+            there = text_at(before, index, word["bbox"], page["width"], page["height"])
+            assert found.count(word["text"]) == there.count(word["text"]) + 1, (word, found)
+
+
+def test_a_born_digital_pdfs_untouched_pages_keep_their_content_streams_and_resources_byte_for_byte():
+    original = real_pdf()
+    pages = {1: layer_pages()[1]}
+
+    data = searchable_pdf([SourceDocument(original, PDF, pages)])
+
+    with pikepdf.open(io.BytesIO(original)) as before, pikepdf.open(io.BytesIO(data)) as after:
+        for index in (0, 2, 16):
+            old, new = before.pages[index], after.pages[index]
+            assert [s.read_raw_bytes() for s in _streams(new.obj.Contents)] == [
+                s.read_raw_bytes() for s in _streams(old.obj.Contents)
+            ]
+            assert sorted(new.resources.Font.keys()) == sorted(old.resources.Font.keys())
+        old, new = before.pages[1], after.pages[1]
+        # The OCR page's own streams are all still there, between the text layer's q and Q.
+        old_streams = [s.read_raw_bytes() for s in _streams(old.obj.Contents)]
+        new_streams = [s.read_raw_bytes() for s in _streams(new.obj.Contents)]
+        assert new_streams[1:-1] == old_streams
+        assert set(old.resources.Font.keys()) < set(new.resources.Font.keys())
+        assert all(new.resources.Font[name].BaseFont == font.BaseFont for name, font in old.resources.Font.items())
+
+
+def _streams(contents) -> list:
+    return list(contents) if isinstance(contents, pikepdf.Array) else [contents]
+
+
+def test_every_page_of_the_real_pdf_can_take_words_and_stays_its_size():
+    original = real_pdf()
+
+    data = searchable_pdf([SourceDocument(original, PDF, layer_pages())])
+
+    # Every page OCRed, the words of this text-dense document weigh about a third of it (each word
+    # its codes, a scaling and a displacement): the pages themselves are not copied again.
+    assert len(data) <= 1.4 * len(original)
+    after, before = opened(data), opened(original)
+    assert [after[i].get_size() for i in range(17)] == [before[i].get_size() for i in range(17)]
+    # Each page's text is there twice: the original and the grafted words, in reading order with spaces.
+    for index in (0, 8):
+        words = [w["text"] for line_ in layer_pages()[index]["lines"] for w in line_["words"]]
+        grafted = text_of(after, index)[len(text_of(before, index)) :]
+        assert grafted.split() == words
+
+
+def test_a_font_name_the_page_uses_already_is_left_to_it():
+    with pikepdf.open(io.BytesIO(text_pdf("hello"))) as pdf:
+        page = pdf.pages[0]
+        (existing,) = page.resources.Font.values()
+        page.resources.Font["/OCRgwText"] = existing
+        buffer = io.BytesIO()
+        pdf.save(buffer)
+    data = buffer.getvalue()
+    pages = {0: ocr_page(1, [line("grafted words", (200, 400, 800, 460))], 1700, 2200)}
+
+    result = opened(searchable_pdf([SourceDocument(data, PDF, pages)]))
+
+    assert text_of(result, 0).split() == ["hello", "grafted", "words"]
+    with pikepdf.open(io.BytesIO(searchable_pdf([SourceDocument(data, PDF, pages)]))) as pdf:
+        fonts = pdf.pages[0].resources.Font
+        assert fonts["/OCRgwText"].BaseFont != "/GlyphLessFont"
+        assert fonts["/OCRgwText1"].BaseFont == "/GlyphLessFont"
+
+
+# --- images as they came ------------------------------------------------------------------------------------
+
+
+def test_a_jpeg_goes_in_byte_for_byte_sized_from_its_resolution_with_its_words():
+    (scan,) = scanned_pages([0])
+    page = layer_pages()[0]
+
+    data = searchable_pdf([SourceDocument(scan.jpeg, JPEG, {0: page})])
+
+    (stream,) = image_streams(data)
+    assert stream.read_raw_bytes() == scan.jpeg
+    assert stream.Filter == "/DCTDecode"
+    width, height = Image.open(io.BytesIO(scan.jpeg)).size
+    document = opened(data)
+    assert document[0].get_size() == pytest.approx((width / SCALE, height / SCALE), abs=0.01)
+    assert len(data) <= 1.1 * len(scan.jpeg) + len(zlib.compress(page["text"].encode("utf-16-be")))
+    words = [w["text"] for line_ in page["lines"] for w in line_["words"]]
+    assert text_of(document, 0).split() == words
+    for word in first_words(page, 8):
+        assert text_at(document, 0, word["bbox"], page["width"], page["height"]).strip() == word["text"]
+
+
+def test_a_jpeg_without_a_resolution_is_taken_at_200_dpi_and_one_with_300_keeps_its_size():
+    image = picture()
+    plain, fine = encoded(image, "JPEG"), encoded(image, "JPEG", dpi=(300, 300))
+
+    document = opened(searchable_pdf([SourceDocument(plain, JPEG, {}), SourceDocument(fine, JPEG, {})]))
+
+    assert document[0].get_size() == pytest.approx((600 * 72 / 200, 400 * 72 / 200), abs=0.01)
+    assert document[1].get_size() == pytest.approx((600 * 72 / 300, 400 * 72 / 300), abs=0.01)
+
+
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_an_exif_oriented_jpeg_shows_as_the_engines_read_it_without_touching_its_bytes(orientation):
+    stored = picture()
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    jpeg = encoded(stored, "JPEG", quality=95, exif=exif.tobytes())
+    upright = ImageOps.exif_transpose(Image.open(io.BytesIO(jpeg))).convert("L")
+    # A word on the dark block, which is where the engines saw it once the image is upright.
+    block = _dark_box(upright)
+    pages = {0: ocr_page(1, [line("block", block)], upright.width, upright.height)}
+
+    data = searchable_pdf([SourceDocument(jpeg, JPEG, pages)])
+
+    (stream,) = image_streams(data)
+    assert stream.read_raw_bytes() == jpeg
+    shown = rendering(data, 0)
+    assert shown.size == upright.size
+    assert difference(shown, upright) < 3
+    assert text_at(opened(data), 0, block, upright.width, upright.height).strip() == "block"
+
+
+def _dark_box(image: Image.Image) -> tuple[int, int, int, int]:
+    box = image.point(lambda v: 255 if v < 140 and v > 60 else 0).getbbox()
+    assert box is not None
+    return box
+
+
+def test_an_adobe_cmyk_jpeg_shows_its_colours():
+    image = picture(mode="CMYK")
+    jpeg = encoded(image, "JPEG", quality=95)
+    assert "adobe" in Image.open(io.BytesIO(jpeg)).info
+
+    data = searchable_pdf([SourceDocument(jpeg, JPEG, {})])
+
+    (stream,) = image_streams(data)
+    assert stream.read_raw_bytes() == jpeg
+    assert list(stream.Decode) == [1, 0, 1, 0, 1, 0, 1, 0]
+    expected = Image.open(io.BytesIO(jpeg)).convert("RGB").convert("L")
+    assert difference(rendering(data, 0), expected) < 6
+
+
+@pytest.mark.parametrize(
+    "mode, options",
+    [("RGB", {}), ("L", {}), ("1", {}), ("P", {}), ("RGBA", {}), ("LA", {}), ("RGB", {"interlace": 1}), ("I;16", {})],
+)
+def test_a_png_is_stored_losslessly_at_its_size(mode, options):
+    image = picture(mode="RGB")
+    if mode == "P":
+        image = image.quantize(16)
+    elif mode == "I;16":
+        image = _sixteen_bit()
+    elif mode in ("RGBA", "LA"):
+        image = image.convert(mode)
+        image.putalpha(200)
+    else:
+        image = image.convert(mode)
+    png = encoded(image, "PNG", dpi=(150, 150), **options)
+
+    data = searchable_pdf([SourceDocument(png, PNG, {})])
+
+    streams = image_streams(data)
+    main = next(s for s in streams if "/SMask" in s or len(streams) == 1)
+    back = pikepdf.PdfImage(main).as_pil_image()
+    assert back.size == image.size
+    expected = Image.open(io.BytesIO(png))
+    if mode in ("RGBA", "LA"):
+        assert main.read_bytes() == expected.convert(mode[:-1]).tobytes()
+        assert main.SMask.read_bytes() == expected.getchannel("A").tobytes()
+    elif mode == "P":
+        assert back.convert("RGB").tobytes() == expected.convert("RGB").tobytes()
+    elif mode == "1":
+        assert main.BitsPerComponent == 1
+        assert back.convert("L").tobytes() == expected.convert("L").tobytes()
+    elif mode == "I;16":
+        assert main.BitsPerComponent == 16
+    else:
+        assert back.tobytes() == expected.tobytes()
+    assert opened(data)[0].get_size() == pytest.approx((image.width * 72 / 150, image.height * 72 / 150), rel=1e-3)
+    if not options and mode not in ("RGBA", "LA"):
+        assert len(data) <= 1.1 * len(png) + 2000  # the PNG's own compressed data, and the PDF's few objects
+
+
+def _sixteen_bit() -> Image.Image:
+    image = Image.new("I;16", (300, 200))
+    image.putdata([(x * 200 + y) % 65536 for y in range(200) for x in range(300)])
+    return image
+
+
+def test_a_multi_page_tiff_is_one_page_a_frame_and_a_1_bit_frame_stays_1_bit():
+    frames = [picture(mode="1"), picture(size=(300, 500), mode="L")]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, "TIFF", save_all=True, append_images=frames[1:], compression="tiff_deflate", dpi=(300, 300))
+    pages = {1: ocr_page(2, [line("second", (20, 20, 200, 150))], 300, 500)}
+
+    data = searchable_pdf([SourceDocument(buffer.getvalue(), TIFF, pages)])
+
+    document = opened(data)
+    assert len(document) == 2
+    assert [text_of(document, 0), text_of(document, 1)] == ["", "second"]
+    assert sorted(int(s.BitsPerComponent) for s in image_streams(data)) == [1, 8]
+    assert difference(rendering(data, 0, 300 / 72), frames[0].convert("L")) < 1
+
+
+@pytest.mark.parametrize("photometric", [0, 1])  # min-is-white (a fax's), min-is-black (Pillow's)
+def test_a_bilevel_tiff_scan_stays_group_4_and_its_size(photometric):
+    frames = [
+        Image.open(io.BytesIO(scan.jpeg)).convert("L").point(lambda v: 255 if v > 128 else 0).convert("1")
+        for scan in scanned_pages([0, 3])
+    ]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, "TIFF", compression="group4", save_all=True, append_images=frames[1:],
+                   dpi=(200, 200), tiffinfo={262: photometric})  # fmt: skip
+    tiff = buffer.getvalue()
+
+    data = searchable_pdf([SourceDocument(tiff, TIFF, {})])
+
+    assert len(data) <= 1.1 * len(tiff)
+    assert [str(stream.Filter) for stream in image_streams(data)] == ["/CCITTFaxDecode"] * 2
+    assert difference(rendering(data, 1), frames[1].convert("L")) < 4  # black on white, not white on black
+
+
+# --- turned and skewed scans ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "turned, skewed", [(0, 0.0), (90, 0.0), (180, 0.0), (270, 0.0), (0, 3.0), (90, -2.5), (180, 2.0), (270, 4.0)]
+)
+def test_a_turned_or_skewed_scan_shows_upright_with_its_words_on_them(turned, skewed):
+    (scan,) = scanned_pages([0], turned={0: turned}, skewed={0: skewed})
+    scanned = image_only_pdf([scan])
+    page = {**layer_pages()[0], "rotation": (360 - turned) % 360, "skew": -skewed}
+
+    data = searchable_pdf([SourceDocument(scanned, PDF, {0: page})])
+
+    with pikepdf.open(io.BytesIO(data)) as pdf:
+        assert int(pdf.pages[0].obj.get("/Rotate", 0)) == (360 - turned) % 360
+    (stream,) = image_streams(data)
+    assert stream.read_raw_bytes() == scan.jpeg
+    shown, source = rendering(data, 0), rendering(real_pdf(), 0)
+    assert abs(shown.width - source.width) <= 2 and abs(shown.height - source.height) <= 2
+    # Straightened, the page is the source page but for the corners a turn cuts off and the JPEG's noise;
+    # a skewed page's words are blurred by two turns (the scanner's, the reader's). Turned 30% too little or
+    # too much, the difference is 14 or more; not straightened at all, 17 or more.
+    assert aligned_difference(shown, source) < (10 if skewed else 4)
+    document = opened(data)
+    for word in first_words(page, 6):
+        assert text_at(document, 0, word["bbox"], page["width"], page["height"]).strip() == word["text"]
+
+
+def test_a_page_with_its_own_rotate_keeps_it_and_adds_the_results():
+    data = _with_rotate(text_pdf("sideways"), 90)
+    layer = layer_pages(data)[0]
+    # The engines read it as displayed (turned by its /Rotate) and turned it a half turn more.
+    page = {**layer, "rotation": 180}
+
+    result = searchable_pdf([SourceDocument(data, PDF, {0: page})])
+
+    with pikepdf.open(io.BytesIO(result)) as pdf:
+        assert int(pdf.pages[0].obj.Rotate) == 270
+    document = opened(result)
+    # The words' boxes are in the upright page: read upside down from the page as it was displayed.
+    width, height = layer["width"], layer["height"]
+    for word in first_words(layer, 1):
+        x0, y0, x1, y1 = word["bbox"]
+        turned_box = (width - x1, height - y1, width - x0, height - y0)
+        assert word["text"] in text_at(document, 0, turned_box, width, height)
+
+
+def _with_rotate(data: bytes, degrees: int) -> bytes:
+    with pikepdf.open(io.BytesIO(data)) as pdf:
+        for page in pdf.pages:
+            page.obj.Rotate = degrees
+        buffer = io.BytesIO()
+        pdf.save(buffer)
+        return buffer.getvalue()
+
+
+# --- groups -----------------------------------------------------------------------------------------------
+
+
+def test_several_documents_follow_each_other_and_each_keeps_its_objects_once():
+    first, second = text_pdf("one", "two"), text_pdf("three")
+    jpeg = scanned_pages([0])[0].jpeg
+    sources = [
+        SourceDocument(first, PDF, {1: ocr_page(2, [line("second page", (200, 400, 800, 460))], 1700, 2200)}),
+        SourceDocument(jpeg, JPEG, {0: ocr_page(1, [line("scanned", (100, 100, 400, 160))], 1700, 2200)}),
+        SourceDocument(second, PDF, {}),
     ]
 
+    data = searchable_pdf(sources)
 
-def test_an_image_becomes_a_page_of_its_size_with_its_lines_as_text_over_their_boxes():
-    result = {
-        "text": "",
-        "pages": [page(line("Invoice 42", (40, 40, 340, 70)), line("Total due", (40, 120, 240, 150)))],
-    }
+    document = opened(data)
+    assert [text_of(document, i).split() for i in range(4)] == [
+        ["one"],
+        ["two", "second", "page"],
+        ["scanned"],
+        ["three"],
+    ]
+    with pikepdf.open(io.BytesIO(data)) as pdf:
+        fonts = [obj for obj in pdf.objects if isinstance(obj, pikepdf.Dictionary) and obj.get("/Type") == "/Font"]
+        # Helvetica once for each PDF (its two pages share it), the glyphless font and its descendant once.
+        assert sorted(str(font.BaseFont) for font in fonts) == [
+            "/GlyphLessFont",
+            "/GlyphLessFont",
+            "/Helvetica",
+            "/Helvetica",
+        ]
 
-    document = read(searchable_pdf([SourceDocument(png(), "image/png", result)]))
+
+def test_only_the_chosen_pages_go_in_in_the_order_given():
+    original = real_pdf()
+
+    data = searchable_pdf([SourceDocument(original, PDF, {3: layer_pages()[3]}, only=[3, 1])])
+
+    document = opened(data)
+    assert len(document) == 2
+    assert text_of(document, 0).startswith(source_text(3))
+    assert len(text_of(document, 0)) > len(source_text(3))  # the grafted words
+    assert text_of(document, 1) == source_text(1)
+    assert len(data) < len(original)
+
+
+def test_only_the_chosen_frames_of_an_image_go_in():
+    buffer = io.BytesIO()
+    picture().save(buffer, "TIFF", save_all=True, append_images=[picture(size=(300, 300))])
+    pages = {1: ocr_page(2, [line("kept", (20, 20, 200, 150))], 300, 300)}
+
+    document = opened(searchable_pdf([SourceDocument(buffer.getvalue(), TIFF, pages, only=[1])]))
 
     assert len(document) == 1
-    width, height = document[0].get_size()
-    assert (width, height) == pytest.approx((800 * POINTS_PER_PIXEL_AT_200_DPI, 300 * POINTS_PER_PIXEL_AT_200_DPI))
-    assert page_text(document, 0).split() == ["Invoice", "42", "Total", "due"]
-    # PDF space is bottom-up: the first line's box, in points.
-    left, right = 40 * POINTS_PER_PIXEL_AT_200_DPI, 340 * POINTS_PER_PIXEL_AT_200_DPI
-    top, bottom = height - 40 * POINTS_PER_PIXEL_AT_200_DPI, height - 70 * POINTS_PER_PIXEL_AT_200_DPI
-    first_line = char_boxes(document, 0)[:9]  # "Invoice42" without the space
-    assert min(b[0] for b in first_line) == pytest.approx(left, abs=0.5)
-    assert max(b[2] for b in first_line) == pytest.approx(right, abs=0.5)
-    assert all(bottom - 0.5 <= b[1] and b[3] <= top + 0.5 for b in first_line)
+    assert text_of(document, 0) == "kept"
 
 
-def test_the_text_is_invisible_and_the_page_is_the_original_image():
-    source = png(words=((40, 40, "x"), (500, 200, "y")))
-    result = {"text": "", "pages": [page(line("HIDDEN WORDS", (40, 40, 640, 230)))]}
-
-    document = read(searchable_pdf([SourceDocument(source, "image/png", result)]))
-    rendered = document[0].render(scale=200 / 72).to_pil().convert("L")
-    original = Image.open(io.BytesIO(source)).convert("L")
-
-    assert rendered.size == original.size
-    difference = ImageChops.difference(rendered, original)
-    _, brightest = difference.getextrema()
-    assert isinstance(brightest, int | float), "one band (L): (min, max) are numbers"
-    assert brightest < 64  # the image, and nothing drawn over it
-
-
-def test_an_image_that_states_its_dpi_keeps_its_physical_size():
-    result = {"text": "", "pages": [page(line("a", (40, 40, 140, 70)))]}
-
-    document = read(searchable_pdf([SourceDocument(png(dpi=300), "image/png", result)]))
-
-    assert document[0].get_size() == pytest.approx((800 * 72 / 300, 300 * 72 / 300), abs=0.01)
-
-
-def test_a_pdf_keeps_its_page_sizes_and_every_page_in_order():
-    data = text_pdf("one", "two", "three")
-    with open_document(data, "application/pdf") as doc:
-        pages = [page(line(layer.lines[0].text, layer.lines[0].bbox), width=layer.width, height=layer.height,
-                      number=i + 1) for i in range(3) if (layer := doc.text_layer(i))]  # fmt: skip
-
-    document = read(searchable_pdf([SourceDocument(data, "application/pdf", {"text": "", "pages": pages})]))
-
-    assert len(document) == 3
-    assert all(document[i].get_size() == pytest.approx((612, 792), abs=0.5) for i in range(3))
-    assert [page_text(document, i) for i in range(3)] == ["one", "two", "three"]
-
-
-def test_several_documents_follow_each_other():
-    first = {"text": "", "pages": [page(line("alpha", (40, 40, 140, 70)))]}
-    second = {"text": "", "pages": [page(line("beta", (40, 40, 140, 70)))]}
-
-    document = read(searchable_pdf([SourceDocument(png(), "image/png", first),
-                                    SourceDocument(png(), "image/png", second)]))  # fmt: skip
-
-    assert [page_text(document, i) for i in range(2)] == ["alpha", "beta"]
-
-
-def test_boxes_read_at_another_size_are_scaled_to_the_image():
-    # The engine saw the page at half the size: its boxes are scaled up.
-    result = {"text": "", "pages": [page(line("half", (20, 20, 170, 35)), width=400, height=150)]}
-
-    document = read(searchable_pdf([SourceDocument(png(), "image/png", result)]))
-
-    boxes = char_boxes(document, 0)
-    assert min(b[0] for b in boxes) == pytest.approx(40 * POINTS_PER_PIXEL_AT_200_DPI, abs=0.5)
-    assert max(b[2] for b in boxes) == pytest.approx(340 * POINTS_PER_PIXEL_AT_200_DPI, abs=0.5)
+# --- odd results and bad documents ------------------------------------------------------------------------
 
 
 def test_any_script_survives_and_control_characters_become_replacement_characters():
-    text = "Ελληνικά 中文 ünïcödé 😀 tab\there \x07bell"
-    result = {"text": "", "pages": [page(line(text, (40, 40, 760, 70)))]}
+    text = "Ελληνικά 中文 ünïcödé 😀 (paren) back\\slash tab\there \x07bell"
+    pages = {0: ocr_page(1, [line(text, (40, 40, 1500, 90))], 1700, 2200)}
 
-    document = read(searchable_pdf([SourceDocument(png(), "image/png", result)]))
+    document = opened(searchable_pdf([SourceDocument(text_pdf(""), PDF, pages)]))
 
-    assert page_text(document, 0) == "Ελληνικά 中文 ünïcödé 😀 tab here \ufffdbell"
-
-
-def test_lines_without_a_box_or_text_and_pages_without_lines_draw_nothing():
-    result = {"text": "", "pages": [{"page": 1, "text": "x", "lines": [
-        line("no box", (0, 0, 0, 0)), line("", (40, 40, 140, 70)), line("   ", (40, 80, 140, 110)),
-        line("kept", (40, 120, 140, 150))]}]}  # fmt: skip
-
-    document = read(searchable_pdf([
-        SourceDocument(png(), "image/png", result),
-        SourceDocument(png(), "image/png", {"text": "", "pages": []}),
-    ]))  # fmt: skip
-
-    assert len(document) == 2
-    assert page_text(document, 0) == "kept"
-    assert page_text(document, 1) == ""
+    assert text_of(document, 0) == "Ελληνικά 中文 ünïcödé 😀 (paren) back\\slash tab here \ufffdbell"
 
 
-def test_a_document_that_cannot_be_read_raises_invalid_document():
+def test_odd_page_results_never_fail_the_build():
+    lines = [
+        line("no box", (0, 0, 0, 0)),
+        line("", (40, 40, 140, 70)),
+        {"text": None, "bbox": "wide"},
+        {"bbox": [1, 2, 3]},
+        "not a line",
+        line("outside", (5000, 5000, 6000, 6000)),
+        line("partly outside", (-100, -50, 300, 30)),
+        line("kept", (40, 120, 140, 150), words=[{"text": "kept", "bbox": [40, 120, 140, 150]}, {"text": 7}, "x"]),
+        line("words without boxes", (40, 200, 400, 240), words=[{"text": "words"}, {"bbox": [0, 0, 1, 1]}]),
+    ]
+    results: dict[int, Any] = {
+        0: {"page": 1, "lines": lines},  # no size, no rotation, no skew
+        1: {
+            "page": 2,
+            "lines": [line("turned", (40, 40, 140, 70))],
+            "width": "wide",
+            "height": None,
+            "rotation": 45,
+            "skew": float("nan"),
+        },
+        2: {"page": 3, "lines": "none", "rotation": True, "width": 0, "height": -5},
+        3: "not a page",
+    }
+
+    document = opened(searchable_pdf([SourceDocument(text_pdf("a", "b", "c", "d"), PDF, results)]))
+
+    assert text_of(document, 0).split() == ["a", "partly", "outside", "kept", "words", "without", "boxes"]
+    assert text_of(document, 1).split() == ["b", "turned"]
+    assert [text_of(document, 2), text_of(document, 3)] == ["c", "d"]
+
+
+def _encrypted() -> bytes:
+    with pikepdf.open(io.BytesIO(text_pdf("secret"))) as pdf:
+        buffer = io.BytesIO()
+        pdf.save(buffer, encryption=pikepdf.Encryption(user="user", owner="owner"))
+        return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        SourceDocument(b"not a pdf at all", PDF, {}),
+        SourceDocument(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF", PDF, {}),
+        SourceDocument(text_pdf("cut")[:200], PDF, {}),
+        SourceDocument(b"not an image", PNG, {}),
+        SourceDocument(encoded(picture(), "PNG")[:60], PNG, {0: ocr_page(1, [], 600, 400)}),
+        SourceDocument(encoded(picture(), "JPEG")[:100], JPEG, {}),
+        SourceDocument(text_pdf("one"), PDF, {}, only=[1]),
+        SourceDocument(encoded(picture(), "PNG"), PNG, {}, only=[-1]),
+        SourceDocument(text_pdf("one"), "text/plain", {}),
+    ],
+    ids=[
+        "garbage",
+        "no-pages",
+        "truncated",
+        "not-an-image",
+        "cut-png",
+        "cut-jpeg",
+        "page-out-of-range",
+        "frame-out-of-range",
+        "not-a-document",
+    ],
+)
+def test_a_document_that_cannot_be_read_raises_invalid_document(source):
     with pytest.raises(InvalidDocument):
-        searchable_pdf([SourceDocument(b"not a png", "image/png", {"text": "", "pages": []})])
+        searchable_pdf([source, SourceDocument(text_pdf("fine"), PDF, {})])
+    with pytest.raises(InvalidDocument):
+        searchable_pdf([source])
+
+
+def test_an_encrypted_pdf_and_no_documents_raise_invalid_document():
+    with pytest.raises(InvalidDocument):
+        searchable_pdf([SourceDocument(_encrypted(), PDF, {})])
+    with pytest.raises(InvalidDocument):
+        searchable_pdf([])
+
+
+def test_one_document_in_several_parts_is_copied_once():
+    original = real_pdf()
+    halves = [
+        SourceDocument(original, PDF, {}, only=list(range(9))),
+        SourceDocument(original, PDF, {}, only=list(range(9, 17))),
+    ]
+
+    data = searchable_pdf(halves)
+
+    assert len(opened(data)) == 17
+    assert len(data) <= len(original)  # the fonts the halves share once, and no outline
+
+
+@pytest.mark.parametrize("content_type", [PDF, JPEG, PNG])
+def test_a_damaged_document_makes_a_pdf_or_raises_invalid_document_never_anything_else(content_type):
+    intact = {PDF: text_pdf("hello", "world"), JPEG: scanned_pages([0])[0].jpeg, PNG: encoded(picture(), "PNG")}
+    pages = {0: layer_pages()[0], 1: layer_pages()[1]}
+    rng = random.Random(content_type)
+    for _ in range(40):
+        damaged = bytearray(intact[content_type])
+        for _ in range(rng.randint(1, 20)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            damaged = damaged[: rng.randrange(len(damaged))]
+        with contextlib.suppress(InvalidDocument):  # qpdf mends much; a JPEG is not decoded at all
+            assert searchable_pdf([SourceDocument(bytes(damaged), content_type, pages)]).startswith(b"%PDF-")

@@ -26,11 +26,11 @@ def png(size=(800, 300)) -> bytes:
     return buffer.getvalue()
 
 
-def result_of(*pages: tuple[int, str]) -> dict:
+def result_of(*pages: tuple[int, str], source: str = "ocr") -> dict:
     """A result whose page ``n`` holds one line, ``text``, in the top left corner of an 800x300 image."""
     return {
         "text": "\n\n".join(text for _, text in pages),
-        "pages": [{"page": n, "text": text, "source": "ocr", "width": 800, "height": 300,
+        "pages": [{"page": n, "text": text, "source": source, "width": 800, "height": 300,
                    "lines": [{"text": text, "confidence": 0.9, "bbox": [40, 40, 400, 80]}]} for n, text in pages],
     }  # fmt: skip
 
@@ -68,9 +68,10 @@ def test_a_split_parents_pdf_holds_its_completed_childrens_pages_in_order(client
     data = text_pdf("one", "two", "three", "four", "five")
     parent_id = client.post("/jobs?split_pages=2", data=data, content_type="application/pdf").get_json()["id"]
     # Each child's result numbers its pages in the whole document; child 1 fails.
-    run(store, f"{parent_id}-0", result_of((1, "one"), (2, "two")))
+    # The pages carry their text, so they were answered from it and go in as they are.
+    run(store, f"{parent_id}-0", result_of((1, "one"), (2, "two"), source="text_layer"))
     run(store, f"{parent_id}-1", "engine_timeout")
-    run(store, f"{parent_id}-2", result_of((5, "five")))
+    run(store, f"{parent_id}-2", result_of((5, "five"), source="text_layer"))
 
     texts = pdf_texts(client.get(f"/jobs/{parent_id}/result.pdf"))
     merged = client.get(f"/jobs/{parent_id}/result").get_json()
