@@ -6,7 +6,12 @@ in invisible text (``documents.invisible_text``) over the boxes the engine
 saw them in, and the glyphless font that stream uses, added to the page's
 resources under a name the page does not use yet: OCRmyPDF's way of
 grafting a text layer.  A page answered from its own text layer
-(``source: "text_layer"``) already has its text and is left as it was.  An
+(``source: "text_layer"``) already has its text and is left as it was; so
+is the text of a page OCRed although it carries text of its own that
+already says most of what OCR read (a born-digital page read with
+``text_layer: ignore``): a second, invisible copy would make every search
+find its words twice, and the PDF a third larger.  A scan with a few words
+stamped on it still gets its text layer.  An
 image becomes pages of its own, its bytes embedded as they came
 (``documents.pdf_images``).  Nothing is rendered and no image is encoded
 again, so a born-digital PDF comes back its own size and a scan its size
@@ -33,6 +38,7 @@ import io
 import math
 import struct
 import zlib
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -42,7 +48,7 @@ import pikepdf
 from PIL import Image
 
 from documents.invisible_text import GlyphlessFont, Line, Word, drawable, text_content
-from documents.pages import PDF_TYPE, RENDER_DPI
+from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
 from documents.pdf_images import POINTS_PER_INCH, add_image_pages
 from jobs.errors import InvalidDocument
 from jobs.registry import IMAGE_TYPES
@@ -50,6 +56,8 @@ from jobs.registry import IMAGE_TYPES
 Matrix = tuple[float, float, float, float, float, float]
 _IDENTITY: Matrix = (1, 0, 0, 1, 0, 0)
 _FONT_NAME_PREFIX = "/OCRgwText"
+#: The share of the words OCR read on a page that its own text must hold for no OCR text to be added to it.
+OWN_TEXT_COVERS = 0.8
 # What reading a malformed document can raise, beside InvalidDocument: qpdf's
 # errors, and what a broken object (a box that is not an array of numbers, a
 # dictionary where a stream should be) or image makes Python raise.
@@ -105,17 +113,49 @@ def _build(sources: Sequence[SourceDocument]) -> bytes:
     characters = {c for source in sources for page in _results(source) for c in _page_characters(page)}
     first = sources[0]
     if len(sources) == 1 and _media_type(first) == PDF_TYPE and first.only is None:
-        with _open_pdf(first.document) as pdf:
+        with _open_pdf(first.document) as pdf, _OwnTexts(first) as own:
             font = GlyphlessFont(pdf, characters)
             for index, page in enumerate(pdf.pages):
-                _graft(pdf, page, first.pages.get(index), font, RENDER_DPI)
+                result = first.pages.get(index)
+                _graft(pdf, page, result, font, RENDER_DPI, own.already_say(index, result))
             return _saved(pdf)
     with pikepdf.new() as output, _OpenedPdfs() as opened:
         font = GlyphlessFont(output, characters)
         for source in sources:
-            for page, result, dpi in _added_pages(output, source, opened):
-                _graft(output, page, result, font, dpi)
+            with _OwnTexts(source) as own:
+                for page, index, result, dpi in _added_pages(output, source, opened):
+                    _graft(output, page, result, font, dpi, own.already_say(index, result))
         return _saved(output)
+
+
+class _OwnTexts:
+    """The text a source PDF's pages carry of their own, read (by PDFium) only for pages OCR read."""
+
+    def __init__(self, source: SourceDocument):
+        self._source = source
+        self._document: Document | None = None
+
+    def already_say(self, index: int, result: Any) -> bool:
+        """Whether page ``index``'s own text holds most of the words OCR read on it (``OWN_TEXT_COVERS``)."""
+        if _media_type(self._source) != PDF_TYPE or not isinstance(result, dict) or result.get("source") != "ocr":
+            return False
+        read = Counter(word for _, words in _result_lines(result) for text, _ in words for word in text.split())
+        if not read:
+            return False
+        if self._document is None:
+            self._document = open_document(self._source.document, PDF_TYPE)
+        layer = self._document.text_layer(index)
+        if layer is None:
+            return False
+        held = read & Counter(layer.text.split())
+        return sum(held.values()) >= OWN_TEXT_COVERS * sum(read.values())
+
+    def __enter__(self) -> _OwnTexts:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._document is not None:
+            self._document.close()
 
 
 class _OpenedPdfs(ExitStack):
@@ -138,13 +178,15 @@ class _OpenedPdfs(ExitStack):
 
 def _added_pages(
     output: pikepdf.Pdf, source: SourceDocument, opened: _OpenedPdfs
-) -> list[tuple[pikepdf.Page, Any, float]]:
-    """The source's pages, added to ``output``, with their result and the dpi of a result without a size."""
+) -> list[tuple[pikepdf.Page, int, Any, float]]:
+    """The source's pages, added to ``output``: each with its index, its result, and the dpi of a result without size."""
     media_type = _media_type(source)
     if media_type in IMAGE_TYPES:
         added = add_image_pages(output, source.document, source.only)
         indices = range(len(added)) if source.only is None else source.only
-        return [(image.page, source.pages.get(index), image.dpi) for image, index in zip(added, indices, strict=True)]
+        return [
+            (image.page, index, source.pages.get(index), image.dpi) for image, index in zip(added, indices, strict=True)
+        ]
     if media_type != PDF_TYPE:
         raise InvalidDocument(f"a searchable PDF is made of PDFs and images, not {source.content_type!r}")
     pdf = opened.open(source.document)
@@ -152,10 +194,10 @@ def _added_pages(
     chosen = range(count) if source.only is None else source.only
     if missing := [index for index in chosen if not 0 <= index < count]:
         raise InvalidDocument(f"the PDF has {count} page(s), not pages {missing} (0-based)")
-    pages: list[tuple[pikepdf.Page, Any, float]] = []
+    pages: list[tuple[pikepdf.Page, int, Any, float]] = []
     for index in chosen:
         output.pages.append(pdf.pages[index])
-        pages.append((output.pages[-1], source.pages.get(index), RENDER_DPI))
+        pages.append((output.pages[-1], index, source.pages.get(index), RENDER_DPI))
     return pages
 
 
@@ -218,12 +260,14 @@ class _Displayed:
     to_page: Matrix
 
 
-def _graft(pdf: pikepdf.Pdf, page: pikepdf.Page, result: Any, font: GlyphlessFont, default_dpi: float) -> None:
-    """Turn and straighten the page as the result says, and draw its text on it."""
+def _graft(
+    pdf: pikepdf.Pdf, page: pikepdf.Page, result: Any, font: GlyphlessFont, default_dpi: float, has_text: bool = False
+) -> None:
+    """Turn and straighten the page as the result says, and draw its text on it, unless it ``has_text`` already."""
     if not isinstance(result, dict) or result.get("source") == "text_layer":
         return
     rotation, skew = _rotation(result.get("rotation")), _skew(result.get("skew"))
-    lines = _result_lines(result)
+    lines = [] if has_text else _result_lines(result)
     if not rotation and not skew and not lines:
         return
     box = _page_box(page)

@@ -43,8 +43,12 @@ def words_of(text: str, bbox) -> list[dict]:
 
 
 @cache
-def layer_pages(pdf: bytes | None = None) -> dict[int, dict]:
-    """The real PDF's (or ``pdf``'s) text layer as OCR result pages, each line with its words."""
+def layer_pages(pdf: bytes | None = None, *, read_as_is: bool = False) -> dict[int, dict]:
+    """The real PDF's (or ``pdf``'s) text layer as OCR result pages, each line with its words.
+
+    The words are upper-cased, unless ``read_as_is``: OCR text the page's own text does not hold
+    already (a page whose own text says what OCR read gets none added).
+    """
     data = pdf or real_pdf()
     pages = {}
     with open_document(data, PDF) as document:
@@ -52,8 +56,9 @@ def layer_pages(pdf: bytes | None = None) -> dict[int, dict]:
             layer = document.text_layer(index)
             if layer is None:
                 continue
-            lines = [{"text": line.text, "confidence": 0.9, "bbox": list(line.bbox),
-                      "words": words_of(line.text, line.bbox)} for line in layer.lines]  # fmt: skip
+            texts = [line.text if read_as_is else line.text.upper() for line in layer.lines]
+            lines = [{"text": text, "confidence": 0.9, "bbox": list(line.bbox),
+                      "words": words_of(text, line.bbox)} for text, line in zip(texts, layer.lines, strict=True)]  # fmt: skip
             pages[index] = ocr_page(index + 1, lines, layer.width, layer.height)
     return pages
 
@@ -183,6 +188,27 @@ def test_a_born_digital_pdf_keeps_its_pages_and_gains_words_only_on_its_ocr_page
             found = text_at(after, index, word["bbox"], page["width"], page["height"])
             there = text_at(before, index, word["bbox"], page["width"], page["height"])
             assert found.count(word["text"]) == there.count(word["text"]) + 1, (word, found)
+
+
+def test_a_born_digital_pdf_read_by_ocr_as_it_says_gains_no_second_copy_of_its_text():
+    original = real_pdf()
+
+    data = searchable_pdf([SourceDocument(original, PDF, layer_pages(read_as_is=True))])
+
+    assert len(data) <= 1.02 * len(original)
+    before, after = opened(original), opened(data)
+    assert [text_of(after, i) for i in range(17)] == [text_of(before, i) for i in range(17)]
+
+
+def test_a_scan_with_a_few_words_stamped_on_it_still_gets_its_text():
+    stamped = text_pdf("Bates 000123")
+    words = "the whole page of scanned words that only OCR can read " * 3
+    pages = {0: ocr_page(1, [line(words.strip(), (40, 400, 1600, 460)), line("Bates 000123", (40, 100, 400, 140))],
+                         1700, 2200)}  # fmt: skip
+
+    document = opened(searchable_pdf([SourceDocument(stamped, PDF, pages)]))
+
+    assert text_of(document, 0).split() == ["Bates", "000123", *words.split(), "Bates", "000123"]
 
 
 def test_a_born_digital_pdfs_untouched_pages_keep_their_content_streams_and_resources_byte_for_byte():
@@ -439,12 +465,12 @@ def test_a_page_with_its_own_rotate_keeps_it_and_adds_the_results():
     with pikepdf.open(io.BytesIO(result)) as pdf:
         assert int(pdf.pages[0].obj.Rotate) == 270
     document = opened(result)
-    # The words' boxes are in the upright page: read upside down from the page as it was displayed.
+    # The words' boxes are in the page as it is now displayed (upright); its own word turned with it.
     width, height = layer["width"], layer["height"]
     for word in first_words(layer, 1):
         x0, y0, x1, y1 = word["bbox"]
-        turned_box = (width - x1, height - y1, width - x0, height - y0)
-        assert word["text"] in text_at(document, 0, turned_box, width, height)
+        assert text_at(document, 0, (x0, y0, x1, y1), width, height) == word["text"]
+        assert text_at(document, 0, (width - x1, height - y1, width - x0, height - y0), width, height) == "sideways"
 
 
 def _with_rotate(data: bytes, degrees: int) -> bytes:
