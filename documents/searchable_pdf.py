@@ -179,7 +179,7 @@ class _OpenedPdfs(ExitStack):
 def _added_pages(
     output: pikepdf.Pdf, source: SourceDocument, opened: _OpenedPdfs
 ) -> list[tuple[pikepdf.Page, int, Any, float]]:
-    """The source's pages, added to ``output``: each with its index, its result, and the dpi of a result without size."""
+    """The source's pages added to ``output``, each with its index, its result, and the dpi of a sizeless result."""
     media_type = _media_type(source)
     if media_type in IMAGE_TYPES:
         added = add_image_pages(output, source.document, source.only)

@@ -57,8 +57,10 @@ def layer_pages(pdf: bytes | None = None, *, read_as_is: bool = False) -> dict[i
             if layer is None:
                 continue
             texts = [line.text if read_as_is else line.text.upper() for line in layer.lines]
-            lines = [{"text": text, "confidence": 0.9, "bbox": list(line.bbox),
-                      "words": words_of(text, line.bbox)} for text, line in zip(texts, layer.lines, strict=True)]  # fmt: skip
+            lines = [
+                {"text": text, "confidence": 0.9, "bbox": list(line.bbox), "words": words_of(text, line.bbox)}
+                for text, line in zip(texts, layer.lines, strict=True)
+            ]
             pages[index] = ocr_page(index + 1, lines, layer.width, layer.height)
     return pages
 
