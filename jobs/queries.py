@@ -218,6 +218,11 @@ class JobQueries:
             value if isinstance(value, bytes) else None for value in self.redis.mget([keys.payload(j) for j in job_ids])
         ]
 
+    def source_document(self, job_id: str) -> bytes | None:
+        """The document a split's child reads its pages of: its parent's payload (None once gone)."""
+        value = self.redis.get(keys.payload(keys.root_of(job_id)))
+        return value if isinstance(value, bytes) else None
+
     def results(self, job_ids: Sequence[str]) -> list[dict[str, Any] | None]:
         if not job_ids:
             return []

@@ -26,7 +26,17 @@ from jobs.contract import JobKind, JobStatus, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
 from jobs.ids import call_token, new_job_id
 from jobs.queries import JobQueries
-from jobs.records import DEFAULT_OWNER, Claim, Completion, Created, GroupRules, Idempotency, NewJob, Owner
+from jobs.records import (
+    DEFAULT_OWNER,
+    Claim,
+    Completion,
+    Created,
+    GroupRules,
+    Idempotency,
+    NewJob,
+    Owner,
+    parse_pages,
+)
 from jobs.replication import run_create
 from jobs.sweeping import SweepTransitions
 from jobs.transitions import Scripts
@@ -97,6 +107,8 @@ class JobStore(SweepTransitions):
         self, job: NewJob, idempotency: Idempotency | None = None, owner: Owner = DEFAULT_OWNER
     ) -> Created:
         """Creates a single job (queued) of ``owner``'s tenant; its Idempotency-Key is that tenant's."""
+        if job.source_pages is not None:
+            raise ValueError("only a child of a group reads its pages of a source document")
         return self._create(new_job_id(owner.tenant), JobKind.SINGLE, [job], {}, idempotency, True, owner)
 
     def create_group(
@@ -106,16 +118,21 @@ class JobStore(SweepTransitions):
         idempotency: Idempotency | None = None,
         release: bool = True,
         owner: Owner = DEFAULT_OWNER,
+        source: bytes | None = None,
     ) -> Created:
         """Creates a parent and its children (held) of ``owner``'s tenant and releases the first ones.
 
-        ``max_parallel`` alone, or every rule of the group.  ``release=False``
+        ``max_parallel`` alone, or every rule of the group.  ``source``: a
+        split's document, stored once as the parent's payload; its children
+        name their pages of it (``NewJob.source_pages``) and store none.  ``release=False``
         leaves every child held and the parent on the due index, as if the
         creating process had died right after creating; the sweep then
         releases them.
         """
         if not children:
             raise ValueError("a group needs at least one child")
+        if (source is None) != all(c.source_pages is None for c in children):
+            raise ValueError("a group has a source document exactly when its children name pages of it")
         rules = max_parallel if isinstance(max_parallel, GroupRules) else GroupRules(max_parallel)
         models = {c.model for c in children}
         group = {
@@ -125,7 +142,9 @@ class JobStore(SweepTransitions):
             "fail_fast": rules.fail_fast,
             "callback_url": rules.callback_url,
         }
-        return self._create(new_job_id(owner.tenant), JobKind.PARENT, children, group, idempotency, release, owner)
+        return self._create(
+            new_job_id(owner.tenant), JobKind.PARENT, children, group, idempotency, release, owner, source
+        )
 
     def _create(
         self,
@@ -136,6 +155,7 @@ class JobStore(SweepTransitions):
         idempotency: Idempotency | None,
         release: bool,
         owner: Owner,
+        source: bytes | None = None,
     ) -> Created:
         root = keys.job(root_id)
         reply = run_create(
@@ -160,7 +180,8 @@ class JobStore(SweepTransitions):
                 **self.release_args(root_id, release_limit=None if release else 0),
                 "group": group,
                 "jobs": [j.spec() for j in jobs],
-                "payloads": [j.payload for j in jobs],
+                "source": source or b"",
+                "payloads": [b"" if j.source_pages is not None else j.payload for j in jobs],
             },
         )
         if reply.code == Reply.KEY_REUSED:
@@ -197,7 +218,8 @@ class JobStore(SweepTransitions):
             reply.content_type,
             json.loads(reply.options or "{}"),
             reply.payload,
-            _seconds_or_none(reply.waited_us),
+            source_pages=parse_pages(reply.source_pages),
+            waited_seconds=_seconds_or_none(reply.waited_us),
         )
 
     def heartbeat(self, job_id: str, attempt: int) -> bool:
@@ -275,7 +297,8 @@ class JobStore(SweepTransitions):
                 reply.next_content_type,
                 json.loads(reply.next_options or "{}"),
                 reply.next_payload,
-                _seconds_or_none(reply.next_waited_us),
+                source_pages=parse_pages(reply.next_source_pages),
+                waited_seconds=_seconds_or_none(reply.next_waited_us),
             )
         return Completion(reply.finalized, reply.released, next_claim)
 
