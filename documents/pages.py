@@ -16,7 +16,6 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Self
 
 import pypdfium2 as pdfium
@@ -130,7 +129,9 @@ def render_pages(
         return list(doc.pages())
 
 
-def count_pdf_pages(data: bytes, check: Callable[[int], None] | None = None, limits: DocumentLimits | None = None) -> int:
+def count_pdf_pages(
+    data: bytes, check: Callable[[int], None] | None = None, limits: DocumentLimits | None = None
+) -> int:
     """The PDF's page count, read without copying a page; ``check`` sees it first and may refuse by raising.
 
     What a split needs at submission: the document is stored once and each

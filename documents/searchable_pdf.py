@@ -22,7 +22,7 @@ from __future__ import annotations
 import io
 import tempfile
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from fpdf.enums import TextMode
 from PIL import Image
 
 from documents.pages import RENDER_DPI, open_document
+from jobs.errors import InvalidDocument
 
 POINTS_PER_INCH = 72
 _FONT_FAMILY = "glyphless"
@@ -47,11 +48,14 @@ _MIN_DPI = 10
 
 @dataclass(frozen=True)
 class SourceDocument:
-    """One job's document and its result, as stored."""
+    """A document and the result pages of its pages."""
 
     document: bytes
     content_type: str
-    result: dict[str, Any]
+    # Result page dicts by the 0-based index of the page in ``document``; a page not in it goes in without text.
+    pages: Mapping[int, dict]
+    # The 0-based indices of the pages of ``document`` that go in, in order (None: all).
+    only: Sequence[int] | None = None
 
 
 def searchable_pdf(sources: Sequence[SourceDocument]) -> bytes:
@@ -66,7 +70,7 @@ def searchable_pdf(sources: Sequence[SourceDocument]) -> bytes:
     characters = {
         c
         for source in sources
-        for page in source.result.get("pages", [])
+        for page in source.pages.values()
         for line in page.get("lines", [])
         for c in _drawable(line.get("text", ""))
     }
@@ -88,12 +92,13 @@ def searchable_pdf(sources: Sequence[SourceDocument]) -> bytes:
 
 def _pages(sources: Iterable[SourceDocument]) -> Iterator[tuple[Image.Image, dict[str, Any]]]:
     for source in sources:
-        results = source.result.get("pages", [])
         with open_document(source.document, source.content_type, dpi=RENDER_DPI) as doc:
-            # A result holds one entry per page of its document; should one be
-            # missing, the page still goes in, without text.
-            for index in range(doc.page_count):
-                yield doc.page(index), (results[index] if index < len(results) else {})
+            indices = range(doc.page_count) if source.only is None else source.only
+            for index in indices:
+                if not 0 <= index < doc.page_count:
+                    raise InvalidDocument(f"page {index + 1} is not a page of this {doc.page_count}-page document")
+                # A page with no result entry still goes in, without text.
+                yield doc.page(index), source.pages.get(index, {})
 
 
 def _add_page(pdf: FPDF, image: Image.Image, page: dict[str, Any]) -> None:

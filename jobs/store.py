@@ -44,6 +44,7 @@ from jobs.transitions.claim import CLAIM, ClaimReply
 from jobs.transitions.complete import COMPLETE, CompleteReply
 from jobs.transitions.heartbeat import HEARTBEAT
 from jobs.transitions.progress import PROGRESS
+from jobs.transitions.record_pdf import RECORD_PDF
 from jobs.transitions.retry import RETRY
 
 # A refusal of an attempt's report, as the exception its caller handles.
@@ -329,6 +330,28 @@ class JobStore(SweepTransitions):
         if refusal is None:
             raise StoreError(f"job {job_id}: unexpected reply {code!r}")
         raise refusal(f"job {job_id}: {code.name.lower().replace('_', ' ')}")
+
+    # -- the searchable PDF ------------------------------------------------------------------
+
+    def ask_pdf(self, job_id: str, ttl_seconds: int) -> bool:
+        """Marks a build of the job's searchable PDF as asked for; False when it already was.
+
+        The mark lapses after ``ttl_seconds``, so a build whose message was
+        lost is asked for again by a later request.
+        """
+        return bool(self.redis.set(keys.pdf_asked(job_id), "1", nx=True, ex=ttl_seconds))
+
+    def record_pdf(self, job_id: str, finished_at: str, pdf: bytes = b"", error: str = "") -> bool:
+        """Keeps the PDF built for the job's ending at ``finished_at`` (or ``error``, why none could be built).
+
+        False when the job is gone, or no longer at that ending (a parent redriven meanwhile): nothing kept.
+        """
+        reply = self.scripts.run(
+            RECORD_PDF,
+            keys={"job": keys.job(job_id), "pdf": keys.pdf(job_id), "asked": keys.pdf_asked(job_id)},
+            args={"finished_at": finished_at, "pdf": pdf, "error": error},
+        )
+        return reply.code == Reply.OK
 
     # -- draining -------------------------------------------------------------------------
 

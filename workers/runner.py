@@ -323,6 +323,4 @@ class Runner:
             if not self.store.report_progress(claim.job_id, claim.attempt, f"page {done}/{total}", done / total):
                 raise LeaseLost(f"job {claim.job_id} attempt {claim.attempt} no longer holds the job")
 
-        return adapter.run(
-            document, claim.content_type, claim.options, on_page, pages=claim.source_pages
-        ).to_dict()
+        return adapter.run(document, claim.content_type, claim.options, on_page, pages=claim.source_pages).to_dict()

@@ -16,6 +16,11 @@ from tests.pdfs import text_pdf
 POINTS_PER_PIXEL_AT_200_DPI = 72 / 200
 
 
+def from_result(document: bytes, content_type: str, result: dict) -> SourceDocument:
+    """A source of every page of ``document``, its result's pages in page order."""
+    return SourceDocument(document, content_type, dict(enumerate(result.get("pages", []))))
+
+
 def png(size=(800, 300), dpi=None, words=((40, 40, "first"),)) -> bytes:
     image = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(image)
@@ -57,7 +62,7 @@ def test_an_image_becomes_a_page_of_its_size_with_its_lines_as_text_over_their_b
         "pages": [page(line("Invoice 42", (40, 40, 340, 70)), line("Total due", (40, 120, 240, 150)))],
     }
 
-    document = read(searchable_pdf([SourceDocument(png(), "image/png", result)]))
+    document = read(searchable_pdf([from_result(png(), "image/png", result)]))
 
     assert len(document) == 1
     width, height = document[0].get_size()
@@ -76,7 +81,7 @@ def test_the_text_is_invisible_and_the_page_is_the_original_image():
     source = png(words=((40, 40, "x"), (500, 200, "y")))
     result = {"text": "", "pages": [page(line("HIDDEN WORDS", (40, 40, 640, 230)))]}
 
-    document = read(searchable_pdf([SourceDocument(source, "image/png", result)]))
+    document = read(searchable_pdf([from_result(source, "image/png", result)]))
     rendered = document[0].render(scale=200 / 72).to_pil().convert("L")
     original = Image.open(io.BytesIO(source)).convert("L")
 
@@ -90,7 +95,7 @@ def test_the_text_is_invisible_and_the_page_is_the_original_image():
 def test_an_image_that_states_its_dpi_keeps_its_physical_size():
     result = {"text": "", "pages": [page(line("a", (40, 40, 140, 70)))]}
 
-    document = read(searchable_pdf([SourceDocument(png(dpi=300), "image/png", result)]))
+    document = read(searchable_pdf([from_result(png(dpi=300), "image/png", result)]))
 
     assert document[0].get_size() == pytest.approx((800 * 72 / 300, 300 * 72 / 300), abs=0.01)
 
@@ -101,7 +106,7 @@ def test_a_pdf_keeps_its_page_sizes_and_every_page_in_order():
         pages = [page(line(layer.lines[0].text, layer.lines[0].bbox), width=layer.width, height=layer.height,
                       number=i + 1) for i in range(3) if (layer := doc.text_layer(i))]  # fmt: skip
 
-    document = read(searchable_pdf([SourceDocument(data, "application/pdf", {"text": "", "pages": pages})]))
+    document = read(searchable_pdf([from_result(data, "application/pdf", {"text": "", "pages": pages})]))
 
     assert len(document) == 3
     assert all(document[i].get_size() == pytest.approx((612, 792), abs=0.5) for i in range(3))
@@ -112,8 +117,8 @@ def test_several_documents_follow_each_other():
     first = {"text": "", "pages": [page(line("alpha", (40, 40, 140, 70)))]}
     second = {"text": "", "pages": [page(line("beta", (40, 40, 140, 70)))]}
 
-    document = read(searchable_pdf([SourceDocument(png(), "image/png", first),
-                                    SourceDocument(png(), "image/png", second)]))  # fmt: skip
+    document = read(searchable_pdf([from_result(png(), "image/png", first),
+                                    from_result(png(), "image/png", second)]))  # fmt: skip
 
     assert [page_text(document, i) for i in range(2)] == ["alpha", "beta"]
 
@@ -122,7 +127,7 @@ def test_boxes_read_at_another_size_are_scaled_to_the_image():
     # The engine saw the page at half the size: its boxes are scaled up.
     result = {"text": "", "pages": [page(line("half", (20, 20, 170, 35)), width=400, height=150)]}
 
-    document = read(searchable_pdf([SourceDocument(png(), "image/png", result)]))
+    document = read(searchable_pdf([from_result(png(), "image/png", result)]))
 
     boxes = char_boxes(document, 0)
     assert min(b[0] for b in boxes) == pytest.approx(40 * POINTS_PER_PIXEL_AT_200_DPI, abs=0.5)
@@ -133,7 +138,7 @@ def test_any_script_survives_and_control_characters_become_replacement_character
     text = "Ελληνικά 中文 ünïcödé 😀 tab\there \x07bell"
     result = {"text": "", "pages": [page(line(text, (40, 40, 760, 70)))]}
 
-    document = read(searchable_pdf([SourceDocument(png(), "image/png", result)]))
+    document = read(searchable_pdf([from_result(png(), "image/png", result)]))
 
     assert page_text(document, 0) == "Ελληνικά 中文 ünïcödé 😀 tab here \ufffdbell"
 
@@ -144,8 +149,8 @@ def test_lines_without_a_box_or_text_and_pages_without_lines_draw_nothing():
         line("kept", (40, 120, 140, 150))]}]}  # fmt: skip
 
     document = read(searchable_pdf([
-        SourceDocument(png(), "image/png", result),
-        SourceDocument(png(), "image/png", {"text": "", "pages": []}),
+        from_result(png(), "image/png", result),
+        from_result(png(), "image/png", {"text": "", "pages": []}),
     ]))  # fmt: skip
 
     assert len(document) == 2
@@ -155,4 +160,4 @@ def test_lines_without_a_box_or_text_and_pages_without_lines_draw_nothing():
 
 def test_a_document_that_cannot_be_read_raises_invalid_document():
     with pytest.raises(InvalidDocument):
-        searchable_pdf([SourceDocument(b"not a png", "image/png", {"text": "", "pages": []})])
+        searchable_pdf([from_result(b"not a png", "image/png", {"text": "", "pages": []})])
