@@ -32,9 +32,7 @@ def test_a_failed_build_is_kept_as_its_reason(kit):
 
     assert kit.store.record_pdf(job_id, ending, error="cannot read page 2")
 
-    assert kit.store.queries.stored_pdf(job_id) == type(kit.store.queries.stored_pdf(job_id))(
-        None, "cannot read page 2"
-    )
+    assert kit.store.queries.stored_pdf(job_id) == StoredPdf(None, "cannot read page 2")
 
 
 def test_nothing_is_kept_for_a_job_not_terminal_gone_or_ended_otherwise(kit):
