@@ -176,16 +176,6 @@ class PageAdapter(Adapter):
         """Recognise one rendered page (RGB or L); ``deadline`` is a ``time.monotonic()`` value."""
 
 
-def page_indices(pages: tuple[int, int] | None, page_count: int) -> range:
-    """The 0-based indices of the pages to read: all, or ``pages`` (first and last, 1-based) of ``page_count``."""
-    if pages is None:
-        return range(page_count)
-    first, last = pages
-    if not 1 <= first <= last <= page_count:
-        raise InvalidDocument(f"pages {first} to {last} are not pages of this {page_count}-page document")
-    return range(first - 1, last)
-
-
 def _from_text_layer(number: int, layer: TextLayer) -> PageResult:
     lines = [Line(line.text, 1.0, line.bbox) for line in layer.lines]
     return PageResult(number, layer.text, lines, TEXT_LAYER, layer.width, layer.height)
@@ -220,3 +210,13 @@ def union_bbox(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, i
         max(b[2] for b in boxes),
         max(b[3] for b in boxes),
     )
+
+
+def page_indices(pages: tuple[int, int] | None, page_count: int) -> range:
+    """The 0-based indices of the pages to read: all, or ``pages`` (first and last, 1-based) of ``page_count``."""
+    if pages is None:
+        return range(page_count)
+    first, last = pages
+    if not 1 <= first <= last <= page_count:
+        raise InvalidDocument(f"pages {first} to {last} are not pages of this {page_count}-page document")
+    return range(first - 1, last)
