@@ -10,6 +10,8 @@ two, never a traceback.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -25,6 +27,10 @@ TIMEOUTS = (10.0, 120.0)
 FORMATS = ("text", "json", "pdf", "hocr", "alto")
 #: The forms the gateway renders, by the suffix of their URL (``/jobs/{id}/result.<suffix>``).
 RENDERED = ("pdf", "hocr", "alto")
+#: How long a searchable PDF being built (202 with Retry-After) is waited for before giving up.
+PDF_WAIT_SECONDS = 300.0
+#: The wait between asks when a 202 names none.
+PDF_RETRY_SECONDS = 1.0
 
 
 @dataclass
@@ -77,8 +83,29 @@ class Gateway:
     def result(self, job_id: str) -> dict:
         return self.get(f"/jobs/{_segment(job_id)}/result")
 
-    def result_pdf(self, job_id: str) -> bytes:
-        return self.request("GET", f"/jobs/{_segment(job_id)}/result.pdf").content
+    def result_pdf(
+        self,
+        job_id: str,
+        wait_seconds: float = PDF_WAIT_SECONDS,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> bytes:
+        """The searchable PDF; while a worker builds it (202), asked again after each Retry-After, up to
+        ``wait_seconds``."""
+        give_up = clock() + wait_seconds
+        while True:
+            response = self.request("GET", f"/jobs/{_segment(job_id)}/result.pdf")
+            if response.status_code != HTTPStatus.ACCEPTED:
+                return response.content
+            pause = _retry_after(response)
+            if clock() + pause > give_up:
+                raise ApiError(
+                    HTTPStatus.ACCEPTED,
+                    "Searchable PDF not built yet",
+                    f"job {job_id}'s PDF was still being built after {wait_seconds:g} s; ask again later",
+                    "pdf_building",
+                )
+            sleep(pause)
 
     def result_rendered(self, job_id: str, fmt: str) -> bytes:
         """The result as the gateway renders it in one of ``RENDERED``: the document's bytes as sent."""
@@ -86,6 +113,8 @@ class Gateway:
 
     def result_as(self, job_id: str, fmt: str) -> bytes:
         """The result in one of ``FORMATS``, as the bytes to write: text ends with a newline, JSON is indented."""
+        if fmt == "pdf":
+            return self.result_pdf(job_id)
         if fmt in RENDERED:
             return self.result_rendered(job_id, fmt)
         result = self.result(job_id)
@@ -124,6 +153,14 @@ class Gateway:
         if response.status_code >= 400:
             raise api_error(response)
         return response
+
+
+def _retry_after(response: requests.Response) -> float:
+    """The seconds a 202 says to wait (Retry-After, in seconds); PDF_RETRY_SECONDS when it says none."""
+    try:
+        return max(0.0, float(response.headers.get("Retry-After", "")))
+    except ValueError:
+        return PDF_RETRY_SECONDS
 
 
 def api_error(response: requests.Response) -> ApiError:

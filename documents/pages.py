@@ -1,4 +1,4 @@
-"""Decode uploaded documents into page images for the OCR engines; read a PDF page's text; split PDFs.
+"""Decode uploaded documents into page images for the OCR engines; read a PDF page's text; count and cut PDFs.
 
 Pages are rendered lazily: a 200-page PDF at 200 dpi is over 2 GB of RGB
 pixels, so a worker holds one page at a time while the page count is known
@@ -16,7 +16,6 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Self
 
 import pypdfium2 as pdfium
@@ -130,35 +129,31 @@ def render_pages(
         return list(doc.pages())
 
 
-@dataclass(frozen=True)
-class PdfPart:
-    """Consecutive pages of a PDF, as a PDF of their own."""
+def count_pdf_pages(
+    data: bytes, check: Callable[[int], None] | None = None, limits: DocumentLimits | None = None
+) -> int:
+    """The PDF's page count, read without copying a page; ``check`` sees it first and may refuse by raising.
 
-    first_page: int  # 1-based, in the whole document
-    page_count: int
-    data: bytes
-
-
-def split_pdf(
-    data: bytes, pages_per_part: int, check: Callable[[int], None] | None = None, limits: DocumentLimits | None = None
-) -> list[PdfPart]:
-    """The PDF cut into parts of ``pages_per_part`` pages (the last one may have fewer).
-
-    Each part holds its own pages only (with the fonts and images they use),
-    so the parts together weigh about what the document does.  ``check`` sees
-    the page count before any part is made and may refuse the document by
-    raising.  A PDF that cannot be read raises ``InvalidDocument``.
+    What a split needs at submission: the document is stored once and each
+    child names its pages of it.  A PDF that cannot be read raises
+    ``InvalidDocument``.
     """
-    if pages_per_part < 1:
-        raise ValueError("pages_per_part must be at least 1")
     with _PdfDocument(data, RENDER_DPI, limits or configured(), check_count=False) as pdf:
         if check is not None:
             check(pdf.page_count)
-        parts = []
-        for first in range(0, pdf.page_count, pages_per_part):
-            count = min(pages_per_part, pdf.page_count - first)
-            parts.append(PdfPart(first + 1, count, pdf.part(first, count)))
-        return parts
+        return pdf.page_count
+
+
+def pdf_pages(data: bytes, first: int, last: int, limits: DocumentLimits | None = None) -> bytes:
+    """Pages ``first`` .. ``last`` (1-based, inclusive) of the PDF, as a PDF of their own.
+
+    It holds those pages only (with the fonts and images they use), for a
+    reader that must be sent no more than that (a remote model's upstream).
+    """
+    with _PdfDocument(data, RENDER_DPI, limits or configured(), check_count=False) as pdf:
+        if not 1 <= first <= last <= pdf.page_count:
+            raise InvalidDocument(f"pages {first} to {last} are not pages of this {pdf.page_count}-page PDF")
+        return pdf.part(first - 1, last - first + 1)
 
 
 class _ImageDocument(Document):

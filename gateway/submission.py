@@ -7,9 +7,10 @@ idempotency record.  What the schemas cannot see is done here: reading the
 JSON strictly, telling the three shapes of a submission apart, the group's
 size limits, which child a problem is about, holding each document to its
 declared type and to the page and pixel limits (``documents.inspection``:
-from its headers, so a bomb is refused undecoded), and cutting a PDF with
-``split_pages`` into the children of its page ranges, so that a bad
-document is refused before anything is stored.  Nothing in this module
+from its headers, so a bomb is refused undecoded), and counting the pages
+of a PDF sent with ``split_pages`` to make the children of its page ranges
+(the document is stored once, and each child names its pages of it), so
+that a bad document is refused before anything is stored.  Nothing in this module
 touches the store or Flask's request object, which keeps it testable on
 plain values.
 
@@ -41,7 +42,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError
 
 from documents.limits import DocumentLimits
-from documents.pages import PDF_TYPE, PdfPart, split_pdf
+from documents.pages import PDF_TYPE, count_pdf_pages
 from gateway.document_checks import check_document
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, SplitRequest, accepting_model, check_not_empty
@@ -64,6 +65,7 @@ class Submission:
     group: GroupRules | None  # None: a single job, not a group
     fingerprint: str  # what an Idempotency-Key is bound to
     split: bool = False  # a group the gateway made of a PDF's page ranges
+    source: bytes | None = None  # a split's document, stored once: its children name their pages of it
 
     @property
     def is_group(self) -> bool:
@@ -234,30 +236,34 @@ class Parser:
     # -- a PDF split into page ranges ----------------------------------------------------
 
     def _split(self, request: SplitRequest, request_print: str) -> Submission:
-        """The group of the PDF's page ranges: each child stores its own pages only, numbered in the whole."""
+        """The group of the PDF's page ranges: each child names its pages of the one stored document,
+        numbered in the whole."""
         job = request.job
         if job.content_type != PDF_TYPE:
             raise invalid_field({"split_pages": [f"Only a PDF ({PDF_TYPE}) can be split, not {job.content_type}."]})
         # A document that is itself part of a larger one numbers its pages from there.
         first_page = job.options.get("first_page", 1)
+        page_count, per_child = self._page_count(job.payload, request.split_pages), request.split_pages
         children = [
             replace(
                 job,
-                payload=part.data,
-                pages=part.page_count,
-                options={**job.options, "first_page": first_page + part.first_page - 1},
+                payload=b"",
+                source_pages=(first, min(first + per_child - 1, page_count)),
+                pages=min(per_child, page_count - first + 1),
+                options={**job.options, "first_page": first_page + first - 1},
                 callback_url="",  # the group's, below: one callback for the whole document
             )
-            for part in self._parts(job.payload, request.split_pages)
+            for first in range(1, page_count + 1, per_child)
         ]
         return Submission(
             children,
             GroupRules(max_parallel=request.max_parallel, callback_url=job.callback_url),
             request_print,
             split=True,
+            source=job.payload,
         )
 
-    def _parts(self, document: bytes, split_pages: int) -> list[PdfPart]:
+    def _page_count(self, document: bytes, split_pages: int) -> int:
         max_pages, max_children = self.settings.max_pages, self.settings.max_children
 
         def within_limits(page_count: int) -> None:
@@ -278,7 +284,7 @@ class Parser:
                 )
 
         try:
-            return split_pdf(document, split_pages, within_limits)
+            return count_pdf_pages(document, within_limits)
         except InvalidDocument as error:
             raise Problem("invalid_document", f"The PDF cannot be read: {error}.") from None
 

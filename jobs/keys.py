@@ -30,6 +30,8 @@ JOB = "job:"
 PAYLOAD = "payload:"
 RESULT = "result:"
 CALL = "call:"
+PDF = "pdf:"
+PDF_ASKED = "pdf_asked:"
 CHILDREN = "children:"
 EVENTS = "events"
 # A tenant's keys: the prefix, its tag, then one of the suffixes.
@@ -125,6 +127,16 @@ def result(job_id: str) -> str:
     return f"{group_prefix(job_id)}{RESULT}{job_id}"
 
 
+def pdf(job_id: str) -> str:
+    """A terminal job's searchable PDF once built (a hash: ``pdf``, or ``failure`` when it could not be built)."""
+    return f"{group_prefix(job_id)}{PDF}{job_id}"
+
+
+def pdf_asked(job_id: str) -> str:
+    """Set (with a TTL) while a build of the job's searchable PDF is asked for, so it is asked once."""
+    return f"{group_prefix(job_id)}{PDF_ASKED}{job_id}"
+
+
 def parent_or_self(job_id: str) -> str:
     """The parent's key for a child, else the job's own: what a script's ``parent`` key is."""
     return job(root_of(job_id))
@@ -196,6 +208,8 @@ def lua_key_shapes() -> str:
                 f"local function job_key_of(prefix, id) return prefix .. '{JOB}' .. id end",
                 f"local function payload_key_of(prefix, id) return prefix .. '{PAYLOAD}' .. id end",
                 f"local function result_key_of(prefix, id) return prefix .. '{RESULT}' .. id end",
+                f"local function pdf_key_of(prefix, id) return prefix .. '{PDF}' .. id end",
+                f"local function pdf_asked_key_of(prefix, id) return prefix .. '{PDF_ASKED}' .. id end",
                 f"local function children_key_of(prefix, status) return prefix .. '{CHILDREN}' .. status end",
                 f"local function child_id_of(parent_id, index) return parent_id .. '{CHILD_SEPARATOR}' "
                 "  .. string.format('%d', index) end",

@@ -72,6 +72,8 @@ _MERGE_FIELDS = (
     Field.ERROR_CODE.value,
     Field.CONTENT_TYPE.value,
     Field.OPTIONS.value,
+    Field.MODEL.value,
+    Field.SOURCE_PAGES.value,
 )
 
 Row = dict[str, str | None]
@@ -98,6 +100,14 @@ class ChildrenPage:
 class JobList:
     jobs: list[Row]  # newest first
     next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class StoredPdf:
+    """A searchable PDF as kept: the document, or the reason none could be built."""
+
+    pdf: bytes | None
+    error: str | None
 
 
 class JobQueries:
@@ -148,8 +158,8 @@ class JobQueries:
         return ChildrenPage(self._rows([_text(m) for m in members], CHILD_VIEW_FIELDS), offset, limit, total)
 
     def children_with_results(self, parent_id: str, total: int) -> list[tuple[Row, dict[str, Any] | None]]:
-        """Every child (id, index, status, error_code, content_type, options) with its stored result: what a
-        merged result (or a parent's searchable PDF) is made of."""
+        """Every child (id, index, status, error_code, content_type, options, model, source_pages) with its
+        stored result: what a merged result (or a parent's searchable PDF) is made of."""
         ids = [keys.child_id(parent_id, i) for i in range(total)]
         pipe = self.redis.pipeline(transaction=False)
         for child_id in ids:
@@ -217,6 +227,19 @@ class JobQueries:
         return [
             value if isinstance(value, bytes) else None for value in self.redis.mget([keys.payload(j) for j in job_ids])
         ]
+
+    def stored_pdf(self, job_id: str) -> StoredPdf | None:
+        """The job's searchable PDF as built (or why it could not be), or None while none is kept."""
+        raw: dict[bytes, bytes] = self.redis.hgetall(keys.pdf(job_id))  # type: ignore[assignment]
+        if not raw:
+            return None
+        error = raw.get(b"failure")
+        return StoredPdf(raw.get(b"pdf"), error.decode() if error is not None else None)
+
+    def source_document(self, job_id: str) -> bytes | None:
+        """The document a split's child reads its pages of: its parent's payload (None once gone)."""
+        value = self.redis.get(keys.payload(keys.root_of(job_id)))
+        return value if isinstance(value, bytes) else None
 
     def results(self, job_ids: Sequence[str]) -> list[dict[str, Any] | None]:
         if not job_ids:

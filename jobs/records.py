@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobs import keys
 from jobs.ids import DEFAULT_TENANT
 from jobs.transitions.spec import Dispatch
 
@@ -24,6 +25,9 @@ class NewJob:
     callback_url: str = ""  # where the job's view is POSTed once it is terminal
     # The document must stay on premises: no cloud model may take it (the worker checks again).
     on_prem: bool = False
+    # A child of a split PDF: its pages (1-based, first and last) of the document the group stores once,
+    # as its parent's payload; ``payload`` is then empty.
+    source_pages: tuple[int, int] | None = None
 
     def __post_init__(self):
         if not self.doc_hash:
@@ -31,7 +35,7 @@ class NewJob:
 
     def spec(self) -> list[str]:
         """How ``create`` takes the job's fields: [model, doc_hash, pages, content_type, options JSON, callback,
-        on_prem ('1' or '0')]."""
+        on_prem ('1' or '0'), source_pages ('' or "first-last")]."""
         return [
             self.model,
             self.doc_hash,
@@ -40,7 +44,23 @@ class NewJob:
             json.dumps(self.options),
             self.callback_url,
             "1" if self.on_prem else "0",
+            format_pages(self.source_pages),
         ]
+
+
+def format_pages(pages: tuple[int, int] | None) -> str:
+    """A page range as the store keeps it (``Field.SOURCE_PAGES``): "first-last", or '' for none."""
+    return "" if pages is None else f"{pages[0]}-{pages[1]}"
+
+
+def parse_pages(text: str | bytes | None) -> tuple[int, int] | None:
+    """The page range ``format_pages`` wrote; None for ''."""
+    if isinstance(text, bytes):
+        text = text.decode()
+    if not text:
+        return None
+    first, _, last = text.partition("-")
+    return int(first), int(last)
 
 
 @dataclass(frozen=True)
@@ -87,10 +107,17 @@ class Claim:
     model: str
     content_type: str
     options: dict[str, Any]
-    payload: bytes | None
+    payload: bytes | None  # None for a child with source_pages: its document is its parent's
+    # A child of a split PDF: its pages (1-based, first and last) of its parent's document.
+    source_pages: tuple[int, int] | None = None
     # From the child's release into a freed slot to this start, in Redis time (its hand-off latency);
     # None for a job released at its creation.
     waited_seconds: float | None = None
+
+    @property
+    def source_id(self) -> str:
+        """The job whose payload a split's child reads its pages of: its parent (``JobQueries.source_document``)."""
+        return keys.root_of(self.job_id)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,17 @@ from jobs.contract import JobKind, JobStatus, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
 from jobs.ids import call_token, new_job_id
 from jobs.queries import JobQueries
-from jobs.records import DEFAULT_OWNER, Claim, Completion, Created, GroupRules, Idempotency, NewJob, Owner
+from jobs.records import (
+    DEFAULT_OWNER,
+    Claim,
+    Completion,
+    Created,
+    GroupRules,
+    Idempotency,
+    NewJob,
+    Owner,
+    parse_pages,
+)
 from jobs.replication import run_create
 from jobs.sweeping import SweepTransitions
 from jobs.transitions import Scripts
@@ -35,6 +45,7 @@ from jobs.transitions.claim import CLAIM, ClaimReply
 from jobs.transitions.complete import COMPLETE, CompleteReply
 from jobs.transitions.heartbeat import HEARTBEAT
 from jobs.transitions.progress import PROGRESS
+from jobs.transitions.record_pdf import RECORD_PDF
 from jobs.transitions.retry import RETRY
 from jobs.worker_reports import WorkerReports
 
@@ -101,6 +112,8 @@ class JobStore(SweepTransitions):
         self, job: NewJob, idempotency: Idempotency | None = None, owner: Owner = DEFAULT_OWNER
     ) -> Created:
         """Creates a single job (queued) of ``owner``'s tenant; its Idempotency-Key is that tenant's."""
+        if job.source_pages is not None:
+            raise ValueError("only a child of a group reads its pages of a source document")
         return self._create(new_job_id(owner.tenant), JobKind.SINGLE, [job], {}, idempotency, True, owner)
 
     def create_group(
@@ -110,16 +123,21 @@ class JobStore(SweepTransitions):
         idempotency: Idempotency | None = None,
         release: bool = True,
         owner: Owner = DEFAULT_OWNER,
+        source: bytes | None = None,
     ) -> Created:
         """Creates a parent and its children (held) of ``owner``'s tenant and releases the first ones.
 
-        ``max_parallel`` alone, or every rule of the group.  ``release=False``
+        ``max_parallel`` alone, or every rule of the group.  ``source``: a
+        split's document, stored once as the parent's payload; its children
+        name their pages of it (``NewJob.source_pages``) and store none.  ``release=False``
         leaves every child held and the parent on the due index, as if the
         creating process had died right after creating; the sweep then
         releases them.
         """
         if not children:
             raise ValueError("a group needs at least one child")
+        if (source is None) != all(c.source_pages is None for c in children):
+            raise ValueError("a group has a source document exactly when its children name pages of it")
         rules = max_parallel if isinstance(max_parallel, GroupRules) else GroupRules(max_parallel)
         models = {c.model for c in children}
         group = {
@@ -129,7 +147,9 @@ class JobStore(SweepTransitions):
             "fail_fast": rules.fail_fast,
             "callback_url": rules.callback_url,
         }
-        return self._create(new_job_id(owner.tenant), JobKind.PARENT, children, group, idempotency, release, owner)
+        return self._create(
+            new_job_id(owner.tenant), JobKind.PARENT, children, group, idempotency, release, owner, source
+        )
 
     def _create(
         self,
@@ -140,6 +160,7 @@ class JobStore(SweepTransitions):
         idempotency: Idempotency | None,
         release: bool,
         owner: Owner,
+        source: bytes | None = None,
     ) -> Created:
         root = keys.job(root_id)
         reply = run_create(
@@ -164,7 +185,8 @@ class JobStore(SweepTransitions):
                 **self.release_args(root_id, release_limit=None if release else 0),
                 "group": group,
                 "jobs": [j.spec() for j in jobs],
-                "payloads": [j.payload for j in jobs],
+                "source": source or b"",
+                "payloads": [b"" if j.source_pages is not None else j.payload for j in jobs],
             },
         )
         if reply.code == Reply.KEY_REUSED:
@@ -201,7 +223,8 @@ class JobStore(SweepTransitions):
             reply.content_type,
             json.loads(reply.options or "{}"),
             reply.payload,
-            _seconds_or_none(reply.waited_us),
+            source_pages=parse_pages(reply.source_pages),
+            waited_seconds=_seconds_or_none(reply.waited_us),
         )
 
     def heartbeat(self, job_id: str, attempt: int) -> bool:
@@ -279,7 +302,8 @@ class JobStore(SweepTransitions):
                 reply.next_content_type,
                 json.loads(reply.next_options or "{}"),
                 reply.next_payload,
-                _seconds_or_none(reply.next_waited_us),
+                source_pages=parse_pages(reply.next_source_pages),
+                waited_seconds=_seconds_or_none(reply.next_waited_us),
             )
         return Completion(reply.finalized, reply.released, next_claim)
 
@@ -310,6 +334,28 @@ class JobStore(SweepTransitions):
         if refusal is None:
             raise StoreError(f"job {job_id}: unexpected reply {code!r}")
         raise refusal(f"job {job_id}: {code.name.lower().replace('_', ' ')}")
+
+    # -- the searchable PDF ------------------------------------------------------------------
+
+    def ask_pdf(self, job_id: str, ttl_seconds: int) -> bool:
+        """Marks a build of the job's searchable PDF as asked for; False when it already was.
+
+        The mark lapses after ``ttl_seconds``, so a build whose message was
+        lost is asked for again by a later request.
+        """
+        return bool(self.redis.set(keys.pdf_asked(job_id), "1", nx=True, ex=ttl_seconds))
+
+    def record_pdf(self, job_id: str, finished_at: str, pdf: bytes = b"", error: str = "") -> bool:
+        """Keeps the PDF built for the job's ending at ``finished_at`` (or ``error``, why none could be built).
+
+        False when the job is gone, or no longer at that ending (a parent redriven meanwhile): nothing kept.
+        """
+        reply = self.scripts.run(
+            RECORD_PDF,
+            keys={"job": keys.job(job_id), "pdf": keys.pdf(job_id), "asked": keys.pdf_asked(job_id)},
+            args={"finished_at": finished_at, "pdf": pdf, "error": error},
+        )
+        return reply.code == Reply.OK
 
     # -- draining -------------------------------------------------------------------------
 

@@ -27,6 +27,9 @@ from workers.broker import is_rabbitmq, rabbitmq_settings
 from workers.languages import LanguageReporter, installed_languages
 
 RUN_TASK = "ocrgw.run"
+# A terminal job's searchable PDF, built once and kept in the store; sent to the queue of the job's model
+# (a parent's: its first completed child's), which every worker of that model consumes.
+BUILD_PDF_TASK = "ocrgw.build_pdf"
 SWEEP_TASK = "ocrgw.sweep"
 COORDINATOR_QUEUE = "coordinator"
 WEBHOOK_TASK = "ocrgw.webhook"
@@ -167,5 +170,9 @@ def _withdraw_languages(**_: object) -> None:
 
 
 celery_hooks.install(
-    app, settings, coordinator_queue=COORDINATOR_QUEUE, webhook_queue=WEBHOOK_QUEUE, job_tasks={RUN_TASK, WEBHOOK_TASK}
+    app,
+    settings,
+    coordinator_queue=COORDINATOR_QUEUE,
+    webhook_queue=WEBHOOK_QUEUE,
+    job_tasks={RUN_TASK, BUILD_PDF_TASK, WEBHOOK_TASK},
 )

@@ -10,7 +10,8 @@ from collections.abc import Iterable
 
 from jobs.records import Dispatch
 from jobs.registry import MODELS
-from workers.celery_app import RUN_TASK, app
+from jobs.transitions.spec import BUILD_PDF
+from workers.celery_app import BUILD_PDF_TASK, RUN_TASK, app
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +38,12 @@ def publish(dispatches: Iterable[Dispatch]) -> int:
             declared = producer.connection.declared_entities
             for d in dispatches:
                 queue = MODELS[d.model].queue
+                task = BUILD_PDF_TASK if d.task == BUILD_PDF else RUN_TASK
                 mark = _declared_mark(queue)
                 if mark in declared:
-                    app.send_task(RUN_TASK, args=[d.job_id], queue=queue, producer=producer, declare=[])
+                    app.send_task(task, args=[d.job_id], queue=queue, producer=producer, declare=[])
                 else:
-                    app.send_task(RUN_TASK, args=[d.job_id], queue=queue, producer=producer)
+                    app.send_task(task, args=[d.job_id], queue=queue, producer=producer)
                     declared.add(mark)
     except Exception:  # the broker is down or went away mid-way
         log.exception("could not publish %d job messages; the sweep will re-publish them", len(dispatches))

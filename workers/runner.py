@@ -123,6 +123,9 @@ class Runner:
     def __post_init__(self):
         every = max(self.store.settings.lease_seconds / 3, 0.05)
         self.heartbeat = Heartbeat(self.store, every, self.heartbeat_sleep)
+        # The last split document read (its root's id, its bytes): the next children of the same group,
+        # in kept slots most of all, read their pages of it without fetching it again.  One document.
+        self._source: tuple[str, bytes] | None = None
 
     def run(self, job_id: str) -> str:
         """Runs an attempt at ``job_id``; returns what became of it (see the module's table).
@@ -285,9 +288,23 @@ class Runner:
                 code=ErrorCode.ON_PREM_REQUIRED,
             )
 
+    def _document(self, claim: Claim) -> bytes:
+        """The claim's document: its own payload, or for a split's child its parent's (kept for the next)."""
+        if claim.source_pages is None:
+            if claim.payload is None:
+                raise InvalidDocument("the job's document is missing from the store")
+            return claim.payload
+        root = claim.source_id
+        if self._source is None or self._source[0] != root:
+            self._source = None  # one document at a time: the last one goes before the next is read
+            source = self.store.queries.source_document(claim.job_id)
+            if source is None:
+                raise InvalidDocument("the split document is missing from the store")
+            self._source = (root, source)
+        return self._source[1]
+
     def _ocr(self, claim: Claim, lost: threading.Event) -> dict:
-        if claim.payload is None:
-            raise InvalidDocument("the job's document is missing from the store")
+        document = self._document(claim)
         self._check_on_prem(claim)
         adapter = get_adapter(claim.model)
         page_began = time.perf_counter()
@@ -306,4 +323,4 @@ class Runner:
             if not self.store.report_progress(claim.job_id, claim.attempt, f"page {done}/{total}", done / total):
                 raise LeaseLost(f"job {claim.job_id} attempt {claim.attempt} no longer holds the job")
 
-        return adapter.run(claim.payload, claim.content_type, claim.options, on_page).to_dict()
+        return adapter.run(document, claim.content_type, claim.options, on_page, pages=claim.source_pages).to_dict()

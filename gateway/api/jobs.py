@@ -92,7 +92,9 @@ def _create(submission: Submission, idempotency: Idempotency | None) -> Created:
     store, owner = services().store, current_principal().owner
     try:
         if submission.group is not None:
-            return store.create_group(submission.jobs, submission.group, idempotency, owner=owner)
+            return store.create_group(
+                submission.jobs, submission.group, idempotency, owner=owner, source=submission.source
+            )
         return store.create_single(submission.jobs[0], idempotency, owner=owner)
     except IdempotencyKeyReused:
         raise Problem(

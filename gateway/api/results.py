@@ -2,13 +2,18 @@
 
 A completed single job or child has a result; a terminal parent has the
 merged result of its completed children, in index order.  The searchable
-PDF is made on request from what the store keeps: a completed job made from
-an image or a PDF, or a terminal parent (the pages of its completed
-children, in index order); each page is the original page image with the
-recognized lines on it as invisible text (``documents.searchable_pdf``), so
-a viewer can search and copy it.  The store keeps a completed job's
-document beside its result for this.  The PDF is built by the gateway, with
-no engine, in the time it takes to render the pages again.
+PDF is made from what the store keeps: a completed job made from an image
+or a PDF, or a terminal parent (the pages of its completed children, in
+index order; a split's whole document, its failed children's pages without
+text); each page is the original page with the recognized lines on it as
+invisible text (``documents.searchable_pdf``), so a viewer can search and
+copy it.  The store keeps a completed job's document beside its result for
+this.
+
+A worker builds it, once (``workers.pdf_build``): the first request asks for
+the build and answers ``202`` with ``Retry-After``; once built, it is kept
+as long as the result and every request answers it at once.  The gateway
+never draws a PDF itself.
 """
 
 from __future__ import annotations
@@ -18,16 +23,17 @@ from typing import Any
 from flask import Response, jsonify
 
 from documents.pages import PDF_TYPE
-from documents.searchable_pdf import SourceDocument, searchable_pdf
 from gateway import views
 from gateway.api.common import ALWAYS, blueprint, record_of
 from gateway.openapi import problems
 from gateway.problems import Problem, require_terminal
+from gateway.publishing import publish_quietly
 from gateway.services import services
 from jobs.contract import JobKind, JobStatus
-from jobs.errors import InvalidDocument
 from jobs.queries import JobQueries
+from jobs.records import Dispatch
 from jobs.registry import DOCUMENT_TYPES
+from jobs.transitions.spec import BUILD_PDF
 
 _RESULT_SCHEMA = {"anyOf": [{"$ref": "#/components/schemas/Result"}, {"$ref": "#/components/schemas/MergedResult"}]}
 _PDF_SCHEMA = {"type": "string", "format": "binary"}
@@ -46,27 +52,54 @@ def job_result(job_id: str):
     return jsonify(_result(queries, record))
 
 
+#: How long a build asked for is waited for before a request asks again (its message may have been lost).
+PDF_ASK_SECONDS = 60
+#: How soon a client polls again for a PDF being built.
+PDF_RETRY_AFTER_SECONDS = 1
+_BUILDING_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "status": {"type": "string", "enum": ["building"]},
+        "url": {"type": "string", "description": "Where to ask again: this URL."},
+    },
+    "required": ["id", "status", "url"],
+}
+_RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before asking again.", "schema": {"type": "string"}}}
+
+
 @blueprint.route("/jobs/<job_id>/result.pdf", methods=["GET"])
 @blueprint.response(
     200,
     _PDF_SCHEMA,
     content_type=PDF_TYPE,
-    description="The searchable PDF: each page the original page image, the recognized text invisible on it.",
+    description="The searchable PDF: each page the original page, the recognized text invisible on it.",
+)
+@blueprint.alt_response(
+    202,
+    schema=_BUILDING_SCHEMA,
+    description="The PDF is being built (the first request asked for it): ask again after Retry-After.",
+    headers=_RETRY_AFTER,
 )
 @problems(blueprint, "job_not_found", "result_not_ready", "no_result", "pdf_unavailable", *ALWAYS)
 def job_result_pdf(job_id: str):
     """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order"""
     record = record_of(job_id)  # another tenant's job is not found
     queries = services().queries
-    if record["kind"] == JobKind.PARENT.value:
-        sources = _parent_sources(queries, record)
-    else:
-        sources = [_job_source(queries, record)]
-    try:
-        pdf = searchable_pdf(sources)
-    except InvalidDocument as error:  # a stored document that no longer decodes
-        raise Problem("pdf_unavailable", f"The document of job {job_id} cannot be read: {error}.") from None
-    return Response(pdf, mimetype=PDF_TYPE, headers={"Content-Disposition": f'inline; filename="{job_id}.pdf"'})
+    model = _pdf_model(queries, record)
+    stored = queries.stored_pdf(job_id)
+    if stored is not None and stored.error is not None:
+        raise Problem("pdf_unavailable", f"The searchable PDF of job {job_id} cannot be made: {stored.error}.")
+    if stored is not None and stored.pdf is not None:
+        disposition = f'inline; filename="{job_id}.pdf"'
+        return Response(stored.pdf, mimetype=PDF_TYPE, headers={"Content-Disposition": disposition})
+    if services().store.ask_pdf(job_id, PDF_ASK_SECONDS):
+        publish_quietly(services().publish, [Dispatch(job_id, model, BUILD_PDF)])
+    url = f"/jobs/{job_id}/result.pdf"
+    response = jsonify({"id": job_id, "status": "building", "url": url})
+    response.status_code = 202
+    response.headers["Retry-After"] = str(PDF_RETRY_AFTER_SECONDS)
+    return response
 
 
 def _result(queries: JobQueries, record: dict[str, str], what: str = "result") -> dict[str, Any]:
@@ -84,36 +117,25 @@ def _result(queries: JobQueries, record: dict[str, str], what: str = "result") -
     return result
 
 
-def _job_source(queries: JobQueries, record: dict[str, str]) -> SourceDocument:
-    job_id = record["id"]
-    result = _result(queries, record, "PDF")
-    _require_document_type(job_id, record["content_type"])
-    (document,) = queries.payloads([job_id])
-    if document is None:
-        raise _document_gone(job_id)
-    return SourceDocument(document, record["content_type"], _pages_by_index(result))
-
-
-def _parent_sources(queries: JobQueries, record: dict[str, Any]) -> list[SourceDocument]:
-    parent_id = record["id"]
-    status = record["status"]
+def _pdf_model(queries: JobQueries, record: dict[str, str]) -> str:
+    """The model whose workers build the job's PDF (a parent's: its first completed child's), once the job has
+    a result of a document a PDF can be made of; else the problem why there is no PDF."""
+    if record["kind"] != JobKind.PARENT.value:
+        _result(queries, record, "PDF")
+        _require_document_type(record["id"], record["content_type"])
+        return record["model"]
+    parent_id, status = record["id"], record["status"]
     require_terminal(parent_id, status, "PDF")
     completed = [
-        (child, result)
+        child
         for child, result in queries.children_with_results(parent_id, int(record["total"]))
         if child["status"] == JobStatus.COMPLETED.value and result is not None
     ]
     if not completed:
         raise Problem("no_result", f"Job {parent_id} ended {status} with no completed child.", job_status=status)
-    for child, _ in completed:
+    for child in completed:
         _require_document_type(str(child["id"]), str(child["content_type"]))
-    documents = queries.payloads([str(child["id"]) for child, _ in completed])
-    sources = []
-    for (child, result), document in zip(completed, documents, strict=True):
-        if document is None:
-            raise _document_gone(str(child["id"]))
-        sources.append(SourceDocument(document, str(child["content_type"]), _pages_by_index(result)))
-    return sources
+    return str(completed[0]["model"])
 
 
 def _pages_by_index(result: dict[str, Any]) -> dict[int, dict]:
@@ -127,7 +149,3 @@ def _require_document_type(job_id: str, content_type: str) -> None:
             "pdf_unavailable",
             f"Job {job_id} read a {content_type} document: only images and PDFs make a searchable PDF.",
         )
-
-
-def _document_gone(job_id: str) -> Problem:
-    return Problem("pdf_unavailable", f"The document of job {job_id} is no longer stored.")

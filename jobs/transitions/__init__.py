@@ -24,6 +24,7 @@ from jobs.transitions.expire import EXPIRE
 from jobs.transitions.heartbeat import HEARTBEAT
 from jobs.transitions.progress import PROGRESS
 from jobs.transitions.reclaim import RECLAIM
+from jobs.transitions.record_pdf import RECORD_PDF
 from jobs.transitions.record_webhook import RECORD_WEBHOOK
 from jobs.transitions.redrive import REDRIVE
 from jobs.transitions.release import RELEASE
@@ -50,6 +51,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     CLAIM_WEBHOOK,
     RECORD_WEBHOOK,
     EXPIRE,
+    RECORD_PDF,
 )
 
 

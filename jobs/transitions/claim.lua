@@ -5,7 +5,7 @@
 
   Keys:
     job            the job's hash
-    payload        its document
+    payload        its document (a split's child reads its parent's itself)
     parent         its parent's key (the job's own for a single job)
     leases         the global index of leases
     queued         the global index of queued jobs
@@ -20,10 +20,13 @@
     record_ms      how long the record of this call is kept
 
   Reply:
-    {OK, attempt, try_number, model, content_type, options, payload, waited_us}  claimed;
+    {OK, attempt, try_number, model, content_type, options, payload, waited_us, source_pages}  claimed;
         `attempt` is the token every later call of this attempt must present,
         `try_number` its number since the job was last sent (a redrive starts the
-        count again; max_attempts bounds it); payload is false when missing;
+        count again; max_attempts bounds it); payload is false when missing,
+        and for a split's child, which answers its source_pages ("first-last",
+        of its parent's document, which the worker reads itself: a document of
+        many MB is not copied through here once per child) instead;
         `waited_us` the child's wait from its release into a freed slot to its
         start, -1 for a job released at its creation
     {NO_JOB}
@@ -35,12 +38,15 @@
 -- @include claim
 
 local f = redis.call('HMGET', K.job, F.status, F.kind, F.model, F.content_type, F.options, F.attempts,
-  F.attempts_base)
+  F.attempts_base, F.source_pages)
 if not f[1] then return reply{code = REPLY.NO_JOB} end
 local function claimed(attempt)
+  local source_pages = f[8] or ''
+  local payload = false
+  if source_pages == '' then payload = redis.call('GET', K.payload) end
   return reply{code = REPLY.OK, attempt = attempt, try_number = attempt - (tonumber(f[7]) or 0),
-               model = f[3], content_type = f[4], options = f[5], payload = redis.call('GET', K.payload),
-               waited_us = waited_us(K.job)}
+               model = f[3], content_type = f[4], options = f[5], payload = payload,
+               waited_us = waited_us(K.job), source_pages = source_pages}
 end
 
 if f[1] ~= STATUS.queued then

@@ -14,9 +14,10 @@ class ClaimReply:
     model: str
     content_type: str
     options: str  # JSON
-    payload: bytes | None
+    payload: bytes | None  # None for a split's child too: it reads its parent's document
     status: str  # the job's status when it was not claimable
     waited_us: int  # from the child's release into a freed slot to its start; -1: released at its creation
+    source_pages: str  # a split's child: "first-last", its pages of its parent's document; '' otherwise
 
 
 CLAIM = Transition(

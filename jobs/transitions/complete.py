@@ -19,6 +19,7 @@ class CompleteReply:
     next_options: str
     next_payload: bytes | None
     next_waited_us: int
+    next_source_pages: str  # a split's child: its pages of its parent's document ('' otherwise; no payload then)
     released: Dispatches  # the other children released into the freed slot
 
 

@@ -27,9 +27,13 @@
                    ('mixed' when its children's differ), max_parallel,
                    tolerated_failures, fail_fast, callback_url
     jobs           JSON: one [model, doc_hash, pages, content_type, options JSON,
-                   callback_url, on_prem] per job (the single job, or each child in
-                   index order)
+                   callback_url, on_prem, source_pages] per job (the single job, or
+                   each child in index order); source_pages '' or "first-last": the
+                   child's pages of the parent's document (a split PDF)
+    source         parent: the document its children's source_pages are pages of,
+                   stored once as the parent's payload ('' for none)
     payloads       the rest of ARGV: one document per job, in the same order
+                   ('' for a child with source_pages: it stores none)
 
   Reply:
     {OK, job_id, released...}  created; released are the jobs now queued,
@@ -64,6 +68,11 @@ local function job_fields(id, kind, idempotency_key, spec, more)
     F.model, spec[1], F.doc_hash, spec[2], F.pages, spec[3], F.content_type, spec[4], F.options, spec[5],
     F.callback_url, spec[6], F.on_prem, spec[7],
   }
+  -- Only a split's child has its pages of a source: other hashes stay as they were.
+  if spec[8] and spec[8] ~= '' then
+    fields[#fields + 1] = F.source_pages
+    fields[#fields + 1] = spec[8]
+  end
   for _, v in ipairs(more) do fields[#fields + 1] = v end
   return fields
 end
@@ -87,6 +96,8 @@ else
     F.total, int(n), F.tolerated_failures, int(A.group.tolerated_failures),
     F.fail_fast, A.group.fail_fast and '1' or '0', F.callback_url, A.group.callback_url, F.redrives, '0',
     F.tenant, A.tenant, F.key_id, A.key_id)
+  -- A split's document, once for all its children: they read their pages of it.
+  if A.source ~= '' then redis.call('SET', payload_key_of(A.prefix, A.root_id), A.source) end
   local counts = {}
   for _, status in pairs(STATUS) do
     counts[#counts + 1] = count_field(status)
@@ -101,7 +112,8 @@ else
     local key = job_key_of(A.prefix, id)
     redis.call('HSET', key, unpack(job_fields(id, KIND.child, child_idem, A.jobs[i + 1],
       {F.status, STATUS.held, F.parent_id, A.root_id, F.index, int(i)})))
-    redis.call('SET', payload_key_of(A.prefix, id), ARGV[A.payloads_from + i])
+    local spec = A.jobs[i + 1]
+    if not spec[8] or spec[8] == '' then redis.call('SET', payload_key_of(A.prefix, id), ARGV[A.payloads_from + i]) end
     held[#held + 1] = i
     held[#held + 1] = id
   end

@@ -27,6 +27,7 @@ CREATE = Transition(
         *RELEASE_ARGS,
         Arg("group", "json"),
         Arg("jobs", "json"),
+        Arg("source", "bytes"),
         Arg("payloads", "bytes", rest=True),
     ),
     reply=CreateReply,

@@ -6,9 +6,10 @@
   when it ended (finish.lua); a redrive takes it off again, and its next
   ending puts it back with the new time.
 
-  What goes: the root's hash, document, result and audit stream (its
-  children's events and webhook attempts included); for a parent, each
-  child's hash, document and result, found through the parent's per-status
+  What goes: the root's hash, document, result, searchable PDF (and the
+  mark of a build asked for) and audit stream (its children's events and
+  webhook attempts included); for a parent, each child's hash, document,
+  result and searchable PDF, found through the parent's per-status
   children sets, and those sets.  Not indexed, so not deleted here: the
   records of calls (they lapse on their own within CALL_RECORD_MS, which
   OCRGW_RESULT_TTL is never below) and the Idempotency-Key record (it lapses
@@ -22,8 +23,8 @@
                    callback_url is on it by its own id)
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind, and the
                    expiring index: ended roots, scored by when they ended (ms)
-  Derived from A.prefix: each job's hash, document and result, the
-  children's per-status sets.
+  Derived from A.prefix: each job's hash, document, result and searchable
+  PDF, the children's per-status sets.
 
   Args:
     root_id
@@ -62,7 +63,8 @@ if tonumber(ended) + A.ttl_ms > tonumber(ms_of(now_us())) then return reply{code
 
 -- UNLINK: a document may be large; Redis frees it in the background.
 local function delete_job(id)
-  redis.call('UNLINK', job_key_of(A.prefix, id), payload_key_of(A.prefix, id), result_key_of(A.prefix, id))
+  redis.call('UNLINK', job_key_of(A.prefix, id), payload_key_of(A.prefix, id), result_key_of(A.prefix, id),
+    pdf_key_of(A.prefix, id), pdf_asked_key_of(A.prefix, id))
   redis.call('ZREM', K.webhooks, id)
 end
 

@@ -4,7 +4,9 @@
   with max_attempts tries again (its attempts count on, so a token of an
   earlier attempt stays stale; its earlier runs stay in its intervals); the
   parent goes back to `processing` and will finalize again, with a new audit
-  event; completed children and their results are untouched.  With an
+  event; completed children and their results are untouched.  The parent's
+  searchable PDF goes (its pages will change), and so does the mark of a
+  build asked for, so the next request asks again once it has ended.  With an
   Idempotency-Key, a repeat of the same redrive answers as the first did.
 
   Keys:
@@ -12,7 +14,8 @@
     RELEASE_KEYS   (spec.py) parent: the parent's hash
     ROOT_KEYS      (spec.py) the listing's sets of parents, and the expiring
                    index of ended roots waiting for deletion (it leaves it)
-  Derived from A.prefix: the children's keys and per-status sets; from the
+  Derived from A.prefix: the children's keys and per-status sets, the
+  parent's searchable PDF and its build's mark; from the
   ids, the tenant's keys and its waiting groups (release.lua).
 
   Args:
@@ -75,6 +78,7 @@ redis.call('HINCRBY', K.parent, F.redrives, 1)
 move_root(K.parent, A.parent_id, p[2], STATUS.processing)
 -- Running again: kept until it ends again, whatever the retention of its first ending.
 redis.call('ZREM', K.expiring, A.parent_id)
+redis.call('UNLINK', pdf_key_of(A.prefix, A.parent_id), pdf_asked_key_of(A.prefix, A.parent_id))
 if A.idempotency_key ~= '' then
   redis.call('HSET', K.idempotency, F.id, A.parent_id, 'fingerprint', A.fingerprint)
   redis.call('EXPIRE', K.idempotency, A.idempotency_ttl)

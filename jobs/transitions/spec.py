@@ -97,12 +97,20 @@ RELEASE_ARGS = (
 )
 
 
+#: What a message asks of a worker: run the job (OCR), or build its searchable PDF.
+RUN, BUILD_PDF = "run", "build_pdf"
+
+
 @dataclass(frozen=True)
 class Dispatch:
-    """A job that a transition moved to ``queued``: it needs a Celery message."""
+    """A job that a transition moved to ``queued``: it needs a Celery message (to its model's queue).
+
+    ``task`` BUILD_PDF asks instead for the searchable PDF of a terminal job, on the queue of ``model``.
+    """
 
     job_id: str
     model: str
+    task: str = RUN
 
 
 Dispatches = list[Dispatch]

@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pypdfium2 as pdfium
 import pytest
 from redis import Redis
 
@@ -83,6 +84,16 @@ def test_a_group_of_pages_with_wait_writes_the_merged_text(url, tmp_path):
     assert (shown.returncode, shown.stdout) == (0, merged)
     status = ocrgw(url, "status", group_id)
     assert "status: completed" in status.stdout.splitlines()
+    # The searchable PDF: a worker builds it on the first ask (202), and the command waits for it
+    pdf_path = tmp_path / "merged.pdf"
+    written = ocrgw(url, "result", group_id, "--format", "pdf", "-o", str(pdf_path))
+    assert written.returncode == 0, written.stderr
+    pdf = pdfium.PdfDocument(pdf_path.read_bytes())
+    try:
+        texts = [pdf[i].get_textpage().get_text_range() for i in range(len(pdf))]
+    finally:
+        pdf.close()
+    assert [w in text for w, text in zip(words, texts, strict=True)] == [True] * 3, texts
 
 
 def test_a_failing_job_exits_non_zero_and_says_why(url, tmp_path):

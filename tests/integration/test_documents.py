@@ -15,6 +15,8 @@ from typing import Any
 import pypdfium2 as pdfium
 import pytest
 
+from jobs import keys
+from tests.harness import wait_until
 from tests.integration.fanout_support import Gateway, intervals, peak_overlap
 from tests.integration.live import OCR_TIMEOUT, assert_problem, b64, ocrgw_keyspace, pdf_bytes, png_bytes
 from tests.integration.polling import wait_for_job
@@ -36,9 +38,14 @@ def accepted(response) -> dict:
 
 
 def pdf_texts(gateway: Gateway, job_id: str) -> list[str]:
-    """The text a PDF reader extracts from each page of the job's searchable PDF."""
-    response = gateway.http.get(f"{gateway.base_url}/jobs/{job_id}/result.pdf", timeout=gateway.timeout)
-    assert response.status_code == 200, f"{response.status_code}: {response.text[:300]}"
+    """The text a PDF reader extracts from each page of the job's searchable PDF, once a worker has built it."""
+
+    def fetched():
+        response = gateway.http.get(f"{gateway.base_url}/jobs/{job_id}/result.pdf", timeout=gateway.timeout)
+        assert response.status_code in (200, 202), f"{response.status_code}: {response.text[:300]}"
+        return response.status_code == 200 and response
+
+    response = wait_until(fetched, OCR_TIMEOUT, interval=0.5, message="the searchable PDF was never built")
     assert response.headers["Content-Type"] == "application/pdf"
     document = pdfium.PdfDocument(response.content)
     try:
@@ -52,7 +59,7 @@ def in_order(text: str, parts: list[str]) -> bool:
     return -1 not in positions and positions == sorted(positions)
 
 
-def test_a_25_page_pdf_split_in_10_page_children_reads_in_page_order(gateway, tmp_path):
+def test_a_25_page_pdf_split_in_10_page_children_reads_in_page_order(gateway, db, tmp_path):
     # Given a 25-page PDF (images of text: every page needs OCR)
     document = pdf_bytes(tmp_path, *(page_label(n) for n in range(1, PAGES + 1)))
 
@@ -62,8 +69,11 @@ def test_a_25_page_pdf_split_in_10_page_children_reads_in_page_order(gateway, tm
     )
     view = wait_for_job(gateway.job, parent["id"], timeout=3 * OCR_TIMEOUT)
 
-    # Then it is one group of three children: pages 1-10, 11-20 and 21-25
+    # Then it is one group of three children: pages 1-10, 11-20 and 21-25 of the document, stored once
     assert (view["kind"], view["status"], view["total"]) == ("parent", "completed", 3), view
+    assert db.get(keys.payload(parent["id"])) == document
+    assert [db.hget(keys.job(c["id"]), "source_pages") for c in view["children"]] == [b"1-10", b"11-20", b"21-25"]
+    assert not any(db.exists(keys.payload(c["id"])) for c in view["children"])
     assert peak_overlap(intervals(view["children"])) <= 2
     children = [gateway.get(f"/jobs/{c['id']}") for c in view["children"]]
     assert [c["pages"] for c in children] == [10, 10, 5]

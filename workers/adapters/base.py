@@ -23,7 +23,7 @@ from documents.limits import configured
 from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
 from documents.text_layer import TextLayer
 from jobs.contract import ErrorCode
-from jobs.errors import AdapterError
+from jobs.errors import AdapterError, InvalidDocument
 
 ProgressCallback = Callable[[int, int], None]  # (pages_done, pages_total)
 T = TypeVar("T")
@@ -111,8 +111,11 @@ class Adapter(ABC):
         content_type: str,
         options: dict,
         on_page: ProgressCallback | None = None,
+        *,
+        pages: tuple[int, int] | None = None,
     ) -> OcrResult:
-        """OCR ``document``; call ``on_page`` after each page so the job shows progress.
+        """OCR ``document``, or only its pages ``pages`` (first and last, 1-based, inclusive: a split's child
+        reads its pages of the one stored document); call ``on_page`` after each page so the job shows progress.
 
         Exceptions raised by ``on_page`` propagate untouched: that is how the
         caller stops a run early (for instance when the job was cancelled).
@@ -138,7 +141,7 @@ class PageAdapter(Adapter):
     #: False reads the pages in this process (tests of engines, where a fork per page buys nothing).
     isolate_pages = True
 
-    def run(self, document, content_type, options, on_page=None):
+    def run(self, document, content_type, options, on_page=None, *, pages=None):
         deadline = _deadline(options.get("timeout_s"))
         prefer_text = _text_layer(options.get("text_layer", "ignore")) == "prefer"
         first_page = _first_page(options.get("first_page", 1))
@@ -148,28 +151,29 @@ class PageAdapter(Adapter):
             # process only opens a PDF that is known to fit.
             inspect(document, PDF_TYPE, configured(), self.dpi)
         with open_document(document, content_type, dpi=self.dpi) as doc:
-            total = doc.page_count
-            layers = self._text_layers(doc) if prefer_text else [None] * total
-            for index in range(total):
+            indices = page_indices(pages, doc.page_count)
+            total = len(indices)
+            layers = self._text_layers(doc, indices) if prefer_text else [None] * total
+            for done, index in enumerate(indices):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise AdapterError(
-                        f"{self.name} ran out of time after {index} of {total} pages",
+                        f"{self.name} ran out of time after {done} of {total} pages",
                         code=ErrorCode.ENGINE_TIMEOUT,
                     )
-                layer = layers[index]
+                layer = layers[done]
                 if layer is not None:
-                    results.append(_from_text_layer(first_page + index, layer))
+                    results.append(_from_text_layer(first_page + done, layer))
                 else:
-                    results.append(self._ocr_page(doc, index, first_page + index, options, deadline))
+                    results.append(self._ocr_page(doc, index, first_page + done, options, deadline))
                 if on_page is not None:
-                    on_page(index + 1, total)
+                    on_page(done + 1, total)
         return OcrResult(pages=results)
 
-    def _text_layers(self, doc: Document) -> list[TextLayer | None]:
-        """Every page's text layer, read in one child: a fork costs more than reading a page's text."""
+    def _text_layers(self, doc: Document, indices: range) -> list[TextLayer | None]:
+        """The text layers of the pages read, in one child: a fork costs more than reading a page's text."""
 
         def read_all() -> list[TextLayer | None]:
-            return [doc.text_layer(index) for index in range(doc.page_count)]
+            return [doc.text_layer(index) for index in indices]
 
         return run_isolated(read_all, what="reading the text layers") if self.isolate_pages else read_all()
 
@@ -266,3 +270,13 @@ def union_bbox(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, i
         max(b[2] for b in boxes),
         max(b[3] for b in boxes),
     )
+
+
+def page_indices(pages: tuple[int, int] | None, page_count: int) -> range:
+    """The 0-based indices of the pages to read: all, or ``pages`` (first and last, 1-based) of ``page_count``."""
+    if pages is None:
+        return range(page_count)
+    first, last = pages
+    if not 1 <= first <= last <= page_count:
+        raise InvalidDocument(f"pages {first} to {last} are not pages of this {page_count}-page document")
+    return range(first - 1, last)

@@ -35,7 +35,7 @@ from jobs.config import Settings
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, EchoFailed, InvalidDocument
 from jobs.registry import MODELS
-from workers.adapters.base import Adapter, Line, OcrResult, PageResult, Word
+from workers.adapters.base import Adapter, Line, OcrResult, PageResult, Word, page_indices
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class EchoAdapter(Adapter):
             allow_crash = bool(Settings.from_env().echo_allow_crash)
         self.allow_crash = allow_crash
 
-    def run(self, document, content_type, options, on_page=None):
+    def run(self, document, content_type, options, on_page=None, *, pages=None):
         if content_type.split(";", 1)[0].strip().lower() != "text/plain":
             raise InvalidDocument(f"echo accepts text/plain only, not {content_type!r}")
 
@@ -80,8 +80,9 @@ class EchoAdapter(Adapter):
         except UnicodeDecodeError as exc:
             raise InvalidDocument(f"the text/plain body is not UTF-8: {exc}") from None
 
-        texts = text.split("\f")
-        pages = []
+        all_texts = text.split("\f")
+        texts = [all_texts[index] for index in page_indices(pages, len(all_texts))]
+        results = []
         for number, page_text in enumerate(texts, start=1):
             if number > 1 and delay_ms:
                 time.sleep(delay_ms / 1000)
@@ -90,10 +91,10 @@ class EchoAdapter(Adapter):
                 for line in page_text.splitlines()
                 if line.strip()
             ]
-            pages.append(PageResult(page=number, text=page_text, lines=lines))
+            results.append(PageResult(page=number, text=page_text, lines=lines))
             if on_page is not None:
                 on_page(number, len(texts))
-        return OcrResult(pages=pages)
+        return OcrResult(pages=results)
 
 
 def _read(options: dict) -> dict:

@@ -41,9 +41,10 @@ from typing import Any
 
 import requests
 
+from documents.pages import PDF_TYPE, pdf_pages
 from jobs.config import Settings
 from jobs.contract import ErrorCode
-from jobs.errors import AdapterError
+from jobs.errors import AdapterError, InvalidDocument
 from jobs.registry import RemoteModel
 from workers.adapters.base import Adapter, Line, OcrResult, PageResult, Word
 
@@ -80,8 +81,11 @@ class RemoteAdapter(Adapter):
             self.http.headers["Authorization"] = f"Bearer {remote.key}"
         self._sleep, self._clock = sleep, clock
 
-    def run(self, document, content_type, options, on_page=None):
+    def run(self, document, content_type, options, on_page=None, *, pages=None):
         deadline = self._clock() + _budget(options, self.job_timeout)
+        if pages is not None:
+            # The upstream is sent the pages this job reads, and nothing more of the document.
+            document = _cut(document, content_type, pages)
         upstream_id = self._submit(document, content_type, options)
         try:
             view = self._wait(upstream_id, deadline, on_page)
@@ -176,6 +180,13 @@ class RemoteAdapter(Adapter):
 
     def _url(self, path: str) -> str:
         return self.remote.url + path
+
+
+def _cut(document: bytes, content_type: str, pages: tuple[int, int]) -> bytes:
+    """Pages ``pages`` (first and last, 1-based) of a PDF, as a PDF of their own."""
+    if content_type.split(";", 1)[0].strip().lower() != PDF_TYPE:
+        raise InvalidDocument(f"only a PDF's pages can be read one range at a time, not {content_type!r}'s")
+    return pdf_pages(document, *pages)
 
 
 def _budget(options: dict[str, Any], job_timeout: float) -> float:

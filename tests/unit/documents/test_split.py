@@ -1,10 +1,10 @@
-"""Cutting a PDF into page ranges, each a PDF of its own pages only."""
+"""A PDF's pages counted for a split, and a page range of it cut as a PDF of its own pages only."""
 
 from __future__ import annotations
 
 import pytest
 
-from documents.pages import open_document, split_pdf
+from documents.pages import count_pdf_pages, open_document, pdf_pages
 from jobs.errors import InvalidDocument
 from tests.pdfs import pdf, text_pdf
 
@@ -14,38 +14,11 @@ def texts_of(data: bytes) -> list[str]:
         return [layer.text if (layer := doc.text_layer(i)) else "" for i in range(doc.page_count)]
 
 
-def test_a_25_page_pdf_in_parts_of_10_is_three_parts_of_its_own_pages():
-    data = text_pdf(*(f"Page {n}" for n in range(1, 26)))
-
-    parts = split_pdf(data, 10)
-
-    assert [(p.first_page, p.page_count) for p in parts] == [(1, 10), (11, 10), (21, 5)]
-    assert texts_of(parts[0].data) == [f"Page {n}" for n in range(1, 11)]
-    assert texts_of(parts[1].data) == [f"Page {n}" for n in range(11, 21)]
-    assert texts_of(parts[2].data) == [f"Page {n}" for n in range(21, 26)]
+def test_a_25_page_pdf_counts_25_pages():
+    assert count_pdf_pages(text_pdf(*(f"Page {n}" for n in range(1, 26)))) == 25
 
 
-def test_parts_do_not_carry_the_other_pages():
-    # Image pages weigh their pixels: a part holding every page would weigh the whole.
-    data = pdf([("image", f"PAGE {n}") for n in range(1, 7)])
-
-    parts = split_pdf(data, 2)
-
-    assert len(parts) == 3
-    assert all(len(p.data) < len(data) / 2 for p in parts)
-    assert sum(len(p.data) for p in parts) < 1.2 * len(data)
-
-
-def test_one_page_parts_and_parts_larger_than_the_document():
-    data = text_pdf("a", "b", "c")
-
-    assert [(p.first_page, p.page_count) for p in split_pdf(data, 1)] == [(1, 1), (2, 1), (3, 1)]
-    whole = split_pdf(data, 100)
-    assert [(p.first_page, p.page_count) for p in whole] == [(1, 3)]
-    assert texts_of(whole[0].data) == ["a", "b", "c"]
-
-
-def test_the_check_sees_the_page_count_before_any_part_is_made():
+def test_the_check_sees_the_page_count_and_may_refuse():
     seen = []
 
     class Refused(Exception):
@@ -56,16 +29,32 @@ def test_the_check_sees_the_page_count_before_any_part_is_made():
         raise Refused
 
     with pytest.raises(Refused):
-        split_pdf(text_pdf("a", "b", "c", "d"), 2, refuse)
+        count_pdf_pages(text_pdf("a", "b", "c", "d"), refuse)
     assert seen == [4]
 
 
 @pytest.mark.parametrize("data", [b"not a pdf at all", b"%PDF-1.7\n% truncated", b""])
 def test_a_pdf_that_cannot_be_read_is_an_invalid_document(data):
     with pytest.raises(InvalidDocument):
-        split_pdf(data, 10)
+        count_pdf_pages(data)
 
 
-def test_a_part_size_below_one_is_a_programming_error():
-    with pytest.raises(ValueError):
-        split_pdf(text_pdf("a"), 0)
+def test_a_page_range_is_a_pdf_of_those_pages():
+    data = text_pdf(*(f"Page {n}" for n in range(1, 26)))
+
+    assert texts_of(pdf_pages(data, 11, 20)) == [f"Page {n}" for n in range(11, 21)]
+    assert texts_of(pdf_pages(data, 25, 25)) == ["Page 25"]
+    assert texts_of(pdf_pages(data, 1, 25)) == [f"Page {n}" for n in range(1, 26)]
+
+
+def test_a_range_does_not_carry_the_other_pages():
+    # Image pages weigh their pixels: a range holding every page would weigh the whole.
+    data = pdf([("image", f"PAGE {n}") for n in range(1, 7)])
+
+    assert len(pdf_pages(data, 3, 4)) < len(data) / 2
+
+
+@pytest.mark.parametrize("first, last", [(0, 1), (2, 1), (3, 4), (4, 4)])
+def test_a_range_outside_the_document_is_an_invalid_document(first, last):
+    with pytest.raises(InvalidDocument):
+        pdf_pages(text_pdf("a", "b", "c"), first, last)

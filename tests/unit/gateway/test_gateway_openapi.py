@@ -149,6 +149,9 @@ def test_the_searchable_pdf_is_documented_as_a_pdf_and_a_split_as_a_query_and_jo
     ok = spec["paths"]["/jobs/{job_id}/result.pdf"]["get"]["responses"]["200"]["content"]
 
     assert ok == {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}
+    building = spec["paths"]["/jobs/{job_id}/result.pdf"]["get"]["responses"]["202"]
+    assert "Retry-After" in building["headers"]
+    assert building["content"]["application/json"]["schema"]["properties"]["status"]["enum"] == ["building"]
     query = {p["name"]: p for p in spec["paths"]["/jobs"]["post"]["parameters"] if p["in"] == "query"}
     assert query["split_pages"]["schema"]["minimum"] == 1 and "max_parallel" in query
     job = spec["components"]["schemas"]["Job"]["properties"]

@@ -1,4 +1,5 @@
-"""GET /jobs/{id}/result.pdf, and the merged result of a split PDF: pages keep their numbers."""
+"""GET /jobs/{id}/result.pdf: asked for once (202), built by a worker, then kept and answered (200); and the
+merged result of a split PDF: pages keep their numbers."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from PIL import Image
 
 from jobs import keys
 from jobs.config import Settings
+from jobs.records import Dispatch
+from jobs.transitions.spec import BUILD_PDF
 from tests.pdfs import text_pdf
+from workers import pdf_build
 
 from .support import assert_problem, b64, echo_job, fanout
 
@@ -43,6 +47,19 @@ def run(store, job_id: str, outcome: dict | str) -> None:
         store.fail(job_id, claim.attempt, outcome, f"{outcome} happened")
 
 
+def built(client, store, published, job_id: str, model: str = "tesseract"):
+    """The PDF as a client gets it: the first ask answers 202 and sends one build, a worker builds it, the next
+    ask answers it."""
+    published.clear()
+    asked = client.get(f"/jobs/{job_id}/result.pdf")
+    assert asked.status_code == 202, asked.get_data(as_text=True)
+    assert asked.headers["Retry-After"] == "1"
+    assert asked.get_json() == {"id": job_id, "status": "building", "url": f"/jobs/{job_id}/result.pdf"}
+    assert published == [[Dispatch(job_id, model, BUILD_PDF)]]
+    assert pdf_build.build_pdf(store, job_id) == pdf_build.BUILT
+    return client.get(f"/jobs/{job_id}/result.pdf")
+
+
 def pdf_texts(response) -> list[str]:
     assert response.status_code == 200, response.get_data(as_text=True)
     assert response.mimetype == "application/pdf"
@@ -54,32 +71,57 @@ def submit_png(client) -> str:
     return client.post("/jobs?model=tesseract", data=png(), content_type="image/png").get_json()["id"]
 
 
-def test_a_completed_image_jobs_pdf_is_its_image_with_its_text(client, store):
+def test_a_completed_image_jobs_pdf_is_built_once_and_is_its_image_with_its_text(client, store, published):
     job_id = submit_png(client)
     run(store, job_id, result_of((1, "Invoice 42")))
 
-    response = client.get(f"/jobs/{job_id}/result.pdf")
+    response = built(client, store, published, job_id)
 
     assert pdf_texts(response) == ["Invoice 42"]
     assert response.headers["Content-Disposition"] == f'inline; filename="{job_id}.pdf"'
+    # Kept: asked again, it is answered from the store, and no other build is sent.
+    published.clear()
+    again = client.get(f"/jobs/{job_id}/result.pdf")
+    assert again.status_code == 200 and again.get_data() == response.get_data() and published == []
 
 
-def test_a_split_parents_pdf_holds_its_completed_childrens_pages_in_order(client, store):
+def test_while_a_build_is_under_way_no_other_is_asked_for_until_its_mark_lapses(client, store, published, redis):
+    job_id = submit_png(client)
+    run(store, job_id, result_of((1, "once")))
+    published.clear()
+
+    answers = [client.get(f"/jobs/{job_id}/result.pdf").status_code for _ in range(3)]
+
+    assert answers == [202] * 3 and published == [[Dispatch(job_id, "tesseract", BUILD_PDF)]]
+    assert 0 < redis.ttl(keys.pdf_asked(job_id)) <= 60
+    redis.delete(keys.pdf_asked(job_id))  # what the TTL does to a build whose message was lost
+    assert client.get(f"/jobs/{job_id}/result.pdf").status_code == 202
+    assert len(published) == 2
+
+
+def test_a_split_parents_pdf_is_its_document_with_its_completed_childrens_text(client, store, published):
     data = text_pdf("one", "two", "three", "four", "five")
     parent_id = client.post("/jobs?split_pages=2", data=data, content_type="application/pdf").get_json()["id"]
     # Each child's result numbers its pages in the whole document; child 1 fails.
-    # The pages carry their text, so they were answered from it and go in as they are.
-    run(store, f"{parent_id}-0", result_of((1, "one"), (2, "two"), source="text_layer"))
+    run(store, f"{parent_id}-0", result_of((1, "ocr one"), (2, "ocr two")))
     run(store, f"{parent_id}-1", "engine_timeout")
-    run(store, f"{parent_id}-2", result_of((5, "five"), source="text_layer"))
+    run(store, f"{parent_id}-2", result_of((5, "ocr five")))
 
-    texts = pdf_texts(client.get(f"/jobs/{parent_id}/result.pdf"))
+    texts = pdf_texts(built(client, store, published, parent_id))
     merged = client.get(f"/jobs/{parent_id}/result").get_json()
 
-    assert texts == ["one", "two", "five"]
+    # Every page of the document (its own text layer kept), the failed child's pages without OCR text.
+    assert len(texts) == 5
+    assert ["ocr one" in texts[0], "ocr two" in texts[1], "ocr" in texts[2], "ocr" in texts[3]] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert "ocr five" in texts[4]
     assert [(p["page"], p["child_index"], p["text"]) for p in merged["pages"]] == [
-        (1, 0, "one"), (2, 0, "two"), (5, 2, "five")]  # fmt: skip
-    assert merged["text"] == "one\n\ntwo\n\nfive"
+        (1, 0, "ocr one"), (2, 0, "ocr two"), (5, 2, "ocr five")]  # fmt: skip
+    assert merged["text"] == "ocr one\n\nocr two\n\nocr five"
 
 
 def test_a_groups_merged_pages_are_numbered_across_its_children(client, store):
@@ -130,12 +172,52 @@ def test_text_jobs_make_no_pdf(client, store):
     assert "text/plain" in single["detail"] and "text/plain" in group["detail"]
 
 
-def test_a_document_no_longer_stored_makes_no_pdf(client, store, redis):
+def test_a_build_that_fails_is_kept_as_such_and_answered_pdf_unavailable(client, store, published, redis):
     job_id = submit_png(client)
     run(store, job_id, result_of((1, "gone")))
     redis.delete(keys.payload(job_id))
+    assert client.get(f"/jobs/{job_id}/result.pdf").status_code == 202
 
-    assert_problem(client.get(f"/jobs/{job_id}/result.pdf"), 409, "pdf_unavailable")
+    assert pdf_build.build_pdf(store, job_id) == pdf_build.FAILED
+
+    body = assert_problem(client.get(f"/jobs/{job_id}/result.pdf"), 409, "pdf_unavailable")
+    assert "no longer stored" in body["detail"]
+
+
+def test_a_split_childs_pdf_is_its_pages_of_the_document(client, store, published):
+    data = text_pdf("one", "two", "three")
+    parent_id = client.post("/jobs?split_pages=2", data=data, content_type="application/pdf").get_json()["id"]
+    run(store, f"{parent_id}-1", result_of((3, "ocr three")))
+
+    texts = pdf_texts(built(client, store, published, f"{parent_id}-1"))
+
+    assert len(texts) == 1 and "ocr three" in texts[0] and "three" in texts[0]
+
+
+def test_a_non_split_groups_pdf_holds_its_completed_childrens_documents_in_order(client, store, published):
+    image = {"model": "tesseract", "content_type": "image/png", "payload": b64(png())}
+    parent_id = client.post("/jobs", json=fanout(image, image, image)).get_json()["id"]
+    run(store, f"{parent_id}-0", result_of((1, "first")))
+    run(store, f"{parent_id}-1", "engine_timeout")
+    run(store, f"{parent_id}-2", result_of((1, "third")))
+
+    assert pdf_texts(built(client, store, published, parent_id)) == ["first", "third"]
+
+
+def test_a_redrive_drops_the_parents_pdf_and_a_build_of_the_old_ending_is_not_kept(client, store, published, redis):
+    image = {"model": "tesseract", "content_type": "image/png", "payload": b64(png())}
+    parent_id = client.post("/jobs", json=fanout(image, image)).get_json()["id"]
+    run(store, f"{parent_id}-0", result_of((1, "first")))
+    run(store, f"{parent_id}-1", "engine_timeout")
+    assert pdf_texts(built(client, store, published, parent_id)) == ["first"]
+    old_ending = store.queries.get(parent_id)["finished_at"]
+
+    assert client.post(f"/jobs/{parent_id}/retry").status_code == 202
+
+    assert not redis.exists(keys.pdf(parent_id)) and not redis.exists(keys.pdf_asked(parent_id))
+    run(store, f"{parent_id}-1", result_of((1, "second")))
+    assert not store.record_pdf(parent_id, old_ending, pdf=b"%PDF- of the old pages")
+    assert pdf_texts(built(client, store, published, parent_id)) == ["first", "second"]
 
 
 def test_an_unknown_jobs_pdf_is_404(client):

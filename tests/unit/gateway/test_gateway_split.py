@@ -1,4 +1,4 @@
-"""POST /jobs with split_pages: a PDF becomes a group of page ranges; bad splits are refused whole."""
+"""POST /jobs with split_pages: a PDF, stored once, becomes a group of page ranges; bad splits are refused whole."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from documents.pages import open_document
 from jobs import keys
 from jobs.config import Settings
 from tests.pdfs import text_pdf
@@ -38,11 +37,6 @@ def children_of(redis, parent_id: str, total: int) -> list[dict]:
     return out
 
 
-def page_texts(data: bytes) -> list[str]:
-    with open_document(data, "application/pdf") as doc:
-        return [layer.text if (layer := doc.text_layer(i)) else "" for i in range(doc.page_count)]
-
-
 def test_a_raw_pdf_with_split_pages_becomes_a_group_of_its_page_ranges(client, redis, published):
     response = client.post("/jobs?model=tesseract&split_pages=2&max_parallel=1", data=SEVEN_PAGES,
                            content_type="application/pdf")  # fmt: skip
@@ -55,9 +49,10 @@ def test_a_raw_pdf_with_split_pages_becomes_a_group_of_its_page_ranges(client, r
     assert [json.loads(c["options"]) for c in children] == [{"first_page": n} for n in (1, 3, 5, 7)]
     assert {c["doc_hash"] for c in children} == {hashlib.sha256(SEVEN_PAGES).hexdigest()}
     assert {c["content_type"] for c in children} == {"application/pdf"}
-    # Each child stores its own pages, and only those.
-    assert [page_texts(c["payload"]) for c in children] == [
-        ["Page 1", "Page 2"], ["Page 3", "Page 4"], ["Page 5", "Page 6"], ["Page 7"]]  # fmt: skip
+    # The document is stored once, as the parent's payload; each child names its pages of it and stores none.
+    assert redis.get(keys.payload(parent["id"])) == SEVEN_PAGES
+    assert [c["source_pages"] for c in children] == ["1-2", "3-4", "5-6", "7-7"]
+    assert [c["payload"] for c in children] == [None] * 4
     assert [d.job_id for batch in published for d in batch] == [f"{parent['id']}-0"]  # the cap: one at a time
 
 
@@ -73,6 +68,7 @@ def test_a_json_job_with_split_pages_keeps_its_options_and_numbers_from_its_firs
     assert [json.loads(c["options"]) for c in children] == [
         {"text_layer": "prefer", "first_page": n} for n in (10, 13, 16)]  # fmt: skip
     assert [c["doc_hash"] for c in children] == ["contract-7"] * 3
+    assert [c["source_pages"] for c in children] == ["1-3", "4-6", "7-7"]
     assert sum(len(batch) for batch in published) == 3  # no cap: every child released
 
 

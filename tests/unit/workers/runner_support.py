@@ -47,9 +47,11 @@ class FakeAdapter:
     def __init__(self):
         self.behaviour = lambda document, options, on_page: document.decode()
         self.calls = 0
+        self.pages: tuple[int, int] | None = None  # what the last run was asked to read
 
-    def run(self, document, content_type, options, on_page=None):
+    def run(self, document, content_type, options, on_page=None, *, pages=None):
         self.calls += 1
+        self.pages = pages
         outcome = self.behaviour(document, options, on_page)
         return result_of(outcome) if isinstance(outcome, str) else outcome
 

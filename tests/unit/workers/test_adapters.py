@@ -206,3 +206,9 @@ def test_echo_keeps_nothing_from_one_run_to_the_next():
     assert results == [results[0]] * 1000
     assert results[0]["text"] == "line one\nline two"
     assert progress == [(1, 1)] * 1000
+
+
+def test_echo_reads_a_page_range_of_its_form_feed_pages():
+    result = get_adapter("echo").run(b"one\ftwo\fthree", "text/plain", {}, pages=(2, 3))
+
+    assert [p.text for p in result.pages] == ["two", "three"]

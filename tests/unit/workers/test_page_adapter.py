@@ -7,7 +7,7 @@ import io
 import pytest
 from PIL import Image
 
-from jobs.errors import AdapterError
+from jobs.errors import AdapterError, InvalidDocument
 from tests.pdfs import pdf
 from tests.scans import scanned_pages, scanned_pdf
 from tests.unit.workers.pages import HELLO_PNG, Progress
@@ -124,3 +124,24 @@ def test_bad_options_fail_the_job_once(options):
         RecordingEngine().run(MIXED, "application/pdf", options)
 
     assert raised.value.code == "invalid_options" and raised.value.transient is False
+
+
+def test_a_page_range_reads_those_pages_only_numbered_from_first_page():
+    engine = RecordingEngine()
+    progress = []
+
+    result = engine.run(MIXED, "application/pdf", {"text_layer": "prefer", "first_page": 2},
+                        lambda done, total: progress.append((done, total)), pages=(2, 3))  # fmt: skip
+
+    assert [(p.page, p.source, p.text) for p in result.pages] == [
+        (2, "ocr", "ocr 2"),
+        (3, "text_layer", "Text page three"),
+    ]
+    assert [page for page, _ in engine.read] == [2]
+    assert progress == [(1, 2), (2, 2)]
+
+
+@pytest.mark.parametrize("pages", [(0, 1), (3, 2), (4, 5)])
+def test_a_page_range_outside_the_document_is_an_invalid_document(pages):
+    with pytest.raises(InvalidDocument):
+        RecordingEngine().run(MIXED, "application/pdf", {}, pages=pages)

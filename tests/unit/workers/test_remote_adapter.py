@@ -6,9 +6,11 @@ import base64
 
 import pytest
 
+from documents.pages import open_document
 from jobs.errors import AdapterError, CancelRequested
 from jobs.registry import RemoteModel
 from tests.harness import free_port
+from tests.pdfs import text_pdf
 from workers.adapters import remote
 from workers.adapters.remote import RemoteAdapter
 
@@ -218,3 +220,16 @@ def test_a_job_cancelled_here_cancels_the_upstream_job(upstream):
         adapter_for(upstream.url).run(DOCUMENT, "application/pdf", {}, on_page)
 
     assert [r.path for r in upstream.of("DELETE")] == [f"/jobs/{UPSTREAM_ID}"]
+
+
+def test_a_split_childs_pages_alone_go_up(upstream):
+    upstream.views = [completed(page(3, "Page 3"), page(4, "Page 4"))]
+    whole = text_pdf(*(f"Page {n}" for n in range(1, 7)))
+
+    adapter_for(upstream.url).run(whole, "application/pdf", {"first_page": 3}, pages=(3, 4))
+
+    [submitted] = upstream.of("POST")
+    sent = base64.b64decode(submitted.json()["payload"])
+    with open_document(sent, "application/pdf") as doc:
+        layers = [doc.text_layer(i) for i in range(doc.page_count)]
+    assert [layer.text if layer else None for layer in layers] == ["Page 3", "Page 4"]

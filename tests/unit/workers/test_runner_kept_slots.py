@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from celery.exceptions import SoftTimeLimitExceeded
 
+from jobs import keys
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.records import Dispatch, NewJob
@@ -148,3 +149,37 @@ def test_a_kept_child_that_hits_the_time_limit_fails_and_keeps_no_slot(h):
     assert [h.job(f"{parent_id}-{i}")["status"] for i in range(3)] == ["completed", "failed", "queued"]
     assert h.job(f"{parent_id}-1")["error_code"] == "timeout"
     assert [d for batch in h.published for d in batch] == [Dispatch(f"{parent_id}-2", "echo")]
+
+
+def test_children_of_a_split_read_their_pages_of_the_parents_document_fetched_once(h, monkeypatch):
+    source = b"page 1\fpage 2\fpage 3"
+    children = [NewJob("echo", "text/plain", b"", source_pages=(n, n)) for n in (1, 2, 3)]
+    parent_id = h.store.create_group(children, 1, source=source).job_id
+    reads: list[str] = []
+    fetch = h.store.queries.source_document
+
+    def counted_fetch(job_id: str):
+        reads.append(job_id)
+        return fetch(job_id)
+
+    monkeypatch.setattr(h.store.queries, "source_document", counted_fetch)
+    seen = []
+
+    def behaviour(document, options, on_page):
+        seen.append((document, h.adapter.pages))
+        return "ok"
+
+    h.adapter.behaviour = behaviour
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert seen == [(source, (1, 1)), (source, (2, 2)), (source, (3, 3))]
+    assert reads == [f"{parent_id}-0"]  # the kept slots' children read the document this process kept
+
+
+def test_a_split_child_whose_document_is_gone_fails_as_an_invalid_document(h):
+    parent_id = h.store.create_group([NewJob("echo", "text/plain", b"", source_pages=(1, 1))], 0, source=b"x").job_id
+    h.r.delete(keys.payload(parent_id))
+
+    assert h.runner.run(f"{parent_id}-0") == "failed"
+    assert h.job(f"{parent_id}-0")["error_code"] == "invalid_document"

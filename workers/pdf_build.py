@@ -1,0 +1,112 @@
+"""A terminal job's searchable PDF, built once on a worker and kept in the store beside its result.
+
+The gateway asks for it (``ocrgw.build_pdf``, on the queue of the job's
+model) the first time a client wants it, and answers from the store from
+then on.  The PDF is drawn from what the store keeps, with no engine:
+
+=======================  ================================================
+a single job             its document, every page
+a child                  its own document; a split's child: its pages of
+                         its parent's document
+a non-split parent       one document per completed child, in index order
+a split parent           the one document, every page, with the completed
+                         children's result pages (a failed child's pages go
+                         in without text)
+=======================  ================================================
+
+The drawing runs in a forked child under bounds (``documents.isolation``):
+a document that makes a decoder abort fails the build, not the worker.  A
+build that cannot be made (``InvalidDocument``) is kept as such, so the
+gateway answers ``pdf_unavailable`` instead of waiting for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from documents.isolation import run_isolated
+from documents.searchable_pdf import SourceDocument, searchable_pdf
+from jobs.contract import TERMINAL, Field, JobKind, JobStatus
+from jobs.errors import InvalidDocument
+from jobs.queries import JobQueries
+from jobs.records import parse_pages
+from jobs.store import JobStore
+
+log = logging.getLogger(__name__)
+
+BUILT, FAILED, SKIPPED = "built", "failed", "skipped"
+
+
+def build_pdf(store: JobStore, job_id: str) -> str:
+    """Builds and keeps the job's searchable PDF: BUILT, FAILED (the reason kept), or SKIPPED (nothing to do)."""
+    record = store.queries.get(job_id)
+    if record is None or JobStatus(record[Field.STATUS.value]) not in TERMINAL:
+        log.info("job %s: no searchable PDF to build (gone or not terminal)", job_id)
+        return SKIPPED
+    finished_at = record[Field.FINISHED_AT.value]
+    try:
+        sources = sources_of(store.queries, record)
+        pdf = run_isolated(searchable_pdf, sources, what="building the searchable PDF")
+    except InvalidDocument as error:
+        log.warning("job %s: no searchable PDF: %s", job_id, error)
+        store.record_pdf(job_id, finished_at, error=str(error))
+        return FAILED
+    if not store.record_pdf(job_id, finished_at, pdf=pdf):
+        log.info("job %s ended again or went while its PDF was built: not kept", job_id)
+        return SKIPPED
+    return BUILT
+
+
+def sources_of(queries: JobQueries, record: dict[str, str]) -> list[SourceDocument]:
+    """What the job's searchable PDF is drawn from (see the module's table); ``InvalidDocument`` if gone."""
+    if record[Field.KIND.value] == JobKind.PARENT.value:
+        return _parent_sources(queries, record)
+    job_id = record[Field.ID.value]
+    result = queries.result(job_id)
+    if result is None:
+        raise InvalidDocument(f"job {job_id} has no result")
+    return [_job_source(queries, job_id, record, result)]
+
+
+def _job_source(queries: JobQueries, job_id: str, record: dict[str, Any], result: dict[str, Any]) -> SourceDocument:
+    content_type = str(record[Field.CONTENT_TYPE.value])
+    pages = parse_pages(record.get(Field.SOURCE_PAGES.value))
+    if pages is None:
+        (document,) = queries.payloads([job_id])
+        return SourceDocument(_stored(document, job_id), content_type, dict(enumerate(result.get("pages", []))))
+    first, last = pages
+    document = _stored(queries.source_document(job_id), job_id)
+    return SourceDocument(document, content_type, _by_source_index(result, first), only=range(first - 1, last))
+
+
+def _parent_sources(queries: JobQueries, record: dict[str, str]) -> list[SourceDocument]:
+    parent_id = record[Field.ID.value]
+    children = queries.children_with_results(parent_id, int(record[Field.TOTAL.value]))
+    completed = [
+        (child, result)
+        for child, result in children
+        if child[Field.STATUS.value] == JobStatus.COMPLETED.value and result is not None
+    ]
+    if not completed:
+        raise InvalidDocument(f"job {parent_id} has no completed child")
+    if children and children[0][0].get(Field.SOURCE_PAGES.value):
+        # A split: its one document, every page, each completed child's pages at their places in it.
+        pages: dict[int, dict] = {}
+        for child, result in completed:
+            first, _ = parse_pages(child[Field.SOURCE_PAGES.value]) or (1, 1)
+            pages.update(_by_source_index(result, first))
+        document = _stored(queries.source_document(parent_id), parent_id)
+        return [SourceDocument(document, str(children[0][0][Field.CONTENT_TYPE.value]), pages)]
+    return [_job_source(queries, str(child[Field.ID.value]), child, result) for child, result in completed]
+
+
+def _by_source_index(result: dict[str, Any], first: int) -> dict[int, dict]:
+    """A child's result pages keyed by their 0-based index in the document its pages start at ``first`` of."""
+    return {first - 1 + offset: page for offset, page in enumerate(result.get("pages", []))}
+
+
+def _stored(document: bytes | None, job_id: str) -> bytes:
+    if document is None:
+        raise InvalidDocument(f"the document of job {job_id} is no longer stored")
+    return document
