@@ -22,6 +22,7 @@ import pytesseract
 import pytest
 
 from cli.ocr import EXIT_ALREADY_DONE_OCR, EXIT_MISSING_DEPENDENCY
+from tests.harness import wait_until
 from tests.integration.live import job_keys
 from tests.integration.test_cli import ocrgw
 from tests.pdfs import text_pdf
@@ -34,6 +35,11 @@ TURNED = {1: 90}
 SKEWED = {2: 3.0}
 #: Tesseract reads these 200-dpi scans at about 0.97 of the source's characters; a page read sideways, under 0.3.
 MIN_PAGE_ACCURACY = 0.9
+REPORTED_WITHIN = 60.0  # a worker renews its report every 10 s; bounds a hang, not a speed check
+
+
+def tesseract_languages(api) -> list[str]:
+    return next(m["languages"] for m in api.get("/models")["models"] if m["name"] == "tesseract")
 
 
 def displayed_orientation(pdf: bytes, index: int) -> int:
@@ -83,6 +89,9 @@ def test_a_pdf_with_text_is_status_6_and_a_missing_language_status_3_with_nothin
     digital.write_bytes(text_pdf("born digital"))
     scan = tmp_path / "scan.pdf"
     scan.write_bytes(scanned_pdf([0]))
+
+    # The database was emptied for this test, the worker's report of its languages with it: it comes back.
+    wait_until(lambda: "eng" in tesseract_languages(api), REPORTED_WITHIN, message="no worker reported its languages")
 
     has_text = ocrgw(api.base_url, "ocr", str(digital), str(tmp_path / "a.pdf"))
     no_language = ocrgw(api.base_url, "ocr", str(scan), str(tmp_path / "b.pdf"), "-l", "eng+xyz")
