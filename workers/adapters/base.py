@@ -140,6 +140,8 @@ class PageAdapter(Adapter):
     dpi = RENDER_DPI
     #: False reads the pages in this process (tests of engines, where a fork per page buys nothing).
     isolate_pages = True
+    #: The last PDF that passed inspection in this process (see ``_inspect_once``).
+    _inspected: bytes | None = None
 
     def run(self, document, content_type, options, on_page=None, *, pages=None):
         deadline = _deadline(options.get("timeout_s"))
@@ -147,9 +149,7 @@ class PageAdapter(Adapter):
         first_page = _first_page(options.get("first_page", 1))
         results = []
         if self.isolate_pages and content_type.split(";", 1)[0].strip().lower() == PDF_TYPE:
-            # Opening it can cost PDFium gigabytes: tried in a child under a bound first, so that this
-            # process only opens a PDF that is known to fit.
-            inspect(document, PDF_TYPE, configured(), self.dpi)
+            self._inspect_once(document)
         with open_document(document, content_type, dpi=self.dpi) as doc:
             indices = page_indices(pages, doc.page_count)
             total = len(indices)
@@ -168,6 +168,16 @@ class PageAdapter(Adapter):
                 if on_page is not None:
                     on_page(done + 1, total)
         return OcrResult(pages=results)
+
+    def _inspect_once(self, document: bytes) -> None:
+        """Opening a PDF can cost PDFium gigabytes: it is tried in a child under a bound first, so that this
+        process only opens a PDF known to fit.  The children of a split read the one document of their
+        group, which the runner keeps: the same object is not tried again, a fork per child saved (a
+        fork costs more the more memory the process holds, as once PP-OCRv4 has run in it)."""
+        if document is self._inspected:
+            return
+        inspect(document, PDF_TYPE, configured(), self.dpi)
+        self._inspected = document
 
     def _text_layers(self, doc: Document, indices: range) -> list[TextLayer | None]:
         """The text layers of the pages read, in one child: a fork costs more than reading a page's text."""

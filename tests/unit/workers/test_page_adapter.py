@@ -145,3 +145,25 @@ def test_a_page_range_reads_those_pages_only_numbered_from_first_page():
 def test_a_page_range_outside_the_document_is_an_invalid_document(pages):
     with pytest.raises(InvalidDocument):
         RecordingEngine().run(MIXED, "application/pdf", {}, pages=pages)
+
+
+def test_the_children_of_a_split_inspect_their_one_document_once_and_another_document_again(monkeypatch):
+    import workers.adapters.base as base
+
+    inspected: list[bytes] = []
+    real_inspect = base.inspect
+
+    def counted(document, *args):
+        inspected.append(document)
+        return real_inspect(document, *args)
+
+    monkeypatch.setattr(base, "inspect", counted)
+    engine = RecordingEngine()
+    other = pdf([("image", "ANOTHER")])
+
+    for first in (1, 2, 3):  # the group's document, as the runner keeps it: one object
+        engine.run(MIXED, "application/pdf", {}, pages=(first, first))
+    engine.run(other, "application/pdf", {})
+    engine.run(MIXED, "application/pdf", {}, pages=(4, 4))  # only the last document is remembered: tried again
+
+    assert [len(d) for d in inspected] == [len(MIXED), len(other), len(MIXED)]
