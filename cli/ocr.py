@@ -9,8 +9,9 @@ as OCRmyPDF writes it.
 
 As with OCRmyPDF, a PDF that already has text on a page is refused (exit
 6) unless ``--skip-text`` (those pages keep their text, the others are
-OCRed) or ``--force-ocr`` (every page is OCRed; the original page, text
-included, is kept under the new text layer) says what to do with it.
+OCRed) or ``--force-ocr`` (every page is OCRed; a page whose own text
+already says what OCR read keeps it, with no second copy: see
+``documents.searchable_pdf``) says what to do with it.
 
 Exit statuses are OCRmyPDF's where they mean the same thing (``EXIT_*``):
 a refused option is 1, an unreadable or refused input 2, a language no
