@@ -4,6 +4,7 @@ A PDF is split into one child per page (``split_pages=1``), so its pages
 are read in parallel by every worker the gateway has, at most ``--jobs`` at
 once; an image is one job.  The live progress goes to stderr, the
 searchable PDF (the original pages with the text added) to OUTPUT, the
+job's id to stderr first (for ``ocrgw result ID --format hocr`` and the like), the
 text to ``--sidecar``, one page after another, a form feed between pages,
 as OCRmyPDF writes it.
 
@@ -107,7 +108,7 @@ def run(
 ) -> int:
     """Runs the whole command; returns its exit status, having said why on failure."""
     try:
-        _run(gateway, input_path, output_path, sidecar, request, interval)
+        _run(gateway, input_path, output_path, sidecar, request, interval, say)
     except OcrFailed as failed:
         say(failed.why)
         return failed.status
@@ -124,7 +125,13 @@ def run(
 
 
 def _run(
-    gateway: Gateway, input_path: Path, output_path: Path, sidecar: Path | None, request: OcrRequest, interval: float
+    gateway: Gateway,
+    input_path: Path,
+    output_path: Path,
+    sidecar: Path | None,
+    request: OcrRequest,
+    interval: float,
+    say: Callable[[str], None],
 ) -> None:
     if request.skip_text and request.force_ocr:
         raise OcrFailed(EXIT_BAD_ARGS, "--skip-text and --force-ocr are mutually exclusive")
@@ -138,6 +145,7 @@ def _run(
                 "or --force-ocr to OCR every page",
             )
     view = _submit(gateway, data, content_type, request)
+    say(f"job {view['id']}")  # what `ocrgw result ID --format hocr` and the others read afterwards
     final = waiting.wait(gateway, view["id"], waiting.display_for(sys.stderr, view["id"]), interval)
     if final["status"] != "completed":
         raise OcrFailed(EXIT_CHILD_PROCESS_ERROR, "\n".join(waiting.why_not_completed(gateway, final)))
