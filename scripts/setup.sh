@@ -8,7 +8,8 @@
 # scripts/test.sh passes it, scripts/start.sh does not.  With --bench, what
 # `make bench` needs besides: the real PDF its scan is made from, and
 # OCRmyPDF (into .venv) with Ghostscript, the reference the scan benchmark
-# is measured against; OCRmyPDF is never a dependency of ocrgw itself.
+# is measured against (--tests installs them too: the suite runs the bench
+# once, quick); OCRmyPDF is never a dependency of ocrgw itself.
 #
 # OCRGW_TESSERACT_LANGS: Tesseract's language codes, separated by spaces or
 # commas (`eng deu`, `eng,fra,chi_sim`); each is the package
@@ -122,7 +123,7 @@ install_system_packages() {
         [[ -f $REAL_PDF ]] || missing+=(shared-mime-info)
         [[ -f $TEST_FONT ]] || missing+=(fonts-dejavu-core)
     fi
-    if [[ $FOR_BENCH -eq 1 ]]; then
+    if [[ $FOR_BENCH -eq 1 || $FOR_TESTS -eq 1 ]]; then  # the tests run the bench once, --quick
         [[ -f $REAL_PDF ]] || missing+=(shared-mime-info)
         command -v gs >/dev/null 2>&1 || missing+=(ghostscript)
     fi
@@ -191,9 +192,10 @@ install_project() {
     touch "$STAMP"
 }
 
-# The scan benchmark's reference (bench/scan.py), into the project's venv, for the bench only.
+# The scan benchmark's reference (bench/scan.py), into the project's venv, for the bench (and the
+# tests' quick run of it) only: ocrgw never imports it.
 install_bench_reference() {
-    [[ $FOR_BENCH -eq 1 ]] || return 0
+    [[ $FOR_BENCH -eq 1 || $FOR_TESTS -eq 1 ]] || return 0
     "$VENV/bin/python" -c 'import ocrmypdf' >/dev/null 2>&1 && return 0
     say "pip install ocrmypdf (the scan benchmark's reference)"
     PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 "$VENV/bin/python" -m pip install -q ocrmypdf

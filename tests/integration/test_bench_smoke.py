@@ -78,6 +78,18 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "worker_utilization": None,
         "seconds_per_page": {"a_one_process", "b_child_run"},
     },
+    "scan_vs_ocrmypdf": {
+        "pages": None,
+        "turned": None,
+        "skewed": None,
+        "scan_bytes": None,
+        "seconds": {"a_ocrmypdf", "b_ocrgw"},
+        "time_b_over_a": None,
+        "mean_page_accuracy": {"a_ocrmypdf", "b_ocrgw"},
+        "accuracy_b_minus_a_points": None,
+        "bytes": {"a_ocrmypdf", "b_ocrgw"},
+        "size_b_over_a": None,
+    },
     "submission": {
         "clients": None,
         "children_per_group": None,
