@@ -9,9 +9,11 @@ the searchable PDF.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
 from typing import Any
 
+import pikepdf
 import pypdfium2 as pdfium
 import pytest
 
@@ -21,6 +23,7 @@ from tests.integration.fanout_support import Gateway, intervals, peak_overlap
 from tests.integration.live import OCR_TIMEOUT, assert_problem, b64, ocrgw_keyspace, pdf_bytes, png_bytes
 from tests.integration.polling import wait_for_job
 from tests.pdfs import pdf
+from tests.scans import page_accuracy, page_texts, real_pdf, scanned_pages, source_text
 
 pytestmark = pytest.mark.integration
 
@@ -146,3 +149,55 @@ def test_a_corrupt_pdf_to_split_is_refused_and_stores_nothing(gateway, db):
 
     assert_problem(response, 422, "invalid_document")
     assert ocrgw_keyspace(db) == before
+
+
+def fetched_pdf(gateway: Gateway, job_id: str) -> bytes:
+    def fetched():
+        response = gateway.http.get(f"{gateway.base_url}/jobs/{job_id}/result.pdf", timeout=gateway.timeout)
+        assert response.status_code in (200, 202), f"{response.status_code}: {response.text[:300]}"
+        return response.status_code == 200 and response.content
+
+    return wait_until(fetched, OCR_TIMEOUT, interval=0.5, message="the searchable PDF was never built")
+
+
+def test_a_born_digital_pdfs_searchable_copy_is_the_pdf_itself_page_for_page(gateway):
+    # Given the real 17-page specification, split a page a child and every page OCRed (the default)
+    original = real_pdf()
+    created = accepted(gateway.post_raw(original, "application/pdf", {"model": "tesseract", "split_pages": "1"}))
+    parent = wait_for_job(gateway.job, created["id"], timeout=4 * OCR_TIMEOUT)
+    assert parent["status"] == "completed", parent
+
+    # When its searchable PDF is fetched
+    searchable = fetched_pdf(gateway, parent["id"])
+
+    # Then every page keeps its size and its own text, with no second copy of what OCR read, at about its size
+    before, after = pdfium.PdfDocument(original), pdfium.PdfDocument(searchable)
+    try:
+        assert len(after) == len(before) == 17
+        for index in range(17):
+            assert after[index].get_size() == before[index].get_size()
+            assert after[index].get_textpage().get_text_range() == before[index].get_textpage().get_text_range()
+    finally:
+        before.close()
+        after.close()
+    assert len(searchable) <= 1.2 * len(original)
+
+
+def test_a_jpegs_bytes_are_found_unchanged_inside_its_searchable_pdf(gateway):
+    # Given a scanned page as a JPEG, read by Tesseract
+    (scan,) = scanned_pages([0])
+    created = accepted(gateway.post_raw(scan.jpeg, "image/jpeg", {"model": "tesseract"}))
+    job = wait_for_job(gateway.job, created["id"], timeout=OCR_TIMEOUT)
+    assert job["status"] == "completed", job
+
+    # When its searchable PDF is fetched
+    searchable = fetched_pdf(gateway, job["id"])
+
+    # Then the page's image is the JPEG, byte for byte, and the page carries the words read from it
+    with pikepdf.open(io.BytesIO(searchable)) as pdf:
+        (page,) = pdf.pages
+        (image,) = page.get_images().values()
+        assert image.Filter == pikepdf.Name.DCTDecode
+        assert image.read_raw_bytes() == scan.jpeg
+    assert page_accuracy(source_text(0), page_texts(searchable)[0]) >= 0.9
+    assert len(searchable) <= 1.1 * len(scan.jpeg) + 4 * len(job["result"]["text"].encode())
