@@ -17,13 +17,18 @@ a split parent           the one document, every page, with the completed
 The drawing runs in a forked child under bounds (``documents.isolation``):
 a document that makes a decoder abort fails the build, not the worker.  A
 build that cannot be made (``InvalidDocument``) is kept as such, so the
-gateway answers ``pdf_unavailable`` instead of waiting for it.
+gateway answers ``pdf_unavailable`` instead of waiting for it; so is one that
+runs past the job time limit or out of the process's memory, which would
+again.  One that fails otherwise (the store away for a moment) leaves
+nothing: a request after the gateway's mark lapses asks for it again.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Any
+
+from celery.exceptions import SoftTimeLimitExceeded
 
 from documents.isolation import run_isolated
 from documents.searchable_pdf import SourceDocument, searchable_pdf
@@ -48,14 +53,25 @@ def build_pdf(store: JobStore, job_id: str) -> str:
     try:
         sources = sources_of(store.queries, record)
         pdf = run_isolated(searchable_pdf, sources, what="building the searchable PDF")
-    except InvalidDocument as error:
-        log.warning("job %s: no searchable PDF: %s", job_id, error)
-        store.record_pdf(job_id, finished_at, error=str(error))
+    except (InvalidDocument, SoftTimeLimitExceeded, MemoryError) as error:
+        # The same build would fail the same way (the document, the time limit, the memory bound): kept as
+        # failed, so that the gateway says so instead of asking for it again and again.
+        reason = _reason(error)
+        log.warning("job %s: no searchable PDF: %s", job_id, reason)
+        store.record_pdf(job_id, finished_at, error=reason)
         return FAILED
     if not store.record_pdf(job_id, finished_at, pdf=pdf):
         log.info("job %s ended again or went while its PDF was built: not kept", job_id)
         return SKIPPED
     return BUILT
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, SoftTimeLimitExceeded):
+        return "building it ran past the job time limit (OCRGW_JOB_TIMEOUT)"
+    if isinstance(error, MemoryError):
+        return "building it needed more memory than a worker process may use"
+    return str(error)
 
 
 def sources_of(queries: JobQueries, record: dict[str, str]) -> list[SourceDocument]:
@@ -94,11 +110,20 @@ def _parent_sources(queries: JobQueries, record: dict[str, str]) -> list[SourceD
         # A split: its one document, every page, each completed child's pages at their places in it.
         pages: dict[int, dict] = {}
         for child, result in completed:
-            first, _ = parse_pages(child[Field.SOURCE_PAGES.value]) or (1, 1)
+            first, _ = parse_pages(child[Field.SOURCE_PAGES.value])  # type: ignore[misc]  # a split's child has one
             pages.update(_by_source_index(result, first))
         document = _stored(queries.source_document(parent_id), parent_id)
         return [SourceDocument(document, str(children[0][0][Field.CONTENT_TYPE.value]), pages)]
-    return [_job_source(queries, str(child[Field.ID.value]), child, result) for child, result in completed]
+    # Separate documents: each child's own, read in one round trip.
+    documents = queries.payloads([str(child[Field.ID.value]) for child, _ in completed])
+    return [
+        SourceDocument(
+            _stored(document, str(child[Field.ID.value])),
+            str(child[Field.CONTENT_TYPE.value]),
+            dict(enumerate(result.get("pages", []))),
+        )
+        for (child, result), document in zip(completed, documents, strict=True)
+    ]
 
 
 def _by_source_index(result: dict[str, Any], first: int) -> dict[int, dict]:

@@ -52,8 +52,9 @@ def job_result(job_id: str):
     return jsonify(_result(queries, record))
 
 
-#: How long a build asked for is waited for before a request asks again (its message may have been lost).
-PDF_ASK_SECONDS = 60
+#: How long past the job time limit (OCRGW_JOB_TIMEOUT, a build's too) a request waits before asking for a build
+#: again: the build's message may have been lost, or its worker died.
+PDF_ASK_MARGIN_SECONDS = 60
 #: How soon a client polls again for a PDF being built.
 PDF_RETRY_AFTER_SECONDS = 1
 _BUILDING_SCHEMA = {
@@ -85,15 +86,18 @@ _RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before asking ag
 def job_result_pdf(job_id: str):
     """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order"""
     record = record_of(job_id)  # another tenant's job is not found
+    require_terminal(job_id, record["status"], "PDF")
     queries = services().queries
-    model = _pdf_model(queries, record)
+    # What is kept answers first: the polls of a build, and every request after it, read no child.
     stored = queries.stored_pdf(job_id)
     if stored is not None and stored.error is not None:
         raise Problem("pdf_unavailable", f"The searchable PDF of job {job_id} cannot be made: {stored.error}.")
     if stored is not None and stored.pdf is not None:
         disposition = f'inline; filename="{job_id}.pdf"'
         return Response(stored.pdf, mimetype=PDF_TYPE, headers={"Content-Disposition": disposition})
-    if services().store.ask_pdf(job_id, PDF_ASK_SECONDS):
+    model = _pdf_model(queries, record)
+    # Asked again once a build could have ended, not before: the task's time limit, and a margin for its queue.
+    if services().store.ask_pdf(job_id, round(services().settings.job_timeout) + PDF_ASK_MARGIN_SECONDS):
         publish_quietly(services().publish, [Dispatch(job_id, model, BUILD_PDF)])
     url = f"/jobs/{job_id}/result.pdf"
     response = jsonify({"id": job_id, "status": "building", "url": url})
@@ -108,24 +112,28 @@ def _result(queries: JobQueries, record: dict[str, str], what: str = "result") -
     require_terminal(job_id, status, what)
     result = queries.result(job_id) if status == JobStatus.COMPLETED.value else None
     if result is None:
-        raise Problem(
-            "no_result",
-            f"Job {job_id} ended {status} and has no result.",
-            job_status=status,
-            error_code=record.get("error_code") or None,
-        )
+        raise _no_result(record)
     return result
+
+
+def _no_result(record: dict[str, str]) -> Problem:
+    return Problem(
+        "no_result",
+        f"Job {record['id']} ended {record['status']} and has no result.",
+        job_status=record["status"],
+        error_code=record.get("error_code") or None,
+    )
 
 
 def _pdf_model(queries: JobQueries, record: dict[str, str]) -> str:
     """The model whose workers build the job's PDF (a parent's: its first completed child's), once the job has
     a result of a document a PDF can be made of; else the problem why there is no PDF."""
     if record["kind"] != JobKind.PARENT.value:
-        _result(queries, record, "PDF")
+        if record["status"] != JobStatus.COMPLETED.value:  # a terminal job has a result exactly when completed
+            raise _no_result(record)
         _require_document_type(record["id"], record["content_type"])
         return record["model"]
     parent_id, status = record["id"], record["status"]
-    require_terminal(parent_id, status, "PDF")
     completed = [
         child
         for child, result in queries.children_with_results(parent_id, int(record["total"]))
@@ -136,11 +144,6 @@ def _pdf_model(queries: JobQueries, record: dict[str, str]) -> str:
     for child in completed:
         _require_document_type(str(child["id"]), str(child["content_type"]))
     return str(completed[0]["model"])
-
-
-def _pages_by_index(result: dict[str, Any]) -> dict[int, dict]:
-    """A result's pages by index in the job's document: it holds one page per page of its document, in order."""
-    return dict(enumerate(result.get("pages", [])))
 
 
 def _require_document_type(job_id: str, content_type: str) -> None:

@@ -7,10 +7,12 @@ import io
 
 import pypdfium2 as pdfium
 import pytest
+from celery.exceptions import SoftTimeLimitExceeded
 from PIL import Image
 
+from gateway.api.results import PDF_ASK_MARGIN_SECONDS
 from jobs import keys
-from jobs.config import Settings
+from jobs.config import Settings, default_of
 from jobs.records import Dispatch
 from jobs.transitions.spec import BUILD_PDF
 from tests.pdfs import text_pdf
@@ -93,7 +95,10 @@ def test_while_a_build_is_under_way_no_other_is_asked_for_until_its_mark_lapses(
     answers = [client.get(f"/jobs/{job_id}/result.pdf").status_code for _ in range(3)]
 
     assert answers == [202] * 3 and published == [[Dispatch(job_id, "tesseract", BUILD_PDF)]]
-    assert 0 < redis.ttl(keys.pdf_asked(job_id)) <= 60
+    # The mark outlives a build that runs to the job time limit, and then lapses.
+    assert (
+        PDF_ASK_MARGIN_SECONDS < redis.ttl(keys.pdf_asked(job_id)) <= default_of("job_timeout") + PDF_ASK_MARGIN_SECONDS
+    )
     redis.delete(keys.pdf_asked(job_id))  # what the TTL does to a build whose message was lost
     assert client.get(f"/jobs/{job_id}/result.pdf").status_code == 202
     assert len(published) == 2
@@ -182,6 +187,26 @@ def test_a_build_that_fails_is_kept_as_such_and_answered_pdf_unavailable(client,
 
     body = assert_problem(client.get(f"/jobs/{job_id}/result.pdf"), 409, "pdf_unavailable")
     assert "no longer stored" in body["detail"]
+
+
+@pytest.mark.parametrize(
+    ("stopped_by", "said"),
+    [(SoftTimeLimitExceeded(), "job time limit"), (MemoryError(), "more memory")],
+)
+def test_a_build_stopped_by_the_time_limit_or_the_memory_bound_is_kept_as_failed(
+    client, store, redis, monkeypatch, stopped_by, said
+):
+    job_id = submit_png(client)
+    run(store, job_id, result_of((1, "too big")))
+
+    def stopped(*args, **kwargs):
+        raise stopped_by
+
+    monkeypatch.setattr(pdf_build, "run_isolated", stopped)
+
+    assert pdf_build.build_pdf(store, job_id) == pdf_build.FAILED
+    body = assert_problem(client.get(f"/jobs/{job_id}/result.pdf"), 409, "pdf_unavailable")
+    assert said in body["detail"]
 
 
 def test_a_split_childs_pdf_is_its_pages_of_the_document(client, store, published):
