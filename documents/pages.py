@@ -14,7 +14,7 @@ import os
 import threading
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Self
 
@@ -127,21 +127,6 @@ def render_pages(
     """All pages at once; for small documents and tests (the adapters stream)."""
     with open_document(document, content_type, dpi, limits) as doc:
         return list(doc.pages())
-
-
-def count_pdf_pages(
-    data: bytes, check: Callable[[int], None] | None = None, limits: DocumentLimits | None = None
-) -> int:
-    """The PDF's page count, read without copying a page; ``check`` sees it first and may refuse by raising.
-
-    What a split needs at submission: the document is stored once and each
-    child names its pages of it.  A PDF that cannot be read raises
-    ``InvalidDocument``.
-    """
-    with _PdfDocument(data, RENDER_DPI, limits or configured(), check_count=False) as pdf:
-        if check is not None:
-            check(pdf.page_count)
-        return pdf.page_count
 
 
 def pdf_pages(data: bytes, first: int, last: int, limits: DocumentLimits | None = None) -> bytes:

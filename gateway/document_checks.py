@@ -21,7 +21,8 @@ from jobs.errors import InvalidDocument
 from jobs.records import NewJob
 
 
-def check_document(job: NewJob, limits: DocumentLimits) -> None:
+def check_document(job: NewJob, limits: DocumentLimits) -> int:
+    """The document's page count, once it is what it says and within ``limits``; else the problem why not."""
     declared, document = job.content_type, job.payload
     if not sniffing.matches(declared, document):
         detected = sniffing.sniff(document)
@@ -32,7 +33,7 @@ def check_document(job: NewJob, limits: DocumentLimits) -> None:
             detected=detected,
         )
     try:
-        inspect(document, declared, limits)
+        return inspect(document, declared, limits)
     except TooManyPages as error:
         counted: dict[str, Any] = {} if error.page_count is None else {"page_count": error.page_count}
         raise Problem("too_many_pages", _sentence(error), max_pages=error.max_pages, **counted) from None

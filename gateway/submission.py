@@ -42,13 +42,12 @@ from typing import Any
 from marshmallow import Schema, ValidationError
 
 from documents.limits import DocumentLimits
-from documents.pages import PDF_TYPE, count_pdf_pages
+from documents.pages import PDF_TYPE
 from gateway.document_checks import check_document
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, SplitRequest, accepting_model, check_not_empty
 from jobs.config import Settings
 from jobs.contract import ErrorCode
-from jobs.errors import InvalidDocument
 from jobs.records import GroupRules, NewJob
 from jobs.registry import MODELS
 from jobs.webhook_urls import InvalidCallbackUrl, check_submitted
@@ -167,11 +166,13 @@ class Parser:
             *([callback_url] if callback_url else []),
             *(["on_prem"] if asked_on_prem else []),
         )
-        check_document(job, self.limits)
+        page_count = check_document(job, self.limits)
         if "split_pages" not in query:
             return Submission([job], None, fingerprint(*request))
         split = SplitRequest(job, query["split_pages"], query.get("max_parallel", 0))
-        return self._split(split, fingerprint(*request, "split", str(split.split_pages), str(split.max_parallel)))
+        return self._split(
+            split, fingerprint(*request, "split", str(split.split_pages), str(split.max_parallel)), page_count
+        )
 
     # -- JSON: a single job or a fan-out group ---------------------------------------
 
@@ -189,8 +190,8 @@ class Parser:
                 split = replace(job, job=_kept_on_prem(job.job, require_on_prem))
                 check_languages(split.job, languages)  # each part reads the languages of the whole
                 self._callback_url(split.job.callback_url)
-                check_document(split.job, self.limits)
-                return self._split(split, request_print)
+                page_count = check_document(split.job, self.limits)
+                return self._split(split, request_print, page_count)
             job = _kept_on_prem(job, require_on_prem)
             check_languages(job, languages)
             self._callback_url(job.callback_url)
@@ -235,15 +236,16 @@ class Parser:
 
     # -- a PDF split into page ranges ----------------------------------------------------
 
-    def _split(self, request: SplitRequest, request_print: str) -> Submission:
+    def _split(self, request: SplitRequest, request_print: str, page_count: int) -> Submission:
         """The group of the PDF's page ranges: each child names its pages of the one stored document,
-        numbered in the whole."""
+        numbered in the whole.  ``page_count``: what checking the document counted (within the page limit)."""
         job = request.job
         if job.content_type != PDF_TYPE:
             raise invalid_field({"split_pages": [f"Only a PDF ({PDF_TYPE}) can be split, not {job.content_type}."]})
         # A document that is itself part of a larger one numbers its pages from there.
         first_page = job.options.get("first_page", 1)
-        page_count, per_child = self._page_count(job.payload, request.split_pages), request.split_pages
+        per_child = request.split_pages
+        self._check_children(page_count, per_child)
         children = [
             replace(
                 job,
@@ -263,30 +265,16 @@ class Parser:
             source=job.payload,
         )
 
-    def _page_count(self, document: bytes, split_pages: int) -> int:
-        max_pages, max_children = self.settings.max_pages, self.settings.max_children
-
-        def within_limits(page_count: int) -> None:
-            if page_count > max_pages:
-                raise Problem(
-                    "too_many_pages",
-                    f"The PDF has {page_count} pages; at most {max_pages} are accepted.",
-                    max_pages=max_pages,
-                    page_count=page_count,
-                )
-            children = -(-page_count // split_pages)
-            if children > max_children:
-                raise Problem(
-                    "too_many_children",
-                    f"Split {split_pages} pages a child, this {page_count}-page PDF makes {children} children; "
-                    f"a fan-out group holds at most {max_children}.",
-                    max_children=max_children,
-                )
-
-        try:
-            return count_pdf_pages(document, within_limits)
-        except InvalidDocument as error:
-            raise Problem("invalid_document", f"The PDF cannot be read: {error}.") from None
+    def _check_children(self, page_count: int, split_pages: int) -> None:
+        max_children = self.settings.max_children
+        children = -(-page_count // split_pages)
+        if children > max_children:
+            raise Problem(
+                "too_many_children",
+                f"Split {split_pages} pages a child, this {page_count}-page PDF makes {children} children; "
+                f"a fan-out group holds at most {max_children}.",
+                max_children=max_children,
+            )
 
 
 def check_location(model: str, on_prem: bool) -> None:

@@ -1,10 +1,10 @@
-"""A PDF's pages counted for a split, and a page range of it cut as a PDF of its own pages only."""
+"""A page range of a PDF cut as a PDF of its own pages only (what a remote model's upstream is sent)."""
 
 from __future__ import annotations
 
 import pytest
 
-from documents.pages import count_pdf_pages, open_document, pdf_pages
+from documents.pages import open_document, pdf_pages
 from jobs.errors import InvalidDocument
 from tests.pdfs import pdf, text_pdf
 
@@ -12,31 +12,6 @@ from tests.pdfs import pdf, text_pdf
 def texts_of(data: bytes) -> list[str]:
     with open_document(data, "application/pdf") as doc:
         return [layer.text if (layer := doc.text_layer(i)) else "" for i in range(doc.page_count)]
-
-
-def test_a_25_page_pdf_counts_25_pages():
-    assert count_pdf_pages(text_pdf(*(f"Page {n}" for n in range(1, 26)))) == 25
-
-
-def test_the_check_sees_the_page_count_and_may_refuse():
-    seen = []
-
-    class Refused(Exception):
-        pass
-
-    def refuse(count: int) -> None:
-        seen.append(count)
-        raise Refused
-
-    with pytest.raises(Refused):
-        count_pdf_pages(text_pdf("a", "b", "c", "d"), refuse)
-    assert seen == [4]
-
-
-@pytest.mark.parametrize("data", [b"not a pdf at all", b"%PDF-1.7\n% truncated", b""])
-def test_a_pdf_that_cannot_be_read_is_an_invalid_document(data):
-    with pytest.raises(InvalidDocument):
-        count_pdf_pages(data)
 
 
 def test_a_page_range_is_a_pdf_of_those_pages():
