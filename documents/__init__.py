@@ -1,9 +1,10 @@
 """Documents as the engines see them, and what is made from them again.
 
 Decoding an upload into page images (``pages``), reading a PDF page's own
-text (``text_layer``), cutting a PDF into page ranges, and grafting a
-result's words onto the original pages as a searchable PDF
-(``searchable_pdf``, with ``pdf_images`` and ``invisible_text``).  No engine, no Celery,
-no Flask: the workers read documents with it, and the gateway splits and
-rebuilds them with it.
+text (``text_layer``), a page's orientation and skew (``geometry``),
+grafting a result's words onto the original pages as a searchable PDF
+(``searchable_pdf``, with ``pdf_images`` and ``invisible_text``), and a
+result as hOCR and ALTO (``hocr``, ``alto``).  No Celery, no Flask: the
+workers read documents and build searchable PDFs with it, the gateway checks
+documents (``inspection``) and renders results with it.
 """

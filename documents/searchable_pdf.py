@@ -54,7 +54,6 @@ from jobs.errors import InvalidDocument
 from jobs.registry import IMAGE_TYPES
 
 Matrix = tuple[float, float, float, float, float, float]
-_IDENTITY: Matrix = (1, 0, 0, 1, 0, 0)
 _FONT_NAME_PREFIX = "/OCRgwText"
 #: The share of the words OCR read on a page that its own text must hold for no OCR text to be added to it.
 OWN_TEXT_COVERS = 0.8

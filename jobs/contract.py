@@ -209,7 +209,7 @@ class Field(str, Enum):
     PARENT_ID = "parent_id"
     INDEX = "index"
     # a child of a split PDF: "<first>-<last>", its pages (1-based) of the document stored once as its
-    # parent's payload; it stores no payload of its own.  '' for any other job.
+    # parent's payload; it stores no payload of its own.  Absent from any other job.
     SOURCE_PAGES = "source_pages"
     # a parent: its cap, its size, and one count per status (count_field)
     MAX_PARALLEL = "max_parallel"

@@ -46,6 +46,7 @@ def publish(dispatches: Iterable[Dispatch]) -> int:
                     app.send_task(task, args=[d.job_id], queue=queue, producer=producer)
                     declared.add(mark)
     except Exception:  # the broker is down or went away mid-way
-        log.exception("could not publish %d job messages; the sweep will re-publish them", len(dispatches))
+        # A run's message the sweep re-publishes; a build's, a request once the gateway's mark lapses.
+        log.exception("could not publish %d job messages; they will be sent again", len(dispatches))
         return 0
     return len(dispatches)

@@ -10,7 +10,6 @@ import os
 from celery.signals import worker_process_init, worker_shutting_down
 
 from jobs.store import JobStore
-from workers import pdf_build
 from workers.celery_app import BUILD_PDF_TASK, RUN_TASK, app, settings
 from workers.dispatch import publish
 from workers.runner import Runner
@@ -58,4 +57,7 @@ def run_job(job_id: str) -> str:
 @app.task(name=BUILD_PDF_TASK, ignore_result=True)
 def build_pdf(job_id: str) -> str:
     """A terminal job's searchable PDF, built once and kept in the store (``workers.pdf_build``)."""
+    # Imported on the first build: pikepdf and fontTools stay out of the processes that never build one.
+    from workers import pdf_build
+
     return pdf_build.build_pdf(runner().store, job_id)

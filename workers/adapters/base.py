@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 
 from PIL import Image
 
-from documents.geometry import DEFAULT_ROTATE_PAGES_THRESHOLD, correct
 from documents.inspection import inspect
 from documents.isolation import run_isolated
 from documents.limits import configured
@@ -24,6 +23,7 @@ from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
 from documents.text_layer import TextLayer
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
+from jobs.registry import DEFAULT_ROTATE_PAGES_THRESHOLD
 
 ProgressCallback = Callable[[int, int], None]  # (pages_done, pages_total)
 T = TypeVar("T")
@@ -201,6 +201,9 @@ class PageAdapter(Adapter):
         geometry = _geometry_options(options)
         image = self._read(doc.page, index)
         if geometry.rotate_pages or geometry.deskew:
+            # Imported when asked for: OpenCV weighs tens of megabytes in every process that loads it.
+            from documents.geometry import correct
+
             page = correct(
                 image,
                 rotate_pages=geometry.rotate_pages,
