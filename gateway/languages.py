@@ -9,9 +9,10 @@ seen a second later at most.  A refusal does not read again at once: a
 client sending unknown languages in a loop would make every request a
 Redis read.
 
-While no worker is live (none has reported: the stack starts, or every
-worker restarts), nothing is kept: each submission asks again, so the
-first worker's report counts from the moment it is written.
+That no worker is live (none has reported: the stack starts, every worker
+restarts, or no worker here reads Tesseract's queue) is kept as long: a
+deployment without a Tesseract worker pays no read per submission, and the
+first worker's report counts a second later at most.
 """
 
 from __future__ import annotations
@@ -35,12 +36,12 @@ class LiveLanguages:
         self._clock = clock
         self._lock = threading.Lock()
         self._known: frozenset[str] | None = None
-        self._read_at = 0.0
+        self._read_at: float | None = None  # never read yet
 
     def get(self) -> frozenset[str] | None:
         """The union of the live workers' languages; None when no worker is live."""
         with self._lock:
-            if self._known is not None and self._clock() - self._read_at < self.max_age:
+            if self._read_at is not None and self._clock() - self._read_at < self.max_age:
                 return self._known
         known = self.reports.languages()  # outside the lock: a slow read holds no other request up
         with self._lock:
