@@ -124,7 +124,8 @@ class Runner:
         every = max(self.store.settings.lease_seconds / 3, 0.05)
         self.heartbeat = Heartbeat(self.store, every, self.heartbeat_sleep)
         # The last split document read (its root's id, its bytes): the next children of the same group,
-        # in kept slots most of all, read their pages of it without fetching it again.  One document.
+        # in kept slots most of all, read their pages of it without fetching it again.  One document (the
+        # engine that read it also remembers the last PDF it inspected: PageAdapter._inspect_once).
         self._source: tuple[str, bytes] | None = None
 
     def run(self, job_id: str) -> str:
