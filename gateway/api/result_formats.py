@@ -19,7 +19,7 @@ from documents.alto import render_alto
 from documents.hocr import render_hocr
 from gateway import views
 from gateway.api.common import ALWAYS, blueprint, record_of
-from gateway.api.results import _result as completed_result
+from gateway.api.results import completed_result
 from gateway.openapi import problems
 from gateway.problems import Problem, require_terminal
 from gateway.services import services

@@ -49,7 +49,7 @@ def job_result(job_id: str):
     if record["kind"] == JobKind.PARENT.value:
         require_terminal(job_id, record["status"])
         return jsonify(views.merged_result(queries, record))
-    return jsonify(_result(queries, record))
+    return jsonify(completed_result(queries, record))
 
 
 #: How long past the job time limit (OCRGW_JOB_TIMEOUT, a build's too) a request waits before asking for a build
@@ -106,7 +106,7 @@ def job_result_pdf(job_id: str):
     return response
 
 
-def _result(queries: JobQueries, record: dict[str, str], what: str = "result") -> dict[str, Any]:
+def completed_result(queries: JobQueries, record: dict[str, str], what: str = "result") -> dict[str, Any]:
     """A single job's or child's result, once it has ended completed; else the problem why there is none."""
     job_id, status = record["id"], record["status"]
     require_terminal(job_id, status, what)
