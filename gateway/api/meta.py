@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from flask import jsonify
 from redis.exceptions import RedisError
 
@@ -9,9 +11,11 @@ from gateway import drain, views
 from gateway.api.common import blueprint
 from gateway.auth import AUTH_PROBLEMS
 from gateway.openapi import problems
-from gateway.problems import Problem
+from gateway.problems import RETRY_AFTER_SECONDS, Problem
 from gateway.responses import ModelsSchema, StatusSchema
 from gateway.services import services
+
+log = logging.getLogger(__name__)
 
 
 @blueprint.route("/models", methods=["GET"])
@@ -44,7 +48,13 @@ def readyz():
         store.ping()
         draining = store.is_draining()
     except (RedisError, OSError) as error:
-        raise Problem("store_unavailable", f"Redis does not answer: {error}.") from None
+        # The probe is open to anyone: where Redis is, and how it failed, go to the log only.
+        log.warning("readiness: the job store does not answer: %s", error)
+        raise Problem(
+            "store_unavailable",
+            "The job store does not answer.",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        ) from None
     if draining:
         raise Problem("draining", "The gateways are draining.")
     return jsonify(views.status("ready"))
