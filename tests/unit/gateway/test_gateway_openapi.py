@@ -119,6 +119,9 @@ def test_each_operation_documents_the_problems_it_answers(spec):
     assert codes("/jobs", "get")["422"] == {"invalid_field"}
     assert codes("/jobs/{job_id}", "patch")["413"] == {"payload_too_large"}
     assert codes("/jobs/{job_id}/retry", "post")["413"] == {"payload_too_large"}
+    # An on_prem_only key starts no cloud model through a control either.
+    for path, method in (("/jobs/{job_id}", "patch"), ("/jobs/{job_id}", "delete"), ("/jobs/{job_id}/retry", "post")):
+        assert codes(path, method)["403"] == {"on_prem_required"}, f"{method} {path}"
 
 
 def test_every_operation_documents_the_request_line_and_headers_gunicorn_refuses(spec):
