@@ -32,11 +32,10 @@ def create_app(
     from gateway.api import blueprint as api_blueprint
     from gateway.languages import LiveLanguages
     from gateway.submission import Parser
-    from jobs.config import Settings
     from jobs.registry import install_remote_models
     from jobs.store import JobStore
 
-    settings = settings or Settings.from_env()
+    settings = settings or _settings_or_exit()
     if store is None:
         # A wrong password or TLS setting stops the worker with one line. Exit
         # status 3 is gunicorn's "worker failed to boot": its master then stops
@@ -69,3 +68,20 @@ def create_app(
     metrics.install(app, store)
     drain.install_sigterm_hook(settings.drain_seconds)
     return app
+
+
+def _settings_or_exit() -> Settings:
+    """The environment's settings; a value ocrgw cannot use stops the worker with one line per variable.
+
+    Exit status 3 (gunicorn's "worker failed to boot") stops gunicorn's master too, as above.
+    """
+    import sys
+
+    from jobs.config import InvalidSettings, Settings
+
+    try:
+        return Settings.from_env()
+    except InvalidSettings as invalid:
+        for problem in invalid.problems:
+            print(f"ocrgw: {problem}", file=sys.stderr, flush=True)
+        raise SystemExit(GUNICORN_WORKER_BOOT_ERROR) from None

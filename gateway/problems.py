@@ -47,6 +47,8 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "no_result": (409, "Job ended without a result"),
     "pdf_unavailable": (409, "No searchable PDF for this job"),
     "payload_too_large": (413, "Request body too large"),
+    # Answered by gunicorn's worker before the app sees the request (gateway.gunicorn_worker).
+    "uri_too_long": (414, "Request line too long"),
     "missing_content_type": (415, "Missing Content-Type"),
     "unsupported_content_type": (415, "Content type not supported by the model"),
     "content_type_mismatch": (415, "Content type does not match the document"),
@@ -61,6 +63,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "idempotency_key_reused": (422, "Idempotency-Key reused for a different request"),
     "invalid_callback_url": (422, "Callback URL refused"),
     "unsupported_language": (422, "Language not installed on any worker"),
+    "request_header_fields_too_large": (431, "Request headers too large"),
     "internal_error": (500, "Internal error"),
     "draining": (503, "Gateway draining"),
     "store_unavailable": (503, "Job store unavailable"),
@@ -69,9 +72,10 @@ CATALOGUE: dict[str, tuple[int, str]] = {
 # werkzeug errors whose status this API gives a meaning of its own; any other
 # keeps the plain HTTP semantics ("about:blank").
 _HTTP_CODES = {413: "payload_too_large", 500: "internal_error"}
-#: The plain HTTP errors a client meets on a route that does not exist or a
-#: method a route does not have; their code is the snake-cased reason phrase.
-PLAIN_HTTP_CODES = {"not_found": 404, "method_not_allowed": 405}
+#: The plain HTTP errors a client meets on a route that does not exist, a
+#: method a route does not have, or a request that is not HTTP (answered by
+#: gateway.gunicorn_worker); their code is the snake-cased reason phrase.
+PLAIN_HTTP_CODES = {"bad_request": 400, "not_found": 404, "method_not_allowed": 405}
 
 
 class Problem(Exception):

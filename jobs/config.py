@@ -72,6 +72,8 @@ _UPSTREAM_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _BEARER_KEY = re.compile(r"[\x21-\x7e]{1,4096}")
 # Logs: the plain text lines gunicorn and Celery write by default, or one JSON object per line.
 LOG_FORMATS = ("plain", "json")
+# The settings that hold API keys: set, each must name one (see _keys_naming_none).
+_KEY_SETTINGS = ("file_api_keys", "plain_api_keys")
 
 
 class InvalidSettings(OcrgwError, ValueError):
@@ -430,7 +432,8 @@ class Settings:
             explains=True,
         ),
         (),
-        "the API keys, one `tenant:sha256-hex-of-key[:policy,...]` per line (see Security); read at start",
+        "the API keys, one `tenant:sha256-hex-of-key[:policy,...]` per line (see Security); read at start. Set, "
+        "it must name a key",
     )
     plain_api_keys: tuple[ApiKey, ...] = setting(
         "OCRGW_API_KEYS",
@@ -441,8 +444,8 @@ class Settings:
             explains=True,
         ),
         (),
-        "plain API keys, for development; hashed as they are read. With neither set, there are no keys and one "
-        "`default` tenant",
+        "plain API keys, for development; hashed as they are read. Set, it must name a key. With neither set, "
+        "there are no keys and one `default` tenant",
         secret=True,
         from_file=False,  # OCRGW_API_KEYS_FILE is the keys file, of digests
     )
@@ -627,7 +630,9 @@ def effective_settings(environ: Mapping[str, str] | None = None) -> tuple[Effect
 
 
 def _settings_and_given(environ: Mapping[str, str] | None) -> tuple[Settings, Given]:
-    given = read(VARIABLES, os.environ if environ is None else environ)
+    environ = os.environ if environ is None else environ
+    given = read(VARIABLES, environ)
+    given.problems += _keys_naming_none(environ, given)
     if given.problems:
         raise InvalidSettings(*given.problems)
     values, raw = given.values, given.texts
@@ -658,6 +663,36 @@ def sentinel_broker_url(sentinels: tuple[tuple[str, int], ...], redis_url: str) 
 
 
 # -- rules across settings ------------------------------------------------------------------------
+
+
+def _keys_naming_none(environ: Mapping[str, str], given: Given) -> list[str]:
+    """A problem for each keys variable that is set but names no key.
+
+    Unset, there are no keys and the gateway serves anyone; set, keys were
+    meant, so a file emptied or commented out during a rotation, a list of
+    nothing but commas, or a template's value that came out blank stops the
+    process rather than opening the gateway to everyone.
+    """
+    problems = []
+    for variable in VARIABLES:
+        if variable.setting not in _KEY_SETTINGS:
+            continue
+        if variable.env in given.texts:
+            if given.values.get(variable.setting) == ():
+                problems.append(_names_no_key(given.given_as[variable.env], variable.shown(given.texts[variable.env])))
+            continue
+        for env in (variable.env, variable.file_env):
+            said = any(problem.startswith(f"{env}:") for problem in given.problems)
+            if env and env in environ and not said:
+                problems.append(_names_no_key(env, "nothing"))
+    return problems
+
+
+def _names_no_key(env: str, got: str) -> str:
+    return (
+        f"{env}: must name at least one API key, got {got} (unset, there are no keys and anyone who reaches the "
+        "gateway is tenant 'default')"
+    )
 
 
 def _check_sentinels(values: Mapping[str, Any], raw: Mapping[str, str]) -> None:

@@ -65,6 +65,8 @@ LIST_FIELDS = (
     Field.TENANT.value,
     *(count_field(s) for s in JobStatus),
 )
+#: What says where a child would run: its model, and whether its document must stay on premises.
+_LOCATION_FIELDS = (Field.ID.value, Field.INDEX.value, Field.MODEL.value, Field.ON_PREM.value)
 _MERGE_FIELDS = (
     Field.ID.value,
     Field.INDEX.value,
@@ -156,6 +158,17 @@ class JobQueries:
         pipe.zrange(index_key, offset, offset + limit - 1)
         total, members = pipe.execute()
         return ChildrenPage(self._rows([_text(m) for m in members], CHILD_VIEW_FIELDS), offset, limit, total)
+
+    def children_in(self, parent_id: str, statuses: Sequence[str]) -> list[Row]:
+        """Every child of the parent in one of ``statuses``, by index: its id, index, model and on_prem mark.
+
+        What a control reads to know which models a change would start (see ``gateway.api.controls``).
+        """
+        pipe = self.redis.pipeline(transaction=False)
+        for status in statuses:
+            pipe.zrange(keys.children(parent_id, status), 0, -1)
+        ids = [_text(member) for members in pipe.execute() for member in members]
+        return sorted(self._rows(ids, _LOCATION_FIELDS), key=lambda row: int(row["index"] or 0))
 
     def children_with_results(self, parent_id: str, total: int) -> list[tuple[Row, dict[str, Any] | None]]:
         """Every child (id, index, status, error_code, content_type, options, model, source_pages) with its

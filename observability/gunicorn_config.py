@@ -10,8 +10,11 @@ counters stay) and ``on_exit`` removes the directory.
 
 It also sets gunicorn's logging: with ``OCRGW_LOG_FORMAT=json`` its own
 lines, the access lines and the app's go out as JSON (see
-``observability.logs``); otherwise gunicorn's defaults are left alone.  The
-command line's options (bind, workers, threads...) are not set here.
+``observability.logs``); otherwise gunicorn's defaults are left alone.  Its
+worker class is ``gateway.gunicorn_worker``'s, which answers a request
+gunicorn refuses (a request line or headers too large) with a problem
+document.  The command line's options (bind, workers, threads...) are not
+set here.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ except InvalidSettings:
     _settings = Settings()
 
 multiprocess.use_directory("web", _settings)
+# Requests gunicorn refuses itself (a request line or headers too large) are answered as problems too.
+# Named, not imported: the master imports nothing of the app before its metrics directory is chosen.
+worker_class = "gateway.gunicorn_worker.ProblemWorker"
 logconfig_dict = logs.logconfig_dict(_settings.log_format, logs.secrets_of(_settings))
 if logconfig_dict:
     logging.captureWarnings(True)  # warnings too go out as log lines

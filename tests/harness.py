@@ -50,6 +50,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: How long a process may take to become ready. Generous on purpose: on a
 #: loaded two-core CI machine a Celery worker importing its OCR engines can
 #: take many seconds, and these timeouts only bound a hang, they assert nothing.
+# The gateway's gunicorn worker (gateway.gunicorn_worker), as observability.gunicorn_config names it.
+GATEWAY_WORKER_CLASS = "gateway.gunicorn_worker.ProblemWorker"
 START_TIMEOUT = float(os.environ.get("OCRGW_TEST_START_TIMEOUT", "90"))
 
 LOG_TAIL_LINES = 60
@@ -827,6 +829,9 @@ class ProcGroup:
             str(threads),
             "--access-logfile",
             "-",
+            # The Procfile's gunicorn gets it from its config: requests gunicorn refuses are problems too.
+            "--worker-class",
+            GATEWAY_WORKER_CLASS,
             *_gunicorn_isolation_args(),
             "gateway:create_app()",
         ]

@@ -23,8 +23,10 @@ blueprint = Blueprint("api", __name__, url_prefix="/", description="OCR jobs, fa
 
 # -- what operations document ----------------------------------------------------------------------
 
+#: A request line or headers past what gunicorn reads: answered before any route runs (gateway.gunicorn_worker).
+SERVER_LIMITS = ("uri_too_long", "request_header_fields_too_large")
 #: Every route but the probes wants an API key; every read may find Redis away; every route may hit a bug.
-ALWAYS = (*AUTH_PROBLEMS, "store_unavailable", "internal_error")
+ALWAYS = (*AUTH_PROBLEMS, "store_unavailable", "internal_error", *SERVER_LIMITS)
 #: A body past OCRGW_MAX_BODY_BYTES, refused before it is read.
 WITH_A_BODY = ("payload_too_large",)
 JOB_VIEW = one_of("SingleJobView", "ParentView")

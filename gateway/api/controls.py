@@ -4,6 +4,18 @@ Each is one transition in ``jobs.controls``; what it queued is published
 like a submission's, and the answer is the job's view after the change.
 Each finds the job with ``record_of`` first, so another tenant's job is a
 ``404`` before anything changes.
+
+A key with the ``on_prem_only`` policy keeps its tenant's documents on
+premises on these routes too, not only at submission: a control that would
+start a child whose model runs in the cloud (and whose document is not
+marked ``on_prem``, which the worker would refuse anyway) is ``403
+on_prem_required`` before anything changes.  Such a control is a redrive
+that would send one again (a failed child, or a cancelled one with
+``include_cancelled``), a cap change on a group holding one back (any
+change: each runs the release of held children), and the cancel of a child
+that holds a slot (queued or processing) in a group holding one back, since
+its slot goes to the next held child.  Cancelling a whole group or a single
+job starts nothing of it, and stays allowed.
 """
 
 from __future__ import annotations
@@ -19,7 +31,8 @@ from gateway.schemas import CapSchema, RetrySchema
 from gateway.services import services
 from gateway.submission import fingerprint, idempotency_key
 from jobs import controls
-from jobs.contract import JobKind, JobStatus
+from jobs.api_keys import ON_PREM_ONLY
+from jobs.contract import ErrorCode, Field, JobKind, JobStatus
 from jobs.errors import (
     GroupNotFinished,
     IdempotencyKeyReused,
@@ -28,6 +41,7 @@ from jobs.errors import (
     NothingToRetry,
 )
 from jobs.records import Idempotency
+from jobs.registry import MODELS
 
 # What each refusal of jobs.controls is, to a client.
 _REFUSALS: dict[type[Exception], str] = {
@@ -46,15 +60,45 @@ def _refused(error: Exception, job_id: str | None = None) -> Problem:
     return Problem(_REFUSALS[type(error)], str(error) + ".")
 
 
+# -- on premises ---------------------------------------------------------------------------------
+
+#: The statuses of the children a control would start: held ones (a cap change, a freed slot)...
+_HELD = (JobStatus.HELD.value,)
+#: ...and, for a redrive, those it sends again.
+_REDRIVEN = (JobStatus.FAILED.value,)
+_REDRIVEN_WITH_CANCELLED = (JobStatus.FAILED.value, JobStatus.CANCELLED.value)
+#: A child in these statuses holds one of its group's slots; cancelling it frees that slot.
+_HOLDING_A_SLOT = frozenset({JobStatus.QUEUED.value, JobStatus.PROCESSING.value})
+
+
+def _keep_on_premises(group_id: str, statuses: tuple[str, ...], what: str) -> None:
+    """``403 on_prem_required`` when the caller's key is ``on_prem_only`` and a child of ``group_id``
+    in one of ``statuses`` runs a cloud model (or one this gateway does not know) unmarked."""
+    if ON_PREM_ONLY not in current_principal().policies:
+        return
+    for child in services().queries.children_in(group_id, statuses):
+        model = MODELS.get(child[Field.MODEL.value] or "")
+        if child[Field.ON_PREM.value] != "1" and (model is None or not model.may_take(on_prem=True)):
+            index = int(child[Field.INDEX.value] or 0)
+            raise Problem(
+                ErrorCode.ON_PREM_REQUIRED,
+                f"This key's documents must stay on premises, and {what} would start child {index} of group "
+                f"{group_id}, whose model {child[Field.MODEL.value]} runs in the cloud.",
+                child_index=index,
+            )
+
+
 @blueprint.route("/jobs/<job_id>", methods=["DELETE"])
 @blueprint.response(200, JOB_VIEW, description="Cancelled: nothing of it runs any more.")
 @blueprint.alt_response(
     202, schema=JOB_VIEW, description="Asked to stop: a running job ends cancelled at its next page."
 )
-@problems(blueprint, "job_not_found", "job_finished", *ALWAYS)
+@problems(blueprint, "on_prem_required", "job_not_found", "job_finished", *ALWAYS)
 def cancel(job_id: str):
     """Cancel a job, a child or a whole group; completed children keep their results"""
-    record_of(job_id)  # 404, and keeps unchecked ids away from the keys
+    record = record_of(job_id)  # 404, and keeps unchecked ids away from the keys
+    if record["kind"] == JobKind.CHILD.value and record["status"] in _HOLDING_A_SLOT:
+        _keep_on_premises(record[Field.PARENT_ID.value], _HELD, "the slot this cancel frees")
     try:
         cancelled = controls.cancel(services().store, job_id)
     except JobFinished as error:
@@ -70,6 +114,7 @@ def cancel(job_id: str):
 @blueprint.response(200, PARENT_VIEW, description="The group with its new cap.")
 @problems(
     blueprint,
+    "on_prem_required",
     "job_not_found",
     "not_a_group",
     "job_finished",
@@ -81,6 +126,7 @@ def cancel(job_id: str):
 def set_cap(job_id: str, max_parallel: int):
     """Change a running group's cap: a higher one starts children at once, a lower one as children end"""
     record_of(job_id)
+    _keep_on_premises(job_id, _HELD, "a new cap")
     try:
         released = controls.set_cap(services().store, job_id, max_parallel)
     except (NotAGroup, JobFinished) as error:
@@ -94,6 +140,7 @@ def set_cap(job_id: str, max_parallel: int):
 @blueprint.response(202, PARENT_VIEW, description="The group, running its failed children again.")
 @problems(
     blueprint,
+    "on_prem_required",
     "job_not_found",
     "not_a_group",
     "group_not_finished",
@@ -111,6 +158,7 @@ def retry(job_id: str, include_cancelled: bool):
     record = record_of(job_id)
     if record["kind"] != JobKind.PARENT.value:
         raise Problem("not_a_group", f"Job {job_id} is not a fan-out group.")
+    _keep_on_premises(job_id, _REDRIVEN_WITH_CANCELLED if include_cancelled else _REDRIVEN, "this retry")
     idempotency = Idempotency(key, fingerprint(request.path, str(include_cancelled))) if key else None
     try:
         redriven = controls.redrive(

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import logging
+
 from flask import jsonify
 from redis.exceptions import RedisError
 
 from gateway import drain, views
-from gateway.api.common import blueprint
+from gateway.api.common import SERVER_LIMITS, blueprint
 from gateway.auth import AUTH_PROBLEMS
 from gateway.openapi import problems
-from gateway.problems import Problem
+from gateway.problems import RETRY_AFTER_SECONDS, Problem
 from gateway.responses import ModelsSchema, StatusSchema
 from gateway.services import services
+
+log = logging.getLogger(__name__)
 
 
 @blueprint.route("/models", methods=["GET"])
 @blueprint.response(200, ModelsSchema)
-@problems(blueprint, *AUTH_PROBLEMS, "internal_error")
+@problems(blueprint, *AUTH_PROBLEMS, "internal_error", *SERVER_LIMITS)
 def models():
     """The models: engine, where it runs, the content types and options it takes, the languages of the live workers"""
     return jsonify(views.with_languages(services().models, services().languages.get()))
@@ -25,7 +29,7 @@ def models():
 @blueprint.route("/healthz", methods=["GET"])
 @blueprint.doc(security=[])  # open: no API key
 @blueprint.response(200, StatusSchema)
-@problems(blueprint, "internal_error")
+@problems(blueprint, "internal_error", *SERVER_LIMITS)
 def healthz():
     """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing."""
     return jsonify(views.status("ok"))
@@ -34,7 +38,7 @@ def healthz():
 @blueprint.route("/readyz", methods=["GET"])
 @blueprint.doc(security=[])  # open: no API key
 @blueprint.response(200, StatusSchema)
-@problems(blueprint, "draining", "store_unavailable", "internal_error")
+@problems(blueprint, "draining", "store_unavailable", "internal_error", *SERVER_LIMITS)
 def readyz():
     """Readiness: out of rotation while this replica drains or cannot reach Redis"""
     if drain.is_draining():
@@ -44,7 +48,13 @@ def readyz():
         store.ping()
         draining = store.is_draining()
     except (RedisError, OSError) as error:
-        raise Problem("store_unavailable", f"Redis does not answer: {error}.") from None
+        # The probe is open to anyone: where Redis is, and how it failed, go to the log only.
+        log.warning("readiness: the job store does not answer: %s", error)
+        raise Problem(
+            "store_unavailable",
+            "The job store does not answer.",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        ) from None
     if draining:
         raise Problem("draining", "The gateways are draining.")
     return jsonify(views.status("ready"))

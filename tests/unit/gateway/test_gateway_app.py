@@ -9,11 +9,15 @@ from pathlib import Path
 
 import fakeredis
 import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from gateway import create_app, drain
 from jobs.ids import new_job_id
 from jobs.queries import JobQueries
 from jobs.store import JobStore
+from tests.harness import free_port
 
 from .documented import documented_client
 from .support import assert_problem, echo_job
@@ -65,6 +69,21 @@ def test_readyz_is_ready_when_redis_answers(client):
 
 def test_readyz_is_503_when_redis_does_not_answer(redis_down):
     assert_problem(redis_down.get("/readyz"), 503, "store_unavailable")
+
+
+def test_readyz_tells_nothing_of_the_redis_it_cannot_reach_and_logs_it(settings, caplog):
+    # A real client and a port where nothing listens: the refusal names the host and port.
+    port = free_port()
+    client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=2, retry=Retry(NoBackoff(), 0))
+    store = JobStore(client, settings)
+    app = documented_client(create_app(settings, store, lambda dispatches: 0))
+
+    response = app.get("/readyz")
+
+    assert_problem(response, 503, "store_unavailable")
+    for internal in ("127.0.0.1", str(port), "Connection refused", "Error", "connecting"):
+        assert internal not in response.get_data(as_text=True)
+    assert any(str(port) in record.getMessage() for record in caplog.records)
 
 
 def test_a_submission_is_503_when_redis_does_not_answer(redis_down):

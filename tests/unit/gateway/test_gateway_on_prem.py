@@ -19,7 +19,7 @@ from tests.unit.remote_models import registry_restored
 
 from .conftest import MAX_BODY_BYTES, MAX_CHILDREN, MAX_PAGES
 from .documented import documented_client
-from .keyed import ACME_KEY, ACME_ROTATED_KEY, bearer, keyed_settings
+from .keyed import ACME_KEY, ACME_ROTATED_KEY, bearer, everything_stored, keyed_settings
 from .support import assert_problem, b64, echo_job, fanout, png
 
 CLOUD = RemoteModel("cloudocr", "tesseract", "http://ocr.example:8000")
@@ -222,3 +222,95 @@ def test_a_key_with_the_on_prem_only_policy_never_reaches_a_cloud_model(settings
     assert_problem(refused, 403, "on_prem_required")
     assert allowed.status_code == 202
     assert client.post("/jobs", json=echo_job(), headers=bearer(ACME_ROTATED_KEY)).status_code == 202
+
+
+# -- the controls: an on_prem_only key starts no cloud model on any route --------------------------------
+
+
+@pytest.fixture
+def keyed(settings, store, tmp_path, published):
+    app = create_app(keyed_settings(settings, tmp_path), store, lambda dispatches: published.append(dispatches))
+    return documented_client(app)
+
+
+OPEN, RESTRICTED = bearer(ACME_KEY), bearer(ACME_ROTATED_KEY)
+
+
+def group_of(client, *children, max_parallel: int) -> str:
+    """A group acme submits with its unrestricted key."""
+    response = client.post("/jobs", json=fanout(*children, max_parallel=max_parallel), headers=OPEN)
+    assert response.status_code == 202, response.get_data(as_text=True)
+    return response.get_json()["id"]
+
+
+def failed_group(client, store, *children) -> str:
+    """A group whose children all ran, the ``fail``-marked ones failing: it ended failed."""
+    parent = group_of(client, *(child for child, _ in children), max_parallel=len(children))
+    for index, (_, fails) in enumerate(children):
+        claim = store.claim(f"{parent}-{index}")
+        assert claim is not None
+        if fails:
+            store.fail(f"{parent}-{index}", claim.attempt, "upstream_rejected", "refused")
+        else:
+            store.complete(f"{parent}-{index}", claim.attempt, {"text": "t", "pages": []})
+    return parent
+
+
+def test_an_on_prem_only_key_cannot_redrive_a_failed_cloud_child(keyed, store, redis, published):
+    parent = failed_group(keyed, store, (echo_job("here"), False), (cloud_job(), True))
+    before, sent = everything_stored(redis), len(published)
+
+    refused = keyed.post(f"/jobs/{parent}/retry", json={}, headers=RESTRICTED)
+
+    assert assert_problem(refused, 403, "on_prem_required")["child_index"] == 1
+    assert everything_stored(redis) == before and len(published) == sent
+    assert keyed.post(f"/jobs/{parent}/retry", json={}, headers=OPEN).status_code == 202
+
+
+def test_an_on_prem_only_key_may_redrive_what_stays_on_premises(keyed, store):
+    parent = failed_group(keyed, store, (echo_job("here"), True), (cloud_job(), False))
+
+    assert keyed.post(f"/jobs/{parent}/retry", json={}, headers=RESTRICTED).status_code == 202
+
+
+def test_redriving_cancelled_cloud_children_is_refused_only_when_asked_for(keyed, store, redis):
+    parent = group_of(keyed, echo_job("a"), echo_job("b"), cloud_job(), max_parallel=1)
+    claim = store.claim(f"{parent}-0")
+    assert claim is not None
+    store.fail(f"{parent}-0", claim.attempt, "echo_failed", "asked to")  # fail-fast off: the others stay held
+    assert keyed.delete(f"/jobs/{parent}", headers=RESTRICTED).status_code == 200  # starts nothing: allowed
+    before = everything_stored(redis)
+
+    refused = keyed.post(f"/jobs/{parent}/retry", json={"include_cancelled": True}, headers=RESTRICTED)
+
+    assert assert_problem(refused, 403, "on_prem_required")["child_index"] == 2
+    assert everything_stored(redis) == before
+    assert keyed.post(f"/jobs/{parent}/retry", json={}, headers=RESTRICTED).status_code == 202  # the failed echo
+
+
+def test_an_on_prem_only_key_cannot_release_a_held_cloud_child(keyed, store, redis, published):
+    parent = group_of(keyed, echo_job("running"), cloud_job(), max_parallel=1)
+    store.claim(f"{parent}-0")
+    before, sent = everything_stored(redis), len(published)
+
+    raised = keyed.patch(f"/jobs/{parent}", json={"max_parallel": 2}, headers=RESTRICTED)
+    lowered = keyed.patch(f"/jobs/{parent}", json={"max_parallel": 1}, headers=RESTRICTED)
+    freeing = keyed.delete(f"/jobs/{parent}-0", headers=RESTRICTED)
+
+    for refused in (raised, lowered, freeing):
+        assert assert_problem(refused, 403, "on_prem_required")["child_index"] == 1
+    assert everything_stored(redis) == before and len(published) == sent
+    assert keyed.get(f"/jobs/{parent}-1", headers=RESTRICTED).get_json()["status"] == "held"
+    # What starts nothing stays allowed: cancelling the held cloud child itself, or the whole group.
+    assert keyed.delete(f"/jobs/{parent}-1", headers=RESTRICTED).status_code == 200
+    assert keyed.delete(f"/jobs/{parent}", headers=RESTRICTED).status_code == 202
+
+
+def test_an_unrestricted_key_changes_the_cap_as_before(keyed, store, published):
+    parent = group_of(keyed, echo_job("running"), cloud_job(), max_parallel=1)
+    store.claim(f"{parent}-0")
+
+    response = keyed.patch(f"/jobs/{parent}", json={"max_parallel": 2}, headers=OPEN)
+
+    assert response.status_code == 200
+    assert [d.job_id for d in published[-1]] == [f"{parent}-1"]

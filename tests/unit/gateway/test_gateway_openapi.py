@@ -92,6 +92,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
         "401": {"missing_api_key", "invalid_api_key"},
         "403": {"on_prem_required"},
         "413": {"payload_too_large"},
+        "414": {"uri_too_long"},
         "415": {"missing_content_type", "unsupported_content_type", "content_type_mismatch"},
         "422": {
             "invalid_field",
@@ -106,6 +107,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
             "invalid_callback_url",
             "unsupported_language",
         },
+        "431": {"request_header_fields_too_large"},
         "500": {"internal_error"},
         "503": {"draining", "store_unavailable"},
     }
@@ -117,6 +119,18 @@ def test_each_operation_documents_the_problems_it_answers(spec):
     assert codes("/jobs", "get")["422"] == {"invalid_field"}
     assert codes("/jobs/{job_id}", "patch")["413"] == {"payload_too_large"}
     assert codes("/jobs/{job_id}/retry", "post")["413"] == {"payload_too_large"}
+    # An on_prem_only key starts no cloud model through a control either.
+    for path, method in (("/jobs/{job_id}", "patch"), ("/jobs/{job_id}", "delete"), ("/jobs/{job_id}/retry", "post")):
+        assert codes(path, method)["403"] == {"on_prem_required"}, f"{method} {path}"
+
+
+def test_every_operation_documents_the_request_line_and_headers_gunicorn_refuses(spec):
+    # Answered by the gateway's gunicorn worker before any route runs, on any path.
+    for path, method, operation in operations(spec):
+        codes = problem_codes(operation)
+        assert codes["414"] == {"uri_too_long"}, f"{method} {path}"
+        assert codes["431"] == {"request_header_fields_too_large"}, f"{method} {path}"
+    assert "bad_request" in spec["components"]["schemas"]["Problem"]["properties"]["code"]["enum"]
 
 
 def test_submission_documents_json_and_every_raw_type_with_its_query(spec):

@@ -124,3 +124,38 @@ def test_a_key_in_the_file_and_in_the_environment_is_refused(tmp_path):
     message = refusal({"OCRGW_API_KEYS_FILE": path, "OCRGW_API_KEYS": "globex:shared"})
 
     assert message == "OCRGW_API_KEYS: a key is also in OCRGW_API_KEYS_FILE"
+
+
+NO_KEY = "(unset, there are no keys and anyone who reaches the gateway is tenant 'default')"
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", "# acme's keys, being rotated\n", "   # none yet\n\n  \n"])
+def test_a_keys_file_that_names_no_key_stops_the_process_rather_than_opening_the_gateway(tmp_path, content):
+    path = keys_file(tmp_path, content)
+
+    message = refusal({"OCRGW_API_KEYS_FILE": path})
+
+    assert message == f"OCRGW_API_KEYS_FILE: must name at least one API key, got '{path}' {NO_KEY}"
+
+
+@pytest.mark.parametrize("raw", [" , ", ",", ",,,"])
+def test_plain_keys_that_name_no_key_stop_the_process(raw):
+    message = refusal({"OCRGW_API_KEYS": raw})
+
+    got = f"a secret of {len(raw.strip())} characters"
+    assert message == f"OCRGW_API_KEYS: must name at least one API key, got {got} {NO_KEY}"
+
+
+@pytest.mark.parametrize("variable", ["OCRGW_API_KEYS", "OCRGW_API_KEYS_FILE"])
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_keys_variable_set_to_nothing_stops_the_process_as_well(variable, blank):
+    # A template that lost its value (KEYS=${UNDEFINED}) means keys were meant; unset means none.
+    message = refusal({variable: blank})
+
+    assert message == f"{variable}: must name at least one API key, got nothing {NO_KEY}"
+
+
+def test_keys_in_one_variable_do_not_excuse_the_other_naming_none(tmp_path):
+    message = refusal({"OCRGW_API_KEYS_FILE": keys_file(tmp_path, "# rotated out\n"), "OCRGW_API_KEYS": "acme:k"})
+
+    assert message.startswith("OCRGW_API_KEYS_FILE: must name at least one API key")
