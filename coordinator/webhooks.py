@@ -84,7 +84,7 @@ class Deliverer:
             "webhook of %s, attempt %d: %s -> %s",
             job_id,
             attempt,
-            answer.error or answer.status,
+            answer.detail or answer.error or answer.status,
             recorded.outcome.value,
         )
         return recorded.outcome.value

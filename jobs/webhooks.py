@@ -43,7 +43,10 @@ class Answer:
 
     status: int | None = None
     error_code: str = ""  # a stable code, '' for a 2xx
+    # What the job's events record: what was refused or failed, never which address a name resolved to
+    # (a client could map internal names with it).
     error: str = ""
+    detail: str = ""  # the same with the host and addresses, for the deliverer's log only
 
     @property
     def delivered(self) -> bool:

@@ -109,13 +109,32 @@ def test_nothing_listening_is_a_failed_connection():
     assert (answer.status, answer.error_code) == (None, AttemptError.CONNECTION_FAILED)
 
 
+def test_a_failed_connection_to_a_name_does_not_say_which_address_it_resolved_to(monkeypatch):
+    port = free_port()
+    fake_resolver(monkeypatch, {"hooks.example": ["127.0.0.1"]})
+
+    answer = send(f"http://hooks.example:{port}/")
+
+    assert (answer.status, answer.error_code) == (None, AttemptError.CONNECTION_FAILED)
+    assert "127.0.0.1" not in answer.error
+    assert "127.0.0.1" in answer.detail  # the deliverer's log keeps it
+
+
+def test_a_name_that_does_not_resolve_says_so_and_no_more(monkeypatch):
+    fake_resolver(monkeypatch, {})
+
+    answer = send("https://nowhere.example/hook")
+
+    assert answer.error == "the callback's host name does not resolve"
+
+
 def test_a_private_address_is_refused_at_delivery_and_nothing_is_sent():
     with Receiver() as receiver:
         answer = send(receiver.url(), allow_private=False)
 
         assert receiver.received == []
     assert (answer.status, answer.error_code) == (None, AttemptError.PRIVATE_ADDRESS)
-    assert "loopback" in answer.error
+    assert "loopback" in answer.detail
 
 
 def test_a_name_that_resolves_to_a_private_address_is_refused(monkeypatch):
@@ -124,7 +143,10 @@ def test_a_name_that_resolves_to_a_private_address_is_refused(monkeypatch):
     answer = send("https://hooks.example/hook", allow_private=False)
 
     assert (answer.status, answer.error_code) == (None, AttemptError.PRIVATE_ADDRESS)
-    assert "10.0.0.8" in answer.error and resolved == ["hooks.example"]
+    assert resolved == ["hooks.example"]
+    # What was refused, not where the name led: a client could otherwise map internal names to addresses.
+    assert answer.error == "callback address refused: not a public address"
+    assert "10.0.0.8" in answer.detail  # the deliverer's log keeps it, for the operator
 
 
 def test_the_connection_goes_to_the_address_that_was_checked_under_the_host_s_name(monkeypatch):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import subprocess
 import sys
 from dataclasses import replace
@@ -23,7 +24,7 @@ from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
 from jobs.webhooks import WebhookClaim
 from tests.unit.gateway.documented import Document
-from tests.webhook_receiver import Receiver, verify
+from tests.webhook_receiver import Receiver, SlowReceiver, verify
 from workers.celery_app import WEBHOOK_QUEUE, WEBHOOK_TASK
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -146,6 +147,54 @@ def test_without_a_secret_the_deliverer_warns_and_sends_unsigned(store, caplog):
         [got] = receiver.received
     assert "X-Ocrgw-Signature" not in got.headers
     assert "OCRGW_WEBHOOK_SECRET is not set" in caplog.text
+
+
+def test_a_slow_loris_receiver_holds_an_attempt_no_longer_than_its_deadline(store):
+    # One byte every half second never lets a single read wait its timeout: only a deadline on the whole
+    # attempt ends it.  The whole answer would take 40 s.
+    deadline_store = JobStore(store.redis, replace(SETTINGS, webhook_timeout=1.5))
+    with SlowReceiver(interval=0.5) as receiver:
+        job_id = deadline_store.create_single(echo("x", receiver.url("/slow"))).job_id
+        complete(deadline_store, job_id, "x")
+
+        outcome = Deliverer(deadline_store).deliver(job_id, claim_one(deadline_store).attempt)
+
+        [connection] = receiver.wait_for(1, 60, ended=True)
+    assert outcome == "retrying"
+    [event] = [e for e in deadline_store.queries.events(job_id) if e["operation"] == "webhook"]
+    assert (event["error_code"], event["error"], event["response_status"]) == (
+        "timeout",
+        "no complete answer within 1.5 s",
+        "",
+    )
+    # The client hung up with most of the answer unsent, and the attempt was recorded long before the
+    # answer could have ended (its times are the receiver's record and the store's).
+    assert connection.hung_up_at is not None and connection.sent < len(receiver.answer) // 2
+    full_answer_seconds = len(receiver.answer) * receiver.interval
+    assert int(event["time"]) / 1_000_000 - connection.accepted_at < full_answer_seconds / 4
+
+
+def test_a_name_resolving_to_a_private_address_is_recorded_as_refused_without_the_address(store, monkeypatch):
+    public_only = JobStore(store.redis, replace(SETTINGS, webhook_allow_private=0))
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host == "billing.internal.example":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.20.30.40", port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    job_id = public_only.create_single(echo("x", "https://billing.internal.example/hook")).job_id
+    complete(public_only, job_id, "x")
+
+    Deliverer(public_only).deliver(job_id, claim_one(public_only).attempt)
+
+    [event] = [e for e in public_only.queries.events(job_id) if e["operation"] == "webhook"]
+    assert (event["error_code"], event["error"]) == (
+        "private_address",
+        "callback address refused: not a public address",
+    )
+    assert "10.20.30.40" not in json.dumps(public_only.queries.events(job_id))
 
 
 def test_the_sweep_claims_due_webhooks_and_hands_them_over_once(store):
