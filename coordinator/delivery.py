@@ -1,4 +1,4 @@
-"""One webhook POST: the signature, the address check, the request and what its answer means.
+"""One webhook POST: the signatures, the address check, the request and what its answer means.
 
 The request goes out through ``http.client`` rather than a client that
 follows redirects or reads proxy settings: a redirect could lead a webhook
@@ -19,6 +19,7 @@ refused, never which address the host name resolved to; the log says more.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import hmac
@@ -31,11 +32,16 @@ import time
 from collections.abc import Mapping
 
 from jobs import webhook_urls
+from jobs.webhook_secrets import signing_key
 from jobs.webhook_urls import InvalidCallbackUrl, IPAddress, Target
 from jobs.webhooks import Answer
 
 SIGNATURE_HEADER = "X-Ocrgw-Signature"
 ATTEMPT_HEADER = "X-Ocrgw-Attempt"
+# Standard Webhooks (https://www.standardwebhooks.com), which its libraries verify.
+ID_HEADER = "webhook-id"
+TIMESTAMP_HEADER = "webhook-timestamp"
+STANDARD_SIGNATURE_HEADER = "webhook-signature"
 USER_AGENT = "ocrgw-webhooks/1"
 
 
@@ -54,19 +60,30 @@ class AttemptError:
 
 
 def signature(secret: str, body: bytes, timestamp: int) -> str:
-    """``t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`` keyed with the secret."""
+    """``t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`` keyed with the secret's text."""
     signed = str(timestamp).encode() + b"." + body
     return f"t={timestamp},v1={hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()}"
 
 
-def headers(body: bytes, attempt: int, secret: str, timestamp: int) -> dict[str, str]:
+def standard_signature(key: bytes, message_id: str, timestamp: int, body: bytes) -> str:
+    """Standard Webhooks' ``v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">``."""
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+
+
+def headers(body: bytes, attempt: int, secret: str, timestamp: int, message_id: str) -> dict[str, str]:
+    """The request's headers: Standard Webhooks' (``webhook-id``, ``-timestamp``, ``-signature``) and
+    ocrgw's own (``X-Ocrgw-Signature``, ``X-Ocrgw-Attempt``); without a secret, no signature."""
     out = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
         ATTEMPT_HEADER: str(attempt),
+        ID_HEADER: message_id,
+        TIMESTAMP_HEADER: str(timestamp),
     }
     if secret:
         out[SIGNATURE_HEADER] = signature(secret, body, timestamp)
+        out[STANDARD_SIGNATURE_HEADER] = standard_signature(signing_key(secret), message_id, timestamp, body)
     return out
 
 

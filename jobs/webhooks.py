@@ -21,6 +21,7 @@ from jobs import keys
 from jobs.config import Settings
 from jobs.contract import Field, Reply, WebhookOutcome
 from jobs.errors import JobNotFound
+from jobs.ids import DEFAULT_TENANT
 from jobs.store import JobStore
 from jobs.transitions.claim_webhook import CLAIM_WEBHOOK
 from jobs.transitions.record_webhook import RECORD_WEBHOOK
@@ -105,6 +106,22 @@ def is_current(record: dict[str, str], attempt: int) -> bool:
 
 def callback_url(record: dict[str, str]) -> str:
     return record.get(Field.CALLBACK_URL.value, "")
+
+
+def tenant_of(store: JobStore, job_id: str, record: dict[str, str]) -> str:
+    """Whose webhook it is: the root's tenant (a child stores none); a job from before tenants, the default's."""
+    root = keys.root_of(job_id)
+    if root == job_id:
+        return record.get(Field.TENANT.value) or DEFAULT_TENANT
+    stored = store.redis.hget(keys.job(root), Field.TENANT.value)
+    return stored.decode() if stored else DEFAULT_TENANT
+
+
+def message_id(job_id: str, record: dict[str, str]) -> str:
+    """The webhook's ``webhook-id``: the same for every attempt at one ending of the job, so that a
+    receiver can drop a repeat, and new each time it ends again (a redriven parent)."""
+    ending = record.get(Field.WEBHOOK_ATTEMPTS_BASE.value) or "0"
+    return f"msg_{job_id}_{ending}"
 
 
 def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Recorded:

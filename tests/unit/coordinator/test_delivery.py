@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
+import json
 import socket
 import threading
+import time
 
 import pytest
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
 
 from coordinator import delivery
 from coordinator.delivery import AttemptError, answer_to, post
@@ -16,6 +21,8 @@ from tests.webhook_receiver import Receiver, verify
 
 SECRET = "test-secret-0123456789"
 BODY = b'{"id":"abc","status":"completed"}'
+TENANT_SECRET = "whsec_" + base64.b64encode(b"t" * 32).decode()
+OTHER_SECRET = "whsec_" + base64.b64encode(b"o" * 32).decode()
 
 
 def test_the_signature_is_the_hmac_sha256_of_the_timestamp_a_dot_and_the_body():
@@ -24,19 +31,48 @@ def test_the_signature_is_the_hmac_sha256_of_the_timestamp_a_dot_and_the_body():
     assert delivery.signature(SECRET, BODY, 1700000000) == f"t=1700000000,v1={expected}"
 
 
-def test_the_headers_carry_the_signature_and_the_attempt():
-    headers = delivery.headers(BODY, 3, SECRET, 1700000000)
+def test_the_headers_carry_the_signatures_the_message_id_and_the_attempt():
+    headers = delivery.headers(BODY, 3, SECRET, 1700000000, "msg_abc_0")
 
     assert headers == {
         "Content-Type": "application/json",
         "User-Agent": delivery.USER_AGENT,
         "X-Ocrgw-Attempt": "3",
         "X-Ocrgw-Signature": delivery.signature(SECRET, BODY, 1700000000),
+        "webhook-id": "msg_abc_0",
+        "webhook-timestamp": "1700000000",
+        "webhook-signature": delivery.standard_signature(SECRET.encode(), "msg_abc_0", 1700000000, BODY),
     }
 
 
+def test_the_standard_webhooks_signature_is_the_base64_hmac_of_id_timestamp_and_body():
+    key = b"k" * 32
+    expected = base64.b64encode(hmac.new(key, b"msg_1.1700000000." + BODY, hashlib.sha256).digest()).decode()
+
+    assert delivery.standard_signature(key, "msg_1", 1700000000, BODY) == f"v1,{expected}"
+
+
+def test_a_tenant_s_whsec_secret_signs_what_the_standard_webhooks_library_verifies():
+    headers = delivery.headers(BODY, 1, TENANT_SECRET, int(time.time()), "msg_job_0")
+
+    assert Webhook(TENANT_SECRET).verify(BODY, headers) == json.loads(BODY)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(OTHER_SECRET).verify(BODY, headers)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(TENANT_SECRET).verify(BODY.replace(b"completed", b"failed"), headers)
+
+
+def test_a_secret_that_is_not_whsec_signs_with_its_text_as_the_key():
+    headers = delivery.headers(BODY, 1, SECRET, int(time.time()), "msg_job_0")
+
+    Webhook(SECRET.encode()).verify(BODY, headers)
+
+
 def test_without_a_secret_the_webhook_goes_unsigned():
-    assert "X-Ocrgw-Signature" not in delivery.headers(BODY, 1, "", 1700000000)
+    headers = delivery.headers(BODY, 1, "", 1700000000, "msg_job_0")
+
+    assert "X-Ocrgw-Signature" not in headers and "webhook-signature" not in headers
+    assert (headers["webhook-id"], headers["webhook-timestamp"]) == ("msg_job_0", "1700000000")
 
 
 @pytest.mark.parametrize(
@@ -60,7 +96,8 @@ def test_only_a_2xx_delivers(status, delivered, error_code):
 
 
 def send(url: str, *, allow_private: bool = True, timeout: float = 5.0):
-    return post(url, BODY, delivery.headers(BODY, 1, SECRET, 1700000000), timeout=timeout, allow_private=allow_private)
+    headers = delivery.headers(BODY, 1, SECRET, 1700000000, "msg_job_0")
+    return post(url, BODY, headers, timeout=timeout, allow_private=allow_private)
 
 
 def test_a_post_reaches_the_receiver_signed_and_its_2xx_is_delivered():
