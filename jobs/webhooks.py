@@ -10,6 +10,13 @@ backoff that doubles up to a cap, until the retry window after the job
 became terminal is over.  Every attempt is an event (operation
 ``webhook``) in the job's events stream.  Delivery is at least once: a
 deliverer that dies after sending but before recording sends again.
+
+A tenant holds at most ``OCRGW_WEBHOOK_TENANT_CONCURRENCY`` claims at once,
+counted in Redis (``keys.tenant_webhooks``), so the bound holds across every
+deliverer process and host: the rest of its due webhooks stay unclaimed,
+unattempted, and due again a sweep later, behind other tenants'.  So one
+tenant's slow receivers hold at most that many of the deliverers' threads,
+and its waiting webhooks never queue in front of another tenant's.
 """
 
 from __future__ import annotations
@@ -82,14 +89,22 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
     """Claims each job's webhook for one attempt, in one round trip; leaves out those not due any more."""
     if not job_ids:
         return []
-    window = int(claim_window_seconds(store.settings) * 1000)
+    settings = store.settings
+    window = int(claim_window_seconds(settings) * 1000)
+    # Held back by its tenant's cap, a webhook waits for the sweep's next tick, behind those due meanwhile.
+    defer = int(settings.sweep_interval * 1000)
     pipe = store.redis.pipeline(transaction=False)
     for job_id in job_ids:
         store.scripts.queue(
             pipe,
             CLAIM_WEBHOOK,
-            {"job": keys.job(job_id), "webhooks": keys.WEBHOOKS},
-            {"job_id": job_id, "claim_ms": window},
+            {"job": keys.job(job_id), "webhooks": keys.WEBHOOKS, "tenant_webhooks": _tenant_webhooks(job_id)},
+            {
+                "job_id": job_id,
+                "claim_ms": window,
+                "tenant_cap": settings.webhook_tenant_concurrency,
+                "defer_ms": defer,
+            },
         )
     replies = [CLAIM_WEBHOOK.decode(raw) for raw in pipe.execute()]
     return [WebhookClaim(j, r.attempt) for j, r in zip(job_ids, replies, strict=True) if r.code == Reply.OK]
@@ -97,6 +112,10 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
 
 def claim_due(store: JobStore, now_ms: int, limit: int) -> list[WebhookClaim]:
     return claim(store, due(store, now_ms, limit))
+
+
+def _tenant_webhooks(job_id: str) -> str:
+    return keys.tenant_webhooks(keys.tag_of(job_id))
 
 
 def is_current(record: dict[str, str], attempt: int) -> bool:
@@ -132,7 +151,12 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
     wait = backoff_seconds(max(attempt - base, 1), settings.webhook_backoff, settings.webhook_backoff_max)
     reply = store.scripts.run(
         RECORD_WEBHOOK,
-        keys={"job": keys.job(job_id), "webhooks": keys.WEBHOOKS, "events": keys.events(job_id)},
+        keys={
+            "job": keys.job(job_id),
+            "webhooks": keys.WEBHOOKS,
+            "events": keys.events(job_id),
+            "tenant_webhooks": _tenant_webhooks(job_id),
+        },
         args={
             "job_id": job_id,
             "attempt": attempt,
