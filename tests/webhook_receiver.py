@@ -111,6 +111,7 @@ class SlowConnection:
     sent: int = 0  # bytes of the answer sent
     hung_up_at: float | None = None  # when the client was found gone before the answer's end
     finished: bool = False  # the whole answer was sent
+    ended_at: float | None = None  # when the answer was sent or the client found gone
 
 
 class SlowReceiver:
@@ -179,14 +180,22 @@ class SlowReceiver:
                     client.sendall(self.answer[connection.sent : connection.sent + 1])
                     connection.sent += 1
                     self._released.wait(self.interval)
-                self._changed_with(lambda: setattr(connection, "finished", True))
+                self._changed_with(lambda: _end(connection, finished=True))
             except OSError:
-                self._changed_with(lambda: setattr(connection, "hung_up_at", time.time()))
+                self._changed_with(lambda: _end(connection, finished=False))
 
     def _changed_with(self, change) -> None:
         with self._changed:
             change()
             self._changed.notify_all()
+
+
+def _end(connection: SlowConnection, finished: bool) -> None:
+    connection.ended_at = time.time()
+    if finished:
+        connection.finished = True
+    else:
+        connection.hung_up_at = connection.ended_at
 
 
 def _read_request(client: socket.socket) -> str:
