@@ -411,7 +411,7 @@ class Settings:
             holds_secrets=True,
         ),
         (),
-        "each tenant's webhook secret, one `tenant:whsec_<base64>` per line; with it, a tenant without a line "
+        "each tenant's webhook secret, one `tenant:whsec_<base64>` per line (`#` comments); a tenant without one "
         "gets unsigned webhooks (see Webhooks); read at start",
     )
     webhook_allow_private: int = setting(
