@@ -62,8 +62,10 @@ class Deliverer:
                 delivery.STANDARD_SIGNATURE_HEADER,
             )
             return
+        # Without API keys every job is the default tenant's.
+        tenants = {key.tenant for key in settings.api_keys} or {DEFAULT_TENANT}
         unsigned = sorted(
-            {key.tenant for key in settings.api_keys}
+            tenants
             - {tenant for tenant, _ in settings.webhook_secrets}
             - ({DEFAULT_TENANT} if settings.webhook_secret else set())
         )

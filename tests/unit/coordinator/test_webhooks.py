@@ -257,6 +257,12 @@ def test_with_secrets_configured_a_tenant_without_one_gets_unsigned_webhooks_and
     assert "alpha" not in caplog.text
 
 
+def test_without_api_keys_a_secrets_file_without_default_leaves_the_default_tenant_unsigned_and_says_so(store, caplog):
+    Deliverer(JobStore(store.redis, replace(SETTINGS, webhook_secret="", webhook_secrets=(("alpha", ALPHA),))))
+
+    assert "webhooks of default go out unsigned" in caplog.text
+
+
 def test_the_webhook_id_is_the_same_on_every_retry_and_new_when_a_redriven_group_ends_again(store):
     signed = tenants_store(store, webhook_backoff=0.001, webhook_backoff_max=0.001)
     with Receiver([500]) as receiver:
