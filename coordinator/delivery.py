@@ -1,4 +1,4 @@
-"""One webhook POST: the signature, the address check, the request and what its answer means.
+"""One webhook POST: the signatures, the address check, the request and what its answer means.
 
 The request goes out through ``http.client`` rather than a client that
 follows redirects or reads proxy settings: a redirect could lead a webhook
@@ -8,24 +8,40 @@ policy (``jobs.webhook_urls``) before the connection is made to one of
 those very addresses, so a name cannot pass the check and then resolve
 elsewhere (DNS rebinding).  TLS still verifies the certificate against the
 name, and the Host header carries it.
+
+An attempt has one deadline, ``OCRGW_WEBHOOK_TIMEOUT`` after it starts, for
+connecting, TLS, sending and reading the status and headers together (the
+body of the answer is never read): a socket timeout alone bounds each read,
+and a receiver answering a byte at a time would hold a deliverer's thread
+for as long as it liked.  What an attempt records says what failed or was
+refused, never which address the host name resolved to; the log says more.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import hashlib
 import hmac
 import http.client
 import ipaddress
 import socket
 import ssl
+import threading
+import time
 from collections.abc import Mapping
 
 from jobs import webhook_urls
+from jobs.webhook_secrets import signing_key
 from jobs.webhook_urls import InvalidCallbackUrl, IPAddress, Target
 from jobs.webhooks import Answer
 
 SIGNATURE_HEADER = "X-Ocrgw-Signature"
 ATTEMPT_HEADER = "X-Ocrgw-Attempt"
+# Standard Webhooks (https://www.standardwebhooks.com), which its libraries verify.
+ID_HEADER = "webhook-id"
+TIMESTAMP_HEADER = "webhook-timestamp"
+STANDARD_SIGNATURE_HEADER = "webhook-signature"
 USER_AGENT = "ocrgw-webhooks/1"
 
 
@@ -36,7 +52,7 @@ class AttemptError:
     PRIVATE_ADDRESS = "private_address"  # the host resolves to an address the policy refuses
     UNRESOLVABLE = "unresolvable"  # the host name does not resolve
     CONNECTION_FAILED = "connection_failed"  # no address accepted a connection, or TLS failed
-    TIMEOUT = "timeout"  # no connection or no answer within OCRGW_WEBHOOK_TIMEOUT
+    TIMEOUT = "timeout"  # no connection, or not the whole answer, within OCRGW_WEBHOOK_TIMEOUT
     BAD_RESPONSE = "bad_response"  # the answer was not HTTP
     REDIRECT = "redirect"  # a 3xx: redirects are not followed
     HTTP_ERROR = "http_error"  # any other status outside 2xx
@@ -44,24 +60,39 @@ class AttemptError:
 
 
 def signature(secret: str, body: bytes, timestamp: int) -> str:
-    """``t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`` keyed with the secret."""
+    """``t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`` keyed with the secret's text."""
     signed = str(timestamp).encode() + b"." + body
     return f"t={timestamp},v1={hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()}"
 
 
-def headers(body: bytes, attempt: int, secret: str, timestamp: int) -> dict[str, str]:
+def standard_signature(key: bytes, message_id: str, timestamp: int, body: bytes) -> str:
+    """Standard Webhooks' ``v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">``."""
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+
+
+def headers(body: bytes, attempt: int, secret: str, timestamp: int, message_id: str) -> dict[str, str]:
+    """The request's headers: Standard Webhooks' (``webhook-id``, ``-timestamp``, ``-signature``) and
+    ocrgw's own (``X-Ocrgw-Signature``, ``X-Ocrgw-Attempt``); without a secret, no signature."""
     out = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
         ATTEMPT_HEADER: str(attempt),
+        ID_HEADER: message_id,
+        TIMESTAMP_HEADER: str(timestamp),
     }
     if secret:
         out[SIGNATURE_HEADER] = signature(secret, body, timestamp)
+        out[STANDARD_SIGNATURE_HEADER] = standard_signature(signing_key(secret), message_id, timestamp, body)
     return out
 
 
 def post(url: str, body: bytes, request_headers: Mapping[str, str], *, timeout: float, allow_private: bool) -> Answer:
-    """POSTs ``body`` to ``url`` once; never raises for anything the network or the receiver does."""
+    """POSTs ``body`` to ``url`` once; never raises for anything the network or the receiver does.
+
+    Connecting, TLS, sending and the answer's status and headers all end
+    within ``timeout`` seconds together, or the attempt fails as a timeout.
+    """
     try:
         target = webhook_urls.parse(url)
     except InvalidCallbackUrl as error:
@@ -69,32 +100,52 @@ def post(url: str, body: bytes, request_headers: Mapping[str, str], *, timeout: 
     try:
         addresses = resolve(target)
     except (socket.gaierror, UnicodeError) as error:
-        return Answer(None, AttemptError.UNRESOLVABLE, f"{target.host} does not resolve: {error}")
+        return Answer(
+            None, AttemptError.UNRESOLVABLE, UNRESOLVABLE_ERROR, detail=f"{target.host} does not resolve: {error}"
+        )
     if not allow_private:
-        for address in addresses:
-            reason = webhook_urls.refusal(address)
-            if reason is not None:
-                return Answer(
-                    None,
-                    AttemptError.PRIVATE_ADDRESS,
-                    f"{target.host} resolves to a {reason} address ({address}); "
-                    "OCRGW_WEBHOOK_ALLOW_PRIVATE=1 allows it",
-                )
-    connection, refused = _connect(target, addresses, timeout)
+        refused = _refused(target, addresses)
+        if refused is not None:
+            return refused
+    with Deadline(timeout) as deadline:
+        return _exchange(target, addresses, body, request_headers, deadline)
+
+
+UNRESOLVABLE_ERROR = "the callback's host name does not resolve"
+REFUSED_ERROR = "callback address refused: not a public address"
+
+
+def _refused(target: Target, addresses: list[IPAddress]) -> Answer | None:
+    """A refusal if any address of the host is one the policy refuses; it names none of them."""
+    for address in addresses:
+        reason = webhook_urls.refusal(address)
+        if reason is not None:
+            detail = (
+                f"{target.host} resolves to a {reason} address ({address}); OCRGW_WEBHOOK_ALLOW_PRIVATE=1 allows it"
+            )
+            return Answer(None, AttemptError.PRIVATE_ADDRESS, REFUSED_ERROR, detail=detail)
+    return None
+
+
+def _exchange(
+    target: Target, addresses: list[IPAddress], body: bytes, request_headers: Mapping[str, str], deadline: Deadline
+) -> Answer:
+    """Connects, sends and reads the status and headers, all before the deadline."""
+    connection, refused = _connect(target, addresses, deadline)
     if connection is None:
         return refused
     try:
         connection.request("POST", target.path, body=body, headers=dict(request_headers))
         response = connection.getresponse()
         status, location = response.status, response.getheader("Location")
-    except TimeoutError:
-        return Answer(None, AttemptError.TIMEOUT, f"no answer within {timeout:g} s")
-    except http.client.HTTPException as error:
-        return Answer(None, AttemptError.BAD_RESPONSE, f"not an HTTP answer: {error!r}")
-    except OSError as error:
-        return Answer(None, AttemptError.CONNECTION_FAILED, f"the connection failed: {error}")
+    except (http.client.HTTPException, OSError) as error:
+        if deadline.passed or isinstance(error, TimeoutError):
+            return Answer(None, AttemptError.TIMEOUT, f"no complete answer within {deadline.seconds:g} s")
+        if isinstance(error, http.client.HTTPException):
+            return Answer(None, AttemptError.BAD_RESPONSE, f"not an HTTP answer: {error!r}")
+        return Answer(None, AttemptError.CONNECTION_FAILED, f"the connection failed: {_reason(error)}")
     finally:
-        connection.close()  # the answer's body is not needed
+        connection.close()  # the answer's body is not needed, nor read
     return answer_to(status, location)
 
 
@@ -121,35 +172,117 @@ def resolve(target: Target) -> list[IPAddress]:
 
 
 def _connect(
-    target: Target, addresses: list[IPAddress], timeout: float
+    target: Target, addresses: list[IPAddress], deadline: Deadline
 ) -> tuple[http.client.HTTPConnection | None, Answer]:
-    """A connection to the first of ``addresses`` that takes one; else why none did."""
-    failure = Answer(None, AttemptError.CONNECTION_FAILED, f"{target.host} has no address")
+    """A connection to the first of ``addresses`` that takes one before the deadline; else why none did.
+
+    What the answer records names no address (a client could learn where an
+    internal name leads); the detail, for the log, does.
+    """
+    failure = Answer(None, AttemptError.CONNECTION_FAILED, "the host has no address")
     for address in addresses:
-        connection = _connection(target, address, timeout)
+        connection = _connection(target, address, deadline)
         try:
             connection.connect()
             return connection, failure
-        except TimeoutError:
-            failure = Answer(None, AttemptError.TIMEOUT, f"no connection to {address} within {timeout:g} s")
-        except (OSError, ssl.SSLError) as error:
-            failure = Answer(None, AttemptError.CONNECTION_FAILED, f"could not connect to {address}: {error}")
+        except OSError as error:  # ssl.SSLError and TimeoutError among them
+            if deadline.passed or isinstance(error, TimeoutError):
+                failure = Answer(
+                    None,
+                    AttemptError.TIMEOUT,
+                    f"no connection within {deadline.seconds:g} s",
+                    detail=f"no connection to {address} within {deadline.seconds:g} s",
+                )
+            else:
+                failure = Answer(
+                    None,
+                    AttemptError.CONNECTION_FAILED,
+                    f"could not connect: {_reason(error)}",
+                    detail=f"could not connect to {address}: {error}",
+                )
         connection.close()
+        if deadline.passed:
+            break
     return None, failure
 
 
-def _connection(target: Target, address: IPAddress, timeout: float) -> http.client.HTTPConnection:
-    """A connection that names the target's host (Host header, TLS) but connects to ``address``."""
+def _reason(error: OSError) -> str:
+    """What went wrong, in words that name no address."""
+    if isinstance(error, ssl.SSLCertVerificationError):
+        return f"TLS certificate not valid: {error.verify_message}"
+    if isinstance(error, ssl.SSLError):
+        return f"TLS failed: {error.reason or type(error).__name__}"
+    return error.strerror or type(error).__name__
+
+
+def _connection(target: Target, address: IPAddress, deadline: Deadline) -> http.client.HTTPConnection:
+    """A connection that names the target's host (Host header, TLS) but connects to ``address``.
+
+    Its socket is the deadline's to shut down: each read or write also times
+    out on its own (at what was left of the deadline when it connected), but
+    only the deadline bounds a receiver that keeps answering a byte at a time.
+    """
     connection: http.client.HTTPConnection
     if target.scheme == "https":
         connection = http.client.HTTPSConnection(
-            target.host, target.port, timeout=timeout, context=ssl.create_default_context()
+            target.host, target.port, timeout=deadline.seconds, context=ssl.create_default_context()
         )
     else:
-        connection = http.client.HTTPConnection(target.host, target.port, timeout=timeout)
+        connection = http.client.HTTPConnection(target.host, target.port, timeout=deadline.seconds)
 
-    def to_checked_address(_where, conn_timeout, source_address=None):
-        return socket.create_connection((str(address), target.port), conn_timeout, source_address)
+    def to_checked_address(_where, _timeout, source_address=None):
+        left = deadline.left()
+        if left <= 0:
+            raise TimeoutError("the attempt's deadline passed")
+        sock = socket.create_connection((str(address), target.port), left, source_address)
+        deadline.watch(sock)
+        return sock
 
     connection._create_connection = to_checked_address  # type: ignore[attr-defined]
     return connection
+
+
+class Deadline:
+    """The end of one attempt: when it passes, every socket the attempt opened is shut down.
+
+    A blocked connect, TLS handshake, send or read then returns at once, so
+    an attempt never holds its thread past the deadline, however its
+    receiver dribbles.  The timer's thread is cancelled when the attempt
+    ends first.
+    """
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.ends_at = time.monotonic() + seconds
+        self.passed = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def left(self) -> float:
+        return self.ends_at - time.monotonic()
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.passed:
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.passed = True
+            for sock in self._sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # closed already, or never connected
+        sock.shutdown(socket.SHUT_RDWR)

@@ -11,9 +11,9 @@ coordinator, whose sweep keeps its single solo process to itself.
 Each delivery renders the document ``GET /jobs/{id}`` answers (for a
 parent: its default view, with the first page of its children), with the
 gateway's own view code and no Flask app (``gateway.views``, its URLs from
-``gateway.links``), signs it
-with ``OCRGW_WEBHOOK_SECRET``, POSTs it once and records the answer; the
-store decides whether and when to try again.
+``gateway.links``), signs it with its tenant's secret (``jobs.webhook_secrets``),
+POSTs it once and records the answer; the store decides whether and when to
+try again.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ from typing import Any
 from coordinator import delivery
 from gateway import views
 from gateway.links import Links
-from jobs import webhooks
+from jobs import webhook_secrets, webhooks
 from jobs.config import Settings
 from jobs.errors import JobNotFound
+from jobs.ids import DEFAULT_TENANT
 from jobs.store import JobStore
 from jobs.webhooks import Answer, WebhookClaim
 from observability import metrics
@@ -50,8 +51,34 @@ class Deliverer:
         self.clock = clock
         # The URLs inside a view, as a gateway mounted at the root answers them.
         self.links = Links()
-        if not self.settings.webhook_secret:
-            log.warning("OCRGW_WEBHOOK_SECRET is not set: webhooks are sent without %s", delivery.SIGNATURE_HEADER)
+        self._warn_of_unsigned_tenants()
+
+    def _warn_of_unsigned_tenants(self) -> None:
+        settings = self.settings
+        if not settings.webhook_secret and not settings.webhook_secrets:
+            log.warning(
+                "OCRGW_WEBHOOK_SECRET is not set: webhooks are sent without %s and %s",
+                delivery.SIGNATURE_HEADER,
+                delivery.STANDARD_SIGNATURE_HEADER,
+            )
+            return
+        # Without API keys every job is the default tenant's.
+        tenants = {key.tenant for key in settings.api_keys} or {DEFAULT_TENANT}
+        unsigned = sorted(
+            tenants
+            - {tenant for tenant, _ in settings.webhook_secrets}
+            - ({DEFAULT_TENANT} if settings.webhook_secret else set())
+        )
+        if unsigned:
+            log.warning(
+                "webhooks of %s go out unsigned: OCRGW_WEBHOOK_SECRETS_FILE has no secret for them",
+                ", ".join(unsigned),
+            )
+
+    def secret(self, job_id: str, record: dict[str, str]) -> str:
+        """The secret of the tenant whose webhook it is; '' for none."""
+        tenant = webhooks.tenant_of(self.store, job_id, record)
+        return webhook_secrets.secret_for(self.settings.webhook_secrets, self.settings.webhook_secret, tenant)
 
     def deliver(self, job_id: str, attempt: int) -> str:
         """Sends attempt ``attempt`` of the job's webhook and records its answer; returns what follows."""
@@ -64,10 +91,11 @@ class Deliverer:
             return "stale"
         try:
             body = self.body(record)
+            secret, message_id = self.secret(job_id, record), webhooks.message_id(job_id, record)
             answer = delivery.post(
                 webhooks.callback_url(record),
                 body,
-                delivery.headers(body, attempt, self.settings.webhook_secret, int(self.clock())),
+                delivery.headers(body, attempt, secret, int(self.clock()), message_id),
                 timeout=self.settings.webhook_timeout,
                 allow_private=bool(self.settings.webhook_allow_private),
             )
@@ -84,7 +112,7 @@ class Deliverer:
             "webhook of %s, attempt %d: %s -> %s",
             job_id,
             attempt,
-            answer.error or answer.status,
+            answer.detail or answer.error or answer.status,
             recorded.outcome.value,
         )
         return recorded.outcome.value

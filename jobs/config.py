@@ -50,6 +50,7 @@ from jobs.settings_declaration import (
     whole_number,
     without_password,
 )
+from jobs.webhook_secrets import BadSecrets, read_secrets_file
 
 # No setting goes beyond 1 Gpx (3 GB a page as RGB); Pillow's own check is set to it.
 MAX_IMAGE_PIXELS_LIMIT = 1_000_000_000
@@ -128,6 +129,16 @@ class _ApiKeys(mf.Field):
         try:
             return self.read(str(value))
         except BadKeys as error:
+            raise ValidationError(str(error)) from None
+
+
+class _WebhookSecrets(mf.Field):
+    """The path of the webhook secrets file -> ((tenant, secret), ...); its ``BadSecrets`` says what is wrong."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any):
+        try:
+            return read_secrets_file(str(value))
+        except BadSecrets as error:
             raise ValidationError(str(error)) from None
 
 
@@ -388,8 +399,22 @@ class Settings:
             f"{MIN_WEBHOOK_SECRET_CHARS} characters or more",
         ),
         "",
-        "the key of the webhooks' `X-Ocrgw-Signature`; unset: webhooks go out unsigned (with a warning at start)",
+        "the `default` tenant's webhook secret (no API keys), unless `OCRGW_WEBHOOK_SECRETS_FILE` has a `default` "
+        "line; unset: its webhooks go out unsigned (with a warning at start)",
         secret=True,
+    )
+    webhook_secrets: tuple[tuple[str, str], ...] = setting(
+        "OCRGW_WEBHOOK_SECRETS_FILE",
+        Kind(
+            _WebhookSecrets(),
+            "a readable UTF-8 file of tenant:whsec_<base64> lines (# comments), each tenant once",
+            "a readable file",
+            explains=True,
+            holds_secrets=True,
+        ),
+        (),
+        "each tenant's webhook secret, one `tenant:whsec_<base64>` per line (`#` comments); a tenant without one "
+        "gets unsigned webhooks (see Webhooks); read at start",
     )
     webhook_allow_private: int = setting(
         "OCRGW_WEBHOOK_ALLOW_PRIVATE",
@@ -404,7 +429,13 @@ class Settings:
         "OCRGW_WEBHOOK_TIMEOUT",
         seconds(),
         10.0,
-        "seconds a webhook attempt may wait to connect, and then for each read of the answer",
+        "seconds a webhook attempt may take in all: to connect, send and get the answer's status and headers",
+    )
+    webhook_tenant_concurrency: int = setting(
+        "OCRGW_WEBHOOK_TENANT_CONCURRENCY",
+        whole_number(1),
+        2,
+        "webhook deliveries one tenant may have in flight at once, across all deliverers; its others wait",
     )
     webhook_backoff: float = setting(
         "OCRGW_WEBHOOK_BACKOFF",

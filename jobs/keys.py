@@ -38,6 +38,7 @@ EVENTS = "events"
 TENANT = f"{NAMESPACE}:tenant:"
 IN_FLIGHT = ":in_flight"
 WAITING = ":waiting"
+WEBHOOKS_IN_FLIGHT = ":webhooks_in_flight"
 
 # Global indexes, each a sorted set of job or parent ids.
 LEASES = f"{NAMESPACE}:leases"  # processing jobs, scored by lease deadline (ms)
@@ -178,6 +179,12 @@ def tenant_waiting(tag: str) -> str:
     then goes to the back if it still waits, so the tenant's groups take turns.
     """
     return f"{TENANT}{tag}{WAITING}"
+
+
+def tenant_webhooks(tag: str) -> str:
+    """The tenant's jobs with a webhook attempt claimed and not yet answered, scored by when the claim
+    runs out (ms): OCRGW_WEBHOOK_TENANT_CONCURRENCY caps how many it holds at once (``claim_webhook``)."""
+    return f"{TENANT}{tag}{WEBHOOKS_IN_FLIGHT}"
 
 
 def idempotency(tenant: str, key: str) -> str:

@@ -6,7 +6,8 @@ any client could make it reach what only ocrgw's own network can: Redis, a
 cloud metadata service, an admin page on localhost.  So only ``http`` and
 ``https`` URLs with a host are taken, and an address that is not globally
 routable (loopback, private, link-local, unique-local, unspecified, shared,
-multicast, reserved) is refused unless ``OCRGW_WEBHOOK_ALLOW_PRIVATE=1``.
+multicast, reserved), or an IPv6 address that carries such an IPv4 address
+(or is a 6to4 or Teredo one), is refused unless ``OCRGW_WEBHOOK_ALLOW_PRIVATE=1``.
 
 At submission only what the URL itself says is checked (an IP literal, in
 any spelling ``inet_aton`` takes, and ``localhost``): resolving names there
@@ -85,9 +86,28 @@ def parse(url: str) -> Target:
 
 
 def refusal(address: IPAddress) -> str | None:
-    """Why a webhook may not go to ``address`` (unless private addresses are allowed), or None."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    """Why a webhook may not go to ``address`` (unless private addresses are allowed), or None.
+
+    An IPv6 address that carries an IPv4 one reaches that IPv4 address through
+    a translator or a tunnel, so it is refused for what it carries: 6to4
+    (2002::/16) and Teredo (2001::/32) always (deprecated tunnels, whose relays
+    reach whatever the address names), the others (IPv4-mapped and -compatible,
+    NAT64's 64:ff9b::/96, an ISATAP interface id) when their IPv4 address is.
+    """
+    if isinstance(address, ipaddress.IPv6Address):
+        if address in _SIX_TO_FOUR:
+            return "6to4"
+        if address.teredo is not None:
+            return "Teredo"
+        carried = _embedded_ipv4(address)
+        if carried is not None:
+            reason = _own_refusal(carried)
+            if reason is not None or address.ipv4_mapped is not None:
+                return reason
+    return _own_refusal(address)
+
+
+def _own_refusal(address: IPAddress) -> str | None:
     for reason, applies in (
         ("unspecified", address.is_unspecified),
         ("loopback", address.is_loopback),
@@ -99,6 +119,28 @@ def refusal(address: IPAddress) -> str | None:
     ):
         if applies:
             return reason
+    return None
+
+
+_SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+# An ISATAP interface id: 0000:5efe or 0200:5efe, then the IPv4 address (RFC 5214).
+_ISATAP_IDS = (0x00005EFE, 0x02005EFE)
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address ``address`` embeds in its last 32 bits, if it is of a kind that does."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    low = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address in _NAT64:
+        return low
+    # :: and ::1 are compatible in form only, and refused as themselves.
+    if address in _IPV4_COMPATIBLE and int(address) > 1:
+        return low
+    if (int(address) >> 32) & 0xFFFFFFFF in _ISATAP_IDS:
+        return low
     return None
 
 

@@ -10,6 +10,13 @@ backoff that doubles up to a cap, until the retry window after the job
 became terminal is over.  Every attempt is an event (operation
 ``webhook``) in the job's events stream.  Delivery is at least once: a
 deliverer that dies after sending but before recording sends again.
+
+A tenant holds at most ``OCRGW_WEBHOOK_TENANT_CONCURRENCY`` claims at once,
+counted in Redis (``keys.tenant_webhooks``), so the bound holds across every
+deliverer process and host: the rest of its due webhooks stay unclaimed,
+unattempted, and due again a sweep later, behind other tenants'.  So one
+tenant's slow receivers hold at most that many of the deliverers' threads,
+and its waiting webhooks never queue in front of another tenant's.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from jobs import keys
 from jobs.config import Settings
 from jobs.contract import Field, Reply, WebhookOutcome
 from jobs.errors import JobNotFound
+from jobs.ids import DEFAULT_TENANT
 from jobs.store import JobStore
 from jobs.transitions.claim_webhook import CLAIM_WEBHOOK
 from jobs.transitions.record_webhook import RECORD_WEBHOOK
@@ -43,7 +51,10 @@ class Answer:
 
     status: int | None = None
     error_code: str = ""  # a stable code, '' for a 2xx
+    # What the job's events record: what was refused or failed, never which address a name resolved to
+    # (a client could map internal names with it).
     error: str = ""
+    detail: str = ""  # the same with the host and addresses, for the deliverer's log only
 
     @property
     def delivered(self) -> bool:
@@ -78,14 +89,22 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
     """Claims each job's webhook for one attempt, in one round trip; leaves out those not due any more."""
     if not job_ids:
         return []
-    window = int(claim_window_seconds(store.settings) * 1000)
+    settings = store.settings
+    window = int(claim_window_seconds(settings) * 1000)
+    # Held back by its tenant's cap, a webhook waits for the sweep's next tick, behind those due meanwhile.
+    defer = int(settings.sweep_interval * 1000)
     pipe = store.redis.pipeline(transaction=False)
     for job_id in job_ids:
         store.scripts.queue(
             pipe,
             CLAIM_WEBHOOK,
-            {"job": keys.job(job_id), "webhooks": keys.WEBHOOKS},
-            {"job_id": job_id, "claim_ms": window},
+            {"job": keys.job(job_id), "webhooks": keys.WEBHOOKS, "tenant_webhooks": _tenant_webhooks(job_id)},
+            {
+                "job_id": job_id,
+                "claim_ms": window,
+                "tenant_cap": settings.webhook_tenant_concurrency,
+                "defer_ms": defer,
+            },
         )
     replies = [CLAIM_WEBHOOK.decode(raw) for raw in pipe.execute()]
     return [WebhookClaim(j, r.attempt) for j, r in zip(job_ids, replies, strict=True) if r.code == Reply.OK]
@@ -93,6 +112,10 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
 
 def claim_due(store: JobStore, now_ms: int, limit: int) -> list[WebhookClaim]:
     return claim(store, due(store, now_ms, limit))
+
+
+def _tenant_webhooks(job_id: str) -> str:
+    return keys.tenant_webhooks(keys.tag_of(job_id))
 
 
 def is_current(record: dict[str, str], attempt: int) -> bool:
@@ -104,6 +127,22 @@ def callback_url(record: dict[str, str]) -> str:
     return record.get(Field.CALLBACK_URL.value, "")
 
 
+def tenant_of(store: JobStore, job_id: str, record: dict[str, str]) -> str:
+    """Whose webhook it is: the root's tenant (a child stores none); a job from before tenants, the default's."""
+    root = keys.root_of(job_id)
+    if root == job_id:
+        return record.get(Field.TENANT.value) or DEFAULT_TENANT
+    stored = store.redis.hget(keys.job(root), Field.TENANT.value)
+    return stored.decode() if stored else DEFAULT_TENANT
+
+
+def message_id(job_id: str, record: dict[str, str]) -> str:
+    """The webhook's ``webhook-id``: the same for every attempt at one ending of the job, so that a
+    receiver can drop a repeat, and new each time it ends again (a redriven parent)."""
+    ending = record.get(Field.WEBHOOK_ATTEMPTS_BASE.value) or "0"
+    return f"msg_{job_id}_{ending}"
+
+
 def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Recorded:
     """Records the attempt's answer as an event and schedules what follows (see ``record_webhook.lua``)."""
     settings = store.settings
@@ -112,7 +151,12 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
     wait = backoff_seconds(max(attempt - base, 1), settings.webhook_backoff, settings.webhook_backoff_max)
     reply = store.scripts.run(
         RECORD_WEBHOOK,
-        keys={"job": keys.job(job_id), "webhooks": keys.WEBHOOKS, "events": keys.events(job_id)},
+        keys={
+            "job": keys.job(job_id),
+            "webhooks": keys.WEBHOOKS,
+            "events": keys.events(job_id),
+            "tenant_webhooks": _tenant_webhooks(job_id),
+        },
         args={
             "job_id": job_id,
             "attempt": attempt,

@@ -177,7 +177,8 @@ def use_json(handlers: Iterable[logging.Handler], secrets: Iterable[str]) -> Non
 
 def secrets_of(settings: Any) -> list[str]:
     """The configured secrets no log line may show."""
-    return [s for s in (getattr(settings, "webhook_secret", ""),) if s]
+    tenants = [secret for _, secret in getattr(settings, "webhook_secrets", ())]
+    return [s for s in (getattr(settings, "webhook_secret", ""), *tenants) if s]
 
 
 def logconfig_dict(log_format: str, secrets: Iterable[str]) -> dict[str, Any]:

@@ -5,19 +5,28 @@
   answer is never recorded (its deliverer died), the window runs out and the
   next sweep claims it again, as a new attempt.
 
+  A tenant holds at most tenant_cap claims at once (those whose answer is
+  not recorded and whose window has not run out): past it, the webhook
+  stays unclaimed and unattempted, due again defer_ms later, so that the
+  tenant's others, and every other tenant's, are looked at first.
+
   Keys:
-    job            the job's hash (a single job, a parent or a child)
-    webhooks       the index of terminal jobs whose webhook is due, scored in ms
+    job              the job's hash (a single job, a parent or a child)
+    webhooks         the index of terminal jobs whose webhook is due, scored in ms
+    tenant_webhooks  the job's tenant's claimed webhooks, scored by when each claim runs out (ms)
 
   Args:
     job_id
     claim_ms       how long the claim holds
+    tenant_cap     how many claims the tenant may hold at once
+    defer_ms       how much later a webhook the cap holds back is due again
 
   Reply:
     {OK, attempt}  deliver it now as attempt <attempt> (the job's webhook_attempts)
-    {NOTHING}      not due (claimed meanwhile), or no longer wanted: the job is
-                   gone, has no callback_url, or is not terminal (a redriven
-                   parent; it is due again when it ends again), and leaves the index
+    {NOTHING}      not due (claimed meanwhile), held back by its tenant's cap,
+                   or no longer wanted: the job is gone, has no callback_url,
+                   or is not terminal (a redriven parent; it is due again when
+                   it ends again), and leaves the index
 ]]
 -- @include common
 
@@ -29,6 +38,14 @@ if not f[1] or not TERMINAL[f[1]] or not f[2] or f[2] == '' then
   redis.call('ZREM', K.webhooks, A.job_id)
   return reply{code = REPLY.NOTHING}
 end
+-- Claims whose deliverer never answered ran out: they hold no slot any more.
+redis.call('ZREMRANGEBYSCORE', K.tenant_webhooks, '-inf', now_ms)
+if not redis.call('ZSCORE', K.tenant_webhooks, A.job_id)
+    and redis.call('ZCARD', K.tenant_webhooks) >= A.tenant_cap then
+  redis.call('ZADD', K.webhooks, now_ms + A.defer_ms, A.job_id)
+  return reply{code = REPLY.NOTHING}
+end
 local attempt = redis.call('HINCRBY', K.job, F.webhook_attempts, 1)
 redis.call('ZADD', K.webhooks, now_ms + A.claim_ms, A.job_id)
+redis.call('ZADD', K.tenant_webhooks, now_ms + A.claim_ms, A.job_id)
 return reply{code = REPLY.OK, attempt = attempt}

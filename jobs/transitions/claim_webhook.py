@@ -8,13 +8,13 @@ from jobs.transitions.spec import Arg, Transition
 
 @dataclass(frozen=True)
 class ClaimWebhookReply:
-    code: Reply  # OK: deliver it now; NOTHING: not due any more, or no longer wanted
+    code: Reply  # OK: deliver it now; NOTHING: not due any more, held back by its tenant's cap, or no longer wanted
     attempt: int  # the number of the attempt this claim is for
 
 
 CLAIM_WEBHOOK = Transition(
     "claim_webhook",
-    keys=("job", "webhooks"),
-    args=(Arg("job_id"), Arg("claim_ms", "int")),
+    keys=("job", "webhooks", "tenant_webhooks"),
+    args=(Arg("job_id"), Arg("claim_ms", "int"), Arg("tenant_cap", "int"), Arg("defer_ms", "int")),
     reply=ClaimWebhookReply,
 )

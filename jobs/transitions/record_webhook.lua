@@ -4,10 +4,13 @@
   attempt (the last claimed) decides; an older one that ran late is
   recorded as superseded and changes nothing else.
 
+  The current attempt's answer frees its slot among its tenant's claims.
+
   Keys:
-    job            the job's hash
-    webhooks       the index of due webhooks, scored in ms
-    events         the root's audit stream
+    job              the job's hash
+    webhooks         the index of due webhooks, scored in ms
+    events           the root's audit stream
+    tenant_webhooks  the job's tenant's claimed webhooks (see claim_webhook)
 
   Args:
     job_id
@@ -31,12 +34,14 @@
 local f = redis.call('HMGET', K.job, F.id, F.parent_id, F.status, F.model, F.finished_at, F.webhook_attempts)
 if not f[1] then
   redis.call('ZREM', K.webhooks, A.job_id)
+  redis.call('ZREM', K.tenant_webhooks, A.job_id)
   return reply{code = REPLY.NO_JOB}
 end
 local now = now_us()
 local now_ms = tonumber(ms_of(now))
 local outcome, retry_at = WEBHOOK.superseded, 0
 if tonumber(f[6] or '0') == A.attempt then
+  redis.call('ZREM', K.tenant_webhooks, A.job_id)
   if A.delivered == 1 then
     outcome = WEBHOOK.delivered
     redis.call('ZREM', K.webhooks, A.job_id)

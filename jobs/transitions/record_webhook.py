@@ -15,7 +15,7 @@ class RecordWebhookReply:
 
 RECORD_WEBHOOK = Transition(
     "record_webhook",
-    keys=("job", "webhooks", "events"),
+    keys=("job", "webhooks", "events", "tenant_webhooks"),
     args=(
         Arg("job_id"),
         Arg("attempt", "int"),

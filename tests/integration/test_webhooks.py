@@ -3,41 +3,73 @@
 The deployment is this module's own (a gateway, a worker, the coordinator,
 beat, and the webhook deliverer as the Procfile runs it), on a database of
 its own, because it needs settings the shared stack does not have: private
-addresses allowed (the receiver listens on 127.0.0.1), a secret, and a
-short backoff so that a retry comes soon.  What is checked is what the
-receiver got (the view, the signature, verified with the secret alone) and
-what the job's events recorded.
+addresses allowed (the receivers listen on 127.0.0.1), two tenants with API
+keys and each its webhook secret, and a short backoff so that a retry comes
+soon.  What is checked is what the receivers got (the view, the signatures,
+verified with the tenant's secret alone, as the `standardwebhooks` library
+does) and what the jobs' events recorded.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+from collections.abc import Iterator
 
 import pytest
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
 
 from tests.harness import wait_until
 from tests.integration.fanout_support import Gateway, echo_child, group_body, recorded_micros
 from tests.integration.polling import wait_for_job
-from tests.webhook_receiver import Receiver, verify
+from tests.webhook_receiver import Receiver, SlowReceiver, verify
 
 pytestmark = pytest.mark.integration
 
-SECRET = "integration-test-webhook-secret"
+ALPHA_KEY, BETA_KEY = "alpha-webhooks-key-1f8e2c", "beta-webhooks-key-7d41aa"
+ALPHA_SECRET = "whsec_" + base64.b64encode(b"alpha's webhook secret, 32 bytes").decode()
+BETA_SECRET = "whsec_" + base64.b64encode(b"beta's webhook secret, 32 bytes!").decode()
 BACKOFF_SECONDS = 0.5
-ENV = {
-    "OCRGW_SWEEP_INTERVAL": "0.2",
-    "OCRGW_WEBHOOK_ALLOW_PRIVATE": "1",
-    "OCRGW_WEBHOOK_SECRET": SECRET,
-    "OCRGW_WEBHOOK_BACKOFF": str(BACKOFF_SECONDS),
-    "OCRGW_WEBHOOK_TIMEOUT": "5",
-}
+TIMEOUT_SECONDS = 15  # a slow receiver holds an attempt this long, unless released
 WAIT = 60.0  # bounds a hang; asserts no speed
 
 
 @pytest.fixture(scope="module")
-def deployment(stack_factory):
-    """With the webhook deliverer as the Procfile runs it (``webhooks``)."""
-    return stack_factory(env=ENV, concurrency=2, webhooks=True)
+def deployment(stack_factory, tmp_path_factory):
+    """With the webhook deliverer as the Procfile runs it (``webhooks``, four threads here)."""
+    secrets = tmp_path_factory.mktemp("webhooks") / "webhook-secrets"
+    secrets.write_text(f"# each tenant's webhook secret\nalpha:{ALPHA_SECRET}\nbeta:{BETA_SECRET}\n")
+    env = {
+        "OCRGW_SWEEP_INTERVAL": "0.2",
+        "OCRGW_API_KEYS": f"alpha:{ALPHA_KEY},beta:{BETA_KEY}",
+        "OCRGW_WEBHOOK_SECRETS_FILE": str(secrets),
+        "OCRGW_WEBHOOK_ALLOW_PRIVATE": "1",
+        "OCRGW_WEBHOOK_BACKOFF": str(BACKOFF_SECONDS),
+        "OCRGW_WEBHOOK_TIMEOUT": str(TIMEOUT_SECONDS),
+        "OCRGW_WEBHOOK_TENANT_CONCURRENCY": "2",
+    }
+    return stack_factory(env=env, concurrency=2, webhooks=True)
+
+
+def as_tenant(current_deployment, key: str) -> Gateway:
+    client = Gateway(current_deployment.web().base_url)
+    client.http.headers["Authorization"] = f"Bearer {key}"
+    return client
+
+
+@pytest.fixture
+def gateway(current_deployment) -> Iterator[Gateway]:
+    """A client of the gateway as tenant alpha."""
+    with as_tenant(current_deployment, ALPHA_KEY) as client:
+        yield client
+
+
+@pytest.fixture
+def beta(current_deployment) -> Iterator[Gateway]:
+    """A client of the gateway as tenant beta."""
+    with as_tenant(current_deployment, BETA_KEY) as client:
+        yield client
 
 
 def webhook_events(gateway: Gateway, job_id: str, count: int) -> list[dict]:
@@ -50,16 +82,21 @@ def webhook_events(gateway: Gateway, job_id: str, count: int) -> list[dict]:
     return wait_until(recorded, WAIT, message=lambda: f"webhook events of {job_id}: {gateway.events(job_id)}")
 
 
+def submitted(gateway: Gateway, body: dict) -> str:
+    resp = gateway.post_json(body)
+    assert resp.status_code == 202, resp.text
+    return resp.json()["id"]
+
+
 def test_a_single_job_s_view_arrives_signed_when_it_ends(gateway):
     with Receiver() as receiver:
-        resp = gateway.post_json({**echo_child("hello webhook"), "callback_url": receiver.url("/single")})
-        assert resp.status_code == 202, resp.text
-        job_id = resp.json()["id"]
+        job_id = submitted(gateway, {**echo_child("hello webhook"), "callback_url": receiver.url("/single")})
 
         [got] = receiver.wait_for("/single", 1, WAIT)
         [event] = webhook_events(gateway, job_id, 1)
 
-    assert verify(SECRET, got)
+    assert verify(ALPHA_SECRET, got)
+    assert Webhook(ALPHA_SECRET).verify(got.body, got.headers)["id"] == job_id
     assert got.headers["X-Ocrgw-Attempt"] == "1"
     view = json.loads(got.body)
     assert view == gateway.get(f"/jobs/{job_id}")
@@ -72,14 +109,33 @@ def test_a_single_job_s_view_arrives_signed_when_it_ends(gateway):
     )
 
 
+def test_a_tenant_s_webhook_verifies_with_its_own_secret_only(gateway, beta):
+    # Beta points a job whose body it chose at alpha's receiver: alpha's check must refuse it.
+    with Receiver() as receiver:
+        forged = submitted(
+            beta,
+            {**echo_child('{"id": "an alpha job", "status": "completed"}'), "callback_url": receiver.url("/alpha")},
+        )
+        genuine = submitted(gateway, {**echo_child("alpha's own"), "callback_url": receiver.url("/alpha")})
+
+        received = receiver.wait_for("/alpha", 2, WAIT)
+    [from_beta] = [r for r in received if json.loads(r.body)["id"] == forged]
+    [from_alpha] = [r for r in received if json.loads(r.body)["id"] == genuine]
+
+    with pytest.raises(WebhookVerificationError):
+        Webhook(ALPHA_SECRET).verify(from_beta.body, from_beta.headers)
+    assert not verify(ALPHA_SECRET, from_beta)
+    Webhook(BETA_SECRET).verify(from_beta.body, from_beta.headers)
+    Webhook(ALPHA_SECRET).verify(from_alpha.body, from_alpha.headers)
+    assert verify(ALPHA_SECRET, from_alpha)
+
+
 def test_a_group_s_parent_and_a_child_with_its_own_callback_each_get_theirs(gateway):
     with Receiver() as receiver:
         children = [echo_child("first", callback_url=receiver.url("/child")), echo_child("second")]
         body = group_body(children, max_parallel=1)
         body["fanout"]["callback_url"] = receiver.url("/parent")
-        resp = gateway.post_json(body)
-        assert resp.status_code == 202, resp.text
-        parent_id = resp.json()["id"]
+        parent_id = submitted(gateway, body)
 
         [parent_hook] = receiver.wait_for("/parent", 1, WAIT)
         [child_hook] = receiver.wait_for("/child", 1, WAIT)
@@ -87,7 +143,9 @@ def test_a_group_s_parent_and_a_child_with_its_own_callback_each_get_theirs(gate
         webhook_events(gateway, f"{parent_id}-0", 1)
         unsigned_or_extra = [r for r in receiver.received if r.path not in ("/parent", "/child")]
 
-    assert verify(SECRET, parent_hook) and verify(SECRET, child_hook)
+    assert verify(ALPHA_SECRET, parent_hook) and verify(ALPHA_SECRET, child_hook)
+    Webhook(ALPHA_SECRET).verify(child_hook.body, child_hook.headers)  # a child's is its root's tenant's
+    assert parent_hook.headers["webhook-id"] != child_hook.headers["webhook-id"]
     parent = json.loads(parent_hook.body)
     assert parent == gateway.get(f"/jobs/{parent_id}")
     assert (parent["kind"], parent["status"], parent["counts"]["completed"]) == ("parent", "completed", 2)
@@ -113,16 +171,21 @@ def test_a_group_s_parent_and_a_child_with_its_own_callback_each_get_theirs(gate
     )
 
 
-def test_a_webhook_answered_500_is_retried_after_the_backoff_and_both_attempts_are_events(gateway):
+def test_a_webhook_answered_500_is_retried_after_the_backoff_with_the_same_id_and_both_attempts_are_events(
+    gateway,
+):
     with Receiver([500]) as receiver:
-        resp = gateway.post_json({**echo_child("retry me"), "callback_url": receiver.url("/flaky")})
-        assert resp.status_code == 202, resp.text
-        job_id = resp.json()["id"]
+        job_id = submitted(gateway, {**echo_child("retry me"), "callback_url": receiver.url("/flaky")})
 
         first, second = receiver.wait_for("/flaky", 2, WAIT)
         failed, delivered = webhook_events(gateway, job_id, 2)
 
-    assert verify(SECRET, first) and verify(SECRET, second)
+    assert verify(ALPHA_SECRET, first) and verify(ALPHA_SECRET, second)
+    Webhook(ALPHA_SECRET).verify(first.body, first.headers)
+    Webhook(ALPHA_SECRET).verify(second.body, second.headers)
+    # One ending of the job, one id: a receiver that got the first can drop the second.
+    assert first.headers["webhook-id"] == second.headers["webhook-id"]
+    assert first.headers["webhook-timestamp"] <= second.headers["webhook-timestamp"]
     assert (first.headers["X-Ocrgw-Attempt"], second.headers["X-Ocrgw-Attempt"]) == ("1", "2")
     assert json.loads(second.body) == json.loads(first.body) == gateway.get(f"/jobs/{job_id}")
     assert (failed["attempt"], failed["outcome"], failed["response_status"], failed["error_code"]) == (
@@ -137,3 +200,51 @@ def test_a_webhook_answered_500_is_retried_after_the_backoff_and_both_attempts_a
     assert second.at * 1_000_000 >= recorded_micros(failed["retry_at"])
     view = wait_for_job(gateway.job, job_id, timeout=60)
     assert view["status"] == "completed"
+
+
+def test_a_tenant_s_slow_receivers_hold_two_deliverers_and_another_tenant_s_webhook_goes_meanwhile(gateway, beta):
+    # Six of alpha's webhooks go to a receiver that answers a byte a second until released; the
+    # deliverer has four threads.  Alpha may hold two of them: beta's webhook must not wait.
+    with SlowReceiver(interval=1.0) as slow, Receiver() as fast:
+        slow_jobs = [submitted(gateway, {**echo_child(f"slow {i}"), "callback_url": slow.url()}) for i in range(6)]
+        slow.wait_for(2, WAIT)
+        beta_job = submitted(beta, {**echo_child("beta's"), "callback_url": fast.url("/beta")})
+
+        fast.wait_for("/beta", 1, WAIT)
+        [beta_event] = webhook_events(beta, beta_job, 1)
+        alpha_events_then = [e for job_id in slow_jobs for e in gateway.events(job_id) if e["operation"] == "webhook"]
+        slow.release()
+        for job_id in slow_jobs:
+            wait_until(
+                lambda job_id=job_id: any(e["outcome"] == "delivered" for e in webhook_events(gateway, job_id, 1)),
+                WAIT,
+                message=f"alpha's webhook of {job_id} not delivered",
+            )
+        connections = slow.wait_for(len(slow.connections), WAIT, ended=True)
+
+    assert beta_event["outcome"] == "delivered"
+    # Beta's went while every one of alpha's was still undelivered (recorded times, not sleeps).
+    delivered_at = recorded_micros(beta_event["time"])
+    assert not [e for e in alpha_events_then if e["outcome"] == "delivered"]
+    assert all(
+        recorded_micros(e["time"]) > delivered_at
+        for e in gateway_webhook_events(gateway, slow_jobs)
+        if e["outcome"] == "delivered"
+    )
+    # Alpha never held more than two connections at once (the receiver's record of each).
+    assert max_overlap(connections) <= 2
+    assert len(connections) >= 6
+
+
+def gateway_webhook_events(gateway: Gateway, job_ids: list[str]) -> list[dict]:
+    return [e for job_id in job_ids for e in gateway.events(job_id) if e["operation"] == "webhook"]
+
+
+def max_overlap(connections) -> int:
+    """The most connections open at one moment, from when each was taken and ended."""
+    moments = sorted([(c.accepted_at, 1) for c in connections] + [(c.ended_at, -1) for c in connections])
+    most = open_now = 0
+    for _, change in moments:
+        open_now += change
+        most = max(most, open_now)
+    return most

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
+import json
 import socket
 import threading
+import time
 
 import pytest
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
 
 from coordinator import delivery
 from coordinator.delivery import AttemptError, answer_to, post
@@ -16,6 +21,8 @@ from tests.webhook_receiver import Receiver, verify
 
 SECRET = "test-secret-0123456789"
 BODY = b'{"id":"abc","status":"completed"}'
+TENANT_SECRET = "whsec_" + base64.b64encode(b"t" * 32).decode()
+OTHER_SECRET = "whsec_" + base64.b64encode(b"o" * 32).decode()
 
 
 def test_the_signature_is_the_hmac_sha256_of_the_timestamp_a_dot_and_the_body():
@@ -24,19 +31,48 @@ def test_the_signature_is_the_hmac_sha256_of_the_timestamp_a_dot_and_the_body():
     assert delivery.signature(SECRET, BODY, 1700000000) == f"t=1700000000,v1={expected}"
 
 
-def test_the_headers_carry_the_signature_and_the_attempt():
-    headers = delivery.headers(BODY, 3, SECRET, 1700000000)
+def test_the_headers_carry_the_signatures_the_message_id_and_the_attempt():
+    headers = delivery.headers(BODY, 3, SECRET, 1700000000, "msg_abc_0")
 
     assert headers == {
         "Content-Type": "application/json",
         "User-Agent": delivery.USER_AGENT,
         "X-Ocrgw-Attempt": "3",
         "X-Ocrgw-Signature": delivery.signature(SECRET, BODY, 1700000000),
+        "webhook-id": "msg_abc_0",
+        "webhook-timestamp": "1700000000",
+        "webhook-signature": delivery.standard_signature(SECRET.encode(), "msg_abc_0", 1700000000, BODY),
     }
 
 
+def test_the_standard_webhooks_signature_is_the_base64_hmac_of_id_timestamp_and_body():
+    key = b"k" * 32
+    expected = base64.b64encode(hmac.new(key, b"msg_1.1700000000." + BODY, hashlib.sha256).digest()).decode()
+
+    assert delivery.standard_signature(key, "msg_1", 1700000000, BODY) == f"v1,{expected}"
+
+
+def test_a_tenant_s_whsec_secret_signs_what_the_standard_webhooks_library_verifies():
+    headers = delivery.headers(BODY, 1, TENANT_SECRET, int(time.time()), "msg_job_0")
+
+    assert Webhook(TENANT_SECRET).verify(BODY, headers) == json.loads(BODY)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(OTHER_SECRET).verify(BODY, headers)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(TENANT_SECRET).verify(BODY.replace(b"completed", b"failed"), headers)
+
+
+def test_a_secret_that_is_not_whsec_signs_with_its_text_as_the_key():
+    headers = delivery.headers(BODY, 1, SECRET, int(time.time()), "msg_job_0")
+
+    Webhook(SECRET.encode()).verify(BODY, headers)
+
+
 def test_without_a_secret_the_webhook_goes_unsigned():
-    assert "X-Ocrgw-Signature" not in delivery.headers(BODY, 1, "", 1700000000)
+    headers = delivery.headers(BODY, 1, "", 1700000000, "msg_job_0")
+
+    assert "X-Ocrgw-Signature" not in headers and "webhook-signature" not in headers
+    assert (headers["webhook-id"], headers["webhook-timestamp"]) == ("msg_job_0", "1700000000")
 
 
 @pytest.mark.parametrize(
@@ -60,7 +96,8 @@ def test_only_a_2xx_delivers(status, delivered, error_code):
 
 
 def send(url: str, *, allow_private: bool = True, timeout: float = 5.0):
-    return post(url, BODY, delivery.headers(BODY, 1, SECRET, 1700000000), timeout=timeout, allow_private=allow_private)
+    headers = delivery.headers(BODY, 1, SECRET, 1700000000, "msg_job_0")
+    return post(url, BODY, headers, timeout=timeout, allow_private=allow_private)
 
 
 def test_a_post_reaches_the_receiver_signed_and_its_2xx_is_delivered():
@@ -109,13 +146,32 @@ def test_nothing_listening_is_a_failed_connection():
     assert (answer.status, answer.error_code) == (None, AttemptError.CONNECTION_FAILED)
 
 
+def test_a_failed_connection_to_a_name_does_not_say_which_address_it_resolved_to(monkeypatch):
+    port = free_port()
+    fake_resolver(monkeypatch, {"hooks.example": ["127.0.0.1"]})
+
+    answer = send(f"http://hooks.example:{port}/")
+
+    assert (answer.status, answer.error_code) == (None, AttemptError.CONNECTION_FAILED)
+    assert "127.0.0.1" not in answer.error
+    assert "127.0.0.1" in answer.detail  # the deliverer's log keeps it
+
+
+def test_a_name_that_does_not_resolve_says_so_and_no_more(monkeypatch):
+    fake_resolver(monkeypatch, {})
+
+    answer = send("https://nowhere.example/hook")
+
+    assert answer.error == "the callback's host name does not resolve"
+
+
 def test_a_private_address_is_refused_at_delivery_and_nothing_is_sent():
     with Receiver() as receiver:
         answer = send(receiver.url(), allow_private=False)
 
         assert receiver.received == []
     assert (answer.status, answer.error_code) == (None, AttemptError.PRIVATE_ADDRESS)
-    assert "loopback" in answer.error
+    assert "loopback" in answer.detail
 
 
 def test_a_name_that_resolves_to_a_private_address_is_refused(monkeypatch):
@@ -124,7 +180,10 @@ def test_a_name_that_resolves_to_a_private_address_is_refused(monkeypatch):
     answer = send("https://hooks.example/hook", allow_private=False)
 
     assert (answer.status, answer.error_code) == (None, AttemptError.PRIVATE_ADDRESS)
-    assert "10.0.0.8" in answer.error and resolved == ["hooks.example"]
+    assert resolved == ["hooks.example"]
+    # What was refused, not where the name led: a client could otherwise map internal names to addresses.
+    assert answer.error == "callback address refused: not a public address"
+    assert "10.0.0.8" in answer.detail  # the deliverer's log keeps it, for the operator
 
 
 def test_the_connection_goes_to_the_address_that_was_checked_under_the_host_s_name(monkeypatch):

@@ -3,8 +3,10 @@ stale claims; and the sweep handing due webhooks over."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
+import socket
 import subprocess
 import sys
 from dataclasses import replace
@@ -12,22 +14,28 @@ from pathlib import Path
 
 import fakeredis
 import pytest
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
 
 from coordinator import webhooks as delivery_task
 from coordinator.sweep import Sweeper
 from coordinator.webhooks import Deliverer
 from gateway import create_app
-from jobs import keys, webhooks
+from jobs import controls, keys, webhooks
+from jobs.api_keys import ApiKey
 from jobs.config import Settings
-from jobs.records import GroupRules, NewJob
+from jobs.records import GroupRules, NewJob, Owner
 from jobs.store import JobStore
 from jobs.webhooks import WebhookClaim
+from tests.harness import wait_until
 from tests.unit.gateway.documented import Document
-from tests.webhook_receiver import Receiver, verify
+from tests.webhook_receiver import Receiver, SlowReceiver, verify
 from workers.celery_app import WEBHOOK_QUEUE, WEBHOOK_TASK
 
 ROOT = Path(__file__).resolve().parents[3]
 SECRET = "unit-test-secret-0123456789"
+ALPHA = "whsec_" + base64.b64encode(b"alpha-secret-bytes-0123456789").decode()
+BETA = "whsec_" + base64.b64encode(b"beta-secret-bytes-0123456789").decode()
 SETTINGS = Settings(webhook_secret=SECRET, webhook_allow_private=1, webhook_timeout=5.0, webhook_backoff=10.0)
 
 
@@ -146,6 +154,146 @@ def test_without_a_secret_the_deliverer_warns_and_sends_unsigned(store, caplog):
         [got] = receiver.received
     assert "X-Ocrgw-Signature" not in got.headers
     assert "OCRGW_WEBHOOK_SECRET is not set" in caplog.text
+
+
+def test_a_slow_loris_receiver_holds_an_attempt_no_longer_than_its_deadline(store):
+    # One byte every half second never lets a single read wait its timeout: only a deadline on the whole
+    # attempt ends it.  The whole answer would take 40 s.
+    deadline_store = JobStore(store.redis, replace(SETTINGS, webhook_timeout=1.5))
+    with SlowReceiver(interval=0.5) as receiver:
+        job_id = deadline_store.create_single(echo("x", receiver.url("/slow"))).job_id
+        complete(deadline_store, job_id, "x")
+
+        outcome = Deliverer(deadline_store).deliver(job_id, claim_one(deadline_store).attempt)
+
+        [connection] = receiver.wait_for(1, 60, ended=True)
+    assert outcome == "retrying"
+    [event] = [e for e in deadline_store.queries.events(job_id) if e["operation"] == "webhook"]
+    assert (event["error_code"], event["error"], event["response_status"]) == (
+        "timeout",
+        "no complete answer within 1.5 s",
+        "",
+    )
+    # The client hung up with most of the answer unsent, and the attempt was recorded long before the
+    # answer could have ended (its times are the receiver's record and the store's).
+    assert connection.hung_up_at is not None and connection.sent < len(receiver.answer) // 2
+    full_answer_seconds = len(receiver.answer) * receiver.interval
+    assert int(event["time"]) / 1_000_000 - connection.accepted_at < full_answer_seconds / 4
+
+
+def test_a_name_resolving_to_a_private_address_is_recorded_as_refused_without_the_address(store, monkeypatch):
+    public_only = JobStore(store.redis, replace(SETTINGS, webhook_allow_private=0))
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host == "billing.internal.example":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.20.30.40", port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    job_id = public_only.create_single(echo("x", "https://billing.internal.example/hook")).job_id
+    complete(public_only, job_id, "x")
+
+    Deliverer(public_only).deliver(job_id, claim_one(public_only).attempt)
+
+    [event] = [e for e in public_only.queries.events(job_id) if e["operation"] == "webhook"]
+    assert (event["error_code"], event["error"]) == (
+        "private_address",
+        "callback address refused: not a public address",
+    )
+    assert "10.20.30.40" not in json.dumps(public_only.queries.events(job_id))
+
+
+def tenants_store(store: JobStore, **changes) -> JobStore:
+    """The store with alpha's and beta's secrets in the secrets file's setting."""
+    return JobStore(store.redis, replace(SETTINGS, webhook_secrets=(("alpha", ALPHA), ("beta", BETA)), **changes))
+
+
+def test_each_tenant_s_webhook_is_signed_with_its_own_secret_only(store):
+    signed = tenants_store(store)
+    with Receiver() as receiver:
+        alpha_job = signed.create_single(echo("a", receiver.url("/a")), owner=Owner("alpha")).job_id
+        beta_job = signed.create_single(echo("b", receiver.url("/b")), owner=Owner("beta")).job_id
+        for job_id in (alpha_job, beta_job):
+            complete(signed, job_id, "x")
+        for claim in webhooks.claim_due(signed, signed.now_ms(), 10):
+            Deliverer(signed).deliver(claim.job_id, claim.attempt)
+
+        [to_alpha], [to_beta] = receiver.to("/a"), receiver.to("/b")
+    assert Webhook(ALPHA).verify(to_alpha.body, to_alpha.headers)["id"] == alpha_job
+    assert Webhook(BETA).verify(to_beta.body, to_beta.headers)["id"] == beta_job
+    # Beta's webhook, whatever its body, is no webhook of alpha's: neither signature verifies with alpha's secret.
+    with pytest.raises(WebhookVerificationError):
+        Webhook(ALPHA).verify(to_beta.body, to_beta.headers)
+    assert not verify(ALPHA, to_beta) and verify(ALPHA, to_alpha) and verify(BETA, to_beta)
+    assert not verify(SECRET, to_alpha)  # the single secret is the default tenant's only
+
+
+def test_a_child_s_webhook_is_signed_with_its_root_s_tenant_s_secret(store):
+    signed = tenants_store(store)
+    with Receiver() as receiver:
+        children = [echo("c0", receiver.url("/child")), echo("c1")]
+        parent = signed.create_group(children, GroupRules(max_parallel=0), owner=Owner("beta")).job_id
+        complete(signed, keys.child_id(parent, 0), "c0")
+
+        Deliverer(signed).deliver(keys.child_id(parent, 0), claim_one(signed).attempt)
+
+        [got] = receiver.received
+    Webhook(BETA).verify(got.body, got.headers)
+
+
+def test_with_secrets_configured_a_tenant_without_one_gets_unsigned_webhooks_and_a_warning(store, caplog):
+    signed = tenants_store(store, plain_api_keys=(ApiKey("gamma", "0" * 64), ApiKey("alpha", "1" * 64)))
+    with Receiver() as receiver:
+        job_id = signed.create_single(echo("g", receiver.url()), owner=Owner("gamma")).job_id
+        complete(signed, job_id, "g")
+
+        Deliverer(signed).deliver(job_id, claim_one(signed).attempt)
+
+        [got] = receiver.received
+    assert not {"X-Ocrgw-Signature", "webhook-signature"} & set(got.headers)
+    assert got.headers["webhook-id"]
+    assert "webhooks of gamma go out unsigned" in caplog.text
+    assert "alpha" not in caplog.text
+
+
+def test_without_api_keys_a_secrets_file_without_default_leaves_the_default_tenant_unsigned_and_says_so(store, caplog):
+    Deliverer(JobStore(store.redis, replace(SETTINGS, webhook_secret="", webhook_secrets=(("alpha", ALPHA),))))
+
+    assert "webhooks of default go out unsigned" in caplog.text
+
+
+def test_the_webhook_id_is_the_same_on_every_retry_and_new_when_a_redriven_group_ends_again(store):
+    signed = tenants_store(store, webhook_backoff=0.001, webhook_backoff_max=0.001)
+    with Receiver([500]) as receiver:
+        parent = signed.create_group(
+            [echo("c0")], GroupRules(max_parallel=0, callback_url=receiver.url("/p")), owner=Owner("alpha")
+        ).job_id
+        child = keys.child_id(parent, 0)
+        claim = signed.claim(child)
+        assert claim is not None
+        signed.fail(child, claim.attempt, "engine_error", "broken")
+        first_id = deliver_until_delivered(signed, parent)
+        controls.redrive(signed, parent, tenant="alpha")
+        complete(signed, child, "c0")
+        second_id = deliver_until_delivered(signed, parent)
+
+        ids = [r.headers["webhook-id"] for r in receiver.to("/p")]
+    assert ids == [first_id, first_id, second_id]  # a 500, its retry, then the second ending's
+    assert first_id != second_id
+
+
+def deliver_until_delivered(store: JobStore, job_id: str) -> str:
+    """Delivers the job's webhook, attempt after attempt, until one is delivered; returns its webhook-id."""
+    deliverer = Deliverer(store)
+    for _ in range(5):
+        wait_until(lambda: webhooks.pending(store).get(job_id, 1 << 62) <= store.now_ms(), 10, message="not due")
+        [claim] = webhooks.claim(store, [job_id])
+        if deliverer.deliver(job_id, claim.attempt) == "delivered":
+            record = store.queries.get(job_id)
+            assert record is not None
+            return webhooks.message_id(job_id, record)
+    raise AssertionError("not delivered")
 
 
 def test_the_sweep_claims_due_webhooks_and_hands_them_over_once(store):

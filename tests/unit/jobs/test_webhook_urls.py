@@ -72,6 +72,35 @@ def test_addresses_that_are_not_public_are_refused(address, reason):
     assert refusal(ipaddress.ip_address(address)) == reason
 
 
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        # 6to4 (2002::/16) and Teredo (2001::/32) tunnel to the IPv4 address they carry: refused whatever it is
+        ("2002:c0a8:101::1", "6to4"),  # 192.168.1.1
+        ("2002:7f00:1::1", "6to4"),  # 127.0.0.1
+        ("2002:808:808::1", "6to4"),  # 8.8.8.8
+        ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "Teredo"),  # client 10.0.0.1
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"),  # client 192.0.2.45
+        # the others are refused for the IPv4 address they embed
+        ("::10.0.0.1", "private"),  # IPv4-compatible
+        ("::127.0.0.1", "loopback"),
+        ("64:ff9b::10.0.0.1", "private"),  # NAT64, well-known prefix
+        ("64:ff9b::169.254.169.254", "link-local"),
+        ("64:ff9b::127.0.0.1", "loopback"),
+        ("2606:4700::5efe:a00:1", "private"),  # ISATAP interface id, 10.0.0.1
+        ("2606:4700::200:5efe:a9fe:a9fe", "link-local"),  # ISATAP, 169.254.169.254
+        ("::ffff:169.254.169.254", "link-local"),  # IPv4-mapped
+    ],
+)
+def test_ipv6_addresses_that_carry_an_ipv4_address_are_refused_for_it(address, reason):
+    assert refusal(ipaddress.ip_address(address)) == reason
+
+
+@pytest.mark.parametrize("address", ["64:ff9b:1::a00:1", "64:ff9b:1:ffff::808:808"])
+def test_the_local_use_nat64_prefix_is_refused(address):
+    assert refusal(ipaddress.ip_address(address)) is not None
+
+
 @pytest.mark.parametrize("address", ["93.184.215.14", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"])
 def test_public_addresses_are_not(address):
     assert refusal(ipaddress.ip_address(address)) is None

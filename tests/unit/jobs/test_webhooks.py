@@ -7,7 +7,7 @@ import pytest
 from jobs import controls, keys, webhooks
 from jobs.contract import WebhookOutcome
 from jobs.errors import JobNotFound
-from jobs.records import GroupRules, NewJob
+from jobs.records import GroupRules, NewJob, Owner
 from jobs.webhooks import Answer, WebhookClaim, backoff_seconds
 
 from .conftest import make_kit
@@ -18,7 +18,16 @@ DAY_MS = 24 * 3600 * 1000
 
 @pytest.fixture
 def kit():
-    return make_kit(webhook_backoff=10.0, webhook_backoff_max=60.0, webhook_give_up_after=3600.0)
+    # The schedule's tests claim more than a tenant's share at once: the share has tests of its own (capped).
+    return make_kit(
+        webhook_backoff=10.0, webhook_backoff_max=60.0, webhook_give_up_after=3600.0, webhook_tenant_concurrency=100
+    )
+
+
+@pytest.fixture
+def capped():
+    """A store where a tenant may have two webhooks in flight, as by default."""
+    return make_kit(webhook_backoff=10.0, webhook_tenant_concurrency=2)
 
 
 def finished_single(kit, callback_url: str = URL, fail: bool = False) -> str:
@@ -269,3 +278,84 @@ def test_a_delivery_of_a_group_s_first_ending_cannot_settle_the_webhook_of_its_e
     failed = webhooks.record(kit.store, parent, second_ending.attempt, Answer(500, "http_error", "answered 500"))
     # its backoff starts again from the first step, as for any job that just ended
     assert failed.retry_at_ms - kit.now_ms() == pytest.approx(10_000, abs=1_000)
+
+
+# -- one tenant's share of the deliverers ---------------------------------------------------------------
+
+
+def tenant_single(kit, tenant: str) -> str:
+    job = NewJob(model="echo", content_type="text/plain", payload=b"hi", callback_url=URL)
+    job_id = kit.store.create_single(job, owner=Owner(tenant)).job_id
+    kit.store.complete(job_id, kit.claim(job_id).attempt, {"text": "hi", "pages": []})
+    return job_id
+
+
+def test_a_tenant_has_at_most_its_concurrency_of_webhooks_in_flight_and_its_others_wait_unattempted(capped):
+    busy = [tenant_single(capped, "alpha") for _ in range(5)]
+    now = capped.now_ms()
+
+    claimed = webhooks.claim_due(capped.store, now, 10)
+
+    assert len(claimed) == 2 and {c.attempt for c in claimed} == {1}
+    waiting = [job_id for job_id in busy if job_id not in {c.job_id for c in claimed}]
+    for job_id in waiting:
+        # Not attempted (no attempt counted, no event), not lost: due again, after the sweep's next tick.
+        assert "webhook_attempts" not in capped.job(job_id)
+        assert webhook_events(capped, job_id) == []
+        assert webhooks.pending(capped.store)[job_id] >= now + capped.store.settings.sweep_interval * 1000
+    assert webhooks.claim(capped.store, waiting) == []  # still two in flight
+
+
+def test_a_busy_tenant_does_not_hold_back_another_s_webhook_due_after_its_own(capped):
+    busy = [tenant_single(capped, "alpha") for _ in range(6)]
+    other = tenant_single(capped, "beta")
+    pending = webhooks.pending(capped.store)
+    assert pending[other] >= max(pending[job_id] for job_id in busy)  # due last
+
+    claimed = webhooks.claim_due(capped.store, capped.now_ms(), 10)
+
+    assert len([c for c in claimed if c.job_id in busy]) == 2
+    assert WebhookClaim(other, 1) in claimed
+
+
+def next_tick(kit, job_id: str) -> None:
+    """The sweep's next tick, when a webhook its tenant's share held back (or a retry) is due again."""
+    kit.r.zadd(keys.WEBHOOKS, {job_id: 1})
+
+
+def in_flight_and_waiting(kit, job_ids: list[str]) -> tuple[list[str], list[str]]:
+    claimed = {c.job_id for c in webhooks.claim_due(kit.store, kit.now_ms(), 10)}
+    return [j for j in job_ids if j in claimed], [j for j in job_ids if j not in claimed]
+
+
+def test_a_waiting_webhook_is_claimed_as_its_first_attempt_once_an_answer_frees_a_slot(capped):
+    [first, second], [third] = in_flight_and_waiting(capped, [tenant_single(capped, "alpha") for _ in range(3)])
+
+    webhooks.record(capped.store, first, 1, Answer(500, "http_error", "answered 500"))  # retrying frees it too
+
+    next_tick(capped, third)
+    assert webhooks.claim(capped.store, [third]) == [WebhookClaim(third, 1)]
+    webhooks.record(capped.store, second, 1, Answer(200))
+    next_tick(capped, first)
+    assert webhooks.claim(capped.store, [first]) == [WebhookClaim(first, 2)]
+
+
+def test_a_claim_that_ran_out_frees_its_slot(capped):
+    [first, _], [third] = in_flight_and_waiting(capped, [tenant_single(capped, "alpha") for _ in range(3)])
+    # first's deliverer died: its claim runs out (here, at once).
+    capped.r.zadd(keys.tenant_webhooks(keys.tag_of(first)), {first: 1})
+
+    next_tick(capped, third)
+    assert webhooks.claim(capped.store, [third]) == [WebhookClaim(third, 1)]
+
+
+def test_a_superseded_answer_does_not_free_the_current_attempt_s_slot(capped):
+    [first, _], [third] = in_flight_and_waiting(capped, [tenant_single(capped, "alpha") for _ in range(3)])
+    capped.r.zadd(keys.WEBHOOKS, {first: 1})  # first's claim ran out on the queue and is claimed again
+    assert webhooks.claim(capped.store, [first]) == [WebhookClaim(first, 2)]
+
+    late = webhooks.record(capped.store, first, 1, Answer(200))
+
+    assert late.outcome is WebhookOutcome.SUPERSEDED
+    next_tick(capped, third)
+    assert webhooks.claim(capped.store, [third]) == []  # attempt 2 of first, and the other, hold alpha's two
