@@ -239,6 +239,12 @@ class Settings:
         "OCRGW_LEASE_SECONDS", seconds(), 30.0, "a claimed job's lease, renewed by a heartbeat every third of it"
     )
     sweep_interval: float = setting("OCRGW_SWEEP_INTERVAL", seconds(at_least=0.1), 1.0, "seconds between sweeps")
+    gauge_interval: float = setting(
+        "OCRGW_GAUGE_INTERVAL",
+        seconds(at_least=0.1),
+        5.0,
+        "seconds between the coordinator's counts of the job gauges `/metrics` serves: how late they may be",
+    )
     max_attempts: int = setting(
         "OCRGW_MAX_ATTEMPTS", whole_number(), 3, "attempts per job (lease expiries and transient errors)"
     )

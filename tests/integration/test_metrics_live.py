@@ -9,6 +9,8 @@ recorded: the group's children by status, its hand-offs, its submission.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
 from tests.harness import wait_until
@@ -28,6 +30,7 @@ MAX_REQUESTS, JITTER = 4, 2
 def procfile_stack(module_procs):
     env = {
         "OCRGW_SWEEP_INTERVAL": "0.2",
+        "OCRGW_GAUGE_INTERVAL": "0.2",
         "OCRGW_METRICS_ADDRESS": "127.0.0.1",
         "OCRGW_METRICS_DIR": str(module_procs.work_dir / "m"),
     }
@@ -69,7 +72,17 @@ def test_after_a_group_has_run_the_metrics_count_its_children_by_status(procfile
     assert sum(handoffs) == len(children) - max_parallel
     assert value(worker, "ocrgw_handoff_latency_seconds_sum", path="kept_slot") == 0
 
-    gateway_metrics = scrape(procfile_stack.metrics_url("web"))
+    # The job gauges are the coordinator's last count: wait for one made after the group ended.
+    ended_at = datetime.fromisoformat(view["finished_at"].replace("Z", "+00:00")).timestamp()
+    gateway_metrics = wait_until(
+        lambda: (
+            (m := scrape(procfile_stack.metrics_url("web")))
+            and value(m, "ocrgw_jobs_sample_timestamp_seconds") > ended_at
+            and m
+        ),
+        WAIT,
+        message="the coordinator never counted the gauges after the group ended",
+    )
     assert value(gateway_metrics, "ocrgw_submissions_total", shape="group", model="echo") == 1
     assert value(gateway_metrics, "ocrgw_store_up") == 1
     for gauge in ("ocrgw_jobs_held", "ocrgw_jobs_queued", "ocrgw_jobs_processing", "ocrgw_jobs_in_flight"):

@@ -7,6 +7,8 @@ import logging
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from gateway import create_app
+from jobs import observed
 from jobs.config import Settings
 from tests.pdfs import text_pdf
 from tests.unit.observability.support import Counts
@@ -32,9 +34,11 @@ def scrape(client) -> dict[tuple[str, tuple], float]:
     }
 
 
-def test_metrics_show_the_store_s_jobs_per_model_and_status(client):
+def test_metrics_show_the_store_s_jobs_per_model_and_status_as_last_counted(client, redis):
     response = client.post("/jobs", json=fanout(*(echo_job(f"child {i}") for i in range(4)), max_parallel=1))
     assert response.status_code == 202
+    assert ("ocrgw_jobs_held", (("model", "echo"),)) not in scrape(client)  # nothing counted yet
+    sample = observed.record_sample(redis)  # the coordinator's count
 
     got = scrape(client)
 
@@ -42,6 +46,7 @@ def test_metrics_show_the_store_s_jobs_per_model_and_status(client):
     assert got[("ocrgw_jobs_queued", (("model", "echo"),))] == 1
     assert got[("ocrgw_jobs_in_flight", (("model", "echo"),))] == 1
     assert got[("ocrgw_store_up", ())] == 1
+    assert got[("ocrgw_jobs_sample_timestamp_seconds", ())] == sample.sampled_at_ms / 1000
 
 
 def test_each_submission_is_counted_by_its_shape_and_model(client):
