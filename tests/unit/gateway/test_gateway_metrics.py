@@ -1,8 +1,10 @@
-"""GET /metrics: the gateway's counts and the store's gauges, parsed; submissions counted by shape and model."""
+"""GET /metrics: the gateway's counts and the store's gauges, parsed; submissions counted by shape and model;
+the bearer token it asks for when one is set."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -13,9 +15,10 @@ from jobs.config import Settings
 from tests.pdfs import text_pdf
 from tests.unit.observability.support import Counts
 
-from .support import b64, echo_job, fanout, png
+from .support import assert_problem, b64, echo_job, fanout, png
 
 SUBMISSIONS = "ocrgw_submissions_total"
+TOKEN = "scrape-token-0123456789"
 
 
 @pytest.fixture
@@ -84,3 +87,42 @@ def test_a_replayed_submission_creates_nothing_and_counts_nothing(client, caplog
 def test_metrics_are_for_prometheus_not_a_route_of_the_api(client):
     assert "/metrics" not in client.get("/openapi.json").get_json()["paths"]
     assert client.post("/metrics").status_code == 405
+
+
+@pytest.fixture
+def guarded(settings, store):
+    """A gateway whose /metrics asks for TOKEN."""
+    return create_app(replace(settings, metrics_token=TOKEN), store, len).test_client()
+
+
+@pytest.mark.parametrize(
+    ("authorization", "code"),
+    [
+        (None, "missing_metrics_token"),
+        ("Basic " + TOKEN, "missing_metrics_token"),
+        ("Bearer ", "missing_metrics_token"),
+        ("Bearer " + TOKEN[:-1], "invalid_metrics_token"),
+        ("Bearer " + TOKEN + "x", "invalid_metrics_token"),
+        ("Bearer é" + TOKEN, "invalid_metrics_token"),
+    ],
+)
+def test_with_a_token_set_metrics_without_it_is_401(guarded, authorization, code):
+    headers = {"Authorization": authorization} if authorization is not None else {}
+
+    response = guarded.get("/metrics", headers=headers)
+
+    body = assert_problem(response, 401, code)
+    assert TOKEN not in response.get_data(as_text=True) and "ocrgw_" not in body["detail"]
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_with_a_token_set_metrics_with_it_answers(guarded):
+    response = guarded.get("/metrics", headers={"Authorization": f"bearer  {TOKEN} "})
+
+    assert response.status_code == 200
+    assert "ocrgw_store_up 1.0" in response.get_data(as_text=True)
+
+
+def test_the_token_guards_metrics_only(guarded):
+    assert guarded.get("/healthz").status_code == 200
+
