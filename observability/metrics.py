@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +48,8 @@ SUBMISSIONS = Metric(
 JOBS_FINISHED = Metric(
     "counter",
     "ocrgw_jobs_finished_total",
-    "Single jobs and children that a worker or the sweep ended, by model and status (completed, failed, cancelled).",
+    "Single jobs and children that ended, by model and status (completed, failed, cancelled), counted by the "
+    "process that ended them: a worker, the sweep, or a gateway's cancel of jobs that had not started.",
     ("model", "status"),
 )
 JOB_ATTEMPTS = Metric(
@@ -233,6 +235,14 @@ def lease_ran_out(model: str, ended_as: str | None) -> None:
         return
     _inc(JOB_ATTEMPTS, model, "lease_expired" if ended_as == "failed" else ended_as)
     _inc(JOBS_FINISHED, model, ended_as)
+
+
+def cancelled_unstarted(counts: Mapping[str, int]) -> None:
+    """Jobs a transition ended ``cancelled`` before they started (held, queued), by model: finished,
+    though no attempt saw them end (one that was running ends in its attempt, counted there)."""
+    for model, count in counts.items():
+        if count:
+            _inc(JOBS_FINISHED, model, "cancelled", amount=count)
 
 
 def page_done(model: str, seconds: float) -> None:

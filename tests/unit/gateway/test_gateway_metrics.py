@@ -17,7 +17,7 @@ from tests.unit.observability.support import Counts
 
 from .support import assert_problem, b64, echo_job, fanout, png
 
-SUBMISSIONS = "ocrgw_submissions_total"
+SUBMISSIONS, FINISHED = "ocrgw_submissions_total", "ocrgw_jobs_finished_total"
 TOKEN = "scrape-token-0123456789"
 
 
@@ -126,3 +126,19 @@ def test_with_a_token_set_metrics_with_it_answers(guarded):
 def test_the_token_guards_metrics_only(guarded):
     assert guarded.get("/healthz").status_code == 200
 
+
+def test_jobs_cancelled_before_they_started_are_counted_as_finished_where_they_are_cancelled(client, store):
+    group = client.post("/jobs", json=fanout(*(echo_job(f"child {i}") for i in range(4)), max_parallel=2))
+    parent_id = group.get_json()["id"]
+    running = store.claim(f"{parent_id}-0")  # started: its worker ends it, and counts it
+    assert running is not None
+    single_id = client.post("/jobs", json=echo_job("alone")).get_json()["id"]
+    counts = Counts()
+
+    assert client.delete(f"/jobs/{parent_id}").status_code == 202  # one child still runs
+    assert client.delete(f"/jobs/{single_id}").status_code == 200
+    assert client.delete(f"/jobs/{single_id}").status_code == 409  # already ended: nothing more
+
+    # One child queued and two held in the group, and the single job: four, once each.
+    assert counts.delta(FINISHED, model="echo", status="cancelled") == 4
+    assert scrape(client)[(FINISHED, (("model", "echo"), ("status", "cancelled")))] >= 4
