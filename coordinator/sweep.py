@@ -100,7 +100,9 @@ class Sweeper:
         return report
 
     def _record_reclaims(self, reclaimed: Reclaimed) -> None:
-        """The attempts whose lease ran out: run again, or ended (failed, or cancelled as a client asked)."""
+        """The attempts whose lease ran out: run again, or ended (failed, or cancelled as a client asked);
+        and the held children fail-fast groups cancelled as those failed."""
+        metrics.cancelled_unstarted(reclaimed.cancelled_unstarted)
         for dispatch in reclaimed.requeued:
             metrics.lease_ran_out(dispatch.model, None)
         if reclaimed.failed:

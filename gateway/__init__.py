@@ -65,7 +65,7 @@ def create_app(
     )
     api.register_blueprint(api_blueprint)
     app.register_blueprint(dashboard.blueprint)
-    metrics.install(app, store)
+    metrics.install(app, store, settings.metrics_token)
     drain.install_sigterm_hook(settings.drain_seconds)
     return app
 

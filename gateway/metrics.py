@@ -3,21 +3,28 @@
 What a gateway answers: the counts of its gunicorn family (every worker's,
 summed through the multiprocess directory that ``observability.gunicorn_config``
 sets up; this process's own when run without it), and the gauges of jobs
-held, queued and processing per model, read from the store at scrape time
-(``observability.collectors``).  The workers, the coordinator and the
-webhook deliverer serve their own counts on their own ports.
+held, queued and processing per model as the coordinator last counted
+them, read from the store in one command (``observability.collectors``).
+The workers, the coordinator and the webhook deliverer serve their own
+counts on their own ports.
 
 The route sits outside the API blueprint: it is for Prometheus, not for
-clients, so it is not in the OpenAPI document.
+clients, so it is not in the OpenAPI document, and asks for no API key.
+With ``OCRGW_METRICS_TOKEN`` set it asks for that token instead
+(``Authorization: Bearer <token>``, compared in constant time), so that a
+gateway on a network it shares with its clients need not show them its
+counts.
 """
 
 from __future__ import annotations
 
+import hmac
 import logging
 from typing import TYPE_CHECKING
 
-from flask import Flask, Response
+from flask import Flask, Response, request
 
+from gateway.problems import Problem
 from observability import logs, metrics, multiprocess
 from observability.collectors import StoreCollector
 
@@ -27,18 +34,42 @@ if TYPE_CHECKING:
     from jobs.store import JobStore
 
 ENDPOINT = "metrics"
+_REALM = 'Bearer realm="ocrgw-metrics"'
 log = logging.getLogger(__name__)
 
 
-def install(app: Flask, store: JobStore) -> None:
+def install(app: Flask, store: JobStore, token_text: str = "") -> None:
+    """Serves ``/metrics``; ``token_text`` (``OCRGW_METRICS_TOKEN``): the bearer token it asks for, if any."""
     registry = multiprocess.exposition_registry([StoreCollector(store.redis)])
+    token = token_text.encode("ascii")
 
     def serve_metrics() -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+        if token:
+            check_token(request.headers.get("Authorization"), token)
         return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
 
     app.add_url_rule("/metrics", ENDPOINT, serve_metrics, methods=["GET"])
+
+
+def check_token(authorization: str | None, token: bytes) -> None:
+    """Raises ``401`` unless ``authorization`` is ``Bearer <token>`` (compared in constant time)."""
+    scheme, _, credentials = (authorization or "").strip().partition(" ")
+    credentials = credentials.strip()
+    if scheme.lower() != "bearer" or not credentials:
+        raise Problem(
+            "missing_metrics_token",
+            "Send the metrics token as Authorization: Bearer <token>.",
+            headers={"WWW-Authenticate": _REALM},
+        )
+    # A header's text is its bytes read as latin-1 (WSGI): those bytes are what was sent.
+    if not hmac.compare_digest(credentials.encode("latin-1", errors="replace"), token):
+        raise Problem(
+            "invalid_metrics_token",
+            "The metrics token is not valid.",
+            headers={"WWW-Authenticate": f'{_REALM}, error="invalid_token"'},
+        )
 
 
 def submitted(submission: Submission, created: Created) -> None:

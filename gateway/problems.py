@@ -37,6 +37,8 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "invalid_idempotency_key": (400, "Invalid Idempotency-Key header"),
     "missing_api_key": (401, "API key required"),
     "invalid_api_key": (401, "Invalid API key"),
+    "missing_metrics_token": (401, "Metrics token required"),
+    "invalid_metrics_token": (401, "Invalid metrics token"),
     "on_prem_required": (403, "Document must stay on premises"),
     "job_not_found": (404, "Job not found"),
     "result_not_ready": (409, "Result not ready"),
@@ -71,6 +73,8 @@ CATALOGUE: dict[str, tuple[int, str]] = {
 
 # werkzeug errors whose status this API gives a meaning of its own; any other
 # keeps the plain HTTP semantics ("about:blank").
+#: The codes of GET /metrics alone: a route for Prometheus, outside the API and its OpenAPI document.
+OUTSIDE_API_CODES = frozenset({"missing_metrics_token", "invalid_metrics_token"})
 _HTTP_CODES = {413: "payload_too_large", 500: "internal_error"}
 #: The plain HTTP errors a client meets on a route that does not exist, a
 #: method a route does not have, or a request that is not HTTP (answered by

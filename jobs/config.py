@@ -62,6 +62,8 @@ CALL_RECORD_MS = 60_000
 MIN_RESULT_TTL_SECONDS = CALL_RECORD_MS // 1000
 # A webhook secret shorter than this is refused: an HMAC key is only as strong as it is long.
 MIN_WEBHOOK_SECRET_CHARS = 16
+# The same for the token /metrics asks for: sent in a header, so visible ASCII only.
+MIN_METRICS_TOKEN_CHARS = 16
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
 REDIS_URL_SCHEMES = frozenset(_REDIS_SCHEMES)
 SENTINEL_BROKER_SCHEME = "sentinel"
@@ -252,6 +254,12 @@ class Settings:
         "OCRGW_LEASE_SECONDS", seconds(), 30.0, "a claimed job's lease, renewed by a heartbeat every third of it"
     )
     sweep_interval: float = setting("OCRGW_SWEEP_INTERVAL", seconds(at_least=0.1), 1.0, "seconds between sweeps")
+    gauge_interval: float = setting(
+        "OCRGW_GAUGE_INTERVAL",
+        seconds(at_least=0.1),
+        5.0,
+        "seconds between the coordinator's counts of the job gauges `/metrics` serves: how late they may be",
+    )
     max_attempts: int = setting(
         "OCRGW_MAX_ATTEMPTS", whole_number(), 3, "attempts per job (lease expiries and transient errors)"
     )
@@ -517,6 +525,17 @@ class Settings:
     # Every interface, as the gateway listens.
     metrics_address: str = setting(
         "OCRGW_METRICS_ADDRESS", ip_address(), "0.0.0.0", "the address those three listen on"
+    )
+    metrics_token: str = setting(
+        "OCRGW_METRICS_TOKEN",
+        Kind(
+            mf.String(validate=validate.Regexp(rf"[!-~]{{{MIN_METRICS_TOKEN_CHARS},}}\Z")),
+            f"at least {MIN_METRICS_TOKEN_CHARS} visible ASCII characters",
+            f"{MIN_METRICS_TOKEN_CHARS} visible ASCII characters or more",
+        ),
+        "",
+        "the bearer token the gateway's `/metrics` asks for; unset: `/metrics` is open (see Metrics, logs and Flower)",
+        secret=True,
     )
     # prometheus_client's multiprocess mode.
     metrics_dir: str = setting(

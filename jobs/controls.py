@@ -7,7 +7,7 @@ queued, for the caller to publish.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jobs import keys
 from jobs.contract import JobKind, Reply
@@ -31,6 +31,8 @@ from jobs.transitions.set_cap import SET_CAP
 class Cancelled:
     status: str  # cancelled, or processing while its running attempt is asked to stop
     dispatches: list[Dispatch]  # children a cancelled child's slot went to
+    # The jobs it ended before they started (held, queued), by model: no worker sees them end.
+    cancelled_unstarted: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
         raise JobNotFound(f"no job {job_id}")
     if reply.code == Reply.WRONG_STATUS:
         raise JobFinished(f"job {job_id} is already {reply.status}")
-    return Cancelled(reply.status, reply.released)
+    return Cancelled(reply.status, reply.released, reply.cancelled_unstarted)
 
 
 def set_cap(store: JobStore, parent_id: str, max_parallel: int) -> list[Dispatch]:

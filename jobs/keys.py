@@ -50,6 +50,8 @@ WEBHOOKS = f"{NAMESPACE}:webhooks"  # terminal jobs with a callback_url, scored 
 EXPIRING = f"{NAMESPACE}:expiring"
 SWEEP_LOCK = f"{NAMESPACE}:sweep:lock"
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
+# The job gauges as the sweep last counted them (``jobs.observed``): one JSON value a scrape reads.
+GAUGES = f"{NAMESPACE}:gauges"
 # A pub/sub channel nobody listens on: a creation publishes to it before WAIT
 # (OCRGW_MIN_REPLICAS) so that even a replay, which writes nothing, has a
 # write of its own for WAIT to count replicas up to.

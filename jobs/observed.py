@@ -2,7 +2,7 @@
 
 (Hand-off times need no read: the claims carry them.)  The reads go
 through the indexes the transitions keep, never a scan of the keyspace, so
-a scrape costs what is in flight, not what was ever stored:
+a count costs what is in flight, not what was ever stored:
 
 * processing jobs are the members of ``ocrgw:leases``, queued ones those of
   ``ocrgw:queued`` (single jobs and children alike, a retry waiting out its
@@ -16,10 +16,26 @@ a scrape costs what is in flight, not what was ever stored:
 
 A child's model is its parent's unless the group is ``mixed``; only then
 are the children read one by one.
+
+That read costs what is in flight (and a mixed group's held children one
+by one), so a scrape does not make it: the coordinator does, once every
+``OCRGW_GAUGE_INTERVAL`` (``record_sample``), and keeps the counts in one
+key, ``ocrgw:gauges``, with the store's time of the count; a scrape reads
+that key with one command (``last_sample``), whatever the backlog, and
+however often, by however many gateways, it is scraped.  Sampled rather
+than counted by the transitions (a counter per model and status in every
+script that moves a job): the count is the one a scrape used to make,
+only older, by one interval at most, and it leaves the transitions (and
+every path of every one, which a counter would have to follow exactly
+forever) as they are.  The sample tells its age (``sampled_at_ms``), so
+a gauge that stops moving because no coordinator runs can be told from one
+that does not move.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +45,8 @@ from redis import Redis
 from jobs import keys
 from jobs.contract import Field, JobStatus, count_field
 from jobs.registry import MODELS
+
+log = logging.getLogger(__name__)
 
 MIXED = "mixed"  # the model of a parent whose children use several
 
@@ -86,6 +104,38 @@ def occupancy(client: Redis) -> Occupancy:
         if count and group_model[parent_id] != MIXED:
             held[group_model[parent_id]] += count
     return Occupancy(held, Counter(map(model, queued_ids)), Counter(map(model, processing_ids)))
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The occupancy the coordinator last counted, and when (the store's clock, ms)."""
+
+    occupancy: Occupancy
+    sampled_at_ms: int
+
+
+def record_sample(client: Redis) -> Sample:
+    """Counts the occupancy and keeps it in ``keys.GAUGES`` for the scrapes (the coordinator's, once an interval)."""
+    seconds, micros = client.time()
+    now = occupancy(client)
+    sample = Sample(now, seconds * 1000 + micros // 1000)
+    counts = {"held": now.held, "queued": now.queued, "processing": now.processing}
+    client.set(keys.GAUGES, json.dumps({"sampled_at_ms": sample.sampled_at_ms, **counts}, separators=(",", ":")))
+    return sample
+
+
+def last_sample(client: Redis) -> Sample | None:
+    """The last occupancy counted, in one command; None before the first count (no coordinator has run)."""
+    raw = client.get(keys.GAUGES)
+    if raw is None:
+        return None
+    try:
+        found = json.loads(raw)
+        counts = [Counter({str(m): int(n) for m, n in found[s].items()}) for s in ("held", "queued", "processing")]
+        return Sample(Occupancy(*counts), int(found["sampled_at_ms"]))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        log.warning("%s holds no count of the gauges: %.80r", keys.GAUGES, raw)
+        return None
 
 
 def _models(client: Redis, ids: Sequence[str]) -> dict[str, str]:

@@ -127,6 +127,8 @@ class Completion:
     # The child released into the freed slot and claimed for the finishing
     # worker, when it asked for one (``take_next``): it has no message.
     next_claim: Claim | None = None
+    # Held children a fail-fast group cancelled as this one ended, by model: they never started.
+    cancelled_unstarted: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,8 @@ class Reclaimed:
     requeued: list[Dispatch]
     failed: list[str]
     dispatches: list[Dispatch]
+    # Held children fail-fast groups cancelled as the failed ones ended, by model: they never started.
+    cancelled_unstarted: dict[str, int] = field(default_factory=dict)
 
 
 __all__ = ["Claim", "Completion", "Created", "Dispatch", "GroupRules", "Idempotency", "NewJob", "Owner", "Reclaimed"]

@@ -305,7 +305,7 @@ class JobStore(SweepTransitions):
                 source_pages=parse_pages(reply.next_source_pages),
                 waited_seconds=_seconds_or_none(reply.next_waited_us),
             )
-        return Completion(reply.finalized, reply.released, next_claim)
+        return Completion(reply.finalized, reply.released, next_claim, reply.cancelled_unstarted)
 
     def retry(self, job_id: str, attempt: int, backoff_seconds: float, error_code: str, error: str) -> None:
         """Gives the job back after a transient error; the sweep re-publishes it after the backoff.

@@ -8,6 +8,7 @@ the controls' too, takes its release inputs from ``release_keys`` and
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -101,6 +102,7 @@ class SweepTransitions:
         requeued: list[Dispatch] = []
         failed: list[str] = []
         dispatches: list[Dispatch] = []
+        cancelled_unstarted: Counter[str] = Counter()
         for job_id, reply in zip(ids, replies, strict=True):
             if reply.code != Reply.OK:
                 continue
@@ -109,7 +111,8 @@ class SweepTransitions:
             else:
                 failed.append(job_id)
                 dispatches += reply.released
-        return Reclaimed(requeued, failed, dispatches)
+                cancelled_unstarted.update(reply.cancelled_unstarted)
+        return Reclaimed(requeued, failed, dispatches, dict(cancelled_unstarted))
 
     def republish(self, job_ids: Iterable[str]) -> list[Dispatch]:
         ids = list(job_ids)

@@ -4,8 +4,9 @@ Each ``Metric`` is a name, its labels and its meaning; the README's table
 lists the same (a unit test compares the two).  Counters and histograms
 count events where they happen (a transition's reply, an attempt's end, a
 sweep, a webhook attempt) in the process that saw them; the gauges of
-``STORE_GAUGES`` are read from the store at scrape time
-(``observability.collectors``), so every gateway reports the same values.
+``STORE_GAUGES`` are counted by the coordinator once an interval and read
+from the store at scrape time (``observability.collectors``), so every
+gateway reports the same values.
 
 prometheus_client decides, when it is first imported, whether values live
 in this process's memory or in files shared by a family of processes
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +48,8 @@ SUBMISSIONS = Metric(
 JOBS_FINISHED = Metric(
     "counter",
     "ocrgw_jobs_finished_total",
-    "Single jobs and children that a worker or the sweep ended, by model and status (completed, failed, cancelled).",
+    "Single jobs and children that ended, by model and status (completed, failed, cancelled), counted by the "
+    "process that ended them: a worker, the sweep, or a gateway's cancel of jobs that had not started.",
     ("model", "status"),
 )
 JOB_ATTEMPTS = Metric(
@@ -118,7 +121,7 @@ EVENT_METRICS = (
     WEBHOOK_ATTEMPTS,
 )
 
-# -- read from the store at scrape time (the gateway's /metrics) -------------------------------
+# -- counted by the coordinator once an interval, read from the store at scrape time (the gateway's /metrics) --
 
 JOBS_HELD = Metric("gauge", "ocrgw_jobs_held", "Children waiting for a slot of their group, by model.", ("model",))
 JOBS_QUEUED = Metric(
@@ -134,8 +137,14 @@ JOBS_IN_FLIGHT = Metric(
     "Jobs queued or processing, what a group's max_parallel bounds, by model.",
     ("model",),
 )
-STORE_UP = Metric("gauge", "ocrgw_store_up", "1 if the store answered this scrape's reads, else 0.", ())
-STORE_GAUGES = (JOBS_HELD, JOBS_QUEUED, JOBS_PROCESSING, JOBS_IN_FLIGHT, STORE_UP)
+JOBS_SAMPLE_TIME = Metric(
+    "gauge",
+    "ocrgw_jobs_sample_timestamp_seconds",
+    "When the coordinator last counted the job gauges (Unix time, the store's clock): their age is time() minus it.",
+    (),
+)
+STORE_UP = Metric("gauge", "ocrgw_store_up", "1 if the store answered this scrape's read, else 0.", ())
+STORE_GAUGES = (JOBS_HELD, JOBS_QUEUED, JOBS_PROCESSING, JOBS_IN_FLIGHT, JOBS_SAMPLE_TIME, STORE_UP)
 ALL = EVENT_METRICS + STORE_GAUGES
 
 # -- the live metrics, made on first use -------------------------------------------------------
@@ -226,6 +235,14 @@ def lease_ran_out(model: str, ended_as: str | None) -> None:
         return
     _inc(JOB_ATTEMPTS, model, "lease_expired" if ended_as == "failed" else ended_as)
     _inc(JOBS_FINISHED, model, ended_as)
+
+
+def cancelled_unstarted(counts: Mapping[str, int]) -> None:
+    """Jobs a transition ended ``cancelled`` before they started (held, queued), by model: finished,
+    though no attempt saw them end (one that was running ends in its attempt, counted there)."""
+    for model, count in counts.items():
+        if count:
+            _inc(JOBS_FINISHED, model, "cancelled", amount=count)
 
 
 def page_done(model: str, seconds: float) -> None:

@@ -168,6 +168,7 @@ class Runner:
                 if claim is not None:
                     lost = self.heartbeat.hold(claim)
                 if completion is not None:
+                    metrics.cancelled_unstarted(completion.cancelled_unstarted)
                     self.publish(completion.dispatches)
         finally:
             if claim is not None:

@@ -42,6 +42,7 @@ from jobs.errors import (
 )
 from jobs.records import Idempotency
 from jobs.registry import MODELS
+from observability import metrics
 
 # What each refusal of jobs.controls is, to a client.
 _REFUSALS: dict[type[Exception], str] = {
@@ -103,6 +104,7 @@ def cancel(job_id: str):
         cancelled = controls.cancel(services().store, job_id)
     except JobFinished as error:
         raise _refused(error, job_id) from None
+    metrics.cancelled_unstarted(cancelled.cancelled_unstarted)  # no worker sees these end
     publish_quietly(services().publish, cancelled.dispatches)
     response = jsonify(job_view(record_of(job_id)))
     response.status_code = 200 if cancelled.status == JobStatus.CANCELLED.value else 202

@@ -28,9 +28,11 @@
     RELEASE_ARGS   (spec.py)
 
   Reply:
-    {OK, status, finalized, released...}  `status` is the job's status now:
-        `cancelled`, or `processing` while a running attempt is asked to
-        stop; released are children the freed slots went to
+    {OK, status, finalized, cancelled_unstarted, released...}  `status` is
+        the job's status now: `cancelled`, or `processing` while a running
+        attempt is asked to stop; cancelled_unstarted the jobs it ended
+        before they started (finish.lua); released are children the freed
+        slots went to
     {NO_JOB}
     {WRONG_STATUS, status}  already terminal: nothing written
 ]]
@@ -54,7 +56,7 @@ if f[2] == KIND.parent then
   local released = release_children(A.prefix, A.job_id, A.release_limit, A.requeue_ms, now)
   local finalized = finalize_parent_if_done(A.job_id, now)
   return reply{code = REPLY.OK, status = redis.call('HGET', K.job, F.status), finalized = finalized,
-               released = released}
+               cancelled_unstarted = cancelled_unstarted(), released = released}
 end
 
 if f[1] == STATUS.processing then
@@ -71,4 +73,5 @@ if job.kind == KIND.child then
   out.finalized, out.released = child_finished(A.prefix, job.parent_id, f[1], STATUS.cancelled,
     A.release_limit, A.requeue_ms, now)
 end
+out.cancelled_unstarted = cancelled_unstarted()
 return reply(out)

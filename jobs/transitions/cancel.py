@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from jobs.contract import Reply
-from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, Transition
+from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, ModelCounts, Transition
 
 
 @dataclass(frozen=True)
@@ -11,6 +11,7 @@ class CancelReply:
     code: Reply
     status: str  # the job's status now (cancelled, or processing while asked to stop), or when refused
     finalized: bool
+    cancelled_unstarted: ModelCounts  # jobs it ended before they started, by model (a group's held and queued)
     released: Dispatches
 
 

@@ -47,11 +47,13 @@
   Reply:
     {OK, finalized, next_job_id, next_attempt, next_try_number, next_model,
         next_content_type, next_options, next_payload, next_waited_us,
-        next_source_pages, released...}
+        next_source_pages, cancelled_unstarted, released...}
         done; next_* is the child claimed for this worker, as claim answers
         it (next_job_id false when none; a split's child answers its
-        source_pages, not a payload); released are the other children
-        released into the freed slot, each needing a Celery message
+        source_pages, not a payload); cancelled_unstarted the held children
+        a fail-fast group cancelled (finish.lua; a replay answers them
+        again, the first answer having been lost); released are the other
+        children released into the freed slot, each needing a Celery message
     {NO_JOB}
     {WRONG_STATUS}  not processing: a late or duplicate attempt, nothing written
     {LEASE_LOST}    another attempt holds the job (this one lost its lease): nothing written
@@ -85,10 +87,12 @@ local function others_waiting()
 end
 
 -- The call record: finalized, the child handed to this worker and its
--- attempt, the ids released for publishing (comma-separated); one string.
+-- attempt, the ids released for publishing (comma-separated), and the jobs
+-- it cancelled before they started (finish.lua); one string.
 local function replay(record)
-  local r = {string.match(record, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')}
-  local out = {code = REPLY.OK, finalized = tonumber(r[1]), released = {}}
+  local r = {string.match(record, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|?(.*)$')}
+  -- The first answer was lost: the cancellations it told were never counted.
+  local out = {code = REPLY.OK, finalized = tonumber(r[1]), released = {}, cancelled_unstarted = r[5] or ''}
   if r[2] and r[2] ~= '' then
     local key = job_key_of(A.prefix, r[2])
     local c = redis.call('HMGET', key, F.status, F.attempts)
@@ -157,6 +161,7 @@ if job.kind == KIND.child then
 end
 local published = {}
 for i = 1, #out.released, 2 do published[#published + 1] = out.released[i] end
-redis.call('SET', K.call, table.concat({out.finalized, handed_to, handed_attempt, table.concat(published, ',')}, '|'),
-  'PX', A.record_ms)
+out.cancelled_unstarted = cancelled_unstarted()
+redis.call('SET', K.call, table.concat({out.finalized, handed_to, handed_attempt, table.concat(published, ','),
+  out.cancelled_unstarted}, '|'), 'PX', A.record_ms)
 return reply(out)

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from jobs.contract import Reply
-from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, Transition
+from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, ModelCounts, Transition
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,7 @@ class CompleteReply:
     next_payload: bytes | None
     next_waited_us: int
     next_source_pages: str  # a split's child: its pages of its parent's document ('' otherwise; no payload then)
+    cancelled_unstarted: ModelCounts  # held children a fail-fast group cancelled as this one ended, by model
     released: Dispatches  # the other children released into the freed slot
 
 

@@ -25,9 +25,12 @@
   Reply:
     {NOTHING}                       the lease was renewed, or the job is no longer processing
     {OK, requeued=1, model}         queued again: publish a message for it
-    {OK, requeued=0, finalized, released...}  failed `lease_expired` (or
-                                    cancelled, when that was asked); then
-                                    the children released into its slot
+    {OK, requeued=0, finalized, model, cancelled_unstarted, released...}
+                                    failed `lease_expired` (or cancelled,
+                                    when that was asked); cancelled_unstarted
+                                    the held children a fail-fast group
+                                    then cancelled (finish.lua); then the
+                                    children released into its slot
 ]]
 -- @include finish
 -- @include requeue
@@ -65,4 +68,5 @@ if job.kind == KIND.child then
   out.finalized, out.released = child_finished(A.prefix, job.parent_id, STATUS.processing, status,
     A.release_limit, A.requeue_ms, now)
 end
+out.cancelled_unstarted = cancelled_unstarted()
 return reply(out)

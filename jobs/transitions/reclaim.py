@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from jobs.contract import Reply
-from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, Transition
+from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, ModelCounts, Transition
 
 
 @dataclass(frozen=True)
@@ -12,6 +12,7 @@ class ReclaimReply:
     requeued: bool  # back to queued for another attempt; else failed `lease_expired`
     finalized: bool
     model: str
+    cancelled_unstarted: ModelCounts  # held children a fail-fast group cancelled as this one failed, by model
     released: Dispatches  # children released into a failed child's slot
 
 

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NewType
 
 from jobs.contract import ROOT_STATUSES, Reply, lua_preamble
 
@@ -114,6 +114,8 @@ class Dispatch:
 
 
 Dispatches = list[Dispatch]
+#: Jobs per model, as a script answers them: ``model:n,model:n`` ('' for none).
+ModelCounts = NewType("ModelCounts", dict[str, int])
 
 
 def _text(value: Any) -> str:
@@ -126,6 +128,14 @@ def _dispatches(flat: Sequence[Any]) -> Dispatches:
     return [Dispatch(_text(flat[i]), _text(flat[i + 1])) for i in range(0, len(flat), 2)]
 
 
+def _model_counts(value: Any) -> ModelCounts:
+    counts = {}
+    for part in filter(None, _text(value).split(",")):
+        model, _, n = part.rpartition(":")
+        counts[model] = int(n)
+    return ModelCounts(counts)
+
+
 # How a reply field of each declared type comes back from Redis: Lua's false
 # arrives as None, true as 1, strings as bytes.
 _DECODERS: dict[Any, Any] = {
@@ -134,6 +144,7 @@ _DECODERS: dict[Any, Any] = {
     bool: lambda v: v not in (None, 0, b"0", b""),
     str: _text,
     bytes | None: lambda v: v,
+    ModelCounts: _model_counts,
 }
 
 

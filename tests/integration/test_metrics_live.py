@@ -9,6 +9,8 @@ recorded: the group's children by status, its hand-offs, its submission.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
 from tests.harness import wait_until
@@ -28,6 +30,7 @@ MAX_REQUESTS, JITTER = 4, 2
 def procfile_stack(module_procs):
     env = {
         "OCRGW_SWEEP_INTERVAL": "0.2",
+        "OCRGW_GAUGE_INTERVAL": "0.2",
         "OCRGW_METRICS_ADDRESS": "127.0.0.1",
         "OCRGW_METRICS_DIR": str(module_procs.work_dir / "m"),
     }
@@ -69,7 +72,17 @@ def test_after_a_group_has_run_the_metrics_count_its_children_by_status(procfile
     assert sum(handoffs) == len(children) - max_parallel
     assert value(worker, "ocrgw_handoff_latency_seconds_sum", path="kept_slot") == 0
 
-    gateway_metrics = scrape(procfile_stack.metrics_url("web"))
+    # The job gauges are the coordinator's last count: wait for one made after the group ended.
+    ended_at = datetime.fromisoformat(view["finished_at"].replace("Z", "+00:00")).timestamp()
+    gateway_metrics = wait_until(
+        lambda: (
+            (m := scrape(procfile_stack.metrics_url("web")))
+            and value(m, "ocrgw_jobs_sample_timestamp_seconds") > ended_at
+            and m
+        ),
+        WAIT,
+        message="the coordinator never counted the gauges after the group ended",
+    )
     assert value(gateway_metrics, "ocrgw_submissions_total", shape="group", model="echo") == 1
     assert value(gateway_metrics, "ocrgw_store_up") == 1
     for gauge in ("ocrgw_jobs_held", "ocrgw_jobs_queued", "ocrgw_jobs_processing", "ocrgw_jobs_in_flight"):
@@ -109,3 +122,38 @@ def test_the_worker_s_metrics_endpoint_answers_from_its_main_process(procfile_st
 
     assert status == 200 and content_type.startswith("text/plain")
     assert "# TYPE ocrgw_job_attempts_total counter" in body
+
+
+def test_children_cancelled_before_they_started_are_counted_where_they_were_cancelled(procfile_stack):
+    """A group of N: one child runs, N-1 are held; a client cancels the group.  The gateway that
+    cancelled the held ones counts them, the worker the one it was running (which ends cancelled at
+    its next page, or completed if it had none left): each once, where it ended."""
+    n = 6
+    pages = "\f".join(f"page {p}" for p in range(4))  # the running child sees the cancel at its next page
+    children = [echo_child(pages if i == 0 else f"held-{i}", delay_ms=1000) for i in range(n)]
+    web, worker = procfile_stack.metrics_url("web"), procfile_stack.metrics_url("worker")
+
+    def finished(url: str, status: str) -> float:
+        return value(scrape(url), "ocrgw_jobs_finished_total", model="echo", status=status)
+
+    before = {(url, s): finished(url, s) for url in (web, worker) for s in ("cancelled", "completed")}
+    with Gateway(procfile_stack.procs["web"].base_url, timeout=WAIT) as gateway:
+        parent_id = submit_group(gateway, children, 1).json()["id"]
+        first = f"{parent_id}-0"
+        wait_until(lambda: gateway.job(first)["status"] == "processing", WAIT, message="the first child never started")
+        assert gateway.http.delete(f"{gateway.base_url}/jobs/{parent_id}", timeout=WAIT).status_code == 202
+        view = wait_for_job(gateway.job, parent_id, timeout=WAIT)
+    ran_to = view["children"][0]["status"]
+    assert ran_to in ("cancelled", "completed")
+    assert [c["status"] for c in view["children"][1:]] == ["cancelled"] * (n - 1)
+
+    # The gateway counted the held children as it cancelled them, before it answered.
+    assert finished(web, "cancelled") - before[web, "cancelled"] == n - 1
+    # The worker counts the running one once its attempt has ended, under the status it ended with.
+    wait_until(
+        lambda: finished(worker, ran_to) - before[worker, ran_to] >= 1,
+        WAIT,
+        message="the worker never counted the child it was running",
+    )
+    assert finished(worker, "cancelled") - before[worker, "cancelled"] == (ran_to == "cancelled")
+    assert finished(web, "cancelled") - before[web, "cancelled"] == n - 1

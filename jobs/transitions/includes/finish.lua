@@ -15,6 +15,10 @@
 -- expire_later: a root that ends (a single job, or a parent at its
 --   finalization) enters K.expiring, scored by when it ended; the sweep's
 --   `expire` deletes it with every key of its group OCRGW_RESULT_TTL later.
+-- cancelled_unstarted: the jobs this script ended `cancelled` before they
+--   started (held or queued), by model, as `model:n,...`: a reply's
+--   `cancelled_unstarted`, which the process that ran the script counts as
+--   finished (no worker ever sees them end).
 -- @needs release
 -- @needs attempt
 
@@ -33,6 +37,15 @@ local function audit(operation, job_id, parent_id, status, model, error_code, no
     E.time, int(now),
     E.tenant, owner[1] or '',
     E.key_id, owner[2] or '')
+end
+
+local unstarted_cancelled = {}  -- model -> jobs this script cancelled before they started
+
+local function cancelled_unstarted()
+  local parts = {}
+  for model, n in pairs(unstarted_cancelled) do parts[#parts + 1] = model .. ':' .. n end
+  table.sort(parts)
+  return table.concat(parts, ',')
 end
 
 local function expire_later(root_id, now)
@@ -68,6 +81,10 @@ local function finish_job(job_key, job, prefix, from, status, error_code, error_
     fields[#fields + 1] = job.intervals
   end
   redis.call('HSET', job_key, unpack(fields))
+  if status == STATUS.cancelled and (from == STATUS.held or from == STATUS.queued) then
+    local model = job.model or ''
+    unstarted_cancelled[model] = (unstarted_cancelled[model] or 0) + 1
+  end
   if job.kind == KIND.child then
     move_child(prefix, job.id, job.index, from, status)
     audit(OPERATION.job_child, job.id, job.parent_id, status, job.model, error_code, now)

@@ -73,3 +73,15 @@ def test_markdown_is_the_readme_s_table_whatever_the_environment():
 
     assert result.exit_code == 0
     assert result.stdout == configuration_table()
+
+
+def test_the_metrics_token_is_masked_and_a_short_one_refused_without_showing_it():
+    token = "a-metrics-token-of-some-length"
+
+    shown = config(env={"OCRGW_METRICS_TOKEN": token})
+    refused = config(env={"OCRGW_METRICS_TOKEN": "hunter2"})
+
+    assert shown.exit_code == 0 and token not in shown.output
+    assert "OCRGW_METRICS_TOKEN\t***\tenvironment" in shown.stdout.splitlines()
+    assert refused.exit_code == 1 and "hunter2" not in refused.output
+    assert "OCRGW_METRICS_TOKEN: must be at least 16 visible ASCII characters" in refused.stderr

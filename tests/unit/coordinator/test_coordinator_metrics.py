@@ -9,7 +9,7 @@ from coordinator import webhooks as delivery_task
 from coordinator.sweep import Sweeper
 from jobs import keys
 from jobs.config import Settings
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
 from tests.unit.observability.support import Counts
 
@@ -91,3 +91,20 @@ def test_each_webhook_attempt_counts_by_what_became_of_it(monkeypatch, outcome):
     assert delivery_task.deliver("0" * 32, 1) == outcome
 
     assert counts.delta("ocrgw_webhook_attempts_total", outcome=outcome) == 1
+
+
+def test_the_held_children_a_lease_that_ran_out_cancels_count_as_cancelled(store):
+    """A fail-fast group whose running child's lease ran out on its last attempt: it fails, and the sweep's
+    reclaim cancels the held children, before they started; the coordinator counts them."""
+    children = [NewJob(model="tesseract", content_type="image/png", payload=b"x") for _ in range(4)]
+    parent_id = store.create_group(children, GroupRules(max_parallel=1, fail_fast=True)).job_id
+    child_id = keys.child_id(parent_id, 0)
+    for _ in range(2):  # max_attempts
+        assert store.claim(child_id) is not None
+        store.redis.zadd(keys.LEASES, {child_id: 1}, xx=True)
+        counts = Counts()
+        Sweeper(store, publish=len).sweep()
+
+    assert store.queries.get(parent_id)["status"] == "failed"
+    assert counts.delta(FINISHED, model="tesseract", status="failed") == 1
+    assert counts.delta(FINISHED, model="tesseract", status="cancelled") == 3

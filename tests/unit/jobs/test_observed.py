@@ -69,3 +69,19 @@ def test_models_and_statuses_of_jobs_that_ended(kit):
     kit.store.fail(created.job_id, claim.attempt, "echo_failed", "asked to")
 
     assert observed.models_and_statuses(kit.r, [created.job_id, "0" * 32]) == [("echo", "failed"), ("", "")]
+
+
+def test_a_sample_keeps_the_occupancy_in_one_key_with_the_store_s_time(kit):
+    children = [kit.doc(0), png(1), kit.doc(2), png(3), png(4)]
+    kit.store.create_group(children, 2)
+    kit.single()
+    assert observed.last_sample(kit.r) is None  # nothing counted yet
+
+    recorded = observed.record_sample(kit.r)
+    read = observed.last_sample(kit.r)
+
+    seconds, micros = kit.r.time()
+    assert 0 < recorded.sampled_at_ms <= seconds * 1000 + micros // 1000
+    assert read == recorded
+    assert read is not None and read.occupancy == observed.occupancy(kit.r)
+    assert read.occupancy.held == {"echo": 1, "tesseract": 2}

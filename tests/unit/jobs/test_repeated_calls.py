@@ -9,7 +9,7 @@ transition twice with the same arguments and hands back the second reply.
 import pytest
 
 from jobs.errors import NotProcessing
-from jobs.records import Dispatch
+from jobs.records import Dispatch, GroupRules
 from jobs.transitions.claim import CLAIM
 from jobs.transitions.complete import COMPLETE
 
@@ -123,3 +123,18 @@ def test_a_complete_of_another_call_still_finds_the_job_finished(kit, store):
     with pytest.raises(NotProcessing):
         store.fail(job_id, claim.attempt, "timeout", "late")  # the time limit, after the result was written
     assert store.queries.result(job_id) == {"text": "first"}
+
+
+def test_a_fail_sent_again_answers_the_held_children_its_lost_reply_cancelled(kit, store):
+    """A fail-fast group: failing child 0 cancelled the held ones, which the lost reply told; the
+    second answer tells them again, so that the worker counts them (no other answer ever will)."""
+    parent = store.create_group(kit.docs(4), GroupRules(max_parallel=1, fail_fast=True)).job_id
+    c = kit.child_ids(parent, 4)
+    first = kit.claim(c[0])
+    lost = resend(store, "complete")
+
+    done = store.fail(c[0], first.attempt, "echo_failed", "asked to fail")
+
+    assert COMPLETE.decode(lost[0]).cancelled_unstarted == {"echo": 3}
+    assert done.cancelled_unstarted == {"echo": 3}
+    assert kit.statuses(parent, 4) == ["failed", "cancelled", "cancelled", "cancelled"]

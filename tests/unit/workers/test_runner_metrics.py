@@ -6,6 +6,7 @@ import logging
 
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, EchoFailed
+from jobs.records import GroupRules, NewJob
 from observability import logs
 from tests.unit.observability.support import Counts
 from tests.unit.workers.runner_support import make
@@ -125,3 +126,22 @@ def test_the_runner_s_lines_are_about_the_job_it_runs(h, caplog):
         ("reading child 1", f"{parent_id}-1", parent_id),
     ]
     assert logs.bound() is None  # what was bound before the run (nothing here) is bound again
+
+
+def test_the_held_children_a_failing_fail_fast_child_cancels_count_as_cancelled_once_each(h):
+    jobs = [NewJob(model="echo", content_type="text/plain", payload=f"child {i}".encode()) for i in range(5)]
+    parent_id = h.store.create_group(jobs, GroupRules(max_parallel=1, fail_fast=True)).job_id
+
+    def fail(document, options, on_page):
+        raise EchoFailed("unreadable")
+
+    h.adapter.behaviour = fail
+    counts = Counts()
+
+    assert h.runner.run(f"{parent_id}-0") == "failed"
+
+    assert h.job(parent_id)["status"] == "failed"
+    # The child that ran, and the four held ones its failure cancelled before they started.
+    assert counts.delta(FINISHED, model="echo", status="failed") == 1
+    assert counts.delta(FINISHED, model="echo", status="cancelled") == 4
+    assert counts.delta(ATTEMPTS, model="echo", outcome="cancelled") == 0
