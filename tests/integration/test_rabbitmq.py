@@ -144,12 +144,15 @@ def test_coordinator_and_beat_killed_mid_group_repair_it_once_restarted(procs):
 # -- the webhook deliverer ---------------------------------------------------------------------------
 
 
-def test_webhooks_are_handed_to_the_deliverer_and_handed_again_for_a_retry(procs, rabbitmq):
+def test_webhooks_are_handed_to_the_deliverer_and_handed_again_for_a_retry(procs, rabbitmq, tmp_path):
     """The sweep hands each webhook to the deliverer (the Procfile's `webhooks`) by a message, with an expiry."""
-    stack = procs.stack(db=procs.fresh_db(), env=test_webhooks.ENV, concurrency=2, web=True, webhooks=True)
-    with Gateway(stack.web().base_url) as gateway:
+    env = test_webhooks.deployment_env(tmp_path / "webhook-secrets")
+    stack = procs.stack(db=procs.fresh_db(), env=env, concurrency=2, web=True, webhooks=True)
+    with test_webhooks.as_tenant(stack, test_webhooks.ALPHA_KEY) as gateway:
         test_webhooks.test_a_single_job_s_view_arrives_signed_when_it_ends(gateway)
-        test_webhooks.test_a_webhook_answered_500_is_retried_after_the_backoff_and_both_attempts_are_events(gateway)
+        test_webhooks.test_a_webhook_answered_500_is_retried_after_the_backoff_with_the_same_id_and_both_attempts_are_events(
+            gateway
+        )
 
 
 # -- the broker itself --------------------------------------------------------------------------------

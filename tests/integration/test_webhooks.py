@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from standardwebhooks import Webhook
@@ -35,20 +35,25 @@ TIMEOUT_SECONDS = 15  # a slow receiver holds an attempt this long, unless relea
 WAIT = 60.0  # bounds a hang; asserts no speed
 
 
-@pytest.fixture(scope="module")
-def deployment(stack_factory, tmp_path_factory):
-    """With the webhook deliverer as the Procfile runs it (``webhooks``, four threads here)."""
-    secrets = tmp_path_factory.mktemp("webhooks") / "webhook-secrets"
-    secrets.write_text(f"# each tenant's webhook secret\nalpha:{ALPHA_SECRET}\nbeta:{BETA_SECRET}\n")
-    env = {
+def deployment_env(secrets_path) -> dict[str, str]:
+    """The settings of a deployment whose tenants alpha and beta each sign with their own secret,
+    written to ``secrets_path`` (a file name in a temporary directory)."""
+    secrets_path.write_text(f"# each tenant's webhook secret\nalpha:{ALPHA_SECRET}\nbeta:{BETA_SECRET}\n")
+    return {
         "OCRGW_SWEEP_INTERVAL": "0.2",
         "OCRGW_API_KEYS": f"alpha:{ALPHA_KEY},beta:{BETA_KEY}",
-        "OCRGW_WEBHOOK_SECRETS_FILE": str(secrets),
+        "OCRGW_WEBHOOK_SECRETS_FILE": str(secrets_path),
         "OCRGW_WEBHOOK_ALLOW_PRIVATE": "1",
         "OCRGW_WEBHOOK_BACKOFF": str(BACKOFF_SECONDS),
         "OCRGW_WEBHOOK_TIMEOUT": str(TIMEOUT_SECONDS),
         "OCRGW_WEBHOOK_TENANT_CONCURRENCY": "2",
     }
+
+
+@pytest.fixture(scope="module")
+def deployment(stack_factory, tmp_path_factory):
+    """With the webhook deliverer as the Procfile runs it (``webhooks``, four threads here)."""
+    env = deployment_env(tmp_path_factory.mktemp("webhooks") / "webhook-secrets")
     return stack_factory(env=env, concurrency=2, webhooks=True)
 
 
@@ -215,11 +220,7 @@ def test_a_tenant_s_slow_receivers_hold_two_deliverers_and_another_tenant_s_webh
         alpha_events_then = [e for job_id in slow_jobs for e in gateway.events(job_id) if e["operation"] == "webhook"]
         slow.release()
         for job_id in slow_jobs:
-            wait_until(
-                lambda job_id=job_id: any(e["outcome"] == "delivered" for e in webhook_events(gateway, job_id, 1)),
-                WAIT,
-                message=f"alpha's webhook of {job_id} not delivered",
-            )
+            wait_until(delivered_check(gateway, job_id), WAIT, message=f"alpha's webhook of {job_id} not delivered")
         connections = slow.wait_for(len(slow.connections), WAIT, ended=True)
 
     assert beta_event["outcome"] == "delivered"
@@ -234,6 +235,11 @@ def test_a_tenant_s_slow_receivers_hold_two_deliverers_and_another_tenant_s_webh
     # Alpha never held more than two connections at once (the receiver's record of each).
     assert max_overlap(connections) <= 2
     assert len(connections) >= 6
+
+
+def delivered_check(gateway: Gateway, job_id: str) -> Callable[[], bool]:
+    """Whether the job's webhook was delivered, asked each time the result is called."""
+    return lambda: any(e["outcome"] == "delivered" for e in webhook_events(gateway, job_id, 1))
 
 
 def gateway_webhook_events(gateway: Gateway, job_ids: list[str]) -> list[dict]:
