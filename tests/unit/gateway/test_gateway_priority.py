@@ -7,9 +7,10 @@ import pytest
 
 from jobs import keys
 from jobs.records import Dispatch
+from jobs.transitions.spec import BUILD_PDF
 from tests.pdfs import text_pdf
 
-from .support import assert_problem, b64, echo_job, fanout
+from .support import assert_problem, b64, echo_job, fanout, png
 
 
 def stored_priority(redis, job_id: str) -> str:
@@ -83,6 +84,17 @@ def test_the_same_raw_upload_in_another_lane_is_another_request(client):
 
     assert first.status_code == 202
     assert_problem(again, 422, "idempotency_key_reused")
+
+
+def test_an_interactive_jobs_searchable_pdf_is_built_in_its_lane(client, store, published):
+    job_id = client.post("/jobs?priority=interactive", data=png(), content_type="image/png").get_json()["id"]
+    claim = store.claim(job_id)
+    page = {"page": 1, "text": "x", "source": "ocr", "width": 8, "height": 8, "lines": []}
+    store.complete(job_id, claim.attempt, {"text": "x", "pages": [page]})
+    published.clear()
+
+    assert client.get(f"/jobs/{job_id}/result.pdf").status_code == 202
+    assert published == [[Dispatch(job_id, "tesseract", BUILD_PDF, priority="interactive")]]
 
 
 # -- refused: 422 invalid_field, nothing stored ------------------------------------------------
