@@ -34,20 +34,25 @@ CHILD_MS = 400  # a batch child's time: the interactive job waits for one at mos
 WAIT = 120.0  # bounds a hang only
 
 
-@pytest.fixture(scope="module")
-def lanes_stack(module_procs: ProcGroup) -> Iterator[Stack]:
-    db = module_procs.fresh_db()
+def start_lanes_stack(procs: ProcGroup) -> Stack:
+    """A stack whose one worker process consumes only the echo model's queue (``--queues ocr.echo``)."""
+    db = procs.fresh_db()
     # Kept slots last as long as a whole group here: only giving way lets the interactive job in.
     env = {"OCRGW_KEEP_SLOT_SECONDS": "60", "OCRGW_SWEEP_INTERVAL": "0.5"}
-    worker = module_procs.worker(concurrency=1, queues="ocr.echo", db=db, env=env, wait=False)
-    coordinator = module_procs.coordinator(db=db, env=env, wait=False)
-    beat = module_procs.beat(db=db, env=env, wait=False)
-    stack = Stack(module_procs, db, module_procs.url(db), env, worker, coordinator, beat)
+    worker = procs.worker(concurrency=1, queues="ocr.echo", db=db, env=env, wait=False)
+    coordinator = procs.coordinator(db=db, env=env, wait=False)
+    beat = procs.beat(db=db, env=env, wait=False)
+    stack = Stack(procs, db, procs.url(db), env, worker, coordinator, beat)
     stack.web()
     worker.wait_ready(CELERY_READY, START_TIMEOUT)
     coordinator.wait_ready(CELERY_READY, START_TIMEOUT)
     beat.wait_ready(BEAT_READY, START_TIMEOUT)
-    yield stack
+    return stack
+
+
+@pytest.fixture(scope="module")
+def lanes_stack(module_procs: ProcGroup) -> Stack:
+    return start_lanes_stack(module_procs)
 
 
 @pytest.fixture
