@@ -3,7 +3,7 @@ message a transition asks for (create, release, hand-off, reclaim, republish) na
 
 from dataclasses import replace
 
-from jobs import keys
+from jobs import controls, keys
 from jobs.contract import Priority
 from jobs.records import Dispatch, GroupRules
 
@@ -96,3 +96,22 @@ def test_the_sweeps_release_of_a_group_names_its_lane(kit):
     released = kit.store.release([created.job_id])
 
     assert released == [Dispatch(c, "echo", priority=INTERACTIVE) for c in kit.child_ids(created.job_id, 2)]
+
+
+def test_a_redriven_child_goes_back_to_its_groups_lane(kit):
+    created = kit.store.create_group(kit.docs(2), GroupRules(max_parallel=0, priority=INTERACTIVE))
+    first, second = kit.child_ids(created.job_id, 2)
+    kit.store.fail(first, kit.claim(first).attempt, "echo_failed", "asked to")
+    kit.store.complete(second, kit.claim(second).attempt, {"text": "x", "pages": []})
+
+    redriven = controls.redrive(kit.store, created.job_id)
+
+    assert redriven.dispatches == [Dispatch(first, "echo", priority=INTERACTIVE)]
+
+
+def test_a_raised_cap_releases_into_the_groups_lane(kit):
+    created = kit.store.create_group(kit.docs(2), GroupRules(max_parallel=1, priority=INTERACTIVE))
+
+    released = controls.set_cap(kit.store, created.job_id, 2)
+
+    assert released == [Dispatch(kit.child_ids(created.job_id, 2)[1], "echo", priority=INTERACTIVE)]
