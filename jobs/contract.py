@@ -204,7 +204,8 @@ class Field(str, Enum):
     IDEMPOTENCY_KEY = "idempotency_key"
     CALLBACK_URL = "callback_url"  # '' or where the job's view is POSTed once it is terminal
     ON_PREM = "on_prem"  # '1': the document must stay on premises, no cloud model may take it
-    # 'interactive' or 'batch' (a Priority; absent on jobs stored before lanes: batch); a child has its group's
+    # 'interactive' (a Priority), or absent: batch, the default (and every job stored before lanes); a child
+    # has its group's
     PRIORITY = "priority"
     CANCEL_REQUESTED = "cancel_requested"  # '1' once a client asked to cancel a job (or its parent)
     WEBHOOK_ATTEMPTS = "webhook_attempts"  # delivery attempts claimed so far; the current one's number

@@ -30,7 +30,8 @@
                    callback_url, on_prem, source_pages, priority] per job (the single
                    job, or each child in index order); source_pages '' or "first-last":
                    the child's pages of the parent's document (a split PDF); priority
-                   the job's lane, a child's its group's (the group's `priority`)
+                   the job's lane, a child's its group's (the group's `priority`),
+                   stored only when 'interactive' (no field is batch)
     source         parent: the document its children's source_pages are pages of,
                    stored once as the parent's payload ('' for none)
     payloads       the rest of ARGV: one document per job, in the same order
@@ -67,12 +68,17 @@ local function job_fields(id, kind, idempotency_key, spec, more)
     F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
     F.idempotency_key, idempotency_key,
     F.model, spec[1], F.doc_hash, spec[2], F.pages, spec[3], F.content_type, spec[4], F.options, spec[5],
-    F.callback_url, spec[6], F.on_prem, spec[7], F.priority, lane_of(spec[9]),
+    F.callback_url, spec[6], F.on_prem, spec[7],
   }
   -- Only a split's child has its pages of a source: other hashes stay as they were.
   if spec[8] and spec[8] ~= '' then
     fields[#fields + 1] = F.source_pages
     fields[#fields + 1] = spec[8]
+  end
+  -- Only an interactive job says so: no field is batch (lane_of), which spares every batch child its bytes.
+  if lane_of(spec[9]) == PRIORITY.interactive then
+    fields[#fields + 1] = F.priority
+    fields[#fields + 1] = PRIORITY.interactive
   end
   for _, v in ipairs(more) do fields[#fields + 1] = v end
   return fields
@@ -96,7 +102,8 @@ else
     F.status, STATUS.queued, F.model, A.group.model, F.max_parallel, int(A.group.max_parallel),
     F.total, int(n), F.tolerated_failures, int(A.group.tolerated_failures),
     F.fail_fast, A.group.fail_fast and '1' or '0', F.callback_url, A.group.callback_url, F.redrives, '0',
-    F.tenant, A.tenant, F.key_id, A.key_id, F.priority, lane_of(A.group.priority))
+    F.tenant, A.tenant, F.key_id, A.key_id)
+  if lane_of(A.group.priority) == PRIORITY.interactive then redis.call('HSET', K.root, F.priority, PRIORITY.interactive) end
   -- A split's document, once for all its children: they read their pages of it.
   if A.source ~= '' then redis.call('SET', payload_key_of(A.prefix, A.root_id), A.source) end
   local counts = {}

@@ -3,6 +3,8 @@ message a transition asks for (create, release, hand-off, reclaim, republish) na
 
 from dataclasses import replace
 
+import pytest
+
 from jobs import controls, keys
 from jobs.contract import Priority
 from jobs.records import Dispatch, GroupRules
@@ -22,7 +24,7 @@ def test_a_job_is_batch_unless_it_says_otherwise(kit):
     created = kit.single()
 
     assert created.dispatches == [Dispatch(created.job_id, "echo", priority=BATCH)]
-    assert kit.job(created.job_id)["priority"] == BATCH
+    assert "priority" not in kit.job(created.job_id)  # no field is batch: a batch job spends no bytes on it
 
 
 def test_the_children_of_a_group_take_its_lane_whatever_they_say(kit):
@@ -82,9 +84,13 @@ def test_a_republished_job_goes_to_its_lane(kit):
     assert kit.store.republish([job_id]) == [Dispatch(job_id, "echo", priority=INTERACTIVE)]
 
 
-def test_a_job_stored_before_lanes_existed_is_batch(kit, r):
-    job_id = kit.single().job_id
-    r.hdel(keys.job(job_id), "priority")
+@pytest.mark.parametrize("stored", [None, "batch", ""])
+def test_a_job_not_marked_interactive_is_batch(kit, r, stored):
+    job_id = kit.store.create_single(replace(kit.doc(), priority=INTERACTIVE)).job_id
+    if stored is None:
+        r.hdel(keys.job(job_id), "priority")  # as every job stored before lanes existed
+    else:
+        r.hset(keys.job(job_id), "priority", stored)
     kit.make_stale(job_id)
 
     assert kit.store.republish([job_id]) == [Dispatch(job_id, "echo", priority=BATCH)]
