@@ -36,6 +36,7 @@ BENCHMARKS = {
     "sweep_scaling": "bench.sweep",
     "memory": "bench.memory",
     "capacity": "bench.capacity",
+    "priority_lanes": "bench.priority",
 }
 
 

@@ -122,6 +122,11 @@ def main(ctx: click.Context, url: str, api_key: str | None) -> None:
 @click.option("--deskew", is_flag=True, help="Straighten crooked pages first (the option deskew).")
 @click.option("--content-type", metavar="TYPE", help="The files' media type, if their bytes and names do not say.")
 @click.option("--callback-url", metavar="URL", help="Where the job's view is POSTed once it ends.")
+@click.option(
+    "--priority",
+    type=click.Choice(["interactive", "batch"]),
+    help="interactive: ahead of the model's batch work (the gateway's default: batch).",
+)
 @click.option("--wait", is_flag=True, help="Show progress until the job ends; exit 1 if it did not complete.")
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the result here (implies --wait)."
@@ -148,6 +153,7 @@ def submit(
     deskew: bool,
     content_type: str | None,
     callback_url: str | None,
+    priority: str | None,
     wait: bool,
     output: Path | None,
     fmt: str,
@@ -167,6 +173,7 @@ def submit(
             options=parse_options(options) | _page_geometry(rotate_pages=rotate_pages, deskew=deskew),
             callback_url=callback_url,
             idempotency_key=idempotency_key,
+            priority=priority,
         )
     except SubmitError as why:
         raise click.UsageError(str(why)) from None

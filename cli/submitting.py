@@ -100,6 +100,7 @@ def build(
     options: dict[str, Any],
     callback_url: str | None,
     idempotency_key: str | None,
+    priority: str | None = None,
 ) -> Request:
     """The request that submits ``documents`` as one job or one group."""
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
@@ -110,6 +111,8 @@ def build(
         fanout: dict[str, Any] = {"max_parallel": max_parallel or 0, "children": children}
         if callback_url:
             fanout["callback_url"] = callback_url
+        if priority:
+            fanout["priority"] = priority
         return Request(headers, json={"fanout": fanout})
     (document,) = documents
     if max_parallel is not None and split_pages is None:
@@ -120,6 +123,8 @@ def build(
             job.update(split_pages=split_pages, max_parallel=max_parallel or 0)
         if callback_url:
             job["callback_url"] = callback_url
+        if priority:
+            job["priority"] = priority
         return Request(headers, json=job)
     params: dict[str, Any] = {}
     if model:
@@ -128,6 +133,8 @@ def build(
         params.update(split_pages=split_pages, max_parallel=max_parallel or 0)
     if callback_url:
         params["callback_url"] = callback_url
+    if priority:
+        params["priority"] = priority
     return Request(headers, body=document.data, content_type=document.content_type, params=params)
 
 

@@ -21,17 +21,29 @@ from marshmallow.validate import Length, OneOf, Range
 from gateway.problems import Problem
 from jobs import webhook_urls
 from jobs.config import default_of
+from jobs.contract import Priority
 from jobs.fields import DigitsInteger, StrictBoolean, StrictInteger, StrictNumber, Text
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
 from jobs.records import NewJob
 from jobs.registry import MODEL_NAMES, MODELS, Model
 
+PRIORITIES = [p.value for p in Priority]
 MAX_DOC_HASH_CHARS = 128
 MAX_CALLBACK_URL_CHARS = webhook_urls.MAX_URL_CHARS
 DEFAULT_PAGE_LIMIT = 20
 MAX_PAGE_LIMIT = 200
 # The registry's own list, so that remote models installed at start are in it too.
 _MODEL_NAMES = MODEL_NAMES
+_PRIORITY_DOC = (
+    "'interactive': the job goes ahead of batch work of its model (its own queue, consumed first); "
+    "'batch' (the default): behind interactive work."
+)
+
+
+def _priority(description: str = _PRIORITY_DOC) -> Text:
+    return Text(validate=OneOf(PRIORITIES), metadata={"description": description})
+
+
 _ON_PREM_DOC = (
     "true: the document must stay on premises; a model whose location is cloud refuses it "
     "(403 on_prem_required). Default false."
@@ -144,6 +156,7 @@ class RawQuerySchema(_Document):
     split_pages = DigitsInteger(validate=Range(min=1, max=MAX_COUNT), metadata={"description": _SPLIT_PAGES_DOC})
     max_parallel = DigitsInteger(validate=_CAP_RANGE, metadata={"description": _SPLIT_CAP_DOC})
     on_prem = fields.Boolean(truthy={"true"}, falsy={"false"}, metadata={"description": _ON_PREM_DOC})
+    priority = _priority(f"{_PRIORITY_DOC} With split_pages: every part's.")
 
     @validates_schema
     def _split_rules(self, data, **_):
@@ -178,6 +191,7 @@ class JobSchema(_Document):
     )
     max_parallel = StrictInteger(validate=_CAP_RANGE, metadata={"description": f"{_SPLIT_CAP_DOC} <= 0: no cap."})
     on_prem = StrictBoolean(metadata={"description": f"{_ON_PREM_DOC} In a group, the group's on_prem applies too."})
+    priority = _priority(f"{_PRIORITY_DOC} Not in a group's child: a child runs in its group's lane.")
 
     @validates_schema
     def _split_rules(self, data, **_):
@@ -206,6 +220,7 @@ class JobSchema(_Document):
             options=data.get("options", {}),
             callback_url=data.get("callback_url", ""),
             on_prem=data.get("on_prem", False),
+            priority=data.get("priority", Priority.BATCH.value),
         )
         if "split_pages" in data:
             return SplitRequest(job, data["split_pages"], data.get("max_parallel", 0))
@@ -252,6 +267,7 @@ class FanoutSchema(Schema):
     )
     callback_url = _callback_url()
     on_prem = StrictBoolean(metadata={"description": f"{_ON_PREM_DOC} Applies to every child."})
+    priority = _priority(f"{_PRIORITY_DOC} The group's and every child's.")
 
 
 class GroupSchema(Schema):

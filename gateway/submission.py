@@ -47,7 +47,7 @@ from gateway.document_checks import check_document
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, SplitRequest, accepting_model, check_not_empty
 from jobs.config import Settings
-from jobs.contract import ErrorCode
+from jobs.contract import ErrorCode, Priority
 from jobs.records import GroupRules, NewJob
 from jobs.registry import MODELS
 from jobs.webhook_urls import InvalidCallbackUrl, check_submitted
@@ -153,6 +153,7 @@ class Parser:
             pages=pages,
             callback_url=callback_url,
             on_prem=on_prem,
+            priority=query.get("priority", Priority.BATCH.value),
         )
         check_languages(job, languages)
         # The callback and on_prem join the fingerprint only when given, so earlier requests' fingerprints still match.
@@ -165,6 +166,7 @@ class Parser:
             body,
             *([callback_url] if callback_url else []),
             *(["on_prem"] if asked_on_prem else []),
+            *([f"priority={query['priority']}"] if "priority" in query else []),
         )
         page_count = check_document(job, self.limits)
         if "split_pages" not in query:
@@ -216,6 +218,8 @@ class Parser:
                 job = _load(self.job, child)
                 if isinstance(job, SplitRequest):
                     raise invalid_field({"split_pages": ["A child of a fan-out group cannot be split."]})
+                if "priority" in child:
+                    raise invalid_field({"priority": ["A child runs in its group's lane: give fanout.priority."]})
                 job = _kept_on_prem(job, group_on_prem)
                 check_languages(job, languages)
                 self._callback_url(job.callback_url)
@@ -223,7 +227,9 @@ class Parser:
             except Problem as problem:
                 raise for_child(problem, index) from None
             jobs.append(job)
-        return Submission(jobs, _rules(group, len(jobs), group_callback_url), request_print)
+        rules = _rules(group, len(jobs), group_callback_url)
+        jobs = [replace(j, priority=rules.priority) for j in jobs]
+        return Submission(jobs, rules, request_print)
 
     def _callback_url(self, url: str) -> str:
         """``url`` ('' for none) if the webhook policy takes it; else ``invalid_callback_url``."""
@@ -259,7 +265,7 @@ class Parser:
         ]
         return Submission(
             children,
-            GroupRules(max_parallel=request.max_parallel, callback_url=job.callback_url),
+            GroupRules(max_parallel=request.max_parallel, callback_url=job.callback_url, priority=job.priority),
             request_print,
             split=True,
             source=job.payload,
@@ -323,6 +329,7 @@ def _rules(group: dict[str, Any], total: int, callback_url: str) -> GroupRules:
         tolerated_failures=tolerated,
         fail_fast=group.get("fail_fast", False),
         callback_url=callback_url,
+        priority=group.get("priority", Priority.BATCH.value),
     )
 
 

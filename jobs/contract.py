@@ -40,6 +40,13 @@ ROOT_STATUSES = tuple(s for s in JobStatus if s is not JobStatus.HELD)
 ROOT_KINDS = (JobKind.SINGLE, JobKind.PARENT)
 
 
+class Priority(str, Enum):
+    """A submission's lane: interactive work goes ahead of batch work of the same model (its own queue)."""
+
+    INTERACTIVE = "interactive"
+    BATCH = "batch"  # the default; a job stored before lanes existed has no field and is batch
+
+
 class Operation(str, Enum):
     """The ``operation`` of an audit event."""
 
@@ -197,6 +204,9 @@ class Field(str, Enum):
     IDEMPOTENCY_KEY = "idempotency_key"
     CALLBACK_URL = "callback_url"  # '' or where the job's view is POSTed once it is terminal
     ON_PREM = "on_prem"  # '1': the document must stay on premises, no cloud model may take it
+    # 'interactive' (a Priority), or absent: batch, the default (and every job stored before lanes); a child
+    # has its group's
+    PRIORITY = "priority"
     CANCEL_REQUESTED = "cancel_requested"  # '1' once a client asked to cancel a job (or its parent)
     WEBHOOK_ATTEMPTS = "webhook_attempts"  # delivery attempts claimed so far; the current one's number
     # webhook_attempts when the job last ended (a redriven parent ends again): that round's
@@ -272,6 +282,7 @@ def lua_preamble() -> str:
         _lua_table("REPLY", {r.name: r.value for r in Reply}),
         _lua_table("ERROR", {e.value: e.value for e in SCRIPT_ERROR_CODES}),
         _lua_table("STAGE", {e.value: e.value for e in Stage}),
+        _lua_table("PRIORITY", {p.value: p.value for p in Priority}),
         _lua_table("F", {f.name.lower(): f.value for f in Field}),
         _lua_table("E", {f.name.lower(): f.value for f in EventField}),
         "local function count_field(status) return 'n_' .. status end",

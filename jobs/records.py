@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobs import keys
+from jobs.contract import Priority
 from jobs.ids import DEFAULT_TENANT
 from jobs.transitions.spec import Dispatch
 
@@ -28,6 +29,9 @@ class NewJob:
     # A child of a split PDF: its pages (1-based, first and last) of the document the group stores once,
     # as its parent's payload; ``payload`` is then empty.
     source_pages: tuple[int, int] | None = None
+    # Its lane (a ``Priority`` value): interactive work goes ahead of batch work of its model.  A group's
+    # children take the group's (``GroupRules.priority``).
+    priority: str = Priority.BATCH.value
 
     def __post_init__(self):
         if not self.doc_hash:
@@ -35,7 +39,7 @@ class NewJob:
 
     def spec(self) -> list[str]:
         """How ``create`` takes the job's fields: [model, doc_hash, pages, content_type, options JSON, callback,
-        on_prem ('1' or '0'), source_pages ('' or "first-last")]."""
+        on_prem ('1' or '0'), source_pages ('' or "first-last"), priority]."""
         return [
             self.model,
             self.doc_hash,
@@ -45,6 +49,7 @@ class NewJob:
             self.callback_url,
             "1" if self.on_prem else "0",
             format_pages(self.source_pages),
+            self.priority,
         ]
 
 
@@ -72,6 +77,7 @@ class GroupRules:
     tolerated_failures: int = 0
     fail_fast: bool = False  # past the tolerance, cancel the held children at once
     callback_url: str = ""  # where the parent's view is POSTed once it is terminal
+    priority: str = Priority.BATCH.value  # the lane of the group and of every child
 
 
 @dataclass(frozen=True)

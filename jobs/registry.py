@@ -30,6 +30,7 @@ from enum import Enum
 from marshmallow import INCLUDE, Schema
 from marshmallow.validate import OneOf, Range, Regexp
 
+from jobs.contract import Priority
 from jobs.fields import StrictBoolean, StrictInteger, StrictNumber, Text
 
 #: OCRmyPDF's default ``--rotate-pages-threshold`` (``documents.geometry`` applies it).
@@ -170,8 +171,17 @@ class Model:
 
     @property
     def queue(self) -> str:
-        """The Celery queue that the workers for this model consume."""
+        """The Celery queue that the workers for this model consume: its batch lane."""
         return f"ocr.{self.name}"
+
+    @property
+    def interactive_queue(self) -> str:
+        """The model's interactive lane, which its workers consume before ``queue``."""
+        return interactive_queue_of(self.queue)
+
+    def queue_for(self, priority: str) -> str:
+        """The queue of a job of this model and ``priority`` (a ``Priority`` value; anything else is batch)."""
+        return self.interactive_queue if priority == Priority.INTERACTIVE.value else self.queue
 
     @property
     def options_schema(self) -> Schema:
@@ -265,6 +275,30 @@ def install_remote_models(remotes: Iterable[RemoteModel]) -> None:
         MODELS[remote.name] = remote_entry(remote)
 
 
+#: What a model's interactive queue adds to its queue's name.  A model's name has no dot, so no
+#: model's queue can be another's interactive one.
+INTERACTIVE_SUFFIX = ".interactive"
+
+
+def interactive_queue_of(queue: str) -> str:
+    """The interactive lane beside a model's ``queue`` (``ocr.echo`` -> ``ocr.echo.interactive``)."""
+    return queue + INTERACTIVE_SUFFIX
+
+
+def is_interactive_queue(queue: str) -> bool:
+    return queue.endswith(INTERACTIVE_SUFFIX)
+
+
 def model_queues() -> list[str]:
-    """Every model's queue, remote models included once installed: what a worker consumes unless told otherwise."""
-    return [MODELS[name].queue for name in MODEL_NAMES]
+    """Every model's queues, remote models included once installed: what a worker consumes unless told
+    otherwise.  The interactive lanes come first, each model's before its batch queue."""
+    return [MODELS[name].interactive_queue for name in MODEL_NAMES] + [MODELS[name].queue for name in MODEL_NAMES]
+
+
+def with_interactive_lanes(queues: Iterable[str]) -> list[str]:
+    """``queues`` (a worker's ``--queues``), each model's queue joined by its interactive lane, the
+    interactive lanes first; any other queue (coordinator, webhooks) stays as it is."""
+    names = list(dict.fromkeys(queues))
+    batch_queues = {MODELS[name].queue for name in MODEL_NAMES}
+    lanes = [interactive_queue_of(q) for q in names if q in batch_queues]
+    return list(dict.fromkeys([*lanes, *names]))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from redis import Redis
@@ -146,7 +147,10 @@ class JobStore(SweepTransitions):
             "tolerated_failures": rules.tolerated_failures,
             "fail_fast": rules.fail_fast,
             "callback_url": rules.callback_url,
+            "priority": rules.priority,
         }
+        # Every child runs in its group's lane, whatever it says itself.
+        children = [c if c.priority == rules.priority else replace(c, priority=rules.priority) for c in children]
         return self._create(
             new_job_id(owner.tenant), JobKind.PARENT, children, group, idempotency, release, owner, source
         )

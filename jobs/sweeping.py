@@ -107,7 +107,7 @@ class SweepTransitions:
             if reply.code != Reply.OK:
                 continue
             if reply.requeued:
-                requeued.append(Dispatch(job_id, reply.model))
+                requeued.append(Dispatch(job_id, reply.model, priority=reply.priority))
             else:
                 failed.append(job_id)
                 dispatches += reply.released
@@ -120,7 +120,9 @@ class SweepTransitions:
             REPUBLISH,
             [({"job": keys.job(j), "queued": keys.QUEUED}, {"job_id": j, "requeue_ms": self.requeue_ms}) for j in ids],
         )
-        return [Dispatch(j, r.model) for j, r in zip(ids, replies, strict=True) if r.code == Reply.OK]
+        return [
+            Dispatch(j, r.model, priority=r.priority) for j, r in zip(ids, replies, strict=True) if r.code == Reply.OK
+        ]
 
     def release(self, parent_ids: Iterable[str]) -> list[Dispatch]:
         """Releases the parents' held children, tenants taking turns; the dispatches in that fair order."""

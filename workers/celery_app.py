@@ -7,7 +7,8 @@ behind a long OCR run stays on the queue where another worker can take it.
 
 The app's queues are the models' (``jobs.registry.model_queues``), so
 ``celery -A workers worker`` without ``--queues`` consumes every model's,
-a configured remote model's too.  The coordinator and the webhook deliverer
+a configured remote model's too; each model has an interactive queue beside
+its own, consumed first (``workers.lanes``).  The coordinator and the webhook deliverer
 share this app: they always name their queue.
 """
 
@@ -24,6 +25,7 @@ from jobs.registry import MODELS, install_remote_models, model_queues
 from observability import celery_hooks
 from workers import process_limits
 from workers.broker import is_rabbitmq, rabbitmq_settings
+from workers.lanes import QUEUE_ORDER_STRATEGY, add_interactive_lanes
 from workers.languages import LanguageReporter, installed_languages
 
 RUN_TASK = "ocrgw.run"
@@ -77,7 +79,8 @@ def make_celery(settings: Settings) -> Celery:
         worker_cancel_long_running_tasks_on_connection_loss=False,
         # An unacked message comes back after this long; claim makes the
         # late copy a no-op, and the lease (not this) is what reclaims work.
-        broker_transport_options={"visibility_timeout": 3600},
+        # The order a worker's BRPOP names its queues in: interactive lanes first (workers.lanes).
+        broker_transport_options={"visibility_timeout": 3600, "queue_order_strategy": QUEUE_ORDER_STRATEGY},
         # Task events (what Flower shows) are a publish per task state from the worker's main
         # loop, the loop that hands the next message to a pool process: off unless asked for.
         # Flower turns the workers' events on itself (its enable_events, every 5 s) while it runs.
@@ -118,6 +121,13 @@ settings = Settings.from_env()
 # them in the registry before the app is made.
 install_remote_models(settings.remotes)
 app = make_celery(settings)
+
+
+@signals.celeryd_after_setup.connect
+def _consume_interactive_lanes(sender: object = None, instance: Any = None, **_: object) -> None:
+    """``--queues ocr.echo`` means the echo model's work: its interactive queue too (``workers.lanes``)."""
+    if instance is not None:
+        add_interactive_lanes(instance.app)
 
 
 @signals.worker_init.connect

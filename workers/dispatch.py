@@ -1,4 +1,4 @@
-"""Publishes one Celery message per job that a transition queued.
+"""Publishes one Celery message per job that a transition queued, to its model's queue of its lane.
 
 Publishing happens after the transition has committed, so a process that dies
 in between leaves a `queued` job with no message; the sweep re-publishes
@@ -37,7 +37,7 @@ def publish(dispatches: Iterable[Dispatch]) -> int:
         with app.producer_or_acquire() as producer, producer.batch(max_size=512):
             declared = producer.connection.declared_entities
             for d in dispatches:
-                queue = MODELS[d.model].queue
+                queue = MODELS[d.model].queue_for(d.priority)
                 task = BUILD_PDF_TASK if d.task == BUILD_PDF else RUN_TASK
                 mark = _declared_mark(queue)
                 if mark in declared:

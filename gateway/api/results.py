@@ -29,7 +29,7 @@ from gateway.openapi import problems
 from gateway.problems import Problem, require_terminal
 from gateway.publishing import publish_quietly
 from gateway.services import services
-from jobs.contract import JobKind, JobStatus
+from jobs.contract import Field, JobKind, JobStatus, Priority
 from jobs.queries import JobQueries
 from jobs.records import Dispatch
 from jobs.registry import DOCUMENT_TYPES
@@ -98,7 +98,9 @@ def job_result_pdf(job_id: str):
     model = _pdf_model(queries, record)
     # Asked again once a build could have ended, not before: the task's time limit, and a margin for its queue.
     if services().store.ask_pdf(job_id, round(services().settings.job_timeout) + PDF_ASK_MARGIN_SECONDS):
-        publish_quietly(services().publish, [Dispatch(job_id, model, BUILD_PDF)])
+        # In the job's lane: an interactive job's PDF is built ahead of batch work too.
+        lane = record.get(Field.PRIORITY.value) or Priority.BATCH.value
+        publish_quietly(services().publish, [Dispatch(job_id, model, BUILD_PDF, priority=lane)])
     url = f"/jobs/{job_id}/result.pdf"
     response = jsonify({"id": job_id, "status": "building", "url": url})
     response.status_code = 202

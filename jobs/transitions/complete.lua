@@ -16,7 +16,11 @@
   index holds nothing but this group's queued children): otherwise the child
   goes through a message, behind what was queued before it, so another
   group's or another tenant's queued work waits for the jobs queued ahead
-  of it, never for a run of kept slots.
+  of it, never for a run of kept slots.  So a waiting interactive job always
+  makes a batch group's kept slot give way (and, its lane's queue consumed
+  first, runs before the batch child).  An interactive group's slot gives
+  way alike: its child goes to the interactive queue, which is consumed
+  first, so it loses only the round trip through the broker.
 
   Keys:
     job            the job's hash
@@ -102,10 +106,11 @@ local function replay(record)
   end
   for id in string.gmatch(r[4] or '', '[^,]+') do
     -- A release may have served another group of the tenant (its waiting line).
-    local c = redis.call('HMGET', job_key_of(group_prefix_of(id), id), F.status, F.model)
+    local c = redis.call('HMGET', job_key_of(group_prefix_of(id), id), F.status, F.model, F.priority)
     if c[1] == STATUS.queued then
       out.released[#out.released + 1] = id
       out.released[#out.released + 1] = c[2]
+      out.released[#out.released + 1] = lane_of(c[3])
     end
   end
   return reply(out)
@@ -141,7 +146,7 @@ if job.kind == KIND.child then
   out.finalized = finalized
   local taken = nil
   if A.next_lease_ms > 0 and not others_waiting() then
-    for i = 1, #released, 2 do
+    for i = 1, #released, 3 do
       if released[i + 1] == A.next_model and root_of(released[i]) == job.parent_id then taken = i break end
     end
   end
@@ -152,15 +157,16 @@ if job.kind == KIND.child then
     with_claim(out, next_key, next_id, next_attempt)
     handed_to, handed_attempt = next_id, next_attempt
   end
-  for i = 1, #released, 2 do
+  for i = 1, #released, 3 do
     if i ~= taken then
       out.released[#out.released + 1] = released[i]
       out.released[#out.released + 1] = released[i + 1]
+      out.released[#out.released + 1] = released[i + 2]
     end
   end
 end
 local published = {}
-for i = 1, #out.released, 2 do published[#published + 1] = out.released[i] end
+for i = 1, #out.released, 3 do published[#published + 1] = out.released[i] end
 out.cancelled_unstarted = cancelled_unstarted()
 redis.call('SET', K.call, table.concat({out.finalized, handed_to, handed_attempt, table.concat(published, ','),
   out.cancelled_unstarted}, '|'), 'PX', A.record_ms)

@@ -25,11 +25,13 @@
                    parent on the due index, for the sweep
     group          JSON, the parent's rules (ignored for a single job): model
                    ('mixed' when its children's differ), max_parallel,
-                   tolerated_failures, fail_fast, callback_url
+                   tolerated_failures, fail_fast, callback_url, priority
     jobs           JSON: one [model, doc_hash, pages, content_type, options JSON,
-                   callback_url, on_prem, source_pages] per job (the single job, or
-                   each child in index order); source_pages '' or "first-last": the
-                   child's pages of the parent's document (a split PDF)
+                   callback_url, on_prem, source_pages, priority] per job (the single
+                   job, or each child in index order); source_pages '' or "first-last":
+                   the child's pages of the parent's document (a split PDF); priority
+                   the job's lane, a child's its group's (the group's `priority`),
+                   stored only when 'interactive' (no field is batch)
     source         parent: the document its children's source_pages are pages of,
                    stored once as the parent's payload ('' for none)
     payloads       the rest of ARGV: one document per job, in the same order
@@ -73,6 +75,11 @@ local function job_fields(id, kind, idempotency_key, spec, more)
     fields[#fields + 1] = F.source_pages
     fields[#fields + 1] = spec[8]
   end
+  -- Only an interactive job says so: no field is batch (lane_of), which spares every batch child its bytes.
+  if lane_of(spec[9]) == PRIORITY.interactive then
+    fields[#fields + 1] = F.priority
+    fields[#fields + 1] = PRIORITY.interactive
+  end
   for _, v in ipairs(more) do fields[#fields + 1] = v end
   return fields
 end
@@ -84,7 +91,7 @@ if A.kind == KIND.single then
     {F.status, STATUS.queued, F.queued_at, int(now), F.tenant, A.tenant, F.key_id, A.key_id})))
   redis.call('SET', payload_key_of(A.prefix, A.root_id), ARGV[A.payloads_from])
   redis.call('ZADD', K.queued, ms_of(now) + A.requeue_ms, A.root_id)
-  released = {A.root_id, spec[1]}
+  released = {A.root_id, spec[1], lane_of(spec[9])}
 else
   local n = #A.jobs
   redis.call('HSET', K.root,
@@ -96,6 +103,7 @@ else
     F.total, int(n), F.tolerated_failures, int(A.group.tolerated_failures),
     F.fail_fast, A.group.fail_fast and '1' or '0', F.callback_url, A.group.callback_url, F.redrives, '0',
     F.tenant, A.tenant, F.key_id, A.key_id)
+  if lane_of(A.group.priority) == PRIORITY.interactive then redis.call('HSET', K.root, F.priority, PRIORITY.interactive) end
   -- A split's document, once for all its children: they read their pages of it.
   if A.source ~= '' then redis.call('SET', payload_key_of(A.prefix, A.root_id), A.source) end
   local counts = {}

@@ -24,8 +24,9 @@
 
   Reply:
     {NOTHING}                       the lease was renewed, or the job is no longer processing
-    {OK, requeued=1, model}         queued again: publish a message for it
-    {OK, requeued=0, finalized, model, cancelled_unstarted, released...}
+    {OK, requeued=1, model, priority}  queued again: publish a message for it
+                                    (to its model's queue of that lane)
+    {OK, requeued=0, finalized, model, priority, cancelled_unstarted, released...}
                                     failed `lease_expired` (or cancelled,
                                     when that was asked); cancelled_unstarted
                                     the held children a fail-fast group
@@ -39,7 +40,7 @@ local now = now_us()
 local deadline = redis.call('ZSCORE', K.leases, A.job_id)
 if not deadline then return reply{code = REPLY.NOTHING} end
 local f = redis.call('HMGET', K.job, F.status, F.attempts, F.kind, F.parent_id, F.model, F.index,
-  F.cancel_requested, F.attempts_base)
+  F.cancel_requested, F.attempts_base, F.priority)
 if f[1] ~= STATUS.processing then
   redis.call('ZREM', K.leases, A.job_id)
   return reply{code = REPLY.NOTHING}
@@ -52,7 +53,7 @@ local tries = tonumber(f[2]) - (tonumber(f[8]) or 0)  -- since the last redrive
 if tries < A.max_attempts and not cancelled then
   back_to_queued(K.job, A.job_id, A.prefix, STAGE.reclaimed, ERROR.lease_expired,
     'the worker running attempt ' .. f[2] .. ' stopped renewing its lease', A.requeue_ms, now)
-  return reply{code = REPLY.OK, requeued = 1, model = f[5]}
+  return reply{code = REPLY.OK, requeued = 1, model = f[5], priority = lane_of(f[9])}
 end
 
 local job = {id = A.job_id, kind = f[3], parent_id = f[4], model = f[5], index = f[6]}
@@ -63,7 +64,7 @@ if cancelled then
 end
 end_attempt(K.job, now, status)
 finish_job(K.job, job, A.prefix, STATUS.processing, status, error_code, why, now)
-local out = {code = REPLY.OK, requeued = 0, finalized = 1, model = f[5]}
+local out = {code = REPLY.OK, requeued = 0, finalized = 1, model = f[5], priority = lane_of(f[9])}
 if job.kind == KIND.child then
   out.finalized, out.released = child_finished(A.prefix, job.parent_id, STATUS.processing, status,
     A.release_limit, A.requeue_ms, now)

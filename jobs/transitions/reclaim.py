@@ -12,6 +12,7 @@ class ReclaimReply:
     requeued: bool  # back to queued for another attempt; else failed `lease_expired`
     finalized: bool
     model: str
+    priority: str  # the job's lane: which of its model's queues a requeued job goes to
     cancelled_unstarted: ModelCounts  # held children a fail-fast group cancelled as this one failed, by model
     released: Dispatches  # children released into a failed child's slot
 

@@ -13,12 +13,13 @@
     requeue_ms     the next deadline, from now
 
   Reply:
-    {OK, model}  publish a message for the job now
+    {OK, model, priority}  publish a message for the job now, to its model's
+                           queue of that lane
     {NOTHING}    claimed meanwhile, or not yet due
 ]]
 -- @include common
 
-local f = redis.call('HMGET', K.job, F.status, F.model)
+local f = redis.call('HMGET', K.job, F.status, F.model, F.priority)
 if f[1] ~= STATUS.queued then
   redis.call('ZREM', K.queued, A.job_id)
   return reply{code = REPLY.NOTHING}
@@ -27,4 +28,4 @@ local now_ms = tonumber(ms_of(now_us()))
 local due = redis.call('ZSCORE', K.queued, A.job_id)
 if due and tonumber(due) > now_ms then return reply{code = REPLY.NOTHING} end
 redis.call('ZADD', K.queued, now_ms + A.requeue_ms, A.job_id)
-return reply{code = REPLY.OK, model = f[2]}
+return reply{code = REPLY.OK, model = f[2], priority = lane_of(f[3])}

@@ -10,6 +10,7 @@ from jobs.transitions.spec import Arg, Transition
 class RepublishReply:
     code: Reply  # OK: publish a message now; NOTHING: claimed meanwhile, or not due yet
     model: str
+    priority: str  # the job's lane
 
 
 REPUBLISH = Transition(

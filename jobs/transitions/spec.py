@@ -37,7 +37,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal, NewType
 
-from jobs.contract import ROOT_STATUSES, Reply, lua_preamble
+from jobs.contract import ROOT_STATUSES, Priority, Reply, lua_preamble
 
 LUA_DIR = Path(__file__).parent
 INCLUDES_DIR = LUA_DIR / "includes"
@@ -103,7 +103,8 @@ RUN, BUILD_PDF = "run", "build_pdf"
 
 @dataclass(frozen=True)
 class Dispatch:
-    """A job that a transition moved to ``queued``: it needs a Celery message (to its model's queue).
+    """A job that a transition moved to ``queued``: it needs a Celery message (to its model's queue of
+    its ``priority``'s lane).
 
     ``task`` BUILD_PDF asks instead for the searchable PDF of a terminal job, on the queue of ``model``.
     """
@@ -111,6 +112,7 @@ class Dispatch:
     job_id: str
     model: str
     task: str = RUN
+    priority: str = Priority.BATCH.value  # a ``Priority`` value: 'interactive' goes to the model's interactive queue
 
 
 Dispatches = list[Dispatch]
@@ -125,7 +127,8 @@ def _text(value: Any) -> str:
 
 
 def _dispatches(flat: Sequence[Any]) -> Dispatches:
-    return [Dispatch(_text(flat[i]), _text(flat[i + 1])) for i in range(0, len(flat), 2)]
+    """A script's released jobs, laid out flat as ``{job_id, model, priority, ...}``."""
+    return [Dispatch(_text(flat[i]), _text(flat[i + 1]), priority=_text(flat[i + 2])) for i in range(0, len(flat), 3)]
 
 
 def _model_counts(value: Any) -> ModelCounts:
@@ -180,7 +183,7 @@ class Transition:
         raw = raw if isinstance(raw, list) else [raw]
         values: dict[str, Any] = {}
         for position, (name, hint) in enumerate(self.reply_fields):
-            if hint == Dispatches:  # the tail: every element from here on, in pairs
+            if hint == Dispatches:  # the tail: every element from here on, in threes
                 values[name] = _dispatches(raw[position:])
                 break
             values[name] = _DECODERS[hint](raw[position] if position < len(raw) else None)

@@ -111,6 +111,16 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "worker_pool_rss_mib": {"started", "after_echo", "after_tesseract", "after_paddleocr"},
         "tesseract_subprocess_peak_mib": None,
     },
+    "priority_lanes": {
+        "jobs_per_round": None,
+        "batch_pages": None,
+        "page_ms": None,
+        "idle": {"p50_ms", "p99_ms", "wait_p50_ms"},
+        **{
+            kind: {"p50_ms", "p99_ms", "p50_limit_ms", "p99_limit_ms", "wait_p50_ms", "batch_lane_job_ms"}
+            for kind in ("uncapped", "kept_slots")
+        },
+    },
     "capacity": {
         "per_child": {"kept_group", "message_group", "message_single", "reclaim_group", "reclaim_single", "chord"},
         "core_share": None,

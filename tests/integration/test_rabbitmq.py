@@ -25,9 +25,9 @@ from jobs.config import Settings
 from jobs.store import JobStore
 from tests import harness
 from tests.harness import ProcGroup, wait_until
-from tests.integration import test_chaos, test_fanout, test_reliability, test_webhooks
+from tests.integration import test_chaos, test_fanout, test_priority_lanes, test_reliability, test_webhooks
 from tests.integration.chaos_support import FAST, WAIT, assert_group_settled, assert_single_settled, echo, group, texts
-from tests.integration.fanout_support import Gateway
+from tests.integration.fanout_support import Gateway, recorded_micros
 from tests.integration.polling import wait_for_job, wait_until_processing
 from tests.integration.rabbitmq_support import RabbitMQServer, find_rabbitmq_server
 from workers.broker import is_rabbitmq
@@ -80,7 +80,7 @@ def test_the_queues_are_quorum_queues_and_no_delayed_delivery_is_declared(procs,
             gateway, test_chaos.submit(gateway, echo("through a quorum queue")), "through a quorum queue"
         )
     with kombu.Connection(rabbitmq.url_for(db)) as connection:
-        for name in ("coordinator", "ocr.echo", "ocr.tesseract", "ocr.paddleocr"):
+        for name in ("coordinator", "ocr.echo", "ocr.echo.interactive", "ocr.tesseract", "ocr.paddleocr"):
             with connection.channel() as channel:
                 kombu.Queue(name, channel=channel, queue_arguments={"x-queue-type": "quorum"}).declare()
             with connection.channel() as channel, pytest.raises(ChannelError, match="x-queue-type"):
@@ -103,6 +103,33 @@ def test_sweep_republishes_a_queued_job_whose_message_was_never_sent(procs):
     store = JobStore.from_settings(Settings.from_env({"REDIS_URL": stack.redis_url, **env}))
     try:
         test_fanout.test_sweep_republishes_a_queued_job_whose_message_was_never_sent(store)
+    finally:
+        store.redis.close()
+
+
+# -- priority lanes -----------------------------------------------------------------------------------
+
+
+def test_an_interactive_job_is_delivered_beside_the_batch_backlog_not_behind_it(procs, capsys):
+    """RabbitMQ has no order across queues: the job is not sure to go first, but it is delivered to the busy
+    worker at once (the prefetch is per consumer on quorum queues), so it waits at most for the batch message
+    that worker holds already, never for the backlog (see the README's Priority lanes)."""
+    stack = test_priority_lanes.start_lanes_stack(procs)
+    store = JobStore.from_settings(Settings.from_env({"REDIS_URL": stack.redis_url}))
+    try:
+        with Gateway(stack.web().base_url) as gateway:
+            parent = test_priority_lanes.submit_batch_group(gateway, max_parallel=0)
+            wait_until(lambda: test_priority_lanes.busy(store, parent), WAIT, message="the batch group never started")
+            job_id = test_priority_lanes.submit_interactive(gateway)
+            job = wait_for_job(store.queries.get, job_id, lambda v: v["status"] == "completed", timeout=WAIT)
+            wait_for_job(store.queries.get, parent, lambda v: v["status"] == "completed", timeout=WAIT)
+        submitted, started = recorded_micros(job["created_at"]), recorded_micros(job["started_at"])
+        batch = test_priority_lanes.runs(store, parent)
+        overtaking = [s for s, _ in batch if submitted < s < started]
+        with capsys.disabled():
+            print(f"\n[priority lanes on RabbitMQ] {len(overtaking)} batch children started before the interactive job")
+        assert len(overtaking) <= 1, f"{len(overtaking)} batch children started between the job's submission and start"
+        assert sum(1 for s, _ in batch if s > started) >= 2, f"the batch backlog was gone before it: no test ({batch})"
     finally:
         store.redis.close()
 

@@ -24,3 +24,10 @@ local function zadd_all(key, pairs_)
     redis.call('ZADD', key, unpack(pairs_, from, math.min(from + 1999, #pairs_)))
   end
 end
+
+-- A job's lane, which of its model's queues its messages go to: 'batch' for a
+-- job stored before lanes existed.  `value` is its priority field as read.
+local function lane_of(value)
+  if value == PRIORITY.interactive then return value end
+  return PRIORITY.batch
+end

@@ -23,8 +23,8 @@
 -- a create, the sweep), the tenant's groups take turns for its slots, and a
 -- large group cannot keep every slot its own completions free.
 --
--- Returns a flat list {child_id, model, child_id, model, ...} of the
--- children released (of this parent, and of the groups served from the
+-- Returns a flat list {child_id, model, priority, child_id, model, priority,
+-- ...} of the children released (of this parent, and of the groups served from the
 -- line): the caller publishes one Celery message for each.
 -- @needs indexes
 
@@ -82,8 +82,10 @@ local function release_group(parent_key, prefix, parent_id, tenant, limit, reque
       redis.call('HSET', key, F.status, STATUS.queued, F.queued_at, int(now))
       move_child(prefix, id, index, STATUS.held, STATUS.queued)
       redis.call('ZADD', K.queued, publish_by, id)
+      local routed = redis.call('HMGET', key, F.model, F.priority)
       out[#out + 1] = id
-      out[#out + 1] = redis.call('HGET', key, F.model)
+      out[#out + 1] = routed[1]
+      out[#out + 1] = lane_of(routed[2])
     end
     released = #held / 2
     if released > 0 then
@@ -117,24 +119,24 @@ local function release_children(prefix, parent_id, limit, requeue_ms, now)
   -- line's length bounds it.
   local turns = redis.call('ZCARD', tenant.waiting)
   tenant.lined = turns > 0
-  while turns > 0 and #out / 2 < limit and tenant_room(tenant) > 0 do
+  while turns > 0 and #out / 3 < limit and tenant_room(tenant) > 0 do
     turns = turns - 1
     local head = redis.call('ZRANGE', tenant.waiting, 0, 0)[1]
     if not head then break end
     if head == parent_id then
       served_self = true
-      release_group(K.parent, prefix, parent_id, tenant, limit - #out / 2, requeue_ms, now, out)
+      release_group(K.parent, prefix, parent_id, tenant, limit - #out / 3, requeue_ms, now, out)
     else
       local other = group_prefix_of(head)
-      release_group(job_key_of(other, head), other, head, tenant, limit - #out / 2, requeue_ms, now, out)
+      release_group(job_key_of(other, head), other, head, tenant, limit - #out / 3, requeue_ms, now, out)
     end
   end
   if not served_self then
-    release_group(K.parent, prefix, parent_id, tenant, limit - #out / 2, requeue_ms, now, out)
+    release_group(K.parent, prefix, parent_id, tenant, limit - #out / 3, requeue_ms, now, out)
   end
   -- `limit` cut the turns short (e.g. a cancel freed many slots at once):
   -- the sweep goes on with the line, from its head.
-  if #out / 2 >= limit and tenant_room(tenant) > 0 then
+  if #out / 3 >= limit and tenant_room(tenant) > 0 then
     local head = redis.call('ZRANGE', tenant.waiting, 0, 0)[1]
     if head then redis.call('ZADD', K.due, ms_of(now), head) end
   end

@@ -103,6 +103,18 @@ def test_rotate_pages_and_deskew_flags_set_the_options_and_leave_others_as_given
     assert options == [{"rotate_pages": True, "deskew": True, "rotate_pages_threshold": 5}, {}]
 
 
+@pytest.mark.parametrize("shape", ["raw", "json", "group"])
+def test_priority_asks_for_the_lane_in_every_shape(served, ocrgw, tmp_path, shape):
+    files = [str(write(tmp_path, f"p{i}.txt", f"text {i}")) for i in range(2 if shape == "group" else 1)]
+    extra = ["--option", "tag=1"] if shape == "json" else []
+
+    result = ocrgw("submit", *files, "--model", "echo", "--priority", "interactive", *extra)
+
+    assert result.exit_code == 0, result.output
+    job_id = result.stdout.strip()
+    assert served.redis.hget(keys.job(job_id), "priority") == b"interactive"
+
+
 def test_split_pages_sends_the_pdf_with_split_pages_and_the_cap(served, ocrgw, tmp_path):
     served.worker.pause()  # the children would need Tesseract; only the group's shape matters here
     document = write(tmp_path, "report.bin", pdf([("text", f"page {n}") for n in range(1, 6)]))

@@ -6,7 +6,16 @@ import importlib
 
 import pytest
 
-from jobs.registry import MODELS, Location, RemoteModel, install_remote_models, model_queues
+from jobs.contract import Priority
+from jobs.registry import (
+    MODELS,
+    Location,
+    RemoteModel,
+    install_remote_models,
+    is_interactive_queue,
+    model_queues,
+    with_interactive_lanes,
+)
 from tests.unit.remote_models import registry_restored
 from workers import adapters
 from workers.adapters import get_adapter
@@ -45,7 +54,40 @@ def test_the_model_queues_are_every_models_remote_models_included():
     with registry_restored():
         install_remote_models([RemoteModel("cloudocr", "tesseract", "https://ocr.example")])
 
-        assert model_queues() == ["ocr.cloudocr", "ocr.echo", "ocr.paddleocr", "ocr.tesseract"]
+        assert model_queues() == [
+            "ocr.cloudocr.interactive",
+            "ocr.echo.interactive",
+            "ocr.paddleocr.interactive",
+            "ocr.tesseract.interactive",
+            "ocr.cloudocr",
+            "ocr.echo",
+            "ocr.paddleocr",
+            "ocr.tesseract",
+        ]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_an_interactive_job_goes_to_its_models_interactive_queue_any_other_to_its_queue(name):
+    model = MODELS[name]
+
+    assert model.queue_for(Priority.INTERACTIVE.value) == f"ocr.{name}.interactive" == model.interactive_queue
+    assert model.queue_for(Priority.BATCH.value) == f"ocr.{name}"
+    assert model.queue_for("") == f"ocr.{name}"  # a job stored before lanes existed
+    assert is_interactive_queue(model.interactive_queue) and not is_interactive_queue(model.queue)
+
+
+def test_a_worker_named_a_models_queue_consumes_its_interactive_lane_first():
+    assert with_interactive_lanes(["ocr.tesseract", "ocr.echo"]) == [
+        "ocr.tesseract.interactive",
+        "ocr.echo.interactive",
+        "ocr.tesseract",
+        "ocr.echo",
+    ]
+
+
+def test_queues_of_no_model_get_no_lane_and_a_lane_named_already_is_not_doubled():
+    assert with_interactive_lanes(["coordinator"]) == ["coordinator"]
+    assert with_interactive_lanes(["ocr.echo.interactive", "ocr.echo"]) == ["ocr.echo.interactive", "ocr.echo"]
 
 
 @pytest.mark.parametrize(

@@ -6,11 +6,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from kombu.utils.scheduling import cycle_by_name
 
 from jobs.config import Settings
 from jobs.registry import RemoteModel, install_remote_models
 from tests.unit.remote_models import registry_restored
 from workers.celery_app import COORDINATOR_QUEUE, make_celery
+from workers.lanes import add_interactive_lanes
 
 ROOT = Path(__file__).resolve().parents[3]
 REDIS = "redis://127.0.0.1:6379/0"
@@ -45,7 +47,54 @@ def test_a_worker_told_no_queue_consumes_every_models_queue_remote_models_includ
 
         consumed = app_for().amqp.queues.consume_from
 
-    assert sorted(consumed) == ["ocr.cloudocr", "ocr.echo", "ocr.paddleocr", "ocr.tesseract"]
+    assert sorted(consumed) == [
+        "ocr.cloudocr",
+        "ocr.cloudocr.interactive",
+        "ocr.echo",
+        "ocr.echo.interactive",
+        "ocr.paddleocr",
+        "ocr.paddleocr.interactive",
+        "ocr.tesseract",
+        "ocr.tesseract.interactive",
+    ]
+
+
+def test_a_worker_narrowed_to_a_models_queue_consumes_its_interactive_queue_first():
+    app = app_for()
+    app.amqp.queues.select(["ocr.tesseract", "ocr.echo"])  # what --queues does, before celeryd_after_setup
+
+    add_interactive_lanes(app)
+
+    assert list(app.amqp.queues.consume_from) == [
+        "ocr.tesseract.interactive",
+        "ocr.echo.interactive",
+        "ocr.tesseract",
+        "ocr.echo",
+    ]
+
+
+def test_the_coordinators_queue_gets_no_lane():
+    app = app_for()
+    app.amqp.queues.select([COORDINATOR_QUEUE])
+
+    add_interactive_lanes(app)
+
+    assert list(app.amqp.queues.consume_from) == [COORDINATOR_QUEUE]
+
+
+def test_redis_workers_wait_on_the_interactive_queues_first_each_lane_round_robin():
+    options = app_for().conf.broker_transport_options
+    cycle = cycle_by_name(options["queue_order_strategy"])()
+    cycle.update(["ocr.echo", "ocr.tesseract", "ocr.echo.interactive", "ocr.tesseract.interactive"])
+
+    assert cycle.consume(4) == ["ocr.echo.interactive", "ocr.tesseract.interactive", "ocr.echo", "ocr.tesseract"]
+    cycle.rotate("ocr.echo")  # kombu's BRPOP read: the queue just served goes to the back of its lane
+    cycle.rotate("ocr.echo.interactive")
+    assert cycle.consume(4) == ["ocr.tesseract.interactive", "ocr.echo.interactive", "ocr.tesseract", "ocr.echo"]
+
+
+def test_rabbitmq_gets_no_redis_queue_order():
+    assert "queue_order_strategy" not in app_for(RABBITMQ).conf.broker_transport_options
 
 
 @pytest.mark.parametrize("broker_url", [REDIS, RABBITMQ])
