@@ -76,21 +76,27 @@ def guard_closed_redis_channels() -> None:
 
     kombu's Redis channel opens its connection pool lazily, from
     ``self.connection.client`` (``Channel._connparams``), and drops the pool
-    whenever the channel closes.  Closing a kombu connection sets its
-    transport's ``client`` to None, and Celery's consumer closes ("collects")
-    its connection at every connection loss, such as a Sentinel failover,
-    while channels of that connection are still referenced: the consumer's
-    bootsteps close theirs again as they restart, and unacknowledged
-    messages are restored or acknowledged on theirs.  A channel that then
-    needs a pool raised ``AttributeError: 'NoneType' object has no attribute
-    'hostname'`` (celery/kombu#582, "Error on restarting Gossip"; still so in
-    kombu 5.7.0).  Celery retries only connection errors: any other
-    exception that reaches the consumer's event loop ends the worker with
-    "Unrecoverable error", and its queued work waits for a restart.  Raised
-    as a ``redis.ConnectionError`` instead, it goes where every lost
-    connection goes: Celery reconnects (``broker_connection_max_retries``
-    None: for ever), an acknowledgement is logged as lost (the message comes
-    back; claim makes it a no-op), a channel being closed is left closed.
+    as it closes.  Closing a kombu connection sets its transport's
+    ``client`` to None.  At a connection loss Celery's consumer collects its
+    connection, then closes it (``on_connection_error_after_connected``).
+    When the loss surfaced on the broadcast (pidbox) channel while the task
+    channel had a BRPOP in flight and a running task's message
+    unacknowledged, the collect gave up before closing the task channel
+    (its BRPOP reply, then the broadcast queue's deletion, failed on the dead
+    master) but still closed the connection; the close that followed closed
+    the task channel, whose restore of the unacknowledged message needed a
+    new pool: ``AttributeError: 'NoneType' object has no attribute
+    'hostname'`` (celery/kombu#582, "Error on restarting Gossip": the same
+    error from a channel closed after its connection; still so in kombu
+    5.7.0).  Celery retries only connection errors, so the worker ended with
+    "Unrecoverable error" and its queues waited for a restart (once in 30
+    Sentinel failovers under CPU load; ``tests/integration/test_failover.py``
+    replays it).  Raised as a ``redis.ConnectionError`` instead, it goes
+    where every lost connection goes: the close is abandoned as a lost
+    connection's is, Celery reconnects (``broker_connection_max_retries``
+    None: for ever), a later acknowledgement on that channel is logged as
+    lost, and the message comes back after the visibility timeout (claim
+    makes it a no-op).
     """
     channel_class: Any = kombu_redis.Channel
     if getattr(channel_class._connparams, "guards_closed_connections", False):
