@@ -52,9 +52,31 @@ def master_options(redis_url: str) -> dict[str, Any]:
     return kept
 
 
+# How long a broker connection (to the master, or to a sentinel) may take to open, or a reply to come,
+# before it counts as lost.  kombu waits for ever by default: a master or a sentinel whose host went
+# away without closing its connections would then hold a publish, an acknowledgement or the search
+# for the new master until the kernel gave up, instead of the next sentinel being asked.
+BROKER_SOCKET_TIMEOUT_SECONDS = 5.0
+
+
 def broker_sentinel_options(settings: Settings) -> dict[str, Any]:
-    """kombu's transport options for a sentinel:// broker: the master's name, the sentinels' password."""
-    options: dict[str, Any] = {"master_name": settings.redis_sentinel_master}
+    """kombu's transport options for a sentinel:// broker: the master's name, the socket timeouts of the
+    connections to the master and to the sentinels, the sentinels' password.
+
+    No ``retry_on_timeout``: kombu publishes a batch in one pipeline only
+    when redis-py would not replay it (``workers.dispatch`` batches).
+    """
+    timeouts = {
+        "socket_timeout": BROKER_SOCKET_TIMEOUT_SECONDS,
+        "socket_connect_timeout": BROKER_SOCKET_TIMEOUT_SECONDS,
+    }
+    # redis-py gives the sentinel connections these sentinel_kwargs only, not the master's options.
+    sentinel_kwargs: dict[str, Any] = dict(timeouts)
     if settings.redis_sentinel_password:
-        options["sentinel_kwargs"] = {"password": settings.redis_sentinel_password}
-    return options
+        sentinel_kwargs["password"] = settings.redis_sentinel_password
+    return {
+        "master_name": settings.redis_sentinel_master,
+        **timeouts,
+        "socket_keepalive": True,
+        "sentinel_kwargs": sentinel_kwargs,
+    }

@@ -22,15 +22,21 @@ The store is Redis whatever the broker is; the broker carries only "run job
   direct exchanges of ocrgw's queues cannot be bound to them.  ocrgw sends
   no such message (a retry waits in the store, not in the broker), so its
   workers leave that step out (``ConsumerWithoutDelayedDelivery``).
+
+On Redis (Sentinel included), a channel that outlives its connection fails
+as a lost connection, not with an ``AttributeError`` (``guard_closed_redis_channels``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from celery.worker.consumer import Consumer
+from kombu.transport import redis as kombu_redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 AMQP_SCHEMES = frozenset({"amqp", "amqps", "pyamqp"})
 QUEUE_TYPE = "quorum"
@@ -59,3 +65,50 @@ def rabbitmq_settings(transport_options: Mapping[str, Any]) -> dict[str, Any]:
         "worker_consumer": f"{__name__}:{ConsumerWithoutDelayedDelivery.__name__}",
         "broker_transport_options": {**kept, "confirm_publish": True},
     }
+
+
+class ClosedBrokerConnection(RedisConnectionError):
+    """A Redis channel was used after its broker connection had been closed."""
+
+
+def guard_closed_redis_channels() -> None:
+    """A kombu Redis channel whose connection was closed raises a connection error when it needs one again.
+
+    kombu's Redis channel opens its connection pool lazily, from
+    ``self.connection.client`` (``Channel._connparams``), and drops the pool
+    as it closes.  Closing a kombu connection sets its transport's
+    ``client`` to None.  At a connection loss Celery's consumer collects its
+    connection, then closes it (``on_connection_error_after_connected``).
+    When the loss surfaced on the broadcast (pidbox) channel while the task
+    channel had a BRPOP in flight and a running task's message
+    unacknowledged, the collect gave up before closing the task channel
+    (its BRPOP reply, then the broadcast queue's deletion, failed on the dead
+    master) but still closed the connection; the close that followed closed
+    the task channel, whose restore of the unacknowledged message needed a
+    new pool: ``AttributeError: 'NoneType' object has no attribute
+    'hostname'`` (celery/kombu#582, "Error on restarting Gossip": the same
+    error from a channel closed after its connection; still so in kombu
+    5.7.0).  Celery retries only connection errors, so the worker ended with
+    "Unrecoverable error" and its queues waited for a restart (once in 30
+    Sentinel failovers under CPU load; ``tests/integration/test_failover.py``
+    replays it).  Raised as a ``redis.ConnectionError`` instead, it goes
+    where every lost connection goes: the close is abandoned as a lost
+    connection's is, Celery reconnects (``broker_connection_max_retries``
+    None: for ever), a later acknowledgement on that channel is logged as
+    lost, and the message comes back after the visibility timeout (claim
+    makes it a no-op).
+    """
+    channel_class: Any = kombu_redis.Channel
+    if getattr(channel_class._connparams, "guards_closed_connections", False):
+        return
+    connparams = channel_class._connparams
+
+    @functools.wraps(connparams)
+    def _connparams(self: Any, asynchronous: bool = False) -> dict[str, Any]:
+        transport = self.connection
+        if transport is None or transport.client is None:
+            raise ClosedBrokerConnection("this channel's broker connection was closed")
+        return connparams(self, asynchronous)
+
+    _connparams.guards_closed_connections = True  # type: ignore[attr-defined]
+    channel_class._connparams = _connparams

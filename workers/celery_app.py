@@ -24,7 +24,7 @@ from jobs.config import Settings
 from jobs.registry import MODELS, install_remote_models, model_queues
 from observability import celery_hooks
 from workers import process_limits
-from workers.broker import is_rabbitmq, rabbitmq_settings
+from workers.broker import guard_closed_redis_channels, is_rabbitmq, rabbitmq_settings
 from workers.lanes import QUEUE_ORDER_STRATEGY, add_interactive_lanes
 from workers.languages import LanguageReporter, installed_languages
 
@@ -43,6 +43,8 @@ HANDOFF_ALLOWANCE_SECONDS = 5.0
 
 
 def make_celery(settings: Settings) -> Celery:
+    # A Redis channel used after its connection was lost fails as a lost connection (see workers.broker).
+    guard_closed_redis_channels()
     soft_limit = settings.job_timeout + settings.keep_slot_seconds + HANDOFF_ALLOWANCE_SECONDS
     app = Celery("ocrgw", broker=settings.broker_url, set_as_current=True)
     app.conf.update(
@@ -69,9 +71,11 @@ def make_celery(settings: Settings) -> Celery:
         # allowance more.
         task_soft_time_limit=soft_limit,
         task_time_limit=soft_limit + 30,
+        # A worker that loses its broker (a restart, a Sentinel failover) reconnects by itself, however
+        # long that takes, instead of exiting after 100 tries: the store's indexes say what to re-publish
+        # afterwards.  The same at start, so the processes may start before their Redis.
+        broker_connection_retry=True,
         broker_connection_retry_on_startup=True,
-        # Ride out a broker restart of any length instead of exiting after
-        # 100 tries: the store's indexes say what to re-publish afterwards.
         broker_connection_max_retries=None,
         # A broker blip must not kill OCR runs in progress: they report to
         # the store, not through the broker, and a late duplicate of their

@@ -8,20 +8,31 @@ as every group must (``assert_group_settled``): terminal, the cap held by
 the recorded intervals, one finalize and one audit event per job.  Until
 the old primary is back as the new master's replica, no creation can be
 acknowledged (503); then one is, and runs.
+
+No process is restarted meanwhile: the worker, the coordinator and the
+webhook deliverer lose their broker connection with the primary and each
+comes back on its own, the same process (its pid) taking new work after
+the failover, with no "Unrecoverable error" on its way (a crash kombu could
+once cause there: see ``workers.broker.guard_closed_redis_channels``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 
 import pytest
+from kombu import Connection, Consumer, Exchange, Producer, Queue
 
-from tests.harness import CELERY_READY, ProcGroup, find_redis_server, in_ci
+from jobs.config import Settings
+from tests.harness import CELERY_READY, Proc, ProcGroup, find_redis_server, in_ci
 from tests.integration.chaos_support import FAST, WAIT, assert_group_settled, assert_single_settled, echo, group, texts
 from tests.integration.fanout_support import Gateway
 from tests.integration.polling import wait_for_job
 from tests.integration.sentinel_support import SentinelSet, find_redis_sentinel
 from tests.webhook_receiver import Receiver
+from workers.celery_app import make_celery
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos, pytest.mark.failover]
 
@@ -44,6 +55,25 @@ def submit(gateway: Gateway, body, key: str) -> str:
     response = gateway.post_json(body, {"Idempotency-Key": key})
     assert response.status_code == 202, f"{response.status_code} {response.text}"
     return response.json()["id"]
+
+
+#: What Celery logs as it ends a worker on an exception it cannot retry (its consumer's queues then wait
+#: for a restart), and what kombu raised there once.
+CELERY_GAVE_UP = ("Unrecoverable error", "AttributeError")
+
+
+def assert_rode_out(proc: Proc, pid: int) -> None:
+    """``proc`` is the process it was before the failover, still running, and it never gave up on its broker."""
+    assert proc.alive and proc.pid == pid, f"{proc.name} (pid {pid}) is not running any more:\n{proc.log_tail()}"
+    log = proc.log_text()
+    given_up = [line for line in log.splitlines() if any(sign in line for sign in CELERY_GAVE_UP)]
+    assert not given_up, f"{proc.name} logged {given_up}:\n{proc.log_tail()}"
+
+
+def assert_reconnected(proc: Proc) -> None:
+    """``proc`` lost its broker connection with the primary and connected again (to the new master)."""
+    log = proc.log_text()
+    assert "Connection to broker lost" in log and log.count("Connected to sentinel://") >= 2, proc.log_tail()
 
 
 def test_every_acknowledged_job_ends_once_after_the_primary_is_killed_mid_group(sentinels, tmp_path):
@@ -77,6 +107,7 @@ def test_every_acknowledged_job_ends_once_after_the_primary_is_killed_mid_group(
                 through_outages=True,
             )
 
+            celery_procs = [(proc, proc.pid) for proc in (stack.worker, stack.coordinator, deliverer)]
             sentinels.primary.kill()
             sentinels.wait_failover()
 
@@ -95,5 +126,68 @@ def test_every_acknowledged_job_ends_once_after_the_primary_is_killed_mid_group(
             sentinels.wait_replicated(new_master, replicas=1)
             late = submit(gateway, echo("late"), "late")
             assert_single_settled(gateway, late, "late")
+            # New children, run after the failover by the worker that ran the first ones.
+            after_texts = texts(4, "after")
+            after = submit(gateway, group([echo(t) for t in after_texts], max_parallel=2), "after")
+            assert_group_settled(gateway, after, after_texts, 2)
+            for proc, pid in celery_procs:
+                assert_rode_out(proc, pid)
+            assert_reconnected(stack.worker)
     finally:
         procs.close()
+
+
+def consume_until(connection: Connection, received: list, deadline: float) -> None:
+    while not received and time.monotonic() < deadline:
+        with contextlib.suppress(TimeoutError):
+            connection.drain_events(timeout=1)
+
+
+def test_a_consumer_s_connection_closed_as_the_primary_dies_closes_its_channels_without_error(sentinels):
+    """Celery's consumer, at a connection loss, collects its broker connection, then closes it.
+
+    The crash once seen at a failover, replayed with kombu alone: a task
+    message unacknowledged (its task running) on the consumer's channel,
+    that channel's BRPOP in flight, and the broadcast (pidbox) channel's
+    connection the one that failed.  Collecting then aborts on the broadcast
+    channel (its auto-delete queue cannot be deleted) before the task
+    channel is closed, and closes the connection (the transport forgets its
+    client); the close that follows closes the task channel, which restores
+    its unacknowledged message through a new pool.  kombu 5.7.0 raised
+    ``AttributeError: 'NoneType' object has no attribute 'hostname'`` there,
+    which Celery does not retry: "Unrecoverable error" (see
+    ``workers.broker.guard_closed_redis_channels``).
+    """
+    settings = Settings.from_env(sentinels.env(min_replicas=0))
+    connection = make_celery(settings).connection_for_read()
+    tasks = Queue("ocrgw-test-tasks", Exchange("ocrgw-test-tasks", "direct"), "ocrgw-test-tasks")
+    broadcast = Queue("ocrgw-test-box", Exchange("ocrgw-test-box", "fanout"), auto_delete=True)
+    try:
+        task_channel = connection.default_channel
+        Producer(task_channel).publish(
+            {"job": 1}, exchange=tasks.exchange, routing_key=tasks.routing_key, declare=[tasks]
+        )
+        received: list = []
+        task_consumer = Consumer(
+            task_channel, queues=[tasks], callbacks=[lambda _body, message: received.append(message)]
+        )
+        task_consumer.qos(prefetch_count=2)  # two pool processes: one more message may be asked for
+        task_consumer.consume()
+        Consumer(connection.channel(), queues=[broadcast], callbacks=[lambda *_: None], no_ack=True).consume()
+        consume_until(connection, received, time.monotonic() + WAIT)
+        assert received, "the task message never came"
+        # The next BRPOP is sent, and waits (the queue is empty) when the primary dies.
+        deadline = time.monotonic() + WAIT
+        while not task_channel._in_poll and time.monotonic() < deadline:
+            with contextlib.suppress(TimeoutError):
+                connection.drain_events(timeout=0.2)
+        assert task_channel._in_poll and task_channel.qos._delivered
+
+        sentinels.primary.kill()
+        connection.collect(socket_timeout=5)
+        # The task channel is still to be closed, and its transport has forgotten its connection.
+        assert not task_channel.closed and task_channel.connection.client is None
+        connection.close()  # raised AttributeError
+        assert task_channel.closed
+    finally:
+        connection.release()

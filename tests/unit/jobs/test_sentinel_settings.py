@@ -8,7 +8,7 @@ from redis.sentinel import SentinelConnectionPool
 
 from jobs import connections, redis_access
 from jobs.config import InvalidSettings, Settings, default_of
-from jobs.connections import broker_sentinel_options, master_options, redis_client
+from jobs.connections import BROKER_SOCKET_TIMEOUT_SECONDS, broker_sentinel_options, master_options, redis_client
 from workers.celery_app import make_celery
 
 SENTINELS = {
@@ -103,9 +103,18 @@ def test_celery_gets_the_master_s_name_and_keeps_its_other_transport_options():
     settings = Settings.from_env({**SENTINELS, "OCRGW_REDIS_SENTINEL_PASSWORD": "sentinel-secret"})
     options = make_celery(settings).conf.broker_transport_options
     assert options["master_name"] == "ocrgw"
-    assert options["sentinel_kwargs"] == {"password": "sentinel-secret"}
+    assert options["sentinel_kwargs"]["password"] == "sentinel-secret"
     assert options["visibility_timeout"] == 3600
-    assert broker_sentinel_options(Settings.from_env(SENTINELS)) == {"master_name": "ocrgw"}
+    assert "password" not in broker_sentinel_options(Settings.from_env(SENTINELS))["sentinel_kwargs"]
+
+
+def test_no_broker_connection_to_the_master_or_a_sentinel_waits_for_ever():
+    options = broker_sentinel_options(Settings.from_env(SENTINELS))
+    for given in (options, options["sentinel_kwargs"]):
+        assert given["socket_timeout"] == given["socket_connect_timeout"] == BROKER_SOCKET_TIMEOUT_SECONDS
+    assert options["socket_keepalive"] is True
+    # kombu batches publishes only when redis-py would not replay a pipeline on a timeout.
+    assert not options.get("retry_on_timeout")
 
 
 def test_without_sentinels_celery_gets_no_master_name():
