@@ -22,7 +22,7 @@ minute after its end.  What is checked, from what the system recorded:
 * its webhooks (``check_webhooks``): each job with a ``callback_url``
   reached the receiver with its final status (a redriven group's: its
   final status after its last run), deduplicated by job, status and run;
-  but for those a killed deliverer held, counted apart (see there).
+  but for those whose claim a crash left stuck, counted apart (see there).
 """
 
 from __future__ import annotations
@@ -193,12 +193,13 @@ class Checker(threading.Thread):
             if peak > TENANT_CAP:
                 self.violations.append(f"tenant {tenant}: {peak} children ran at once, its cap is {TENANT_CAP}")
 
-    def check_webhooks(self, receiver: Receiver, held: set[str]) -> tuple[dict[str, int], list[str]]:
+    def check_webhooks(self, receiver: Receiver, stuck: set[str]) -> tuple[dict[str, int], list[str]]:
         """Waits for every expected webhook; returns the numbers, and the lost ones as violations.
 
-        A missing webhook of a job in ``held`` (claimed when a deliverer was
-        killed) is counted apart, as ``held_by_a_killed_deliverer``: its claim
-        outlives the job's one-minute retention (see the README's Chaos soak).
+        A missing webhook of a job in ``stuck`` (its claim lost in a crash,
+        see ``soak_support.ClaimWatcher``) is counted apart, as
+        ``lost_with_a_stuck_claim``: the claim outlives the job's one-minute
+        retention (see the README's Chaos soak).
         """
         deadline = time.monotonic() + WEBHOOK_TIMEOUT
         while True:
@@ -207,14 +208,14 @@ class Checker(threading.Thread):
             if not lost or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
-        excused = {k for k in lost if k[0] in held}
+        excused = {k for k in lost if k[0] in stuck}
         lost -= excused
         numbers = {
             "expected": len(self.expected_webhooks),
             "requests_received": len(received),
             "distinct": len(set(received)),
-            "claimed_at_a_deliverer_kill": len(held),
-            "held_by_a_killed_deliverer": len(excused),
+            "stuck_in_a_claim": len(stuck),
+            "lost_with_a_stuck_claim": len(excused),
             "lost": len(lost),
         }
         return numbers, [f"webhook lost: {job_id} {status} (run {run})" for job_id, status, run in sorted(lost)]

@@ -2,8 +2,8 @@
 
 What it sends, kills and checks is described in
 ``tests/integration/soak_support.py`` and ``soak_checks.py``.  In CI the
-load runs ``OCRGW_SOAK_SECONDS`` (default 45) seconds, each kind of process
-killed at least twice; by hand, for ten minutes::
+load runs ``OCRGW_SOAK_SECONDS`` (default 45) seconds, in which each kind of
+process is killed about twice; by hand, for ten minutes::
 
     OCRGW_SOAK_SECONDS=600 .venv/bin/pytest -s tests/integration/test_soak.py
 
