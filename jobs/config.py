@@ -445,6 +445,16 @@ class Settings:
         2,
         "webhook deliveries one tenant may have in flight at once, across all deliverers; its others wait",
     )
+    # A deliverer that died holding an attempt never records its answer: the claim is taken for lost
+    # this long after the attempt's own timeout.  Generous by default, since a claimed attempt waits on
+    # the deliverers' queue behind other deliveries before it runs; it holds one of the tenant's slots.
+    webhook_claim_margin: float = setting(
+        "OCRGW_WEBHOOK_CLAIM_MARGIN",
+        seconds(),
+        300.0,
+        "seconds past `OCRGW_WEBHOOK_TIMEOUT` after which a claimed attempt with no answer (its deliverer died) "
+        "is claimed again",
+    )
     webhook_backoff: float = setting(
         "OCRGW_WEBHOOK_BACKOFF",
         seconds(),

@@ -33,11 +33,6 @@ from jobs.store import JobStore
 from jobs.transitions.claim_webhook import CLAIM_WEBHOOK
 from jobs.transitions.record_webhook import RECORD_WEBHOOK
 
-# A claimed attempt whose answer is not recorded this long after the claim
-# (beyond its own timeout) is taken for lost and claimed again.  Generous,
-# since a claim waits on the queue behind other deliveries before it runs.
-CLAIM_MARGIN_SECONDS = 300.0
-
 
 @dataclass(frozen=True)
 class WebhookClaim:
@@ -77,7 +72,7 @@ def backoff_seconds(attempt: int, first: float, cap: float) -> float:
 
 def claim_window_seconds(settings: Settings) -> float:
     """How long a claim holds: the attempt's own timeout and a margin for its wait on the queue."""
-    return settings.webhook_timeout + CLAIM_MARGIN_SECONDS
+    return settings.webhook_timeout + settings.webhook_claim_margin
 
 
 def due(store: JobStore, now_ms: int, limit: int) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from redis import Redis
 from redis.client import Pipeline
+from redis.exceptions import NoScriptError
 
 from jobs.transitions.cancel import CANCEL
 from jobs.transitions.claim import CLAIM
@@ -55,6 +56,13 @@ TRANSITIONS: tuple[Transition, ...] = (
 )
 
 
+#: Calls of a script that meet NOSCRIPT before giving up.  redis-py loads a script the server does
+#: not know and calls it again, but once only: a Redis that restarted between that load and the
+#: call (a restart forgets every script) answers NOSCRIPT again.  A NOSCRIPT reply means the script
+#: did not run at all, so calling it again is always safe.
+NOSCRIPT_ATTEMPTS = 3
+
+
 class Scripts:
     """The transitions registered on one Redis client."""
 
@@ -64,7 +72,14 @@ class Scripts:
 
     def run(self, transition: Transition, keys: Mapping[str, str], args: Mapping[str, Any]) -> Any:
         packed_keys, packed_args = transition.pack(keys, args)
-        return transition.decode(self.by_name[transition.name](keys=packed_keys, args=packed_args))
+        script = self.by_name[transition.name]
+        for attempt in range(1, NOSCRIPT_ATTEMPTS + 1):
+            try:
+                return transition.decode(script(keys=packed_keys, args=packed_args))
+            except NoScriptError:
+                if attempt == NOSCRIPT_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def queue(self, pipe: Pipeline, transition: Transition, keys: Mapping[str, str], args: Mapping[str, Any]) -> None:
         """Adds a call to ``pipe``; decode its raw reply with ``transition.decode``."""

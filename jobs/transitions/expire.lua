@@ -34,7 +34,9 @@
   Reply:
     {OK, jobs}  deleted: the root and its children, `jobs` of them
     {NOTHING}   not on the index, or not due yet (it ended again later); a
-                root that runs again (redriven) or is gone leaves the index
+                root that runs again (redriven) or is gone leaves the index;
+                a root whose webhook, or a child's, is still owed is kept
+                and comes due again when that webhook is
 ]]
 -- @include common
 
@@ -59,7 +61,27 @@ if not TERMINAL[f[1]] then
   redis.call('ZREM', K.expiring, A.root_id)
   return reply{code = REPLY.NOTHING}
 end
-if tonumber(ended) + A.ttl_ms > tonumber(ms_of(now_us())) then return reply{code = REPLY.NOTHING} end
+local now_ms = tonumber(ms_of(now_us()))
+if tonumber(ended) + A.ttl_ms > now_ms then return reply{code = REPLY.NOTHING} end
+
+-- A webhook still owed (due, or claimed by an attempt whose answer is not
+-- recorded yet, its deliverer dead perhaps) keeps the root, or deleting it
+-- would lose the webhook.  The root comes due again once the last of them is
+-- due, and not within the second; a webhook ends delivered or given up
+-- (OCRGW_WEBHOOK_GIVE_UP_AFTER), so a root is kept no longer than that.
+local owed = tonumber(redis.call('ZSCORE', K.webhooks, A.root_id))
+if f[2] == KIND.parent then
+  for status in pairs(TERMINAL) do
+    for _, id in ipairs(redis.call('ZRANGE', children_key_of(A.prefix, status), 0, -1)) do
+      local due = tonumber(redis.call('ZSCORE', K.webhooks, id))
+      if due and (not owed or due > owed) then owed = due end
+    end
+  end
+end
+if owed then
+  redis.call('ZADD', K.expiring, math.max(owed, now_ms + 1000) - A.ttl_ms, A.root_id)
+  return reply{code = REPLY.NOTHING}
+end
 
 -- UNLINK: a document may be large; Redis frees it in the background.
 local function delete_job(id)

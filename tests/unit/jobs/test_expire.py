@@ -74,7 +74,7 @@ def finished_group(kit) -> str:
     kit.store.end_cancelled(c[3], third.attempt)
     assert kit.statuses(parent, 4) == ["completed", "failed", "cancelled", "cancelled"]
     assert kit.status(parent) == "completed"
-    answer_webhooks(kit, {parent: 200, c[0]: 500})  # the child's is still due when the group expires
+    answer_webhooks(kit, {parent: 200, c[0]: 500})  # the child's is due again after the backoff
     return parent
 
 
@@ -88,6 +88,7 @@ def test_a_finished_single_job_and_every_key_of_it_are_gone_once_its_retention_i
     assert sweep(kit).expired == 0
     assert kit.job(job_id)["status"] == "completed"
     assert kit.members(keys.roots("single", "completed")) == {job_id}
+    answer_webhooks(kit, {job_id: 200})  # its second attempt: nothing is owed any more
 
     clock.advance(2)
     assert sweep(kit).expired == 1
@@ -111,10 +112,46 @@ def test_a_finished_group_goes_whole_its_children_in_every_status_with_it(kit, c
     clock.advance(TTL - 1)
     assert sweep(kit).expired == 0
     assert kit.statuses(parent, 4) == ["completed", "failed", "cancelled", "cancelled"]
+    answer_webhooks(kit, {c[0]: 200})
 
     clock.advance(2)
     report = sweep(kit)
     assert report.expired == 1
+    assert kit.snapshot() == {}
+
+
+def test_a_root_whose_webhook_is_owed_is_kept_past_its_retention_until_the_webhook_is_delivered(kit, clock):
+    # A deliverer that died holding an attempt leaves it claimed, unanswered, for the claim window:
+    # deleting the root meanwhile would lose the webhook.
+    job_id = finished_single(kit)
+    clock.advance(TTL + 1)
+    assert sweep(kit).expired == 0
+    assert kit.job(job_id)["status"] == "completed"
+    # Not tried again within the second.
+    assert kit.score(keys.EXPIRING, job_id) == kit.now_ms() + 1000 - TTL * 1000
+    [claim] = webhooks.claim_due(kit.store, kit.now_ms(), 100)  # taken, never answered
+    clock.advance(2)
+    assert sweep(kit).expired == 0
+    # Due again when the claim runs out, not at every sweep meanwhile.
+    claim_ends = kit.score(keys.WEBHOOKS, job_id)
+    assert kit.score(keys.EXPIRING, job_id) == claim_ends - TTL * 1000
+
+    clock.advance(webhooks.claim_window_seconds(kit.store.settings) + 1)
+    answer_webhooks(kit, {job_id: 200})
+    clock.advance(2)
+    assert sweep(kit).expired == 1
+    assert kit.snapshot() == {}
+
+
+def test_a_group_is_kept_while_a_child_s_webhook_is_owed(kit, clock):
+    parent = finished_group(kit)
+    c = kit.child_ids(parent, 4)
+    clock.advance(TTL + 1)
+    assert sweep(kit).expired == 0
+    assert kit.statuses(parent, 4) == ["completed", "failed", "cancelled", "cancelled"]
+    answer_webhooks(kit, {c[0]: 200})
+    clock.advance(2)
+    assert sweep(kit).expired == 1
     assert kit.snapshot() == {}
 
 
