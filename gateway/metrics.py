@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 def install(app: Flask, store: JobStore, token_text: str = "") -> None:
     """Serves ``/metrics``; ``token_text`` (``OCRGW_METRICS_TOKEN``): the bearer token it asks for, if any."""
-    registry = multiprocess.exposition_registry([StoreCollector(store.redis)])
+    registry = multiprocess.exposition_registry([StoreCollector(store.redis, store.settings.gauge_interval)])
     token = token_text.encode("ascii")
 
     def serve_metrics() -> Response:

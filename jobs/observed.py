@@ -21,15 +21,17 @@ That read costs what is in flight (and a mixed group's held children one
 by one), so a scrape does not make it: the coordinator does, once every
 ``OCRGW_GAUGE_INTERVAL`` (``record_sample``), and keeps the counts in one
 key, ``ocrgw:gauges``, with the store's time of the count; a scrape reads
-that key with one command (``last_sample``), whatever the backlog, and
-however often, by however many gateways, it is scraped.  Sampled rather
+that key, with the store's time, in one round trip (``last_sample_and_time``),
+whatever the backlog, and however often, by however many gateways, it is scraped.  Sampled rather
 than counted by the transitions (a counter per model and status in every
 script that moves a job): the count is the one a scrape used to make,
 only older, by one interval at most, and it leaves the transitions (and
 every path of every one, which a counter would have to follow exactly
 forever) as they are.  The sample tells its age (``sampled_at_ms``), so
 a gauge that stops moving because no coordinator runs can be told from one
-that does not move.
+that does not move (the gateway withholds a count too old: ``observability.collectors``).
+The key has no expiry on purpose: a count that lapsed would take its date
+with it, and an alert on the gauges' age could not fire.
 """
 
 from __future__ import annotations
@@ -126,7 +128,19 @@ def record_sample(client: Redis) -> Sample:
 
 def last_sample(client: Redis) -> Sample | None:
     """The last occupancy counted, in one command; None before the first count (no coordinator has run)."""
-    raw = client.get(keys.GAUGES)
+    return _parse_sample(client.get(keys.GAUGES))
+
+
+def last_sample_and_time(client: Redis) -> tuple[Sample | None, int]:
+    """The last occupancy counted and the store's time now (ms), in one round trip: how old the count is."""
+    pipe = client.pipeline(transaction=False)
+    pipe.get(keys.GAUGES)
+    pipe.time()
+    raw, (seconds, micros) = pipe.execute()
+    return _parse_sample(raw), seconds * 1000 + micros // 1000
+
+
+def _parse_sample(raw: bytes | str | None) -> Sample | None:
     if raw is None:
         return None
     try:

@@ -172,7 +172,7 @@ class Model:
     @property
     def queue(self) -> str:
         """The Celery queue that the workers for this model consume: its batch lane."""
-        return f"ocr.{self.name}"
+        return QUEUE_PREFIX + self.name
 
     @property
     def interactive_queue(self) -> str:
@@ -278,6 +278,8 @@ def install_remote_models(remotes: Iterable[RemoteModel]) -> None:
 #: What a model's interactive queue adds to its queue's name.  A model's name has no dot, so no
 #: model's queue can be another's interactive one.
 INTERACTIVE_SUFFIX = ".interactive"
+#: What every model's queue starts with (``Model.queue``).
+QUEUE_PREFIX = "ocr."
 
 
 def interactive_queue_of(queue: str) -> str:
@@ -286,7 +288,12 @@ def interactive_queue_of(queue: str) -> str:
 
 
 def is_interactive_queue(queue: str) -> bool:
-    return queue.endswith(INTERACTIVE_SUFFIX)
+    """Whether ``queue`` is a model's interactive lane, ``ocr.<model>.interactive``: the suffix alone is
+    not enough, since a model may be named ``interactive`` and its batch queue is ``ocr.interactive``."""
+    if not (queue.startswith(QUEUE_PREFIX) and queue.endswith(INTERACTIVE_SUFFIX)):
+        return False
+    model = queue[len(QUEUE_PREFIX) : -len(INTERACTIVE_SUFFIX)]
+    return bool(model) and "." not in model
 
 
 def model_queues() -> list[str]:

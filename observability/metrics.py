@@ -143,8 +143,22 @@ JOBS_SAMPLE_TIME = Metric(
     "When the coordinator last counted the job gauges (Unix time, the store's clock): their age is time() minus it.",
     (),
 )
+JOBS_SAMPLE_STALE = Metric(
+    "gauge",
+    "ocrgw_jobs_sample_stale",
+    "1 if the job gauges' last count is too old to serve (3 intervals, at least 10 s), and they are left out; else 0.",
+    (),
+)
 STORE_UP = Metric("gauge", "ocrgw_store_up", "1 if the store answered this scrape's read, else 0.", ())
-STORE_GAUGES = (JOBS_HELD, JOBS_QUEUED, JOBS_PROCESSING, JOBS_IN_FLIGHT, JOBS_SAMPLE_TIME, STORE_UP)
+STORE_GAUGES = (
+    JOBS_HELD,
+    JOBS_QUEUED,
+    JOBS_PROCESSING,
+    JOBS_IN_FLIGHT,
+    JOBS_SAMPLE_TIME,
+    JOBS_SAMPLE_STALE,
+    STORE_UP,
+)
 ALL = EVENT_METRICS + STORE_GAUGES
 
 # -- the live metrics, made on first use -------------------------------------------------------

@@ -7,15 +7,26 @@ Each finds the job with ``record_of`` first, so another tenant's job is a
 
 A key with the ``on_prem_only`` policy keeps its tenant's documents on
 premises on these routes too, not only at submission: a control that would
-start a child whose model runs in the cloud (and whose document is not
-marked ``on_prem``, which the worker would refuse anyway) is ``403
-on_prem_required`` before anything changes.  Such a control is a redrive
-that would send one again (a failed child, or a cancelled one with
+start a child of the same group whose model runs in the cloud (and whose
+document is not marked ``on_prem``, which the worker would refuse anyway)
+is ``403 on_prem_required`` before anything changes.  Such a control is a
+redrive that would send one again (a failed child, or a cancelled one with
 ``include_cancelled``), a cap change on a group holding one back (any
-change: each runs the release of held children), and the cancel of a child
+change: each runs the release of held children), the cancel of a child
 that holds a slot (queued or processing) in a group holding one back, since
-its slot goes to the next held child.  Cancelling a whole group or a single
-job starts nothing of it, and stays allowed.
+its slot goes to the next held child, and the cancel of a held child in a
+group holding another one back while it has room (uncapped, or fewer in
+flight than its cap: its release was cut short, or its tenant's cap held
+it), since the cancel runs the group's release.  Cancelling a whole group
+(all its held children end with it) or a single job starts nothing of that
+group, and stays allowed.
+
+What is not checked: the tenant's other groups.  A cancel that frees
+tenant slots (a group's, or a queued child's, under
+``OCRGW_TENANT_MAX_INFLIGHT``) gives them to the tenant's waiting groups,
+whose held cloud children may start, as they would have when those slots
+freed on their own; reading every waiting group's held children on every
+cancel is not done.
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ from gateway.services import services
 from gateway.submission import fingerprint, idempotency_key
 from jobs import controls
 from jobs.api_keys import ON_PREM_ONLY
-from jobs.contract import ErrorCode, Field, JobKind, JobStatus
+from jobs.contract import ErrorCode, Field, JobKind, JobStatus, count_field
 from jobs.errors import (
     GroupNotFinished,
     IdempotencyKeyReused,
@@ -72,12 +83,15 @@ _REDRIVEN_WITH_CANCELLED = (JobStatus.FAILED.value, JobStatus.CANCELLED.value)
 _HOLDING_A_SLOT = frozenset({JobStatus.QUEUED.value, JobStatus.PROCESSING.value})
 
 
-def _keep_on_premises(group_id: str, statuses: tuple[str, ...], what: str) -> None:
+def _keep_on_premises(group_id: str, statuses: tuple[str, ...], what: str, sparing: str = "") -> None:
     """``403 on_prem_required`` when the caller's key is ``on_prem_only`` and a child of ``group_id``
-    in one of ``statuses`` runs a cloud model (or one this gateway does not know) unmarked."""
-    if ON_PREM_ONLY not in current_principal().policies:
+    in one of ``statuses`` (but ``sparing``, a child the control ends) runs a cloud model (or one this
+    gateway does not know) unmarked."""
+    if not _on_prem_only():
         return
     for child in services().queries.children_in(group_id, statuses):
+        if child[Field.ID.value] == sparing:
+            continue
         model = MODELS.get(child[Field.MODEL.value] or "")
         if child[Field.ON_PREM.value] != "1" and (model is None or not model.may_take(on_prem=True)):
             index = int(child[Field.INDEX.value] or 0)
@@ -89,6 +103,30 @@ def _keep_on_premises(group_id: str, statuses: tuple[str, ...], what: str) -> No
             )
 
 
+def _on_prem_only() -> bool:
+    return ON_PREM_ONLY in current_principal().policies
+
+
+def _has_room(group_id: str) -> bool:
+    """Whether the group's own cap lets its release start a held child now (its tenant's cap aside,
+    which may still hold it back: then the check refuses more than it must, never less)."""
+    group = services().queries.get(group_id) or {}
+    cap = int(group.get(Field.MAX_PARALLEL.value) or 0)
+    in_flight = sum(int(group.get(count_field(s)) or 0) for s in (JobStatus.QUEUED, JobStatus.PROCESSING))
+    return cap <= 0 or in_flight < cap
+
+
+def _keep_a_cancel_on_premises(record: dict[str, str]) -> None:
+    """A child's cancel runs its group's release: refused when that could start a held cloud child."""
+    if record["kind"] != JobKind.CHILD.value or not _on_prem_only():
+        return
+    group_id = record[Field.PARENT_ID.value]
+    if record["status"] in _HOLDING_A_SLOT:
+        _keep_on_premises(group_id, _HELD, "the slot this cancel frees")
+    elif record["status"] == JobStatus.HELD.value and _has_room(group_id):
+        _keep_on_premises(group_id, _HELD, "the release this cancel runs", sparing=record[Field.ID.value])
+
+
 @blueprint.route("/jobs/<job_id>", methods=["DELETE"])
 @blueprint.response(200, JOB_VIEW, description="Cancelled: nothing of it runs any more.")
 @blueprint.alt_response(
@@ -98,8 +136,7 @@ def _keep_on_premises(group_id: str, statuses: tuple[str, ...], what: str) -> No
 def cancel(job_id: str):
     """Cancel a job, a child or a whole group; completed children keep their results"""
     record = record_of(job_id)  # 404, and keeps unchecked ids away from the keys
-    if record["kind"] == JobKind.CHILD.value and record["status"] in _HOLDING_A_SLOT:
-        _keep_on_premises(record[Field.PARENT_ID.value], _HELD, "the slot this cancel frees")
+    _keep_a_cancel_on_premises(record)
     try:
         cancelled = controls.cancel(services().store, job_id)
     except JobFinished as error:

@@ -12,7 +12,7 @@ from gateway.problems import Problem
 from gateway.submission import Parser
 from jobs import keys
 from jobs.config import Settings
-from jobs.records import Dispatch
+from jobs.records import Dispatch, NewJob, Owner
 from jobs.registry import RemoteModel, install_remote_models
 from tests.pdfs import text_pdf
 from tests.unit.remote_models import registry_restored
@@ -304,6 +304,50 @@ def test_an_on_prem_only_key_cannot_release_a_held_cloud_child(keyed, store, red
     # What starts nothing stays allowed: cancelling the held cloud child itself, or the whole group.
     assert keyed.delete(f"/jobs/{parent}-1", headers=RESTRICTED).status_code == 200
     assert keyed.delete(f"/jobs/{parent}", headers=RESTRICTED).status_code == 202
+
+
+def unreleased_group(store, *models: str, max_parallel: int) -> str:
+    """An acme group whose children are all still held though it has room: its release was cut short
+    (``release_limit`` reached; the sweep would go on with it), as when a cancel freed many slots at once."""
+    children = [NewJob(model=m, content_type="image/png", payload=PNG) for m in models]
+    return store.create_group(children, max_parallel, release=False, owner=Owner("acme")).job_id
+
+
+@pytest.mark.parametrize("max_parallel", [0, 2], ids=["uncapped", "capped-with-room"])
+def test_cancelling_a_held_child_of_a_group_with_room_cannot_release_a_cloud_sibling(
+    keyed, store, redis, published, max_parallel
+):
+    """The cancel ends the child, and the release it runs would start the cloud child held beside it."""
+    parent = unreleased_group(store, "echo", "cloudocr", max_parallel=max_parallel)
+    before, sent = everything_stored(redis), len(published)
+
+    refused = keyed.delete(f"/jobs/{parent}-0", headers=RESTRICTED)
+
+    assert assert_problem(refused, 403, "on_prem_required")["child_index"] == 1
+    assert "the release this cancel runs" in refused.get_json()["detail"]
+    assert everything_stored(redis) == before and len(published) == sent
+    allowed = keyed.delete(f"/jobs/{parent}-0", headers=OPEN)
+    assert allowed.status_code == 200 and [d.job_id for d in published[-1]] == [f"{parent}-1"]
+
+
+def test_cancelling_the_held_cloud_child_itself_is_allowed_in_a_group_with_room(keyed, store, published):
+    parent = unreleased_group(store, "echo", "cloudocr", max_parallel=0)
+
+    response = keyed.delete(f"/jobs/{parent}-1", headers=RESTRICTED)
+
+    assert response.status_code == 200
+    assert [d.job_id for d in published[-1]] == [f"{parent}-0"]  # what its release starts stays on premises
+
+
+def test_cancelling_a_held_child_of_a_full_group_starts_nothing_and_is_allowed(keyed, store, published):
+    parent = group_of(keyed, echo_job("running"), echo_job("held"), cloud_job(), max_parallel=1)
+    store.claim(f"{parent}-0")
+    sent = len(published)
+
+    response = keyed.delete(f"/jobs/{parent}-1", headers=RESTRICTED)
+
+    assert response.status_code == 200 and len(published) == sent
+    assert keyed.get(f"/jobs/{parent}-2", headers=RESTRICTED).get_json()["status"] == "held"
 
 
 def test_an_unrestricted_key_changes_the_cap_as_before(keyed, store, published):

@@ -107,3 +107,18 @@ def test_queues_of_no_model_get_no_lane_and_a_lane_named_already_is_not_doubled(
 )
 def test_options_are_checked_by_the_models_schema(name, options, valid):
     assert (MODELS[name].options_schema.validate(options) == {}) is valid
+
+
+@pytest.mark.parametrize("queue", ["ocr.interactive", "ocr..interactive", "interactive", "webhooks.interactive"])
+def test_only_a_models_interactive_lane_is_interactive(queue):
+    """A model may be named ``interactive``: its batch queue ``ocr.interactive`` ends like a lane, and is none."""
+    assert not is_interactive_queue(queue)
+
+
+def test_a_remote_model_named_interactive_has_a_batch_queue_and_a_lane_like_any_other():
+    with registry_restored():
+        install_remote_models([RemoteModel("interactive", "tesseract", "https://ocr.example")])
+        model = MODELS["interactive"]
+
+        assert not is_interactive_queue(model.queue) and is_interactive_queue(model.interactive_queue)
+        assert with_interactive_lanes([model.queue]) == ["ocr.interactive.interactive", "ocr.interactive"]

@@ -93,6 +93,13 @@ def test_redis_workers_wait_on_the_interactive_queues_first_each_lane_round_robi
     assert cycle.consume(4) == ["ocr.tesseract.interactive", "ocr.echo.interactive", "ocr.tesseract", "ocr.echo"]
 
 
+def test_the_batch_queue_of_a_model_named_interactive_waits_behind_every_lane():
+    cycle = cycle_by_name(app_for().conf.broker_transport_options["queue_order_strategy"])()
+    cycle.update(["ocr.interactive", "ocr.echo", "ocr.interactive.interactive", "ocr.echo.interactive"])
+
+    assert cycle.consume(4) == ["ocr.interactive.interactive", "ocr.echo.interactive", "ocr.interactive", "ocr.echo"]
+
+
 def test_rabbitmq_gets_no_redis_queue_order():
     assert "queue_order_strategy" not in app_for(RABBITMQ).conf.broker_transport_options
 
