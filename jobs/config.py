@@ -647,6 +647,12 @@ class Settings:
         return self.result_ttl * 1000
 
     @property
+    def webhook_owed_ms(self) -> int:
+        """How long after a job ended its webhook may still be owed: its retry window, and one claim of
+        an attempt begun at its end, whose deliverer may have died holding it."""
+        return int((self.webhook_give_up_after + self.webhook_timeout + self.webhook_claim_margin) * 1000)
+
+    @property
     def broker_on_sentinels(self) -> bool:
         """True when Celery's broker is a Redis found through sentinels (kombu's sentinel transport)."""
         return self.broker_url.startswith(f"{SENTINEL_BROKER_SCHEME}://")

@@ -174,7 +174,12 @@ class SweepTransitions:
                         "webhooks": keys.WEBHOOKS,
                         **keys.roots_by_status(root, kind),
                     },
-                    {"root_id": root, "prefix": keys.group_prefix(root), "ttl_ms": self.settings.result_ttl_ms},
+                    {
+                        "root_id": root,
+                        "prefix": keys.group_prefix(root),
+                        "ttl_ms": self.settings.result_ttl_ms,
+                        "owed_ms": self.settings.webhook_owed_ms,
+                    },
                 )
                 for root, kind in zip(ids, kinds, strict=True)
             ],

@@ -30,6 +30,8 @@
     root_id
     prefix         the group's hash-tagged prefix
     ttl_ms         the retention, OCRGW_RESULT_TTL
+    owed_ms        how long after a job ended its webhook may still be owed
+                   (the retry window and one claim: Settings.webhook_owed_ms)
 
   Reply:
     {OK, jobs}  deleted: the root and its children, `jobs` of them
@@ -52,7 +54,7 @@ end
 
 local ended = redis.call('ZSCORE', K.expiring, A.root_id)
 if not ended then return reply{code = REPLY.NOTHING} end
-local f = redis.call('HMGET', K.root, F.status, F.kind)
+local f = redis.call('HMGET', K.root, F.status, F.kind, F.finished_at)
 if not f[1] then
   leave_indexes(A.root_id)
   return reply{code = REPLY.NOTHING}
@@ -67,10 +69,15 @@ if tonumber(ended) + A.ttl_ms > now_ms then return reply{code = REPLY.NOTHING} e
 -- A webhook still owed (due, or claimed by an attempt whose answer is not
 -- recorded yet, its deliverer dead perhaps) keeps the root, or deleting it
 -- would lose the webhook.  The root comes due again once the last of them is
--- due, and not within the second; a webhook ends delivered or given up
--- (OCRGW_WEBHOOK_GIVE_UP_AFTER), so a root is kept no longer than that.
-local owed = tonumber(redis.call('ZSCORE', K.webhooks, A.root_id))
-if f[2] == KIND.parent then
+-- due, and not within the second.  A webhook ends delivered or given up
+-- (OCRGW_WEBHOOK_GIVE_UP_AFTER) when an attempt is recorded; past that
+-- window and one claim (A.owed_ms) no attempt is coming (no deliverer runs),
+-- and the root goes with its webhooks rather than being kept for ever.
+-- From when it really ended: a kept root's place on the expiring index moves on.
+local owed = nil
+local watched = tonumber(ms_of(f[3])) + A.owed_ms > now_ms
+if watched then owed = tonumber(redis.call('ZSCORE', K.webhooks, A.root_id)) end
+if watched and f[2] == KIND.parent then
   for status in pairs(TERMINAL) do
     for _, id in ipairs(redis.call('ZRANGE', children_key_of(A.prefix, status), 0, -1)) do
       local due = tonumber(redis.call('ZSCORE', K.webhooks, id))

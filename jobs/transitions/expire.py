@@ -15,6 +15,6 @@ class ExpireReply:
 EXPIRE = Transition(
     "expire",
     keys=("root", "events", "due", "webhooks", *ROOT_KEYS),
-    args=(Arg("root_id"), Arg("prefix"), Arg("ttl_ms", "int")),
+    args=(Arg("root_id"), Arg("prefix"), Arg("ttl_ms", "int"), Arg("owed_ms", "int")),
     reply=ExpireReply,
 )

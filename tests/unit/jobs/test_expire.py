@@ -143,6 +143,23 @@ def test_a_root_whose_webhook_is_owed_is_kept_past_its_retention_until_the_webho
     assert kit.snapshot() == {}
 
 
+def test_a_root_kept_for_a_webhook_no_deliverer_attempts_goes_once_its_retry_window_and_a_claim_are_over(kit, clock):
+    # No deliverer runs (scaled to 0, or every attempt hangs): nothing records an attempt, so nothing
+    # gives the webhook up; the root must not be kept for ever.
+    job_id = finished_single(kit)
+    ended_ms = int(kit.job(job_id)["finished_at"]) // 1000
+    clock.advance(TTL + 1)
+    assert sweep(kit).expired == 0
+    owed_until_ms = ended_ms + kit.store.settings.webhook_owed_ms
+    clock.advance((owed_until_ms - kit.now_ms()) / 1000 - 2)
+    [claim] = webhooks.claim_due(kit.store, kit.now_ms(), 100)  # taken, never answered
+    assert sweep(kit).expired == 0
+
+    clock.advance(webhooks.claim_window_seconds(kit.store.settings) + 1)
+    assert sweep(kit).expired == 1
+    assert kit.snapshot() == {}
+
+
 def test_a_group_is_kept_while_a_child_s_webhook_is_owed(kit, clock):
     parent = finished_group(kit)
     c = kit.child_ids(parent, 4)
