@@ -359,3 +359,19 @@ def test_a_superseded_answer_does_not_free_the_current_attempt_s_slot(capped):
     assert late.outcome is WebhookOutcome.SUPERSEDED
     next_tick(capped, third)
     assert webhooks.claim(capped.store, [third]) == []  # attempt 2 of first, and the other, hold alpha's two
+
+
+def test_a_tenant_s_in_flight_key_expires_when_its_latest_claim_runs_out(capped):
+    """A tenant whose webhooks stop coming leaves no key behind, whatever its deliverers did."""
+    [first, second], _ = in_flight_and_waiting(capped, [tenant_single(capped, "alpha") for _ in range(3)])
+    key = keys.tenant_webhooks(keys.tag_of(first))
+    latest = max(score for _, score in capped.r.zrange(key, 0, -1, withscores=True))
+
+    assert capped.r.pexpiretime(key) == int(latest)
+
+    # first's deliverer died long ago; a later claim pushes the expiry to its own end.
+    capped.r.zadd(key, {first: 1})
+    webhooks.record(capped.store, second, 1, Answer(200))
+    later = tenant_single(capped, "alpha")
+    assert webhooks.claim(capped.store, [later]) == [WebhookClaim(later, 1)]
+    assert capped.r.pexpiretime(key) == int(capped.r.zscore(key, later))
