@@ -112,6 +112,8 @@ def post(url: str, body: bytes, request_headers: Mapping[str, str], *, timeout: 
 
 
 UNRESOLVABLE_ERROR = "the callback's host name does not resolve"
+# A deliverer's own failure is recorded in these words only: its exception could name ocrgw's hosts.
+INTERNAL_ERROR = "the deliverer failed; see its log"
 REFUSED_ERROR = "callback address refused: not a public address"
 
 

@@ -101,7 +101,13 @@ class Deliverer:
             )
         except Exception as error:  # a bug: recorded like any failed attempt, so that it too is given up in time
             log.exception("webhook of %s, attempt %d: could not be sent", job_id, attempt)
-            answer = Answer(None, delivery.AttemptError.INTERNAL_ERROR, f"{type(error).__name__}: {error}")
+            # The tenant reads the event: a fixed text, since the exception's could name internal hosts.
+            answer = Answer(
+                None,
+                delivery.AttemptError.INTERNAL_ERROR,
+                delivery.INTERNAL_ERROR,
+                detail=f"{type(error).__name__}: {error}",
+            )
         try:
             recorded = webhooks.record(self.store, job_id, attempt, answer)
         except JobNotFound:
