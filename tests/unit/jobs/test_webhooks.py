@@ -375,3 +375,34 @@ def test_a_tenant_s_in_flight_key_expires_when_its_latest_claim_runs_out(capped)
     later = tenant_single(capped, "alpha")
     assert webhooks.claim(capped.store, [later]) == [WebhookClaim(later, 1)]
     assert capped.r.pexpiretime(key) == int(capped.r.zscore(key, later))
+
+
+def test_a_tenant_s_backlog_held_back_by_its_share_does_not_fill_the_sweep_s_batch(capped):
+    """The sweep reads on past the webhooks their tenant's share holds back, up to READS_PER_SWEEP batches."""
+    batch = 4
+    busy = [tenant_single(capped, "alpha") for _ in range(batch * 3)]
+    other = tenant_single(capped, "beta")
+
+    claimed = webhooks.claim_due(capped.store, capped.now_ms(), batch)
+
+    assert WebhookClaim(other, 1) in claimed
+    assert len([c for c in claimed if c.job_id in busy]) == 2
+    assert webhooks.claim_due(capped.store, capped.now_ms(), batch) == []  # the rest wait for a later sweep
+
+
+def test_the_sweep_claims_at_most_its_batch_however_far_it_reads(capped):
+    tenants = [tenant_single(capped, f"tenant{n}") for n in range(3) for _ in range(3)]
+
+    claimed = webhooks.claim_due(capped.store, capped.now_ms(), 5)
+
+    assert len(claimed) == 5 and {c.job_id for c in claimed} <= set(tenants)
+
+
+def test_the_sweep_reads_a_bounded_number_of_batches(capped):
+    batch = 2
+    busy = [tenant_single(capped, "alpha") for _ in range(batch * (webhooks.READS_PER_SWEEP + 1) + 2)]
+    other = tenant_single(capped, "beta")
+
+    claimed = webhooks.claim_due(capped.store, capped.now_ms(), batch)
+
+    assert {c.job_id for c in claimed} <= set(busy) and other not in {c.job_id for c in claimed}
