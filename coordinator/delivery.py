@@ -112,6 +112,8 @@ def post(url: str, body: bytes, request_headers: Mapping[str, str], *, timeout: 
 
 
 UNRESOLVABLE_ERROR = "the callback's host name does not resolve"
+# A deliverer's own failure is recorded in these words only: its exception could name ocrgw's hosts.
+INTERNAL_ERROR = "the deliverer failed; see its log"
 REFUSED_ERROR = "callback address refused: not a public address"
 
 
@@ -138,6 +140,9 @@ def _exchange(
         connection.request("POST", target.path, body=body, headers=dict(request_headers))
         response = connection.getresponse()
         status, location = response.status, response.getheader("Location")
+        if deadline.passed:
+            # The deadline shut the socket mid-answer: what was read ended there, not where the receiver ended it.
+            raise TimeoutError("the attempt's deadline passed")
     except (http.client.HTTPException, OSError) as error:
         if deadline.passed or isinstance(error, TimeoutError):
             return Answer(None, AttemptError.TIMEOUT, f"no complete answer within {deadline.seconds:g} s")
@@ -235,7 +240,9 @@ def _connection(target: Target, address: IPAddress, deadline: Deadline) -> http.
         if left <= 0:
             raise TimeoutError("the attempt's deadline passed")
         sock = socket.create_connection((str(address), target.port), left, source_address)
-        deadline.watch(sock)
+        # A duplicate of its descriptor: TLS detaches ``sock`` (its fd becomes -1) into the socket it wraps,
+        # and shutting the duplicate down shuts the connection they share.
+        deadline.watch(sock.dup())
         return sock
 
     connection._create_connection = to_checked_address  # type: ignore[attr-defined]
@@ -266,11 +273,17 @@ class Deadline:
 
     def __exit__(self, *exc: object) -> None:
         self._timer.cancel()
+        with self._lock:
+            for sock in self._sockets:
+                sock.close()
+            self._sockets.clear()
 
     def left(self) -> float:
         return self.ends_at - time.monotonic()
 
     def watch(self, sock: socket.socket) -> None:
+        """Shuts ``sock`` down when the deadline passes, and closes it when the attempt ends (it is the
+        attempt's own descriptor of the connection, a duplicate, so closing it leaves the connection open)."""
         with self._lock:
             self._sockets.append(sock)
             if self.passed:

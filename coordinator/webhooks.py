@@ -101,7 +101,13 @@ class Deliverer:
             )
         except Exception as error:  # a bug: recorded like any failed attempt, so that it too is given up in time
             log.exception("webhook of %s, attempt %d: could not be sent", job_id, attempt)
-            answer = Answer(None, delivery.AttemptError.INTERNAL_ERROR, f"{type(error).__name__}: {error}")
+            # The tenant reads the event: a fixed text, since the exception's could name internal hosts.
+            answer = Answer(
+                None,
+                delivery.AttemptError.INTERNAL_ERROR,
+                delivery.INTERNAL_ERROR,
+                detail=f"{type(error).__name__}: {error}",
+            )
         try:
             recorded = webhooks.record(self.store, job_id, attempt, answer)
         except JobNotFound:
@@ -129,12 +135,14 @@ def hand_off(claims: list[WebhookClaim]) -> int:
     """One message per claim on the webhooks queue; returns how many were sent.
 
     Never raises: a claim whose message is lost runs out and is claimed again.
-    A message that waits longer than its claim expires unrun, since a later
-    attempt has been claimed by then.
+    A message expires unrun once its attempt's whole timeout no longer fits
+    in its claim (``OCRGW_WEBHOOK_CLAIM_MARGIN`` after the claim): one that
+    started later could still be sending when the claim ran out and the
+    sweep claimed the next attempt, two at once against the tenant's cap.
     """
     if not claims:
         return 0
-    expires = webhooks.claim_window_seconds(settings)
+    expires = settings.webhook_claim_margin  # the claim window less the attempt's timeout
     try:
         with app.producer_or_acquire() as producer:
             for claim in claims:

@@ -185,7 +185,8 @@ def tenant_waiting(tag: str) -> str:
 
 def tenant_webhooks(tag: str) -> str:
     """The tenant's jobs with a webhook attempt claimed and not yet answered, scored by when the claim
-    runs out (ms): OCRGW_WEBHOOK_TENANT_CONCURRENCY caps how many it holds at once (``claim_webhook``)."""
+    runs out (ms): OCRGW_WEBHOOK_TENANT_CONCURRENCY caps how many it holds at once (``claim_webhook``).
+    Each claim sets it to expire when its latest claim runs out, so a tenant without webhooks has none."""
     return f"{TENANT}{tag}{WEBHOOKS_IN_FLIGHT}"
 
 

@@ -93,6 +93,10 @@ def refusal(address: IPAddress) -> str | None:
     (2002::/16) and Teredo (2001::/32) always (deprecated tunnels, whose relays
     reach whatever the address names), the others (IPv4-mapped and -compatible,
     NAT64's 64:ff9b::/96, an ISATAP interface id) when their IPv4 address is.
+    An IPv4-mapped or a NAT64 address that carries a public IPv4 address is
+    that address, and taken: an IPv6-only network's DNS64 answers an IPv4-only
+    receiver's name with one.  The others are then judged as IPv6 addresses
+    too (an IPv4-compatible one is reserved: deprecated, routed nowhere).
     """
     if isinstance(address, ipaddress.IPv6Address):
         if address in _SIX_TO_FOUR:
@@ -102,7 +106,7 @@ def refusal(address: IPAddress) -> str | None:
         carried = _embedded_ipv4(address)
         if carried is not None:
             reason = _own_refusal(carried)
-            if reason is not None or address.ipv4_mapped is not None:
+            if reason is not None or address.ipv4_mapped is not None or address in _NAT64:
                 return reason
     return _own_refusal(address)
 

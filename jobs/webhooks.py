@@ -14,9 +14,13 @@ deliverer that dies after sending but before recording sends again.
 A tenant holds at most ``OCRGW_WEBHOOK_TENANT_CONCURRENCY`` claims at once,
 counted in Redis (``keys.tenant_webhooks``), so the bound holds across every
 deliverer process and host: the rest of its due webhooks stay unclaimed,
-unattempted, and due again a sweep later, behind other tenants'.  So one
-tenant's slow receivers hold at most that many of the deliverers' threads,
-and its waiting webhooks never queue in front of another tenant's.
+unattempted, and due again a sweep later, behind those due meanwhile.  So
+one tenant's slow receivers hold at most that many of the deliverers'
+threads.  A sweep reads on past the webhooks held back, up to
+``READS_PER_SWEEP`` batches of ``OCRGW_SWEEP_BATCH``: a tenant's backlog
+delays another tenant's webhooks that fell due behind it only by what it
+has beyond that many, one sweep for each further such number, and only
+once, since each webhook held back is due again behind those due meanwhile.
 """
 
 from __future__ import annotations
@@ -105,8 +109,27 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
     return [WebhookClaim(j, r.attempt) for j, r in zip(job_ids, replies, strict=True) if r.code == Reply.OK]
 
 
+# How many batches of due webhooks one sweep reads at most, reading on past those their tenants' shares
+# hold back: a tenant's backlog then delays another's webhooks by backlog / (this x the batch) sweeps.
+READS_PER_SWEEP = 10
+
+
 def claim_due(store: JobStore, now_ms: int, limit: int) -> list[WebhookClaim]:
-    return claim(store, due(store, now_ms, limit))
+    """Claims up to ``limit`` due webhooks, the longest waiting first.
+
+    Each webhook read leaves the due ones, claimed or not (one its tenant's
+    share holds back is due again a sweep later), so while some are held
+    back the next read finds the next due ones, up to ``READS_PER_SWEEP``
+    reads: a backlog that fills a batch holds back only its own tenant.
+    """
+    claimed: list[WebhookClaim] = []
+    for _ in range(READS_PER_SWEEP):
+        wanted = limit - len(claimed)
+        job_ids = due(store, now_ms, wanted)
+        claimed += claim(store, job_ids)
+        if len(job_ids) < wanted or len(claimed) >= limit:
+            break
+    return claimed
 
 
 def _tenant_webhooks(job_id: str) -> str:

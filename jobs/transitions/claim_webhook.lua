@@ -13,7 +13,8 @@
   Keys:
     job              the job's hash (a single job, a parent or a child)
     webhooks         the index of terminal jobs whose webhook is due, scored in ms
-    tenant_webhooks  the job's tenant's claimed webhooks, scored by when each claim runs out (ms)
+    tenant_webhooks  the job's tenant's claimed webhooks, scored by when each claim runs out (ms);
+                     it expires when the latest of them runs out
 
   Args:
     job_id
@@ -48,4 +49,7 @@ end
 local attempt = redis.call('HINCRBY', K.job, F.webhook_attempts, 1)
 redis.call('ZADD', K.webhooks, now_ms + A.claim_ms, A.job_id)
 redis.call('ZADD', K.tenant_webhooks, now_ms + A.claim_ms, A.job_id)
+-- The key goes when its latest claim runs out: a tenant whose webhooks stop coming leaves nothing behind.
+local latest = redis.call('ZRANGE', K.tenant_webhooks, -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', K.tenant_webhooks, latest[2])
 return reply{code = REPLY.OK, attempt = attempt}

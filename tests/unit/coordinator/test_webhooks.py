@@ -17,6 +17,7 @@ import pytest
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
+from coordinator import delivery
 from coordinator import webhooks as delivery_task
 from coordinator.sweep import Sweeper
 from coordinator.webhooks import Deliverer
@@ -337,7 +338,10 @@ def test_hand_off_sends_one_message_per_claim_to_the_webhooks_queue(monkeypatch)
         (WEBHOOK_TASK, ["a", 1], WEBHOOK_QUEUE),
         (WEBHOOK_TASK, ["b", 3], WEBHOOK_QUEUE),
     ]
-    assert sent[0][1]["expires"] == webhooks.claim_window_seconds(delivery_task.settings)
+    # A message that starts running before it expires still has its whole timeout inside its claim.
+    settings = delivery_task.settings
+    assert sent[0][1]["expires"] == settings.webhook_claim_margin
+    assert sent[0][1]["expires"] + settings.webhook_timeout <= webhooks.claim_window_seconds(settings)
 
 
 def test_hand_off_never_raises_when_the_broker_is_away(monkeypatch):
@@ -350,13 +354,13 @@ def test_hand_off_never_raises_when_the_broker_is_away(monkeypatch):
 
 
 def test_a_bug_before_the_request_is_a_recorded_failed_attempt_so_it_is_retried_and_given_up_in_time(
-    store, monkeypatch
+    store, monkeypatch, caplog
 ):
     job_id = store.create_single(echo("x", "https://hooks.example/")).job_id
     complete(store, job_id, "x")
 
     def broken(self, record):
-        raise KeyError("total")
+        raise ConnectionError("Error 111 connecting to redis-primary.internal.example:6379. Connection refused.")
 
     monkeypatch.setattr(Deliverer, "body", broken)
 
@@ -364,7 +368,11 @@ def test_a_bug_before_the_request_is_a_recorded_failed_attempt_so_it_is_retried_
 
     assert outcome == "retrying"
     [event] = [e for e in store.queries.events(job_id) if e["operation"] == "webhook"]
-    assert (event["error_code"], event["error"]) == ("internal_error", "KeyError: 'total'")
+    # The job's events are the tenant's to read: they get a fixed text, and the log the exception.
+    assert (event["error_code"], event["error"]) == ("internal_error", delivery.INTERNAL_ERROR)
+    assert "internal.example" not in json.dumps(store.queries.events(job_id))
+    [logged] = [r for r in caplog.records if r.exc_info]
+    assert "redis-primary.internal.example" in str(logged.exc_info[1])
 
 
 def test_the_deliverer_renders_a_view_without_the_gateway_s_app():

@@ -106,6 +106,23 @@ def test_public_addresses_are_not(address):
     assert refusal(ipaddress.ip_address(address)) is None
 
 
+@pytest.mark.parametrize("address", ["64:ff9b::8.8.8.8", "64:ff9b::5db8:d70e", "2606:4700::5efe:808:808"])
+def test_nat64_and_isatap_addresses_that_carry_a_public_ipv4_address_are_not_refused(address):
+    """An IPv6-only network's DNS64 answers an IPv4-only receiver's name with a NAT64 address: it is reached."""
+    assert refusal(ipaddress.ip_address(address)) is None
+
+
+def test_a_submitted_nat64_literal_of_a_public_ipv4_address_is_taken():
+    url = "https://[64:ff9b::808:808]/hook"
+    assert check_submitted(url, allow_private=False) == url
+
+
+@pytest.mark.parametrize("address", ["::8.8.8.8", "::93.184.215.14"])
+def test_ipv4_compatible_addresses_are_refused_even_when_their_ipv4_address_is_public(address):
+    """Deprecated (RFC 4291) and routed nowhere: refused as reserved, whatever they carry."""
+    assert refusal(ipaddress.ip_address(address)) == "reserved"
+
+
 @pytest.mark.parametrize(
     "url",
     [

@@ -359,3 +359,50 @@ def test_a_superseded_answer_does_not_free_the_current_attempt_s_slot(capped):
     assert late.outcome is WebhookOutcome.SUPERSEDED
     next_tick(capped, third)
     assert webhooks.claim(capped.store, [third]) == []  # attempt 2 of first, and the other, hold alpha's two
+
+
+def test_a_tenant_s_in_flight_key_expires_when_its_latest_claim_runs_out(capped):
+    """A tenant whose webhooks stop coming leaves no key behind, whatever its deliverers did."""
+    [first, second], _ = in_flight_and_waiting(capped, [tenant_single(capped, "alpha") for _ in range(3)])
+    key = keys.tenant_webhooks(keys.tag_of(first))
+    latest = max(score for _, score in capped.r.zrange(key, 0, -1, withscores=True))
+
+    assert capped.r.pexpiretime(key) == int(latest)
+
+    # first's deliverer died long ago; a later claim pushes the expiry to its own end.
+    capped.r.zadd(key, {first: 1})
+    webhooks.record(capped.store, second, 1, Answer(200))
+    later = tenant_single(capped, "alpha")
+    assert webhooks.claim(capped.store, [later]) == [WebhookClaim(later, 1)]
+    assert capped.r.pexpiretime(key) == int(capped.r.zscore(key, later))
+
+
+def test_a_tenant_s_backlog_held_back_by_its_share_does_not_fill_the_sweep_s_batch(capped):
+    """The sweep reads on past the webhooks their tenant's share holds back, up to READS_PER_SWEEP batches."""
+    batch = 4
+    busy = [tenant_single(capped, "alpha") for _ in range(batch * 3)]
+    other = tenant_single(capped, "beta")
+
+    claimed = webhooks.claim_due(capped.store, capped.now_ms(), batch)
+
+    assert WebhookClaim(other, 1) in claimed
+    assert len([c for c in claimed if c.job_id in busy]) == 2
+    assert webhooks.claim_due(capped.store, capped.now_ms(), batch) == []  # the rest wait for a later sweep
+
+
+def test_the_sweep_claims_at_most_its_batch_however_far_it_reads(capped):
+    tenants = [tenant_single(capped, f"tenant{n}") for n in range(3) for _ in range(3)]
+
+    claimed = webhooks.claim_due(capped.store, capped.now_ms(), 5)
+
+    assert len(claimed) == 5 and {c.job_id for c in claimed} <= set(tenants)
+
+
+def test_the_sweep_reads_a_bounded_number_of_batches(capped):
+    batch = 2
+    busy = [tenant_single(capped, "alpha") for _ in range(batch * (webhooks.READS_PER_SWEEP + 1) + 2)]
+    other = tenant_single(capped, "beta")
+
+    claimed = webhooks.claim_due(capped.store, capped.now_ms(), batch)
+
+    assert {c.job_id for c in claimed} <= set(busy) and other not in {c.job_id for c in claimed}
