@@ -14,9 +14,9 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from jobs.ids import is_tenant
+from jobs.line_files import numbered_lines
 
 #: The policies a key may carry; any other name in the keys file is refused at start.
 ON_PREM_ONLY = "on_prem_only"  # the tenant's documents never reach a cloud model
@@ -48,18 +48,9 @@ def digest_of(key: bytes) -> str:
 
 def read_keys_file(path: str) -> tuple[ApiKey, ...]:
     """Every key of the file at ``path``, in order."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise BadKeys("it is not UTF-8 text") from None
-    except OSError as error:
-        raise BadKeys(f"it cannot be read: {error.strerror or error}") from None
-    entries: list[tuple[str, ApiKey]] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        content = line.split("#", 1)[0].strip()  # no tenant, digest or policy holds a '#'
-        if content:
-            where = f"line {number}"
-            entries.append((where, _parse_line(content, where)))
+    entries = [
+        (f"line {number}", _parse_line(content, f"line {number}")) for number, content in numbered_lines(path, BadKeys)
+    ]
     return _unique(entries)
 
 

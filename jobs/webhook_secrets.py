@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-from pathlib import Path
 
 from jobs.ids import DEFAULT_TENANT, is_tenant
+from jobs.line_files import numbered_lines
 
 SECRET_PREFIX = "whsec_"
 # Standard Webhooks asks for 24 to 64 random bytes; fewer make a weak HMAC key.
@@ -35,17 +35,8 @@ class BadSecrets(ValueError):
 
 def read_secrets_file(path: str) -> Secrets:
     """Every (tenant, secret) of the file at ``path``, in order."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise BadSecrets("it is not UTF-8 text") from None
-    except OSError as error:
-        raise BadSecrets(f"it cannot be read: {error.strerror or error}") from None
     secrets: dict[str, tuple[str, int]] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        content = line.split("#", 1)[0].strip()  # base64 and tenant names hold no '#'
-        if not content:
-            continue
+    for number, content in numbered_lines(path, BadSecrets):
         tenant, secret = _parse_line(content, f"line {number}")
         if tenant in secrets:
             raise BadSecrets(f"line {number}: tenant {tenant} is given twice (first on line {secrets[tenant][1]})")
