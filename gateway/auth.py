@@ -88,16 +88,14 @@ class KeyTable:
         """The principal of an ``Authorization`` header; ``401`` for a missing or unknown key."""
         if self.open:
             return ANYONE
-        scheme, _, credentials = (authorization or "").strip().partition(" ")
-        credentials = credentials.strip()
-        if scheme.lower() != "bearer" or not credentials:
+        presented = bearer_credentials(authorization)
+        if presented is None:
             raise Problem(
                 "missing_api_key",
                 "Send an API key as Authorization: Bearer <key>.",
                 headers={"WWW-Authenticate": _REALM},
             )
-        # A header's text is its bytes read as latin-1 (WSGI): those bytes are the key.
-        principal = self.principal_of(credentials.encode("latin-1", errors="replace"))
+        principal = self.principal_of(presented)
         if principal is None:
             raise Problem(
                 "invalid_api_key",
@@ -128,3 +126,13 @@ def current_principal() -> Principal:
     if principal is None:
         raise RuntimeError("no principal: this endpoint is open, or the request was not authenticated")
     return principal
+
+
+def bearer_credentials(authorization: str | None) -> bytes | None:
+    """What an ``Authorization: Bearer <credentials>`` header presents; None for none, or another scheme."""
+    scheme, _, credentials = (authorization or "").strip().partition(" ")
+    credentials = credentials.strip()
+    if scheme.lower() != "bearer" or not credentials:
+        return None
+    # A header's text is its bytes read as latin-1 (WSGI): those bytes are what was sent.
+    return credentials.encode("latin-1", errors="replace")

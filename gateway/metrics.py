@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from flask import Flask, Response, request
 
+from gateway.auth import bearer_credentials
 from gateway.problems import Problem
 from observability import logs, metrics, multiprocess
 from observability.collectors import StoreCollector
@@ -55,16 +56,14 @@ def install(app: Flask, store: JobStore, token_text: str = "") -> None:
 
 def check_token(authorization: str | None, token: bytes) -> None:
     """Raises ``401`` unless ``authorization`` is ``Bearer <token>`` (compared in constant time)."""
-    scheme, _, credentials = (authorization or "").strip().partition(" ")
-    credentials = credentials.strip()
-    if scheme.lower() != "bearer" or not credentials:
+    presented = bearer_credentials(authorization)
+    if presented is None:
         raise Problem(
             "missing_metrics_token",
             "Send the metrics token as Authorization: Bearer <token>.",
             headers={"WWW-Authenticate": _REALM},
         )
-    # A header's text is its bytes read as latin-1 (WSGI): those bytes are what was sent.
-    if not hmac.compare_digest(credentials.encode("latin-1", errors="replace"), token):
+    if not hmac.compare_digest(presented, token):
         raise Problem(
             "invalid_metrics_token",
             "The metrics token is not valid.",
