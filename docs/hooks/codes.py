@@ -78,7 +78,7 @@ def problem_page(code: str) -> str:
             "## The problem document",
             "",
             "```json",
-            json.dumps(example, ensure_ascii=False),
+            json.dumps(example, indent=2, ensure_ascii=False),
             "```",
             "",
             "Other members may come with it, as the operation's entry in `/openapi.json` says. "
