@@ -1,4 +1,4 @@
-.PHONY: setup start test bench
+.PHONY: setup start test bench docs
 
 # Each target is a thin wrapper; the scripts hold the logic.
 # Pass pytest options with ARGS, e.g. make test ARGS="-k harness"; for start,
@@ -16,3 +16,8 @@ test:
 bench:
 	scripts/setup.sh --bench
 	.venv/bin/python -m bench
+
+# The manual (mkdocs.yml, docs/) built into gateway/manual/, which the gateway serves at /manual.
+docs:
+	scripts/setup.sh
+	NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict

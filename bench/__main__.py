@@ -6,7 +6,8 @@ Runs the benchmarks in order, each printing its table and writing
 (``bench/deadline.py``); one that runs past it stops the run with an error
 naming the benchmark and the phase.  Exit status: 0 when every benchmark ran
 (whether or not it met its target), 1 when one raised or ran past a
-deadline, 2 on bad arguments.
+deadline, 2 on bad arguments.  The tables of docs/performance.md and
+docs/operating/capacity.md are a full run's figures: rerun it after a change that moves them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """capacity: the Redis cost of a child's life on each path, and how many children one primary sustains.
 
 Two redis-servers of its own, both with AOF (``appendonly yes``, fsync every
-second, as README's "Running in production" asks): the store's and the
+second, as docs/operating/production.md asks): the store's and the
 Celery broker's, so that each one's figures are clean (by default the two
 share one primary: add them up).  On them, three sets of processes with the
 Procfile's command lines, started by this benchmark and stopped at its end:

@@ -318,7 +318,7 @@ def models(gateway: Gateway, as_json: bool) -> None:
 
 
 @main.command()
-@click.option("--markdown", is_flag=True, help="Print the README's table of every variable instead.")
+@click.option("--markdown", is_flag=True, help="Print the docs' table of every variable instead.")
 @click.pass_context
 def config(ctx: click.Context, markdown: bool) -> None:
     """The settings the environment gives a process started here: each variable, its value and where it came from.

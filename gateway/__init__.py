@@ -28,7 +28,7 @@ def create_app(
     # runs its module once, as __main__, without importing it first.
     from flask import Flask
 
-    from gateway import auth, dashboard, drain, metrics, openapi, problems, services, views
+    from gateway import auth, dashboard, drain, manual, metrics, openapi, problems, services, views
     from gateway.api import blueprint as api_blueprint
     from gateway.languages import LiveLanguages
     from gateway.submission import Parser
@@ -66,6 +66,7 @@ def create_app(
     api.register_blueprint(api_blueprint)
     app.register_blueprint(dashboard.blueprint)
     metrics.install(app, store, settings.metrics_token)
+    manual.install(app)
     drain.install_sigterm_hook(settings.drain_seconds)
     return app
 

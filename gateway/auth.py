@@ -10,8 +10,8 @@ digest, or how much of one, a guess matched.  A missing or unknown key is
 With no key configured the gateway serves one tenant, ``default``, to
 anyone (and says so in its log at start).  The probes and the API's own
 document (``/healthz``, ``/readyz``, ``/openapi.json``, ``/docs`` and its
-files), and the dashboard's pages (``/ui``, whose data comes from the API
-with the caller's key), never ask for a key.  Routes read who is asking with
+files), the dashboard's pages (``/ui``, whose data comes from the API
+with the caller's key), and the manual (``/manual``), never ask for a key.  Routes read who is asking with
 ``current_principal()``.
 """
 
@@ -42,6 +42,8 @@ OPEN_ENDPOINTS = frozenset(
     # Counts per model and status, no job's data: scraped like the probes, and kept off the
     # public network like them (see Metrics, logs and Flower).
     | {"metrics"}
+    # The manual: the docs site, which every problem's type points into.
+    | {"manual"}
 )
 SECURITY_SCHEME = "bearerAuth"
 _REALM = 'Bearer realm="ocrgw"'

@@ -27,7 +27,7 @@ from gunicorn.http import errors
 from gunicorn.http.wsgi import Response, default_environ
 from gunicorn.workers.gthread import ThreadWorker
 
-from gateway.problems import CATALOGUE, MEDIA_TYPE, TYPE_BASE
+from gateway.problems import CATALOGUE, MEDIA_TYPE, type_of
 
 #: What this worker names it, as ``observability.gunicorn_config`` and the tests give it to gunicorn.
 WORKER_CLASS = "gateway.gunicorn_worker.ProblemWorker"
@@ -97,7 +97,7 @@ class ProblemWorker(ThreadWorker):
 
 def _catalogued(code: str, detail: str) -> tuple[int, bytes]:
     status, title = CATALOGUE[code]
-    return status, _document(TYPE_BASE + code, title, status, detail, code)
+    return status, _document(type_of(code), title, status, detail, code)
 
 
 def _plain(status: HTTPStatus, detail: str) -> tuple[int, bytes]:

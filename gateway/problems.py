@@ -24,7 +24,8 @@ from jobs.contract import JobStatus
 log = logging.getLogger(__name__)
 
 MEDIA_TYPE = "application/problem+json"
-TYPE_BASE = "https://ocrgw.dev/problems/"
+#: Where the gateway serves its manual (gateway.manual), which has a page for every code.
+MANUAL_PATH = "/manual"
 # How long a client should wait before retrying a request refused because
 # this gateway is draining or the job store does not answer.
 RETRY_AFTER_SECONDS = 5
@@ -69,17 +70,29 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "internal_error": (500, "Internal error"),
     "draining": (503, "Gateway draining"),
     "store_unavailable": (503, "Job store unavailable"),
+    # The manual at /manual, when the site was never built on this host (gateway.manual).
+    "manual_not_built": (404, "Manual not built"),
 }
 
 # werkzeug errors whose status this API gives a meaning of its own; any other
 # keeps the plain HTTP semantics ("about:blank").
-#: The codes of GET /metrics alone: a route for Prometheus, outside the API and its OpenAPI document.
-OUTSIDE_API_CODES = frozenset({"missing_metrics_token", "invalid_metrics_token"})
+#: The codes of the routes outside the API and its OpenAPI document: GET /metrics, for Prometheus,
+#: and the manual at /manual, for people.
+OUTSIDE_API_CODES = frozenset({"missing_metrics_token", "invalid_metrics_token", "manual_not_built"})
 _HTTP_CODES = {413: "payload_too_large", 500: "internal_error"}
 #: The plain HTTP errors a client meets on a route that does not exist, a
 #: method a route does not have, or a request that is not HTTP (answered by
 #: gateway.gunicorn_worker); their code is the snake-cased reason phrase.
 PLAIN_HTTP_CODES = {"bad_request": 400, "not_found": 404, "method_not_allowed": 405}
+
+
+def type_of(code: str) -> str:
+    """A problem's ``type``: its code's page in the manual this gateway serves.
+
+    A relative URI reference (RFC 9457 allows one), resolved against the address the client asked, so it
+    names this very gateway's manual whatever host or port the client reached it by.
+    """
+    return f"{MANUAL_PATH}/problems/{code}/"
 
 
 class Problem(Exception):
@@ -128,7 +141,7 @@ def render(
     **extra: Any,
 ) -> Response:
     body = {
-        "type": type_ or TYPE_BASE + code,
+        "type": type_ or type_of(code),
         "title": title,
         "status": status,
         "detail": detail,

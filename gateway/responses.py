@@ -39,7 +39,13 @@ def _job_error_code(**kwargs) -> fields.String:
 class ProblemSchema(Schema):
     """RFC 9457 problem details; ``code`` is stable, and the other members depend on it."""
 
-    type = fields.String(required=True, metadata={"description": "A URL naming the code, or about:blank."})
+    type = fields.String(
+        required=True,
+        metadata={
+            "description": "The code's page in the manual this gateway serves, a relative URI reference "
+            "(`/manual/problems/<code>/`); or about:blank."
+        },
+    )
     title = fields.String(required=True)
     status = fields.Integer(required=True)
     detail = fields.String(required=True)

@@ -83,7 +83,7 @@ def _callback_url() -> Text:
     return Text(
         metadata={
             "description": "Where the job's view is POSTed, signed, once it is terminal: an http(s) URL "
-            "of a public address (see the README's Webhooks); refused: invalid_callback_url.",
+            "of a public address (see the manual's Webhooks, /manual/webhooks/); refused: invalid_callback_url.",
             "format": "uri",
             "maxLength": MAX_CALLBACK_URL_CHARS,
         }

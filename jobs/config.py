@@ -7,8 +7,8 @@ cannot use stops the process at start with one ``InvalidSettings`` that
 names every such variable, what it expects and what it got, e.g.
 ``OCRGW_LEASE_SECONDS: must be a number of seconds > 0, got 'abc'``; an
 unset or empty variable takes its default; a secret is never shown, and may
-be read from the file its ``_FILE`` variable names; and the README's
-Configuration table is ``configuration_table()``.
+be read from the file its ``_FILE`` variable names; and the table of
+docs/operating/configuration.md is ``configuration_table()``.
 
 The Procfile's own variables (``PORT``, ``OCRGW_WORKER_QUEUES``,
 ``OCRGW_WORKER_CONCURRENCY``, ...) are not read here: the shell turns them
@@ -236,7 +236,7 @@ _REMOTE_KEYS_FILE = Kind(
 
 @dataclass(frozen=True, repr=False)
 class Settings:
-    """Every setting of ocrgw, in the order of the README's Configuration table (generated from them)."""
+    """Every setting of ocrgw, in the order of docs/operating/configuration.md's table (generated from them)."""
 
     redis_url: str = setting(
         "REDIS_URL",
@@ -338,7 +338,7 @@ class Settings:
         500,
         "leases / queued jobs / parents / webhooks / ended roots to delete one sweep handles per index",
     )
-    # The fair share between tenants rests on it (README, Fair share).
+    # The fair share between tenants rests on it (docs/security/fair-share.md).
     tenant_max_inflight: int = setting(
         "OCRGW_TENANT_MAX_INFLIGHT",
         whole_number(0, 1_000_000, zero="no cap"),
@@ -668,7 +668,7 @@ def default_of(name: str) -> Any:
 
 
 def configuration_table() -> str:
-    """The README's Configuration table: every variable, its default, what it accepts and what it means."""
+    """The table of docs/operating/configuration.md: every variable, its default, what it accepts and what it means."""
     return markdown_table(VARIABLES)
 
 

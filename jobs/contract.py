@@ -68,7 +68,8 @@ class ErrorCode(StrEnum):
     """The one catalogue of a job's ``error_code``: every code a job can end with (or be retried
     for, as its ``last_error_code``), whether it is retried, and what it means.
 
-    Adding a code is one line here, and its row in the README's table (a test keeps the two equal).
+    Adding a code is one line here, its row in the table of docs/api/jobs.md (a test keeps the two equal),
+    and what to do about it in docs/hooks/code_guide.py (the docs build fails without it).
     A retried code gives the job another attempt while it has
     attempts left (``OCRGW_MAX_ATTEMPTS``); the last attempt's fails the job with it.  Codes are
     part of the API and never change meaning.  A StrEnum, unlike the other enums here: a code is

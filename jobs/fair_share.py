@@ -1,6 +1,6 @@
 """Fair share between tenants, on the Python side: the order in which the sweep releases and publishes.
 
-The scripts do the rest (see README, Fair share): a tenant's in-flight
+The scripts do the rest (see docs/security/fair-share.md): a tenant's in-flight
 count and cap, its waiting line of groups, and kept slots that give way to
 queued work.  What is left to Python is order: the broker serves its queue
 first in, first out, so the messages one sweep tick sends are interleaved

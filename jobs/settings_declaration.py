@@ -7,7 +7,7 @@
 Everything else follows from that line: the variable read, how its text is
 parsed and checked (the ``Kind``), the error naming it when it cannot be
 used, how its value is shown (a secret never is), the ``_FILE`` variant of
-a secret, and its row in the README's Configuration table.
+a secret, and its row in the table of docs/operating/configuration.md.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Every metric of ocrgw, defined once, and the calls that record them.
 
-Each ``Metric`` is a name, its labels and its meaning; the README's table
-lists the same (a unit test compares the two).  Counters and histograms
+Each ``Metric`` is a name, its labels and its meaning; the table of
+docs/operating/observability.md lists the same (a unit test compares the two).  Counters and histograms
 count events where they happen (a transition's reply, an attempt's end, a
 sweep, a webhook attempt) in the process that saw them; the gauges of
 ``STORE_GAUGES`` are counted by the coordinator once an interval and read

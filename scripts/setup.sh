@@ -11,6 +11,9 @@
 # is measured against (--tests installs them too: the suite runs the bench
 # once, quick); OCRmyPDF is never a dependency of ocrgw itself.
 #
+# It also builds the manual (mkdocs.yml, docs/) into gateway/manual/, which
+# the gateway serves at /manual, whenever its sources are newer than it.
+#
 # OCRGW_TESSERACT_LANGS: Tesseract's language codes, separated by spaces or
 # commas (`eng deu`, `eng,fra,chi_sim`); each is the package
 # tesseract-ocr-<code>, with `_` written `-` (tesseract-ocr-chi-sim).
@@ -186,9 +189,9 @@ install_project() {
     if [[ -f "$STAMP" && "$STAMP" -nt "$ROOT/pyproject.toml" ]]; then
         return 0
     fi
-    say "pip install -e '.[test]' (this takes a while on a fresh machine)"
+    say "pip install -e '.[test,docs]' (this takes a while on a fresh machine)"
     (cd "$ROOT" && PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 \
-        "$VENV/bin/python" -m pip install -q -e '.[test]')
+        "$VENV/bin/python" -m pip install -q -e '.[test,docs]')
     touch "$STAMP"
 }
 
@@ -199,6 +202,22 @@ install_bench_reference() {
     "$VENV/bin/python" -c 'import ocrmypdf' >/dev/null 2>&1 && return 0
     say "pip install ocrmypdf (the scan benchmark's reference)"
     PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 "$VENV/bin/python" -m pip install -q ocrmypdf
+}
+
+# The manual the gateway serves at /manual (gateway/manual.py): built again when a page, the site's
+# configuration or a catalogue its code pages are made from is newer than the built site.
+MANUAL="$ROOT/gateway/manual"
+build_manual() {
+    local built="$MANUAL/index.html"
+    if [[ -f $built ]] && [[ -z $(find "$ROOT/docs" "$ROOT/mkdocs.yml" "$ROOT/gateway/problems.py" \
+            "$ROOT/jobs/contract.py" "$ROOT/jobs/config.py" -newer "$built" -print -quit) ]]; then
+        return 0
+    fi
+    say "mkdocs build (the manual, into gateway/manual/)"
+    # A page that does not build must not stop the stack from starting: the gateway answers
+    # 404 manual_not_built meanwhile, and `make docs` (or the test suite) shows the warnings.
+    (cd "$ROOT" && NO_MKDOCS_2_WARNING=1 "$VENV/bin/python" -m mkdocs build --strict --quiet) \
+        || say "warning: the manual did not build; run make docs to see why"
 }
 
 # Serialise concurrent runs (two shells, or tests racing a developer).
@@ -220,6 +239,7 @@ main() {
     create_venv
     install_project
     install_bench_reference
+    build_manual
     list_tessdata
     say "ready ($("$VENV/bin/python" -V 2>&1), redis $(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p'), tesseract $(tesseract --version 2>&1 | awk 'NR==1{print $2}') with $(grep -vx osd <<<"$TESSDATA_LIST" | grep -x '[a-z0-9_]*' | paste -sd ' '))"
 }

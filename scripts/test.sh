@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up, check the code (ruff lint and format, mypy, over jobs documents gateway
-# workers coordinator observability cli tests bench; configured in pyproject.toml),
+# workers coordinator observability cli tests bench docs/hooks; configured in pyproject.toml),
 # then run the test suite. Arguments go to pytest unchanged:
 #
 #   scripts/test.sh                         everything
@@ -32,7 +32,7 @@ if [[ "${CI:-}" == "true" ]]; then
     args+=(-p no:cacheprovider -o faulthandler_timeout=600)
 fi
 
-CHECKED=(jobs documents gateway workers coordinator observability cli tests bench)
+CHECKED=(jobs documents gateway workers coordinator observability cli tests bench docs/hooks)
 failed_checks=()
 check() {
     local name="$1"

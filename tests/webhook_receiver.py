@@ -3,7 +3,7 @@
 It records every request it gets (path, headers, body) and answers each
 with the next status of its script (then 200), so a test can make it fail
 first and succeed after.  ``verify`` checks a signature the way a client
-of ocrgw would, from the README's description alone.
+of ocrgw would, from the description in docs/webhooks.md alone.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ interactive ones first:
   message back: the next free process takes whatever is first at that
   moment, an interactive job before any batch one.
 * RabbitMQ has no order across queues: a consumer of several queues gets
-  their messages as they come.  See the README (Priority lanes) for what
+  their messages as they come.  See docs/internals/priority-lanes.md for what
   holds there.
 """
 

@@ -206,7 +206,7 @@ def test_redis_killed_twice_mid_group_with_aof_loses_nothing(redis_server_factor
     Kept slots are off, so that children completed after a restart prove
     the worker takes messages again.  (Killed again while Celery is still
     re-establishing its connection, a worker can exit with kombu's
-    "Unrecoverable error"; the README's production notes cover that.)
+    "Unrecoverable error"; docs/operating/production.md covers that.)
     """
     server = redis_server_factory(appendonly=True)
     procs = ProcGroup(tmp_path / "procs", redis=server, label="chaos aof")

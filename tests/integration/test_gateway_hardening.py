@@ -124,7 +124,7 @@ def test_a_10_kb_url_is_a_414_problem(served):
     assert int(headers["content-length"]) == len(body)
     problem = json.loads(body)
     assert problem["code"] == "uri_too_long" and problem["status"] == 414
-    assert problem["type"] == "https://ocrgw.dev/problems/uri_too_long"
+    assert problem["type"] == "/manual/problems/uri_too_long/"
     assert "aaaa" not in problem["detail"]
 
 

@@ -113,7 +113,7 @@ def test_sweep_republishes_a_queued_job_whose_message_was_never_sent(procs):
 def test_an_interactive_job_is_delivered_beside_the_batch_backlog_not_behind_it(procs, capsys):
     """RabbitMQ has no order across queues: the job is not sure to go first, but it is delivered to the busy
     worker at once (the prefetch is per consumer on quorum queues), so it waits at most for the batch message
-    that worker holds already, never for the backlog (see the README's Priority lanes)."""
+    that worker holds already, never for the backlog (see docs/internals/priority-lanes.md)."""
     stack = test_priority_lanes.start_lanes_stack(procs)
     store = JobStore.from_settings(Settings.from_env({"REDIS_URL": stack.redis_url}))
     try:

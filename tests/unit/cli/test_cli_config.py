@@ -68,7 +68,7 @@ def test_a_rule_across_settings_is_refused_as_a_process_would():
     assert result.stderr == "ocrgw: OCRGW_IDEMPOTENCY_TTL: must be at most OCRGW_RESULT_TTL (600), got '601'\n"
 
 
-def test_markdown_is_the_readme_s_table_whatever_the_environment():
+def test_markdown_is_the_configuration_page_s_table_whatever_the_environment():
     result = config("--markdown", env={"OCRGW_LEASE_SECONDS": "soon"})
 
     assert result.exit_code == 0

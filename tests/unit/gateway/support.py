@@ -42,6 +42,6 @@ def assert_problem(response, status: int, code: str) -> dict:
     assert body.keys() >= PROBLEM_MEMBERS
     assert body["status"] == status
     assert body["code"] == code
-    assert body["type"] in ("about:blank", f"https://ocrgw.dev/problems/{code}")
+    assert body["type"] in ("about:blank", f"/manual/problems/{code}/")
     assert body["title"] and body["detail"]
     return body

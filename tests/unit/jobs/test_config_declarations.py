@@ -1,6 +1,6 @@
-"""Each setting declared once: the README's table comes from the declarations, secrets come from files too.
+"""Each setting declared once: the docs' table comes from the declarations, secrets come from files too.
 
-The README's Configuration table is ``configuration_table()``; a secret
+The table of docs/operating/configuration.md is ``configuration_table()``; a secret
 ``X`` may be given as ``X_FILE``, the path of a file holding it (as Docker
 and Kubernetes mount secrets); and a secret is shown nowhere: not in an
 error, not in ``repr(settings)``, not in ``effective_settings``.
@@ -34,16 +34,19 @@ SECRETS_WITH_FILES = {
 }
 
 
-def readme_table() -> str:
-    section = (ROOT / "README.md").read_text().split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
-    table = re.search(r"^\| variable \| default \| accepts \| meaning \|\n(?:\|.*\n)+", section, flags=re.MULTILINE)
-    assert table, "the Configuration section has no table of variables"
+CONFIGURATION_PAGE = ROOT / "docs" / "operating" / "configuration.md"
+
+
+def documented_table() -> str:
+    page = CONFIGURATION_PAGE.read_text()
+    table = re.search(r"^\| variable \| default \| accepts \| meaning \|\n(?:\|.*\n)+", page, flags=re.MULTILINE)
+    assert table, "docs/operating/configuration.md has no table of variables"
     return table.group(0)
 
 
-def test_the_readme_table_is_the_one_the_declarations_give():
-    assert readme_table() == configuration_table(), (
-        "README.md's Configuration table differs from the declarations in jobs/config.py: "
+def test_the_configuration_page_s_table_is_the_one_the_declarations_give():
+    assert documented_table() == configuration_table(), (
+        "docs/operating/configuration.md's table differs from the declarations in jobs/config.py: "
         "replace it with the output of `ocrgw config --markdown`"
     )
 

@@ -1,5 +1,5 @@
 """The catalogue of job error codes (``jobs.contract.ErrorCode``): every code a job can end with is
-in it, nothing else spells one, and the README's table is the catalogue's."""
+in it, nothing else spells one, and the table of docs/api/jobs.md is the catalogue's."""
 
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ OTHER_VOCABULARIES = {
     ("observability/metrics.py", "lease_expired"): "an attempt's outcome, as its metric names it",
     ("workers/adapters/tesseract.py", "timeout"): "a word of pytesseract's message when it timed out",
 }
-README_TABLE_HEADER = "| `error_code` | retried | meaning |"
+DOCS = ROOT / "docs"
+TABLE_PAGE = DOCS / "api" / "jobs.md"
+TABLE_HEADER = "| `error_code` | retried | meaning |"
 
 
 def production_modules() -> Iterator[tuple[str, ast.Module]]:
@@ -39,7 +41,7 @@ def production_modules() -> Iterator[tuple[str, ast.Module]]:
             yield path.relative_to(ROOT).as_posix(), ast.parse(path.read_text(), str(path))
 
 
-def readme_row(code: ErrorCode) -> str:
+def table_row(code: ErrorCode) -> str:
     return f"| `{code.value}` | {'yes' if code.retried else 'no'} | {code.meaning} |"
 
 
@@ -166,21 +168,20 @@ def test_the_other_vocabularies_still_spell_those_words():
     assert set(OTHER_VOCABULARIES) <= constants
 
 
-# -- the README ----------------------------------------------------------------------------------------
+# -- the docs ------------------------------------------------------------------------------------------
 
 
-def test_the_readme_table_of_job_error_codes_is_the_catalogues():
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### `GET /jobs/{id}`") :]
-    section = section[: section.index("\n### ")]
-    lines = section[section.index(README_TABLE_HEADER) :].split("\n\n", 1)[0].splitlines()
+def test_the_docs_table_of_job_error_codes_is_the_catalogues():
+    page = TABLE_PAGE.read_text()
+    lines = page[page.index(TABLE_HEADER) :].split("\n\n", 1)[0].splitlines()
 
-    expected = [README_TABLE_HEADER, "|---|---|---|", *(readme_row(code) for code in ErrorCode)]
+    expected = [TABLE_HEADER, "|---|---|---|", *(table_row(code) for code in ErrorCode)]
     assert lines == expected, "\n".join(expected)
 
 
-def test_every_readme_row_of_a_job_error_code_says_what_the_catalogue_says_of_its_retry():
-    rows = re.findall(r"^\| `([a-z_]+)` \| (yes|no) \|", (ROOT / "README.md").read_text(), flags=re.M)
+def test_every_docs_row_of_a_job_error_code_says_what_the_catalogue_says_of_its_retry():
+    pages = "\n".join(path.read_text() for path in sorted(DOCS.rglob("*.md")))
+    rows = re.findall(r"^\| `([a-z_]+)` \| (yes|no) \|", pages, flags=re.M)
     codes = {code.value: code for code in ErrorCode}
 
     assert len(rows) > len(codes)  # the table above, and the remote models' own

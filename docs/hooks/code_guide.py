@@ -1,0 +1,209 @@
+"""What each problem code and each job error code means, and what a client should do about it.
+
+The one hand-written part of the code pages: the status, the title and whether a job error is
+retried come from the catalogues themselves (``gateway.problems.CATALOGUE``,
+``jobs.contract.ErrorCode``), and ``codes.py`` fails the docs build when a code of either
+catalogue has no entry here, or an entry names no code.
+"""
+
+from __future__ import annotations
+
+#: problem code -> (what it means, what a client should do)
+PROBLEMS: dict[str, tuple[str, str]] = {
+    "malformed_json": (
+        "The body was sent as JSON but does not parse as JSON.",
+        "Fix the body: send one JSON object, encoded as UTF-8. Nothing was stored.",
+    ),
+    "invalid_base64": (
+        "A `payload` is not valid base64 (standard alphabet, padded).",
+        "Encode the document with standard, padded base64 (no URL-safe alphabet, no line breaks).",
+    ),
+    "invalid_idempotency_key": (
+        "The `Idempotency-Key` header is empty, longer than 255 characters, or has characters "
+        "other than visible ASCII.",
+        "Send 1 to 255 visible ASCII characters, e.g. a UUID.",
+    ),
+    "missing_api_key": (
+        "The request has no `Authorization: Bearer <key>` header (or another scheme, or an empty token), "
+        "and this gateway requires API keys.",
+        "Send the key your operator gave you as `Authorization: Bearer <key>`.",
+    ),
+    "invalid_api_key": (
+        "The key sent is not one this gateway knows.",
+        "Check the key (no whitespace, the whole key); a key removed in a rotation no longer works: "
+        "ask for the new one. Retrying the same key does not help.",
+    ),
+    "missing_metrics_token": (
+        "`GET /metrics` asks for the token `OCRGW_METRICS_TOKEN` sets, and none was sent.",
+        "Configure the scraper with the token (Prometheus: `authorization: credentials_file`).",
+    ),
+    "invalid_metrics_token": (
+        "`GET /metrics` was sent a bearer token that is not the configured one.",
+        "Give the scraper the token the gateway's `OCRGW_METRICS_TOKEN` holds.",
+    ),
+    "on_prem_required": (
+        "A document that must stay on premises names a `cloud` model; or a key with the `on_prem_only` "
+        "policy asked for a control that would start a cloud child of its group. `child_index` names the child.",
+        "Send it to an `on_prem` model (see `GET /models`), or, for a control, have a key without the "
+        "policy do it. Nothing was stored or changed.",
+    ),
+    "job_not_found": (
+        "There is no such job, or it is another tenant's, or its retention (`OCRGW_RESULT_TTL`) is over "
+        "and it was deleted.",
+        "Check the id and the key you send; a job ended longer ago than the retention is gone for good.",
+    ),
+    "result_not_ready": (
+        "The job (or group) has not ended yet; `job_status` says where it is.",
+        "Poll `GET /jobs/{id}` (or wait for the webhook) until its status is terminal, then ask again.",
+    ),
+    "job_finished": (
+        "The job or group has already ended, so it cannot be cancelled or given a new cap; "
+        "`job_status` says how it ended.",
+        "Nothing to do: a cancel sent again after its answer was lost finds `cancelled` there.",
+    ),
+    "not_a_group": (
+        "A group's control (a cap change, a redrive) was sent to a single job or a child.",
+        "Send it to the group's parent id.",
+    ),
+    "group_not_finished": (
+        "A redrive was asked of a group that is still running.",
+        "Wait for the group to end, then retry it. Sent again after a lost answer, this says the first one "
+        "went through.",
+    ),
+    "nothing_to_retry": (
+        "The group has no failed children (nor cancelled ones, when `include_cancelled` was asked) to run again.",
+        'Nothing to do; add `{"include_cancelled": true}` to run cancelled children too.',
+    ),
+    "no_result": (
+        "The job failed or was cancelled, so it has no result (for the PDF, hOCR and ALTO: a group without a "
+        "completed child); `job_status` and `error_code` say how it ended.",
+        "Read the job's `error_code` and `error`; a failed group may be redriven (`POST /jobs/{id}/retry`).",
+    ),
+    "pdf_unavailable": (
+        "No searchable PDF can be made for this job: a text job (`echo`), or a document that cannot be read, "
+        "is no longer stored, or took more time or memory than a worker may give it.",
+        "Use the JSON result, hOCR or ALTO instead; do not ask again, the answer will not change.",
+    ),
+    "payload_too_large": (
+        "The request body is larger than `OCRGW_MAX_BODY_BYTES` (`max_body_bytes` in the problem).",
+        "Send a smaller document, split a large batch into several groups, or send a raw document rather "
+        "than base64 in JSON (a third smaller).",
+    ),
+    "uri_too_long": (
+        "The request line (method, URL, version) is longer than the gateway's limit (4094 bytes); "
+        "answered before any route runs.",
+        "Shorten the URL: put data in the body, not in the query.",
+    ),
+    "missing_content_type": (
+        "A raw document was sent without a `Content-Type` header.",
+        "Send the document's type: `image/png`, `image/jpeg`, `image/tiff`, `application/pdf`, or "
+        "`text/plain` for `echo`.",
+    ),
+    "unsupported_content_type": (
+        "The model does not take this content type; `accepted` lists those it does.",
+        "Convert the document to an accepted type, or pick a model that takes it (`GET /models`).",
+    ),
+    "content_type_mismatch": (
+        "The document's first bytes are not those of its declared type (`declared`, `detected`).",
+        "Declare the type the bytes really are, or send the right file.",
+    ),
+    "invalid_field": (
+        "The request is readable but a field, option or query parameter is wrong; `errors` names each.",
+        "Fix what `errors` names; nothing was stored.",
+    ),
+    "unknown_model": (
+        "The request names a model the gateway does not know; `models` lists the known ones.",
+        "Use one of `models` (or `GET /models`).",
+    ),
+    "empty_document": (
+        "The document has no bytes.",
+        "Send the file's content.",
+    ),
+    "invalid_document": (
+        "The document's headers cannot be read: a PDF that does not open, an image without its header, "
+        "a PDF that takes more than the gateway's bounds to open.",
+        "Check the file opens in a viewer; repair or re-export it. Sending it again will not help.",
+    ),
+    "too_many_pages": (
+        "The document has more pages than `OCRGW_MAX_PAGES` (`page_count`, `max_pages`).",
+        "Split the document into parts within the limit and send each.",
+    ),
+    "too_many_pixels": (
+        "A page image is larger than `OCRGW_MAX_IMAGE_PIXELS` as its header declares it, or a PDF page is too "
+        "large even at 72 dpi (`page`, `width`, `height`, `max_image_pixels`).",
+        "Scale the image down (300 dpi is plenty for OCR) and send it again.",
+    ),
+    "no_children": (
+        "A fan-out group has no children.",
+        "Send at least one child, or send a single job.",
+    ),
+    "too_many_children": (
+        "A group has more children than `OCRGW_MAX_CHILDREN` (`max_children`), or a PDF split would make more.",
+        "Send several groups, or a larger `split_pages`.",
+    ),
+    "idempotency_key_reused": (
+        "The `Idempotency-Key` was used before, by this tenant, for a different request.",
+        "Use a new key for a new request; send the same key only to repeat the very same request.",
+    ),
+    "invalid_callback_url": (
+        "The `callback_url` is not an http(s) URL with a host, or names a loopback or private address.",
+        "Give a public http(s) URL of your receiver (see [Webhooks](../webhooks.md)).",
+    ),
+    "unsupported_language": (
+        "A `tesseract` job's `options.lang` names a language that no live worker has "
+        "(`missing_languages`, `installed_languages`).",
+        "Use an installed language (`GET /models`), or have the operator install it on the workers "
+        "(see [Languages](../documents/languages.md)).",
+    ),
+    "request_header_fields_too_large": (
+        "A header is longer than 8190 bytes, or there are more than 100 headers; answered before any route runs.",
+        "Send fewer or shorter headers.",
+    ),
+    "internal_error": (
+        "The gateway hit a bug; the exception is in its log.",
+        "Retry once; if it persists, report it with the time of the request.",
+    ),
+    "draining": (
+        "This gateway is shutting down and takes no new work.",
+        "Retry after `Retry-After` seconds; a load balancer sends you to another gateway.",
+    ),
+    "store_unavailable": (
+        "The job store (Redis) does not answer, or did not confirm a creation on enough replicas "
+        "(`OCRGW_MIN_REPLICAS`).",
+        "Retry after `Retry-After` seconds, with the same `Idempotency-Key` for a submission so that it "
+        "cannot create a second job.",
+    ),
+    "manual_not_built": (
+        "The gateway serves this manual at `/manual`, and it has not been built on this host.",
+        "Run `make docs` (or `scripts/setup.sh`) where the gateway runs, then reload the page.",
+    ),
+}
+
+#: job error code -> what a client (or operator) should do about it
+JOB_ERRORS: dict[str, str] = {
+    "child_failed": "Read the failed children's `error_code`s; a group may be redriven (`POST /jobs/{id}/retry`).",
+    "child_cancelled": 'Redrive with `{"include_cancelled": true}` to run the cancelled children again.',
+    "lease_expired": "Its workers died (or stalled) on every attempt: check the workers' logs and memory; "
+    "the document may be one that kills them.",
+    "timeout": "Split the document (`split_pages`), or raise `OCRGW_JOB_TIMEOUT`.",
+    "resource_limit": "The document needs more memory than a worker process may use: send smaller pages, "
+    "or raise `OCRGW_WORKER_MEMORY_LIMIT_MB`.",
+    "adapter_error": "Retried by ocrgw; if it keeps failing, the worker's log says why.",
+    "on_prem_required": "Send the document to an `on_prem` model.",
+    "invalid_document": "Check the file opens in a viewer; repair or re-export it.",
+    "invalid_options": "Fix the options against the model's schema in `GET /models`.",
+    "unknown_model": "Run a worker for the model, or submit to a model the workers serve.",
+    "unsupported_language": "Install the language on every worker of the queue "
+    "(see [Languages](../documents/languages.md)), or ask for one they have.",
+    "engine_unavailable": "Retried by ocrgw; an operator should check the engine is installed on the worker hosts.",
+    "engine_timeout": "Raise `options.timeout_s`, or send smaller pages.",
+    "echo_failed": "A test model's failure, asked for: nothing to do.",
+    "echo_transient": "A test model's transient failure, asked for: nothing to do.",
+    "upstream_unreachable": "Retried by ocrgw; an operator should check the upstream's address and network.",
+    "upstream_unavailable": "Retried by ocrgw; the upstream is overloaded or down.",
+    "upstream_timeout": "Retried by ocrgw; give the job more time (`options.timeout_s`).",
+    "upstream_rejected": "The `error` carries the upstream's problem code: fix the key, model, type or option.",
+    "upstream_failed": "The `error` carries the upstream job's `error_code`: look that code up.",
+    "upstream_bad_response": "The remote model's URL points at something that is not an ocrgw: fix "
+    "`OCRGW_REMOTE_MODELS`.",
+}

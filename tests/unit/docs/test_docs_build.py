@@ -1,0 +1,67 @@
+"""The manual builds with ``mkdocs build --strict`` and no warning: no broken link or anchor, no nav entry
+without its page, no page outside the nav, no code of the catalogues without its entry in
+docs/hooks/code_guide.py; and the pages generated from the catalogues say what the catalogues say."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gateway.problems import CATALOGUE, type_of
+from jobs.contract import ErrorCode
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site, built once into a directory of its own (never into gateway/manual/)."""
+    site_dir = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"}
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml")]
+        + ["--site-dir", str(site_dir)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    warnings = [line for line in built.stderr.splitlines() if re.match(r"(WARNING|ERROR)\b", line)]
+    assert built.returncode == 0 and warnings == [], built.stderr
+    return site_dir
+
+
+def page_text(site: Path, path: str) -> str:
+    return (site / path / "index.html").read_text()
+
+
+def test_every_problem_code_has_its_page_where_its_type_points(site):
+    for code, (status, title) in CATALOGUE.items():
+        page = site / type_of(code).removeprefix("/manual/") / "index.html"
+        text = page.read_text()
+        assert f"<code>{code}</code>" in text and str(status) in text and title in text, code
+
+
+def test_every_job_error_code_has_its_page_saying_whether_it_is_retried(site):
+    for error in ErrorCode:
+        text = page_text(site, f"errors/{error.value}")
+        assert f"<code>{error.value}</code>" in text
+        assert ("<strong>Retried</strong>" if error.retried else "<strong>Not retried</strong>") in text
+
+
+def test_the_index_pages_list_every_code(site):
+    problems = page_text(site, "problems")
+    errors = page_text(site, "errors")
+
+    assert all(f'href="{code}/"' in problems for code in CATALOGUE)
+    assert all(f'href="{error.value}/"' in errors for error in ErrorCode)
+
+
+def test_the_code_pages_are_not_copied_into_the_site_as_sources(site):
+    assert not (site / "hooks").exists()

@@ -1,0 +1,79 @@
+"""The manual at /manual: the built docs site, open to anyone, where every problem's type points."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway import create_app, manual
+
+from .keyed import keyed_settings
+from .support import assert_problem
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A built site of two pages and a file, laid out as mkdocs does it, for the apps made after it."""
+    site = tmp_path / "site"
+    (site / "problems" / "job_not_found").mkdir(parents=True)
+    (site / "index.html").write_text("<h1>ocrgw</h1>")
+    (site / "problems" / "job_not_found" / "index.html").write_text("<h1>job_not_found</h1>")
+    (site / "style.css").write_text("h1 {}")
+    monkeypatch.setattr(manual, "SITE_DIR", site)
+    return site
+
+
+def make_app(settings, store):
+    return create_app(settings, store, lambda dispatches: len(dispatches))
+
+
+def fetch(client, path: str):
+    """The answer to ``GET path``, read whole and closed (a file's answer streams it)."""
+    response = client.get(path)
+    response.get_data()
+    response.close()
+    return response
+
+
+def test_a_problem_type_is_its_page_in_the_manual_served_without_a_key(site, settings, store, tmp_path):
+    client = make_app(keyed_settings(settings, tmp_path), store).test_client()
+    problem = assert_problem(client.get("/jobs/nope", headers={"Authorization": "Bearer x"}), 401, "invalid_api_key")
+    assert problem["type"] == "/manual/problems/invalid_api_key/"
+
+    page = fetch(client, "/manual/problems/job_not_found/")
+
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    assert b"job_not_found" in page.data
+
+
+def test_a_directory_without_its_slash_is_redirected_to_it(site, settings, store):
+    client = make_app(settings, store).test_client()
+
+    assert client.get("/manual").headers["Location"].endswith("/manual/")
+    assert client.get("/manual/problems/job_not_found").headers["Location"] == "/manual/problems/job_not_found/"
+    assert fetch(client, "/manual/").data == b"<h1>ocrgw</h1>"
+    assert fetch(client, "/manual/style.css").mimetype == "text/css"
+
+
+def test_what_the_site_lacks_is_a_plain_404_problem(site, settings, store):
+    client = make_app(settings, store).test_client()
+
+    assert_problem(client.get("/manual/problems/no_such_code/"), 404, "not_found")
+    assert_problem(client.get("/manual/no_such_file.css"), 404, "not_found")
+    assert_problem(client.get("/manual/../pyproject.toml"), 404, "not_found")
+    assert_problem(client.get("/manual/%2e%2e/pyproject.toml"), 404, "not_found")
+
+
+def test_a_gateway_whose_manual_was_never_built_says_how_to_build_it(tmp_path, monkeypatch, settings, store):
+    monkeypatch.setattr(manual, "SITE_DIR", tmp_path / "never-built")
+    client = make_app(settings, store).test_client()
+
+    problem = assert_problem(client.get("/manual/problems/job_not_found/"), 404, "manual_not_built")
+
+    assert "make docs" in problem["detail"]
+    assert problem["type"] == "/manual/problems/manual_not_built/"
+
+
+def test_the_manual_is_outside_the_api_document(settings, store):
+    spec = make_app(settings, store).test_client().get("/openapi.json").get_json()
+
+    assert not [path for path in spec["paths"] if path.startswith("/manual")]
