@@ -46,7 +46,7 @@ def _start_clock(sender: Any, **_: Any) -> None:
 
 def _count(response: Response) -> Response:
     started = request.environ.get(_STARTED)
-    seconds = time.perf_counter() - started if started is not None else 0.0
+    seconds = time.perf_counter() - started if started is not None else None
     metrics.http_answered(method_label(request.method), route_label(), response.status_code, seconds)
     return response
 

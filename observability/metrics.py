@@ -321,10 +321,12 @@ def webhook_attempted(outcome: str) -> None:
     _inc(WEBHOOK_ATTEMPTS, outcome)
 
 
-def http_answered(method: str, route: str, status: int, seconds: float) -> None:
-    """A request the gateway answered: ``route`` is its rule's template, never the raw path."""
+def http_answered(method: str, route: str, status: int, seconds: float | None) -> None:
+    """A request the gateway answered: ``route`` is its rule's template, never the raw path; ``seconds``
+    None when its start was not seen (counted, not timed)."""
     _inc(HTTP_REQUESTS, method, route, str(status))
-    _observe(HTTP_DURATION, seconds, method, route)
+    if seconds is not None:
+        _observe(HTTP_DURATION, seconds, method, route)
 
 
 def queue_waited(model: str, seconds: float) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from gateway import create_app
 from tests.unit.observability.support import Counts
 
+from .keyed import keyed_settings
 from .support import echo_job
 
 REQUESTS, DURATION = "ocrgw_http_requests_total", "ocrgw_http_request_duration_seconds"
@@ -49,3 +51,13 @@ def test_metrics_scrapes_are_counted_too(client):
     assert client.get("/metrics").status_code == 200
 
     assert counts.delta(REQUESTS, method="GET", route="/metrics", status="200") == 1
+
+
+def test_a_request_refused_for_its_missing_key_is_counted_and_timed(settings, tmp_path, store):
+    app = create_app(keyed_settings(settings, tmp_path), store, publish=lambda dispatches: len(dispatches))
+    counts = Counts()
+
+    assert app.test_client().post("/jobs", json=echo_job("one")).status_code == 401
+
+    assert counts.delta(REQUESTS, method="POST", route="/jobs", status="401") == 1
+    assert counts.delta(f"{DURATION}_count", method="POST", route="/jobs") == 1
