@@ -112,6 +112,8 @@ class Deliverer:
             recorded = webhooks.record(self.store, job_id, attempt, answer)
         except JobNotFound:
             return "gone"
+        if recorded.lag_seconds is not None:
+            metrics.webhook_delivered(recorded.lag_seconds)
         level = logging.INFO if answer.delivered else logging.WARNING
         log.log(
             level,

@@ -4,7 +4,8 @@ What a gateway answers: the counts of its gunicorn family (every worker's,
 summed through the multiprocess directory that ``observability.gunicorn_config``
 sets up; this process's own when run without it), and the gauges of jobs
 held, queued and processing per model as the coordinator last counted
-them, read from the store in one command (``observability.collectors``).
+them, read from the store in one command (``observability.collectors``),
+and every request it answered, by route and status (``gateway.http_metrics``).
 The workers, the coordinator and the webhook deliverer serve their own
 counts on their own ports.
 
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from flask import Flask, Response, request
 
+from gateway import http_metrics
 from gateway.auth import bearer_credentials
 from gateway.problems import Problem
 from observability import logs, metrics, multiprocess
@@ -52,6 +54,7 @@ def install(app: Flask, store: JobStore, token_text: str = "") -> None:
         return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
 
     app.add_url_rule("/metrics", ENDPOINT, serve_metrics, methods=["GET"])
+    http_metrics.install(app)
 
 
 def check_token(authorization: str | None, token: bytes) -> None:

@@ -1,4 +1,4 @@
-"""What the metrics read from the store: the jobs held, queued and processing per model.
+"""What the metrics read from the store: the jobs held, queued and processing per model, and the workers.
 
 (Hand-off times need no read: the claims carry them.)  The reads go
 through the indexes the transitions keep, never a scan of the keyspace, so
@@ -32,6 +32,11 @@ a gauge that stops moving because no coordinator runs can be told from one
 that does not move (the gateway withholds a count too old: ``observability.collectors``).
 The key has no expiry on purpose: a count that lapsed would take its date
 with it, and an alert on the gauges' age could not fire.
+
+The same count holds the workers that report to the store
+(``jobs.worker_reports.census``): how many live, and how many stopped
+renewing their report without withdrawing it, which is what tells a
+worker that died or hung from one that was stopped.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from redis import Redis
 from jobs import keys
 from jobs.contract import Field, JobStatus, count_field
 from jobs.registry import MODELS
+from jobs.worker_reports import Census, census
 
 log = logging.getLogger(__name__)
 
@@ -114,14 +120,22 @@ class Sample:
 
     occupancy: Occupancy
     sampled_at_ms: int
+    # The reporting workers, live and lapsed (``jobs.worker_reports.census``); None in a count made without them.
+    workers: Census | None = None
 
 
 def record_sample(client: Redis) -> Sample:
     """Counts the occupancy and keeps it in ``keys.GAUGES`` for the scrapes (the coordinator's, once an interval)."""
     seconds, micros = client.time()
     now = occupancy(client)
-    sample = Sample(now, seconds * 1000 + micros // 1000)
-    counts = {"held": now.held, "queued": now.queued, "processing": now.processing}
+    workers = census(client)
+    sample = Sample(now, seconds * 1000 + micros // 1000, workers)
+    counts = {
+        "held": now.held,
+        "queued": now.queued,
+        "processing": now.processing,
+        "workers": {"live": workers.live, "lapsed": workers.lapsed},
+    }
     client.set(keys.GAUGES, json.dumps({"sampled_at_ms": sample.sampled_at_ms, **counts}, separators=(",", ":")))
     return sample
 
@@ -146,7 +160,9 @@ def _parse_sample(raw: bytes | str | None) -> Sample | None:
     try:
         found = json.loads(raw)
         counts = [Counter({str(m): int(n) for m, n in found[s].items()}) for s in ("held", "queued", "processing")]
-        return Sample(Occupancy(*counts), int(found["sampled_at_ms"]))
+        workers = found.get("workers")
+        census_ = None if workers is None else Census(int(workers["live"]), int(workers["lapsed"]))
+        return Sample(Occupancy(*counts), int(found["sampled_at_ms"]), census_)
     except (ValueError, KeyError, TypeError, AttributeError):
         log.warning("%s holds no count of the gauges: %.80r", keys.GAUGES, raw)
         return None

@@ -119,6 +119,8 @@ class Claim:
     # From the child's release into a freed slot to this start, in Redis time (its hand-off latency);
     # None for a job released at its creation.
     waited_seconds: float | None = None
+    # From the job's creation to this start, in Redis time (its queue wait); None if the times are missing.
+    queue_wait_seconds: float | None = None
 
     @property
     def source_id(self) -> str:

@@ -229,6 +229,7 @@ class JobStore(SweepTransitions):
             reply.payload,
             source_pages=parse_pages(reply.source_pages),
             waited_seconds=_seconds_or_none(reply.waited_us),
+            queue_wait_seconds=_seconds_or_none(reply.queue_wait_us),
         )
 
     def heartbeat(self, job_id: str, attempt: int) -> bool:
@@ -308,6 +309,7 @@ class JobStore(SweepTransitions):
                 reply.next_payload,
                 source_pages=parse_pages(reply.next_source_pages),
                 waited_seconds=_seconds_or_none(reply.next_waited_us),
+                queue_wait_seconds=_seconds_or_none(reply.next_queue_wait_us),
             )
         return Completion(reply.finalized, reply.released, next_claim, reply.cancelled_unstarted)
 

@@ -64,6 +64,8 @@ class Answer:
 class Recorded:
     outcome: WebhookOutcome
     retry_at_ms: int | None  # when the next attempt is due, if retrying
+    # From the job's finished_at to the delivery's record (Redis time), if delivered: its delivery lag.
+    lag_seconds: float | None = None
 
 
 def backoff_seconds(attempt: int, first: float, cap: float) -> float:
@@ -189,7 +191,8 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
     if reply.code == Reply.NO_JOB:
         raise JobNotFound(f"no job {job_id}")
     outcome = WebhookOutcome(reply.outcome)
-    return Recorded(outcome, reply.retry_at if outcome is WebhookOutcome.RETRYING else None)
+    lag = reply.lag_us / 1_000_000 if outcome is WebhookOutcome.DELIVERED and reply.lag_us >= 0 else None
+    return Recorded(outcome, reply.retry_at if outcome is WebhookOutcome.RETRYING else None, lag)
 
 
 def pending(store: JobStore) -> dict[str, int]:

@@ -73,6 +73,30 @@ class WorkerReports:
         return frozenset().union(*(report.languages for report in reports))
 
 
+@dataclass(frozen=True)
+class Census:
+    """The workers named in the index: ``live`` their report holds, ``lapsed`` it ran out unwithdrawn."""
+
+    live: int = 0
+    lapsed: int = 0
+
+
+def census(client: Redis) -> Census:
+    """How many reporting workers live and how many stopped renewing without withdrawing; two round trips.
+
+    A lapsed worker (killed, hung, or cut off from the store) stays named in
+    the index until a live worker's report trims it, a lifetime after its
+    report ran out; a worker that stopped cleanly withdrew its name at once.
+    Redis expired the report, so no host's clock decides which is which.
+    """
+    names = client.zrange(keys.WORKERS, 0, -1)
+    if not names:
+        return Census()
+    values = client.mget([keys.worker_report(n.decode() if isinstance(n, bytes) else str(n)) for n in names])
+    live = sum(value is not None for value in values)
+    return Census(live, len(values) - live)
+
+
 def _report(name: str, value: bytes | str) -> WorkerReport:
     try:
         languages = json.loads(value).get("tesseract_languages", [])

@@ -1,4 +1,5 @@
-"""The job gauges a gateway serves: jobs held, queued, processing and in flight per model, and when they were counted.
+"""The job gauges a gateway serves: jobs held, queued, processing and in flight per model, the reporting
+workers (live, lapsed), and when they were counted.
 
 Not kept in any process's memory, and not counted at scrape time: the
 coordinator counts them from the store's indexes once every
@@ -32,6 +33,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from jobs import observed
+from jobs.worker_reports import Census
 from observability.metrics import (
     JOBS_HELD,
     JOBS_IN_FLIGHT,
@@ -40,6 +42,7 @@ from observability.metrics import (
     JOBS_SAMPLE_STALE,
     JOBS_SAMPLE_TIME,
     STORE_UP,
+    WORKERS,
     Metric,
 )
 
@@ -89,6 +92,8 @@ class StoreCollector:
             (JOBS_IN_FLIGHT, in_flight),
         ):
             yield _by_model(metric, by_model, counts.models)
+        if sample.workers is not None:
+            yield _workers(sample.workers)
 
     def _is_stale(self, sample: observed.Sample, now_ms: int) -> bool:
         """Whether the count is too old to serve; logs when that starts, and when it ends."""
@@ -105,6 +110,15 @@ class StoreCollector:
             log.info("metrics: the job gauges are counted again; served")
         self.withholding = stale
         return stale
+
+
+def _workers(census: Census) -> Any:
+    from prometheus_client.core import GaugeMetricFamily
+
+    family = GaugeMetricFamily(WORKERS.name, WORKERS.help, labels=WORKERS.labels)
+    family.add_metric(["live"], census.live)
+    family.add_metric(["lapsed"], census.lapsed)
+    return family
 
 
 def _by_model(metric: Metric, counts: dict[str, int], models: list[str]) -> Any:

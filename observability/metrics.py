@@ -108,7 +108,41 @@ WEBHOOK_ATTEMPTS = Metric(
     "Webhook deliveries by outcome: delivered, retrying, given_up, superseded, or stale and gone (not sent).",
     ("outcome",),
 )
+HTTP_REQUESTS = Metric(
+    "counter",
+    "ocrgw_http_requests_total",
+    "Requests a gateway answered, by method, route (the route's template, such as /jobs/<job_id>; unmatched "
+    "for a path no route has) and status.",
+    ("method", "route", "status"),
+)
+HTTP_DURATION = Metric(
+    "histogram",
+    "ocrgw_http_request_duration_seconds",
+    "Seconds from a request's arrival in the app to its answer being ready (its body streams after), "
+    "by method and route.",
+    ("method", "route"),
+    (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+QUEUE_WAIT = Metric(
+    "histogram",
+    "ocrgw_queue_wait_seconds",
+    "Seconds from a job's creation to the start of its first attempt (its created_at and started_at, Redis "
+    "time), by model; a child's includes its wait for a slot of its group.",
+    ("model",),
+    (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600),
+)
+WEBHOOK_LAG = Metric(
+    "histogram",
+    "ocrgw_webhook_delivery_lag_seconds",
+    "Seconds from a job's finished_at to its webhook's delivery being recorded (Redis time), retries included.",
+    (),
+    (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400),
+)
 EVENT_METRICS = (
+    HTTP_REQUESTS,
+    HTTP_DURATION,
+    QUEUE_WAIT,
+    WEBHOOK_LAG,
     SUBMISSIONS,
     JOBS_FINISHED,
     JOB_ATTEMPTS,
@@ -150,11 +184,19 @@ JOBS_SAMPLE_STALE = Metric(
     (),
 )
 STORE_UP = Metric("gauge", "ocrgw_store_up", "1 if the store answered this scrape's read, else 0.", ())
+WORKERS = Metric(
+    "gauge",
+    "ocrgw_workers",
+    "OCR workers that report to the store (those consuming Tesseract's queue), by state: live (their report "
+    "renewed within its lifetime) or lapsed (it ran out unrenewed and unwithdrawn: killed, hung or cut off).",
+    ("state",),
+)
 STORE_GAUGES = (
     JOBS_HELD,
     JOBS_QUEUED,
     JOBS_PROCESSING,
     JOBS_IN_FLIGHT,
+    WORKERS,
     JOBS_SAMPLE_TIME,
     JOBS_SAMPLE_STALE,
     STORE_UP,
@@ -208,7 +250,8 @@ def _inc(metric: Metric, *labels: str, amount: float = 1) -> None:
 
 def _observe(metric: Metric, value: float, *labels: str) -> None:
     try:
-        live(metric).labels(*labels).observe(value)
+        histogram = live(metric)
+        (histogram.labels(*labels) if labels else histogram).observe(value)
     except Exception:
         _failed_once(metric)
 
@@ -276,3 +319,20 @@ def swept(skipped: bool, seconds: float, repairs: dict[str, int]) -> None:
 
 def webhook_attempted(outcome: str) -> None:
     _inc(WEBHOOK_ATTEMPTS, outcome)
+
+
+def http_answered(method: str, route: str, status: int, seconds: float | None) -> None:
+    """A request the gateway answered: ``route`` is its rule's template, never the raw path; ``seconds``
+    None when its start was not seen (counted, not timed)."""
+    _inc(HTTP_REQUESTS, method, route, str(status))
+    if seconds is not None:
+        _observe(HTTP_DURATION, seconds, method, route)
+
+
+def queue_waited(model: str, seconds: float) -> None:
+    """A job's first attempt started ``seconds`` after the job was created."""
+    _observe(QUEUE_WAIT, seconds, model)
+
+
+def webhook_delivered(seconds_after_finish: float) -> None:
+    _observe(WEBHOOK_LAG, seconds_after_finish)

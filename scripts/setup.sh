@@ -4,7 +4,8 @@
 # orientation data `osd`) and a project virtualenv in .venv.  With --tests,
 # also what only the test suite needs (German for Tesseract; Chromium with
 # its driver, for the dashboard's browser test; redis-sentinel, for the
-# failover test; rabbitmq-server, for the tests with RabbitMQ as the broker):
+# failover test; rabbitmq-server, for the tests with RabbitMQ as the broker;
+# prometheus, for promtool, which tests the alert rules):
 # scripts/test.sh passes it, scripts/start.sh does not.  With --bench, what
 # `make bench` needs besides: the real PDF its scan is made from, and
 # OCRmyPDF (into .venv) with Ghostscript, the reference the scan benchmark
@@ -122,6 +123,8 @@ install_system_packages() {
         # The failover test's three sentinels (tests/integration/test_failover.py).
         command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
         have_rabbitmq_server || missing+=(rabbitmq-server)
+        # promtool, which checks and tests the alert rules (deploy/prometheus, tests/unit/deploy).
+        command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
         # The real born-digital PDF the scan tests are made from (tests/scans.py).
         [[ -f $REAL_PDF ]] || missing+=(shared-mime-info)
         [[ -f $TEST_FONT ]] || missing+=(fonts-dejavu-core)
@@ -150,6 +153,7 @@ verify_system_packages() {
     command -v chromedriver >/dev/null 2>&1 || die "chromedriver still not on PATH after installing chromium-driver"
     command -v redis-sentinel >/dev/null 2>&1 || die "redis-sentinel still not on PATH after installing it"
     have_rabbitmq_server || die "rabbitmq-server still not found after installing it"
+    command -v promtool >/dev/null 2>&1 || die "promtool still not on PATH after installing prometheus"
     [[ -f $REAL_PDF ]] || die "$REAL_PDF is missing: is /usr/share/doc excluded from this machine's packages?"
     [[ -f $TEST_FONT ]] || die "$TEST_FONT is still missing after installing fonts-dejavu-core"
 }

@@ -109,6 +109,13 @@ class Heartbeat:
             lost.set()
 
 
+def _record_queue_wait(claim: Claim) -> None:
+    """The job's wait from its creation to this start, once per job: at its first attempt (a retry or a
+    redrive counts its attempts on).  The claim carries it (Redis times): no read of the store."""
+    if claim.attempt == 1 and claim.queue_wait_seconds is not None:
+        metrics.queue_waited(claim.model, claim.queue_wait_seconds)
+
+
 @dataclass
 class Runner:
     store: JobStore
@@ -152,6 +159,7 @@ class Runner:
             while claim is not None:
                 logs.bind_job(claim.job_id)
                 metrics.attempt_started(claim.model, path)
+                _record_queue_wait(claim)
                 started.append((claim, path))
                 began = time.perf_counter()
                 outcome, completion = self._attempt(claim, lost, keep_until)

@@ -51,7 +51,7 @@
   Reply:
     {OK, finalized, next_job_id, next_attempt, next_try_number, next_model,
         next_content_type, next_options, next_payload, next_waited_us,
-        next_source_pages, cancelled_unstarted, released...}
+        next_source_pages, next_queue_wait_us, cancelled_unstarted, released...}
         done; next_* is the child claimed for this worker, as claim answers
         it (next_job_id false when none; a split's child answers its
         source_pages, not a payload); cancelled_unstarted the held children
@@ -80,6 +80,7 @@ local function with_claim(out, key, id, attempt)
   -- A split's child reads its pages of the parent's document itself (the worker keeps the last one).
   if out.next_source_pages == '' then out.next_payload = redis.call('GET', payload_key_of(A.prefix, id)) end
   out.next_waited_us = waited_us(key)
+  out.next_queue_wait_us = queue_wait_us(key)
   return out
 end
 

@@ -23,10 +23,12 @@
     give_up_ms       attempts stop this long after the job's finished_at
 
   Reply:
-    {OK, outcome, retry_at}  recorded; outcome is a WEBHOOK value; retry_at (ms)
-                             when retrying: the next attempt's due time, never
-                             past the retry window's end, so the last attempt
-                             falls on it
+    {OK, outcome, retry_at, lag_us}  recorded; outcome is a WEBHOOK value;
+                             retry_at (ms) when retrying: the next attempt's
+                             due time, never past the retry window's end, so
+                             the last attempt falls on it; lag_us when
+                             delivered: from the job's finished_at to now
+                             (the delivery lag), -1 otherwise
     {NO_JOB}                 the job is gone; it leaves the index
 ]]
 -- @include common
@@ -39,12 +41,14 @@ if not f[1] then
 end
 local now = now_us()
 local now_ms = tonumber(ms_of(now))
-local outcome, retry_at = WEBHOOK.superseded, 0
+local outcome, retry_at, lag_us = WEBHOOK.superseded, 0, -1
 if tonumber(f[6] or '0') == A.attempt then
   redis.call('ZREM', K.tenant_webhooks, A.job_id)
   if A.delivered == 1 then
     outcome = WEBHOOK.delivered
     redis.call('ZREM', K.webhooks, A.job_id)
+    local finished = tonumber(f[5] or '')
+    if finished then lag_us = math.max(0, now - finished) end
   else
     local finished = tonumber(f[5] or '') or now
     local give_up_at = math.floor(finished / 1000) + A.give_up_ms
@@ -71,4 +75,4 @@ redis.call('XADD', K.events, '*',
   E.response_status, A.response_status,
   E.error, A.error,
   E.retry_at, retry_at > 0 and int(retry_at * 1000) or '')
-return reply{code = REPLY.OK, outcome = outcome, retry_at = retry_at}
+return reply{code = REPLY.OK, outcome = outcome, retry_at = retry_at, lag_us = lag_us}

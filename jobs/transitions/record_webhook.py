@@ -11,6 +11,7 @@ class RecordWebhookReply:
     code: Reply  # OK, or NO_JOB when the job is gone
     outcome: str  # a WebhookOutcome
     retry_at: int  # ms, when the next attempt is due (retrying only)
+    lag_us: int  # from the job's finished_at to this record (delivered only; -1 otherwise)
 
 
 RECORD_WEBHOOK = Transition(

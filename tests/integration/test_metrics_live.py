@@ -157,3 +157,51 @@ def test_children_cancelled_before_they_started_are_counted_where_they_were_canc
     )
     assert finished(worker, "cancelled") - before[worker, "cancelled"] == (ran_to == "cancelled")
     assert finished(web, "cancelled") - before[web, "cancelled"] == n - 1
+
+
+def test_the_gateway_counts_requests_by_route_template_and_the_worker_a_job_s_queue_wait(procfile_stack):
+    """Through gunicorn's several (recycled) workers: a 202 for POST /jobs under ``/jobs``, a 404 for an
+    unknown job under ``/jobs/<job_id>`` (never its raw path), and, once the job ran, its queue wait."""
+    web, worker = procfile_stack.metrics_url("web"), procfile_stack.metrics_url("worker")
+    unknown = "0123456789abcdef0123456789abcdef"
+
+    def requests_counted(status: str, route: str, method: str) -> float:
+        return value(scrape(web), "ocrgw_http_requests_total", method=method, route=route, status=status)
+
+    def queue_waits() -> float:
+        return value(scrape(worker), "ocrgw_queue_wait_seconds_count", model="echo")
+
+    before = {
+        "202": requests_counted("202", "/jobs", "POST"),
+        "404": requests_counted("404", "/jobs/<job_id>", "GET"),
+        "waits": queue_waits(),
+    }
+    with Gateway(procfile_stack.procs["web"].base_url, timeout=WAIT) as gateway:
+        created = gateway.post_json(echo_child("queue-wait"))
+        assert created.status_code == 202, created.text
+        assert gateway.http.get(f"{gateway.base_url}/jobs/{unknown}", timeout=WAIT).status_code == 404
+        view = wait_for_job(gateway.job, created.json()["id"], timeout=WAIT)
+    assert view["status"] == "completed"
+
+    # Counted before each answer went out, by whichever worker answered: any worker's scrape sums them all.
+    assert requests_counted("202", "/jobs", "POST") - before["202"] == 1
+    assert requests_counted("404", "/jobs/<job_id>", "GET") - before["404"] == 1
+    assert value(scrape(web), "ocrgw_http_requests_total", method="GET", route=f"/jobs/{unknown}", status="404") == 0
+    duration = value(scrape(web), "ocrgw_http_request_duration_seconds_count", method="POST", route="/jobs")
+    assert duration >= 1
+    # The worker records the queue wait as the job's first attempt starts, before the job completes.
+    assert queue_waits() - before["waits"] == 1
+    waited = value(scrape(worker), "ocrgw_queue_wait_seconds_sum", model="echo")
+    assert waited > 0
+
+
+def test_the_gateway_serves_the_live_workers_as_the_coordinator_counted_them(procfile_stack):
+    """The worker consumes Tesseract's queue, so it reports to the store: one live, none lapsed."""
+    counted = wait_until(
+        lambda: (m := scrape(procfile_stack.metrics_url("web"))) and value(m, "ocrgw_workers", state="live") and m,
+        WAIT,
+        message="the coordinator never counted the live worker",
+    )
+
+    assert value(counted, "ocrgw_workers", state="live") == 1
+    assert value(counted, "ocrgw_workers", state="lapsed") == 0

@@ -35,3 +35,14 @@ local function waited_us(job_key)
   if not (created and queued and started) or queued == created then return -1 end
   return math.max(0, started - queued)
 end
+
+-- queue_wait_us: how long the job waited from its creation to this start,
+-- in µs (a child's includes its wait for a slot of its group).  Claims answer
+-- it, so that a worker records the queue wait of a job's first attempt
+-- without reading the job again.
+local function queue_wait_us(job_key)
+  local t = redis.call('HMGET', job_key, F.created_at, F.started_at)
+  local created, started = tonumber(t[1]), tonumber(t[2])
+  if not (created and started) then return -1 end
+  return math.max(0, started - created)
+end

@@ -30,6 +30,7 @@ from jobs.store import JobStore
 from jobs.webhooks import WebhookClaim
 from tests.harness import wait_until
 from tests.unit.gateway.documented import Document
+from tests.unit.observability.support import Counts
 from tests.webhook_receiver import Receiver, SlowReceiver, verify
 from workers.celery_app import WEBHOOK_QUEUE, WEBHOOK_TASK
 
@@ -128,6 +129,22 @@ def test_a_failed_delivery_is_recorded_and_due_again(store):
 
     assert outcome == "retrying"
     assert job_id in webhooks.pending(store)
+
+
+def test_a_delivery_records_its_lag_from_the_job_s_end_and_a_failed_attempt_none(store):
+    lag = "ocrgw_webhook_delivery_lag_seconds_count"
+    counts = Counts()
+    with Receiver([500, 200]) as receiver:
+        job_id = store.create_single(echo("x", receiver.url())).job_id
+        complete(store, job_id, "x")
+
+        assert Deliverer(store).deliver(job_id, claim_one(store).attempt) == "retrying"
+        assert counts.delta(lag) == 0
+        store.redis.zadd(keys.WEBHOOKS, {job_id: 0})  # due again at once, its backoff skipped
+        assert Deliverer(store).deliver(job_id, claim_one(store).attempt) == "delivered"
+
+    assert counts.delta(lag) == 1
+    assert counts.delta("ocrgw_webhook_delivery_lag_seconds_sum") > 0
 
 
 def test_a_stale_claim_sends_nothing(store):

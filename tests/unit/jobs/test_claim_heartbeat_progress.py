@@ -209,3 +209,16 @@ def test_a_kept_slot_hands_over_in_no_time(kit):
 
     assert completion.next_claim is not None and completion.next_claim.job_id == second
     assert completion.next_claim.waited_seconds == 0.0
+
+
+def test_a_claim_carries_the_job_s_wait_from_its_creation_to_its_start(kit):
+    """The queue wait, in Redis time, from the script that claims: a held child's includes its hold."""
+    group = kit.group(2, max_parallel=1)
+    first, second = kit.child_ids(group.job_id, 2)
+    claim = kit.claim(first)
+    completion = kit.store.complete(first, claim.attempt, {"text": "", "pages": []}, take_next="echo")
+
+    for job_id, claimed in ((first, claim), (second, completion.next_claim)):
+        job = kit.job(job_id)
+        assert claimed is not None
+        assert claimed.queue_wait_seconds == (int(job["started_at"]) - int(job["created_at"])) / 1_000_000

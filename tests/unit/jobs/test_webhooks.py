@@ -139,9 +139,11 @@ def test_a_2xx_ends_the_webhook_and_is_recorded_as_delivered(kit):
 
     recorded = webhooks.record(kit.store, job_id, claim.attempt, Answer(204))
 
-    assert recorded == webhooks.Recorded(WebhookOutcome.DELIVERED, None)
+    assert (recorded.outcome, recorded.retry_at_ms) == (WebhookOutcome.DELIVERED, None)
     assert webhooks.pending(kit.store) == {}
     [event] = webhook_events(kit, job_id)
+    # Its delivery lag: from the job's end to this record, both Redis times (µs).
+    assert recorded.lag_seconds == (int(event["time"]) - int(kit.job(job_id)["finished_at"])) / 1_000_000
     assert {k: v for k, v in event.items() if k != "time"} == {
         "operation": "webhook",
         "job_id": job_id,

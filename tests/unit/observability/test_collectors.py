@@ -15,6 +15,7 @@ from jobs import controls, keys, observed
 from jobs.config import Settings
 from jobs.records import NewJob
 from jobs.store import JobStore
+from jobs.worker_reports import WorkerReports
 from observability.collectors import STALE_FLOOR_SECONDS, StoreCollector
 from tests.unit.redis_spy import round_trips
 
@@ -166,3 +167,39 @@ def test_a_stale_count_is_logged_once_and_served_again_once_counted(store, caplo
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "counted 60" in warnings[0].getMessage()
     assert got[("ocrgw_jobs_sample_stale", "")] == 0 and got[("ocrgw_jobs_held", "echo")] == 2
+
+
+def test_the_workers_that_report_are_counted_live_and_those_that_stopped_without_a_word_lapsed(store):
+    reports = WorkerReports(store.redis)
+    for name in ("ocr-1", "ocr-2", "ocr-3", "ocr-4"):
+        reports.report(name, ["eng"], lifetime_seconds=60)
+    reports.withdraw("ocr-3")  # stopped cleanly: gone at once
+    store.redis.delete(keys.worker_report("ocr-4"))  # its report ran out: Redis expired it
+    observed.record_sample(store.redis)
+
+    got = scrape_labelled(StoreCollector(store.redis, INTERVAL))
+
+    assert got[("ocrgw_workers", "live")] == 2
+    assert got[("ocrgw_workers", "lapsed")] == 1
+
+
+def test_a_count_made_without_the_workers_serves_no_worker_gauge(store):
+    store.redis.set(
+        keys.GAUGES, json.dumps({"sampled_at_ms": store.now_ms(), "held": {}, "queued": {}, "processing": {}})
+    )
+
+    got = scrape_labelled(StoreCollector(store.redis, INTERVAL))
+
+    assert got[("ocrgw_store_up", "")] == 1
+    assert not any(name == "ocrgw_workers" for name, _ in got)
+
+
+def scrape_labelled(collector: StoreCollector) -> dict[tuple[str, str], float]:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    text = generate_latest(registry).decode()
+    return {
+        (sample.name, sample.labels.get("state", "")): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }

@@ -145,3 +145,39 @@ def test_the_held_children_a_failing_fail_fast_child_cancels_count_as_cancelled_
     assert counts.delta(FINISHED, model="echo", status="failed") == 1
     assert counts.delta(FINISHED, model="echo", status="cancelled") == 4
     assert counts.delta(ATTEMPTS, model="echo", outcome="cancelled") == 0
+
+
+QUEUE_WAIT = "ocrgw_queue_wait_seconds"
+
+
+def test_a_job_s_queue_wait_is_recorded_once_at_its_first_attempt_from_the_claim_s_redis_times(monkeypatch):
+    h = make(monkeypatch, max_attempts=2)
+    flaky = h.single(b"flaky")
+    tries = []
+
+    def transient_once(document, options, on_page):
+        tries.append(document)
+        if len(tries) == 1:
+            raise AdapterError("engine busy", code=ErrorCode.ENGINE_UNAVAILABLE)
+        return "text"
+
+    h.adapter.behaviour = transient_once
+    counts = Counts()
+
+    assert h.runner.run(flaky) == "retried"
+    assert h.runner.run(flaky) == "completed"
+
+    assert counts.delta(f"{QUEUE_WAIT}_count", model="echo") == 1
+
+
+def test_children_in_kept_slots_record_their_queue_wait_too(h):
+    parent_id, _ = h.group(3, max_parallel=1)
+    counts = Counts()
+
+    assert h.runner.run(f"{parent_id}-0") == "completed"
+
+    assert counts.delta(f"{QUEUE_WAIT}_count", model="echo") == 3
+    # Each from its own created_at to its own first started_at (µs, Redis time).
+    children = [h.job(f"{parent_id}-{i}") for i in range(3)]
+    waited = sum(int(c["started_at"]) - int(c["created_at"]) for c in children) / 1_000_000
+    assert abs(counts.delta(f"{QUEUE_WAIT}_sum", model="echo") - waited) < 1e-9
