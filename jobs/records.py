@@ -119,6 +119,8 @@ class Claim:
     # From the child's release into a freed slot to this start, in Redis time (its hand-off latency);
     # None for a job released at its creation.
     waited_seconds: float | None = None
+    # The W3C traceparent of the request that created the job ('' when tracing was off): its attempts join that trace.
+    traceparent: str = ""
 
     @property
     def source_id(self) -> str:

@@ -20,7 +20,8 @@
     record_ms      how long the record of this call is kept
 
   Reply:
-    {OK, attempt, try_number, model, content_type, options, payload, waited_us, source_pages}  claimed;
+    {OK, attempt, try_number, model, content_type, options, payload, waited_us, source_pages, traceparent}
+        claimed;
         `attempt` is the token every later call of this attempt must present,
         `try_number` its number since the job was last sent (a redrive starts the
         count again; max_attempts bounds it); payload is false when missing,
@@ -28,7 +29,8 @@
         of its parent's document, which the worker reads itself: a document of
         many MB is not copied through here once per child) instead;
         `waited_us` the child's wait from its release into a freed slot to its
-        start, -1 for a job released at its creation
+        start, -1 for a job released at its creation; `traceparent` the one
+        stored at the job's creation ('' when none was: tracing was off)
     {NO_JOB}
     {WRONG_STATUS, status}  not queued (already claimed, finished or held): do nothing
     The same call sent again (the same token, so the same call record: its
@@ -38,7 +40,7 @@
 -- @include claim
 
 local f = redis.call('HMGET', K.job, F.status, F.kind, F.model, F.content_type, F.options, F.attempts,
-  F.attempts_base, F.source_pages)
+  F.attempts_base, F.source_pages, F.traceparent)
 if not f[1] then return reply{code = REPLY.NO_JOB} end
 local function claimed(attempt)
   local source_pages = f[8] or ''
@@ -46,7 +48,7 @@ local function claimed(attempt)
   if source_pages == '' then payload = redis.call('GET', K.payload) end
   return reply{code = REPLY.OK, attempt = attempt, try_number = attempt - (tonumber(f[7]) or 0),
                model = f[3], content_type = f[4], options = f[5], payload = payload,
-               waited_us = waited_us(K.job), source_pages = source_pages}
+               waited_us = waited_us(K.job), source_pages = source_pages, traceparent = f[9] or ''}
 end
 
 if f[1] ~= STATUS.queued then

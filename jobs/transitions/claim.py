@@ -18,6 +18,7 @@ class ClaimReply:
     status: str  # the job's status when it was not claimable
     waited_us: int  # from the child's release into a freed slot to its start; -1: released at its creation
     source_pages: str  # a split's child: "first-last", its pages of its parent's document; '' otherwise
+    traceparent: str  # the W3C traceparent stored at the job's creation ('' with none)
 
 
 CLAIM = Transition(

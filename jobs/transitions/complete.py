@@ -20,6 +20,7 @@ class CompleteReply:
     next_payload: bytes | None
     next_waited_us: int
     next_source_pages: str  # a split's child: its pages of its parent's document ('' otherwise; no payload then)
+    next_traceparent: str  # the W3C traceparent stored at its creation ('' with none)
     cancelled_unstarted: ModelCounts  # held children a fail-fast group cancelled as this one ended, by model
     released: Dispatches  # the other children released into the freed slot
 
