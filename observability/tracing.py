@@ -55,6 +55,11 @@ PATH, TRY_NUMBER = "ocrgw.path", "ocrgw.try_number"
 EXCLUDED_URLS = "/healthz,/readyz,/metrics"
 ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 OTLP_PROTOCOL = "http/protobuf"  # the one OTLP exporter installed with the `otel` extra
+# A Redis pipeline's span is named after every command in it, its statement lists them all: a group's
+# view reads each child, so a big group's would be kilobytes on every poll.  Both are cut short here,
+# the statement unless OTEL_(SPAN_)ATTRIBUTE_VALUE_LENGTH_LIMIT says otherwise.
+LONGEST_SPAN_NAME = 80
+LONGEST_ATTRIBUTE = 1024
 
 _provider: Any = None  # the process's TracerProvider, once configured
 _attempt: ContextVar[Any] = ContextVar("ocrgw_attempt_span", default=None)
@@ -84,7 +89,7 @@ def configure(role: str, environ: Mapping[str, str] = os.environ) -> bool:
     try:
         from opentelemetry import trace
         from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace import SpanLimits, TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         from observability import tracing_sampler
@@ -93,8 +98,13 @@ def configure(role: str, environ: Mapping[str, str] = os.environ) -> bool:
         log.warning("tracing asked for but not installed (pip install 'ocrgw[otel]'): %s", missing)
         return False
 
+    limits = SpanLimits()
+    if limits.max_span_attribute_length is None:
+        limits = SpanLimits(max_span_attribute_length=LONGEST_ATTRIBUTE)
     provider = TracerProvider(
-        sampler=tracing_sampler.from_environment(), resource=Resource.create(_resource_attributes(role, environ))
+        sampler=tracing_sampler.from_environment(),
+        resource=Resource.create(_resource_attributes(role, environ)),
+        span_limits=limits,
     )
     for exporter in _exporters(environ):
         provider.add_span_processor(BatchSpanProcessor(exporter))
@@ -164,10 +174,19 @@ def _instrument() -> None:
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.instrumentation.redis import RedisInstrumentor
 
-    RedisInstrumentor().instrument()
+    RedisInstrumentor().instrument(response_hook=_brief_pipeline_name)
     # Every role sends Celery messages (the gateway and the sweep publish jobs, workers their next
     # children); all but the gateway run tasks.
     CeleryInstrumentor().instrument()
+
+
+def _brief_pipeline_name(span: Any, _client: Any, _response: Any) -> None:
+    """A pipeline's span named after its first commands and their count, not all of them."""
+    if not span.is_recording() or len(span.name) <= LONGEST_SPAN_NAME:
+        return
+    head = span.name[:LONGEST_SPAN_NAME].rsplit(" ", 1)[0]
+    count = span.attributes.get("db.redis.pipeline_length")
+    span.update_name(f"{head} ... ({count} commands)" if count else f"{head} ...")
 
 
 # -- the trace context a job keeps --------------------------------------------------------

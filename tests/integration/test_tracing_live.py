@@ -166,3 +166,14 @@ def test_the_worker_s_json_lines_carry_the_trace_and_span_of_the_attempt(deploym
     assert (retrying["trace_id"], retrying["span_id"]) == (trace_id, retried.span_id)
     # The Celery lines of the group's tasks are in its trace too.
     assert any(r.get("trace_id") == trace_id and r["logger"].startswith("celery") for r in lines)
+
+
+def test_a_pipeline_s_span_is_named_after_its_first_commands_not_all_of_them(receiver, ran):
+    # Reading a group's view is one pipeline of many commands: its span would be named after each.
+    attempts_of(receiver, ran["children"], 4)
+    pipelines = [s for s in receiver.received() if "db.redis.pipeline_length" in s.attributes]
+    assert any(s.attributes["db.redis.pipeline_length"] > 20 for s in pipelines)
+    assert max(len(s.name) for s in receiver.received()) <= 120
+    # Its statement (the commands, their arguments masked) is cut at 1024 characters.
+    statements = [s.attributes.get("db.statement", "") for s in pipelines]
+    assert max(len(statement) for statement in statements) == 1024

@@ -137,3 +137,25 @@ def test_an_attempt_span_is_a_child_of_the_stored_context_with_a_link_to_its_tas
     }
     assert (got["status"], got["service"]) == ("ERROR", "ocrgw-worker")
     assert got["line"] == [got["trace"], got["span"]]
+
+
+class FakeSpan:
+    def __init__(self, name: str, **attributes):
+        self.name, self.attributes = name, attributes
+
+    def is_recording(self) -> bool:
+        return True
+
+    def update_name(self, name: str) -> None:
+        self.name = name
+
+
+def test_a_long_pipeline_s_span_is_renamed_after_its_first_commands_and_their_count():
+    span = FakeSpan("HGET " + "HMGET " * 200 + "MGET", **{"db.redis.pipeline_length": 202})
+    tracing._brief_pipeline_name(span, None, None)
+    assert span.name.startswith("HGET HMGET HMGET") and span.name.endswith(" ... (202 commands)")
+    assert len(span.name) <= tracing.LONGEST_SPAN_NAME + len(" ... (202 commands)")
+
+    short = FakeSpan("ZADD HSET", **{"db.redis.pipeline_length": 2})
+    tracing._brief_pipeline_name(short, None, None)
+    assert short.name == "ZADD HSET"
