@@ -68,7 +68,15 @@ def create_app(
     metrics.install(app, store, settings.metrics_token)
     manual.install(app)
     drain.install_sigterm_hook(settings.drain_seconds)
+    _trace(app)
     return app
+
+
+def _trace(app: Flask) -> None:
+    """Traces the requests when the environment asks for it (``observability.tracing``)."""
+    from observability import tracing
+
+    tracing.install_gateway(app)
 
 
 def _settings_or_exit() -> Settings:

@@ -222,6 +222,9 @@ class Field(str, Enum):
     # a child of a split PDF: "<first>-<last>", its pages (1-based) of the document stored once as its
     # parent's payload; it stores no payload of its own.  Absent from any other job.
     SOURCE_PAGES = "source_pages"
+    # the W3C traceparent of the request that created the job (its parent's for a child), stored only
+    # while tracing is on: a worker's attempt joins that trace however the job reached it.  Absent otherwise.
+    TRACEPARENT = "traceparent"
     # a parent: its cap, its size, and one count per status (count_field)
     MAX_PARALLEL = "max_parallel"
     TOTAL = "total"

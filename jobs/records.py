@@ -121,6 +121,8 @@ class Claim:
     waited_seconds: float | None = None
     # From the job's creation to this start, in Redis time (its queue wait); None if the times are missing.
     queue_wait_seconds: float | None = None
+    # The W3C traceparent of the request that created the job ('' when tracing was off): its attempts join that trace.
+    traceparent: str = ""
 
     @property
     def source_id(self) -> str:

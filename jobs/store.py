@@ -110,12 +110,21 @@ class JobStore(SweepTransitions):
     # -- create -------------------------------------------------------------------------
 
     def create_single(
-        self, job: NewJob, idempotency: Idempotency | None = None, owner: Owner = DEFAULT_OWNER
+        self,
+        job: NewJob,
+        idempotency: Idempotency | None = None,
+        owner: Owner = DEFAULT_OWNER,
+        traceparent: str = "",
     ) -> Created:
-        """Creates a single job (queued) of ``owner``'s tenant; its Idempotency-Key is that tenant's."""
+        """Creates a single job (queued) of ``owner``'s tenant; its Idempotency-Key is that tenant's.
+
+        ``traceparent``: the creating request's W3C trace context, kept with the job ('' keeps none).
+        """
         if job.source_pages is not None:
             raise ValueError("only a child of a group reads its pages of a source document")
-        return self._create(new_job_id(owner.tenant), JobKind.SINGLE, [job], {}, idempotency, True, owner)
+        return self._create(
+            new_job_id(owner.tenant), JobKind.SINGLE, [job], {}, idempotency, True, owner, traceparent=traceparent
+        )
 
     def create_group(
         self,
@@ -125,6 +134,7 @@ class JobStore(SweepTransitions):
         release: bool = True,
         owner: Owner = DEFAULT_OWNER,
         source: bytes | None = None,
+        traceparent: str = "",
     ) -> Created:
         """Creates a parent and its children (held) of ``owner``'s tenant and releases the first ones.
 
@@ -133,7 +143,7 @@ class JobStore(SweepTransitions):
         name their pages of it (``NewJob.source_pages``) and store none.  ``release=False``
         leaves every child held and the parent on the due index, as if the
         creating process had died right after creating; the sweep then
-        releases them.
+        releases them.  ``traceparent``: as for ``create_single``, kept with the parent and every child.
         """
         if not children:
             raise ValueError("a group needs at least one child")
@@ -152,7 +162,7 @@ class JobStore(SweepTransitions):
         # Every child runs in its group's lane, whatever it says itself.
         children = [c if c.priority == rules.priority else replace(c, priority=rules.priority) for c in children]
         return self._create(
-            new_job_id(owner.tenant), JobKind.PARENT, children, group, idempotency, release, owner, source
+            new_job_id(owner.tenant), JobKind.PARENT, children, group, idempotency, release, owner, source, traceparent
         )
 
     def _create(
@@ -165,6 +175,7 @@ class JobStore(SweepTransitions):
         release: bool,
         owner: Owner,
         source: bytes | None = None,
+        traceparent: str = "",
     ) -> Created:
         root = keys.job(root_id)
         reply = run_create(
@@ -185,6 +196,7 @@ class JobStore(SweepTransitions):
                 "kind": kind.value,
                 "tenant": owner.tenant,
                 "key_id": owner.key_id,
+                "traceparent": traceparent,
                 # With 0, the release step puts the parent on the due index.
                 **self.release_args(root_id, release_limit=None if release else 0),
                 "group": group,
@@ -230,6 +242,7 @@ class JobStore(SweepTransitions):
             source_pages=parse_pages(reply.source_pages),
             waited_seconds=_seconds_or_none(reply.waited_us),
             queue_wait_seconds=_seconds_or_none(reply.queue_wait_us),
+            traceparent=reply.traceparent,
         )
 
     def heartbeat(self, job_id: str, attempt: int) -> bool:
@@ -310,6 +323,7 @@ class JobStore(SweepTransitions):
                 source_pages=parse_pages(reply.next_source_pages),
                 waited_seconds=_seconds_or_none(reply.next_waited_us),
                 queue_wait_seconds=_seconds_or_none(reply.next_queue_wait_us),
+                traceparent=reply.next_traceparent,
             )
         return Completion(reply.finalized, reply.released, next_claim, reply.cancelled_unstarted)
 

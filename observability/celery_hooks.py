@@ -15,6 +15,11 @@ it), so every process of the Procfile that runs Celery gets the same:
   the worker consumes.  At ``worker_init``, before the pool forks, the
   process takes a fresh multiprocess directory, so its pool processes (the
   prefork pool's) write there and the one server sums them.
+* traces (``observability.tracing``, when the environment asks for them):
+  set up where the tasks run, in each prefork pool process after the fork
+  (``worker_process_init``: an exporter's thread does not survive a fork),
+  in the main process of a pool that does not fork (the coordinator's solo,
+  the webhook deliverer's threads); flushed as the process ends.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from celery import Celery, signals
 
 from jobs.config import Settings
 from jobs.ids import is_job_id
-from observability import logs, multiprocess
+from observability import logs, multiprocess, tracing
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +72,10 @@ def install(
         (signals.worker_shutdown, _remove_metrics_directory),
         (signals.task_prerun, _bind_task_job),
         (signals.task_postrun, _unbind_task_job),
+        (signals.worker_init, _trace_unforked_worker),
+        (signals.worker_process_init, _trace_pool_process),
+        (signals.worker_process_shutdown, _flush_traces),
+        (signals.worker_shutdown, _flush_traces),
     ):
         signal.connect(receiver, weak=False, dispatch_uid=f"ocrgw.{receiver.__name__}")
 
@@ -145,3 +154,29 @@ def _bind_task_job(task: Any = None, args: Any = None, **_: Any) -> None:
 
 def _unbind_task_job(**_: Any) -> None:
     logs.bind_job(None)
+
+
+def _trace_unforked_worker(sender: Any = None, **_: Any) -> None:
+    """Keeps the worker's role for its pool processes; traces at once when the pool runs tasks here."""
+    coordinator_queue, webhook_queue = _state["queues"]
+    queues = set(sender.app.amqp.queues.consume_from or {}) if sender is not None else set()
+    # The roles' names are the services' (ocrgw-worker, ocrgw-coordinator, ocrgw-webhooks).
+    _state["trace_role"] = role_of(queues, coordinator_queue, webhook_queue)
+    if sender is not None and not _forks(sender):
+        tracing.configure(_state["trace_role"])
+
+
+def _forks(worker: Any) -> bool:
+    from celery.concurrency.prefork import TaskPool
+
+    pool = getattr(worker, "pool_cls", None)
+    return isinstance(pool, type) and issubclass(pool, TaskPool)
+
+
+def _trace_pool_process(**_: Any) -> None:
+    # A prefork pool process, after the fork (the solo pool sends this in the main process: configured already).
+    tracing.configure(_state.get("trace_role", tracing.WORKER))
+
+
+def _flush_traces(**_: Any) -> None:
+    tracing.flush()

@@ -4,7 +4,9 @@
 ``logger``, ``process``, ``pid``, ``message``, ``exception`` (a traceback,
 as one string) when there is one, and the ids of the job it is about,
 where the code knows them: ``job_id``, ``parent_id`` (a child's parent) and
-``tenant`` (the tenant's name, known where a request was authenticated).
+``tenant`` (the tenant's name, known where a request was authenticated),
+and with tracing on (``observability.tracing``) the ``trace_id`` and
+``span_id`` of the span current where the record was made.
 Each kind of process installs it once (``observability.celery_hooks``,
 ``observability.gunicorn_config``).
 
@@ -33,8 +35,10 @@ from typing import Any
 
 from jobs import keys
 from jobs.ids import is_job_id
+from observability import tracing
 
 JOB_FIELDS = ("job_id", "parent_id", "tenant")
+TRACE_FIELDS = ("trace_id", "span_id")
 REDACTED = "[redacted]"
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]+")
 _JOB_ID = r"[0-9a-f]{32}(?:-[0-9]{1,6})?"
@@ -82,7 +86,13 @@ class JobContext(logging.Filter):
     """Adds the ids of the job a record is about, from what is bound and from the request being served."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        found = {**_from_request(), **_from_access(record), **_from_task(record), **(_bound.get() or {})}
+        found = {
+            **_from_request(),
+            **_from_access(record),
+            **_from_task(record),
+            **(_bound.get() or {}),
+            **tracing.log_ids(),
+        }
         for name, value in found.items():
             if getattr(record, name, None) is None:
                 setattr(record, name, value)
@@ -138,7 +148,7 @@ class JsonFormatter(logging.Formatter):
             "pid": record.process,
             "message": self.redact(_message(record)),
         }
-        for name in JOB_FIELDS:
+        for name in (*JOB_FIELDS, *TRACE_FIELDS):
             value = getattr(record, name, None)
             if value:
                 out[name] = str(value)

@@ -44,7 +44,7 @@ from jobs.errors import AdapterError, CancelRequested, InvalidDocument, JobNotFo
 from jobs.records import Claim, Completion, Dispatch
 from jobs.registry import MODELS, Location
 from jobs.store import JobStore
-from observability import logs, metrics
+from observability import logs, metrics, tracing
 from workers.adapters import get_adapter
 
 log = logging.getLogger(__name__)
@@ -162,7 +162,9 @@ class Runner:
                 _record_queue_wait(claim)
                 started.append((claim, path))
                 began = time.perf_counter()
-                outcome, completion = self._attempt(claim, lost, keep_until)
+                with tracing.attempt_span(claim, path):
+                    outcome, completion = self._attempt(claim, lost, keep_until)
+                    tracing.attempt_outcome(outcome)
                 metrics.attempt_ended(claim.model, outcome, time.perf_counter() - began)
                 if first is None:
                     first = outcome
@@ -221,6 +223,7 @@ class Runner:
         except SoftTimeLimitExceeded:
             return self._timed_out(claim)
         except AdapterError as exc:
+            tracing.attempt_error(exc.code, exc.message)
             if exc.transient and claim.try_number < settings.max_attempts:
                 backoff = settings.retry_backoff * 2 ** (claim.try_number - 1)
                 try:
@@ -244,6 +247,7 @@ class Runner:
             # allocated is unwound with the exception, and the process goes on with the next job.
             gc.collect()
             log.error("job %s attempt %d: out of memory", claim.job_id, claim.attempt)
+            tracing.attempt_error(ErrorCode.RESOURCE_LIMIT, "the job needed more memory than a worker process may use")
             return FAILED, self.store.fail(
                 claim.job_id,
                 claim.attempt,
@@ -253,6 +257,7 @@ class Runner:
             )
         except Exception as exc:  # a bug in an adapter must not kill the worker, nor be retried
             log.exception("job %s: adapter raised", claim.job_id)
+            tracing.attempt_error(ErrorCode.ADAPTER_ERROR, f"{type(exc).__name__}: {exc}")
             return FAILED, self.store.fail(
                 claim.job_id,
                 claim.attempt,
@@ -260,6 +265,7 @@ class Runner:
                 f"{type(exc).__name__}: {exc}",
                 self._take_next(claim, keep_until),
             )
+        tracing.attempt_pages(len(result.get("pages") or ()))
         return COMPLETED, self.store.complete(claim.job_id, claim.attempt, result, self._take_next(claim, keep_until))
 
     def _take_next(self, claim: Claim, keep_until: float) -> str | None:
@@ -277,6 +283,7 @@ class Runner:
         # The task's time is up: no slot is kept, the next child is published.
         limit = self.store.settings.job_timeout
         log.warning("job %s attempt %d: ran longer than %g s", claim.job_id, claim.attempt, limit)
+        tracing.attempt_error(ErrorCode.TIMEOUT, f"the job ran longer than {limit:g} s")
         return FAILED, self.store.fail(
             claim.job_id, claim.attempt, ErrorCode.TIMEOUT, f"the job ran longer than {limit:g} s"
         )

@@ -28,6 +28,7 @@ from jobs.contract import JobKind
 from jobs.errors import IdempotencyKeyReused, NotReplicated, StoreError
 from jobs.queries import ChildrenPage, InvalidCursor
 from jobs.records import Created, Idempotency
+from observability import tracing
 
 log = logging.getLogger(__name__)
 
@@ -90,12 +91,19 @@ def submit():
 def _create(submission: Submission, idempotency: Idempotency | None) -> Created:
     """The submission's jobs in the store, or the problem why not."""
     store, owner = services().store, current_principal().owner
+    # With tracing on, the jobs keep this request's trace context: their attempts join its trace.
+    traceparent = tracing.current_traceparent()
     try:
         if submission.group is not None:
             return store.create_group(
-                submission.jobs, submission.group, idempotency, owner=owner, source=submission.source
+                submission.jobs,
+                submission.group,
+                idempotency,
+                owner=owner,
+                source=submission.source,
+                traceparent=traceparent,
             )
-        return store.create_single(submission.jobs[0], idempotency, owner=owner)
+        return store.create_single(submission.jobs[0], idempotency, owner=owner, traceparent=traceparent)
     except IdempotencyKeyReused:
         raise Problem(
             "idempotency_key_reused",

@@ -20,7 +20,8 @@
     record_ms      how long the record of this call is kept
 
   Reply:
-    {OK, attempt, try_number, model, content_type, options, payload, waited_us, source_pages, queue_wait_us}
+    {OK, attempt, try_number, model, content_type, options, payload, waited_us, source_pages, queue_wait_us,
+        traceparent}
         claimed;
         `attempt` is the token every later call of this attempt must present,
         `try_number` its number since the job was last sent (a redrive starts the
@@ -30,7 +31,9 @@
         many MB is not copied through here once per child) instead;
         `waited_us` the child's wait from its release into a freed slot to its
         start, -1 for a job released at its creation; `queue_wait_us` its
-        wait from its creation to this start (its created_at to its started_at)
+        wait from its creation to this start (its created_at to its started_at);
+        `traceparent` the one stored at the job's creation ('' when none was:
+        tracing was off)
     {NO_JOB}
     {WRONG_STATUS, status}  not queued (already claimed, finished or held): do nothing
     The same call sent again (the same token, so the same call record: its
@@ -40,7 +43,7 @@
 -- @include claim
 
 local f = redis.call('HMGET', K.job, F.status, F.kind, F.model, F.content_type, F.options, F.attempts,
-  F.attempts_base, F.source_pages)
+  F.attempts_base, F.source_pages, F.traceparent)
 if not f[1] then return reply{code = REPLY.NO_JOB} end
 local function claimed(attempt)
   local source_pages = f[8] or ''
@@ -48,7 +51,8 @@ local function claimed(attempt)
   if source_pages == '' then payload = redis.call('GET', K.payload) end
   return reply{code = REPLY.OK, attempt = attempt, try_number = attempt - (tonumber(f[7]) or 0),
                model = f[3], content_type = f[4], options = f[5], payload = payload,
-               waited_us = waited_us(K.job), source_pages = source_pages, queue_wait_us = queue_wait_us(K.job)}
+               waited_us = waited_us(K.job), source_pages = source_pages, queue_wait_us = queue_wait_us(K.job),
+               traceparent = f[9] or ''}
 end
 
 if f[1] ~= STATUS.queued then

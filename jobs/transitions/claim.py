@@ -19,6 +19,7 @@ class ClaimReply:
     waited_us: int  # from the child's release into a freed slot to its start; -1: released at its creation
     source_pages: str  # a split's child: "first-last", its pages of its parent's document; '' otherwise
     queue_wait_us: int  # from the job's creation to this start (its created_at to its started_at)
+    traceparent: str  # the W3C traceparent stored at the job's creation ('' with none)
 
 
 CLAIM = Transition(

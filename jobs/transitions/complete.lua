@@ -51,7 +51,7 @@
   Reply:
     {OK, finalized, next_job_id, next_attempt, next_try_number, next_model,
         next_content_type, next_options, next_payload, next_waited_us,
-        next_source_pages, next_queue_wait_us, cancelled_unstarted, released...}
+        next_source_pages, next_queue_wait_us, next_traceparent, cancelled_unstarted, released...}
         done; next_* is the child claimed for this worker, as claim answers
         it (next_job_id false when none; a split's child answers its
         source_pages, not a payload); cancelled_unstarted the held children
@@ -72,11 +72,13 @@
 -- @include finish
 
 local function with_claim(out, key, id, attempt)
-  local c = redis.call('HMGET', key, F.model, F.content_type, F.options, F.attempts_base, F.source_pages)
+  local c = redis.call('HMGET', key, F.model, F.content_type, F.options, F.attempts_base, F.source_pages,
+    F.traceparent)
   out.next_job_id, out.next_attempt, out.next_model = id, attempt, c[1]
   out.next_try_number = attempt - (tonumber(c[4]) or 0)
   out.next_content_type, out.next_options = c[2], c[3]
   out.next_source_pages = c[5] or ''
+  out.next_traceparent = c[6] or ''
   -- A split's child reads its pages of the parent's document itself (the worker keeps the last one).
   if out.next_source_pages == '' then out.next_payload = redis.call('GET', payload_key_of(A.prefix, id)) end
   out.next_waited_us = waited_us(key)

@@ -21,6 +21,7 @@ class CompleteReply:
     next_waited_us: int
     next_source_pages: str  # a split's child: its pages of its parent's document ('' otherwise; no payload then)
     next_queue_wait_us: int  # from the claimed child's creation to its start
+    next_traceparent: str  # the W3C traceparent stored at its creation ('' with none)
     cancelled_unstarted: ModelCounts  # held children a fail-fast group cancelled as this one ended, by model
     released: Dispatches  # the other children released into the freed slot
 

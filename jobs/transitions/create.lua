@@ -21,6 +21,8 @@
     tenant         whose job it is, kept on the root only (a child is its
                    root's tenant's): the tenant's name
     key_id         the submitting key's id, kept on the root only
+    traceparent    the creating request's W3C traceparent, kept on every job
+                   of the call; '' (tracing off) stores no field
     RELEASE_ARGS   (spec.py) release_limit 0 leaves every child held and the
                    parent on the due index, for the sweep
     group          JSON, the parent's rules (ignored for a single job): model
@@ -80,6 +82,11 @@ local function job_fields(id, kind, idempotency_key, spec, more)
     fields[#fields + 1] = F.priority
     fields[#fields + 1] = PRIORITY.interactive
   end
+  -- Only with tracing on: a job created without it has no field, and no bytes spent on one.
+  if A.traceparent ~= '' then
+    fields[#fields + 1] = F.traceparent
+    fields[#fields + 1] = A.traceparent
+  end
   for _, v in ipairs(more) do fields[#fields + 1] = v end
   return fields
 end
@@ -103,6 +110,7 @@ else
     F.total, int(n), F.tolerated_failures, int(A.group.tolerated_failures),
     F.fail_fast, A.group.fail_fast and '1' or '0', F.callback_url, A.group.callback_url, F.redrives, '0',
     F.tenant, A.tenant, F.key_id, A.key_id)
+  if A.traceparent ~= '' then redis.call('HSET', K.root, F.traceparent, A.traceparent) end
   if lane_of(A.group.priority) == PRIORITY.interactive then redis.call('HSET', K.root, F.priority, PRIORITY.interactive) end
   -- A split's document, once for all its children: they read their pages of it.
   if A.source ~= '' then redis.call('SET', payload_key_of(A.prefix, A.root_id), A.source) end

@@ -173,3 +173,30 @@ def test_a_worker_serves_its_metrics_on_its_port_or_says_why_not(tmp_path, port)
         assert 'ocrgw_job_starts_total{model="echo",path="message"} 1.0' in done.stdout
     else:
         assert "this worker serves no metrics: port" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("pool", "queues", "at_worker_init", "role"),
+    [
+        ("prefork", {"ocr.echo"}, False, "worker"),  # each pool process, after the fork
+        ("solo", {COORDINATOR_QUEUE}, True, "coordinator"),
+        ("threads", {WEBHOOK_QUEUE}, True, "webhooks"),
+    ],
+)
+def test_tracing_is_set_up_where_the_tasks_run_after_any_fork_as_the_worker_s_role(
+    monkeypatch, pool, queues, at_worker_init, role
+):
+    from celery.concurrency import get_implementation
+
+    from observability import tracing
+
+    configured: list[str] = []
+    monkeypatch.setattr(tracing, "configure", configured.append)
+    monkeypatch.setattr(celery_hooks, "_state", {"queues": (COORDINATOR_QUEUE, WEBHOOK_QUEUE)})
+    app = SimpleNamespace(amqp=SimpleNamespace(queues=SimpleNamespace(consume_from=dict.fromkeys(queues))))
+    worker = SimpleNamespace(app=app, pool_cls=get_implementation(pool))
+
+    celery_hooks._trace_unforked_worker(sender=worker)
+    assert configured == ([role] if at_worker_init else [])
+    celery_hooks._trace_pool_process()
+    assert configured[-1] == role
