@@ -10,12 +10,21 @@ from __future__ import annotations
 from marshmallow import Schema, fields
 from marshmallow.validate import OneOf
 
-from gateway.problems import CATALOGUE, PLAIN_HTTP_CODES
-from jobs.contract import JOB_ERROR_CODES, JobKind, JobStatus, Operation, WebhookOutcome
+from jobs.contract import JobKind, JobStatus, Operation, WebhookOutcome
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS
 from jobs.registry import Location
 
 _STATUSES = [s.value for s in JobStatus]
+#: The named schemas of the two catalogues (``gateway.openapi`` registers them): a job's ``error_code``
+#: (``jobs.contract.ErrorCode``) and a problem's ``code`` (``gateway.problems.CATALOGUE``).  Each is
+#: declared once, so a generated client has one enum of each.
+ERROR_CODE_SCHEMA = "ErrorCode"
+PROBLEM_CODE_SCHEMA = "ProblemCode"
+
+
+def _named(schema_name: str) -> dict:
+    """A field's OpenAPI 3.0 shape for "the named schema" (beside a bare $ref, nullable would be ignored)."""
+    return {"allOf": [{"$ref": f"#/components/schemas/{schema_name}"}]}
 
 
 def _time(**kwargs) -> fields.DateTime:
@@ -31,9 +40,11 @@ def _nullable_string(**kwargs) -> fields.String:
     return fields.String(required=True, allow_none=True, **kwargs)
 
 
-def _job_error_code(**kwargs) -> fields.String:
-    """A job's ``error_code``: one of the catalogue's (jobs.contract.ErrorCode), or null."""
-    return fields.String(allow_none=True, validate=OneOf(JOB_ERROR_CODES), **kwargs)
+def _job_error_code(*, metadata: dict | None = None, **kwargs) -> fields.Raw:
+    """A job's ``error_code``: one of the catalogue's (jobs.contract.ErrorCode), or null.
+
+    ``nullable`` is given as is: apispec would spell ``allow_none`` as an ``anyOf`` with any object."""
+    return fields.Raw(metadata={**_named(ERROR_CODE_SCHEMA), "nullable": True, **(metadata or {})}, **kwargs)
 
 
 class ProblemSchema(Schema):
@@ -43,7 +54,7 @@ class ProblemSchema(Schema):
     title = fields.String(required=True)
     status = fields.Integer(required=True)
     detail = fields.String(required=True)
-    code = fields.String(required=True, validate=OneOf(sorted({*CATALOGUE, *PLAIN_HTTP_CODES})))
+    code = fields.Raw(required=True, metadata=_named(PROBLEM_CODE_SCHEMA))
     errors = fields.Dict(metadata={"description": "invalid_field: the messages of each invalid field."})
     child_index = fields.Integer(metadata={"description": "The child of a group that the problem is about."})
     accepted = fields.List(fields.String(), metadata={"description": "The content types the model accepts."})
