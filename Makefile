@@ -1,8 +1,10 @@
-.PHONY: setup start test bench
+.PHONY: setup start test bench client
 
 # Each target is a thin wrapper; the scripts hold the logic.
 # Pass pytest options with ARGS, e.g. make test ARGS="-k harness"; for start,
 # ocrgw up's, e.g. make start ARGS="--port 8080".
+# client: regenerates clients/python from the OpenAPI document (no server needed).
+PYTHON ?= .venv/bin/python
 
 setup:
 	scripts/setup.sh
@@ -16,3 +18,6 @@ test:
 bench:
 	scripts/setup.sh --bench
 	.venv/bin/python -m bench
+
+client:
+	$(PYTHON) scripts/generate_client.py
