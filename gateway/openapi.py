@@ -198,7 +198,7 @@ def _register_components(api: Api) -> None:
         "Job": schemas.JobSchema,
         "Group": schemas.GroupSchema,
         "Problem": responses.ProblemSchema,
-        "Result": responses.ResultSchema,  # before the views, which nest it
+        "Result": responses.ResultSchema,  # SingleJobView.result refers to it by name
         "MergedResult": responses.MergedResultSchema,
         "SingleJobView": responses.SingleJobViewSchema,
         "ParentView": responses.ParentViewSchema,

@@ -40,11 +40,15 @@ def _nullable_string(**kwargs) -> fields.String:
     return fields.String(required=True, allow_none=True, **kwargs)
 
 
-def _job_error_code(*, metadata: dict | None = None, **kwargs) -> fields.Raw:
-    """A job's ``error_code``: one of the catalogue's (jobs.contract.ErrorCode), or null.
+def _named_or_null(schema_name: str, *, metadata: dict | None = None, **kwargs) -> fields.Raw:
+    """The named schema, or null.  ``nullable`` is given as is: apispec would spell ``allow_none`` beside a
+    reference as an ``anyOf`` with any object, which a generated client turns into a type of its own."""
+    return fields.Raw(metadata={**_named(schema_name), "nullable": True, **(metadata or {})}, **kwargs)
 
-    ``nullable`` is given as is: apispec would spell ``allow_none`` as an ``anyOf`` with any object."""
-    return fields.Raw(metadata={**_named(ERROR_CODE_SCHEMA), "nullable": True, **(metadata or {})}, **kwargs)
+
+def _job_error_code(**kwargs) -> fields.Raw:
+    """A job's ``error_code``: one of the catalogue's (jobs.contract.ErrorCode), or null."""
+    return _named_or_null(ERROR_CODE_SCHEMA, **kwargs)
 
 
 class ProblemSchema(Schema):
@@ -193,7 +197,7 @@ class SingleJobViewSchema(Schema):
     created_at = _time()
     started_at = _time()
     finished_at = _time()
-    result = fields.Nested(ResultSchema, required=True, allow_none=True, metadata={"description": "Once completed."})
+    result = _named_or_null("Result", required=True, metadata={"description": "Once completed."})
     error_code = _job_error_code(required=True, metadata={"description": "Once failed."})
     error = _nullable_string(metadata={"description": "Once failed or cancelled."})
     idempotency_key = _nullable_string()

@@ -266,7 +266,6 @@ from .set_job_cap_response_503 import SetJobCapResponse503
 from .set_job_cap_response_503_code import SetJobCapResponse503Code
 from .single_job_view import SingleJobView
 from .single_job_view_kind import SingleJobViewKind
-from .single_job_view_result_type_1_type_0 import SingleJobViewResultType1Type0
 from .single_job_view_status import SingleJobViewStatus
 from .status import Status
 from .word import Word
@@ -538,7 +537,6 @@ __all__ = (
     "SetJobCapResponse503Code",
     "SingleJobView",
     "SingleJobViewKind",
-    "SingleJobViewResultType1Type0",
     "SingleJobViewStatus",
     "Status",
     "Word",

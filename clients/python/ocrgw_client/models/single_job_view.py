@@ -14,7 +14,6 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.result import Result
     from ..models.run import Run
-    from ..models.single_job_view_result_type_1_type_0 import SingleJobViewResultType1Type0
 
 
 T = TypeVar("T", bound="SingleJobView")
@@ -38,7 +37,7 @@ class SingleJobView:
         model (str):
         pages (int):
         progress (float):
-        result (None | Result | SingleJobViewResultType1Type0): Once completed.
+        result (None | Result): Once completed.
         runs (list[Run]): Ended attempts, oldest first.
         stage (str):
         started_at (datetime.datetime | None):
@@ -63,7 +62,7 @@ class SingleJobView:
     model: str
     pages: int
     progress: float
-    result: None | Result | SingleJobViewResultType1Type0
+    result: None | Result
     runs: list[Run]
     stage: str
     started_at: datetime.datetime | None
@@ -75,7 +74,6 @@ class SingleJobView:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.result import Result  # noqa: PLC0415
-        from ..models.single_job_view_result_type_1_type_0 import SingleJobViewResultType1Type0  # noqa: PLC0415
 
         attempts = self.attempts
 
@@ -121,8 +119,6 @@ class SingleJobView:
 
         result: dict[str, Any] | None
         if isinstance(self.result, Result):
-            result = self.result.to_dict()
-        elif isinstance(self.result, SingleJobViewResultType1Type0):
             result = self.result.to_dict()
         else:
             result = self.result
@@ -196,7 +192,6 @@ class SingleJobView:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.result import Result  # noqa: PLC0415
         from ..models.run import Run  # noqa: PLC0415
-        from ..models.single_job_view_result_type_1_type_0 import SingleJobViewResultType1Type0  # noqa: PLC0415
 
         d = dict(src_dict)
         attempts = d.pop("attempts")
@@ -276,26 +271,18 @@ class SingleJobView:
 
         progress = d.pop("progress")
 
-        def _parse_result(data: object) -> None | Result | SingleJobViewResultType1Type0:
+        def _parse_result(data: object) -> None | Result:
             if data is None:
                 return data
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                result_type_0 = Result.from_dict(data)
+                result_type_1 = Result.from_dict(data)
 
-                return result_type_0
+                return result_type_1
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                result_type_1_type_0 = SingleJobViewResultType1Type0.from_dict(data)
-
-                return result_type_1_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(None | Result | SingleJobViewResultType1Type0, data)
+            return cast(None | Result, data)
 
         result = _parse_result(d.pop("result"))
 
