@@ -34,9 +34,9 @@ from gateway import responses, schemas
 from gateway.auth import SECURITY_SCHEME
 from gateway.bodies import read_body
 from gateway.problems import CATALOGUE, MEDIA_TYPE, OUTSIDE_API_CODES, PLAIN_HTTP_CODES, invalid_field
-from gateway.responses import ERROR_CODE_SCHEMA, PROBLEM_CODE_SCHEMA
+from gateway.responses import ERROR_CODE_SCHEMA, PROBLEM_CODE_SCHEMA, WEBHOOK_ERROR_CODE_SCHEMA
 from gateway.submission import parse_json_object
-from jobs.contract import ErrorCode
+from jobs.contract import ErrorCode, WebhookErrorCode
 
 TITLE = "ocrgw"
 VERSION = "1"
@@ -194,6 +194,14 @@ def _register_components(api: Api) -> None:
     """Schemas that operations refer to by name (a oneOf, the shared Problem), not through a decorator."""
     api.spec.components.schema(ERROR_CODE_SCHEMA, _error_code_schema())
     api.spec.components.schema(PROBLEM_CODE_SCHEMA, _problem_code_schema())
+    api.spec.components.schema(
+        WEBHOOK_ERROR_CODE_SCHEMA,
+        {
+            "type": "string",
+            "enum": [code.value for code in WebhookErrorCode],
+            "description": "Why a webhook attempt failed, in its event (`operation: webhook`).",
+        },
+    )
     named: dict[str, type[Schema]] = {
         "Job": schemas.JobSchema,
         "Group": schemas.GroupSchema,

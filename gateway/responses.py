@@ -20,6 +20,8 @@ _STATUSES = [s.value for s in JobStatus]
 #: declared once, so a generated client has one enum of each.
 ERROR_CODE_SCHEMA = "ErrorCode"
 PROBLEM_CODE_SCHEMA = "ProblemCode"
+#: A webhook attempt's ``error_code`` in a job's events (``jobs.contract.WebhookErrorCode``).
+WEBHOOK_ERROR_CODE_SCHEMA = "WebhookErrorCode"
 
 
 def _named(schema_name: str) -> dict:
@@ -308,7 +310,18 @@ class EventSchema(Schema):
     parent_job_id = _nullable_string()
     status = _status()
     model = fields.String(required=True)
-    error_code = _nullable_string(metadata={"description": "webhook: why the attempt failed, null if it did not."})
+    error_code = fields.Raw(
+        required=True,
+        metadata={
+            "anyOf": [
+                {"$ref": f"#/components/schemas/{ERROR_CODE_SCHEMA}"},
+                {"$ref": f"#/components/schemas/{WEBHOOK_ERROR_CODE_SCHEMA}"},
+            ],
+            "nullable": True,
+            "description": "job, job_child: why the job failed (an ErrorCode), null if it did not; "
+            "webhook: why the attempt failed (a WebhookErrorCode), null if it did not.",
+        },
+    )
     # job, job_child: whose job it is
     tenant = fields.String(metadata={"description": "job, job_child: the tenant whose job it is."})
     key_id = fields.String(

@@ -11,7 +11,7 @@ from schemathesis.core.failures import FailureGroup
 from coordinator import delivery
 from gateway.problems import CATALOGUE, OUTSIDE_API_CODES, PLAIN_HTTP_CODES
 from gateway.schemas import RawQuerySchema
-from jobs.contract import JOB_ERROR_CODES
+from jobs.contract import JOB_ERROR_CODES, WebhookErrorCode
 from jobs.registry import MODELS
 
 from .documented import Document
@@ -276,6 +276,12 @@ def test_every_job_error_code_field_refers_to_the_catalogue(spec):
     catalogue = schemas["ErrorCode"]
     assert catalogue["enum"] == list(JOB_ERROR_CODES)
     assert all(f"`{code}`" in catalogue["description"] for code in JOB_ERROR_CODES)
+    # An event's is its job's, or its webhook attempt's.
+    assert schemas["Event"]["properties"]["error_code"]["anyOf"] == [
+        {"$ref": "#/components/schemas/ErrorCode"},
+        {"$ref": "#/components/schemas/WebhookErrorCode"},
+    ]
+    assert schemas["WebhookErrorCode"]["enum"] == [code.value for code in WebhookErrorCode]
 
 
 TAG_NAMES = {"jobs", "groups", "results", "models", "health"}

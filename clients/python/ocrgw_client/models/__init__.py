@@ -268,6 +268,7 @@ from .single_job_view import SingleJobView
 from .single_job_view_kind import SingleJobViewKind
 from .single_job_view_status import SingleJobViewStatus
 from .status import Status
+from .webhook_error_code import WebhookErrorCode
 from .word import Word
 
 __all__ = (
@@ -539,5 +540,6 @@ __all__ = (
     "SingleJobViewKind",
     "SingleJobViewStatus",
     "Status",
+    "WebhookErrorCode",
     "Word",
 )

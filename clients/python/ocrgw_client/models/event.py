@@ -6,9 +6,11 @@ from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.error_code import ErrorCode
 from ..models.event_operation import EventOperation
 from ..models.event_outcome import EventOutcome
 from ..models.event_status import EventStatus
+from ..models.webhook_error_code import WebhookErrorCode
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="Event")
@@ -18,7 +20,8 @@ T = TypeVar("T", bound="Event")
 class Event:
     """
     Attributes:
-        error_code (None | str): webhook: why the attempt failed, null if it did not.
+        error_code (ErrorCode | None | WebhookErrorCode): job, job_child: why the job failed (an ErrorCode), null if it
+            did not; webhook: why the attempt failed (a WebhookErrorCode), null if it did not.
         id (str):
         job_id (str):
         model (str):
@@ -35,7 +38,7 @@ class Event:
         tenant (str | Unset): job, job_child: the tenant whose job it is.
     """
 
-    error_code: None | str
+    error_code: ErrorCode | None | WebhookErrorCode
     id: str
     job_id: str
     model: str
@@ -53,7 +56,12 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         error_code: None | str
-        error_code = self.error_code
+        if isinstance(self.error_code, ErrorCode):
+            error_code = self.error_code.value
+        elif isinstance(self.error_code, WebhookErrorCode):
+            error_code = self.error_code.value
+        else:
+            error_code = self.error_code
 
         id = self.id
 
@@ -143,10 +151,26 @@ class Event:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
 
-        def _parse_error_code(data: object) -> None | str:
+        def _parse_error_code(data: object) -> ErrorCode | None | WebhookErrorCode:
             if data is None:
                 return data
-            return cast(None | str, data)
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                error_code_type_0 = ErrorCode(data)
+
+                return error_code_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                error_code_type_1 = WebhookErrorCode(data)
+
+                return error_code_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ErrorCode | None | WebhookErrorCode, data)
 
         error_code = _parse_error_code(d.pop("error_code"))
 
