@@ -32,6 +32,7 @@ import time
 from collections.abc import Mapping
 
 from jobs import webhook_urls
+from jobs.contract import WebhookErrorCode
 from jobs.webhook_secrets import signing_key
 from jobs.webhook_urls import InvalidCallbackUrl, IPAddress, Target
 from jobs.webhooks import Answer
@@ -45,18 +46,8 @@ STANDARD_SIGNATURE_HEADER = "webhook-signature"
 USER_AGENT = "ocrgw-webhooks/1"
 
 
-class AttemptError:
-    """The ``error_code`` of a failed attempt, as its event records it."""
-
-    INVALID_URL = "invalid_callback_url"  # the stored URL fails the policy's parse (stored before it existed)
-    PRIVATE_ADDRESS = "private_address"  # the host resolves to an address the policy refuses
-    UNRESOLVABLE = "unresolvable"  # the host name does not resolve
-    CONNECTION_FAILED = "connection_failed"  # no address accepted a connection, or TLS failed
-    TIMEOUT = "timeout"  # no connection, or not the whole answer, within OCRGW_WEBHOOK_TIMEOUT
-    BAD_RESPONSE = "bad_response"  # the answer was not HTTP
-    REDIRECT = "redirect"  # a 3xx: redirects are not followed
-    HTTP_ERROR = "http_error"  # any other status outside 2xx
-    INTERNAL_ERROR = "internal_error"  # the deliverer failed before the request went out (a bug; logged)
+#: The ``error_code`` of a failed attempt, as its event records it; declared with the API's other codes.
+AttemptError = WebhookErrorCode
 
 
 def signature(secret: str, body: bytes, timestamp: int) -> str:

@@ -11,6 +11,10 @@ operation documents the problem codes it may answer, per status.
 
 Every operation asks for an API key (``bearerAuth``, see ``gateway.auth``)
 unless it says ``security: []``, as the probes do.
+
+Every operation has an ``operationId`` and one tag of ``TAGS`` (``operation``):
+a client generated from the document names its functions and groups them
+by these, so they are part of the API and never change.
 """
 
 from __future__ import annotations
@@ -29,13 +33,28 @@ from webargs.flaskparser import FlaskParser
 from gateway import responses, schemas
 from gateway.auth import SECURITY_SCHEME
 from gateway.bodies import read_body
-from gateway.problems import CATALOGUE, MEDIA_TYPE, invalid_field
+from gateway.problems import CATALOGUE, MEDIA_TYPE, OUTSIDE_API_CODES, PLAIN_HTTP_CODES, invalid_field
+from gateway.responses import ERROR_CODE_SCHEMA, PROBLEM_CODE_SCHEMA, WEBHOOK_ERROR_CODE_SCHEMA
 from gateway.submission import parse_json_object
+from jobs.contract import ErrorCode, WebhookErrorCode
 
 TITLE = "ocrgw"
 VERSION = "1"
 DOCS_PATH = "/docs"
 SWAGGER_ASSETS = f"{DOCS_PATH}/static/"
+
+#: The tags of the operations, in the order a client or Swagger UI lists them.
+TAGS = (
+    {"name": "jobs", "description": "Submit a document or a JSON job, read it, list the jobs, cancel one, its events."},
+    {
+        "name": "groups",
+        "description": "Fan-out groups (and split PDFs): a page of a group's children, a new cap, a retry.",
+    },
+    {"name": "results", "description": "What a job made: its result as JSON, hOCR, ALTO, and its searchable PDF."},
+    {"name": "models", "description": "The models a job may name, what each takes, the languages of the workers."},
+    {"name": "health", "description": "The probes: liveness and readiness, open without an API key."},
+)
+_TAG_NAMES = frozenset(tag["name"] for tag in TAGS)
 
 
 class Api(flask_smorest.Api):
@@ -82,6 +101,13 @@ class QueryParser(FlaskParser):
 
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = QueryParser()
+
+
+def operation(operation_id: str, tag: str) -> Callable:
+    """Names an operation (its ``operationId``, a generated client's function) and files it under ``tag``."""
+    if tag not in _TAG_NAMES:
+        raise ValueError(f"{operation_id}: unknown tag {tag!r}; one of {sorted(_TAG_NAMES)}")
+    return flask_smorest.Blueprint.doc(operationId=operation_id, tags=[tag])
 
 
 def problems(blueprint: Blueprint, *codes: str) -> Callable:
@@ -133,7 +159,15 @@ def create_api(app: Flask) -> Api:
         OPENAPI_SWAGGER_UI_PATH=DOCS_PATH,
         OPENAPI_SWAGGER_UI_URL=SWAGGER_ASSETS,
     )
-    api = Api(app, spec_kwargs={"info": {"description": _DESCRIPTION}, "security": [{SECURITY_SCHEME: []}]})
+    # The tags given here replace the one flask-smorest makes of the blueprint's name.
+    api = Api(
+        app,
+        spec_kwargs={
+            "info": {"description": _DESCRIPTION},
+            "security": [{SECURITY_SCHEME: []}],
+            "tags": [dict(tag) for tag in TAGS],
+        },
+    )
     api.spec.components.security_scheme(
         SECURITY_SCHEME,
         {
@@ -158,17 +192,55 @@ def _swagger_asset(filename: str):
 
 def _register_components(api: Api) -> None:
     """Schemas that operations refer to by name (a oneOf, the shared Problem), not through a decorator."""
+    api.spec.components.schema(ERROR_CODE_SCHEMA, _error_code_schema())
+    api.spec.components.schema(PROBLEM_CODE_SCHEMA, _problem_code_schema())
+    api.spec.components.schema(
+        WEBHOOK_ERROR_CODE_SCHEMA,
+        {
+            "type": "string",
+            "enum": [code.value for code in WebhookErrorCode],
+            "description": "Why a webhook attempt failed, in its event (`operation: webhook`).",
+        },
+    )
     named: dict[str, type[Schema]] = {
         "Job": schemas.JobSchema,
         "Group": schemas.GroupSchema,
         "Problem": responses.ProblemSchema,
-        "Result": responses.ResultSchema,  # before the views, which nest it
+        "Result": responses.ResultSchema,  # SingleJobView.result refers to it by name
         "MergedResult": responses.MergedResultSchema,
         "SingleJobView": responses.SingleJobViewSchema,
         "ParentView": responses.ParentViewSchema,
     }
     for name, schema in named.items():
         api.spec.components.schema(name, schema=schema)
+
+
+def _error_code_schema() -> dict[str, Any]:
+    """Why a job failed (or is being retried): ``jobs.contract.ErrorCode``, the one catalogue, with each meaning."""
+    meanings = "\n".join(
+        f"- `{code.value}`{' (retried)' if code.retried else ''}: {code.meaning}" for code in ErrorCode
+    )
+    return {
+        "type": "string",
+        "enum": [code.value for code in ErrorCode],
+        "description": "Why a job failed, or why its current attempt is a retry. A retried code gives the job "
+        f"another attempt while it has attempts left (OCRGW_MAX_ATTEMPTS).\n\n{meanings}",
+    }
+
+
+def _problem_code_schema() -> dict[str, Any]:
+    """A problem's ``code``: the API's catalogue (``gateway.problems``) and the plain HTTP errors."""
+    codes = {code: status for code, (status, _) in CATALOGUE.items() if code not in OUTSIDE_API_CODES}
+    codes.update(PLAIN_HTTP_CODES)
+    catalogue = "\n".join(
+        f"- `{code}` ({status}): {CATALOGUE[code][1] if code in CATALOGUE else 'plain HTTP'}"
+        for code, status in sorted(codes.items())
+    )
+    return {
+        "type": "string",
+        "enum": sorted(codes),
+        "description": f"A problem's stable code; each always has the same HTTP status.\n\n{catalogue}",
+    }
 
 
 _DESCRIPTION = """\

@@ -10,12 +10,23 @@ from __future__ import annotations
 from marshmallow import Schema, fields
 from marshmallow.validate import OneOf
 
-from gateway.problems import CATALOGUE, PLAIN_HTTP_CODES
-from jobs.contract import JOB_ERROR_CODES, JobKind, JobStatus, Operation, WebhookOutcome
+from jobs.contract import JobKind, JobStatus, Operation, WebhookOutcome
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS
 from jobs.registry import Location
 
 _STATUSES = [s.value for s in JobStatus]
+#: The named schemas of the two catalogues (``gateway.openapi`` registers them): a job's ``error_code``
+#: (``jobs.contract.ErrorCode``) and a problem's ``code`` (``gateway.problems.CATALOGUE``).  Each is
+#: declared once, so a generated client has one enum of each.
+ERROR_CODE_SCHEMA = "ErrorCode"
+PROBLEM_CODE_SCHEMA = "ProblemCode"
+#: A webhook attempt's ``error_code`` in a job's events (``jobs.contract.WebhookErrorCode``).
+WEBHOOK_ERROR_CODE_SCHEMA = "WebhookErrorCode"
+
+
+def _named(schema_name: str) -> dict:
+    """A field's OpenAPI 3.0 shape for "the named schema" (beside a bare $ref, nullable would be ignored)."""
+    return {"allOf": [{"$ref": f"#/components/schemas/{schema_name}"}]}
 
 
 def _time(**kwargs) -> fields.DateTime:
@@ -31,9 +42,15 @@ def _nullable_string(**kwargs) -> fields.String:
     return fields.String(required=True, allow_none=True, **kwargs)
 
 
-def _job_error_code(**kwargs) -> fields.String:
+def _named_or_null(schema_name: str, *, metadata: dict | None = None, **kwargs) -> fields.Raw:
+    """The named schema, or null.  ``nullable`` is given as is: apispec would spell ``allow_none`` beside a
+    reference as an ``anyOf`` with any object, which a generated client turns into a type of its own."""
+    return fields.Raw(metadata={**_named(schema_name), "nullable": True, **(metadata or {})}, **kwargs)
+
+
+def _job_error_code(**kwargs) -> fields.Raw:
     """A job's ``error_code``: one of the catalogue's (jobs.contract.ErrorCode), or null."""
-    return fields.String(allow_none=True, validate=OneOf(JOB_ERROR_CODES), **kwargs)
+    return _named_or_null(ERROR_CODE_SCHEMA, **kwargs)
 
 
 class ProblemSchema(Schema):
@@ -49,7 +66,7 @@ class ProblemSchema(Schema):
     title = fields.String(required=True)
     status = fields.Integer(required=True)
     detail = fields.String(required=True)
-    code = fields.String(required=True, validate=OneOf(sorted({*CATALOGUE, *PLAIN_HTTP_CODES})))
+    code = fields.Raw(required=True, metadata=_named(PROBLEM_CODE_SCHEMA))
     errors = fields.Dict(metadata={"description": "invalid_field: the messages of each invalid field."})
     child_index = fields.Integer(metadata={"description": "The child of a group that the problem is about."})
     accepted = fields.List(fields.String(), metadata={"description": "The content types the model accepts."})
@@ -188,7 +205,7 @@ class SingleJobViewSchema(Schema):
     created_at = _time()
     started_at = _time()
     finished_at = _time()
-    result = fields.Nested(ResultSchema, required=True, allow_none=True, metadata={"description": "Once completed."})
+    result = _named_or_null("Result", required=True, metadata={"description": "Once completed."})
     error_code = _job_error_code(required=True, metadata={"description": "Once failed."})
     error = _nullable_string(metadata={"description": "Once failed or cancelled."})
     idempotency_key = _nullable_string()
@@ -299,7 +316,18 @@ class EventSchema(Schema):
     parent_job_id = _nullable_string()
     status = _status()
     model = fields.String(required=True)
-    error_code = _nullable_string(metadata={"description": "webhook: why the attempt failed, null if it did not."})
+    error_code = fields.Raw(
+        required=True,
+        metadata={
+            "anyOf": [
+                {"$ref": f"#/components/schemas/{ERROR_CODE_SCHEMA}"},
+                {"$ref": f"#/components/schemas/{WEBHOOK_ERROR_CODE_SCHEMA}"},
+            ],
+            "nullable": True,
+            "description": "job, job_child: why the job failed (an ErrorCode), null if it did not; "
+            "webhook: why the attempt failed (a WebhookErrorCode), null if it did not.",
+        },
+    )
     # job, job_child: whose job it is
     tenant = fields.String(metadata={"description": "job, job_child: the tenant whose job it is."})
     key_id = fields.String(

@@ -64,6 +64,22 @@ class WebhookOutcome(str, Enum):
     SUPERSEDED = "superseded"  # a later attempt was claimed meanwhile and decides what follows
 
 
+class WebhookErrorCode(StrEnum):
+    """The ``error_code`` of a failed webhook attempt, as its event records it (``coordinator.delivery``).
+
+    A StrEnum, as ``ErrorCode``: a code is written and logged as its value."""
+
+    INVALID_URL = "invalid_callback_url"  # the stored URL fails the policy's parse (stored before it existed)
+    PRIVATE_ADDRESS = "private_address"  # the host resolves to an address the policy refuses
+    UNRESOLVABLE = "unresolvable"  # the host name does not resolve
+    CONNECTION_FAILED = "connection_failed"  # no address accepted a connection, or TLS failed
+    TIMEOUT = "timeout"  # no connection, or not the whole answer, within OCRGW_WEBHOOK_TIMEOUT
+    BAD_RESPONSE = "bad_response"  # the answer was not HTTP
+    REDIRECT = "redirect"  # a 3xx: redirects are not followed
+    HTTP_ERROR = "http_error"  # any other status outside 2xx
+    INTERNAL_ERROR = "internal_error"  # the deliverer failed before the request went out (a bug; logged)
+
+
 class ErrorCode(StrEnum):
     """The one catalogue of a job's ``error_code``: every code a job can end with (or be retried
     for, as its ``last_error_code``), whether it is retried, and what it means.

@@ -2,8 +2,8 @@
 
 Every route of the API is a view function of a module of this package,
 registered on ``blueprint`` when the module is imported; one blueprint keeps
-every endpoint named ``api.<view>`` and every operation under the one tag
-of the OpenAPI document.
+every endpoint named ``api.<view>``.  Each operation names itself and its tag
+with ``gateway.openapi.operation`` (the tags are ``gateway.openapi.TAGS``).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from flask import jsonify, request
 
 from gateway.api.common import ALWAYS, JOB_VIEW, PARENT_VIEW, WITH_A_BODY, blueprint, job_view, record_of
 from gateway.auth import current_principal
-from gateway.openapi import problems
+from gateway.openapi import operation, problems
 from gateway.problems import Problem
 from gateway.publishing import publish_quietly
 from gateway.schemas import CapSchema, RetrySchema
@@ -128,6 +128,7 @@ def _keep_a_cancel_on_premises(record: dict[str, str]) -> None:
 
 
 @blueprint.route("/jobs/<job_id>", methods=["DELETE"])
+@operation("cancelJob", "jobs")
 @blueprint.response(200, JOB_VIEW, description="Cancelled: nothing of it runs any more.")
 @blueprint.alt_response(
     202, schema=JOB_VIEW, description="Asked to stop: a running job ends cancelled at its next page."
@@ -149,6 +150,7 @@ def cancel(job_id: str):
 
 
 @blueprint.route("/jobs/<job_id>", methods=["PATCH"])
+@operation("setJobCap", "groups")
 @blueprint.arguments(CapSchema, as_kwargs=True)
 @blueprint.response(200, PARENT_VIEW, description="The group with its new cap.")
 @problems(
@@ -175,6 +177,7 @@ def set_cap(job_id: str, max_parallel: int):
 
 
 @blueprint.route("/jobs/<job_id>/retry", methods=["POST"])
+@operation("retryJob", "groups")
 @blueprint.arguments(RetrySchema, as_kwargs=True)
 @blueprint.response(202, PARENT_VIEW, description="The group, running its failed children again.")
 @problems(

@@ -6,12 +6,13 @@ from flask import jsonify
 
 from gateway import views
 from gateway.api.common import ALWAYS, blueprint, record_of
-from gateway.openapi import problems
+from gateway.openapi import operation, problems
 from gateway.responses import EventsSchema
 from gateway.services import services
 
 
 @blueprint.route("/jobs/<job_id>/events", methods=["GET"])
+@operation("listJobEvents", "jobs")
 @blueprint.response(200, EventsSchema)
 @problems(blueprint, "job_not_found", *ALWAYS)
 def job_events(job_id: str):

@@ -15,7 +15,7 @@ from gateway import drain, metrics, views
 from gateway.api.common import ALWAYS, JOB_VIEW, blueprint, job_view, links, record_of
 from gateway.auth import current_principal
 from gateway.bodies import read_body
-from gateway.openapi import problems
+from gateway.openapi import operation, problems
 from gateway.problems import RETRY_AFTER_SECONDS, Problem
 from gateway.publishing import publish_quietly
 from gateway.requests_doc import SUBMIT_DOC, SUBMIT_HEADERS
@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 
 @blueprint.route("/jobs", methods=["POST"])
+@operation("createJob", "jobs")
 @blueprint.doc(**SUBMIT_DOC)
 @blueprint.response(
     202, JOB_VIEW, description="Accepted (or replayed): the job's view, at Location.", headers=SUBMIT_HEADERS
@@ -134,6 +135,7 @@ def _accepted(created: Created) -> Response:
 
 
 @blueprint.route("/jobs", methods=["GET"])
+@operation("listJobs", "jobs")
 @blueprint.arguments(ListQuery, location="query", as_kwargs=True)
 @blueprint.response(200, JobListSchema)
 @problems(blueprint, "invalid_field", *ALWAYS)
@@ -149,6 +151,7 @@ def list_jobs(status=None, kind=None, limit=20, cursor=None):
 
 
 @blueprint.route("/jobs/<job_id>", methods=["GET"])
+@operation("getJob", "jobs")
 @blueprint.arguments(JobViewQuery, location="query", as_kwargs=True)
 @blueprint.response(200, JOB_VIEW)
 @problems(blueprint, "job_not_found", "invalid_field", *ALWAYS)
@@ -158,6 +161,7 @@ def job(job_id: str, children: str, offset: int, limit: int):
 
 
 @blueprint.route("/jobs/<job_id>/children", methods=["GET"])
+@operation("listChildren", "groups")
 @blueprint.arguments(ChildrenQuery, location="query", as_kwargs=True)
 @blueprint.response(200, ChildrenPageSchema)
 @problems(blueprint, "job_not_found", "invalid_field", *ALWAYS)

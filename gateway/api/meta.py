@@ -10,7 +10,7 @@ from redis.exceptions import RedisError
 from gateway import drain, views
 from gateway.api.common import SERVER_LIMITS, blueprint
 from gateway.auth import AUTH_PROBLEMS
-from gateway.openapi import problems
+from gateway.openapi import operation, problems
 from gateway.problems import RETRY_AFTER_SECONDS, Problem
 from gateway.responses import ModelsSchema, StatusSchema
 from gateway.services import services
@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 
 
 @blueprint.route("/models", methods=["GET"])
+@operation("listModels", "models")
 @blueprint.response(200, ModelsSchema)
 @problems(blueprint, *AUTH_PROBLEMS, "internal_error", *SERVER_LIMITS)
 def models():
@@ -27,6 +28,7 @@ def models():
 
 
 @blueprint.route("/healthz", methods=["GET"])
+@operation("getHealth", "health")
 @blueprint.doc(security=[])  # open: no API key
 @blueprint.response(200, StatusSchema)
 @problems(blueprint, "internal_error", *SERVER_LIMITS)
@@ -36,6 +38,7 @@ def healthz():
 
 
 @blueprint.route("/readyz", methods=["GET"])
+@operation("getReadiness", "health")
 @blueprint.doc(security=[])  # open: no API key
 @blueprint.response(200, StatusSchema)
 @problems(blueprint, "draining", "store_unavailable", "internal_error", *SERVER_LIMITS)

@@ -20,7 +20,7 @@ from documents.hocr import render_hocr
 from gateway import views
 from gateway.api.common import ALWAYS, blueprint, record_of
 from gateway.api.results import completed_result
-from gateway.openapi import problems
+from gateway.openapi import operation, problems
 from gateway.problems import Problem, require_terminal
 from gateway.services import services
 from jobs.contract import JobKind
@@ -33,6 +33,7 @@ _PROBLEMS = ("job_not_found", "result_not_ready", "no_result", *ALWAYS)
 
 
 @blueprint.route("/jobs/<job_id>/result.hocr", methods=["GET"])
+@operation("getResultHocr", "results")
 @blueprint.response(
     200,
     _DOCUMENT_SCHEMA,
@@ -46,6 +47,7 @@ def job_result_hocr(job_id: str):
 
 
 @blueprint.route("/jobs/<job_id>/result.alto", methods=["GET"])
+@operation("getResultAlto", "results")
 @blueprint.response(
     200,
     _DOCUMENT_SCHEMA,

@@ -25,7 +25,7 @@ from flask import Response, jsonify
 from documents.pages import PDF_TYPE
 from gateway import views
 from gateway.api.common import ALWAYS, blueprint, record_of
-from gateway.openapi import problems
+from gateway.openapi import operation, problems
 from gateway.problems import Problem, require_terminal
 from gateway.publishing import publish_quietly
 from gateway.services import services
@@ -40,6 +40,7 @@ _PDF_SCHEMA = {"type": "string", "format": "binary"}
 
 
 @blueprint.route("/jobs/<job_id>/result", methods=["GET"])
+@operation("getResult", "results")
 @blueprint.response(200, _RESULT_SCHEMA, description="A completed job's result, or a terminal parent's merged result.")
 @problems(blueprint, "job_not_found", "result_not_ready", "no_result", *ALWAYS)
 def job_result(job_id: str):
@@ -70,6 +71,7 @@ _RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before asking ag
 
 
 @blueprint.route("/jobs/<job_id>/result.pdf", methods=["GET"])
+@operation("getResultPdf", "results")
 @blueprint.response(
     200,
     _PDF_SCHEMA,

@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from openapi_spec_validator import validate
 from schemathesis.core.failures import FailureGroup
 
+from coordinator import delivery
 from gateway.problems import CATALOGUE, OUTSIDE_API_CODES, PLAIN_HTTP_CODES
 from gateway.schemas import RawQuerySchema
-from jobs.contract import JOB_ERROR_CODES
+from jobs.contract import JOB_ERROR_CODES, WebhookErrorCode
 from jobs.registry import MODELS
 
 from .documented import Document
@@ -79,7 +81,9 @@ def test_every_problem_code_is_documented_with_its_status(spec):
 
     assert seen == set(CATALOGUE) - OUTSIDE_API_CODES
     shared = spec["components"]["schemas"]["Problem"]
-    assert set(shared["properties"]["code"]["enum"]) == set(CATALOGUE) | set(PLAIN_HTTP_CODES)
+    assert shared["properties"]["code"] == {"allOf": [{"$ref": "#/components/schemas/ProblemCode"}]}
+    problem_code = spec["components"]["schemas"]["ProblemCode"]
+    assert problem_code["enum"] == sorted((set(CATALOGUE) - OUTSIDE_API_CODES) | set(PLAIN_HTTP_CODES))
     assert set(shared["required"]) == {"type", "title", "status", "detail", "code"}
 
 
@@ -130,7 +134,7 @@ def test_every_operation_documents_the_request_line_and_headers_gunicorn_refuses
         codes = problem_codes(operation)
         assert codes["414"] == {"uri_too_long"}, f"{method} {path}"
         assert codes["431"] == {"request_header_fields_too_large"}, f"{method} {path}"
-    assert "bad_request" in spec["components"]["schemas"]["Problem"]["properties"]["code"]["enum"]
+    assert "bad_request" in spec["components"]["schemas"]["ProblemCode"]["enum"]
 
 
 def test_submission_documents_json_and_every_raw_type_with_its_query(spec):
@@ -249,17 +253,88 @@ def test_a_document_that_breaks_its_schema_fails_the_check(app):
     assert {type(failure).__name__ for failure in refused.value.exceptions} == {"JsonSchemaError"}
 
 
-def test_every_job_error_code_field_lists_the_catalogue(spec):
-    """A client learns every code a job can end with from /openapi.json, and nothing else."""
+def test_every_job_error_code_field_refers_to_the_catalogue(spec):
+    """A client learns every code a job can end with from /openapi.json, from one enum and nothing else."""
     schemas = spec["components"]["schemas"]
     found = {
-        (name, field): prop["enum"]
+        (name, field): prop
         for name, schema in schemas.items()
         for field, prop in schema.get("properties", {}).items()
-        if field in ("error_code", "last_error_code") and "enum" in prop
+        if field in ("error_code", "last_error_code") and name != "Event"  # an event's may be a webhook's
     }
 
-    documented = {name for name, _ in found}
-    assert {"JobSummary", "SingleJobView", "ChildSummary", "ParentView", "MergedChild", "Problem"} <= documented
-    for enum in found.values():
-        assert [code for code in enum if code is not None] == list(JOB_ERROR_CODES)
+    assert {name for name, _ in found} == {
+        "JobSummary",
+        "SingleJobView",
+        "ChildSummary",
+        "ParentView",
+        "MergedChild",
+        "Problem",
+    }
+    for prop in found.values():
+        assert prop["allOf"] == [{"$ref": "#/components/schemas/ErrorCode"}] and prop["nullable"] is True
+    catalogue = schemas["ErrorCode"]
+    assert catalogue["enum"] == list(JOB_ERROR_CODES)
+    assert all(f"`{code}`" in catalogue["description"] for code in JOB_ERROR_CODES)
+    # An event's is its job's, or its webhook attempt's.
+    assert schemas["Event"]["properties"]["error_code"]["anyOf"] == [
+        {"$ref": "#/components/schemas/ErrorCode"},
+        {"$ref": "#/components/schemas/WebhookErrorCode"},
+    ]
+    assert schemas["WebhookErrorCode"]["enum"] == [code.value for code in WebhookErrorCode]
+
+
+TAG_NAMES = {"jobs", "groups", "results", "models", "health"}
+
+
+def test_every_operation_has_a_unique_operation_id_and_one_known_tag(spec):
+    ids = [operation.get("operationId") for _, _, operation in operations(spec)]
+
+    assert all(ids) and len(set(ids)) == len(ids), ids
+    for path, method, operation in operations(spec):
+        assert len(operation["tags"]) == 1 and operation["tags"][0] in TAG_NAMES, f"{method} {path}"
+    assert [tag["name"] for tag in spec["tags"]] == ["jobs", "groups", "results", "models", "health"]
+    assert all(tag["description"] for tag in spec["tags"])
+    by_route = {(method, path): operation["operationId"] for path, method, operation in operations(spec)}
+    assert by_route[("POST", "/jobs")] == "createJob"
+    assert by_route[("GET", "/jobs/{job_id}")] == "getJob"
+    assert by_route[("GET", "/healthz")] == "getHealth"
+
+
+def test_the_document_is_valid_openapi(spec):
+    validate(spec)
+
+
+def test_the_webhook_is_a_callback_of_the_submission_wherever_its_url_is_given(spec):
+    callbacks = spec["paths"]["/jobs"]["post"]["callbacks"]
+
+    assert set(callbacks["jobTerminal"]) == {
+        "{$request.body#/callback_url}",
+        "{$request.body#/fanout/callback_url}",
+        "{$request.query.callback_url}",
+    }
+    for webhook in callbacks["jobTerminal"].values():
+        post = webhook["post"]
+        assert post["requestBody"]["content"]["application/json"]["schema"] == {
+            "oneOf": [{"$ref": "#/components/schemas/SingleJobView"}, {"$ref": "#/components/schemas/ParentView"}]
+        }
+        assert set(post["responses"]) == {"2XX", "default"}
+        assert post["security"] == []
+    # Each place a callback_url is given is in the submission's schemas.
+    schemas = spec["components"]["schemas"]
+    assert "callback_url" in schemas["Job"]["properties"]
+    assert "callback_url" in schemas["Fanout"]["properties"]
+    assert "callback_url" in {p["name"] for p in spec["paths"]["/jobs"]["post"]["parameters"] if p["in"] == "query"}
+
+
+def test_the_webhook_documents_the_headers_the_deliverer_sends(spec):
+    webhook = spec["paths"]["/jobs"]["post"]["callbacks"]["jobTerminal"]["{$request.body#/callback_url}"]["post"]
+    documented = {p["name"].lower(): p["required"] for p in webhook["parameters"] if p["in"] == "header"}
+
+    signed = delivery.headers(b"{}", 1, "whsec_" + "A" * 40, 1_700_000_000, "msg_x_0")
+    unsigned = delivery.headers(b"{}", 1, "", 1_700_000_000, "msg_x_0")
+    described = set(signed) - {"Content-Type", "User-Agent"}
+    assert set(documented) == {name.lower() for name in described}
+    assert {name for name, required in documented.items() if required} == {
+        name.lower() for name in described & set(unsigned)
+    }

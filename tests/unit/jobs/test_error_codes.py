@@ -25,7 +25,6 @@ PACKAGES = ("jobs", "documents", "gateway", "workers", "coordinator", "observabi
 CATALOGUE_MODULE = ROOT / "jobs" / "contract.py"
 # Words of other vocabularies that happen to be spelled like a job error code.
 OTHER_VOCABULARIES = {
-    ("coordinator/delivery.py", "timeout"): "a webhook attempt's error (AttemptError), not a job's",
     ("coordinator/sweep.py", "lease_expired"): "the sweep's action, as its metric names it",
     ("observability/metrics.py", "lease_expired"): "an attempt's outcome, as its metric names it",
     ("workers/adapters/tesseract.py", "timeout"): "a word of pytesseract's message when it timed out",

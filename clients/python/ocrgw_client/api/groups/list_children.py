@@ -1,0 +1,310 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.children_page import ChildrenPage
+from ...models.list_children_response_401 import ListChildrenResponse401
+from ...models.list_children_response_404 import ListChildrenResponse404
+from ...models.list_children_response_414 import ListChildrenResponse414
+from ...models.list_children_response_422 import ListChildrenResponse422
+from ...models.list_children_response_431 import ListChildrenResponse431
+from ...models.list_children_response_500 import ListChildrenResponse500
+from ...models.list_children_response_503 import ListChildrenResponse503
+from ...models.list_children_status import ListChildrenStatus
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    job_id: str,
+    *,
+    status: ListChildrenStatus | Unset = UNSET,
+    offset: int | Unset = 0,
+    limit: int | Unset = 20,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    json_status: str | Unset = UNSET
+    if not isinstance(status, Unset):
+        json_status = status.value
+
+    params["status"] = json_status
+
+    params["offset"] = offset
+
+    params["limit"] = limit
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/jobs/{job_id}/children".format(
+            job_id=quote(str(job_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> (
+    ChildrenPage
+    | ListChildrenResponse401
+    | ListChildrenResponse404
+    | ListChildrenResponse414
+    | ListChildrenResponse422
+    | ListChildrenResponse431
+    | ListChildrenResponse500
+    | ListChildrenResponse503
+    | None
+):
+    if response.status_code == 200:
+        response_200 = ChildrenPage.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ListChildrenResponse401.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = ListChildrenResponse404.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 414:
+        response_414 = ListChildrenResponse414.from_dict(response.json())
+
+        return response_414
+
+    if response.status_code == 422:
+        response_422 = ListChildrenResponse422.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 431:
+        response_431 = ListChildrenResponse431.from_dict(response.json())
+
+        return response_431
+
+    if response.status_code == 500:
+        response_500 = ListChildrenResponse500.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = ListChildrenResponse503.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[
+    ChildrenPage
+    | ListChildrenResponse401
+    | ListChildrenResponse404
+    | ListChildrenResponse414
+    | ListChildrenResponse422
+    | ListChildrenResponse431
+    | ListChildrenResponse500
+    | ListChildrenResponse503
+]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: ListChildrenStatus | Unset = UNSET,
+    offset: int | Unset = 0,
+    limit: int | Unset = 20,
+) -> Response[
+    ChildrenPage
+    | ListChildrenResponse401
+    | ListChildrenResponse404
+    | ListChildrenResponse414
+    | ListChildrenResponse422
+    | ListChildrenResponse431
+    | ListChildrenResponse500
+    | ListChildrenResponse503
+]:
+    """A page of a parent's children in index order, all or in one status (none for other jobs)
+
+    Args:
+        job_id (str):
+        status (ListChildrenStatus | Unset):
+        offset (int | Unset):  Default: 0.
+        limit (int | Unset):  Default: 20.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ChildrenPage | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+        status=status,
+        offset=offset,
+        limit=limit,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: ListChildrenStatus | Unset = UNSET,
+    offset: int | Unset = 0,
+    limit: int | Unset = 20,
+) -> (
+    ChildrenPage
+    | ListChildrenResponse401
+    | ListChildrenResponse404
+    | ListChildrenResponse414
+    | ListChildrenResponse422
+    | ListChildrenResponse431
+    | ListChildrenResponse500
+    | ListChildrenResponse503
+    | None
+):
+    """A page of a parent's children in index order, all or in one status (none for other jobs)
+
+    Args:
+        job_id (str):
+        status (ListChildrenStatus | Unset):
+        offset (int | Unset):  Default: 0.
+        limit (int | Unset):  Default: 20.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ChildrenPage | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503
+    """
+
+    return sync_detailed(
+        job_id=job_id,
+        client=client,
+        status=status,
+        offset=offset,
+        limit=limit,
+    ).parsed
+
+
+async def asyncio_detailed(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: ListChildrenStatus | Unset = UNSET,
+    offset: int | Unset = 0,
+    limit: int | Unset = 20,
+) -> Response[
+    ChildrenPage
+    | ListChildrenResponse401
+    | ListChildrenResponse404
+    | ListChildrenResponse414
+    | ListChildrenResponse422
+    | ListChildrenResponse431
+    | ListChildrenResponse500
+    | ListChildrenResponse503
+]:
+    """A page of a parent's children in index order, all or in one status (none for other jobs)
+
+    Args:
+        job_id (str):
+        status (ListChildrenStatus | Unset):
+        offset (int | Unset):  Default: 0.
+        limit (int | Unset):  Default: 20.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ChildrenPage | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+        status=status,
+        offset=offset,
+        limit=limit,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: ListChildrenStatus | Unset = UNSET,
+    offset: int | Unset = 0,
+    limit: int | Unset = 20,
+) -> (
+    ChildrenPage
+    | ListChildrenResponse401
+    | ListChildrenResponse404
+    | ListChildrenResponse414
+    | ListChildrenResponse422
+    | ListChildrenResponse431
+    | ListChildrenResponse500
+    | ListChildrenResponse503
+    | None
+):
+    """A page of a parent's children in index order, all or in one status (none for other jobs)
+
+    Args:
+        job_id (str):
+        status (ListChildrenStatus | Unset):
+        offset (int | Unset):  Default: 0.
+        limit (int | Unset):  Default: 20.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ChildrenPage | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503
+    """
+
+    return (
+        await asyncio_detailed(
+            job_id=job_id,
+            client=client,
+            status=status,
+            offset=offset,
+            limit=limit,
+        )
+    ).parsed

@@ -1,0 +1,146 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.get_health_response_414 import GetHealthResponse414
+from ...models.get_health_response_431 import GetHealthResponse431
+from ...models.get_health_response_500 import GetHealthResponse500
+from ...models.status import Status
+from ...types import Response
+
+
+def _get_kwargs() -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/healthz",
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status | None:
+    if response.status_code == 200:
+        response_200 = Status.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 414:
+        response_414 = GetHealthResponse414.from_dict(response.json())
+
+        return response_414
+
+    if response.status_code == 431:
+        response_431 = GetHealthResponse431.from_dict(response.json())
+
+        return response_431
+
+    if response.status_code == 500:
+        response_500 = GetHealthResponse500.from_dict(response.json())
+
+        return response_500
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status]:
+    """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+) -> GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status | None:
+    """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status
+    """
+
+    return sync_detailed(
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status]:
+    """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+) -> GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status | None:
+    """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,179 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.get_readiness_response_414 import GetReadinessResponse414
+from ...models.get_readiness_response_431 import GetReadinessResponse431
+from ...models.get_readiness_response_500 import GetReadinessResponse500
+from ...models.get_readiness_response_503 import GetReadinessResponse503
+from ...models.status import Status
+from ...types import Response
+
+
+def _get_kwargs() -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/readyz",
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> (
+    GetReadinessResponse414
+    | GetReadinessResponse431
+    | GetReadinessResponse500
+    | GetReadinessResponse503
+    | Status
+    | None
+):
+    if response.status_code == 200:
+        response_200 = Status.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 414:
+        response_414 = GetReadinessResponse414.from_dict(response.json())
+
+        return response_414
+
+    if response.status_code == 431:
+        response_431 = GetReadinessResponse431.from_dict(response.json())
+
+        return response_431
+
+    if response.status_code == 500:
+        response_500 = GetReadinessResponse500.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = GetReadinessResponse503.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[
+    GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status
+]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[
+    GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status
+]:
+    """Readiness: out of rotation while this replica drains or cannot reach Redis
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+) -> (
+    GetReadinessResponse414
+    | GetReadinessResponse431
+    | GetReadinessResponse500
+    | GetReadinessResponse503
+    | Status
+    | None
+):
+    """Readiness: out of rotation while this replica drains or cannot reach Redis
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status
+    """
+
+    return sync_detailed(
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[
+    GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status
+]:
+    """Readiness: out of rotation while this replica drains or cannot reach Redis
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+) -> (
+    GetReadinessResponse414
+    | GetReadinessResponse431
+    | GetReadinessResponse500
+    | GetReadinessResponse503
+    | Status
+    | None
+):
+    """Readiness: out of rotation while this replica drains or cannot reach Redis
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,310 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.cancel_job_response_401 import CancelJobResponse401
+from ...models.cancel_job_response_403 import CancelJobResponse403
+from ...models.cancel_job_response_404 import CancelJobResponse404
+from ...models.cancel_job_response_409 import CancelJobResponse409
+from ...models.cancel_job_response_414 import CancelJobResponse414
+from ...models.cancel_job_response_431 import CancelJobResponse431
+from ...models.cancel_job_response_500 import CancelJobResponse500
+from ...models.cancel_job_response_503 import CancelJobResponse503
+from ...models.parent_view import ParentView
+from ...models.single_job_view import SingleJobView
+from ...types import Response
+
+
+def _get_kwargs(
+    job_id: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "delete",
+        "url": "/jobs/{job_id}".format(
+            job_id=quote(str(job_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> (
+    CancelJobResponse401
+    | CancelJobResponse403
+    | CancelJobResponse404
+    | CancelJobResponse409
+    | CancelJobResponse414
+    | CancelJobResponse431
+    | CancelJobResponse500
+    | CancelJobResponse503
+    | ParentView
+    | SingleJobView
+    | None
+):
+    if response.status_code == 200:
+
+        def _parse_response_200(data: object) -> ParentView | SingleJobView:
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                response_200_type_0 = SingleJobView.from_dict(data)
+
+                return response_200_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            if not isinstance(data, dict):
+                raise TypeError()
+            response_200_type_1 = ParentView.from_dict(data)
+
+            return response_200_type_1
+
+        response_200 = _parse_response_200(response.json())
+
+        return response_200
+
+    if response.status_code == 202:
+
+        def _parse_response_202(data: object) -> ParentView | SingleJobView:
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                response_202_type_0 = SingleJobView.from_dict(data)
+
+                return response_202_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            if not isinstance(data, dict):
+                raise TypeError()
+            response_202_type_1 = ParentView.from_dict(data)
+
+            return response_202_type_1
+
+        response_202 = _parse_response_202(response.json())
+
+        return response_202
+
+    if response.status_code == 401:
+        response_401 = CancelJobResponse401.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = CancelJobResponse403.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = CancelJobResponse404.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = CancelJobResponse409.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 414:
+        response_414 = CancelJobResponse414.from_dict(response.json())
+
+        return response_414
+
+    if response.status_code == 431:
+        response_431 = CancelJobResponse431.from_dict(response.json())
+
+        return response_431
+
+    if response.status_code == 500:
+        response_500 = CancelJobResponse500.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = CancelJobResponse503.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[
+    CancelJobResponse401
+    | CancelJobResponse403
+    | CancelJobResponse404
+    | CancelJobResponse409
+    | CancelJobResponse414
+    | CancelJobResponse431
+    | CancelJobResponse500
+    | CancelJobResponse503
+    | ParentView
+    | SingleJobView
+]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[
+    CancelJobResponse401
+    | CancelJobResponse403
+    | CancelJobResponse404
+    | CancelJobResponse409
+    | CancelJobResponse414
+    | CancelJobResponse431
+    | CancelJobResponse500
+    | CancelJobResponse503
+    | ParentView
+    | SingleJobView
+]:
+    """Cancel a job, a child or a whole group; completed children keep their results
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> (
+    CancelJobResponse401
+    | CancelJobResponse403
+    | CancelJobResponse404
+    | CancelJobResponse409
+    | CancelJobResponse414
+    | CancelJobResponse431
+    | CancelJobResponse500
+    | CancelJobResponse503
+    | ParentView
+    | SingleJobView
+    | None
+):
+    """Cancel a job, a child or a whole group; completed children keep their results
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView
+    """
+
+    return sync_detailed(
+        job_id=job_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[
+    CancelJobResponse401
+    | CancelJobResponse403
+    | CancelJobResponse404
+    | CancelJobResponse409
+    | CancelJobResponse414
+    | CancelJobResponse431
+    | CancelJobResponse500
+    | CancelJobResponse503
+    | ParentView
+    | SingleJobView
+]:
+    """Cancel a job, a child or a whole group; completed children keep their results
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> (
+    CancelJobResponse401
+    | CancelJobResponse403
+    | CancelJobResponse404
+    | CancelJobResponse409
+    | CancelJobResponse414
+    | CancelJobResponse431
+    | CancelJobResponse500
+    | CancelJobResponse503
+    | ParentView
+    | SingleJobView
+    | None
+):
+    """Cancel a job, a child or a whole group; completed children keep their results
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView
+    """
+
+    return (
+        await asyncio_detailed(
+            job_id=job_id,
+            client=client,
+        )
+    ).parsed

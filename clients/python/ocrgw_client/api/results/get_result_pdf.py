@@ -1,0 +1,254 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.get_result_pdf_response_202 import GetResultPdfResponse202
+from ...models.get_result_pdf_response_401 import GetResultPdfResponse401
+from ...models.get_result_pdf_response_404 import GetResultPdfResponse404
+from ...models.get_result_pdf_response_409 import GetResultPdfResponse409
+from ...models.get_result_pdf_response_414 import GetResultPdfResponse414
+from ...models.get_result_pdf_response_431 import GetResultPdfResponse431
+from ...models.get_result_pdf_response_500 import GetResultPdfResponse500
+from ...models.get_result_pdf_response_503 import GetResultPdfResponse503
+from ...types import Response
+
+
+def _get_kwargs(
+    job_id: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/jobs/{job_id}/result.pdf".format(
+            job_id=quote(str(job_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> (
+    GetResultPdfResponse202
+    | GetResultPdfResponse401
+    | GetResultPdfResponse404
+    | GetResultPdfResponse409
+    | GetResultPdfResponse414
+    | GetResultPdfResponse431
+    | GetResultPdfResponse500
+    | GetResultPdfResponse503
+    | None
+):
+    if response.status_code == 202:
+        response_202 = GetResultPdfResponse202.from_dict(response.json())
+
+        return response_202
+
+    if response.status_code == 401:
+        response_401 = GetResultPdfResponse401.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = GetResultPdfResponse404.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = GetResultPdfResponse409.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 414:
+        response_414 = GetResultPdfResponse414.from_dict(response.json())
+
+        return response_414
+
+    if response.status_code == 431:
+        response_431 = GetResultPdfResponse431.from_dict(response.json())
+
+        return response_431
+
+    if response.status_code == 500:
+        response_500 = GetResultPdfResponse500.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = GetResultPdfResponse503.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[
+    GetResultPdfResponse202
+    | GetResultPdfResponse401
+    | GetResultPdfResponse404
+    | GetResultPdfResponse409
+    | GetResultPdfResponse414
+    | GetResultPdfResponse431
+    | GetResultPdfResponse500
+    | GetResultPdfResponse503
+]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[
+    GetResultPdfResponse202
+    | GetResultPdfResponse401
+    | GetResultPdfResponse404
+    | GetResultPdfResponse409
+    | GetResultPdfResponse414
+    | GetResultPdfResponse431
+    | GetResultPdfResponse500
+    | GetResultPdfResponse503
+]:
+    """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> (
+    GetResultPdfResponse202
+    | GetResultPdfResponse401
+    | GetResultPdfResponse404
+    | GetResultPdfResponse409
+    | GetResultPdfResponse414
+    | GetResultPdfResponse431
+    | GetResultPdfResponse500
+    | GetResultPdfResponse503
+    | None
+):
+    """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
+    """
+
+    return sync_detailed(
+        job_id=job_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[
+    GetResultPdfResponse202
+    | GetResultPdfResponse401
+    | GetResultPdfResponse404
+    | GetResultPdfResponse409
+    | GetResultPdfResponse414
+    | GetResultPdfResponse431
+    | GetResultPdfResponse500
+    | GetResultPdfResponse503
+]:
+    """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> (
+    GetResultPdfResponse202
+    | GetResultPdfResponse401
+    | GetResultPdfResponse404
+    | GetResultPdfResponse409
+    | GetResultPdfResponse414
+    | GetResultPdfResponse431
+    | GetResultPdfResponse500
+    | GetResultPdfResponse503
+    | None
+):
+    """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
+    """
+
+    return (
+        await asyncio_detailed(
+            job_id=job_id,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+
+class CancelJobResponse403Code(StrEnum):
+    ON_PREM_REQUIRED = "on_prem_required"
+
+    def __str__(self) -> str:
+        return str(self.value)

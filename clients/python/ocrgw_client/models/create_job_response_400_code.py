@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class CreateJobResponse400Code(StrEnum):
+    INVALID_BASE64 = "invalid_base64"
+    INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key"
+    MALFORMED_JSON = "malformed_json"
+
+    def __str__(self) -> str:
+        return str(self.value)

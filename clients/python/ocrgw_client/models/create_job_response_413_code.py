@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+
+class CreateJobResponse413Code(StrEnum):
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class JobModel(StrEnum):
+    ECHO = "echo"
+    PADDLEOCR = "paddleocr"
+    TESSERACT = "tesseract"
+
+    def __str__(self) -> str:
+        return str(self.value)

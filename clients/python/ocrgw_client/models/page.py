@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..models.page_rotation import PageRotation
+from ..models.page_source import PageSource
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.line import Line
+
+
+T = TypeVar("T", bound="Page")
+
+
+@_attrs_define
+class Page:
+    """
+    Attributes:
+        lines (list[Line]):
+        page (int): 1-based; in the whole document (a split's child, options.first_page).
+        text (str):
+        child_index (int | Unset): In a merged result: the child it comes from.
+        height (int | Unset): Its height in pixels.
+        rotation (PageRotation | Unset): Degrees clockwise the page was turned to stand upright (options.rotate_pages).
+        skew (float | Unset): Degrees counter-clockwise the upright page was turned about its centre to straighten it
+            (options.deskew); 0 when it was not.
+        source (PageSource | Unset): Where the text comes from: an engine, or the PDF's own text (text_layer).
+        width (int | Unset): The width in pixels of the page as displayed (upright and straightened): the image the
+            engine read, the space of the bboxes.
+    """
+
+    lines: list[Line]
+    page: int
+    text: str
+    child_index: int | Unset = UNSET
+    height: int | Unset = UNSET
+    rotation: PageRotation | Unset = UNSET
+    skew: float | Unset = UNSET
+    source: PageSource | Unset = UNSET
+    width: int | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        lines = []
+        for lines_item_data in self.lines:
+            lines_item = lines_item_data.to_dict()
+            lines.append(lines_item)
+
+        page = self.page
+
+        text = self.text
+
+        child_index = self.child_index
+
+        height = self.height
+
+        rotation: int | Unset = UNSET
+        if not isinstance(self.rotation, Unset):
+            rotation = self.rotation.value
+
+        skew = self.skew
+
+        source: str | Unset = UNSET
+        if not isinstance(self.source, Unset):
+            source = self.source.value
+
+        width = self.width
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "lines": lines,
+                "page": page,
+                "text": text,
+            }
+        )
+        if child_index is not UNSET:
+            field_dict["child_index"] = child_index
+        if height is not UNSET:
+            field_dict["height"] = height
+        if rotation is not UNSET:
+            field_dict["rotation"] = rotation
+        if skew is not UNSET:
+            field_dict["skew"] = skew
+        if source is not UNSET:
+            field_dict["source"] = source
+        if width is not UNSET:
+            field_dict["width"] = width
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.line import Line  # noqa: PLC0415
+
+        d = dict(src_dict)
+        lines = []
+        _lines = d.pop("lines")
+        for lines_item_data in _lines:
+            lines_item = Line.from_dict(lines_item_data)
+
+            lines.append(lines_item)
+
+        page = d.pop("page")
+
+        text = d.pop("text")
+
+        child_index = d.pop("child_index", UNSET)
+
+        height = d.pop("height", UNSET)
+
+        _rotation = d.pop("rotation", UNSET)
+        rotation: PageRotation | Unset
+        if isinstance(_rotation, Unset):
+            rotation = UNSET
+        else:
+            rotation = PageRotation(_rotation)
+
+        skew = d.pop("skew", UNSET)
+
+        _source = d.pop("source", UNSET)
+        source: PageSource | Unset
+        if isinstance(_source, Unset):
+            source = UNSET
+        else:
+            source = PageSource(_source)
+
+        width = d.pop("width", UNSET)
+
+        page = cls(
+            lines=lines,
+            page=page,
+            text=text,
+            child_index=child_index,
+            height=height,
+            rotation=rotation,
+            skew=skew,
+            source=source,
+            width=width,
+        )
+
+        return page

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class RetryJobResponse400Code(StrEnum):
+    INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key"
+    MALFORMED_JSON = "malformed_json"
+
+    def __str__(self) -> str:
+        return str(self.value)
