@@ -7,6 +7,9 @@
 #   requirements/test.txt     every extra (server, test, flower, ...), the server's packages at the
 #                             versions of server.txt: what scripts/setup.sh --tests installs
 #
+# A new extra is in test.txt at once; one that server machines install with the server joins
+# server.txt with `--extra NAME` on its line below.
+#
 # A rerun keeps the pins the files already have and adds what pyproject.toml gained since; to move
 # every pin to the newest release that fits: make lock ARGS=--upgrade (or --upgrade-package NAME).
 #
