@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -80,10 +81,14 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
-def fresh_venv(where: Path) -> Path:
-    """A new virtualenv, its own site-packages only; returns its bin directory."""
-    run([sys.executable, "-m", "venv", where], cwd=where.parent)
-    return where / "bin"
+@pytest.fixture
+def venv_bin(tmp_path) -> Iterator[Path]:
+    """A new virtualenv, its own site-packages only: its bin directory. Removed afterwards (a server
+    install is some 650 MB); a test's processes are stopped before, as it asks for ``procs`` after this."""
+    where = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", where], cwd=tmp_path)
+    yield where / "bin"
+    shutil.rmtree(where, ignore_errors=True)
 
 
 def installed(bin_dir: Path) -> set[str]:
@@ -106,8 +111,8 @@ def cmdline(pid: int) -> str:
         return ""
 
 
-def test_the_command_line_alone_installs_without_the_server(wheel, tmp_path):
-    bin_dir = fresh_venv(tmp_path / "venv")
+def test_the_command_line_alone_installs_without_the_server(wheel, venv_bin, tmp_path):
+    bin_dir = venv_bin
     run([bin_dir / "python", "-m", "pip", "install", "-q", wheel], cwd=tmp_path)
     here = tmp_path / "elsewhere"
     here.mkdir()
@@ -130,8 +135,8 @@ def test_the_command_line_alone_installs_without_the_server(wheel, tmp_path):
     assert "cannot reach the gateway" in unreachable.stderr
 
 
-def test_the_server_install_runs_the_stack_outside_a_checkout(wheel, procs, tmp_path):
-    bin_dir = fresh_venv(tmp_path / "venv")
+def test_the_server_install_runs_the_stack_outside_a_checkout(wheel, venv_bin, procs, tmp_path):
+    bin_dir = venv_bin
     run([bin_dir / "python", "-m", "pip", "install", "-q", "-r", ROOT / "requirements" / "server.txt"], cwd=tmp_path)
     run([bin_dir / "python", "-m", "pip", "install", "-q", f"{wheel}[server]"], cwd=tmp_path)
     here = tmp_path / "elsewhere"
