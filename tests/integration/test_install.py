@@ -4,7 +4,8 @@ The wheel is built from a copy of the project's files (without the tests); each 
 and sees no site-packages but its own (pip may take wheels from its cache). With the lock and the
 extra ``server``: ``ocrgw up`` in an empty directory (no Procfile there: the packaged one) against
 a real redis-server, the installed ``ocrgw submit`` of an echo job and of a page Tesseract reads,
-then SIGINT stops every process. With no extra: the command line only, and no Celery.
+its searchable PDF, the dashboard and the API's docs page, then SIGINT stops every process. With
+no extra: the command line only, and no Celery.
 
 Timeouts bound hangs only.
 """
@@ -167,6 +168,12 @@ def test_the_server_install_runs_the_stack_outside_a_checkout(wheel, venv_bin, p
     assert json.loads(echoed)["result"]["text"] == "through the installed stack"
     assert "Installed from a wheel" in json.loads(read)["result"]["text"], up.log_tail()
     assert not (here / "Procfile").exists()
+    # What the package ships besides its modules: the PDF's making, the dashboard's templates and
+    # static files, the API's docs page.
+    pdf = tmp_path / "page.pdf"
+    run([bin_dir / "ocrgw", "result", json.loads(read)["id"], "--format", "pdf", "-o", pdf], here, OCRGW_URL=url)
+    assert pdf.read_bytes().startswith(b"%PDF-")
+    assert [http_status(f"{url}{path}") for path in ("/ui", "/ui/static/dashboard.js", "/docs")] == [200] * 3
     family = descendants(up.pid)
     # honcho runs each Procfile line through /bin/sh; the celery and gunicorn under it are the installed ones.
     servers = [c for c in map(cmdline, family) if ("celery" in c or "gunicorn" in c) and not c.startswith("/bin/sh")]
