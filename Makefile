@@ -23,5 +23,7 @@ lock:
 	scripts/lock.sh $(ARGS)
 
 # dist/ocrgw-*.whl: pip install it, with an extra for the server (docs/operating/install.md).
+# build/ goes first: setuptools would put a module deleted since the last build in the wheel.
 wheel:
+	rm -rf build
 	$(or $(PYTHON),.venv/bin/python) -m build --wheel --outdir dist .
