@@ -3,7 +3,8 @@
 Exit status: 0 when the command did what it was asked (and, with
 ``--wait``, the job completed); 1 when a waited-for job ended failed or
 cancelled, or the stack of ``ocrgw up`` cannot start, or ``ocrgw config``
-finds a bad setting; 2 for a usage error; 3 when the gateway answered a problem
+finds a bad setting, or the server's packages (the extra ``ocrgw[server]``) are not installed
+for ``up`` or ``config``; 2 for a usage error; 3 when the gateway answered a problem
 (its title, code and detail are printed); 4 when the gateway could not be
 reached; 130 when interrupted.
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 import click
 
-from cli import stack, views, waiting
+from cli import extras, stack, views, waiting
 from cli.client import DEFAULT_URL, FORMATS, ApiError, Gateway, Unreachable
 from cli.ocr import OcrRequest
 from cli.ocr import run as run_ocr
@@ -52,7 +53,7 @@ class Cli(click.Group):
         except Unreachable as unreachable:
             error(str(unreachable))
             ctx.exit(EXIT_UNREACHABLE)
-        except stack.StackError as why:
+        except (stack.StackError, extras.MissingExtra) as why:
             error(str(why))
             ctx.exit(1)
 
@@ -325,6 +326,7 @@ def config(ctx: click.Context, markdown: bool) -> None:
 
     Secrets are masked. Exit status 1, with a line per bad variable, when a process would not start.
     """
+    extras.require(extras.SERVER, "config")
     # The server's own settings: imported here, as no other command needs them.
     from jobs.config import InvalidSettings, configuration_table, effective_settings
 
@@ -349,7 +351,11 @@ def config(ctx: click.Context, markdown: bool) -> None:
     show_default=True,
     help="The gateway's port [env PORT].",
 )
-@click.option("--procfile", type=click.Path(dir_okay=False, path_type=Path), help="Default: ./Procfile, else ocrgw's.")
+@click.option(
+    "--procfile",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Default: ./Procfile, else the one inside ocrgw.",
+)
 @click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -366,7 +372,8 @@ def up(port: int, procfile: Path | None, data_dir: Path | None, redis_port: int 
 
     Ctrl-C stops every process, then Redis.
     """
-    sys.exit(stack.up(port, procfile or stack.default_procfile(), data_dir, redis_port))
+    extras.require(extras.SERVER, "up")
+    sys.exit(stack.up(port, procfile, data_dir, redis_port))
 
 
 @main.command(name="ocr")

@@ -30,12 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pypdfium2 as pdfium
-
 from cli import waiting
 from cli.client import ApiError, Gateway, Unreachable
 from cli.submitting import content_type_of
-from jobs.contract import ErrorCode
 
 EXIT_OK = 0
 EXIT_BAD_ARGS = 1
@@ -48,10 +45,13 @@ EXIT_OTHER_ERROR = 15
 EXIT_CTRL_C = 130
 
 PDF_TYPE = "application/pdf"
-#: The problems about the document itself: OCRmyPDF's "input file" error.
+#: The extra that gives this command pypdfium2, to find the pages that already have text.
+PDF_EXTRA = "pdf"
+#: The problems about the document itself: OCRmyPDF's "input file" error. The gateway's error codes
+#: as plain strings, so the client imports none of the server's packages.
 _INPUT_PROBLEMS = frozenset(
     {
-        ErrorCode.INVALID_DOCUMENT,
+        "invalid_document",
         "empty_document",
         "unsupported_content_type",
         "content_type_mismatch",
@@ -61,7 +61,7 @@ _INPUT_PROBLEMS = frozenset(
         "payload_too_large",
     }
 )
-_LANGUAGE_PROBLEMS = frozenset({ErrorCode.UNSUPPORTED_LANGUAGE})
+_LANGUAGE_PROBLEMS = frozenset({"unsupported_language"})
 PAGE_SEPARATOR = "\f"
 
 
@@ -137,7 +137,7 @@ def _run(
         raise OcrFailed(EXIT_BAD_ARGS, "--skip-text and --force-ocr are mutually exclusive")
     data, content_type = _read_input(input_path)
     if content_type == PDF_TYPE and not (request.skip_text or request.force_ocr):
-        page = first_page_with_text(data)
+        page = _first_page_with_text_or_say_what_is_missing(data)
         if page is not None:
             raise OcrFailed(
                 EXIT_ALREADY_DONE_OCR,
@@ -178,8 +178,25 @@ def _submit(gateway: Gateway, data: bytes, content_type: str, request: OcrReques
     return gateway.submit_json(job, {})
 
 
+def _first_page_with_text_or_say_what_is_missing(pdf: bytes) -> int | None:
+    try:
+        return first_page_with_text(pdf)
+    except ModuleNotFoundError as missing:
+        raise OcrFailed(
+            EXIT_MISSING_DEPENDENCY,
+            f"looking for pages that already have text needs {missing.name}, which is not installed: "
+            f"pip install 'ocrgw[{PDF_EXTRA}]' (or pass --skip-text or --force-ocr, which leave that to the gateway)",
+        ) from None
+
+
 def first_page_with_text(pdf: bytes) -> int | None:
-    """The number of the first page that carries text of its own, or None (also for a PDF this cannot read)."""
+    """The number of the first page that carries text of its own, or None (also for a PDF this cannot read).
+
+    pypdfium2 is imported here, not with the module: the command line's own install has only what
+    talks to the gateway (``ocrgw[pdf]`` adds it).
+    """
+    import pypdfium2 as pdfium
+
     try:
         document = pdfium.PdfDocument(pdf)
     except pdfium.PdfiumError:

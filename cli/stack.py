@@ -1,5 +1,8 @@
 """``ocrgw up``: the whole stack on this machine, the Procfile's processes under honcho.
 
+The Procfile is ./Procfile when there is one (a checkout's), else the one inside the package,
+run in the working directory: an installed ocrgw needs no checkout.
+
 With ``REDIS_URL`` set, that Redis is used as it is. Without it, a private
 redis-server runs for the stack's lifetime, on a free loopback port, with
 AOF on (so queued jobs survive a restart of the stack when its data
@@ -29,28 +32,47 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from importlib import resources
 from pathlib import Path
 from types import FrameType
 
 import requests
-from redis import Redis
-from redis.exceptions import RedisError
 
 #: Bounds waiting for redis-server to answer or to stop; it asserts nothing about speed.
 REDIS_START_SECONDS = 30.0
 REDIS_STOP_SECONDS = 30.0
 _PR_SET_PDEATHSIG = 1
-_PROJECT_PROCFILE = Path(__file__).resolve().parent.parent / "Procfile"
+#: The process list that ships inside the package (package data), so that an installed ocrgw runs
+#: its stack anywhere; the project's top-level Procfile is the same file, which a test checks.
+PACKAGED_PROCFILE = "Procfile"
 
 
 class StackError(Exception):
     """The stack cannot start: what is missing or in the way, in one sentence."""
 
 
-def default_procfile() -> Path:
-    """The Procfile in the working directory, else the project's own (beside this package)."""
+def default_procfile() -> Path | None:
+    """The Procfile in the working directory, else None: the one inside the package."""
     here = Path.cwd() / "Procfile"
-    return here if here.is_file() else _PROJECT_PROCFILE
+    return here if here.is_file() else None
+
+
+@contextlib.contextmanager
+def procfile_and_root(procfile: Path | None) -> Iterator[tuple[Path, Path]]:
+    """The Procfile honcho reads and the directory its processes start in.
+
+    A Procfile of one's own runs in its own directory (a checkout's, beside its packages); the
+    packaged one runs in the working directory, where relative paths in the environment point.
+    """
+    if procfile is not None:
+        if not procfile.is_file():
+            raise StackError(f"no Procfile at {procfile}; name one with --procfile")
+        yield procfile.resolve(), procfile.resolve().parent
+        return
+    with resources.as_file(resources.files("cli").joinpath(PACKAGED_PROCFILE)) as packaged:
+        if not packaged.is_file():
+            raise StackError(f"this ocrgw was installed without its {PACKAGED_PROCFILE}; name one with --procfile")
+        yield packaged, Path.cwd()
 
 
 def _die_with_parent() -> Callable[[], None] | None:
@@ -145,6 +167,10 @@ class PrivateRedis:
             )
 
     def _wait_ready(self) -> bool:
+        # Imported here: the command line's own install (no server extra) imports this module too.
+        from redis import Redis
+        from redis.exceptions import RedisError
+
         assert self.port is not None
         deadline = time.monotonic() + REDIS_START_SECONDS
         while time.monotonic() < deadline:
@@ -187,11 +213,16 @@ def _run_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def up(port: int, procfile: Path, data_dir: Path | None, redis_port: int | None) -> int:
-    """Runs the stack until Ctrl-C (or SIGTERM, or one of its processes exits); returns honcho's status."""
-    if not procfile.is_file():
-        raise StackError(f"no Procfile at {procfile}; name one with --procfile")
-    procfile = procfile.resolve()
+def up(port: int, procfile: Path | None, data_dir: Path | None, redis_port: int | None) -> int:
+    """Runs the stack until Ctrl-C (or SIGTERM, or one of its processes exits); returns honcho's status.
+
+    ``procfile`` None: ./Procfile if there is one, else the packaged one.
+    """
+    with procfile_and_root(procfile if procfile is not None else default_procfile()) as (chosen, root):
+        return _run_stack(port, chosen, root, data_dir, redis_port)
+
+
+def _run_stack(port: int, procfile: Path, root: Path, data_dir: Path | None, redis_port: int | None) -> int:
     honcho: subprocess.Popen[bytes] | None = None
     stopping = threading.Event()
 
@@ -221,9 +252,9 @@ def up(port: int, procfile: Path, data_dir: Path | None, redis_port: int | None)
                 redis.start()
                 env["REDIS_URL"] = redis.url
             honcho = subprocess.Popen(
-                [sys.executable, "-m", "honcho", "start", "-d", str(procfile.parent), "-f", str(procfile)],
+                [sys.executable, "-m", "honcho", "start", "-d", str(root), "-f", str(procfile)],
                 env=env,
-                cwd=procfile.parent,
+                cwd=root,
                 start_new_session=True,
                 preexec_fn=_die_with_parent(),
             )

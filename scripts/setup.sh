@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Prepare this machine to run ocrgw: system packages (Redis, Tesseract with
 # the languages of OCRGW_TESSERACT_LANGS, `eng` by default, and its
-# orientation data `osd`) and a project virtualenv in .venv.  With --tests,
-# also what only the test suite needs (German for Tesseract; Chromium with
+# orientation data `osd`) and a project virtualenv in .venv with the server's
+# packages from the lock requirements/server.txt (no test packages).  With --tests,
+# also what only the test suite needs (the lock requirements/test.txt: every
+# extra, the test tools among them; German for Tesseract; Chromium with
 # its driver, for the dashboard's browser test; redis-sentinel, for the
 # failover test; rabbitmq-server, for the tests with RabbitMQ as the broker;
 # prometheus, for promtool, which tests the alert rules):
@@ -10,7 +12,8 @@
 # `make bench` needs besides: the real PDF its scan is made from, and
 # OCRmyPDF (into .venv) with Ghostscript, the reference the scan benchmark
 # is measured against (--tests installs them too: the suite runs the bench
-# once, quick); OCRmyPDF is never a dependency of ocrgw itself.
+# once, quick), and the test lock (the bench drives the test harness); OCRmyPDF
+# is never a dependency of ocrgw itself.
 #
 # It also builds the manual (mkdocs.yml, docs/) into gateway/manual/, which
 # the gateway serves at /manual, whenever its sources are newer than it.
@@ -18,6 +21,8 @@
 # OCRGW_TESSERACT_LANGS: Tesseract's language codes, separated by spaces or
 # commas (`eng deu`, `eng,fra,chi_sim`); each is the package
 # tesseract-ocr-<code>, with `_` written `-` (tesseract-ocr-chi-sim).
+#
+# The locks are made from pyproject.toml by `make lock` (scripts/lock.sh).
 #
 # Idempotent: each step checks before it acts, so a rerun on a ready machine
 # installs nothing and prints one line. Concurrent runs serialise on a lock so
@@ -189,14 +194,38 @@ create_venv() {
     "$PYTHON" -m venv "$VENV"
 }
 
+# The lock of what this run needs: the server's packages (requirements/server.txt), or with
+# --tests or --bench every extra's (requirements/test.txt, a superset at the same versions).
+lock_profile() {
+    if [[ $FOR_TESTS -eq 1 || $FOR_BENCH -eq 1 ]]; then
+        echo test
+    else
+        echo server
+    fi
+}
+
+# Installed from that lock since the lock and pyproject.toml last changed.
+installed_from() {
+    local stamp="$STAMP-$1"
+    [[ -f "$stamp" && "$stamp" -nt "$ROOT/pyproject.toml" && "$stamp" -nt "$ROOT/requirements/$1.txt" ]]
+}
+
+# The locked packages (pinned, hash-checked), then ocrgw itself, editable, without resolving its
+# dependencies again: what runs is exactly what the lock says (make lock remakes it).
 install_project() {
-    if [[ -f "$STAMP" && "$STAMP" -nt "$ROOT/pyproject.toml" ]]; then
+    local profile
+    profile="$(lock_profile)"
+    if installed_from "$profile" || { [[ $profile == server ]] && installed_from test; }; then
         return 0
     fi
-    say "pip install -e '.[test,docs]' (this takes a while on a fresh machine)"
-    (cd "$ROOT" && PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 \
-        "$VENV/bin/python" -m pip install -q -e '.[test,docs]')
-    touch "$STAMP"
+    say "pip install -r requirements/$profile.txt, then ocrgw (this takes a while on a fresh machine)"
+    venv_pip_install -r "$ROOT/requirements/$profile.txt"
+    venv_pip_install --no-deps -e "$ROOT"
+    touch "$STAMP-$profile"
+}
+
+venv_pip_install() {
+    PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 "$VENV/bin/python" -m pip install -q "$@"
 }
 
 # The scan benchmark's reference (bench/scan.py), into the project's venv, for the bench (and the
@@ -205,7 +234,7 @@ install_bench_reference() {
     [[ $FOR_BENCH -eq 1 || $FOR_TESTS -eq 1 ]] || return 0
     "$VENV/bin/python" -c 'import ocrmypdf' >/dev/null 2>&1 && return 0
     say "pip install ocrmypdf (the scan benchmark's reference)"
-    PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 "$VENV/bin/python" -m pip install -q ocrmypdf
+    venv_pip_install ocrmypdf
 }
 
 # The manual the gateway serves at /manual (gateway/manual.py): built again when a page, the site's
