@@ -329,6 +329,17 @@ def test_a_pdf_uploaded_through_the_form_is_split_read_drawn_on_a_timeline_and_d
     assert "<alto" in alto and alto.count("<Page ") == 3 and "SECOND" in alto
     keep_screenshot(browser, tmp_path, "dashboard-downloads.png")
 
+    # A child's page saves the child's own result.
+    child = children[1]
+    browser.get(f"{gateway.base_url}/ui/jobs/{child['id']}")
+    button = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, '#single .downloads button[data-format="text"]'),
+                  "the child's downloads")  # fmt: skip
+    wait(browser, lambda b: button.is_displayed(), "the child's downloads shown")
+    button.click()
+    child_text = wait(browser, lambda b: downloaded(downloads, f"{child['id']}.txt"), "the child's text saved")
+    assert child_text.read_text() == gateway.get(f"/jobs/{child['id']}/result")["text"]
+    assert "SECOND" in child_text.read_text()
+
 
 def test_a_refused_upload_shows_the_apis_problem(gateway, browser, tmp_path):
     document = tmp_path / "empty.txt"
