@@ -85,12 +85,13 @@ function ticks(axis) {
   const step = STEPS.find((s) => span / s <= MAX_TICKS) || span / MAX_TICKS;
   const digits = step < 1 ? Math.ceil(-Math.log10(step)) : 0;
   const row = el("div", { className: "track axis" });
-  for (let s = 0; s <= span + 1e-9; s += step) {
+  // A tick too near the end would have its label cut off by the edge.
+  for (let s = 0; s <= span * 0.96; s += step) {
     const tick = el("span", { className: "tick" }, `+${s.toFixed(digits)} s`);
     tick.style.left = percentOf((s / span) * 100);
     row.append(tick);
   }
-  return el("div", { className: "lane" }, el("span", { className: "lane-label" }, ""), row);
+  return el("div", { className: "lane axis-lane" }, el("span", { className: "lane-label" }, ""), row);
 }
 
 // Draws the children read so far (by index; a gap is a child not read yet) into #timeline.
@@ -105,11 +106,14 @@ export function drawTimeline(children, total, running) {
     return;
   }
   const shown = read.slice(0, TIMELINE_LANES);
+  // While the group runs, the axis ends at this browser's now, which the store's clock may not quite agree with.
+  const end = running ? "now" : time(new Date(axis.last).toISOString());
   const caption = el("p", { className: "muted timeline-caption" },
-    `From ${time(new Date(axis.first).toISOString())} to ${time(new Date(axis.last).toISOString())} `,
-    `(${((axis.last - axis.first) / 1000).toFixed(3)} s, the store's clock)`,
+    `From ${time(new Date(axis.first).toISOString())} to ${end} `,
+    `(${((axis.last - axis.first) / 1000).toFixed(3)} s; recorded times are the store's clock)`,
     read.length > shown.length ? `; the first ${shown.length} of ${total} children` : "", ".");
-  box.replaceChildren(caption, ...shown.map((child, i) => lane(axis, child, lanes[i], now)), ticks(axis));
+  // The ticks head the lanes and stay in view while a long group's lanes scroll under them.
+  box.replaceChildren(caption, ticks(axis), ...shown.map((child, i) => lane(axis, child, lanes[i], now)));
   box.dataset.first = new Date(axis.first).toISOString();
   box.dataset.firstMs = String(axis.first);
   box.dataset.lastMs = String(axis.last);
