@@ -197,6 +197,7 @@ def test_a_groups_cap_is_changed_and_a_failed_group_redriven_from_its_page(gatew
     parent_id = submit_group(gateway, children, max_parallel=1).json()["id"]
     browser.get(f"{gateway.base_url}/ui/jobs/{parent_id}")
     wait(browser, lambda b: cell_statuses(b)[:2] == ["failed", "processing"], "child 0 failed while child 1 runs")
+    wait(browser, lambda b: b.find_element(By.ID, "redrive-group").is_displayed(), "the group's controls")
 
     browser.find_element(By.ID, "redrive-group").click()
     wait(browser, expected_conditions.alert_is_present(), "the redrive's confirmation").accept()
@@ -215,14 +216,14 @@ def test_a_groups_cap_is_changed_and_a_failed_group_redriven_from_its_page(gatew
     keep_screenshot(browser, tmp_path, "dashboard-controls.png")
 
     wait(browser, lambda b: group_status(b) == "failed", "the group failed", timeout=180)
-    assert cell_statuses(browser) == ["failed", "completed", "completed"]
+    wait(browser, lambda b: cell_statuses(b) == ["failed", "completed", "completed"], "child 0 failed, the others not")
     wait_until(lambda: time.time() > fails_until, 60, 0.2, "child 0 still set to fail")
     browser.find_element(By.ID, "redrive-group").click()
     wait(browser, expected_conditions.alert_is_present(), "the redrive's confirmation").accept()
     wait(browser, lambda b: state_text(b, "redrive-state").startswith("Redriven:"), "the redrive accepted")
 
     wait(browser, lambda b: group_status(b) == "completed", "the group completed after its redrive")
-    assert cell_statuses(browser) == ["completed"] * 3
+    wait(browser, lambda b: cell_statuses(b) == ["completed"] * 3, "every child completed")
     view = gateway.job(parent_id)
     assert view["status"] == "completed" and view["redrives"] == 1
     assert [run["outcome"] for run in view["children"][0]["runs"]] == ["failed", "completed"]
@@ -295,7 +296,8 @@ def test_a_pdf_uploaded_through_the_form_is_split_read_drawn_on_a_timeline_and_d
     view = gateway.job(parent_id)
     assert (view["kind"], view["total"], view["max_parallel"], view["model"]) == ("parent", 3, 2, "tesseract")
     wait(browser, lambda b: group_status(b) == "completed", "the upload read", timeout=300)
-    assert cell_statuses(browser) == ["completed"] * 3
+    # The grid and the timeline are drawn together, once the children are read.
+    wait(browser, lambda b: cell_statuses(b) == ["completed"] * 3, "every child completed")
 
     # One bar per child, placed on the shared axis as the recorded times say.
     children = gateway.get(f"/jobs/{parent_id}/children", {"limit": 200})["children"]
