@@ -438,3 +438,36 @@ def test_where_the_api_wants_a_key_the_page_asks_for_one_and_sends_it(keyed_gate
     browser.find_element(By.ID, "forget-key").click()
     wait(browser, lambda b: b.find_element(By.ID, "needs-key").is_displayed(), "that a key is needed again")
     assert browser.execute_script("return sessionStorage.length") == 0
+
+
+def give_key(browser) -> None:
+    browser.find_element(By.ID, "api-key").send_keys(KEY)
+    browser.find_element(By.CSS_SELECTOR, "#key-form button[type=submit]").click()
+
+
+def test_where_the_api_wants_a_key_the_controls_the_form_and_the_workers_page_send_it(keyed_gateway, browser):
+    http = requests.Session()
+    http.trust_env = False
+    headers = {"Authorization": f"Bearer {KEY}"}
+    group: dict[str, Any] = {"fanout": {"max_parallel": 1, "children": [echo_child("a"), echo_child("b")]}}
+    parent_id = http.post(f"{keyed_gateway}/jobs", json=group, headers=headers, timeout=30).json()["id"]
+
+    browser.get(f"{keyed_gateway}/ui/workers")
+    wait(browser, lambda b: b.find_element(By.ID, "needs-key").is_displayed(), "that a key is needed")
+    give_key(browser)
+    # This gateway's store has no worker and no coordinator: the overview, read with the key, says so.
+    wait(browser, lambda b: shown(b, "#worker-rows") == "No worker has reported.", "the overview")
+    assert state_text(browser, "queues-sampled").startswith("Not counted yet")
+
+    browser.get(f"{keyed_gateway}/ui/new")  # the key stays with the tab
+    wait(browser, lambda b: len(b.find_elements(By.CSS_SELECTOR, "#submit-model option")) >= 2, "the models")
+
+    browser.get(f"{keyed_gateway}/ui/jobs/{parent_id}")
+    wait(browser, lambda b: b.find_element(By.ID, "cap-input").get_attribute("value") == "1", "the group's cap")
+    cap = browser.find_element(By.ID, "cap-input")
+    cap.clear()
+    cap.send_keys("3")
+    browser.find_element(By.CSS_SELECTOR, "#cap-form button").click()
+    wait(browser, lambda b: state_text(b, "cap-state") == "The API reports max parallel 3.", "the new cap")
+    view = http.get(f"{keyed_gateway}/jobs/{parent_id}", headers=headers, timeout=30).json()
+    assert view["max_parallel"] == 3
