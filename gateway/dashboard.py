@@ -2,7 +2,7 @@
 
 The pages hold no data of their own and never read the store.  The server
 renders each one from the API's own answers (``GET /jobs``, ``GET /jobs/{id}``,
-``GET /jobs/{id}/events``), dispatched in-process as the caller (their
+``GET /jobs/{id}/events``, and the overview below), dispatched in-process as the caller (their
 ``Authorization`` header, their address), so a page shows a caller exactly
 what the API would show them and no more, whatever rules the API enforces.
 A plain navigation carries no API key: where the API wants one, the page
@@ -140,7 +140,8 @@ def job_list() -> tuple[str, int]:
 
 @blueprint.get("/jobs/<job_id>")
 def job(job_id: str) -> tuple[str, int]:
-    """A group's page (grid, counts, events, cancel) or a single job's or child's (runs, text or error)."""
+    """A group's page (grid, counts, controls, timeline, events) or a single job's or child's (runs, text or
+    error); either with its downloads once it has a result."""
     answer = api_get(job_path(job_id), limit=GRID_PAGE)
     if answer.status == 404:
         return render_template("ui/not_found.html", job_id=job_id), 404
