@@ -29,9 +29,12 @@ function capForm(id, afterwards) {
     input.dataset.edited = "";
     afterwards();
   });
-  input.addEventListener("input", () => {
-    input.dataset.edited = "1";
-  });
+  // Once the user has been in the field, polls stop writing the group's cap into it, until it is sent.
+  for (const event of ["focus", "input"]) {
+    input.addEventListener(event, () => {
+      input.dataset.edited = "1";
+    });
+  }
 }
 
 function redriveForm(id, afterwards) {
@@ -63,7 +66,7 @@ export function groupControls(id, afterwards) {
   $("group-controls").hidden = false;
   return function show(view) {
     const input = $("cap-input");
-    // The field follows the group's cap, unless the user is typing a new one.
-    if (!input.dataset.edited && document.activeElement !== input) input.value = String(view.max_parallel);
+    // The field follows the group's cap, unless the user is writing a new one.
+    if (!input.dataset.edited) input.value = String(view.max_parallel);
   };
 }
