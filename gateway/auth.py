@@ -38,7 +38,7 @@ OPEN_ENDPOINTS = frozenset(
     {"api.healthz", "api.readyz", "api-docs.openapi_json", "api-docs.openapi_swagger_ui", "swagger_ui_asset"}
     # The dashboard's pages and files hold no data of their own: a page gets it from the
     # API with the caller's own Authorization header, so a page without a key shows none.
-    | {"ui.job_list", "ui.job", "ui.static"}
+    | {"ui.job_list", "ui.job", "ui.submit_form", "ui.workers", "ui.static"}
     # Counts per model and status, no job's data: scraped like the probes, and kept off the
     # public network like them (see Metrics, logs and Flower).
     | {"metrics"}

@@ -2,7 +2,7 @@
 
 The pages hold no data of their own and never read the store.  The server
 renders each one from the API's own answers (``GET /jobs``, ``GET /jobs/{id}``,
-``GET /jobs/{id}/events``), dispatched in-process as the caller (their
+``GET /jobs/{id}/events``, and the overview below), dispatched in-process as the caller (their
 ``Authorization`` header, their address), so a page shows a caller exactly
 what the API would show them and no more, whatever rules the API enforces.
 A plain navigation carries no API key: where the API wants one, the page
@@ -10,7 +10,17 @@ comes without data and its script (``static/ui/dashboard.js``) fetches it
 with the key the user typed, kept in ``sessionStorage`` and sent as
 ``Authorization: Bearer``.  The script polls the same endpoints while
 something runs and stops once it has ended; the list of jobs reads without
-JavaScript.
+JavaScript.  The controls (cancel, a group's cap, redrive, the downloads,
+the submission form at ``/ui/new``) are the script's calls of the API's own
+routes, with that key.
+
+One read is the dashboard's own: ``GET /ui/overview.json``, the live
+workers (their reports, ``jobs.worker_reports``) and the job gauges per
+model as the coordinator last counted them (``jobs.observed``, what
+``/metrics`` serves), for the page at ``/ui/workers``.  It is not an API
+operation (not in the OpenAPI document, and free to change with the
+dashboard), and it asks for an API key as the API's routes do: it is not
+one of ``gateway.auth.OPEN_ENDPOINTS``.
 """
 
 from __future__ import annotations
@@ -19,11 +29,16 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from flask import Blueprint, current_app, render_template, request
+from flask import Blueprint, Response, current_app, jsonify, render_template, request
 from werkzeug.test import Client
 
+from gateway.services import services
+from gateway.views import rfc3339
+from jobs import observed
 from jobs.contract import TERMINAL, JobKind
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
+from jobs.worker_reports import WorkerReport
+from observability.collectors import stale_after
 
 #: Jobs on one page of the list.
 LIST_PAGE = 25
@@ -125,7 +140,8 @@ def job_list() -> tuple[str, int]:
 
 @blueprint.get("/jobs/<job_id>")
 def job(job_id: str) -> tuple[str, int]:
-    """A group's page (grid, counts, events, cancel) or a single job's or child's (runs, text or error)."""
+    """A group's page (grid, counts, controls, timeline, events) or a single job's or child's (runs, text or
+    error); either with its downloads once it has a result."""
     answer = api_get(job_path(job_id), limit=GRID_PAGE)
     if answer.status == 404:
         return render_template("ui/not_found.html", job_id=job_id), 404
@@ -148,3 +164,56 @@ def job(job_id: str) -> tuple[str, int]:
         events_shown=EVENTS_SHOWN,
     )
     return page, answer.page_status
+
+
+@blueprint.get("/new")
+def submit_form() -> str:
+    """A form that submits a document through ``POST /jobs``; the script reads the models and sends it."""
+    return render_template("ui/submit.html", answer=None)
+
+
+@blueprint.get("/workers")
+def workers() -> tuple[str, int]:
+    """The live workers, and the jobs held, queued and processing per model (``overview``'s document)."""
+    answer = api_get("/ui/overview.json")
+    page = render_template("ui/workers.html", answer=answer, overview=answer.body if answer.ok else None)
+    return page, answer.page_status
+
+
+@blueprint.get("/overview.json")
+def overview() -> Response:
+    """The live workers and the last count of the job gauges; see the module's docstring."""
+    store = services().store
+    sample, now_ms = observed.last_sample_and_time(store.redis)
+    document = {
+        "workers": [_worker(report) for report in store.workers.live()],
+        "queues": _queues(sample, now_ms, stale_after(services().settings.gauge_interval)),
+    }
+    return jsonify(document)
+
+
+def _worker(report: WorkerReport) -> dict[str, Any]:
+    return {"name": report.name, "languages": sorted(report.languages)}
+
+
+def _queues(sample: observed.Sample | None, now_ms: int, stale_seconds: float) -> dict[str, Any] | None:
+    """The gauges per model, when and how long ago they were counted (store time), and whether that is too
+    long ago for them to be the store's (as ``/metrics`` withholds them); None before the first count."""
+    if sample is None:
+        return None
+    counts = sample.occupancy
+    age_seconds = max(0, now_ms - sample.sampled_at_ms) / 1000
+    return {
+        "sampled_at": rfc3339(str(sample.sampled_at_ms * 1000)),
+        "age_seconds": age_seconds,
+        "stale": age_seconds > stale_seconds,
+        "models": [
+            {
+                "model": model,
+                "held": counts.held.get(model, 0),
+                "queued": counts.queued.get(model, 0),
+                "processing": counts.processing.get(model, 0),
+            }
+            for model in counts.models
+        ],
+    }

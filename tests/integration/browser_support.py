@@ -27,7 +27,8 @@ PAGE_TIMEOUT = 90.0
 CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000")
 
 
-def start_chromium(log_path: Path) -> webdriver.Chrome:
+def start_chromium(log_path: Path, downloads: Path | None = None) -> webdriver.Chrome:
+    """``downloads``: where the pages' downloads are saved, without asking (none: the browser's default)."""
     browser, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if browser is None or driver is None:
         why = "chromium and chromedriver are not installed (scripts/setup.sh installs them)"
@@ -39,7 +40,23 @@ def start_chromium(log_path: Path) -> webdriver.Chrome:
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(options=options, service=Service(driver, log_output=str(log_path)))
+    if downloads is not None:
+        options.add_experimental_option(
+            "prefs", {"download.default_directory": str(downloads), "download.prompt_for_download": False}
+        )
+    chrome = webdriver.Chrome(options=options, service=Service(driver, log_output=str(log_path)))
+    if downloads is not None:
+        # Headless Chromium saves downloads only where it is told to through the DevTools protocol.
+        chrome.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+    return chrome
+
+
+def downloaded(directory: Path, name: str) -> Path | None:
+    """The file ``name`` once Chromium has finished saving it into ``directory`` (no ``.crdownload`` left)."""
+    path = directory / name
+    if not path.exists() or any(directory.glob("*.crdownload")):
+        return None
+    return path
 
 
 def wait(browser: WebDriver, condition, what: str, timeout: float = PAGE_TIMEOUT):

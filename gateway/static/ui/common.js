@@ -17,16 +17,33 @@ export const $ = (id) => document.getElementById(id);
 
 const apiKey = () => sessionStorage.getItem(KEY_STORE) || "";
 
-// {ok, status, body}: the answer of `method path`, with the key of this tab if there is one.
-export async function api(method, path) {
-  const headers = { Accept: "application/json" };
+// The headers of every request to the API: `extra`, and the key of this tab if there is one.
+export function keyHeaders(extra = {}) {
+  const headers = { ...extra };
   const key = apiKey();
   if (key) headers.Authorization = `Bearer ${key}`;
-  let response;
+  return headers;
+}
+
+// The answer of `method path` as fetch gives it (with the tab's key), or null if none came.
+export async function send(method, path, { json, headers = {} } = {}) {
+  const init = { method, headers: keyHeaders(headers), cache: "no-store" };
+  if (json !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(json);
+  }
   try {
-    response = await fetch(root + path, { method, headers, cache: "no-store" });
+    return await fetch(root + path, init);
   } catch (error) {
-    return { ok: false, status: 0, body: { title: "No answer", detail: String(error) } };
+    return null;
+  }
+}
+
+// {ok, status, body, headers}: the answer of `method path` (with `json` as its body, if given), read as JSON.
+export async function api(method, path, options = {}) {
+  const response = await send(method, path, { ...options, headers: { Accept: "application/json", ...options.headers } });
+  if (response === null) {
+    return { ok: false, status: 0, body: { title: "No answer", detail: "The gateway did not answer." }, headers: null };
   }
   let document = null;
   try {
@@ -34,7 +51,19 @@ export async function api(method, path) {
   } catch (error) {
     document = null;
   }
-  return { ok: response.ok, status: response.status, body: document };
+  return { ok: response.ok, status: response.status, body: document, headers: response.headers };
+}
+
+// A refusal as one line for the user: the problem's title, detail and code, and the fields it names.
+export function problemText(answer) {
+  const doc = answer.body || {};
+  let text = `${doc.title || "HTTP " + answer.status}: ${doc.detail || ""}`;
+  if (doc.code) text += ` (${doc.code})`;
+  if (doc.errors && typeof doc.errors === "object") {
+    const fields = Object.entries(doc.errors).map(([name, why]) => `${name}: ${[].concat(why).join(" ")}`);
+    if (fields.length) text += ` ${fields.join("; ")}`;
+  }
+  return text;
 }
 
 // Shows what an answer means (nothing for a success); true if it is worth asking again later.
@@ -44,8 +73,7 @@ export function report(answer) {
   const problem = $("problem");
   problem.hidden = answer.ok || needsKey;
   if (!answer.ok && !needsKey) {
-    const doc = answer.body || {};
-    problem.textContent = `${doc.title || "HTTP " + answer.status}: ${doc.detail || ""}`;
+    problem.textContent = problemText(answer);
   }
   return !needsKey && answer.status !== 404;
 }

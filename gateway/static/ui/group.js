@@ -3,28 +3,32 @@
 // events only when the counts moved, so a large group costs less the further it gets.
 import { $, ACTIVE, TERMINAL, api, body, el, jobApi, jobPage, percent, report, setField, showCancel, showOutcome,
   statusBadge, time } from "./common.js";
+import { groupControls } from "./controls.js";
+import { downloads } from "./downloads.js";
+import { drawTimeline } from "./timeline.js";
 
 // The ended children of a view's counts.
 const endedOf = (view) => view.total - ACTIVE.reduce((sum, s) => sum + view.counts[s], 0);
 
-export function groupView(id) {
+// `again()`: read the group again now (after one of its controls changed it).
+export function groupView(id, again) {
   const pageSize = Number(body.dataset.gridPage);
   const eventsShown = Number(body.dataset.eventsShown);
   const children = [];  // by index: the latest summary of each child read
   const cells = [];  // by index: its cell in the grid
   let eventsMark = null;
   let openChild = null;  // {id, status} of the child in the panel
+  let redrives = null;  // the group's redrives when its children were last read
+  const showControls = groupControls(id, again);
+  const showDownloads = downloads($("group"), id);
 
-  for (const cell of document.querySelectorAll("#grid .cell")) {
-    const index = Number(cell.dataset.index);
-    cells[index] = cell;
-    children[index] = { id: cell.dataset.id, index, status: cell.className.match(/status-(\w+)/)[1] };
-  }
+  for (const cell of document.querySelectorAll("#grid .cell")) cells[Number(cell.dataset.index)] = cell;
+  for (const child of JSON.parse($("children-read").textContent)) children[child.index] = child;
 
-  // Ended children stay ended while their group runs: a page of them needs no second read.
+  // Ended children stay ended while their group runs, until a redrive: a page of them needs no second read.
   const settled = (offset, total) => {
     for (let i = offset; i < Math.min(offset + pageSize, total); i++) {
-      if (!children[i] || !TERMINAL.has(children[i].status)) return false;
+      if (!children[i] || children[i].stale || !TERMINAL.has(children[i].status)) return false;
     }
     return true;
   };
@@ -109,8 +113,15 @@ export function groupView(id) {
       node.textContent = String(view.counts[node.dataset.count]);
     }
     showCancel($("cancel-group"), view);
+    showControls(view);
+    showDownloads(view);
+    if (redrives !== null && view.redrives !== redrives) {
+      for (const child of children) if (child) child.stale = true;  // a redrive runs ended children again
+    }
+    redrives = view.redrives;
     const failed = await readChildren(view.total);
     drawGrid(view.total);
+    drawTimeline(children, view.total, !TERMINAL.has(view.status));
     await readEvents(view);
     if (openChild) {
       const now = children.find((c) => c && c.id === openChild.id);

@@ -5,9 +5,10 @@ import {
   $, POLL_MS, RETRY_MS, TERMINAL, api, body, cancelButton, el, jobApi, jobPage, keyBar, percent, poller, report,
   setField, showCancel, showOutcome, statusBadge, time,
 } from "./common.js";
+import { downloads } from "./downloads.js";
 import { groupView } from "./group.js";
 
-function renderSingle(view) {
+function renderSingle(view, showDownloads) {
   const section = $("single");
   setField(section, "kind", view.kind === "child" ? "Child" : "Job");
   setField(section, "status", statusBadge(view.status));
@@ -23,11 +24,13 @@ function renderSingle(view) {
     el("td", {}, time(run.finished_at)), el("td", {}, run.outcome))));
   showOutcome(view, { text: $("job-text"), error: $("job-error"), waiting: $("job-waiting") }, "job");
   showCancel($("cancel-job"), view);
+  showDownloads(view);
 }
 
 export function jobPageLive() {
   const id = body.dataset.jobId;
   let renderGroup = null;
+  let showDownloads = null;
   let cancelWired = false;
   let first = true;
 
@@ -47,11 +50,12 @@ export function jobPageLive() {
       cancelButton(button, id, isGroup ? "group" : "job", () => poll.now());
     }
     if (isGroup) {
-      renderGroup = renderGroup || groupView(id);
+      renderGroup = renderGroup || groupView(id, () => poll.now());
       const failed = await renderGroup(view);
       if (failed && !report(failed)) return null;
     } else {
-      renderSingle(view);
+      showDownloads = showDownloads || downloads($("single"), id);
+      renderSingle(view, showDownloads);
     }
     return TERMINAL.has(view.status) ? null : POLL_MS;
   });

@@ -4,13 +4,17 @@ driven in a real browser by tests/integration/test_dashboard_browser.py."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from flask import request
 
-from gateway import dashboard
+from gateway import create_app, dashboard
 from gateway.problems import render
+from jobs import keys, observed
+from jobs.api_keys import parse_plain_keys
 
 from .html_page import Page
 from .support import echo_job, fanout
@@ -278,3 +282,79 @@ def test_the_pages_load_nothing_from_elsewhere(client):
     for source in [*STATIC.iterdir(), *TEMPLATES.iterdir()]:
         text = source.read_text()
         assert "http://" not in text and "https://" not in text and "//cdn" not in text, source.name
+
+
+# -- the workers and queues, and the submission form ------------------------------------------------------
+
+
+def queue_rows(page: Page) -> dict[str | None, list[str]]:
+    return {row.attrs["data-model"]: row.text.split()[1:] for row in page.rows("queue-rows")}
+
+
+def test_the_workers_page_shows_the_live_workers_and_the_coordinators_last_count(client, store):
+    store.workers.report("worker-a", ["eng", "deu"], lifetime_seconds=30)
+    store.workers.report("worker-b", [], lifetime_seconds=30)
+    submit(client, fanout(echo_job("a"), echo_job("b"), echo_job("c"), max_parallel=1))
+    observed.record_sample(store.redis)
+
+    overview = client.get("/ui/overview.json").get_json()
+    page = get_page(client, "/ui/workers")
+
+    assert overview["workers"] == [
+        {"name": "worker-a", "languages": ["deu", "eng"]},
+        {"name": "worker-b", "languages": []},
+    ]
+    queues = overview["queues"]
+    assert not queues["stale"] and queues["age_seconds"] >= 0 and queues["sampled_at"].endswith("Z")
+    assert {"model": "echo", "held": 2, "queued": 1, "processing": 0} in queues["models"]
+    assert [row.text for row in page.rows("worker-rows")] == ["worker-a deu, eng", "worker-b —"]
+    assert queue_rows(page)["echo"] == ["2", "1", "0"]
+    assert page.by_id("queues-stale").hidden
+    assert page.by_id("queues-sampled").text.startswith("Counted at ")
+
+
+def test_before_any_worker_reports_or_any_count_the_workers_page_says_so(client):
+    overview = client.get("/ui/overview.json").get_json()
+    page = get_page(client, "/ui/workers")
+
+    assert overview == {"workers": [], "queues": None}
+    assert page.by_id("worker-rows").text == "No worker has reported."
+    assert page.by_id("queues-sampled").text.startswith("Not counted yet")
+    assert page.rows("queue-rows") == []
+
+
+def test_a_count_too_old_to_be_the_stores_is_shown_as_such(client, store):
+    seconds, _ = store.redis.time()
+    store.redis.set(keys.GAUGES, json.dumps({"sampled_at_ms": (seconds - 3600) * 1000, "held": {}, "queued": {},
+                                            "processing": {"echo": 4}}))  # fmt: skip
+
+    queues = client.get("/ui/overview.json").get_json()["queues"]
+    page = get_page(client, "/ui/workers")
+
+    assert queues["stale"] and queues["age_seconds"] >= 3600
+    assert not page.by_id("queues-stale").hidden
+    assert queue_rows(page)["echo"] == ["0", "0", "4"]
+
+
+@pytest.fixture
+def keyed_app(settings, store):
+    """An app with one API key, as OCRGW_API_KEYS gives it."""
+    keyed = replace(settings, plain_api_keys=parse_plain_keys(f"acme:{KEY}"))
+    return create_app(keyed, store, lambda dispatches: len(dispatches))
+
+
+def test_the_overview_wants_an_api_key_as_the_apis_routes_do_and_its_pages_none(keyed_app):
+    client = keyed_app.test_client()
+
+    assert client.get("/ui/overview.json").status_code == 401
+    assert client.get("/ui/overview.json", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert client.get("/ui/overview.json", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200
+    workers_page = get_page(client, "/ui/workers")
+    assert not workers_page.by_id("needs-key").hidden and workers_page.rows("worker-rows")[0].text == ""
+    assert get_page(client, "/ui/new").by_id("submit-form").tag == "form"
+
+
+def test_the_overview_is_not_an_api_operation(client):
+    document = client.get("/openapi.json").get_json()
+
+    assert not [path for path in document["paths"] if path.startswith("/ui")]
