@@ -324,8 +324,9 @@ class EventSchema(Schema):
                 {"$ref": f"#/components/schemas/{WEBHOOK_ERROR_CODE_SCHEMA}"},
             ],
             "nullable": True,
-            "description": "job, job_child: why the job failed (an ErrorCode), null if it did not; "
-            "webhook: why the attempt failed (a WebhookErrorCode), null if it did not.",
+            "description": "job, job_child: why the job failed (an ErrorCode, /manual/errors/<code>/), null if "
+            "it did not; webhook: why the attempt failed (a WebhookErrorCode, /manual/webhook-errors/<code>/), "
+            "null if it did not.",
         },
     )
     # job, job_child: whose job it is

@@ -67,6 +67,9 @@ class WebhookOutcome(str, Enum):
 class WebhookErrorCode(StrEnum):
     """The ``error_code`` of a failed webhook attempt, as its event records it (``coordinator.delivery``).
 
+    Each code has its page in the manual (``/manual/webhook-errors/<code>/``), made from this catalogue;
+    what to do about it is in docs/hooks/code_guide.py (the docs build fails without it).
+
     A StrEnum, as ``ErrorCode``: a code is written and logged as its value."""
 
     INVALID_URL = "invalid_callback_url"  # the stored URL fails the policy's parse (stored before it existed)
@@ -84,8 +87,8 @@ class ErrorCode(StrEnum):
     """The one catalogue of a job's ``error_code``: every code a job can end with (or be retried
     for, as its ``last_error_code``), whether it is retried, and what it means.
 
-    Adding a code is one line here, its row in the table of docs/api/jobs.md (a test keeps the two equal),
-    and what to do about it in docs/hooks/code_guide.py (the docs build fails without it).
+    Adding a code is one line here and what to do about it in docs/hooks/code_guide.py (the docs build
+    fails without it); the docs' tables of the codes and its page are made from this catalogue.
     A retried code gives the job another attempt while it has
     attempts left (``OCRGW_MAX_ATTEMPTS``); the last attempt's fails the job with it.  Codes are
     part of the API and never change meaning.  A StrEnum, unlike the other enums here: a code is

@@ -1,9 +1,9 @@
-"""What each problem code and each job error code means, and what a client should do about it.
+"""What each problem code, job error code and webhook error code means, and what to do about it.
 
 The one hand-written part of the code pages: the status, the title and whether a job error is
 retried come from the catalogues themselves (``gateway.problems.CATALOGUE``,
-``jobs.contract.ErrorCode``), and ``codes.py`` fails the docs build when a code of either
-catalogue has no entry here, or an entry names no code.
+``jobs.contract.ErrorCode``, ``jobs.contract.WebhookErrorCode``), and ``codes.py`` fails the docs
+build when a code of any catalogue has no entry here, or an entry names no code.
 """
 
 from __future__ import annotations
@@ -206,4 +206,50 @@ JOB_ERRORS: dict[str, str] = {
     "upstream_failed": "The `error` carries the upstream job's `error_code`: look that code up.",
     "upstream_bad_response": "The remote model's URL points at something that is not an ocrgw: fix "
     "`OCRGW_REMOTE_MODELS`.",
+}
+
+#: webhook error code -> (what it means, what the receiver's operator should do)
+WEBHOOK_ERRORS: dict[str, tuple[str, str]] = {
+    "invalid_callback_url": (
+        "The job's `callback_url` does not pass the URL policy: it was stored before the policy refused such URLs.",
+        "Submit later jobs with an http(s) URL with a host and without credentials; this job's webhook "
+        "cannot be delivered.",
+    ),
+    "private_address": (
+        "The callback's host resolves to an address that is not public (loopback, private, link-local...), "
+        "which ocrgw does not call.",
+        "Give the receiver a public address, or have the operator set `OCRGW_WEBHOOK_ALLOW_PRIVATE` "
+        "for a receiver on ocrgw's own network.",
+    ),
+    "unresolvable": (
+        "The callback's host name does not resolve.",
+        "Check the host name in `callback_url` and its DNS records.",
+    ),
+    "connection_failed": (
+        "No address of the host accepted a connection, or the TLS handshake failed.",
+        "Check the receiver is up and listening, and that its certificate is valid for the host name.",
+    ),
+    "timeout": (
+        "No connection, or not the whole status line and headers of the answer, within "
+        "`OCRGW_WEBHOOK_TIMEOUT`. Not a job's `timeout`: the job itself ended.",
+        "Have the receiver answer at once (a `2xx`) and do its work afterwards.",
+    ),
+    "bad_response": (
+        "The receiver's answer was not HTTP.",
+        "Check that `callback_url` points at an HTTP server (`https` for a TLS port).",
+    ),
+    "redirect": (
+        "The receiver answered a `3xx`; redirects are not followed.",
+        "Put the address the redirect points to in `callback_url`.",
+    ),
+    "http_error": (
+        "The receiver answered a status outside `2xx` (`response_status` says which).",
+        "Check the receiver's log for that request: a `401` or `403` often means it verifies the "
+        "signature with another secret.",
+    ),
+    "internal_error": (
+        "The deliverer failed before the request went out (a bug); the event's `error` is always "
+        "`the deliverer failed; see its log`.",
+        "Nothing for the receiver to do; the operator finds the exception in the deliverer's log.",
+    ),
 }

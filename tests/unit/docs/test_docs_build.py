@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gateway.problems import CATALOGUE, type_of
-from jobs.contract import ErrorCode
+from jobs.contract import ErrorCode, WebhookErrorCode
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -61,6 +61,23 @@ def test_the_index_pages_list_every_code(site):
 
     assert all(f'href="{code}/"' in problems for code in CATALOGUE)
     assert all(f'href="{error.value}/"' in errors for error in ErrorCode)
+
+
+def test_every_webhook_error_code_has_its_page_listed_in_its_index(site):
+    index = page_text(site, "webhook-errors")
+
+    for error in WebhookErrorCode:
+        assert f"<code>{error.value}</code>" in page_text(site, f"webhook-errors/{error.value}")
+        assert f'href="{error.value}/"' in index
+
+
+def test_the_pages_that_list_the_codes_carry_the_generated_tables(site):
+    api, jobs, webhooks = page_text(site, "api"), page_text(site, "api/jobs"), page_text(site, "webhooks")
+
+    assert all(f'href="../problems/{code}/"' in api for code in CATALOGUE)
+    assert all(f'href="../../errors/{error.value}/"' in jobs for error in ErrorCode)
+    assert all(f'href="../webhook-errors/{error.value}/"' in webhooks for error in WebhookErrorCode)
+    assert "-codes -->" not in api + jobs + webhooks
 
 
 def test_the_code_pages_are_not_copied_into_the_site_as_sources(site):

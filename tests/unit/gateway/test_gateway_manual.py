@@ -9,10 +9,15 @@ from gateway import create_app, manual
 from .keyed import keyed_settings
 from .support import assert_problem
 
+#: What the file beside the site holds, which no answer of the manual may ever carry.
+OUTSIDE_SECRET = b"secret = 'outside the site'\n"
+
 
 @pytest.fixture
 def site(tmp_path, monkeypatch):
-    """A built site of two pages and a file, laid out as mkdocs does it, for the apps made after it."""
+    """A built site of two pages and a file, laid out as mkdocs does it, for the apps made after it,
+    and a file beside it (``../pyproject.toml`` from the site) that must stay out of reach."""
+    (tmp_path / "pyproject.toml").write_bytes(OUTSIDE_SECRET)
     site = tmp_path / "site"
     (site / "problems" / "job_not_found").mkdir(parents=True)
     (site / "index.html").write_text("<h1>ocrgw</h1>")
@@ -59,8 +64,32 @@ def test_what_the_site_lacks_is_a_plain_404_problem(site, settings, store):
 
     assert_problem(client.get("/manual/problems/no_such_code/"), 404, "not_found")
     assert_problem(client.get("/manual/no_such_file.css"), 404, "not_found")
-    assert_problem(client.get("/manual/../pyproject.toml"), 404, "not_found")
-    assert_problem(client.get("/manual/%2e%2e/pyproject.toml"), 404, "not_found")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/manual/../pyproject.toml", "/manual/%2e%2e/pyproject.toml", "/manual/..%2fpyproject.toml"],
+)
+def test_a_path_out_of_the_site_reaches_nothing_beside_it(site, settings, store, path):
+    client = make_app(settings, store).test_client()
+
+    answer = fetch(client, path)
+
+    assert OUTSIDE_SECRET not in answer.data
+    assert_problem(client.get(path), 404, "not_found")
+
+
+def test_a_raw_path_out_of_the_site_reaches_nothing_beside_it(site, settings, store):
+    """``..`` as the server hands it over, past any normalising of the URL by a client."""
+    client = make_app(settings, store).test_client()
+    raw = {"PATH_INFO": "/manual/../pyproject.toml"}
+
+    answer = client.get("/manual/", environ_overrides=raw)
+    answer.get_data()
+    answer.close()
+
+    assert OUTSIDE_SECRET not in answer.data
+    assert_problem(client.get("/manual/", environ_overrides=raw), 404, "not_found")
 
 
 def test_a_gateway_whose_manual_was_never_built_says_how_to_build_it(tmp_path, monkeypatch, settings, store):

@@ -20,8 +20,9 @@ T = TypeVar("T", bound="Event")
 class Event:
     """
     Attributes:
-        error_code (ErrorCode | None | WebhookErrorCode): job, job_child: why the job failed (an ErrorCode), null if it
-            did not; webhook: why the attempt failed (a WebhookErrorCode), null if it did not.
+        error_code (ErrorCode | None | WebhookErrorCode): job, job_child: why the job failed (an ErrorCode,
+            /manual/errors/<code>/), null if it did not; webhook: why the attempt failed (a WebhookErrorCode,
+            /manual/webhook-errors/<code>/), null if it did not.
         id (str):
         job_id (str):
         model (str):
