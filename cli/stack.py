@@ -43,7 +43,7 @@ REDIS_START_SECONDS = 30.0
 REDIS_STOP_SECONDS = 30.0
 _PR_SET_PDEATHSIG = 1
 #: The process list that ships inside the package (package data), so that an installed ocrgw runs
-#: its stack anywhere; the project's top-level Procfile is the same file, which a test checks.
+#: its stack anywhere; the project's top-level Procfile is a symlink to it.
 PACKAGED_PROCFILE = "Procfile"
 
 
@@ -63,11 +63,13 @@ def procfile_and_root(procfile: Path | None) -> Iterator[tuple[Path, Path]]:
 
     A Procfile of one's own runs in its own directory (a checkout's, beside its packages); the
     packaged one runs in the working directory, where relative paths in the environment point.
+    A symlink's directory is the link's, not its target's: a checkout's ./Procfile points into cli/.
     """
     if procfile is not None:
         if not procfile.is_file():
             raise StackError(f"no Procfile at {procfile}; name one with --procfile")
-        yield procfile.resolve(), procfile.resolve().parent
+        named = Path(os.path.abspath(procfile))  # absolute, symlinks kept
+        yield named, named.parent
         return
     with resources.as_file(resources.files("cli").joinpath(PACKAGED_PROCFILE)) as packaged:
         if not packaged.is_file():

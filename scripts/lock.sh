@@ -8,6 +8,9 @@
 #   requirements/test.txt     every extra (server, test, flower, ...), the server's packages at the
 #                             versions of server.txt: what scripts/setup.sh --tests installs
 #
+# The locks must install on every 3.11: a package needed only on some 3.11 releases (async-timeout, for
+# redis below 3.11.3) is required in pyproject.toml unconditionally, or the resolver here leaves it out.
+#
 # A new extra is in test.txt at once; one that server machines install with the server joins
 # server.txt with `--extra NAME` on its line below.
 #

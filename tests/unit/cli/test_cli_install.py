@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -175,11 +176,13 @@ def test_the_extras_requirements_are_read_from_metadata_lines():
     assert extras.requirements_of("test", lines) == ["pytest", "tomli"]
 
 
-def test_the_packaged_procfile_is_the_projects():
-    packaged = ROOT / "cli" / stack.PACKAGED_PROCFILE
-    assert packaged.read_bytes() == (ROOT / "Procfile").read_bytes(), (
-        "cli/Procfile ships in the wheel for `ocrgw up` outside a checkout: cp Procfile cli/Procfile"
-    )
+def test_the_projects_procfile_is_a_symlink_to_the_packaged_one():
+    # One declaration: cli/Procfile ships in the wheel for `ocrgw up` outside a checkout.
+    top = ROOT / "Procfile"
+    assert top.is_symlink(), "the top-level Procfile is a symlink: ln -sf cli/Procfile Procfile"
+    assert top.readlink() == Path("cli") / stack.PACKAGED_PROCFILE
+    assert (ROOT / "cli" / stack.PACKAGED_PROCFILE).is_file()
+    assert not (ROOT / "cli" / stack.PACKAGED_PROCFILE).is_symlink()
 
 
 def test_up_uses_the_working_directorys_procfile_else_the_packaged_one_run_here(tmp_path, monkeypatch):
@@ -194,6 +197,18 @@ def test_up_uses_the_working_directorys_procfile_else_the_packaged_one_run_here(
 
     with pytest.raises(stack.StackError, match="no Procfile at"), stack.procfile_and_root(tmp_path / "nothing"):
         pass
+
+
+def test_a_symlinked_procfile_runs_in_the_links_directory_as_a_checkouts_does(tmp_path, monkeypatch):
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "cli" / "Procfile").write_text("web: true\n")
+    (tmp_path / "Procfile").symlink_to(Path("cli") / "Procfile")
+    monkeypatch.chdir(tmp_path)
+    with stack.procfile_and_root(stack.default_procfile()) as (procfile, root):
+        assert root == tmp_path  # beside the checkout's packages, not in cli/
+        assert procfile.read_text() == "web: true\n"
+    with stack.procfile_and_root(Path("Procfile")) as (procfile, root):
+        assert (procfile, root) == (tmp_path / "Procfile", tmp_path)
 
 
 def test_the_error_codes_ocr_names_are_the_gateways():
