@@ -74,9 +74,11 @@ def create_app(
 
 def _trace(app: Flask) -> None:
     """Traces the requests when the environment asks for it (``observability.tracing``)."""
+    from gateway import internal
     from observability import tracing
 
-    tracing.install_gateway(app)
+    # The requests the gateway makes of itself are a part of the page that makes them, not requests of their own.
+    tracing.install_gateway(app, untraced=internal.is_internal)
 
 
 def _settings_or_exit() -> Settings:

@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 
 #: The problems of a request without a valid key: every protected operation documents them.
 AUTH_PROBLEMS = ("missing_api_key", "invalid_api_key")
-#: The endpoints a client reaches with no key: the probes, the OpenAPI document, Swagger UI and its files.
+#: The endpoints a client reaches with no key (docs/security/api-keys.md lists them): the probes, the OpenAPI
+#: document, Swagger UI and its files, and those below.
 OPEN_ENDPOINTS = frozenset(
     {"api.healthz", "api.readyz", "api-docs.openapi_json", "api-docs.openapi_swagger_ui", "swagger_ui_asset"}
     # The dashboard's pages and files hold no data of their own: a page gets it from the

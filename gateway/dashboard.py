@@ -20,11 +20,18 @@ model as the coordinator last counted them (``jobs.observed``, what
 ``/metrics`` serves), for the page at ``/ui/workers``.  It is not an API
 operation (not in the OpenAPI document, and free to change with the
 dashboard), and it asks for an API key as the API's routes do: it is not
-one of ``gateway.auth.OPEN_ENDPOINTS``.
+one of ``gateway.auth.OPEN_ENDPOINTS``.  Any tenant's key reads it, so with
+keys configured it names no host: each worker is an opaque id
+(``worker_id``), stable while the keys stay the same; the counts per model
+stay, totals over all tenants (the queue a tenant's job waits in).  With no
+key configured (one tenant, a local gateway) the workers go by their names.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -32,9 +39,11 @@ from urllib.parse import quote
 from flask import Blueprint, Response, current_app, jsonify, render_template, request
 from werkzeug.test import Client
 
+from gateway import internal
 from gateway.services import services
 from gateway.views import rfc3339
 from jobs import observed
+from jobs.api_keys import ApiKey
 from jobs.contract import TERMINAL, JobKind
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
 from jobs.worker_reports import WorkerReport
@@ -94,7 +103,8 @@ def api_get(path: str, **params: Any) -> Answer:
         headers["Authorization"] = authorization
     client = Client(current_app._get_current_object(), use_cookies=False)  # type: ignore[attr-defined]
     query = {name: value for name, value in params.items() if value is not None}
-    environ = {"REMOTE_ADDR": request.remote_addr or ""}
+    # Marked as the gateway's own, so that it is counted and traced as a part of the page, not on its own.
+    environ = {"REMOTE_ADDR": request.remote_addr or "", internal.ENVIRON_KEY: True}
     # The same scheme, host and mount point as the page's own request.
     with client.get(
         path, base_url=request.root_url, query_string=query, headers=headers, environ_base=environ
@@ -183,17 +193,35 @@ def workers() -> tuple[str, int]:
 @blueprint.get("/overview.json")
 def overview() -> Response:
     """The live workers and the last count of the job gauges; see the module's docstring."""
-    store = services().store
+    store, settings = services().store, services().settings
     sample, now_ms = observed.last_sample_and_time(store.redis)
+    shown_name = worker_namer(settings.api_keys)
+    workers = [_worker(report, shown_name) for report in store.workers.live()]
     document = {
-        "workers": [_worker(report) for report in store.workers.live()],
-        "queues": _queues(sample, now_ms, stale_after(services().settings.gauge_interval)),
+        "workers": sorted(workers, key=lambda worker: worker["name"]),
+        "queues": _queues(sample, now_ms, stale_after(settings.gauge_interval)),
     }
     return jsonify(document)
 
 
-def _worker(report: WorkerReport) -> dict[str, Any]:
-    return {"name": report.name, "languages": sorted(report.languages)}
+def worker_namer(api_keys: Sequence[ApiKey]) -> Callable[[str], str]:
+    """How the overview names a worker: by its name with no key configured, else by ``worker_id``."""
+    if not api_keys:
+        return lambda name: name
+    # Keyed by the configured keys' digests, all of which only the holder of every key could work out: a
+    # tenant cannot check a guessed host name against an id, and every replica of the gateway (same keys)
+    # gives a worker the same id.
+    secret = hashlib.sha256("\n".join(sorted(key.digest for key in api_keys)).encode()).digest()
+    return lambda name: worker_id(name, secret)
+
+
+def worker_id(name: str, secret: bytes) -> str:
+    """A worker's opaque id: the first 8 hex digits of the HMAC-SHA256 of its name."""
+    return hmac.new(secret, name.encode(), hashlib.sha256).hexdigest()[:8]
+
+
+def _worker(report: WorkerReport, shown_name: Callable[[str], str]) -> dict[str, Any]:
+    return {"name": shown_name(report.name), "languages": sorted(report.languages)}
 
 
 def _queues(sample: observed.Sample | None, now_ms: int, stale_seconds: float) -> dict[str, Any] | None:

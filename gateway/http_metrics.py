@@ -6,7 +6,10 @@ send; a path no rule matches (a ``404`` or ``405`` from routing) is
 counted under ``UNMATCHED``, and a method outside HTTP's usual ones under
 ``OTHER_METHOD``, for the same reason.  Every request is counted,
 ``/metrics``, the probes and the dashboard included: filter them out in
-queries (``route!="/metrics"``) where they are noise.
+queries (``route!="/metrics"``) where they are noise.  The one exception is
+a request the gateway makes of itself (``gateway.internal``: a dashboard
+page's API reads): it is a part of the page, which is counted once, under
+its own route, with their time in its own.
 
 The clock starts on Flask's ``request_started`` signal, before any
 ``before_request`` hook (the API key check among them: a ``401`` is
@@ -26,6 +29,7 @@ from typing import Any
 
 from flask import Flask, Response, request, request_started
 
+from gateway import internal
 from observability import metrics
 
 UNMATCHED = "unmatched"
@@ -45,6 +49,8 @@ def _start_clock(sender: Any, **_: Any) -> None:
 
 
 def _count(response: Response) -> Response:
+    if internal.is_internal(request.environ):
+        return response
     started = request.environ.get(_STARTED)
     seconds = time.perf_counter() - started if started is not None else None
     metrics.http_answered(method_label(request.method), route_label(), response.status_code, seconds)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -115,14 +115,58 @@ def configure(role: str, environ: Mapping[str, str] = os.environ) -> bool:
     return True
 
 
-def install_gateway(app: Flask) -> None:
-    """The gateway's tracing, with its Flask app's requests as server spans."""
+def install_gateway(app: Flask, untraced: Callable[[Mapping[str, Any]], bool] | None = None) -> None:
+    """The gateway's tracing, with its Flask app's requests as server spans, but those whose WSGI environ
+    ``untraced`` picks: those get no span of their own (what they do shows under the span that is current)."""
     if not configure(GATEWAY):
         return
     from opentelemetry.instrumentation.flask import FlaskInstrumentor
 
     excluded = os.environ.get("OTEL_PYTHON_FLASK_EXCLUDED_URLS", EXCLUDED_URLS)
+    plain_wsgi_app = app.wsgi_app
+    earlier_hooks = _request_hooks(app)
     FlaskInstrumentor.instrument_app(app, excluded_urls=excluded)
+    if untraced is not None:
+        _leave_out(app, untraced, plain_wsgi_app, earlier_hooks)
+
+
+def _request_hooks(app: Flask) -> set[Any]:
+    """The app-wide ``before_request`` and ``teardown_request`` functions."""
+    return {*app.before_request_funcs.get(None, ()), *app.teardown_request_funcs.get(None, ())}
+
+
+def _leave_out(
+    app: Flask, untraced: Callable[[Mapping[str, Any]], bool], plain_wsgi_app: Any, earlier_hooks: set[Any]
+) -> None:
+    """The Flask instrumentation's WSGI wrapper and request hooks, skipped for the requests ``untraced`` picks.
+
+    The instrumentation excludes requests by their URL alone, and the
+    gateway's requests of itself have the URLs of the API's routes: so
+    they go around its wrapper (its timing of the request, its response
+    headers) to the app itself, and its hooks (the ones it added: they
+    open and close the span) do nothing for them.
+    """
+    from flask import request
+
+    instrumented_wsgi_app = app.wsgi_app
+
+    def wsgi_app(environ: dict[str, Any], start_response: Any) -> Any:
+        chosen = plain_wsgi_app if untraced(environ) else instrumented_wsgi_app
+        return chosen(environ, start_response)
+
+    def unless_untraced(hook: Callable[..., Any]) -> Callable[..., Any]:
+        def hook_unless_untraced(*args: Any) -> Any:
+            return None if untraced(request.environ) else hook(*args)
+
+        return hook_unless_untraced
+
+    app.wsgi_app = wsgi_app  # type: ignore[method-assign]
+    hook_lists: tuple[list[Any], ...] = (
+        app.before_request_funcs.setdefault(None, []),
+        app.teardown_request_funcs.setdefault(None, []),
+    )
+    for hooks in hook_lists:
+        hooks[:] = [hook if hook in earlier_hooks else unless_untraced(hook) for hook in hooks]
 
 
 def flush() -> None:

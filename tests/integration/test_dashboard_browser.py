@@ -6,8 +6,9 @@ group is cancelled with the page's button; the list finds both through its
 filters.  A group's redrive and cap controls are used for real (a refusal
 shown, a failed group run again); a real PDF is uploaded through the form,
 split, read by Tesseract, its timeline drawn from the children's recorded
-times and its result downloaded in every format; the workers page shows the
-live worker and the queues.  And where the API wants a key, the page asks
+times and its result downloaded in every format; a form changed after a
+send whose answer was lost goes as a new submission; the workers page shows
+the live worker and the queues.  And where the API wants a key, the page asks
 for one and its script sends it.  Every wait is on what the page shows
 (element classes and text) or on the store, never a fixed sleep.
 Screenshots are kept under the test's tmp dir and in test-artifacts/.
@@ -360,6 +361,41 @@ def test_a_refused_upload_shows_the_apis_problem(gateway, browser, tmp_path):
     wait(browser, lambda b: "(empty_document)" in state_text(b, "submit-state"), "the API's refusal")
     assert browser.current_url.endswith("/ui/new")
     assert gateway.get("/jobs")["jobs"] == []
+
+
+# The next POST the page sends reaches the API, but its answer is lost on the way back (as a dropped connection).
+LOSE_THE_NEXT_ANSWER = """
+const realFetch = window.fetch;
+window.fetch = async (url, init) => {
+  if (!init || init.method !== "POST") return realFetch(url, init);
+  window.fetch = realFetch;
+  await realFetch(url, init);
+  throw new TypeError("the answer was lost");
+};
+"""
+
+
+def test_a_form_changed_after_a_send_with_no_answer_is_sent_as_a_new_submission(gateway, browser, tmp_path):
+    document = tmp_path / "note.txt"
+    document.write_text("words to read")
+    browser.get(f"{gateway.base_url}/ui/new")
+    wait(browser, lambda b: len(b.find_elements(By.CSS_SELECTOR, "#submit-model option")) >= 2, "the models")
+    browser.find_element(By.ID, "submit-file").send_keys(str(document))
+    wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, '[data-option="delay_ms"]'), "echo's options")
+
+    browser.execute_script(LOSE_THE_NEXT_ANSWER)
+    browser.find_element(By.ID, "submit-button").click()
+    wait(browser, lambda b: "No answer" in state_text(b, "submit-state"), "the send with no answer")
+    [first] = [job["id"] for job in gateway.get("/jobs")["jobs"]]
+    # Sent again as it was, it would be replayed; changed, it is another submission, with a key of its own
+    # (the same key with another body is 422 idempotency_key_reused).
+    Select(browser.find_element(By.ID, "submit-priority")).select_by_value("interactive")
+    browser.find_element(By.ID, "submit-button").click()
+
+    wait(browser, lambda b: "/ui/jobs/" in b.current_url, "the new job's page")
+    second = browser.current_url.rsplit("/", 1)[1]
+    assert second != first
+    assert sorted(job["id"] for job in gateway.get("/jobs")["jobs"]) == sorted([first, second])
 
 
 def test_the_workers_page_shows_the_live_worker_and_the_queues(gateway, browser, db, tmp_path):

@@ -117,6 +117,8 @@ async function requestBody(file) {
 }
 
 // The key of a submission that got no answer: sent again with it, it is replayed rather than made twice.
+// Only as it was: any change to the form (a new file, model, option, split, priority, callback) makes it
+// another submission, which the API would refuse under the same key (422 idempotency_key_reused).
 let unanswered = null;
 
 async function submit(event) {
@@ -153,12 +155,12 @@ async function loadModels() {
 }
 
 export function submitPage() {
-  $("submit-file").addEventListener("change", () => {
-    unanswered = null;  // a new document is a new submission
-    fitModelsToFile();
-  });
+  const form = $("submit-form");
+  // Every field's input and change events bubble up to the form, those of the options drawn later too.
+  for (const type of ["input", "change"]) form.addEventListener(type, () => { unanswered = null; });
+  $("submit-file").addEventListener("change", fitModelsToFile);
   $("submit-model").addEventListener("change", drawOptions);
-  $("submit-form").addEventListener("submit", submit);
+  form.addEventListener("submit", submit);
   keyBar(loadModels);
   loadModels();
 }

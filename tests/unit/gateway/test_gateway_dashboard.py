@@ -354,6 +354,40 @@ def test_the_overview_wants_an_api_key_as_the_apis_routes_do_and_its_pages_none(
     assert get_page(client, "/ui/new").by_id("submit-form").tag == "form"
 
 
+def test_with_keys_the_overview_names_no_host_but_keeps_the_counts_over_all_tenants(keyed_app, store):
+    client = keyed_app.test_client()
+    headers = {"Authorization": f"Bearer {KEY}"}
+    store.workers.report("worker-1@ocr-host-a.internal", ["eng"], lifetime_seconds=30)
+    store.workers.report("worker-2@ocr-host-b.internal", [], lifetime_seconds=30)
+    client.post("/jobs", json=fanout(echo_job("a"), echo_job("b"), echo_job("c"), max_parallel=1), headers=headers)
+    observed.record_sample(store.redis)
+
+    answer = client.get("/ui/overview.json", headers=headers)
+    again = client.get("/ui/overview.json", headers=headers).get_json()
+    html = client.get("/ui/workers", headers=headers).get_data(as_text=True)
+    page = Page(html)
+
+    overview = answer.get_json()
+    names = [worker["name"] for worker in overview["workers"]]
+    assert len(set(names)) == 2 and all(len(name) == 8 and int(name, 16) >= 0 for name in names)
+    assert sorted(worker["languages"] for worker in overview["workers"]) == [[], ["eng"]]
+    assert again["workers"] == overview["workers"]  # the same ids from one read to the next
+    assert "ocr-host" not in answer.get_data(as_text=True) and "ocr-host" not in html
+    assert [row.attrs["data-name"] for row in page.rows("worker-rows")] == names
+    assert {"model": "echo", "held": 2, "queued": 1, "processing": 0} in overview["queues"]["models"]
+
+
+def test_a_workers_id_is_the_same_on_every_replica_and_new_only_with_other_keys():
+    acme, globex = parse_plain_keys(f"acme:{KEY},globex:other-key")
+
+    same_keys = dashboard.worker_namer([acme, globex]), dashboard.worker_namer([globex, acme])
+    other_keys = dashboard.worker_namer([acme])
+
+    assert same_keys[0]("worker-1@host") == same_keys[1]("worker-1@host") != other_keys("worker-1@host")
+    assert same_keys[0]("worker-1@host") != same_keys[0]("worker-2@host")
+    assert dashboard.worker_namer([])("worker-1@host") == "worker-1@host"
+
+
 def test_the_overview_is_not_an_api_operation(client):
     document = client.get("/openapi.json").get_json()
 

@@ -6,7 +6,7 @@ from gateway import create_app
 from tests.unit.observability.support import Counts
 
 from .keyed import keyed_settings
-from .support import echo_job
+from .support import echo_job, fanout
 
 REQUESTS, DURATION = "ocrgw_http_requests_total", "ocrgw_http_request_duration_seconds"
 
@@ -61,3 +61,48 @@ def test_a_request_refused_for_its_missing_key_is_counted_and_timed(settings, tm
 
     assert counts.delta(REQUESTS, method="POST", route="/jobs", status="401") == 1
     assert counts.delta(f"{DURATION}_count", method="POST", route="/jobs") == 1
+
+
+# -- a dashboard page: one request, whatever API reads it makes in-process --------------------------------
+
+
+def test_a_dashboard_page_is_one_request_under_its_own_route_not_its_api_reads(client):
+    group = client.post("/jobs", json=fanout(echo_job("a"), echo_job("b"))).get_json()["id"]
+    counts = Counts()
+
+    # The list reads GET /jobs; a group's page its view and its events; the workers page the overview.
+    assert client.get("/ui/").status_code == 200
+    assert client.get(f"/ui/jobs/{group}").status_code == 200
+    assert client.get("/ui/workers").status_code == 200
+
+    assert counts.total_delta(REQUESTS) == 3
+    assert counts.total_delta(f"{DURATION}_count") == 3
+    for route in ("/ui/", "/ui/jobs/<job_id>", "/ui/workers"):
+        assert counts.delta(REQUESTS, method="GET", route=route, status="200") == 1
+
+
+def test_a_page_whose_api_reads_want_a_key_is_counted_once_with_its_own_status(settings, tmp_path, store):
+    app = create_app(keyed_settings(settings, tmp_path), store, publish=lambda dispatches: len(dispatches))
+    counts = Counts()
+
+    assert app.test_client().get("/ui/").status_code == 200
+    assert app.test_client().get("/ui/workers").status_code == 200
+
+    assert counts.total_delta(REQUESTS) == 2
+    assert counts.delta(REQUESTS, method="GET", route="/ui/", status="200") == 1
+    assert counts.delta(REQUESTS, method="GET", route="/ui/workers", status="200") == 1
+    assert counts.delta(REQUESTS, method="GET", route="/jobs", status="401") == 0
+    assert counts.delta(REQUESTS, method="GET", route="/ui/overview.json", status="401") == 0
+
+
+def test_a_page_whose_api_read_fails_is_counted_once_with_the_failure(app):
+    def overview_fails():
+        raise RuntimeError("the store is gone")
+
+    app.view_functions["ui.overview"] = overview_fails
+    counts = Counts()
+
+    assert app.test_client().get("/ui/workers").status_code == 500
+
+    assert counts.total_delta(REQUESTS) == 1
+    assert counts.delta(REQUESTS, method="GET", route="/ui/workers", status="500") == 1

@@ -22,3 +22,13 @@ class Counts:
 
     def delta(self, name: str, **labels: str) -> float:
         return sample(name, **labels) - self.before.get((name, tuple(sorted(labels.items()))), 0.0)
+
+    def total_delta(self, name: str) -> float:
+        """What the test's actions added to ``name``, over all its labels."""
+        now = {
+            tuple(sorted(s.labels.items())): s.value
+            for family in metrics.registry().collect()
+            for s in family.samples
+            if s.name == name
+        }
+        return sum(value - self.before.get((name, labels), 0.0) for labels, value in now.items())

@@ -159,3 +159,41 @@ def test_a_long_pipeline_s_span_is_renamed_after_its_first_commands_and_their_co
     short = FakeSpan("ZADD HSET", **{"db.redis.pipeline_length": 2})
     tracing._brief_pipeline_name(short, None, None)
     assert short.name == "ZADD HSET"
+
+
+def test_a_dashboard_page_is_one_server_span_and_its_in_process_api_reads_none():
+    out = run_python(
+        """
+        import json
+        import fakeredis
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        from gateway import create_app
+        from jobs.config import Settings
+        from jobs.store import JobStore
+        from observability import tracing
+
+        exporter = InMemorySpanExporter()
+        tracing._exporters = lambda environ: iter([exporter])
+        settings = Settings()
+        app = create_app(settings, JobStore(fakeredis.FakeRedis(), settings), lambda dispatches: len(dispatches))
+        client = app.test_client()
+        statuses = [client.get(path).status_code for path in ("/ui/workers", "/jobs")]
+        tracing.flush()
+        spans = exporter.get_finished_spans()
+        page = next(s for s in spans if s.name == "GET /ui/workers")
+        print(json.dumps({
+            "statuses": statuses,
+            "requests": sorted(
+                (s.name, s.kind.name) for s in spans if "http.route" in s.attributes or "http.method" in s.attributes
+            ),
+            "under_the_page": sorted({s.name for s in spans if s.parent and s.parent.span_id == page.context.span_id}),
+        }))
+        """,
+        OTEL_TRACES_EXPORTER="memory",  # the exporter is this test's own (set above)
+    )
+    got = json.loads(out)
+    assert got["statuses"] == [200, 200]
+    # The page's read of /ui/overview.json is no span of its own; /jobs asked by a client is one.
+    assert got["requests"] == [["GET /jobs", "SERVER"], ["GET /ui/workers", "SERVER"]]
+    # What the read did (its Redis commands) shows under the page's span.
+    assert got["under_the_page"]
