@@ -6,7 +6,7 @@
 # also what only the test suite needs (the lock requirements/test.txt: every
 # extra, the test tools among them; German for Tesseract; Chromium with
 # its driver, for the dashboard's browser test; redis-sentinel, for the
-# failover test; rabbitmq-server, for the tests with RabbitMQ as the broker;
+# failover test; redis-cli, for the cluster tests; rabbitmq-server, for the tests with RabbitMQ as the broker;
 # prometheus, for promtool, which tests the alert rules):
 # scripts/test.sh passes it, scripts/start.sh does not.  With --bench, what
 # `make bench` needs besides: the real PDF its scan is made from, and
@@ -127,6 +127,8 @@ install_system_packages() {
         command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
         # The failover test's three sentinels (tests/integration/test_failover.py).
         command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
+        # redis-cli --cluster create joins the cluster tests' nodes (tests/redis_cluster.py).
+        command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
         have_rabbitmq_server || missing+=(rabbitmq-server)
         # promtool, which checks and tests the alert rules (deploy/prometheus, tests/unit/deploy).
         command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
@@ -157,6 +159,7 @@ verify_system_packages() {
     command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after installing it"
     command -v chromedriver >/dev/null 2>&1 || die "chromedriver still not on PATH after installing chromium-driver"
     command -v redis-sentinel >/dev/null 2>&1 || die "redis-sentinel still not on PATH after installing it"
+    command -v redis-cli >/dev/null 2>&1 || die "redis-cli still not on PATH after installing redis-tools"
     have_rabbitmq_server || die "rabbitmq-server still not found after installing it"
     command -v promtool >/dev/null 2>&1 || die "promtool still not on PATH after installing prometheus"
     [[ -f $REAL_PDF ]] || die "$REAL_PDF is missing: is /usr/share/doc excluded from this machine's packages?"

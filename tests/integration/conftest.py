@@ -20,6 +20,11 @@ shared ``stack``, a test's own ``procs``):
   client of its database.  On the shared stack the database is emptied for
   each test first; a module's own stack keeps what its earlier tests left.
 
+``redis_cluster`` (session, started on first use) is a Redis Cluster of three
+primaries and three replicas (``tests/redis_cluster.py``); ``empty_cluster``
+(function) is that cluster whole again, a node an earlier test killed
+restarted, and emptied.
+
 A test that kills, stops or restarts a process starts its own with ``procs``
 instead (``procs.stack(db=procs.fresh_db(), ...)``), and waits for its jobs
 with ``tests.integration.polling.wait_for_job``.
@@ -32,9 +37,11 @@ from collections.abc import Callable, Iterator, Mapping
 import pytest
 from redis import Redis
 
+from tests import harness
 from tests.harness import ProcGroup, RedisServer, Stack
 from tests.integration.fanout_support import Gateway
 from tests.integration.live import Api
+from tests.redis_cluster import LocalCluster, find_redis_cli
 
 StackFactory = Callable[..., Stack]
 
@@ -95,3 +102,32 @@ def db(current_deployment: Stack) -> Iterator[Redis]:
     """A redis-py client of the deployment's database."""
     with current_deployment.group.redis.client(current_deployment.db) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory) -> Iterator[LocalCluster]:
+    """Three primaries and a replica each on loopback ports, stopped at the session's end.
+
+    A test that kills a node leaves it killed; ``empty_cluster`` restarts it for the next.
+    """
+    if harness.find_redis_server() is None or find_redis_cli() is None:
+        why = "redis-server and redis-cli are not installed (scripts/setup.sh installs them)"
+        if harness.in_ci():
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+    work = tmp_path_factory.mktemp("redis-cluster")
+    group = ProcGroup(work, label="redis cluster")
+    cluster = LocalCluster(group, work)
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
+        group.close()
+
+
+@pytest.fixture
+def empty_cluster(redis_cluster: LocalCluster) -> LocalCluster:
+    """The session's cluster with every node up and every replica synced, and no key in it."""
+    redis_cluster.restore()
+    redis_cluster.flushall()
+    return redis_cluster
