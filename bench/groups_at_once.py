@@ -24,6 +24,8 @@ one waits on its queues meanwhile.  The two sides take turns, G by G
 (ocrgw chords, chords ocrgw, ...), for 2 rounds unless ``--reps`` says
 otherwise (``--quick``: one round of tiny groups); per G the seconds are
 medians and the ratio is the median of the rounds' ocrgw / chords ratios.
+As context, each ocrgw round also records the span from the first parent's
+``created_at`` to the last one's ``finished_at`` (Redis's times).
 
 What it shows: one group alone keeps its slots (a finishing worker runs the
 next child itself); with other work queued a kept slot gives way, and every
@@ -45,6 +47,7 @@ from bench.common import (
     echo_payloads,
     fanout_body,
     median,
+    micros,
     print_table,
     result,
     rotations,
@@ -91,6 +94,10 @@ def run(bench: Bench) -> dict:
     celery = canvas_app.chord_client(Settings(redis_url=url, broker_url=url))
     max_parallel = bench.concurrency
     body = fanout_body(echo_payloads(n), max_parallel)
+    # Context: from the first parent's creation to the last one's end, in
+    # Redis's times, per ocrgw round: what the client's clock saw, less the
+    # first POST's way in and the last end's way out.
+    server_spans: dict[int, list[float]] = {g: [] for g in GROUP_COUNTS}
 
     def ocrgw_groups(groups: int, size: int) -> float:
         one_body = body if size == n else fanout_body(echo_payloads(size), max_parallel)
@@ -100,10 +107,14 @@ def run(bench: Bench) -> dict:
             return ids, wait_parents(client, ids)
 
         seconds, (ids, statuses) = timed(go)
+        created, finished = [], []
         for parent_id in ids:
             view = stack.http.get_json(f"/jobs/{parent_id}")
             if statuses[parent_id] != "completed" or view["counts"]["completed"] != size:
                 raise AssertionError(f"parent {parent_id} ended {statuses[parent_id]} with counts {view['counts']}")
+            created.append(micros(view["created_at"]))
+            finished.append(micros(view["finished_at"]))
+        server_spans[groups].append((max(finished) - min(created)) / 1e6)
         return seconds
 
     def canvas_chords(groups: int, size: int) -> float:
@@ -140,6 +151,8 @@ def run(bench: Bench) -> dict:
     for name, fn in sides.items():
         with bench.phase(f"warm-up: {name}", *ROUND_DEADLINE):
             fn(2, min(n, 50))
+    for spans in server_spans.values():
+        spans.clear()
 
     times: dict[int, dict[str, list[float]]] = {g: {name: [] for name in sides} for g in GROUP_COUNTS}
     for groups in GROUP_COUNTS:
@@ -148,10 +161,16 @@ def run(bench: Bench) -> dict:
                 with bench.phase(f"{name}, {groups} at once of {n}", *ROUND_DEADLINE):
                     times[groups][name].append(sides[name](groups, n))
     celery.close()
-    return _result(bench, n, rounds, times)
+    return _result(bench, n, rounds, times, server_spans)
 
 
-def _result(bench: Bench, n: int, rounds: int, times: dict[int, dict[str, list[float]]]) -> dict:
+def _result(
+    bench: Bench,
+    n: int,
+    rounds: int,
+    times: dict[int, dict[str, list[float]]],
+    server_spans: dict[int, list[float]],
+) -> dict:
     options = bench.options
     per_g: dict[str, Any] = {}
     ratios: dict[str, list[float]] = {}
@@ -173,7 +192,11 @@ def _result(bench: Bench, n: int, rounds: int, times: dict[int, dict[str, list[f
         "group_counts": list(times),
         **per_g,
     }
-    context = {"seconds": {str(g): sides for g, sides in times.items()}, "ocrgw_over_chords_per_round": ratios}
+    context = {
+        "seconds": {str(g): sides for g, sides in times.items()},
+        "ocrgw_over_chords_per_round": ratios,
+        "ocrgw_first_created_to_last_finished_seconds": {str(g): spans for g, spans in server_spans.items()},
+    }
     print_table(
         f"{NAME}: G groups of {n} echo children vs G chords of {n} no-op tasks, submitted at once, "
         f"pool {bench.concurrency}, {rounds} round(s) (medians)",
