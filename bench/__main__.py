@@ -29,6 +29,7 @@ from bench.processes import Bench, procfile_concurrency
 
 BENCHMARKS = {
     "fanout_vs_canvas": "bench.fanout",
+    "groups_at_once": "bench.groups_at_once",
     "handoff": "bench.handoff",
     "ocr_efficiency": "bench.ocr",
     "pdf_split": "bench.pdf_split",
@@ -62,7 +63,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="where the JSON results go (default: bench/results/)",
     )
     parser.add_argument(
-        "--reps", type=int, default=None, help="alternations of A and B per comparison (default 3, quick 1)"
+        "--reps",
+        type=int,
+        default=None,
+        help="alternations of A and B per comparison (default 3, groups_at_once 2; quick 1)",
     )
     parser.add_argument(
         "--keep-logs", action="store_true", help="keep the processes' logs and Redis dir even after a clean run"
@@ -136,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         reps=args.reps or (1 if args.quick else 3),
         concurrency=procfile_concurrency(),
         deadline_scale=args.deadline_scale,
+        reps_given=args.reps is not None,
     )
     signal.signal(signal.SIGTERM, _on_sigterm)
     started = time.monotonic()

@@ -57,6 +57,8 @@ class Options:
     concurrency: int
     #: Multiplies every phase's deadline (bench/deadline.py), for a machine slower than they allow for.
     deadline_scale: float = 1.0
+    #: Whether --reps named ``reps``: a benchmark with a round count of its own keeps it unless it did.
+    reps_given: bool = False
 
 
 # -- HTTP ------------------------------------------------------------------------------
@@ -123,23 +125,39 @@ def echo_payloads(n: int) -> list[bytes]:
 def wait_parent(client: redis.Redis, parent_id: str, poll: float = 0.002) -> str:
     """Blocks until the parent's terminal audit event is on its events stream; returns the status.
 
-    Reads the stream with XREAD BLOCK from where the last read stopped, and
-    sleeps ``poll`` seconds between reads so that a fast group does not cost
-    one round trip per child event: the end is seen at most ``poll`` plus a
-    round trip after the finalizing transition.  The deadline of the phase
-    it runs in (``Bench.phase``) bounds the wait.
+    See ``wait_parents``, of which this is the one-parent case.
     """
-    stream = keys.events(parent_id)
-    last = "0-0"
-    while True:
-        reply = client.xread({stream: last}, count=10_000, block=5000)
+    return wait_parents(client, [parent_id], poll)[parent_id]
+
+
+def wait_parents(client: redis.Redis, parent_ids: Sequence[str], poll: float = 0.002) -> dict[str, str]:
+    """Blocks until every parent's terminal audit event is on its events stream; returns their statuses.
+
+    Reads the streams of the parents not yet ended with one XREAD BLOCK, each
+    from where its last read stopped, and sleeps ``poll`` seconds between
+    reads so that a fast group does not cost one round trip per child event:
+    the last end is seen at most ``poll`` plus a round trip after its
+    finalizing transition.  The deadline of the phase it runs in
+    (``Bench.phase``) bounds the wait.
+    """
+    last: dict[Any, Any] = {keys.events(parent_id): "0-0" for parent_id in parent_ids}
+    parent_of = {keys.events(parent_id).encode(): parent_id for parent_id in parent_ids}
+    statuses: dict[str, str] = {}
+    while last:
+        reply = client.xread(last, count=10_000, block=5000)
         assert not isinstance(reply, dict), "RESP2 replies with a list of [stream, entries] pairs"
-        for _, entries in reply or []:
+        for stream, entries in reply or []:
+            parent_id = parent_of[stream]
             for entry_id, fields_ in entries:
-                last = entry_id
+                last[stream.decode()] = entry_id
                 if fields_.get(b"operation") == b"job" and fields_.get(b"job_id") == parent_id.encode():
-                    return fields_[b"status"].decode()
-        time.sleep(poll)
+                    statuses[parent_id] = fields_[b"status"].decode()
+                    break
+            if parent_id in statuses:
+                del last[stream.decode()]
+        if last:
+            time.sleep(poll)
+    return statuses
 
 
 def micros(rfc3339: str) -> int:

@@ -53,6 +53,13 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "c_over_a": None,
         "m_over_b": None,
     },
+    "groups_at_once": {
+        "children": None,
+        "max_parallel": None,
+        "rounds": None,
+        "group_counts": None,
+        **{str(groups): {"ocrgw_seconds", "chords_seconds", "ocrgw_over_chords", "target"} for groups in (1, 2, 5, 10)},
+    },
     "handoff": {
         "children": None,
         **{
