@@ -10,7 +10,7 @@ import os
 from celery.signals import worker_process_init, worker_shutting_down
 
 from jobs.store import JobStore
-from workers.celery_app import BUILD_PDF_TASK, RUN_TASK, app, settings
+from workers.celery_app import BUILD_PDF_TASK, PULL_TASK, RUN_TASK, app, settings
 from workers.dispatch import publish
 from workers.runner import Runner
 
@@ -52,6 +52,12 @@ def _preload_engines(**_):
 @app.task(name=RUN_TASK, ignore_result=True)
 def run_job(job_id: str) -> str:
     return runner().run(job_id)
+
+
+@app.task(name=PULL_TASK, ignore_result=True)
+def pull(model: str, lane: str) -> str:
+    """A wake-up: takes the model's next ready job, whichever it is, and goes on from job to job."""
+    return runner().pull(model, lane)
 
 
 @app.task(name=BUILD_PDF_TASK, ignore_result=True)
