@@ -65,18 +65,21 @@ local function wake_ups(now, ttl_ms)
   local now_ms = tonumber(ms_of(now))
   for _, model in ipairs(models) do
     for _, lane in ipairs(READY_LANES) do
-      local pending = wakeups_key_of(model, lane)
-      redis.call('ZREMRANGEBYSCORE', pending, '-inf', now_ms)
+      -- Nothing due (a worker that keeps going took the last): no wake-up to count.
       local due = redis.call('ZCOUNT', ready_key_of(model, lane), '-inf', int(due_by(now)))
-      local more = due - redis.call('ZCARD', pending)
-      for i = 1, more do
-        redis.call('ZADD', pending, now_ms + ttl_ms, int(now) .. ':' .. i)
-        out[#out + 1] = ''
-        out[#out + 1] = model
-        out[#out + 1] = lane
+      if due > 0 then
+        local pending = wakeups_key_of(model, lane)
+        redis.call('ZREMRANGEBYSCORE', pending, '-inf', now_ms)
+        local more = due - redis.call('ZCARD', pending)
+        for i = 1, more do
+          redis.call('ZADD', pending, now_ms + ttl_ms, int(now) .. ':' .. i)
+          out[#out + 1] = ''
+          out[#out + 1] = model
+          out[#out + 1] = lane
+        end
+        -- The index goes with its last wake-up: nothing is left behind once the work is done.
+        if more > 0 then redis.call('PEXPIRE', pending, ttl_ms) end
       end
-      -- The index goes with its last wake-up: nothing is left behind once the work is done.
-      if more > 0 then redis.call('PEXPIRE', pending, ttl_ms) end
     end
   end
   return out
