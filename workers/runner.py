@@ -182,10 +182,10 @@ class Runner:
                     outcome, completion = self._attempt(claim, lost, keep_until)
                     tracing.attempt_outcome(outcome)
                 metrics.attempt_ended(claim.model, outcome, time.perf_counter() - began)
+                # The task's own lines name no job (a wake-up's names a model), so each attempt says what it did.
+                log.info("job %s attempt %d (%s): %s", claim.job_id, claim.attempt, path, outcome)
                 if first is None:
                     first = outcome
-                else:
-                    log.debug("job %s, run in a kept slot: %s", claim.job_id, outcome)
                 # The next job's lease is renewed from the moment it is
                 # claimed, while the other released children are published.
                 self.heartbeat.release(claim)
