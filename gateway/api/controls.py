@@ -208,8 +208,10 @@ def retry(job_id: str, include_cancelled: bool):
         )
     except (NotAGroup, GroupNotFinished, NothingToRetry, IdempotencyKeyReused) as error:
         raise _refused(error) from None
-    publish_quietly(services().publish, redriven.dispatches)
+    # The group as the redrive left it: read before its messages go out, so that a worker quick enough
+    # to run the redriven children meanwhile does not answer for them.
     response = jsonify(job_view(record_of(job_id)))
+    publish_quietly(services().publish, redriven.dispatches)
     response.status_code = 202
     if redriven.replayed:
         response.headers["Idempotent-Replayed"] = "true"
