@@ -50,9 +50,10 @@ local function claimed(attempt)
   local source_pages = f[8] or ''
   local payload = false
   if source_pages == '' then payload = redis.call('GET', K.payload) end
+  local waited, queue_wait = waits_us(K.job)
   return reply{code = REPLY.OK, attempt = attempt, try_number = attempt - (tonumber(f[7]) or 0),
                model = f[3], content_type = f[4], options = f[5], payload = payload,
-               waited_us = waited_us(K.job), source_pages = source_pages, queue_wait_us = queue_wait_us(K.job),
+               waited_us = waited, source_pages = source_pages, queue_wait_us = queue_wait,
                traceparent = f[9] or ''}
 end
 

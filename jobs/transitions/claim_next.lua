@@ -42,9 +42,10 @@ local function claimed(id, attempt, prefix, released)
   local source_pages = f[5] or ''
   local payload = false
   if source_pages == '' then payload = redis.call('GET', payload_key_of(prefix, id)) end
+  local waited, queue_wait = waits_us(key)
   return reply{code = REPLY.OK, job_id = id, attempt = attempt, try_number = attempt - (tonumber(f[4]) or 0),
                model = f[1], content_type = f[2], options = f[3], payload = payload,
-               waited_us = waited_us(key), source_pages = source_pages, queue_wait_us = queue_wait_us(key),
+               waited_us = waited, source_pages = source_pages, queue_wait_us = queue_wait,
                traceparent = f[6] or '', released = released}
 end
 

@@ -79,8 +79,7 @@ local function with_claim(out, key, id, attempt, prefix)
   out.next_traceparent = c[6] or ''
   -- A split's child reads its pages of the parent's document itself (the worker keeps the last one).
   if out.next_source_pages == '' then out.next_payload = redis.call('GET', payload_key_of(prefix, id)) end
-  out.next_waited_us = waited_us(key)
-  out.next_queue_wait_us = queue_wait_us(key)
+  out.next_waited_us, out.next_queue_wait_us = waits_us(key)
   return out
 end
 

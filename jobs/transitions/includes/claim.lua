@@ -28,24 +28,18 @@ local function claim_job(job_key, job_id, kind, prefix, lease_ms, now, ks)
   return attempt
 end
 
--- waited_us: how long a child released into a freed slot (after its group's
--- creation) waited from that release to its start, in µs; -1 for a job
--- released at its creation.  Claims answer it, so that a worker records its
--- hand-off latency without reading the job again.
-local function waited_us(job_key)
+-- waits_us: two waits of a job just started, in µs, from one read of its
+-- times: how long a child released into a freed slot (after its group's
+-- creation) waited from that release to its start (-1 for a job released at
+-- its creation: its hand-off latency), and how long it waited from its
+-- creation to this start (-1 if a time is missing; a child's includes its
+-- wait for a slot of its group: its queue wait).  Claims answer both, so that
+-- a worker records them without reading the job again.
+local function waits_us(job_key)
   local t = redis.call('HMGET', job_key, F.created_at, F.queued_at, F.started_at)
   local created, queued, started = tonumber(t[1]), tonumber(t[2]), tonumber(t[3])
-  if not (created and queued and started) or queued == created then return -1 end
-  return math.max(0, started - queued)
-end
-
--- queue_wait_us: how long the job waited from its creation to this start,
--- in µs (a child's includes its wait for a slot of its group).  Claims answer
--- it, so that a worker records the queue wait of a job's first attempt
--- without reading the job again.
-local function queue_wait_us(job_key)
-  local t = redis.call('HMGET', job_key, F.created_at, F.started_at)
-  local created, started = tonumber(t[1]), tonumber(t[2])
-  if not (created and started) then return -1 end
-  return math.max(0, started - created)
+  local queue_wait = -1
+  if created and started then queue_wait = math.max(0, started - created) end
+  if not (created and queued and started) or queued == created then return -1, queue_wait end
+  return math.max(0, started - queued), queue_wait
 end
