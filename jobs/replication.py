@@ -11,17 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from redis import Redis
-
 from jobs import keys
 from jobs.config import Settings
+from jobs.connections import StoreClient
 from jobs.contract import Reply
 from jobs.errors import NotReplicated
 from jobs.transitions import Scripts
 from jobs.transitions.create import CREATE
 
 
-def run_create(client: Redis, scripts: Scripts, settings: Settings, named_keys: dict[str, str], args: dict[str, Any]):
+def run_create(
+    client: StoreClient, scripts: Scripts, settings: Settings, named_keys: dict[str, str], args: dict[str, Any]
+):
     """Runs the create transition; with OCRGW_MIN_REPLICAS, returns only once that many replicas have it.
 
     The script, a mark and WAIT go in one pipeline, hence on one connection:
