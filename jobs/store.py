@@ -205,6 +205,8 @@ class JobStore(SweepTransitions):
                 "source": source or b"",
                 "payloads": [b"" if j.source_pages is not None else j.payload for j in jobs],
             },
+            # In the slot of the root's keys, whose hash tag is the root's id.
+            mark_key=keys.replication_mark(root_id),
         )
         if reply.code == Reply.KEY_REUSED:
             raise IdempotencyKeyReused(f"this Idempotency-Key was used for a different request (job {reply.job_id})")

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from redis.exceptions import AuthenticationError, RedisClusterException
 
 from cli.main import main
-from jobs import connections, redis_access
+from jobs import connections, keys, redis_access
 from jobs.config import InvalidSettings, Settings
 from jobs.connections import redis_client
 from tests.harness import free_port
@@ -119,6 +119,12 @@ def test_tls_comes_from_the_url_too(made):
     options = made[0].kwargs
     assert options["ssl"] is True and options["ssl_cert_reqs"] == "required" and options["ssl_ca_certs"] == "/ca.crt"
     assert "db" not in options and "host" not in options
+
+
+def test_the_replication_mark_shares_the_slot_of_its_hash_tag():
+    mark = keys.replication_mark("b042")
+    assert mark == "ocrgw:{b042}:replication-mark"
+    assert keys.replication_mark("abc") != keys.REPLICATION_MARK
 
 
 def test_at_start_a_cluster_that_refuses_the_password_is_named(monkeypatch):
