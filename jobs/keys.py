@@ -58,12 +58,19 @@ DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
 GAUGES = f"{NAMESPACE}:gauges"
 # A pub/sub channel nobody listens on: a creation publishes to it before WAIT
 # (OCRGW_MIN_REPLICAS) so that even a replay, which writes nothing, has a
-# write of its own for WAIT to count replicas up to.
+# write of its own for WAIT to count replicas up to.  On a Redis Cluster,
+# where a PUBLISH is no write a replica acknowledges, the mark is a key in the
+# creation's slot instead (``replication_mark``).
 REPLICATION_MARK = f"{NAMESPACE}:replication-mark"
 # What the live OCR workers report of themselves (``jobs.worker_reports``): their names, scored
 # by when each one's report lapses (ms), and under ``worker_report`` one value per worker that
 # Redis expires with it.
 WORKERS = f"{NAMESPACE}:workers"
+
+
+def replication_mark(hash_tag: str) -> str:
+    """The key a creation sets before WAIT on a Redis Cluster: in the slot of the keys tagged ``{hash_tag}``."""
+    return f"{NAMESPACE}:{{{hash_tag}}}:replication-mark"
 
 
 def roots(kind: str, status: str, tag: str | None = None) -> str:

@@ -22,9 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from redis import Redis
-
 from jobs import keys
+from jobs.connections import StoreClient
 from jobs.contract import ROOT_KINDS as _ROOT_KINDS
 from jobs.contract import ROOT_STATUSES as _ROOT_STATUSES
 from jobs.contract import Field, JobStatus, count_field
@@ -113,7 +112,7 @@ class StoredPdf:
 
 
 class JobQueries:
-    def __init__(self, client: Redis):
+    def __init__(self, client: StoreClient):
         self.redis = client
 
     def get(self, job_id: str, tenant: str | None = None) -> dict[str, str] | None:

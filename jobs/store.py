@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from redis import Redis
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -23,7 +22,7 @@ from redis.retry import Retry
 
 from jobs import keys
 from jobs.config import CALL_RECORD_MS, Settings
-from jobs.connections import redis_client
+from jobs.connections import StoreClient, redis_client
 from jobs.contract import JobKind, JobStatus, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
 from jobs.ids import call_token, new_job_id
@@ -78,7 +77,7 @@ def socket_timeout_for(settings: Settings) -> float:
 
 
 class JobStore(SweepTransitions):
-    def __init__(self, client: Redis, settings: Settings | None = None, probe: Redis | None = None):
+    def __init__(self, client: StoreClient, settings: Settings | None = None, probe: StoreClient | None = None):
         self.redis = client
         self.settings = settings or Settings()
         self.scripts = Scripts(client)
@@ -99,6 +98,8 @@ class JobStore(SweepTransitions):
         retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=12)
         # Behind sentinels, a failover is one more dropped connection: the
         # retry's new connection asks them for the new master (jobs.connections).
+        # On a cluster the retry is the cluster client's: it retries on a
+        # refreshed map of the slots, which names the promoted replica.
         client = redis_client(
             settings,
             health_check_interval=30,
@@ -206,6 +207,8 @@ class JobStore(SweepTransitions):
                 "source": source or b"",
                 "payloads": [b"" if j.source_pages is not None else j.payload for j in jobs],
             },
+            # In the slot of the root's keys, whose hash tag is the root's id.
+            mark_key=keys.replication_mark(root_id),
         )
         if reply.code == Reply.KEY_REUSED:
             raise IdempotencyKeyReused(f"this Idempotency-Key was used for a different request (job {reply.job_id})")

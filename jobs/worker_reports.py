@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from redis import Redis
 
 from jobs import keys
+from jobs.connections import StoreClient
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class WorkerReport:
 class WorkerReports:
     """The reports of the live workers, over one Redis client."""
 
-    def __init__(self, client: Redis, clock=time.time):
+    def __init__(self, client: StoreClient, clock=time.time):
         self.redis = client
         self._clock = clock
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from redis import Redis
 from redis.client import Pipeline
+from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
 from jobs.transitions.cancel import CANCEL
@@ -66,9 +67,15 @@ NOSCRIPT_ATTEMPTS = 3
 
 
 class Scripts:
-    """The transitions registered on one Redis client."""
+    """The transitions registered on one Redis client, or a Redis Cluster's.
 
-    def __init__(self, client: Redis):
+    On a cluster a call goes to the primary of its first key's slot; one that
+    answers NOSCRIPT (a replica promoted since the scripts were loaded: SCRIPT
+    LOAD reaches the primaries only) gets the script loaded (on every primary,
+    that one now included) and the call sent again.
+    """
+
+    def __init__(self, client: Redis | RedisCluster):
         #: The registered scripts by transition name (redis-py ``Script`` objects).
         self.by_name = {t.name: client.register_script(t.source()) for t in TRANSITIONS}
 
