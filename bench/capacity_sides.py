@@ -158,7 +158,7 @@ class Sides:
         with self.celery.producer_or_acquire() as producer:
             for d in dispatches:
                 queue = MODELS[d.model].queue_for(d.priority)
-                self.celery.send_task(PULL_TASK, args=[d.model, d.priority], queue=queue, producer=producer)
+                self.celery.send_task(PULL_TASK, args=[d.model, d.priority, d.bucket], queue=queue, producer=producer)
 
     def reclaim_group(self, n: int) -> int:
         created = self.dead.create_group([NewJob("echo", "text/plain", p) for p in echo_payloads(n)], n)

@@ -30,6 +30,7 @@ from marshmallow import fields as mf
 
 from jobs.api_keys import ApiKey, BadKeys, parse_plain_keys, read_keys_file, require_distinct
 from jobs.errors import OcrgwError
+from jobs.keys import MAX_BUCKETS
 from jobs.registry import BUILT_IN_MODELS, DEFAULT_MODEL, MODELS, RemoteModel
 from jobs.settings_declaration import (
     Given,
@@ -65,6 +66,8 @@ MIN_WEBHOOK_SECRET_CHARS = 16
 # The same for the token /metrics asks for: sent in a header, so visible ASCII only.
 MIN_METRICS_TOKEN_CHARS = 16
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
+# OCRGW_STORE_BUCKETS's default with OCRGW_REDIS_CLUSTER: divides evenly among 1, 2, 3, 4, 6, 8 and 12 primaries.
+CLUSTER_BUCKETS = 24
 REDIS_URL_SCHEMES = frozenset(_REDIS_SCHEMES)
 SENTINEL_BROKER_SCHEME = "sentinel"
 UPSTREAM_URL_SCHEMES = frozenset({"http", "https"})
@@ -456,7 +459,8 @@ class Settings:
         "OCRGW_WEBHOOK_TENANT_CONCURRENCY",
         whole_number(1),
         2,
-        "webhook deliveries one tenant may have in flight at once, across all deliverers; its others wait",
+        "webhook deliveries one tenant may have in flight at once, across all deliverers; its others wait. Counted "
+        "per bucket: with `OCRGW_STORE_BUCKETS` above 1, up to that many times this",
     )
     # A deliverer that died holding an attempt never records its answer: the claim is taken for lost
     # this long after the attempt's own timeout.  Generous by default, since a claimed attempt waits on
@@ -603,6 +607,17 @@ class Settings:
         "username, password and TLS (database 0), and the broker is set apart (`CELERY_BROKER_URL`). Not with "
         "`OCRGW_REDIS_SENTINELS`",
     )
+    # Each bucket's keys share one hash slot; a transition touches one bucket (see jobs.keys).
+    store_buckets: int = setting(
+        "OCRGW_STORE_BUCKETS",
+        whole_number(1, MAX_BUCKETS),
+        1,
+        "how many buckets (hash slots) the store's keys are spread over, so that a Redis Cluster shares the work "
+        "among its primaries (24 divides evenly among 1, 2, 3, 4, 6, 8 and 12). Must not change while anything "
+        "is in the store: the keys of a changed count are elsewhere, and those left behind are stranded. Above "
+        "`1`, not with `OCRGW_TENANT_MAX_INFLIGHT`",
+        default_doc="`1`; `24` with `OCRGW_REDIS_CLUSTER`",
+    )
     min_replicas: int = setting(
         "OCRGW_MIN_REPLICAS",
         whole_number(0),
@@ -721,6 +736,8 @@ def _settings_and_given(environ: Mapping[str, str] | None) -> tuple[Settings, Gi
     values, raw = given.values, given.texts
     _check_sentinels(values, raw)
     _check_cluster(values, raw)
+    values.setdefault("store_buckets", CLUSTER_BUCKETS if values.get("redis_cluster") else 1)
+    _check_buckets(values, raw)
     if values.get("redis_sentinels") and "broker_url" not in values:
         values["broker_url"] = sentinel_broker_url(values["redis_sentinels"], values.get("redis_url", ""))
     values.setdefault("broker_url", values.get("redis_url", default_of("redis_url")))
@@ -826,6 +843,21 @@ def _check_cluster(values: Mapping[str, Any], raw: Mapping[str, str]) -> None:
         raise InvalidSettings(
             "CELERY_BROKER_URL: must be set with OCRGW_REDIS_CLUSTER (Celery cannot use a Redis Cluster as its "
             "broker: a standalone or Sentinel Redis, or RabbitMQ), got nothing"
+        )
+
+
+def _check_buckets(values: Mapping[str, Any], raw: Mapping[str, str]) -> None:
+    """A tenant's cap counts its children in flight in one place: with more than one bucket each bucket
+    would count its own, and the tenant could have that many times its cap."""
+    if values["store_buckets"] > 1 and values.get("tenant_max_inflight", 0) > 0:
+        buckets = f"OCRGW_STORE_BUCKETS={values['store_buckets']}"
+        if "OCRGW_STORE_BUCKETS" not in raw:
+            buckets += " (its default with OCRGW_REDIS_CLUSTER)"
+        raise InvalidSettings(
+            f"OCRGW_TENANT_MAX_INFLIGHT: a tenant's cap needs OCRGW_STORE_BUCKETS=1 for now (with several "
+            f"buckets each would count the tenant's jobs on its own, letting it run up to that many times its cap; "
+            f"a cap counted across buckets is not built yet), got {values['tenant_max_inflight']} with "
+            f"{buckets}"
         )
 
 

@@ -51,7 +51,7 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
         keys={
             "job": keys.job(job_id),
             "events": keys.events(job_id),
-            "webhooks": keys.WEBHOOKS,
+            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
             **store.release_keys(job_id),
             # A child's cancel may finish its parent; a parent's or single job's, itself.
             **keys.roots_by_status(job_id, JobKind.SINGLE if kind == b"single" else JobKind.PARENT),
@@ -89,7 +89,12 @@ def redrive(
     reply = store.scripts.run(
         REDRIVE,
         keys={
-            "idempotency": keys.idempotency(tenant, idempotency.key) if idempotency else keys.job(parent_id),
+            # In the parent's bucket: one slot for the whole redrive.
+            "idempotency": (
+                keys.idempotency(tenant, idempotency.key, keys.bucket_of(parent_id))
+                if idempotency
+                else keys.job(parent_id)
+            ),
             **store.release_keys(parent_id),
             **keys.roots_by_status(parent_id, JobKind.PARENT),
         },

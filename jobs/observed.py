@@ -77,9 +77,14 @@ class Occupancy:
 def occupancy(client: Redis) -> Occupancy:
     """Held, queued and processing jobs per model, in two pipelined round trips (four with a mixed group in flight)."""
     pipe = client.pipeline(transaction=False)
-    for index in (keys.QUEUED, keys.LEASES, keys.DUE_PARENTS):
-        pipe.zrange(index, 0, -1)
-    queued_ids, processing_ids, due_ids = ([_text(m) for m in reply] for reply in pipe.execute())
+    indexes = (keys.queued, keys.leases, keys.due_parents)
+    for bucket in keys.buckets():
+        for index in indexes:
+            pipe.zrange(index(bucket), 0, -1)
+    replies = pipe.execute()
+    queued_ids, processing_ids, due_ids = (
+        [_text(m) for reply in replies[i :: len(indexes)] for m in reply] for i in range(len(indexes))
+    )
 
     in_flight = [*queued_ids, *processing_ids]
     singles = sorted({j for j in in_flight if not _is_child(j)})

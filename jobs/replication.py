@@ -82,7 +82,7 @@ def run_create(
     raw, confirmed = write_and_wait(
         client, scripts, CREATE, named_keys, args, wanted, settings.replica_wait_ms, mark_key, args["root_id"]
     )
-    reply = CREATE.decode(raw)
+    reply = CREATE.decode(raw, keys.bucket_of_key(named_keys["root"]))
     if reply.code in (Reply.OK, Reply.REPLAYED) and confirmed < wanted:
         raise NotReplicated(
             f"job {reply.job_id}: {confirmed} of {wanted} replicas confirmed its creation "

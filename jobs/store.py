@@ -126,7 +126,14 @@ class JobStore(SweepTransitions):
         if job.source_pages is not None:
             raise ValueError("only a child of a group reads its pages of a source document")
         return self._create(
-            new_job_id(owner.tenant), JobKind.SINGLE, [job], {}, idempotency, True, owner, traceparent=traceparent
+            _new_root_id(owner, idempotency),
+            JobKind.SINGLE,
+            [job],
+            {},
+            idempotency,
+            True,
+            owner,
+            traceparent=traceparent,
         )
 
     def create_group(
@@ -165,7 +172,15 @@ class JobStore(SweepTransitions):
         # Every child runs in its group's lane, whatever it says itself.
         children = [c if c.priority == rules.priority else replace(c, priority=rules.priority) for c in children]
         return self._create(
-            new_job_id(owner.tenant), JobKind.PARENT, children, group, idempotency, release, owner, source, traceparent
+            _new_root_id(owner, idempotency),
+            JobKind.PARENT,
+            children,
+            group,
+            idempotency,
+            release,
+            owner,
+            source,
+            traceparent,
         )
 
     def _create(
@@ -188,7 +203,9 @@ class JobStore(SweepTransitions):
             {
                 "idempotency": keys.idempotency(owner.tenant, idempotency.key) if idempotency else root,
                 "root": root,
-                "roots_queued": keys.roots(kind.value, JobStatus.QUEUED.value, keys.tag_of(root_id)),
+                "roots_queued": keys.roots(
+                    kind.value, JobStatus.QUEUED.value, keys.tag_of(root_id), keys.bucket_of(root_id)
+                ),
                 **self.release_keys(root_id),
             },
             args={
@@ -207,8 +224,8 @@ class JobStore(SweepTransitions):
                 "source": source or b"",
                 "payloads": [b"" if j.source_pages is not None else j.payload for j in jobs],
             },
-            # In the slot of the root's keys, whose hash tag is the root's id.
-            mark_key=keys.replication_mark(root_id),
+            # In the slot of the root's keys, its bucket's.
+            mark_key=keys.replication_mark(keys.bucket_of(root_id)),
         )
         if reply.code == Reply.KEY_REUSED:
             raise IdempotencyKeyReused(f"this Idempotency-Key was used for a different request (job {reply.job_id})")
@@ -250,15 +267,19 @@ class JobStore(SweepTransitions):
             traceparent=reply.traceparent,
         )
 
-    def claim_next(self, model: str, lane: str = "") -> tuple[Claim | None, list[Dispatch]]:
-        """Takes the next due job of ``model`` (interactive lane first, then in queued order), whichever
-        group or single job it is; None when none is due.  ``lane``: the lane of the wake-up that brought
-        the caller ('' for none), which stops counting as on its way.  Also answers the wake-ups the
-        model's ready jobs still need (publish them).
+    def claim_next(self, model: str, lane: str = "", bucket: int = 0) -> tuple[Claim | None, list[Dispatch]]:
+        """Takes the next due job of ``model`` in ``bucket``'s ready index (interactive lane first, then in
+        queued order), whichever group or single job it is; None when none is due.  ``lane``, ``bucket``:
+        those of the wake-up that brought the caller (lane '' for none), which stops counting as on its way.
+        Also answers the wake-ups the bucket's ready jobs of the model still need (publish them).
         """
         reply: ClaimNextReply = self.scripts.run(
             CLAIM_NEXT,
-            keys={"leases": keys.LEASES, "queued": keys.QUEUED, "call": keys.pull_call(call_token())},
+            keys={
+                "leases": keys.leases(bucket),
+                "queued": keys.queued(bucket),
+                "call": keys.pull_call(bucket, call_token()),
+            },
             args={
                 "model": model,
                 "lane": lane,
@@ -288,7 +309,7 @@ class JobStore(SweepTransitions):
         """Extends the lease; False once this attempt no longer holds the job."""
         reply = self.scripts.run(
             HEARTBEAT,
-            keys={"job": keys.job(job_id), "leases": keys.LEASES},
+            keys={"job": keys.job(job_id), "leases": keys.leases(keys.bucket_of(job_id))},
             args={"job_id": job_id, "attempt": attempt, "lease_ms": self.settings.lease_ms},
         )
         return reply.code in (Reply.OK, Reply.CANCEL_REQUESTED)
@@ -332,7 +353,7 @@ class JobStore(SweepTransitions):
                 **self.release_keys(job_id),
                 "result": keys.result(job_id),
                 "events": keys.events(job_id),
-                "webhooks": keys.WEBHOOKS,
+                "webhooks": keys.webhooks(keys.bucket_of(job_id)),
                 "call": keys.call(job_id, call_token()),
             },
             args={
@@ -429,6 +450,13 @@ class JobStore(SweepTransitions):
 
     def ping(self) -> bool:
         return bool(self._probe.ping())
+
+
+def _new_root_id(owner: Owner, idempotency: Idempotency | None) -> str:
+    """A new root's id: with an Idempotency-Key, in the bucket of the key's record (one slot for both)."""
+    if idempotency is None:
+        return new_job_id(owner.tenant)
+    return new_job_id(owner.tenant, keys.bucket_of_idempotency(owner.tenant, idempotency.key))
 
 
 def _seconds_or_none(us: int) -> float | None:

@@ -1,7 +1,7 @@
 """The store's side of webhooks: which are due, claiming one for an attempt, recording its answer.
 
 A transition that makes a job with a ``callback_url`` terminal puts the
-job on the webhooks index (``keys.WEBHOOKS``), due at once.  The sweep
+job on its bucket's webhooks index (``keys.webhooks``), due at once.  The sweep
 claims the due ones (``claim_due``: each claim moves its due time past the
 claim window, so two sweeps never send one at once) and hands each claim
 to a deliverer, which POSTs the job's view and records the answer
@@ -13,7 +13,8 @@ deliverer that dies after sending but before recording sends again.
 
 A tenant holds at most ``OCRGW_WEBHOOK_TENANT_CONCURRENCY`` claims at once,
 counted in Redis (``keys.tenant_webhooks``), so the bound holds across every
-deliverer process and host: the rest of its due webhooks stay unclaimed,
+deliverer process and host (counted per bucket: with OCRGW_STORE_BUCKETS
+above 1 a tenant may hold that many times as many, one share per bucket): the rest of its due webhooks stay unclaimed,
 unattempted, and due again a sweep later, behind those due meanwhile.  So
 one tenant's slow receivers hold at most that many of the deliverers'
 threads.  A sweep reads on past the webhooks held back, up to
@@ -81,9 +82,10 @@ def claim_window_seconds(settings: Settings) -> float:
     return settings.webhook_timeout + settings.webhook_claim_margin
 
 
-def due(store: JobStore, now_ms: int, limit: int) -> list[str]:
-    """Jobs whose webhook is due at ``now_ms``, the longest waiting first, at most ``limit``."""
-    return store.due_in(keys.WEBHOOKS, now_ms, limit)
+def due(store: JobStore, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
+    """Jobs (of ``bucket``, else of every bucket) whose webhook is due at ``now_ms``, the longest waiting
+    first, at most ``limit``."""
+    return store.due_in(keys.webhooks, now_ms, limit, bucket)
 
 
 def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
@@ -94,20 +96,26 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
     window = int(claim_window_seconds(settings) * 1000)
     # Held back by its tenant's cap, a webhook waits for the sweep's next tick, behind those due meanwhile.
     defer = int(settings.sweep_interval * 1000)
-    pipe = store.redis.pipeline(transaction=False)
-    for job_id in job_ids:
-        store.scripts.queue(
-            pipe,
-            CLAIM_WEBHOOK,
-            {"job": keys.job(job_id), "webhooks": keys.WEBHOOKS, "tenant_webhooks": _tenant_webhooks(job_id)},
-            {
-                "job_id": job_id,
-                "claim_ms": window,
-                "tenant_cap": settings.webhook_tenant_concurrency,
-                "defer_ms": defer,
-            },
-        )
-    replies = [CLAIM_WEBHOOK.decode(raw) for raw in pipe.execute()]
+    # A round trip per bucket: a pipeline of scripts stays in one slot.
+    replies = store.scripts.run_all(
+        CLAIM_WEBHOOK,
+        [
+            (
+                {
+                    "job": keys.job(job_id),
+                    "webhooks": keys.webhooks(keys.bucket_of(job_id)),
+                    "tenant_webhooks": _tenant_webhooks(job_id),
+                },
+                {
+                    "job_id": job_id,
+                    "claim_ms": window,
+                    "tenant_cap": settings.webhook_tenant_concurrency,
+                    "defer_ms": defer,
+                },
+            )
+            for job_id in job_ids
+        ],
+    )
     return [WebhookClaim(j, r.attempt) for j, r in zip(job_ids, replies, strict=True) if r.code == Reply.OK]
 
 
@@ -116,7 +124,7 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
 READS_PER_SWEEP = 10
 
 
-def claim_due(store: JobStore, now_ms: int, limit: int) -> list[WebhookClaim]:
+def claim_due(store: JobStore, now_ms: int, limit: int, bucket: int | None = None) -> list[WebhookClaim]:
     """Claims up to ``limit`` due webhooks, the longest waiting first.
 
     Each webhook read leaves the due ones, claimed or not (one its tenant's
@@ -127,7 +135,7 @@ def claim_due(store: JobStore, now_ms: int, limit: int) -> list[WebhookClaim]:
     claimed: list[WebhookClaim] = []
     for _ in range(READS_PER_SWEEP):
         wanted = limit - len(claimed)
-        job_ids = due(store, now_ms, wanted)
+        job_ids = due(store, now_ms, wanted, bucket)
         claimed += claim(store, job_ids)
         if len(job_ids) < wanted or len(claimed) >= limit:
             break
@@ -135,7 +143,7 @@ def claim_due(store: JobStore, now_ms: int, limit: int) -> list[WebhookClaim]:
 
 
 def _tenant_webhooks(job_id: str) -> str:
-    return keys.tenant_webhooks(keys.tag_of(job_id))
+    return keys.tenant_webhooks(keys.tag_of(job_id), keys.bucket_of(job_id))
 
 
 def is_current(record: dict[str, str], attempt: int) -> bool:
@@ -173,7 +181,7 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
         RECORD_WEBHOOK,
         keys={
             "job": keys.job(job_id),
-            "webhooks": keys.WEBHOOKS,
+            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
             "events": keys.events(job_id),
             "tenant_webhooks": _tenant_webhooks(job_id),
         },
@@ -196,6 +204,9 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
 
 
 def pending(store: JobStore) -> dict[str, int]:
-    """Every job with a webhook still to deliver, and when it is due (ms): for checks and tests."""
-    found: list[tuple[bytes, float]] = store.redis.zrange(keys.WEBHOOKS, 0, -1, withscores=True)
-    return {member.decode(): int(score) for member, score in found}
+    """Every job with a webhook still to deliver, and when it is due (ms), of every bucket: for checks and tests."""
+    pipe = store.redis.pipeline(transaction=False)
+    for bucket in keys.buckets():
+        pipe.zrange(keys.webhooks(bucket), 0, -1, withscores=True)
+    found: list[list[tuple[bytes, float]]] = pipe.execute()
+    return {member.decode(): int(score) for reply in found for member, score in reply}

@@ -63,6 +63,7 @@ class WorkerReports:
         names = sorted(n.decode() if isinstance(n, bytes) else str(n) for n in self.redis.zrange(keys.WORKERS, 0, -1))
         if not names:
             return []
+        # One slot: the reports share the index's hash tag (jobs.keys.WORKERS).
         values = self.redis.mget([keys.worker_report(name) for name in names])
         return [_report(name, value) for name, value in zip(names, values, strict=True) if value is not None]
 

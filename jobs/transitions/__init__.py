@@ -9,7 +9,7 @@ decodes the reply into the spec's dataclass.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from redis import Redis
@@ -17,6 +17,7 @@ from redis.client import Pipeline
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
+from jobs.keys import bucket_of_key
 from jobs.transitions.cancel import CANCEL
 from jobs.transitions.claim import CLAIM
 from jobs.transitions.claim_next import CLAIM_NEXT
@@ -78,17 +79,41 @@ class Scripts:
     def __init__(self, client: Redis | RedisCluster):
         #: The registered scripts by transition name (redis-py ``Script`` objects).
         self.by_name = {t.name: client.register_script(t.source()) for t in TRANSITIONS}
+        self.client = client
+        self.on_cluster = isinstance(client, RedisCluster)
 
     def run(self, transition: Transition, keys: Mapping[str, str], args: Mapping[str, Any]) -> Any:
         packed_keys, packed_args = transition.pack(keys, args)
         script = self.by_name[transition.name]
         for attempt in range(1, NOSCRIPT_ATTEMPTS + 1):
             try:
-                return transition.decode(script(keys=packed_keys, args=packed_args))
+                return transition.decode(script(keys=packed_keys, args=packed_args), bucket_of_key(packed_keys[0]))
             except NoScriptError:
                 if attempt == NOSCRIPT_ATTEMPTS:
                     raise
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def run_all(self, transition: Transition, calls: Sequence[tuple[Mapping[str, str], Mapping[str, Any]]]) -> list:
+        """Runs many calls, one pipeline (one round trip) per bucket; returns their decoded replies in order.
+
+        On a cluster, whose pipelines load no scripts, each call is sent on its own, to its slot's primary.
+        """
+        if not calls:
+            return []
+        if self.on_cluster:
+            return [self.run(transition, call_keys, call_args) for call_keys, call_args in calls]
+        by_bucket: dict[int, list[int]] = {}
+        for position, (call_keys, call_args) in enumerate(calls):
+            first_key = transition.pack(call_keys, call_args)[0][0]
+            by_bucket.setdefault(bucket_of_key(first_key), []).append(position)
+        replies: list[Any] = [None] * len(calls)
+        for bucket, positions in by_bucket.items():
+            pipe = self.client.pipeline(transaction=False)
+            for position in positions:
+                self.queue(pipe, transition, *calls[position])
+            for position, raw in zip(positions, pipe.execute(), strict=True):
+                replies[position] = transition.decode(raw, bucket)
+        return replies
 
     def queue(self, pipe: Pipeline, transition: Transition, keys: Mapping[str, str], args: Mapping[str, Any]) -> None:
         """Adds a call to ``pipe``; decode its raw reply with ``transition.decode``."""

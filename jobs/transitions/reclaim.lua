@@ -9,7 +9,7 @@
   Keys:
     job            the job's hash
     events         its root's audit stream
-    leases         the global index of leases
+    leases         the bucket's index of leases
     webhooks       the index of terminal jobs whose callback is due
     RELEASE_KEYS   (spec.py) parent: its parent's key (the job's own for a single job)
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind

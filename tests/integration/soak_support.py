@@ -80,7 +80,7 @@ ENV: dict[str, str] = {
 
 #: ``ocrgw:*`` keys that may outlive every job, and why.
 ALLOWED_KEYS = {
-    "worker reports (ocrgw:workers, ocrgw:workers:<name>)": "renewed by each live worker, lapse 3 intervals after it",
+    "worker reports (ocrgw:{workers}, ocrgw:{workers}:<name>)": "renewed by each live worker, lapse 3 intervals after it",
     "the sweep lock (ocrgw:sweep:lock)": "held during each sweep, with a TTL in case its holder dies",
     "call records (ocrgw:{root}:call:<token>)": "a transition call's answer, kept one minute (with a TTL) for a retry",
     "the gauges' count (ocrgw:gauges)": "one key, rewritten by the coordinator every OCRGW_GAUGE_INTERVAL, dated",

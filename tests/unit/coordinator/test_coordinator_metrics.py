@@ -27,7 +27,7 @@ def running(store: JobStore, model: str = "echo", cancel: bool = False) -> str:
     assert store.claim(job_id) is not None
     if cancel:
         store.redis.hset(keys.job(job_id), "cancel_requested", "1")
-    store.redis.zadd(keys.LEASES, {job_id: 1}, xx=True)
+    store.redis.zadd(keys.leases(keys.bucket_of(job_id)), {job_id: 1}, xx=True)
     return job_id
 
 
@@ -58,7 +58,7 @@ def test_a_lease_that_ran_out_on_the_last_attempt_fails_the_job_and_counts_it(st
     job_id = running(store, model="tesseract")
     Sweeper(store, publish=len).sweep()
     assert store.claim(job_id) is not None
-    store.redis.zadd(keys.LEASES, {job_id: 1}, xx=True)
+    store.redis.zadd(keys.leases(keys.bucket_of(job_id)), {job_id: 1}, xx=True)
     counts = Counts()
 
     Sweeper(store, publish=len).sweep()
@@ -101,7 +101,7 @@ def test_the_held_children_a_lease_that_ran_out_cancels_count_as_cancelled(store
     child_id = keys.child_id(parent_id, 0)
     for _ in range(2):  # max_attempts
         assert store.claim(child_id) is not None
-        store.redis.zadd(keys.LEASES, {child_id: 1}, xx=True)
+        store.redis.zadd(keys.leases(keys.bucket_of(child_id)), {child_id: 1}, xx=True)
         counts = Counts()
         Sweeper(store, publish=len).sweep()
 

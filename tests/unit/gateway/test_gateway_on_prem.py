@@ -47,7 +47,7 @@ def cloud_job(**fields) -> dict:
 def marks(redis) -> dict[str, str]:
     """Every stored job's on_prem mark, by job id."""
     found = {}
-    for key in redis.scan_iter(match=keys.job("*")):
+    for key in redis.scan_iter(match=f"{keys.NAMESPACE}:*:{keys.JOB}*"):
         record = redis.hgetall(key)
         if record[b"kind"] != b"parent":
             found[record[b"id"].decode()] = record[b"on_prem"].decode()

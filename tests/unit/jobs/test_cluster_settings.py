@@ -9,6 +9,8 @@ from click.testing import CliRunner
 from redis.exceptions import AuthenticationError, RedisClusterException
 
 from cli.main import main
+from redis.crc import key_slot
+
 from jobs import connections, keys, redis_access
 from jobs.config import InvalidSettings, Settings
 from jobs.connections import redis_client
@@ -121,10 +123,10 @@ def test_tls_comes_from_the_url_too(made):
     assert "db" not in options and "host" not in options
 
 
-def test_the_replication_mark_shares_the_slot_of_its_hash_tag():
-    mark = keys.replication_mark("b042")
-    assert mark == "ocrgw:{b042}:replication-mark"
-    assert keys.replication_mark("abc") != keys.REPLICATION_MARK
+def test_the_replication_mark_shares_the_slot_of_its_bucket():
+    mark = keys.replication_mark(0)
+    assert mark == f"ocrgw:{{{keys.bucket_tag(0)}}}:replication-mark"
+    assert key_slot(mark.encode()) == key_slot(keys.leases(0).encode())
 
 
 def test_at_start_a_cluster_that_refuses_the_password_is_named(monkeypatch):
