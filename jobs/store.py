@@ -108,6 +108,8 @@ class JobStore(SweepTransitions):
             socket_timeout=socket_timeout_for(settings),
         )
         probe = redis_client(settings, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
+        # The process's keys are spread over the buckets its settings say (jobs.keys).
+        keys.use_bucket_count(settings.store_buckets)
         return cls(client, settings, probe)
 
     # -- create -------------------------------------------------------------------------

@@ -7,9 +7,8 @@ script (SCRIPT LOAD reaches primaries only), answers NOSCRIPT, and gets it.
 A write with its WAIT (``OCRGW_MIN_REPLICAS``) goes to the primary that took
 the write: it counts that primary's replica, and none while that replica is
 frozen (SIGSTOP); after a failover, the promoted primary's.  At start a
-cluster that refuses the password stops the process.  Only transitions whose
-keys share one slot are run here: the others still name the global indexes,
-in slots of their own.
+cluster that refuses the password stops the process.  (A whole job's flow
+on the cluster is tests/integration/test_cluster_store.py's.)
 """
 
 from __future__ import annotations
@@ -46,6 +45,7 @@ def store(empty_cluster: LocalCluster) -> Iterator[JobStore]:
     finally:
         store.redis.close()
         store._probe.close()
+        keys.use_bucket_count(None)  # the store set this process's count: back to the environment's
 
 
 def processing_job(store: JobStore) -> str:
@@ -91,7 +91,7 @@ def test_a_transition_runs_on_its_slot_s_primary_and_after_a_failover_on_the_pro
 
 def test_a_write_waits_for_the_replica_of_the_primary_that_took_it(empty_cluster: LocalCluster, store: JobStore):
     job = processing_job(store)
-    mark = keys.replication_mark(JOB_ID)  # the job's keys are tagged with its root's id
+    mark = keys.replication_mark(keys.bucket_of(JOB_ID))  # in the slot of the job's bucket
     owner = empty_cluster.owner(job)
 
     raw, confirmed = write_and_wait(
@@ -123,7 +123,7 @@ def test_after_a_failover_the_write_and_its_wait_go_to_the_promoted_primary(
     the write is sent there, MOVED, sent again to the promoted primary (which loads the script), and
     its WAIT counts the promoted primary's replica."""
     job = processing_job(store)
-    mark = keys.replication_mark(JOB_ID)
+    mark = keys.replication_mark(keys.bucket_of(JOB_ID))
     killed = empty_cluster.owner(job).primary
     promoted = empty_cluster.fail_over(job)
     empty_cluster.restore()

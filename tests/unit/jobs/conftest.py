@@ -172,7 +172,9 @@ class Kit:
         children = self.child_ids(parent_id, n)
         child_sets = {s.value: keys.children(parent_id, s.value) for s in JobStatus}
         bucket = keys.bucket_of(parent_id)
-        root_sets = {s: keys.roots(JobKind.PARENT.value, s.value, keys.tag_of(parent_id), bucket) for s in ROOT_STATUSES}
+        root_sets = {
+            s: keys.roots(JobKind.PARENT.value, s.value, keys.tag_of(parent_id), bucket) for s in ROOT_STATUSES
+        }
         indexes = (*(i(bucket) for i in INDEXES), *child_sets.values(), *root_sets.values())
         pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(keys.job(parent_id))

@@ -6,11 +6,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from redis.crc import key_slot
 from redis.exceptions import AuthenticationError, RedisClusterException
 
 from cli.main import main
-from redis.crc import key_slot
-
 from jobs import connections, keys, redis_access
 from jobs.config import InvalidSettings, Settings
 from jobs.connections import redis_client

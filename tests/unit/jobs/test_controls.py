@@ -3,7 +3,6 @@
 import pytest
 
 from jobs import controls, keys
-from tests.unit.jobs.conftest import roots_of
 from jobs.errors import (
     CancelRequested,
     GroupNotFinished,
@@ -15,6 +14,7 @@ from jobs.errors import (
     NothingToRetry,
 )
 from jobs.records import GroupRules, Idempotency
+from tests.unit.jobs.conftest import roots_of
 
 
 def terminal_events(kit, root_id):

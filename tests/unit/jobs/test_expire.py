@@ -12,10 +12,10 @@ import pytest
 
 from coordinator.sweep import Sweeper
 from jobs import controls, keys, webhooks
-from tests.unit.jobs.conftest import roots_of
 from jobs.ids import DEFAULT_TENANT
 from jobs.records import GroupRules, Idempotency, NewJob
 from tests.unit import fake_clock
+from tests.unit.jobs.conftest import roots_of
 from tests.unit.redis_spy import round_trips
 
 TTL = 3600

@@ -14,12 +14,12 @@ import pytest
 
 from coordinator.sweep import Sweeper
 from jobs import controls, keys
-from tests.unit.conftest import PINNED_BUCKET
 from jobs.fair_share import fair_order, round_robin
 from jobs.ids import new_job_id, tenant_tag
 from jobs.records import Dispatch
 from jobs.store import JobStore
 from jobs.transitions.complete import COMPLETE
+from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.jobs.test_repeated_calls import resend
 
 A, B = "tenant-a", "tenant-b"

@@ -23,10 +23,10 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from jobs import controls, keys
-from tests.unit.conftest import PINNED_BUCKET
 from jobs.errors import JobFinished, NothingToRetry
 from jobs.ids import tenant_tag
 from jobs.records import Owner
+from tests.unit.conftest import PINNED_BUCKET
 
 TENANTS = ("tenant-a", "tenant-b")
 OPERATIONS = ("create", "claim", "complete", "keep", "fail", "reclaim", "cancel", "raise_cap", "sweep", "redrive")

@@ -20,7 +20,7 @@ B = keys.bucket_prefix(BUCKET)
 
 def test_job_keys_of_a_root_have_their_exact_shape():
     assert keys.bucket_of(ROOT) == BUCKET
-    assert B == f"ocrgw:{{{keys.bucket_tag(BUCKET)}}}:"
+    assert f"ocrgw:{{{keys.bucket_tag(BUCKET)}}}:" == B
     assert keys.group_prefix(ROOT) == f"{B}{ROOT}:"
     assert keys.job(ROOT) == f"{B}{ROOT}:job:{ROOT}"
     assert keys.payload(ROOT) == f"{B}{ROOT}:payload:{ROOT}"

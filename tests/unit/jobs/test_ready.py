@@ -5,11 +5,11 @@ or single job it is; a wake-up is published only for a ready job that none on it
 from dataclasses import replace
 
 from jobs import controls, keys
-from tests.unit.jobs.conftest import roots_of
-from tests.unit.conftest import PINNED_BUCKET
 from jobs.contract import Priority
 from jobs.records import Dispatch, GroupRules
 from jobs.transitions.spec import PULL
+from tests.unit.conftest import PINNED_BUCKET
+from tests.unit.jobs.conftest import roots_of
 
 INTERACTIVE = Priority.INTERACTIVE.value
 BATCH = Priority.BATCH.value

@@ -4,11 +4,11 @@ records and reads; audit events that name the tenant and key id while the worker
 from __future__ import annotations
 
 from jobs import keys
-from tests.unit.jobs.conftest import roots_of
 from jobs.controls import cancel
 from jobs.ids import new_job_id, tenant_tag
 from jobs.queries import JobQueries
 from jobs.records import Idempotency, Owner
+from tests.unit.jobs.conftest import roots_of
 
 ACME = Owner("acme", "a1b2c3d4e5f6")
 GLOBEX = Owner("globex", "0f0e0d0c0b0a")

@@ -15,10 +15,10 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from jobs import keys
-from tests.unit.conftest import PINNED_BUCKET
 from jobs.errors import LeaseLost, NotProcessing
 from jobs.records import Dispatch
 from jobs.transitions.spec import PULL
+from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.jobs.conftest import ACTIVE_PARENTS
 
 OPERATIONS = ("claim", "complete", "fail", "retry", "reclaim", "release", "duplicate", "late")

@@ -353,7 +353,9 @@ def test_a_claim_that_ran_out_frees_its_slot(capped):
 
 def test_a_superseded_answer_does_not_free_the_current_attempt_s_slot(capped):
     [first, _], [third] = in_flight_and_waiting(capped, [tenant_single(capped, "alpha") for _ in range(3)])
-    capped.r.zadd(keys.webhooks(keys.bucket_of(first)), {first: 1})  # first's claim ran out on the queue and is claimed again
+    capped.r.zadd(
+        keys.webhooks(keys.bucket_of(first)), {first: 1}
+    )  # first's claim ran out on the queue and is claimed again
     assert webhooks.claim(capped.store, [first]) == [WebhookClaim(first, 2)]
 
     late = webhooks.record(capped.store, first, 1, Answer(200))

@@ -134,7 +134,9 @@ class Harness:
 
     def lapse_lease(self, job_id: str) -> None:
         """What a long wait does to a lease nobody extends: its deadline passes."""
-        assert self.r.zadd(keys.leases(keys.bucket_of(job_id)), {job_id: self.store.now_ms() - 1}, xx=True, ch=True) == 1, job_id
+        assert (
+            self.r.zadd(keys.leases(keys.bucket_of(job_id)), {job_id: self.store.now_ms() - 1}, xx=True, ch=True) == 1
+        ), job_id
 
     def snapshot(self) -> dict:
         return {key: self.r.dump(key) for key in sorted(self.r.keys("*"))}
