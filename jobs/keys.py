@@ -206,6 +206,12 @@ def sweep_lock(bucket: int) -> str:
     return bucket_prefix(bucket) + SWEEP_LOCK
 
 
+def is_sweep_lock(key: str | bytes) -> bool:
+    """A bucket's sweep lock: set and deleted by every sweep tick, whatever else happens."""
+    name = key.decode() if isinstance(key, bytes) else key
+    return name.startswith(f"{NAMESPACE}:{{") and name.endswith("}:" + SWEEP_LOCK)
+
+
 def replication_mark(bucket: int) -> str:
     """The key a creation sets before WAIT on a Redis Cluster: in the slot of the bucket's keys."""
     return bucket_prefix(bucket) + "replication-mark"

@@ -130,5 +130,6 @@ def test_a_small_group_waits_a_bounded_number_of_hand_offs_behind_tenants_that_s
     # Nothing is left in flight: every tenant's count is back to 0, no group waits in a line.
     for tenant in (BUSY_A, BUSY_C, SMALL):
         tag = tenant_tag(tenant)
-        assert int(store.redis.get(keys.tenant_in_flight(tag)) or 0) == 0
-        assert store.redis.zcard(keys.tenant_waiting(tag)) == 0
+        for b in keys.buckets():
+            assert int(store.redis.get(keys.tenant_in_flight(tag, b)) or 0) == 0
+            assert store.redis.zcard(keys.tenant_waiting(tag, b)) == 0

@@ -65,15 +65,19 @@ def test_the_heartbeat_holds_the_lease_while_the_engine_blocks_longer_than_it(ga
     job_id = submit(gateway, echo("slow and steady", delay_ms=lease_s * 2.5 * 1000))
     wait_until_processing(gateway.job, job_id)
 
-    first = db.zscore(keys.LEASES, job_id)
+    first = db.zscore(keys.leases(keys.bucket_of(job_id)), job_id)
     assert first is not None, "a processing job holds a lease in the leases index"
     # The deadline moves on while the adapter sleeps through several lease lengths.
-    wait_until(lambda: (db.zscore(keys.LEASES, job_id) or 0) > first, WAIT, message="the lease was never extended")
+    wait_until(
+        lambda: (db.zscore(keys.leases(keys.bucket_of(job_id)), job_id) or 0) > first,
+        WAIT,
+        message="the lease was never extended",
+    )
 
     view = assert_single_settled(gateway, job_id, "slow and steady")
     assert view["attempts"] == 1
     assert "last_error_code" not in view  # never reclaimed
-    assert db.zscore(keys.LEASES, job_id) is None
+    assert db.zscore(keys.leases(keys.bucket_of(job_id)), job_id) is None
 
 
 def test_an_engine_crash_is_reclaimed_by_the_sweep_until_the_last_attempt(deployment, gateway):

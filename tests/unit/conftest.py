@@ -28,12 +28,19 @@ PINNED_BUCKET = 0 if TEST_BUCKETS == 1 else TEST_BUCKETS * 2 // 3
 _REAL = (ids.new_job_id, keys.bucket_of_idempotency)
 
 
+def _pinned_new_job_id(tenant: str = ids.DEFAULT_TENANT, bucket: int | None = None) -> str:
+    return _REAL[0](tenant, PINNED_BUCKET)
+
+
+def _pinned_bucket_of_idempotency(tenant: str, key: str) -> int:
+    return PINNED_BUCKET
+
+
 def _pin(on: bool) -> None:
     if on:
-        store.new_job_id = lambda tenant, bucket=None: _REAL[0](tenant, PINNED_BUCKET)  # type: ignore[assignment]
-        keys.bucket_of_idempotency = lambda tenant, key: PINNED_BUCKET  # type: ignore[assignment]
+        store.new_job_id, keys.bucket_of_idempotency = _pinned_new_job_id, _pinned_bucket_of_idempotency
     else:
-        store.new_job_id, keys.bucket_of_idempotency = _REAL  # type: ignore[assignment]
+        store.new_job_id, keys.bucket_of_idempotency = _REAL
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -155,12 +155,12 @@ def test_a_wake_up_takes_from_its_own_bucket_and_a_finishing_worker_from_its_job
 # -- (c) the listing merges the buckets ----------------------------------------------------------------
 
 
-def listing_of(count: int, roots: list[tuple[str, str, str, int]], limit: int, **filters) -> list[str]:
+def listing_of(count: int, roots: list[tuple[str, str, str, int]], limit: int, **filters) -> list[str | None]:
     keys.use_bucket_count(count)
     redis = fakeredis.FakeRedis()
     for job_id, kind, status, created_at in roots:
         write_root(redis, job_id, kind, status, created_at)
-    queries, seen, cursor = JobQueries(redis), [], None
+    queries, seen, cursor = JobQueries(redis), list[str | None](), None
     while True:
         page = queries.list_jobs(limit=limit, cursor=cursor, **filters)
         assert len(page.jobs) <= limit
@@ -218,6 +218,16 @@ def stale_single(kit: Kit, monkeypatch: pytest.MonkeyPatch, bucket: int) -> str:
     return job_id
 
 
+def recorder(published: list) -> Callable[[list], int]:
+    """A publisher that keeps what it is given."""
+
+    def publish(dispatches: list) -> int:
+        published.extend(dispatches)
+        return len(dispatches)
+
+    return publish
+
+
 def republished_by(sweep: Callable[[], object], published: list) -> set[str]:
     published.clear()
     sweep()
@@ -228,7 +238,7 @@ def test_a_sweep_leaves_the_buckets_another_holds_and_sweeps_them_once_free(kit,
     s = kit.store
     held, free = stale_single(kit, monkeypatch, 3), stale_single(kit, monkeypatch, 11)
     published: list = []
-    sweeper = Sweeper(s, publish=lambda ds: published.extend(ds) or len(ds))
+    sweeper = Sweeper(s, publish=recorder(published))
 
     assert s.try_lock_sweep("another coordinator", 60_000, 3)
     assert republished_by(sweeper.sweep, published) == {free}
@@ -244,8 +254,8 @@ def test_two_sweepers_on_different_buckets_do_no_double_work_and_report_their_ow
     jobs = {b: stale_single(kit, monkeypatch, b) for b in (2, 9)}
     a_published: list = []
     b_published: list = []
-    a = Sweeper(s, publish=lambda ds: a_published.extend(ds) or len(ds))
-    b = Sweeper(s, publish=lambda ds: b_published.extend(ds) or len(ds))
+    a = Sweeper(s, publish=recorder(a_published))
+    b = Sweeper(s, publish=recorder(b_published))
 
     # Each sweeps one bucket while the other holds it (as two coordinators' ticks overlapping).
     assert s.try_lock_sweep("b", 60_000, 9)
@@ -253,6 +263,7 @@ def test_two_sweepers_on_different_buckets_do_no_double_work_and_report_their_ow
     assert a.sweep_bucket(9) is None
     s.unlock_sweep("b", 9)
     report_b = b.sweep_bucket(9)
+    assert report_a is not None and report_b is not None
 
     assert {d.job_id for d in a_published} == {jobs[2]} and {d.job_id for d in b_published} == {jobs[9]}
     assert report_a.republished == report_b.republished == 1
