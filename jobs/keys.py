@@ -165,10 +165,14 @@ def bucket_of(job_id: str) -> int:
     return int(root[TENANT_TAG_LENGTH : TENANT_TAG_LENGTH + BUCKET_DIGITS], 16) % bucket_count()
 
 
+@cache
+def _buckets_by_tag(count: int) -> dict[str, int]:
+    return {tag: i for i, tag in enumerate(bucket_tags(count))}
+
+
 def bucket_of_key(key: str) -> int:
-    """The bucket of one of this module's bucketed keys."""
-    tag = key.partition("{")[2].partition("}")[0]
-    return bucket_tags(bucket_count()).index(tag)
+    """The bucket of one of this module's bucketed keys (KeyError for a key of no bucket)."""
+    return _buckets_by_tag(bucket_count())[key.partition("{")[2].partition("}")[0]]
 
 
 def _idempotency_digest(tenant: str, key: str) -> str:
@@ -346,7 +350,8 @@ def events(job_id: str) -> str:
 
 
 def tenant_in_flight(tag: str, bucket: int) -> str:
-    """How many children of the tenant tagged ``tag`` are queued or processing, across all its groups.
+    """How many children of the tenant tagged ``tag`` are queued or processing, across all its groups in
+    ``bucket`` (the bucket's share: exact for the tenant with one bucket, see OCRGW_STORE_BUCKETS).
 
     Moved by every transition that moves a child into or out of those
     statuses (the scripts' ``move_child``); OCRGW_TENANT_MAX_INFLIGHT caps it.
@@ -355,7 +360,7 @@ def tenant_in_flight(tag: str, bucket: int) -> str:
 
 
 def tenant_waiting(tag: str, bucket: int) -> str:
-    """The tenant's groups that its cap alone holds back (held children, room under their own cap).
+    """The tenant's groups (in ``bucket``) that its cap alone holds back (held children, room under their own cap).
 
     Scored by turn: the next slot the tenant frees goes to the first, which
     then goes to the back if it still waits, so the tenant's groups take turns.

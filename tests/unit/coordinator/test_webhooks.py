@@ -328,7 +328,8 @@ def test_the_sweep_claims_due_webhooks_and_hands_them_over_once(store):
     first, second = sweeper.sweep(), sweeper.sweep()
 
     assert (first.webhooks, second.webhooks) == (1, 0)
-    assert handed == [[WebhookClaim(job_id, 1)], []]
+    # Handed over bucket by bucket: the one claim once, and nothing else.
+    assert [claims for claims in handed if claims] == [[WebhookClaim(job_id, 1)]]
 
 
 def test_a_sweeper_without_a_hand_off_leaves_webhooks_alone(store):

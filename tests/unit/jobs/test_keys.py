@@ -74,7 +74,7 @@ def test_a_bucket_s_indexes_and_the_global_keys():
     assert key_slot(keys.worker_report("w").encode()) == key_slot(keys.WORKERS.encode())
 
 
-def test_the_idempotency_record_is_in_its_key_s_bucket_and_a_new_root_with_it_too():
+def test_the_idempotency_record_is_in_its_key_s_bucket_and_a_new_root_with_it_too(spread):
     client_key = "order 42 / ünïcode"
     digest = hashlib.sha256(f"acme:{client_key}".encode()).hexdigest()
     bucket = int(digest[:8], 16) % keys.bucket_count()

@@ -98,7 +98,8 @@ def test_release_of_a_terminal_parent_only_clears_the_due_index(kit, r, replies)
 
 def test_release_of_an_id_that_names_no_parent_clears_the_due_index(kit, r, replies):
     single = kit.single().job_id
-    r.zadd(keys.due_parents(keys.bucket_of(single)), {single: 1, "9" * 32: 1})
+    for job_id in (single, "9" * 32):
+        r.zadd(keys.due_parents(keys.bucket_of(job_id)), {job_id: 1})
     before = kit.job(single)
     assert kit.store.release([single, "9" * 32]) == []
     assert [r.code for r in replies["release"]] == [Reply.NOTHING, Reply.NOTHING]

@@ -286,7 +286,8 @@ def test_a_claimed_job_is_not_republished_and_leaves_the_index(kit, r, replies):
 def test_held_and_unknown_jobs_are_not_republished(kit, r):
     parent = kit.group(2, max_parallel=1).job_id
     held = keys.child_id(parent, 1)
-    r.zadd(keys.queued(keys.bucket_of(held)), {held: 1, "a" * 32: 1})
+    for job_id in (held, "a" * 32):
+        r.zadd(keys.queued(keys.bucket_of(job_id)), {job_id: 1})
     assert kit.store.republish([held, "a" * 32]) == []
     assert kit.members(keys.queued) == {keys.child_id(parent, 0)}
     assert kit.status(held) == "held"
