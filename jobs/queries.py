@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from redis.cluster import RedisCluster
+
 from jobs import keys
 from jobs.connections import StoreClient
 from jobs.contract import ROOT_KINDS as _ROOT_KINDS
@@ -114,6 +116,7 @@ class StoredPdf:
 class JobQueries:
     def __init__(self, client: StoreClient):
         self.redis = client
+        self.on_cluster = isinstance(client, RedisCluster)
 
     def get(self, job_id: str, tenant: str | None = None) -> dict[str, str] | None:
         """The job's stored fields, or None; with ``tenant``, None too unless the job is that tenant's.
@@ -176,12 +179,15 @@ class JobQueries:
         pipe = self.redis.pipeline(transaction=False)
         for child_id in ids:
             pipe.hmget(keys.job(child_id), _MERGE_FIELDS)
-        if ids:
-            # MGET is one slot only under Cluster; the children of a parent share one (their bucket's).
+        # MGET is one slot only under Cluster; the children of a parent share one (their bucket's).  A
+        # cluster's pipeline takes no MGET: there it is a round trip of its own.
+        results_in_pipe = bool(ids) and not self.on_cluster
+        if results_in_pipe:
             pipe.mget([keys.result(c) for c in ids])
-        replies = pipe.execute()
+        replies = pipe.execute() if ids else []
         rows = [_row(_MERGE_FIELDS, values) for values in replies[: len(ids)]]
-        results = [json.loads(raw) if raw else None for raw in (replies[len(ids)] if ids else [])]
+        raws = replies[len(ids)] if results_in_pipe else self._mget([keys.result(c) for c in ids])
+        results = [json.loads(raw) if raw else None for raw in raws]
         return list(zip(rows, results, strict=True))
 
     # -- the listing -------------------------------------------------------------------------------
@@ -261,16 +267,20 @@ class JobQueries:
         return [json.loads(raw) if raw else None for raw in self._mget([keys.result(j) for j in job_ids])]
 
     def _mget(self, names: Sequence[str]) -> list[Any]:
-        """The values of keys of any buckets: one MGET per bucket (MGET is one slot only under Cluster), in a
-        pipeline; in the order asked."""
+        """The values of keys of any buckets, in the order asked: one MGET per bucket (MGET is one slot only
+        under Cluster), in a pipeline; on a cluster, whose pipeline takes no MGET, one round trip each."""
         by_bucket: dict[int, list[int]] = {}
         for position, name in enumerate(names):
             by_bucket.setdefault(keys.bucket_of_key(name), []).append(position)
-        pipe = self.redis.pipeline(transaction=False)
-        for positions in by_bucket.values():
-            pipe.mget([names[p] for p in positions])
+        if self.on_cluster:
+            replies = [self.redis.mget([names[p] for p in positions]) for positions in by_bucket.values()]
+        else:
+            pipe = self.redis.pipeline(transaction=False)
+            for positions in by_bucket.values():
+                pipe.mget([names[p] for p in positions])
+            replies = pipe.execute()
         values: list[Any] = [None] * len(names)
-        for positions, reply in zip(by_bucket.values(), pipe.execute(), strict=True):
+        for positions, reply in zip(by_bucket.values(), replies, strict=True):
             for position, value in zip(positions, reply, strict=True):
                 values[position] = value
         return values

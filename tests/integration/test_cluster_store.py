@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+import requests
 
 from jobs import keys
 from tests.harness import ProcGroup, Stack
@@ -67,6 +68,9 @@ def test_a_group_and_a_single_job_complete_once_on_the_cluster_under_their_cap(
         # Both are listed, newest first, from their buckets' listing sets.
         listed = [j["id"] for j in gateway.get("/jobs")["jobs"]]
         assert listed == [single_id, parent_id]
+        # A scrape reads the gauges' count and the store's time (no pipelined TIME on a cluster).
+        scrape = requests.get(f"{cluster_stack.web().base_url}/metrics", timeout=30)
+        assert scrape.status_code == 200 and "ocrgw_" in scrape.text
 
     # Each root's keys are in the slot of its bucket, on the primary serving it.
     with empty_cluster.client(decode_responses=True) as client:
