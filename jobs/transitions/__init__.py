@@ -15,7 +15,7 @@ from typing import Any
 from redis import Redis
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisClusterException, RedisError
 
 from jobs.keys import bucket_of_key
 from jobs.transitions.cancel import CANCEL
@@ -96,24 +96,51 @@ class Scripts:
     def run_all(self, transition: Transition, calls: Sequence[tuple[Mapping[str, str], Mapping[str, Any]]]) -> list:
         """Runs many calls, one pipeline (one round trip) per bucket; returns their decoded replies in order.
 
-        On a cluster, whose pipelines load no scripts, each call is sent on its own, to its slot's primary.
+        A bucket is one slot: on a cluster its pipeline goes to the slot's primary (see ``_run_on_primary``).
         """
-        if not calls:
-            return []
-        if self.on_cluster:
-            return [self.run(transition, call_keys, call_args) for call_keys, call_args in calls]
         by_bucket: dict[int, list[int]] = {}
         for position, (call_keys, call_args) in enumerate(calls):
             first_key = transition.pack(call_keys, call_args)[0][0]
             by_bucket.setdefault(bucket_of_key(first_key), []).append(position)
         replies: list[Any] = [None] * len(calls)
         for bucket, positions in by_bucket.items():
-            pipe = self.client.pipeline(transaction=False)
-            for position in positions:
-                self.queue(pipe, transition, *calls[position])
-            for position, raw in zip(positions, pipe.execute(), strict=True):
-                replies[position] = transition.decode(raw, bucket)
+            in_bucket = [calls[p] for p in positions]
+            if self.on_cluster:
+                found = self._run_on_primary(transition, bucket, in_bucket)
+            else:
+                pipe = self.client.pipeline(transaction=False)
+                for call_keys, call_args in in_bucket:
+                    self.queue(pipe, transition, call_keys, call_args)
+                found = [transition.decode(raw, bucket) for raw in pipe.execute()]
+            for position, reply in zip(positions, found, strict=True):
+                replies[position] = reply
         return replies
+
+    def _run_on_primary(
+        self, transition: Transition, bucket: int, calls: Sequence[tuple[Mapping[str, str], Mapping[str, Any]]]
+    ) -> list:
+        """One bucket's calls on a cluster, in one pipeline of the bucket's primary's own client (which loads
+        the scripts first, as a cluster's pipeline does not).
+
+        A call the primary refused (MOVED: the slot is served elsewhere now; NOSCRIPT) did not run, and is
+        sent again on its own, through the cluster client and its retries; so is every call when the primary
+        could not be reached at all, a call that had run then answering as a repeat does (each transition
+        checks its precondition).
+        """
+        assert isinstance(self.client, RedisCluster)
+        first_key = transition.pack(*calls[0])[0][0]
+        try:
+            primary = self.client.get_redis_connection(self.client.get_node_from_key(first_key))
+            pipe = primary.pipeline(transaction=False)
+            for call_keys, call_args in calls:
+                self.queue(pipe, transition, call_keys, call_args)
+            raws = pipe.execute(raise_on_error=False)
+        except (RedisError, RedisClusterException):
+            return [self.run(transition, call_keys, call_args) for call_keys, call_args in calls]
+        return [
+            self.run(transition, *call) if isinstance(raw, Exception) else transition.decode(raw, bucket)
+            for call, raw in zip(calls, raws, strict=True)
+        ]
 
     def queue(self, pipe: Pipeline, transition: Transition, keys: Mapping[str, str], args: Mapping[str, Any]) -> None:
         """Adds a call to ``pipe``; decode its raw reply with ``transition.decode``."""
