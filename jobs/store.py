@@ -11,7 +11,8 @@ themselves is in ``jobs.worker_reports`` (``store.workers``).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -50,6 +51,7 @@ from jobs.transitions.heartbeat import HEARTBEAT
 from jobs.transitions.progress import PROGRESS
 from jobs.transitions.record_pdf import RECORD_PDF
 from jobs.transitions.retry import RETRY
+from jobs.transitions.spec import PULL
 from jobs.worker_reports import WorkerReports
 
 # A refusal of an attempt's report, as the exception its caller handles.
@@ -246,6 +248,20 @@ class JobStore(SweepTransitions):
             queue_wait_seconds=_seconds_or_none(reply.queue_wait_us),
             traceparent=reply.traceparent,
         )
+
+    def withdraw_wakeups(self, unsent: Iterable[Dispatch]) -> None:
+        """Takes wake-ups that were counted as on their way but never published (the broker refused them)
+        off their model's count, so that the next transition answers new ones for the jobs they were for,
+        rather than none until the count lapses (OCRGW_REQUEUE_SECONDS).  Any of the model's newest
+        entries will do: what the count says is how many, and the newest lapse last.
+        """
+        counts = Counter((d.model, d.priority) for d in unsent if d.task == PULL)
+        if not counts:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        for (model, lane), n in counts.items():
+            pipe.zpopmax(keys.wakeups(model, lane), n)
+        pipe.execute()
 
     def claim_next(self, model: str, lane: str = "") -> tuple[Claim | None, list[Dispatch]]:
         """Takes the next due job of ``model`` (interactive lane first, then in queued order), whichever

@@ -170,3 +170,19 @@ def test_a_finishing_single_job_takes_the_next_one(kit):
 
     assert done.finalized and done.next_claim.job_id == b
     assert done.next_claim.payload == b"page 0"
+
+
+def test_wake_ups_a_publish_never_sent_are_withdrawn_so_the_next_change_asks_again(kit):
+    first = kit.group(2, max_parallel=2)
+    assert pending(kit) == 2
+
+    # The broker refused them: taken off the count, the next change answers wake-ups for every ready job.
+    kit.store.withdraw_wakeups(first.dispatches)
+    assert pending(kit) == 0
+    assert kit.single().dispatches == [wake(), wake(), wake()]
+
+
+def test_withdrawing_touches_only_wake_ups_of_their_model_and_lane(kit):
+    kit.group(2, max_parallel=2)
+    kit.store.withdraw_wakeups([wake("echo", INTERACTIVE), Dispatch("job", "echo"), wake("other", BATCH)])
+    assert pending(kit) == 2
