@@ -28,8 +28,9 @@ Redis, which are taken off.
   bench creates them with the store (max_parallel = the group's size, so
   that every child is released and claimed at once), claims each as a worker
   would (a lease of 1 s, and no heartbeat: the worker "died"), then
-  publishes their messages; K's worker receives each, finds it claimed and
-  drops it, as it would a dead worker's message redelivered later.  When the
+  publishes the creation's wake-ups; K's worker receives each, finds
+  nothing ready (the dead worker holds every child) and drops it, as it
+  would a wake-up that came late.  When the
   leases run out, K's sweep reclaims the children and re-publishes them, and
   K's worker runs them (the second run).  Not counted: the gateway's part
   of the creation, and kombu's restoring of a dead worker's unacked message.

@@ -3,9 +3,10 @@
 A redis-server of its own (AOF on, as the store's in ``bench/capacity.py``)
 and ``CLIENTS`` helper processes (from the bench's forkserver) each loop,
 with ``JobStore`` and nothing else: create a group of ``GROUP`` echo children
-with max_parallel ``SLOTS``, claim the children the creation released, then
-complete each with ``take_next`` (the kept slot: the completing script
-claims the next child for the caller) until the group is done.  No Celery,
+with max_parallel ``SLOTS``, start from each wake-up the creation answered
+(``claim_next``, as a worker an ``ocrgw.pull`` brought), then complete each
+job with ``take_next`` (the kept slot: the completing script claims the
+model's next ready job for the caller) until none is ready.  No Celery,
 no gateway: what one primary does for the kept-slot path, and nothing else.
 
 The clients wait for a common start time, then count the children they
@@ -60,12 +61,21 @@ def run_until(store: JobStore, children: list[NewJob], end_at: float) -> int:
 
 
 def run_group(store: JobStore, children: list[NewJob], going) -> int:
+    """Creates a group and, as workers would, starts from each wake-up and goes on from job to job.
+
+    Every wake-up answered is taken (those of ``claim_next`` and ``complete``
+    too): one left untaken would count as on its way and hold back the next
+    group's (ready.lua).
+    """
     done = 0
-    created = store.create_group(children, SLOTS)
-    for dispatch in created.dispatches:
-        claim = store.claim(dispatch.job_id)
+    wake_ups = list(store.create_group(children, SLOTS).dispatches)
+    while wake_ups and going():
+        wake_up = wake_ups.pop()
+        claim, more = store.claim_next(wake_up.model, wake_up.priority)
+        wake_ups += more
         while claim is not None and going():
             completion = store.complete(claim.job_id, claim.attempt, {"text": "ok"}, take_next="echo")
+            wake_ups += completion.dispatches
             done += 1
             claim = completion.next_claim
     return done

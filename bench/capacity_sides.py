@@ -19,11 +19,11 @@ from bench.processes import CANVAS_QUEUE, STACK_START_DEADLINE, START_TIMEOUT, B
 from jobs import keys
 from jobs.config import Settings
 from jobs.contract import Field
-from jobs.records import NewJob
+from jobs.records import Dispatch, NewJob
 from jobs.registry import MODELS
 from jobs.store import JobStore
 from tests.harness import BEAT_READY, CELERY_READY, RedisServer
-from workers.celery_app import RUN_TASK, make_celery
+from workers.celery_app import PULL_TASK, make_celery
 
 KEPT_DB, MESSAGE_DB, CANVAS_DB = 0, 1, 2
 #: The lease of the claims of the worker that "dies" (no heartbeat follows them).
@@ -144,28 +144,36 @@ class Sides:
         self.after = lambda: self._expect(ended, n, KEPT_DB)
         return n
 
-    def _dead_worker(self, job_ids: list[str]) -> None:
-        """Claims the jobs as a worker that dies at once would, then publishes their messages."""
+    def _dead_worker(self, job_ids: list[str], dispatches: Sequence[Dispatch]) -> None:
+        """Claims the jobs as a worker that dies at once would, then publishes the creation's wake-ups.
+
+        The wake-ups go out as the gateway's would: each counts as on its way
+        until a worker starts from it, so one never sent would hold back the
+        wake-ups of the next side's jobs (ready.lua) for as long as it counts.
+        Here they find nothing due (the dead worker holds every job) and stop counting.
+        """
         claims = [self.dead.claim(j) for j in job_ids]
         if any(c is None for c in claims):
             raise AssertionError("a job just created could not be claimed")
         with self.celery.producer_or_acquire() as producer:
-            for j in job_ids:
-                self.celery.send_task(RUN_TASK, args=[j], queue=MODELS["echo"].queue, producer=producer)
+            for d in dispatches:
+                queue = MODELS[d.model].queue_for(d.priority)
+                self.celery.send_task(PULL_TASK, args=[d.model, d.priority], queue=queue, producer=producer)
 
     def reclaim_group(self, n: int) -> int:
         created = self.dead.create_group([NewJob("echo", "text/plain", p) for p in echo_payloads(n)], n)
-        ids = [d.job_id for d in created.dispatches]
-        if len(ids) != n:
-            raise AssertionError(f"{len(ids)} children released, not {n}")
-        self._dead_worker(ids)
+        ids = [keys.child_id(created.job_id, i) for i in range(n)]
+        if created.dispatches != [] and len(created.dispatches) != n:  # one wake-up per child released
+            raise AssertionError(f"{len(created.dispatches)} children released, not {n}")
+        self._dead_worker(ids, created.dispatches)
         ended = wait_roots(self.clients[KEPT_DB], [created.job_id])
         self.after = lambda: self._expect(ended, n, KEPT_DB, reclaimed=ids)
         return n
 
     def reclaim_single(self, n: int) -> int:
-        ids = [self.dead.create_single(NewJob("echo", "text/plain", p)).job_id for p in echo_payloads(n)]
-        self._dead_worker(ids)
+        created = [self.dead.create_single(NewJob("echo", "text/plain", p)) for p in echo_payloads(n)]
+        ids = [c.job_id for c in created]
+        self._dead_worker(ids, [d for c in created for d in c.dispatches])
         ended = wait_roots(self.clients[KEPT_DB], ids)
         self.after = lambda: self._expect(ended, n, KEPT_DB, reclaimed=ids)
         return n

@@ -27,9 +27,10 @@ medians and the ratio is the median of the rounds' ocrgw / chords ratios.
 As context, each ocrgw round also records the span from the first parent's
 ``created_at`` to the last one's ``finished_at`` (Redis's times).
 
-What it shows: one group alone keeps its slots (a finishing worker runs the
-next child itself); with other work queued a kept slot gives way, and every
-hand-off then goes through a message.  Targets: ocrgw / chords <= 0.25 for
+What it shows: a finishing worker takes its model's next ready job itself,
+whichever group it belongs to, with no message, so G groups at once cost
+what one does (before, a kept slot gave way to any queued work, and with
+two groups or more nearly every hand-off went through a message).  Targets: ocrgw / chords <= 0.25 for
 G = 1 and <= 0.5 for G = 2, 5 and 10.
 """
 

@@ -34,7 +34,7 @@ from jobs.records import NewJob
 from jobs.registry import MODELS
 from jobs.store import JobStore
 from tests.harness import CELERY_READY
-from workers.celery_app import RUN_TASK, make_celery
+from workers.celery_app import PULL_TASK, make_celery
 
 NAME = "memory"
 #: The benchmark as a whole, and each of its phases, full and quick (hang detectors: see bench/deadline.py).
@@ -125,8 +125,9 @@ def worker_rss(bench: Bench) -> dict:
             with bench.phase(f"a group of {len(jobs)} {model} children", *PHASE_DEADLINE):
                 created = store.create_group(jobs, conc)
                 with app.producer_or_acquire() as producer:
-                    for d in created.dispatches:
-                        app.send_task(RUN_TASK, args=[d.job_id], queue=_queue_of(d.model), producer=producer)
+                    for d in created.dispatches:  # wake-ups: a worker takes the model's next ready job
+                        queue = _queue_of(d.model)
+                        app.send_task(PULL_TASK, args=[d.model, d.priority], queue=queue, producer=producer)
                 status = _wait_terminal(store, created.job_id)
             if status != "completed":
                 raise AssertionError(f"the {model} group ended {status}")

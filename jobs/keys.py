@@ -48,6 +48,10 @@ WEBHOOKS = f"{NAMESPACE}:webhooks"  # terminal jobs with a callback_url, scored 
 # Terminal roots, scored by when they ended (ms): the sweep deletes each, with
 # every key of its group, OCRGW_RESULT_TTL later (the expire transition).
 EXPIRING = f"{NAMESPACE}:expiring"
+# A model's queued jobs a worker may take, per lane (``ready``), and the wake-ups published for them
+# and not yet started (``wakeups``): the prefixes, then ``<model>:<lane>``.
+READY = f"{NAMESPACE}:ready:"
+WAKEUPS = f"{NAMESPACE}:wakeups:"
 SWEEP_LOCK = f"{NAMESPACE}:sweep:lock"
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
 # The job gauges as the sweep last counted them (``jobs.observed``): one JSON value a scrape reads.
@@ -155,6 +159,29 @@ def is_call_record(key: str) -> bool:
     return key.startswith(f"{NAMESPACE}:{{") and key.partition("}")[2].startswith(":" + CALL)
 
 
+def ready(model: str, lane: str) -> str:
+    """The queued jobs of ``model`` in ``lane`` a worker may take, scored by when each may run (µs: its
+    release, or its retry's backoff end; the jobs of one release a µs apart, in order).
+
+    A finishing worker (``complete``) or a woken one (``claim_next``) takes
+    the first that is due, the interactive lane's before the batch lane's;
+    an entry whose job is no longer queued (claimed by its own message,
+    cancelled) is dropped when met.
+    """
+    return f"{READY}{model}:{lane}"
+
+
+def wakeups(model: str, lane: str) -> str:
+    """The wake-ups (``ocrgw.pull`` messages) of ``model`` in ``lane`` published and not yet started, each a
+    member scored by when it no longer counts (ms): a lost message stops counting then."""
+    return f"{WAKEUPS}{model}:{lane}"
+
+
+def pull_call(token: str) -> str:
+    """What one ``claim_next`` call answered (it names no job before it runs), kept briefly like ``call``."""
+    return f"{NAMESPACE}:pull_call:{token}"
+
+
 def children(parent_id: str, status: str) -> str:
     """The children of a parent in one status, scored by index: a page of them, or all failed ones, is one read."""
     return f"{group_prefix(parent_id)}{CHILDREN}{status}"
@@ -229,6 +256,10 @@ def lua_key_shapes() -> str:
                 f"local function tenant_tag_of(id) return string.sub(id, 1, {TENANT_TAG_LENGTH}) end",
                 f"local function tenant_in_flight_key_of(tag) return '{TENANT}' .. tag .. '{IN_FLIGHT}' end",
                 f"local function tenant_waiting_key_of(tag) return '{TENANT}' .. tag .. '{WAITING}' end",
+                f"local function roots_key_of(tag, kind, status) return '{NAMESPACE}:roots:' .. tag .. ':' .. kind"
+                "  .. ':' .. status end",
+                f"local function ready_key_of(model, lane) return '{READY}' .. model .. ':' .. lane end",
+                f"local function wakeups_key_of(model, lane) return '{WAKEUPS}' .. model .. ':' .. lane end",
             ]
         )
         + "\n"

@@ -134,8 +134,8 @@ class Claim:
 class Completion:
     finalized: bool  # the job's parent (or the single job itself) became terminal
     dispatches: list[Dispatch]
-    # The child released into the freed slot and claimed for the finishing
-    # worker, when it asked for one (``take_next``): it has no message.
+    # The next ready job of the model, claimed for the finishing worker when
+    # it asked for one (``take_next``): it has no message.
     next_claim: Claim | None = None
     # Held children a fail-fast group cancelled as this one ended, by model: they never started.
     cancelled_unstarted: dict[str, int] = field(default_factory=dict)

@@ -11,7 +11,8 @@ themselves is in ``jobs.worker_reports`` (``store.workers``).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +34,7 @@ from jobs.records import (
     Claim,
     Completion,
     Created,
+    Dispatch,
     GroupRules,
     Idempotency,
     NewJob,
@@ -43,11 +45,13 @@ from jobs.replication import run_create
 from jobs.sweeping import SweepTransitions
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
+from jobs.transitions.claim_next import CLAIM_NEXT, ClaimNextReply
 from jobs.transitions.complete import COMPLETE, CompleteReply
 from jobs.transitions.heartbeat import HEARTBEAT
 from jobs.transitions.progress import PROGRESS
 from jobs.transitions.record_pdf import RECORD_PDF
 from jobs.transitions.retry import RETRY
+from jobs.transitions.spec import PULL
 from jobs.worker_reports import WorkerReports
 
 # A refusal of an attempt's report, as the exception its caller handles.
@@ -245,6 +249,54 @@ class JobStore(SweepTransitions):
             traceparent=reply.traceparent,
         )
 
+    def withdraw_wakeups(self, unsent: Iterable[Dispatch]) -> None:
+        """Takes wake-ups that were counted as on their way but never published (the broker refused them)
+        off their model's count, so that the next transition answers new ones for the jobs they were for,
+        rather than none until the count lapses (OCRGW_REQUEUE_SECONDS).  Any of the model's newest
+        entries will do: what the count says is how many, and the newest lapse last.
+        """
+        counts = Counter((d.model, d.priority) for d in unsent if d.task == PULL)
+        if not counts:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        for (model, lane), n in counts.items():
+            pipe.zpopmax(keys.wakeups(model, lane), n)
+        pipe.execute()
+
+    def claim_next(self, model: str, lane: str = "") -> tuple[Claim | None, list[Dispatch]]:
+        """Takes the next due job of ``model`` (interactive lane first, then in queued order), whichever
+        group or single job it is; None when none is due.  ``lane``: the lane of the wake-up that brought
+        the caller ('' for none), which stops counting as on its way.  Also answers the wake-ups the
+        model's ready jobs still need (publish them).
+        """
+        reply: ClaimNextReply = self.scripts.run(
+            CLAIM_NEXT,
+            keys={"leases": keys.LEASES, "queued": keys.QUEUED, "call": keys.pull_call(call_token())},
+            args={
+                "model": model,
+                "lane": lane,
+                "lease_ms": self.settings.lease_ms,
+                "record_ms": CALL_RECORD_MS,
+                "requeue_ms": self.requeue_ms,
+            },
+        )
+        if reply.code != Reply.OK:
+            return None, reply.released
+        claim = Claim(
+            reply.job_id,
+            reply.attempt,
+            reply.try_number,
+            reply.model,
+            reply.content_type,
+            json.loads(reply.options or "{}"),
+            reply.payload,
+            source_pages=parse_pages(reply.source_pages),
+            waited_seconds=_seconds_or_none(reply.waited_us),
+            queue_wait_seconds=_seconds_or_none(reply.queue_wait_us),
+            traceparent=reply.traceparent,
+        )
+        return claim, reply.released
+
     def heartbeat(self, job_id: str, attempt: int) -> bool:
         """Extends the lease; False once this attempt no longer holds the job."""
         reply = self.scripts.run(
@@ -272,9 +324,9 @@ class JobStore(SweepTransitions):
     def complete(self, job_id: str, attempt: int, result: dict[str, Any], take_next: str | None = None) -> Completion:
         """Ends the attempt with its result.
 
-        ``take_next`` (a model name) asks for the released child of that model
-        to be claimed for the caller in the same step (``Completion.next_claim``)
-        instead of being returned for publishing.
+        ``take_next`` (a model name) asks for the next ready job of that model,
+        whichever group or single job it is, to be claimed for the caller in the
+        same step (``Completion.next_claim``), with no message.
         """
         return self._finish(job_id, attempt, JobStatus.COMPLETED, json.dumps(result), "", "", take_next)
 

@@ -63,8 +63,8 @@ JOB_ATTEMPTS = Metric(
 JOB_STARTS = Metric(
     "counter",
     "ocrgw_job_starts_total",
-    "Attempts started, by model and how the worker got the job: message (a Celery message) or kept_slot "
-    "(claimed for it as its previous child ended).",
+    "Attempts started, by model and how the worker got the job: message (a Celery message naming it), pulled "
+    "(the model's next ready job, taken on a wake-up) or kept_slot (claimed for it as its previous job ended).",
     ("model", "path"),
 )
 JOB_DURATION = Metric(
@@ -85,7 +85,7 @@ HANDOFF_LATENCY = Metric(
     "histogram",
     "ocrgw_handoff_latency_seconds",
     "Seconds from a child's release into a freed slot (the finished_at of the child before it, Redis time) "
-    "to its started_at, by path: kept_slot or message.",
+    "to its started_at, by path: kept_slot, pulled or message.",
     ("path",),
     (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )

@@ -267,8 +267,9 @@ def attempt_span(claim: Claim, path: str) -> AbstractContextManager[None]:
     """The span of one attempt at ``claim``'s job, current while it runs (a no-op when tracing is off).
 
     Its parent is the trace context the job kept from the request that
-    created it; the Celery task span it runs in (the job's own message, or
-    the message of the job whose slot it kept) is a link.  A job kept
+    created it; the Celery task span it runs in (the wake-up it started
+    from, the job's own message, or the task of the job before it in a kept
+    slot, each perhaps of another trace) is a link.  A job kept
     without one (created while tracing was off) runs under the task span.
     """
     if _provider is None:

@@ -32,6 +32,8 @@ RUN_TASK = "ocrgw.run"
 # A terminal job's searchable PDF, built once and kept in the store; sent to the queue of the job's model
 # (a parent's: its first completed child's), which every worker of that model consumes.
 BUILD_PDF_TASK = "ocrgw.build_pdf"
+# A wake-up: a worker of the model takes the model's next ready job, and goes on from job to job (workers.runner).
+PULL_TASK = "ocrgw.pull"
 SWEEP_TASK = "ocrgw.sweep"
 COORDINATOR_QUEUE = "coordinator"
 WEBHOOK_TASK = "ocrgw.webhook"

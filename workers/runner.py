@@ -5,9 +5,12 @@ attempt token from the claim, so a worker that lost its lease (it stalled,
 and the sweep handed the job to another worker) can never overwrite the
 result of the attempt that replaced it.
 
-A worker that finishes a child keeps its slot: ``complete`` claims the next
-child released into that slot for it, and the worker runs that child at
-once, with no Celery message (``OCRGW_KEEP_SLOT_SECONDS``; see ``Runner.run``).
+A worker that finishes a job keeps going: ``complete`` claims the model's
+next ready job for it, whichever group or single job is next in the order
+jobs were queued (interactive first), and the worker runs it at once, with
+no Celery message (``OCRGW_KEEP_SLOT_SECONDS``; see ``Runner.run``).  Idle
+workers come through wake-ups (``Runner.pull``): a message per ready job no
+worker is on its way to, not one per job.
 
 ``Runner.run`` answers what became of the attempt at the job it was given:
 
@@ -24,7 +27,8 @@ discarded     this attempt no longer holds the job (its lease expired and
               deleted meanwhile): nothing written
 cancelled     a client cancelled the job while it ran: it stopped at the
               next page and ended cancelled
-skipped       the job was not claimable (a duplicate or late message)
+skipped       the job was not claimable (a duplicate or late message), or a
+              wake-up found no job ready
 ============  ===========================================================
 """
 
@@ -51,8 +55,9 @@ log = logging.getLogger(__name__)
 
 COMPLETED, FAILED, RETRIED, DISCARDED, SKIPPED = "completed", "failed", "retried", "discarded", "skipped"
 CANCELLED = "cancelled"
-# How an attempt came to this worker: a Celery message, or a slot kept as the previous child ended.
-MESSAGE, KEPT_SLOT = "message", "kept_slot"
+# How an attempt came to this worker: a Celery message naming it, a wake-up (the model's next ready job),
+# or taken as the previous job ended (a kept slot).
+MESSAGE, PULLED, KEPT_SLOT = "message", "pulled", "kept_slot"
 
 
 class Heartbeat:
@@ -139,23 +144,34 @@ class Runner:
         """Runs an attempt at ``job_id``; returns what became of it (see the module's table).
 
         While less than ``keep_slot_seconds`` have passed since the start,
-        each finished job's slot is kept: the next child of the same model,
-        claimed by ``complete``, runs here at once.  Past that, the next
-        child is published and waits its turn on the queue behind other
-        groups' work, so one group cannot hold a worker for long.  The task's
-        time limits allow for that budget (see ``workers.celery_app``).
+        each finished job's slot is kept: the model's next ready job, claimed
+        by ``complete``, runs here at once.  Past that, the worker takes its
+        next task from the broker (a wake-up), so a long task never holds a
+        worker.  The task's time limits allow for that budget (see
+        ``workers.celery_app``).
         """
         claim = self.store.claim(job_id)
         if claim is None:
             log.info("job %s is not claimable (duplicate or late message)", job_id)
             return SKIPPED
+        return self._run_from(claim, MESSAGE)
+
+    def pull(self, model: str, lane: str) -> str:
+        """A wake-up: runs the model's next ready job, and goes on as ``run`` does; SKIPPED when none is ready."""
+        claim, wake_ups = self.store.claim_next(model, lane)
+        self.publish(wake_ups)
+        if claim is None:
+            return SKIPPED
+        return self._run_from(claim, PULLED)
+
+    def _run_from(self, first_claim: Claim, path: str) -> str:
+        claim: Claim | None = first_claim
         keep_until = self.clock() + self.store.settings.keep_slot_seconds
-        first: str | None = None  # what became of job_id: the answer
-        path = MESSAGE
+        first: str | None = None  # what became of the first job: the answer
         started: list[tuple[Claim, str]] = []  # with their paths: the hand-offs, recorded at the end
         logged_as = logs.bound()  # the task's job, bound by Celery: its lines after the run are about it again
         try:
-            lost = self.heartbeat.hold(claim)
+            lost = self.heartbeat.hold(first_claim)
             while claim is not None:
                 logs.bind_job(claim.job_id)
                 metrics.attempt_started(claim.model, path)
@@ -166,11 +182,11 @@ class Runner:
                     outcome, completion = self._attempt(claim, lost, keep_until)
                     tracing.attempt_outcome(outcome)
                 metrics.attempt_ended(claim.model, outcome, time.perf_counter() - began)
+                # The task's own lines name no job (a wake-up's names a model), so each attempt says what it did.
+                log.info("job %s attempt %d (%s): %s", claim.job_id, claim.attempt, path, outcome)
                 if first is None:
                     first = outcome
-                else:
-                    log.debug("job %s, run in a kept slot: %s", claim.job_id, outcome)
-                # The next child's lease is renewed from the moment it is
+                # The next job's lease is renewed from the moment it is
                 # claimed, while the other released children are published.
                 self.heartbeat.release(claim)
                 claim = completion.next_claim if completion else None
@@ -269,7 +285,7 @@ class Runner:
         return COMPLETED, self.store.complete(claim.job_id, claim.attempt, result, self._take_next(claim, keep_until))
 
     def _take_next(self, claim: Claim, keep_until: float) -> str | None:
-        """The model of the next child to keep the slot for, or None to publish it instead."""
+        """The model whose next ready job to take as this one ends, or None to take none."""
         if self.clock() < keep_until and not self.draining():
             return claim.model
         return None

@@ -10,8 +10,8 @@ import os
 from celery.signals import worker_process_init, worker_shutting_down
 
 from jobs.store import JobStore
-from workers.celery_app import BUILD_PDF_TASK, RUN_TASK, app, settings
-from workers.dispatch import publish
+from workers.celery_app import BUILD_PDF_TASK, PULL_TASK, RUN_TASK, app, settings
+from workers.dispatch import publisher
 from workers.runner import Runner
 
 log = logging.getLogger(__name__)
@@ -26,7 +26,8 @@ def runner() -> Runner:
     """The process's runner; built after the fork so no Redis socket is shared between processes."""
     global _runner, _runner_pid
     if _runner is None or _runner_pid != os.getpid():
-        _runner = Runner(JobStore.from_settings(settings), publish, draining=lambda: _shutting_down.value)
+        store = JobStore.from_settings(settings)
+        _runner = Runner(store, publisher(store), draining=lambda: _shutting_down.value)
         _runner_pid = os.getpid()
     return _runner
 
@@ -52,6 +53,12 @@ def _preload_engines(**_):
 @app.task(name=RUN_TASK, ignore_result=True)
 def run_job(job_id: str) -> str:
     return runner().run(job_id)
+
+
+@app.task(name=PULL_TASK, ignore_result=True)
+def pull(model: str, lane: str) -> str:
+    """A wake-up: takes the model's next ready job, whichever it is, and goes on from job to job."""
+    return runner().pull(model, lane)
 
 
 @app.task(name=BUILD_PDF_TASK, ignore_result=True)

@@ -208,7 +208,7 @@ def retry(job_id: str, include_cancelled: bool):
         )
     except (NotAGroup, GroupNotFinished, NothingToRetry, IdempotencyKeyReused) as error:
         raise _refused(error) from None
-    # The group as the redrive left it: read before its messages go out, so that a worker quick enough
+    # The group as the redrive left it: read before the wake-ups go out, so that a worker quick enough
     # to run the redriven children meanwhile does not answer for them.
     response = jsonify(job_view(record_of(job_id)))
     publish_quietly(services().publish, redriven.dispatches)

@@ -18,6 +18,7 @@ from redis.exceptions import NoScriptError
 
 from jobs.transitions.cancel import CANCEL
 from jobs.transitions.claim import CLAIM
+from jobs.transitions.claim_next import CLAIM_NEXT
 from jobs.transitions.claim_webhook import CLAIM_WEBHOOK
 from jobs.transitions.complete import COMPLETE
 from jobs.transitions.create import CREATE
@@ -38,6 +39,7 @@ from jobs.transitions.unlock_sweep import UNLOCK_SWEEP
 TRANSITIONS: tuple[Transition, ...] = (
     CREATE,
     CLAIM,
+    CLAIM_NEXT,
     HEARTBEAT,
     PROGRESS,
     COMPLETE,

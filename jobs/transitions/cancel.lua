@@ -3,7 +3,7 @@
 
   A job that has not started (`held`, `queued`) ends `cancelled` at once,
   with its audit event; a queued job's Celery message then finds it not
-  claimable.  A `processing` job is asked to stop: it gets a cancel mark,
+  claimable, and a worker taking from the ready index drops its entry.  A `processing` job is asked to stop: it gets a cancel mark,
   which its attempt sees at its next heartbeat or page and answers by ending
   it `cancelled` (complete); a kept slot is never taken for it.  A cancelled
   child frees its slot like any finished child.  Cancelling a parent marks
@@ -31,14 +31,14 @@
     {OK, status, finalized, cancelled_unstarted, released...}  `status` is
         the job's status now: `cancelled`, or `processing` while a running
         attempt is asked to stop; cancelled_unstarted the jobs it ended
-        before they started (finish.lua); released are children the freed
-        slots went to
+        before they started (finish.lua); released are the wake-ups the
+        children the freed slots went to need (ready.lua)
     {NO_JOB}
     {WRONG_STATUS, status}  already terminal: nothing written
 ]]
 -- @include finish
 
-local f = redis.call('HMGET', K.job, F.status, F.kind, F.parent_id, F.index, F.model)
+local f = redis.call('HMGET', K.job, F.status, F.kind, F.parent_id, F.index, F.model, F.priority)
 if not f[1] then return reply{code = REPLY.NO_JOB} end
 if TERMINAL[f[1]] then return reply{code = REPLY.WRONG_STATUS, status = f[1]} end
 local now = now_us()
@@ -53,10 +53,10 @@ if f[2] == KIND.parent then
   end
   redis.call('ZREM', K.due, A.job_id)
   -- Nothing of its own is left to release; the tenant's waiting groups get the freed slots.
-  local released = release_children(A.prefix, A.job_id, A.release_limit, A.requeue_ms, now)
+  release_children(A.prefix, A.job_id, A.release_limit, A.requeue_ms, now)
   local finalized = finalize_parent_if_done(A.job_id, now)
   return reply{code = REPLY.OK, status = redis.call('HGET', K.job, F.status), finalized = finalized,
-               cancelled_unstarted = cancelled_unstarted(), released = released}
+               cancelled_unstarted = cancelled_unstarted(), released = wake_ups(now, A.requeue_ms)}
 end
 
 if f[1] == STATUS.processing then
@@ -67,11 +67,14 @@ end
 -- held or queued: it ends here
 local job = {id = A.job_id, kind = f[2], parent_id = f[3], index = f[4], model = f[5]}
 redis.call('ZREM', K.queued, A.job_id)
+-- Out of the ready index at once, so that the wake-ups' count is right (ready.lua).
+if f[1] == STATUS.queued then redis.call('ZREM', ready_key_of(f[5], lane_of(f[6])), A.job_id) end
 finish_job(K.job, job, A.prefix, f[1], STATUS.cancelled, '', why, now)
 local out = {code = REPLY.OK, status = STATUS.cancelled, finalized = 1}
 if job.kind == KIND.child then
-  out.finalized, out.released = child_finished(A.prefix, job.parent_id, f[1], STATUS.cancelled,
+  out.finalized = child_finished(A.prefix, job.parent_id, f[1], STATUS.cancelled,
     A.release_limit, A.requeue_ms, now)
+  out.released = wake_ups(now, A.requeue_ms)
 end
 out.cancelled_unstarted = cancelled_unstarted()
 return reply(out)

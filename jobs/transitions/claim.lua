@@ -11,7 +11,8 @@
     queued         the global index of queued jobs
     call           the record of this call (its token), kept A.record_ms
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind
-  Derived from A.prefix: the parent's per-status children sets.
+  Derived from A.prefix: the parent's per-status children sets; from the
+  job's model, its ready index (ready.lua), which the job leaves.
 
   Args:
     job_id
@@ -43,7 +44,7 @@
 -- @include claim
 
 local f = redis.call('HMGET', K.job, F.status, F.kind, F.model, F.content_type, F.options, F.attempts,
-  F.attempts_base, F.source_pages, F.traceparent)
+  F.attempts_base, F.source_pages, F.traceparent, F.priority)
 if not f[1] then return reply{code = REPLY.NO_JOB} end
 local function claimed(attempt)
   local source_pages = f[8] or ''
@@ -65,5 +66,6 @@ if f[1] ~= STATUS.queued then
 end
 
 local attempt = claim_job(K.job, A.job_id, f[2], A.prefix, A.lease_ms, now_us())
+redis.call('ZREM', ready_key_of(f[3], lane_of(f[10])), A.job_id)
 redis.call('SET', K.call, attempt, 'PX', A.record_ms)
 return claimed(attempt)

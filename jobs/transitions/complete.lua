@@ -6,21 +6,17 @@
   and, if it was the parent's last unfinished child, the parent is finalized
   in the same step (status, finished_at, the parent's audit event).
 
-  A worker may take the child released into the slot itself (A.next_lease_ms
-  > 0): the first released child of its model (A.next_model) is claimed for
-  it in this same step, as `claim` would, and needs no Celery message.  The
-  slot thus passes from one child to the next with no broker round trip and
-  no gap; both caps (the group's, its tenant's) hold because the child is
-  released before it is claimed.  A slot is kept only for a child of the
-  same group, and only while no other work waits for a worker (the queued
-  index holds nothing but this group's queued children): otherwise the child
-  goes through a message, behind what was queued before it, so another
-  group's or another tenant's queued work waits for the jobs queued ahead
-  of it, never for a run of kept slots.  So a waiting interactive job always
-  makes a batch group's kept slot give way (and, its lane's queue consumed
-  first, runs before the batch child).  An interactive group's slot gives
-  way alike: its child goes to the interactive queue, which is consumed
-  first, so it loses only the round trip through the broker.
+  A finishing worker may take its next job in the same step (A.next_lease_ms
+  > 0): the first due job of its model (A.next_model) in the ready index,
+  interactive lane first, then in the order jobs were queued, of whatever
+  group or single job, any tenant's (ready.lua), is claimed for it as
+  `claim` would, and needs no Celery message.  The worker thus goes from one
+  job to the next with no broker round trip; both caps (the group's, its
+  tenant's) hold because they are decided when a job is released, before
+  any worker can take it; and queued work is taken in the order it was
+  queued, as a broker would serve it, so no group or tenant waits behind a
+  run of another's jobs.  The wake-ups answered are for the ready jobs left
+  that no wake-up counts for yet, after this worker's own take.
 
   Keys:
     job            the job's hash
@@ -31,9 +27,11 @@
     call           the record of this call (its token), kept A.record_ms
     RELEASE_KEYS   (spec.py) parent: its parent's key (the job's own for a single job)
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind
-  Derived from A.prefix: the group's other jobs (released and kept
-  children) and their payloads, the per-status children sets; from the
-  ids, the tenant's keys and the groups its release served (release.lua).
+  Derived from A.prefix: the group's other jobs (the released children), the
+  per-status children sets; from the ids, the tenant's keys and the groups
+  its release served (release.lua), and the group keys of the job taken
+  (its parent, payload, its tenant's listing sets); from the models, their
+  ready indexes and wake-ups (ready.lua).
 
   Args:
     job_id
@@ -42,9 +40,9 @@
     result         JSON, or ''
     error_code     why it failed ('' if it did not)
     error          its message
-    next_lease_ms  the lease of the child claimed for this worker (0: claim
-                   nothing, publish every released child)
-    next_model     the model of the child to claim
+    next_lease_ms  the lease of the job claimed for this worker (0: claim
+                   nothing)
+    next_model     the model of the job to claim
     record_ms      how long the record of this call is kept
     RELEASE_ARGS   (spec.py)
 
@@ -52,26 +50,26 @@
     {OK, finalized, next_job_id, next_attempt, next_try_number, next_model,
         next_content_type, next_options, next_payload, next_waited_us,
         next_source_pages, next_queue_wait_us, next_traceparent, cancelled_unstarted, released...}
-        done; next_* is the child claimed for this worker, as claim answers
+        done; next_* is the job claimed for this worker, as claim answers
         it (next_job_id false when none; a split's child answers its
         source_pages, not a payload); cancelled_unstarted the held children
         a fail-fast group cancelled (finish.lua; a replay answers them
-        again, the first answer having been lost); released are the other
-        children released into the freed slot, each needing a Celery message
+        again, the first answer having been lost); released are the
+        wake-ups to publish (ready.lua)
     {NO_JOB}
     {WRONG_STATUS}  not processing: a late or duplicate attempt, nothing written
     {LEASE_LOST}    another attempt holds the job (this one lost its lease): nothing written
     The same call sent again (same token: its reply was lost to a dropped
     connection and the client retried) answers as the first time did, from
-    its call record: the children it released that are still queued (their
-    messages were never sent) and the child it claimed, if that attempt
-    still holds it.  Nothing is written.
+    its call record: the job it claimed, if that attempt still holds it,
+    and the wake-ups it answered (never sent: the first answer was lost).
+    Nothing is written.
 ]]
 -- @include attempt
 -- @include claim
 -- @include finish
 
-local function with_claim(out, key, id, attempt)
+local function with_claim(out, key, id, attempt, prefix)
   local c = redis.call('HMGET', key, F.model, F.content_type, F.options, F.attempts_base, F.source_pages,
     F.traceparent)
   out.next_job_id, out.next_attempt, out.next_model = id, attempt, c[1]
@@ -80,42 +78,45 @@ local function with_claim(out, key, id, attempt)
   out.next_source_pages = c[5] or ''
   out.next_traceparent = c[6] or ''
   -- A split's child reads its pages of the parent's document itself (the worker keeps the last one).
-  if out.next_source_pages == '' then out.next_payload = redis.call('GET', payload_key_of(A.prefix, id)) end
+  if out.next_source_pages == '' then out.next_payload = redis.call('GET', payload_key_of(prefix, id)) end
   out.next_waited_us, out.next_queue_wait_us = waits_us(key)
   return out
 end
 
--- Work other than this group's waits for a worker: another group's
--- children or a single job, of any tenant, queued (its message out).
-local function others_waiting()
-  local own = tonumber(redis.call('HGET', K.parent, count_field(STATUS.queued)) or '0')
-  return redis.call('ZCARD', K.queued) > own
-end
-
--- The call record: finalized, the child handed to this worker and its
--- attempt, the ids released for publishing (comma-separated), and the jobs
--- it cancelled before they started (finish.lua); one string.
+-- The call record: finalized, the job handed to this worker and its
+-- attempt, the wake-ups it answered (`model lane` pairs, comma-separated),
+-- and the jobs it cancelled before they started (finish.lua); one string.
 local function replay(record)
   local r = {string.match(record, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|?(.*)$')}
   -- The first answer was lost: the cancellations it told were never counted.
-  local out = {code = REPLY.OK, finalized = tonumber(r[1]), released = {}, cancelled_unstarted = r[5] or ''}
+  local out = {code = REPLY.OK, finalized = tonumber(r[1]), cancelled_unstarted = r[5] or ''}
   if r[2] and r[2] ~= '' then
-    local key = job_key_of(A.prefix, r[2])
+    local prefix = group_prefix_of(r[2])
+    local key = job_key_of(prefix, r[2])
     local c = redis.call('HMGET', key, F.status, F.attempts)
     if c[1] == STATUS.processing and c[2] == r[3] then
-      with_claim(out, key, r[2], tonumber(c[2]))
+      with_claim(out, key, r[2], tonumber(c[2]), prefix)
     end
   end
-  for id in string.gmatch(r[4] or '', '[^,]+') do
-    -- A release may have served another group of the tenant (its waiting line).
-    local c = redis.call('HMGET', job_key_of(group_prefix_of(id), id), F.status, F.model, F.priority)
-    if c[1] == STATUS.queued then
-      out.released[#out.released + 1] = id
-      out.released[#out.released + 1] = c[2]
-      out.released[#out.released + 1] = lane_of(c[3])
-    end
+  -- They were counted as on their way, but never sent: answered again, as they were.
+  out.released = {}
+  for model, lane in string.gmatch(r[4] or '', '([^ ,]+) ([^ ,]+)') do
+    out.released[#out.released + 1] = ''
+    out.released[#out.released + 1] = model
+    out.released[#out.released + 1] = lane
   end
   return reply(out)
+end
+
+-- Takes the next due job of A.next_model for this worker; its id and attempt, or nil.
+local function take_next(out, now)
+  local id, prefix = take_ready(A.next_model, now)
+  if not id then return nil end
+  local key = job_key_of(prefix, id)
+  local kind = redis.call('HGET', key, F.kind)
+  local attempt = claim_job(key, id, kind, prefix, A.next_lease_ms, now, group_keys_of(id, kind))
+  with_claim(out, key, id, attempt, prefix)
+  return id, attempt
 end
 
 -- The job's hash, read once: the attempt's check and what its end needs.
@@ -140,36 +141,19 @@ if A.status == STATUS.completed then
 end
 finish_job(K.job, job, A.prefix, STATUS.processing, A.status, A.error_code, A.error, now)
 
-local out = {code = REPLY.OK, finalized = 1, released = {}}
-local handed_to, handed_attempt = '', ''
+local out = {code = REPLY.OK, finalized = 1}
 if job.kind == KIND.child then
-  local finalized, released = child_finished(A.prefix, job.parent_id, STATUS.processing, A.status,
+  out.finalized = child_finished(A.prefix, job.parent_id, STATUS.processing, A.status,
     A.release_limit, A.requeue_ms, now)
-  out.finalized = finalized
-  local taken = nil
-  if A.next_lease_ms > 0 and not others_waiting() then
-    for i = 1, #released, 3 do
-      if released[i + 1] == A.next_model and root_of(released[i]) == job.parent_id then taken = i break end
-    end
-  end
-  if taken then
-    local next_id = released[taken]
-    local next_key = job_key_of(A.prefix, next_id)
-    local next_attempt = claim_job(next_key, next_id, KIND.child, A.prefix, A.next_lease_ms, now)
-    with_claim(out, next_key, next_id, next_attempt)
-    handed_to, handed_attempt = next_id, next_attempt
-  end
-  for i = 1, #released, 3 do
-    if i ~= taken then
-      out.released[#out.released + 1] = released[i]
-      out.released[#out.released + 1] = released[i + 1]
-      out.released[#out.released + 1] = released[i + 2]
-    end
-  end
 end
-local published = {}
-for i = 1, #out.released, 3 do published[#published + 1] = out.released[i] end
+local handed_to, handed_attempt = '', ''
+if A.next_lease_ms > 0 then
+  handed_to, handed_attempt = take_next(out, now)
+end
+out.released = wake_ups(now, A.requeue_ms)
 out.cancelled_unstarted = cancelled_unstarted()
-redis.call('SET', K.call, table.concat({out.finalized, handed_to, handed_attempt, table.concat(published, ','),
-  out.cancelled_unstarted}, '|'), 'PX', A.record_ms)
+local woken = {}
+for i = 1, #out.released, 3 do woken[#woken + 1] = out.released[i + 1] .. ' ' .. out.released[i + 2] end
+redis.call('SET', K.call, table.concat({out.finalized, handed_to or '', handed_attempt or '',
+  table.concat(woken, ','), out.cancelled_unstarted}, '|'), 'PX', A.record_ms)
 return reply(out)

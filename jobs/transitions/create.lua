@@ -10,7 +10,8 @@
     roots_queued   the listing's set of queued roots of this kind, the tenant's
     RELEASE_KEYS   (spec.py) parent: the root's key again
   Derived from A.prefix, the group's hash-tagged prefix: each job's key and
-  payload key, and the children's per-status sets.
+  payload key, and the children's per-status sets; from the models, their
+  ready indexes and wake-ups (ready.lua).
 
   Args:
     idempotency_key  '' for none
@@ -40,8 +41,8 @@
                    ('' for a child with source_pages: it stores none)
 
   Reply:
-    {OK, job_id, released...}  created; released are the jobs now queued,
-                               each needing a Celery message
+    {OK, job_id, released...}  created; released are the wake-ups the
+                               jobs now queued need (ready.lua)
     {REPLAYED, job_id}         same key and request, or a retried call
                                of this very create: the existing job
     {KEY_REUSED, job_id}       same key, different request: nothing written
@@ -91,14 +92,13 @@ local function job_fields(id, kind, idempotency_key, spec, more)
   return fields
 end
 
-local released = {}
 if A.kind == KIND.single then
   local spec = A.jobs[1]
   redis.call('HSET', K.root, unpack(job_fields(A.root_id, KIND.single, A.idempotency_key, spec,
     {F.status, STATUS.queued, F.queued_at, int(now), F.tenant, A.tenant, F.key_id, A.key_id})))
   redis.call('SET', payload_key_of(A.prefix, A.root_id), ARGV[A.payloads_from])
   redis.call('ZADD', K.queued, ms_of(now) + A.requeue_ms, A.root_id)
-  released = {A.root_id, spec[1], lane_of(spec[9])}
+  make_ready(A.root_id, spec[1], lane_of(spec[9]), now)
 else
   local n = #A.jobs
   redis.call('HSET', K.root,
@@ -134,7 +134,7 @@ else
     held[#held + 1] = id
   end
   zadd_all(children_key_of(A.prefix, STATUS.held), held)
-  released = release_children(A.prefix, A.root_id, A.release_limit, A.requeue_ms, now)
+  release_children(A.prefix, A.root_id, A.release_limit, A.requeue_ms, now)
 end
 redis.call('ZADD', K.roots_queued, int(now), A.root_id)
 
@@ -142,4 +142,4 @@ if A.idempotency_key ~= '' then
   redis.call('HSET', K.idempotency, F.id, A.root_id, 'fingerprint', A.fingerprint)
   redis.call('EXPIRE', K.idempotency, A.idempotency_ttl)
 end
-return reply{code = REPLY.OK, job_id = A.root_id, released = released}
+return reply{code = REPLY.OK, job_id = A.root_id, released = wake_ups(now, A.requeue_ms)}

@@ -31,7 +31,8 @@
                                     when that was asked); cancelled_unstarted
                                     the held children a fail-fast group
                                     then cancelled (finish.lua); then the
-                                    children released into its slot
+                                    wake-ups the children released into its
+                                    slot need (ready.lua)
 ]]
 -- @include finish
 -- @include requeue
@@ -52,7 +53,7 @@ local cancelled = f[7] == '1'
 local tries = tonumber(f[2]) - (tonumber(f[8]) or 0)  -- since the last redrive
 if tries < A.max_attempts and not cancelled then
   back_to_queued(K.job, A.job_id, A.prefix, STAGE.reclaimed, ERROR.lease_expired,
-    'the worker running attempt ' .. f[2] .. ' stopped renewing its lease', A.requeue_ms, now)
+    'the worker running attempt ' .. f[2] .. ' stopped renewing its lease', A.requeue_ms, now, now)
   return reply{code = REPLY.OK, requeued = 1, model = f[5], priority = lane_of(f[9])}
 end
 
@@ -66,8 +67,9 @@ end_attempt(K.job, now, status)
 finish_job(K.job, job, A.prefix, STATUS.processing, status, error_code, why, now)
 local out = {code = REPLY.OK, requeued = 0, finalized = 1, model = f[5], priority = lane_of(f[9])}
 if job.kind == KIND.child then
-  out.finalized, out.released = child_finished(A.prefix, job.parent_id, STATUS.processing, status,
+  out.finalized = child_finished(A.prefix, job.parent_id, STATUS.processing, status,
     A.release_limit, A.requeue_ms, now)
+  out.released = wake_ups(now, A.requeue_ms)
 end
 out.cancelled_unstarted = cancelled_unstarted()
 return reply(out)

@@ -27,8 +27,8 @@
     RELEASE_ARGS   (spec.py)
 
   Reply:
-    {OK, redriven, released...}  how many children were sent again; the first
-        released, each needing a Celery message
+    {OK, redriven, released...}  how many children were sent again; the
+        wake-ups the first released need (ready.lua)
     {REPLAYED}    the same key and request: answered as the first time, nothing written
     {KEY_REUSED}  the key was used for a different request: nothing written
     {NO_JOB}      no such parent
@@ -83,5 +83,5 @@ if A.idempotency_key ~= '' then
   redis.call('HSET', K.idempotency, F.id, A.parent_id, 'fingerprint', A.fingerprint)
   redis.call('EXPIRE', K.idempotency, A.idempotency_ttl)
 end
-local released = release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now)
-return reply{code = REPLY.OK, redriven = redriven, released = released}
+release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now)
+return reply{code = REPLY.OK, redriven = redriven, released = wake_ups(now, A.requeue_ms)}

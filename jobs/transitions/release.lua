@@ -21,7 +21,7 @@
     RELEASE_ARGS   (spec.py)
 
   Reply:
-    {OK, finalized, released...}  the children released, each needing a Celery message
+    {OK, finalized, released...}  the wake-ups the children released need (ready.lua)
     {NOTHING}                     not a parent (it leaves the due index)
 ]]
 -- @include finish
@@ -31,5 +31,6 @@ if redis.call('HGET', K.parent, F.kind) ~= KIND.parent then
   return reply{code = REPLY.NOTHING}
 end
 local now = now_us()
-local released = release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now)
-return reply{code = REPLY.OK, finalized = finalize_parent_if_done(A.parent_id, now), released = released}
+release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now)
+return reply{code = REPLY.OK, finalized = finalize_parent_if_done(A.parent_id, now),
+             released = wake_ups(now, A.requeue_ms)}

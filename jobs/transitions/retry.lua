@@ -29,5 +29,7 @@
 local refused = check_attempt(K.job, A.attempt) or cancel_or(K.job, nil)
 if refused then return reply{code = refused} end
 
-back_to_queued(K.job, A.job_id, A.prefix, STAGE.retrying, A.error_code, A.error, A.backoff_ms, now_us())
+local now = now_us()
+back_to_queued(K.job, A.job_id, A.prefix, STAGE.retrying, A.error_code, A.error, A.backoff_ms, now,
+  now + A.backoff_ms * 1000)
 return reply{code = REPLY.OK}

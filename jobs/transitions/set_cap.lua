@@ -15,7 +15,7 @@
     RELEASE_ARGS   (spec.py)
 
   Reply:
-    {OK, released...}  the children released into new slots, each needing a Celery message
+    {OK, released...}  the wake-ups the children released into new slots need (ready.lua)
     {NO_JOB}           no such parent (a single job or a child has no cap)
     {WRONG_STATUS, status}  the parent is terminal: nothing written
 ]]
@@ -25,5 +25,6 @@ local f = redis.call('HMGET', K.parent, F.kind, F.status)
 if f[1] ~= KIND.parent then return reply{code = REPLY.NO_JOB} end
 if TERMINAL[f[2]] then return reply{code = REPLY.WRONG_STATUS, status = f[2]} end
 redis.call('HSET', K.parent, F.max_parallel, int(A.max_parallel))
-local released = release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now_us())
-return reply{code = REPLY.OK, released = released}
+local now = now_us()
+release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now)
+return reply{code = REPLY.OK, released = wake_ups(now, A.requeue_ms)}

@@ -97,8 +97,9 @@ RELEASE_ARGS = (
 )
 
 
-#: What a message asks of a worker: run the job (OCR), or build its searchable PDF.
-RUN, BUILD_PDF = "run", "build_pdf"
+#: What a message asks of a worker: run the job (OCR), build its searchable PDF, or take the next ready
+#: job of a model (a wake-up, see includes/ready.lua).
+RUN, BUILD_PDF, PULL = "run", "build_pdf", "pull"
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,8 @@ class Dispatch:
     """A job that a transition moved to ``queued``: it needs a Celery message (to its model's queue of
     its ``priority``'s lane).
 
-    ``task`` BUILD_PDF asks instead for the searchable PDF of a terminal job, on the queue of ``model``.
+    ``task`` BUILD_PDF asks instead for the searchable PDF of a terminal job, on the queue of ``model``;
+    PULL (no ``job_id``) is a wake-up: a worker of ``model`` takes the model's next ready job, whichever it is.
     """
 
     job_id: str
@@ -127,8 +129,13 @@ def _text(value: Any) -> str:
 
 
 def _dispatches(flat: Sequence[Any]) -> Dispatches:
-    """A script's released jobs, laid out flat as ``{job_id, model, priority, ...}``."""
-    return [Dispatch(_text(flat[i]), _text(flat[i + 1]), priority=_text(flat[i + 2])) for i in range(0, len(flat), 3)]
+    """A script's released jobs, laid out flat as ``{job_id, model, priority, ...}``; a job id '' is a
+    wake-up for the model's lane (includes/ready.lua)."""
+    out = []
+    for i in range(0, len(flat), 3):
+        job_id, model, lane = _text(flat[i]), _text(flat[i + 1]), _text(flat[i + 2])
+        out.append(Dispatch(job_id, model, PULL if job_id == "" else RUN, lane))
+    return out
 
 
 def _model_counts(value: Any) -> ModelCounts:

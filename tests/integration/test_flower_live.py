@@ -1,11 +1,17 @@
 """Flower shows the work: a real ``celery -A workers flower`` beside a real stack sees a finished group's tasks.
 
 The stack runs with the default settings, task events off: Flower turns
-them on itself (its ``enable_events``).  Kept slots are off here, so each
-child of the group runs as a Celery task of its own (with kept slots, a worker runs the next children of a group within
-its current task, and Flower shows only the tasks there were).  Flower's
-HTTP API (``/api/tasks``, open with ``FLOWER_UNAUTHENTICATED_API``) must list
-one succeeded ``ocrgw.run`` task per child, whose argument is the child's id.
+them on itself (its ``enable_events``).  A child is not a Celery task of
+its own: a worker starts from an ``ocrgw.pull`` wake-up (its arguments the
+model and the lane) and takes the model's next ready job.  Kept slots are
+off here, so each wake-up's task runs exactly one child and answers what
+became of it (with kept slots, a task goes on to the next ready jobs, and
+Flower shows only the tasks there were).  Flower's HTTP API (``/api/tasks``,
+open with ``FLOWER_UNAUTHENTICATED_API``) must list, under their name, one
+succeeded task per child that answered ``completed``: ``ocrgw.pull``
+wake-ups of the echo model's batch lane (or, should the sweep have given a
+child a message of its own, ``ocrgw.run`` naming it).  A wake-up that found
+nothing ready answers ``skipped`` and ran no child.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from tests.integration.polling import wait_for_job
 pytestmark = pytest.mark.integration
 
 RUN_TASK = "ocrgw.run"
+PULL_TASK = "ocrgw.pull"
 EVENTS_TURNED_ON = "Events of group {task} enabled by remote"  # what a worker logs on Flower's enable_events
 
 
@@ -77,13 +84,17 @@ def test_flower_lists_a_finished_group_s_tasks_by_name(stack_and_flower):
     children = {c["id"] for c in view["children"]}
     assert view["status"] == "completed"
 
-    def succeeded_runs() -> dict[str, dict] | None:
-        tasks = api(flower, f"/api/tasks?taskname={RUN_TASK}").values()
-        runs = {ast.literal_eval(t["args"])[0]: t for t in tasks if t["name"] == RUN_TASK}
-        done = {job_id: t for job_id, t in runs.items() if job_id in children and t["state"] == "SUCCESS"}
-        return done if set(done) == children else None
+    def children_s_tasks() -> list[dict] | None:
+        tasks = [t for name in (PULL_TASK, RUN_TASK) for t in api(flower, f"/api/tasks?taskname={name}").values()]
+        done = [t for t in tasks if t["state"] == "SUCCESS" and ast.literal_eval(t["result"]) == "completed"]
+        return done if len(done) >= len(children) else None
 
-    runs = wait_until(succeeded_runs, WAIT, interval=0.5, message="flower did not show every child's task")
+    done = wait_until(children_s_tasks, WAIT, interval=0.5, message="flower did not show a task per child")
 
-    assert {t["name"] for t in runs.values()} == {RUN_TASK}
-    assert {ast.literal_eval(t["result"]) for t in runs.values()} == {"completed"}
+    # One task per child (kept slots are off): no more completed tasks than children.
+    assert len(done) == len(children)
+    pulls = [t for t in done if t["name"] == PULL_TASK]
+    assert {tuple(ast.literal_eval(t["args"])) for t in pulls} <= {("echo", "batch")}
+    runs = {ast.literal_eval(t["args"])[0] for t in done if t["name"] == RUN_TASK}
+    assert runs <= children
+    assert len(pulls) + len(runs) == len(children)

@@ -3,7 +3,9 @@ names, and none of them ever shows a document, a result, a key or the webhook se
 
 The stack runs with ``OCRGW_LOG_FORMAT=json`` (gateway, worker, coordinator,
 beat and webhook deliverer, as the Procfile starts them), kept slots off so
-that every child is a Celery task of its own.  A group with a failing child
+that every child starts from a wake-up of its own.  A wake-up's task lines
+name a model, not a job: the worker's line about each attempt names the job
+it ran.  A group with a failing child
 and a webhook, and a single job sent with an ``Authorization`` header, run to
 their end; then every line of every process's output is read.
 """
@@ -100,7 +102,7 @@ def test_a_line_about_a_job_carries_its_id_and_its_parent_s(procfile_stack, ran)
                 assert record["job_id"].startswith(record["parent_id"] + "-"), (name, record)
 
     worker_jobs = {(r["job_id"], r.get("parent_id")) for r in logs["worker"] if "job_id" in r}
-    assert {(c, parent) for c in children} <= worker_jobs  # each child's task received and done
+    assert {(c, parent) for c in children} <= worker_jobs  # each child's attempt, whichever task ran it
     [accepted] = [r for r in logs["web"] if r["message"].startswith(f"accepted {parent}")]
     assert accepted["job_id"] == parent and "parent_id" not in accepted
     polls = [r for r in logs["web"] if r["logger"] == "gunicorn.access" and f"/jobs/{parent}" in r["message"]]

@@ -44,6 +44,10 @@ def procfile_stack(module_procs):
     return stack.ready()
 
 
+#: How an attempt came to a worker: a message naming it, a wake-up, or taken as the previous job ended.
+PATHS = ("message", "pulled", "kept_slot")
+
+
 def test_after_a_group_has_run_the_metrics_count_its_children_by_status(procfile_stack):
     children = [echo_child(f"metrics-{i}", fail=i % 3 == 0) for i in range(9)]
     max_parallel = 2
@@ -58,19 +62,20 @@ def test_after_a_group_has_run_the_metrics_count_its_children_by_status(procfile
     def worker_caught_up():
         m = scrape(procfile_stack.metrics_url("worker"))
         ended = sum(value(m, "ocrgw_jobs_finished_total", model="echo", status=s) for s in by_status)
-        handoffs = sum(value(m, "ocrgw_handoff_latency_seconds_count", path=p) for p in ("message", "kept_slot"))
+        handoffs = sum(value(m, "ocrgw_handoff_latency_seconds_count", path=p) for p in PATHS)
         return m if ended >= len(children) and handoffs >= len(children) - max_parallel else None
 
     worker = wait_until(worker_caught_up, WAIT, message="the worker never counted every child and hand-off")
     finished = {s: value(worker, "ocrgw_jobs_finished_total", model="echo", status=s) for s in by_status}
     assert finished == by_status
     assert value(worker, "ocrgw_job_duration_seconds_count", model="echo", status="completed") == 6
-    starts = [value(worker, "ocrgw_job_starts_total", model="echo", path=p) for p in ("message", "kept_slot")]
+    starts = [value(worker, "ocrgw_job_starts_total", model="echo", path=p) for p in PATHS]
     assert sum(starts) == len(children)
     # Every child but those released with the group took over a slot another had freed.
-    handoffs = [value(worker, "ocrgw_handoff_latency_seconds_count", path=p) for p in ("message", "kept_slot")]
+    handoffs = [value(worker, "ocrgw_handoff_latency_seconds_count", path=p) for p in PATHS]
     assert sum(handoffs) == len(children) - max_parallel
-    assert value(worker, "ocrgw_handoff_latency_seconds_sum", path="kept_slot") == 0
+    # A kept slot's hand-off is not always 0 s: a finishing worker takes the oldest ready job, which may be
+    # one another worker's script released earlier (its wake-up still on its way), not the one it released.
 
     # The job gauges are the coordinator's last count: wait for one made after the group ended.
     ended_at = datetime.fromisoformat(view["finished_at"].replace("Z", "+00:00")).timestamp()

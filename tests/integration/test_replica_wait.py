@@ -14,9 +14,11 @@ import signal
 import pytest
 
 from gateway import create_app
+from jobs import keys
 from jobs.config import Settings
 from jobs.records import Dispatch
 from jobs.store import JobStore
+from jobs.transitions.spec import PULL
 from tests.harness import wait_until
 from tests.integration.chaos_support import echo, group, root_ids, texts
 
@@ -88,9 +90,11 @@ def test_with_a_replica_the_creation_is_acknowledged_once_the_replica_has_it(red
 
     assert response.status_code == 202, response.get_data(as_text=True)
     job_id = response.get_json()["id"]
-    assert [d.job_id for d in published] == [f"{job_id}-0", f"{job_id}-1"]
+    # The two children released into the group's slots are ready: one wake-up each, published after the WAIT.
+    assert [(d.task, d.model, d.priority) for d in published] == [(PULL, "echo", "batch")] * 2
     with replica.client() as redis:
         assert root_ids(redis) == [job_id]
+        assert redis.zrange(keys.ready("echo", "batch"), 0, -1) == [f"{job_id}-0".encode(), f"{job_id}-1".encode()]
 
 
 def test_a_replay_waits_for_the_original_creation_even_on_a_connection_that_wrote_nothing(redis_server_factory):

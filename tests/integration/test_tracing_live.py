@@ -4,7 +4,8 @@ A stack whose processes export over OTLP/HTTP to a receiver in this test
 (``otlp_receiver``), with JSON logs and kept slots.  The test sends each
 POST with a ``traceparent`` of its own, so it knows each trace's id before
 any process does.  It submits a single job, then a fan-out group with
-max_parallel 1 whose later children go through the kept-slot path, the
+max_parallel 1 whose first child a worker takes from a wake-up (an
+``ocrgw.pull`` task) and whose later children go through the kept-slot path, the
 last of them failing transiently once (retried, sent again by the sweep)
 and then for good.
 """
@@ -117,12 +118,20 @@ def test_a_single_job_s_attempt_is_in_its_post_s_trace(receiver, ran):
     assert attempt.trace_id == trace_id and attempt.service == "ocrgw-worker"
     assert chain_reaches(receiver.received(), attempt, post)
     assert attempt.attributes["ocrgw.model"] == "echo" and attempt.attributes["ocrgw.pages"] == 1
-    assert attempt.attributes["ocrgw.outcome"] == "completed" and attempt.attributes["ocrgw.path"] == "message"
+    assert attempt.attributes["ocrgw.outcome"] == "completed" and attempt.attributes["ocrgw.path"] == "pulled"
     assert "ocrgw.parent_id" not in attempt.attributes
-    # The Celery task it ran in is linked, and came through the message the POST published: the same trace.
+    # The Celery task it ran in is linked: the wake-up the POST published, so in the same trace.
+    task = linked_task(receiver, attempt)
+    assert task.trace_id == trace_id and task.service == "ocrgw-worker" and task.name == "run/ocrgw.pull"
+    assert chain_reaches(receiver.received(), task, post)
+
+
+def linked_task(receiver: OtlpReceiver, attempt: ReceivedSpan) -> ReceivedSpan:
+    """The Celery task span an attempt links to: the task it ran in."""
     [(linked_trace, linked_span)] = attempt.links
     task = wait_until(lambda: next((s for s in receiver.received() if s.span_id == linked_span), None), WAIT)
-    assert linked_trace == trace_id and task.service == "ocrgw-worker" and task.name == "run/ocrgw.run"
+    assert task.trace_id == linked_trace
+    return task
 
 
 def test_every_child_s_attempt_kept_slot_or_not_is_in_the_group_s_post_s_trace(receiver, ran):
@@ -141,7 +150,10 @@ def test_every_child_s_attempt_kept_slot_or_not_is_in_the_group_s_post_s_trace(r
 
     by_job = {c: sorted((a for a in attempts if a.attributes["ocrgw.job_id"] == c), key=try_number) for c in children}
     first, second, third = (by_job[c] for c in children)
-    assert [a.attributes["ocrgw.path"] for a in (*first, *second)] == ["message", "kept_slot"]
+    assert [a.attributes["ocrgw.path"] for a in (*first, *second)] == ["pulled", "kept_slot"]
+    # The first child ran in the task of the wake-up its group's POST published; the next in that same task.
+    [task] = {linked_task(receiver, a).span_id: linked_task(receiver, a) for a in (*first, *second)}.values()
+    assert task.name == "run/ocrgw.pull" and task.trace_id == trace_id
     for done in (*first, *second):
         assert (done.attributes["ocrgw.outcome"], done.attributes["ocrgw.pages"]) == ("completed", 1)
     retried, failed = third

@@ -1,25 +1,28 @@
 -- claim_job: the step that starts an attempt: `queued` -> `processing`,
 -- attempts + 1, started_at, a lease; for a child, its parent's counts and
 -- indexes move and the parent starts with its first child.  Used by `claim`
--- (a worker taking a job from its Celery message) and by `complete` (a
--- worker taking the child it just released into its own slot, with no
--- message at all).  Reads K.leases, K.queued, K.parent, K.roots_<status>.
+-- (a worker taking a job from its Celery message), `complete` (a finishing
+-- worker taking the next ready job, with no message at all) and
+-- `claim_next` (a worker a wake-up brought).  Reads K.leases, K.queued, and
+-- ks.parent, ks.roots_<status> (ks: K unless given, see group_keys_of).
 -- @needs move_job
 --
 -- Returns the new attempt number: the token of this attempt.
 
-local function claim_job(job_key, job_id, kind, prefix, lease_ms, now)
+local function claim_job(job_key, job_id, kind, prefix, lease_ms, now, ks)
+  ks = ks or K
   local attempt = redis.call('HINCRBY', job_key, F.attempts, 1)
   redis.call('HSET', job_key, F.status, STATUS.processing, F.started_at, int(now),
     F.stage, STAGE.started, F.progress, '0')
   redis.call('ZADD', K.leases, ms_of(now) + lease_ms, job_id)
   redis.call('ZREM', K.queued, job_id)
-  move_job(prefix, job_key, job_id, kind, redis.call('HGET', job_key, F.index), STATUS.queued, STATUS.processing)
+  move_job(prefix, job_key, job_id, kind, redis.call('HGET', job_key, F.index), STATUS.queued, STATUS.processing,
+    ks)
   if kind == KIND.child then
-    local p = redis.call('HMGET', K.parent, F.started_at, F.status, F.id)
+    local p = redis.call('HMGET', ks.parent, F.started_at, F.status, F.id)
     if p[1] == '' and p[2] == STATUS.queued then
-      redis.call('HSET', K.parent, F.started_at, int(now), F.status, STATUS.processing, F.stage, STATUS.processing)
-      move_root(K.parent, p[3], STATUS.queued, STATUS.processing)
+      redis.call('HSET', ks.parent, F.started_at, int(now), F.status, STATUS.processing, F.stage, STATUS.processing)
+      move_root(ks.parent, p[3], STATUS.queued, STATUS.processing, ks)
     end
   end
   return attempt

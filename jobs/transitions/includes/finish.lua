@@ -102,9 +102,12 @@ local function cancel_children(prefix, parent_id, from, why, now)
   for i = 1, #found, 2 do
     local id = found[i]
     local key = job_key_of(prefix, id)
-    local job = {id = id, kind = KIND.child, parent_id = parent_id, index = found[i + 1],
-                 model = redis.call('HGET', key, F.model)}
-    if from == STATUS.queued then redis.call('ZREM', K.queued, id) end
+    local routed = redis.call('HMGET', key, F.model, F.priority)
+    local job = {id = id, kind = KIND.child, parent_id = parent_id, index = found[i + 1], model = routed[1]}
+    if from == STATUS.queued then
+      redis.call('ZREM', K.queued, id)
+      redis.call('ZREM', ready_key_of(routed[1], lane_of(routed[2])), id)
+    end
     finish_job(key, job, prefix, from, STATUS.cancelled, '', why, now)
   end
   local n = #found / 2

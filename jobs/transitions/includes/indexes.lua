@@ -22,8 +22,22 @@ local function move_child(prefix, child_id, index, from, to)
   end
 end
 
-local function move_root(root_key, root_id, from, to)
+-- ks: the keys of the root's group (K unless given: see group_keys_of).
+local function move_root(root_key, root_id, from, to, ks)
+  ks = ks or K
   local created = redis.call('HGET', root_key, F.created_at)
-  redis.call('ZREM', K['roots_' .. from], root_id)
-  redis.call('ZADD', K['roots_' .. to], created, root_id)
+  redis.call('ZREM', ks['roots_' .. from], root_id)
+  redis.call('ZADD', ks['roots_' .. to], created, root_id)
+end
+
+-- The keys a claim of `id` moves, as K names them for a script's own job:
+-- its root (`parent`) and its tenant's listing sets of the root's kind, for
+-- a job a script takes from the ready index, of whatever group.
+local function group_keys_of(id, kind)
+  local root_kind = KIND.single
+  if kind == KIND.child then root_kind = KIND.parent end
+  local tag = tenant_tag_of(id)
+  return {parent = job_key_of(group_prefix_of(id), root_of(id)),
+          ['roots_' .. STATUS.queued] = roots_key_of(tag, root_kind, STATUS.queued),
+          ['roots_' .. STATUS.processing] = roots_key_of(tag, root_kind, STATUS.processing)}
 end

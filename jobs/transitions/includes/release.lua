@@ -25,8 +25,10 @@
 --
 -- Returns a flat list {child_id, model, priority, child_id, model, priority,
 -- ...} of the children released (of this parent, and of the groups served from the
--- line): the caller publishes one Celery message for each.
+-- line).  Each enters its model's ready index (ready.lua): the caller answers
+-- the wake-ups that index needs (wake_ups), not one message per child.
 -- @needs indexes
+-- @needs ready
 
 -- lined: whether the tenant's waiting line may hold a group (it did when read,
 -- or one joined it since); when not, no group needs taking out of it.
@@ -83,6 +85,7 @@ local function release_group(parent_key, prefix, parent_id, tenant, limit, reque
       move_child(prefix, id, index, STATUS.held, STATUS.queued)
       redis.call('ZADD', K.queued, publish_by, id)
       local routed = redis.call('HMGET', key, F.model, F.priority)
+      make_ready(id, routed[1], lane_of(routed[2]), now)
       out[#out + 1] = id
       out[#out + 1] = routed[1]
       out[#out + 1] = lane_of(routed[2])

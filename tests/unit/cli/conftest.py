@@ -29,6 +29,7 @@ from cli.main import main
 from gateway import create_app, drain
 from jobs.config import Settings
 from jobs.store import JobStore
+from jobs.transitions.spec import PULL, Dispatch
 from workers.runner import Runner
 
 
@@ -37,7 +38,7 @@ class InlineWorker:
 
     def __init__(self, store: JobStore):
         self.store = store
-        self.jobs: queue.Queue[str | None] = queue.Queue()
+        self.jobs: queue.Queue[Dispatch | None] = queue.Queue()
         self.runner = Runner(store, self.publish)
         self.running = threading.Event()
         self.running.set()
@@ -48,7 +49,7 @@ class InlineWorker:
     def publish(self, dispatches) -> int:
         dispatches = list(dispatches)
         for dispatch in dispatches:
-            self.jobs.put(dispatch.job_id)
+            self.jobs.put(dispatch)
         return len(dispatches)
 
     def pause(self) -> None:
@@ -57,11 +58,14 @@ class InlineWorker:
 
     def _work(self) -> None:
         while True:
-            job_id = self.jobs.get()
+            dispatch = self.jobs.get()
             self.running.wait()
-            if job_id is None or self.stopped:
+            if dispatch is None or self.stopped:
                 return
-            self.runner.run(job_id)
+            if dispatch.task == PULL:  # a wake-up: the model's next ready job, and on from there
+                self.runner.pull(dispatch.model, dispatch.priority)
+            else:
+                self.runner.run(dispatch.job_id)
 
     def stop(self) -> None:
         """Ends the thread once its job (if any) is done; jobs still waiting never run."""

@@ -14,6 +14,7 @@ from jobs import keys
 from jobs.config import Settings
 from jobs.records import Dispatch, NewJob, Owner
 from jobs.registry import RemoteModel, install_remote_models
+from jobs.transitions.spec import PULL
 from tests.pdfs import text_pdf
 from tests.unit.remote_models import registry_restored
 
@@ -119,7 +120,7 @@ def test_a_cloud_model_takes_a_document_that_may_leave(client, redis, published)
 
     assert response.status_code == 202
     job_id = response.get_json()["id"]
-    assert published == [[Dispatch(job_id, "cloudocr")]]
+    assert published == [[Dispatch("", "cloudocr", PULL, "batch")]]
     assert marks(redis) == {job_id: "0"}
 
 
@@ -327,7 +328,8 @@ def test_cancelling_a_held_child_of_a_group_with_room_cannot_release_a_cloud_sib
     assert "the release this cancel runs" in refused.get_json()["detail"]
     assert everything_stored(redis) == before and len(published) == sent
     allowed = keyed.delete(f"/jobs/{parent}-0", headers=OPEN)
-    assert allowed.status_code == 200 and [d.job_id for d in published[-1]] == [f"{parent}-1"]
+    assert allowed.status_code == 200 and [d.model for d in published[-1]] == ["cloudocr"]  # its wake-up
+    assert store.queries.get(f"{parent}-1")["status"] == "queued"
 
 
 def test_cancelling_the_held_cloud_child_itself_is_allowed_in_a_group_with_room(keyed, store, published):
@@ -336,7 +338,8 @@ def test_cancelling_the_held_cloud_child_itself_is_allowed_in_a_group_with_room(
     response = keyed.delete(f"/jobs/{parent}-1", headers=RESTRICTED)
 
     assert response.status_code == 200
-    assert [d.job_id for d in published[-1]] == [f"{parent}-0"]  # what its release starts stays on premises
+    assert [d.model for d in published[-1]] == ["echo"]  # what its release starts stays on premises
+    assert store.queries.get(f"{parent}-0")["status"] == "queued"
 
 
 def test_cancelling_a_held_child_of_a_full_group_starts_nothing_and_is_allowed(keyed, store, published):
@@ -357,4 +360,5 @@ def test_an_unrestricted_key_changes_the_cap_as_before(keyed, store, published):
     response = keyed.patch(f"/jobs/{parent}", json={"max_parallel": 2}, headers=OPEN)
 
     assert response.status_code == 200
-    assert [d.job_id for d in published[-1]] == [f"{parent}-1"]
+    assert [d.model for d in published[-1]] == ["cloudocr"]  # its wake-up
+    assert store.queries.get(f"{parent}-1")["status"] == "queued"

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from jobs.records import Dispatch
+from jobs.transitions.spec import PULL
 
 from .conftest import MAX_BODY_BYTES, MAX_CHILDREN, MAX_PAGES
 from .support import assert_problem, b64, echo_job, fanout, png
@@ -31,7 +32,7 @@ def test_raw_document_is_accepted_with_the_default_model(client, store, publishe
     assert job["content_type"] == "image/png"
     assert job["doc_hash"] == hashlib.sha256(PNG).hexdigest()
     assert job["pages"] == 0
-    assert published == [[Dispatch(job["id"], "tesseract")]]
+    assert published == [[Dispatch("", "tesseract", PULL, "batch")]]
     assert store.claim(job["id"]).payload == PNG
 
 
@@ -53,7 +54,7 @@ def test_json_single_job_is_accepted(client, store, published):
     job = response.get_json()
     assert (job["kind"], job["model"], job["doc_hash"], job["pages"]) == ("single", "echo", "d1", 2)
     assert job["content_type"] == "text/plain"
-    assert published == [[Dispatch(job["id"], "echo")]]
+    assert published == [[Dispatch("", "echo", PULL, "batch")]]
     claim = store.claim(job["id"])
     assert claim.payload == b"hello"
     assert claim.options == {"delay_ms": 1.5, "fail": False, "tag": [1]}
@@ -81,7 +82,7 @@ def test_fanout_group_is_accepted_and_releases_up_to_max_parallel(client, publis
     assert group["counts"] == {"held": 1, "queued": 2, "processing": 0, "completed": 0, "failed": 0, "cancelled": 0}
     assert [c["status"] for c in group["children"]] == ["queued", "queued", "held"]
     assert [c["doc_hash"] for c in group["children"]] == ["d0", "d1", "d2"]
-    assert published == [[Dispatch(f"{group['id']}-0", "echo"), Dispatch(f"{group['id']}-1", "echo")]]
+    assert published == [[Dispatch("", "echo", PULL, "batch"), Dispatch("", "echo", PULL, "batch")]]
 
 
 def test_children_may_use_different_models(client, store):

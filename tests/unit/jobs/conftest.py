@@ -29,7 +29,7 @@ from jobs.contract import ROOT_STATUSES, JobKind, JobStatus
 from jobs.ids import TENANT_TAG_LENGTH
 from jobs.records import Claim, Created, NewJob, Owner
 from jobs.store import JobStore
-from jobs.transitions.spec import Transition
+from jobs.transitions.spec import PULL, Dispatch, Transition
 
 SETTINGS = Settings(
     release_batch=4,
@@ -98,6 +98,15 @@ class Kit:
         return claim
 
     # -- reading raw state ---------------------------------------------------------------
+
+    def ready(self, model: str = "echo", lane: str = "batch") -> list[str]:
+        """The model's ready index of ``lane`` (keys.ready), in the order a worker takes it."""
+        return [text(m) for m in self.r.zrange(keys.ready(model, lane), 0, -1)]
+
+    @staticmethod
+    def wake_ups(n: int, model: str = "echo", lane: str = "batch") -> list[Dispatch]:
+        """What a transition answers for ``n`` wake-ups of ``model``'s ``lane`` (spec.py: a job id '')."""
+        return [Dispatch("", model, PULL, lane)] * n
 
     def job(self, job_id: str) -> dict[str, str]:
         return {text(k): text(v) for k, v in self.r.hgetall(keys.job(job_id)).items()}

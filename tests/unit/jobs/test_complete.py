@@ -5,7 +5,6 @@ import pytest
 from jobs import keys
 from jobs.contract import Reply
 from jobs.errors import JobNotFound, LeaseLost, NotProcessing
-from jobs.records import Dispatch
 
 
 def event_fields(event):
@@ -64,7 +63,7 @@ def test_a_finished_child_hands_its_slot_to_the_next_held_child_in_the_same_call
 
     done = kit.store.complete(c[0], claim.attempt, {"text": "a"})
     assert done.finalized is False
-    assert done.dispatches == [Dispatch(c[2], "echo")]
+    assert done.dispatches == [] and kit.ready() == [c[2]]
     assert kit.statuses(parent, 4) == ["completed", "processing", "queued", "held"]
     assert kit.members(keys.QUEUED) == {c[2]}
     assert kit.members(keys.LEASES) == {c[1]}
@@ -114,7 +113,7 @@ def test_a_kept_slot_takes_only_a_child_of_the_worker_s_model(kit):
     done = kit.store.complete(c[0], claim.attempt, {}, take_next="echo")
 
     assert done.next_claim is None
-    assert done.dispatches == [Dispatch(c[1], "tesseract")]
+    assert done.dispatches == kit.wake_ups(1, "tesseract") and kit.ready("tesseract") == [c[1]]
     assert kit.status(c[1]) == "queued"
 
 
@@ -134,7 +133,7 @@ def test_a_failed_child_frees_its_slot_too(kit):
     c = kit.child_ids(parent, 2)
     claim = kit.claim(c[0])
     done = kit.store.fail(c[0], claim.attempt, "echo_failed", "asked to fail")
-    assert done.dispatches == [Dispatch(c[1], "echo")]
+    assert done.dispatches == [] and kit.ready() == [c[1]]
     assert kit.counts(parent)["failed"] == 1
 
 
@@ -254,5 +253,5 @@ def test_a_stale_attempt_cannot_complete_and_the_newer_attempt_is_intact(kit, re
 
     done = kit.store.complete(c0, new.attempt, {"from": "new"})
     assert kit.store.queries.result(c0) == {"from": "new"}
-    assert done.dispatches == [Dispatch(keys.child_id(parent, 1), "echo")]
+    assert done.dispatches == [] and kit.ready() == [keys.child_id(parent, 1)]
     assert len(kit.events_of(c0)) == 1

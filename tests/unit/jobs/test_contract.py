@@ -108,15 +108,34 @@ def test_a_script_loads_in_redis(name, r):
     assert r.script_load(SCRIPTS[name].source())
 
 
+def _calls(name: str, body: str) -> list[str]:
+    """The calls of an include's function in a script (their text, up to the closing parenthesis)."""
+    return re.findall(rf"(?<!function )\b{name}\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)", body)
+
+
+def _keys_through_defaults(body: str) -> set[str]:
+    """The keys the shared moves read from K when a call gives no group keys of its own (``ks``, see
+    group_keys_of in includes/indexes.lua): the listing's sets by status, and a job's move its parent."""
+    defaulted = {
+        name: [c for c in _calls(name, body) if not re.search(r",\s*(?:ks|group_keys_of\(.*\))\s*$", c, re.S)]
+        for name in ("move_root", "move_job", "claim_job")
+    }
+    used: set[str] = set()
+    if any(defaulted.values()):
+        used |= set(ROOT_KEYS)
+    if defaulted["move_job"] or defaulted["claim_job"]:
+        used.add("parent")
+    return used
+
+
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_a_script_reads_exactly_the_keys_and_args_its_spec_declares(name):
     transition = SCRIPTS[name]
     body = _body(transition)
     used_keys = set(re.findall(r"\bK\.(\w+)", body))
-    calls = len(re.findall(r"\bmove_(?:root|job)\(", body)) - len(re.findall(r"function move_(?:root|job)\(", body))
-    # called, not only defined: they name the listing's sets by status; so does a script whose
-    # own file names them (expire takes a root out of all of them)
-    if calls > 0 or "K['roots_' .." in transition.path.read_text():
+    used_keys |= _keys_through_defaults(body)
+    # a script whose own file names the listing's sets by status (expire takes a root out of all of them)
+    if "K['roots_' .." in transition.path.read_text():
         used_keys |= set(ROOT_KEYS)
     used_args = set(re.findall(r"\bA\.(\w+)", body))
     declared_args = {a.name + ("_from" if a.rest else "") for a in transition.args}

@@ -8,7 +8,7 @@ import pytest
 from jobs import keys
 from jobs.contract import Reply
 from jobs.errors import IdempotencyKeyReused
-from jobs.records import Dispatch, Idempotency, NewJob
+from jobs.records import Idempotency, NewJob
 
 SLACK_MS = 5_000  # tolerance for "about now" against Redis TIME
 
@@ -19,7 +19,8 @@ def test_single_job_is_queued_indexed_and_dispatched_once(kit, settings, r):
     created = kit.store.create_single(doc)
 
     assert created.replayed is False
-    assert created.dispatches == [Dispatch(created.job_id, "echo")]
+    assert created.dispatches == kit.wake_ups(1)
+    assert kit.ready() == [created.job_id]
     job = kit.job(created.job_id)
     assert job["kind"] == "single"
     assert job["status"] == "queued"
@@ -47,8 +48,8 @@ def test_group_holds_its_children_and_releases_the_first_max_parallel_in_index_o
     parent = created.job_id
     children = kit.child_ids(parent, 5)
 
-    assert [d.job_id for d in created.dispatches] == children[:2]
-    assert all(d.model == "echo" for d in created.dispatches)
+    assert kit.ready() == children[:2]
+    assert created.dispatches == kit.wake_ups(2)
     assert kit.statuses(parent, 5) == ["queued", "queued", "held", "held", "held"]
     assert kit.members(keys.QUEUED) == set(children[:2])
 
@@ -74,7 +75,8 @@ def test_group_holds_its_children_and_releases_the_first_max_parallel_in_index_o
 def test_group_of_mixed_models_has_a_mixed_parent(kit):
     created = kit.store.create_group([kit.doc(0, "echo"), kit.doc(1, "tesseract")], max_parallel=1)
     assert kit.job(created.job_id)["model"] == "mixed"
-    assert created.dispatches == [Dispatch(keys.child_id(created.job_id, 0), "echo")]
+    assert created.dispatches == kit.wake_ups(1)
+    assert kit.ready() == [keys.child_id(created.job_id, 0)]
     assert kit.job(keys.child_id(created.job_id, 1))["model"] == "tesseract"
 
 
@@ -89,7 +91,8 @@ def test_max_parallel_above_the_group_size_releases_everything(kit):
 def test_uncapped_group_releases_all_children_within_the_batch(kit, settings, max_parallel):
     n = settings.release_batch
     created = kit.group(n, max_parallel=max_parallel)
-    assert [d.job_id for d in created.dispatches] == kit.child_ids(created.job_id, n)
+    assert kit.ready() == kit.child_ids(created.job_id, n)
+    assert created.dispatches == kit.wake_ups(n)
     assert kit.counts(created.job_id)["held"] == 0
     assert kit.members(keys.DUE_PARENTS) == set()
 
@@ -100,12 +103,13 @@ def test_uncapped_group_beyond_the_batch_leaves_the_rest_to_the_sweep(kit, setti
     created = kit.group(batch + 2, max_parallel=max_parallel)
     parent = created.job_id
     children = kit.child_ids(parent, batch + 2)
-    assert [d.job_id for d in created.dispatches] == children[:batch]
+    assert kit.ready() == children[:batch]
     assert kit.statuses(parent, batch + 2)[batch:] == ["held", "held"]
     assert kit.members(keys.DUE_PARENTS) == {parent}
     assert kit.store.due_parents(kit.now_ms(), 10) == [parent]
 
-    assert [d.job_id for d in kit.store.release([parent])] == children[batch:]
+    assert kit.store.release([parent]) == kit.wake_ups(2)
+    assert kit.ready() == children
     assert kit.counts(parent)["held"] == 0
     assert kit.members(keys.DUE_PARENTS) == set()
 
@@ -121,7 +125,8 @@ def test_release_false_leaves_every_child_held_and_the_parent_due(kit):
     assert kit.store.due_parents(kit.now_ms(), 10) == [parent]
 
     released = kit.store.release([parent])
-    assert [d.job_id for d in released] == kit.child_ids(parent, 2)
+    assert released == kit.wake_ups(2)
+    assert kit.ready() == kit.child_ids(parent, 2)
     assert kit.members(keys.DUE_PARENTS) == set()
 
 

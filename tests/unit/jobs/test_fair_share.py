@@ -14,7 +14,7 @@ import pytest
 
 from coordinator.sweep import Sweeper
 from jobs import controls, keys
-from jobs.fair_share import fair_order, round_robin, tenant_of
+from jobs.fair_share import fair_order, round_robin
 from jobs.ids import new_job_id, tenant_tag
 from jobs.records import Dispatch
 from jobs.store import JobStore
@@ -40,23 +40,30 @@ def line(kit, tenant: str) -> list[str]:
     return [m.decode() for m in kit.r.zrange(keys.tenant_waiting(tenant_tag(tenant)), 0, -1)]
 
 
-def group_of(dispatches: list[Dispatch]) -> list[str]:
-    return [keys.root_of(d.job_id) for d in dispatches]
+def queued_now(kit) -> list[str]:
+    """The jobs that entered the ready index since the last look, in the order a worker takes them."""
+    seen = kit.__dict__.setdefault("seen_ready", set())
+    ids = [j for lane in ("interactive", "batch") for j in kit.ready(lane=lane) if j not in seen]
+    seen.update(ids)
+    return ids
 
 
-def claim_all(kit, dispatches: list[Dispatch]) -> list:
-    return [kit.claim(d.job_id) for d in dispatches]
+def group_of(job_ids: list[str]) -> list[str]:
+    return [keys.root_of(j) for j in job_ids]
+
+
+def claim_all(kit, job_ids: list[str]) -> list:
+    return [kit.claim(j) for j in job_ids]
 
 
 def test_the_cap_holds_across_a_tenant_s_groups_and_holds_no_other_tenant(capped):
     kit = capped
     a1 = kit.group(5, 0, tenant=A)
+    assert group_of(queued_now(kit)) == [a1.job_id] * 2
     a2 = kit.group(4, 0, tenant=A)
+    assert queued_now(kit) == []
     b = kit.group(3, 0, tenant=B)
-
-    assert group_of(a1.dispatches) == [a1.job_id] * 2
-    assert a2.dispatches == []
-    assert group_of(b.dispatches) == [b.job_id] * 2
+    assert group_of(queued_now(kit)) == [b.job_id] * 2
     assert in_flight(kit, A) == in_flight(kit, B) == 2
     # Held back by their tenant alone, they wait in its line, first come first...
     assert line(kit, A) == [a1.job_id, a2.job_id] and line(kit, B) == [b.job_id]
@@ -68,82 +75,87 @@ def test_the_cap_holds_across_a_tenant_s_groups_and_holds_no_other_tenant(capped
 
 def test_the_slots_a_tenant_frees_go_to_its_groups_in_turn(capped):
     kit = capped
-    a1 = kit.group(8, 0, tenant=A)
-    a2 = kit.group(8, 0, tenant=A)
-    running = claim_all(kit, a1.dispatches)
+    kit.group(8, 0, tenant=A)
+    kit.group(8, 0, tenant=A)
+    running = claim_all(kit, queued_now(kit))
     served = []
     for _ in range(10):
         claim = running.pop(0)
-        done = kit.store.complete(claim.job_id, claim.attempt, {})
-        served += group_of(done.dispatches)
-        running += claim_all(kit, done.dispatches)
+        kit.store.complete(claim.job_id, claim.attempt, {})
+        released = queued_now(kit)
+        served += group_of(released)
+        running += claim_all(kit, released)
         assert in_flight(kit, A) == 2
 
     # a1's own completions free every slot, yet the groups take turns.
-    assert served == [a1.job_id, a2.job_id] * 5
+    a1, a2 = sorted(set(served), key=served.index)
+    assert served == [a1, a2] * 5
 
 
-def test_a_kept_slot_stays_within_the_tenant_cap_and_yields_to_the_tenant_s_line(new_kit):
+def test_a_finishing_worker_stays_within_the_tenant_cap_and_takes_the_tenant_s_next_group_s_child(new_kit):
     kit = new_kit(tenant_max_inflight=1)
     a1 = kit.group(3, 0, tenant=A)
     a2 = kit.group(3, 0, tenant=A)
-    first = kit.claim(a1.dispatches[0].job_id)
+    first = kit.claim(keys.child_id(a1.job_id, 0))
 
-    # a1 is first in line: the freed slot is its own, and its worker keeps it.
+    # a1 is first in line: the freed slot is its own, and the finishing worker takes that child.
     done = kit.store.complete(first.job_id, first.attempt, {}, take_next="echo")
     assert done.next_claim is not None and done.next_claim.job_id == keys.child_id(a1.job_id, 1)
     assert done.dispatches == [] and in_flight(kit, A) == 1
 
-    # Now a2 is: the slot goes to a2's first child through a message, and nothing is kept.
+    # Now a2 is: the slot goes to a2's first child, which the same worker takes, with no message.
     kept = done.next_claim
     done = kit.store.complete(kept.job_id, kept.attempt, {}, take_next="echo")
-    assert done.next_claim is None
-    assert done.dispatches == [Dispatch(keys.child_id(a2.job_id, 0), "echo")]
-    assert in_flight(kit, A) == 1
+    assert done.next_claim is not None and done.next_claim.job_id == keys.child_id(a2.job_id, 0)
+    assert done.dispatches == [] and in_flight(kit, A) == 1
     kit.assert_tenant_in_flight()
 
 
 @pytest.mark.parametrize("other", ["another tenant's group", "another group of the tenant", "a single job"])
-def test_a_kept_slot_gives_way_while_other_work_is_queued(kit, other):
+def test_a_finishing_worker_takes_the_work_queued_before_its_group_s_next_child(kit, other):
     a = kit.group(3, 1, tenant=A)
     c = kit.child_ids(a.job_id, 3)
     first = kit.claim(c[0])
+    queued_now(kit)
     if other == "a single job":
-        waiting = kit.single().dispatches
+        kit.single()
     else:
-        waiting = kit.group(2, 0, tenant=B if other.startswith("another tenant") else A).dispatches
+        kit.group(2, 0, tenant=B if other.startswith("another tenant") else A)
+    waiting = queued_now(kit)
 
     done = kit.store.complete(c[0], first.attempt, {}, take_next="echo")
 
-    # The next child goes through a message, behind the work queued before it.
-    assert done.next_claim is None and done.dispatches == [Dispatch(c[1], "echo")]
+    # The next child waits behind the work queued before it; the worker takes that work first.
+    assert done.next_claim is not None and done.next_claim.job_id == waiting[0]
+    assert kit.ready() == [*waiting[1:], c[1]]
+    taken = done.next_claim
+    for job_id in [*waiting[1:], c[1]]:
+        taken = kit.store.complete(taken.job_id, taken.attempt, {}, take_next="echo").next_claim
+        assert taken is not None and taken.job_id == job_id
 
-    # Once nothing else waits for a worker, the slot is kept again.
-    claim_all(kit, waiting)
-    second = kit.claim(c[1])
-    done = kit.store.complete(c[1], second.attempt, {}, take_next="echo")
-    assert done.next_claim is not None and done.next_claim.job_id == c[2]
 
-
-def test_the_group_s_own_queued_children_do_not_stop_a_kept_slot(kit):
+def test_a_finishing_worker_takes_its_group_s_queued_children_in_order(kit):
     a = kit.group(4, 3, tenant=A)
     c = kit.child_ids(a.job_id, 4)
     first = kit.claim(c[0])  # c[1] and c[2] stay queued
 
     done = kit.store.complete(c[0], first.attempt, {}, take_next="echo")
 
-    assert done.next_claim is not None and done.next_claim.job_id == c[3]
+    assert done.next_claim is not None and done.next_claim.job_id == c[1]
+    assert kit.ready() == [c[2], c[3]]
 
 
 def test_cancelling_a_group_gives_its_tenant_slots_to_the_tenant_s_other_groups(capped):
     kit = capped
     a1 = kit.group(4, 0, tenant=A)
     a2 = kit.group(3, 0, tenant=A)
+    queued_now(kit)
 
     cancelled = controls.cancel(kit.store, a1.job_id)
 
     assert cancelled.status == "cancelled"
-    assert cancelled.dispatches == [Dispatch(keys.child_id(a2.job_id, i), "echo") for i in range(2)]
+    assert queued_now(kit) == [keys.child_id(a2.job_id, i) for i in range(2)]
+    assert kit.ready() == [keys.child_id(a2.job_id, i) for i in range(2)]  # a1's left the index
     assert in_flight(kit, A) == 2 and line(kit, A) == [a2.job_id]
 
 
@@ -151,14 +163,15 @@ def test_a_child_failed_by_reclaim_frees_its_tenant_slot(new_kit):
     kit = new_kit(tenant_max_inflight=1, max_attempts=1)
     a1 = kit.group(1, 0, tenant=A)
     a2 = kit.group(2, 0, tenant=A)
-    child = a1.dispatches[0].job_id
+    (child,) = queued_now(kit)
+    assert child == keys.child_id(a1.job_id, 0)
     kit.claim(child)
     kit.expire_lease(child)
 
     reclaimed = kit.store.reclaim([child])
 
     assert reclaimed.failed == [child]
-    assert reclaimed.dispatches == [Dispatch(keys.child_id(a2.job_id, 0), "echo")]
+    assert queued_now(kit) == [keys.child_id(a2.job_id, 0)]
     assert in_flight(kit, A) == 1
     kit.assert_tenant_in_flight()
 
@@ -168,7 +181,8 @@ def test_a_higher_group_cap_and_a_redrive_release_only_what_the_tenant_has_room_
     a = kit.group(5, 1, tenant=A)
     assert in_flight(kit, A) == 1
 
-    assert len(controls.set_cap(kit.store, a.job_id, 5)) == 1
+    controls.set_cap(kit.store, a.job_id, 5)
+    assert kit.counts(a.job_id)["queued"] == 2
     assert in_flight(kit, A) == 2 and line(kit, A) == [a.job_id]
 
     # Fail them all, then send them again: two at a time, as before.
@@ -178,22 +192,23 @@ def test_a_higher_group_cap_and_a_redrive_release_only_what_the_tenant_has_room_
             kit.store.fail(claim.job_id, claim.attempt, "echo_failed", "asked to fail")
     assert kit.job(a.job_id)["status"] == "failed" and in_flight(kit, A) == 0 and line(kit, A) == []
     redriven = controls.redrive(kit.store, a.job_id)
-    assert redriven.count == 5 and len(redriven.dispatches) == 2 and in_flight(kit, A) == 2
+    assert redriven.count == 5 and kit.counts(a.job_id)["queued"] == 2 and in_flight(kit, A) == 2
 
 
 def test_the_sweep_releases_a_held_back_group_once_the_cap_is_lifted(capped):
     kit = capped
     a = kit.group(4, 0, tenant=A)
+    queued_now(kit)
     later = kit.now_ms() + kit.store.requeue_ms
     uncapped = JobStore(kit.r, replace(kit.store.settings, tenant_max_inflight=0))
 
-    released = uncapped.release(uncapped.due_parents(later, 10))
+    uncapped.release(uncapped.due_parents(later, 10))
 
-    assert group_of(released) == [a.job_id] * 2
+    assert group_of(queued_now(kit)) == [a.job_id] * 2
     assert in_flight(kit, A) == 4 and line(kit, A) == [] and kit.members(keys.DUE_PARENTS) == set()
 
 
-def test_the_sweep_releases_and_publishes_with_tenants_taking_turns(kit):
+def test_the_sweep_releases_with_tenants_taking_turns(kit):
     a = [kit.group(2, 0, tenant=A, release=False).job_id for _ in range(3)]
     b = kit.group(2, 0, tenant=B, release=False).job_id
     published: list[Dispatch] = []
@@ -204,25 +219,27 @@ def test_the_sweep_releases_and_publishes_with_tenants_taking_turns(kit):
 
     Sweeper(kit.store, publish=publish).sweep()
 
-    ids = [d.job_id for d in published]
-    assert [tenant_of(i) for i in ids[:4]] == [tenant_tag(A), tenant_tag(B)] * 2
-    expected = [(a[0], 0), (b, 0), (a[1], 0), (b, 1), (a[2], 0), (a[0], 1), (a[1], 1), (a[2], 1)]
-    assert ids == [keys.child_id(p, i) for p, i in expected]
+    # The groups are released tenants taking turns, so a worker takes their children in that order.
+    expected = [(a[0], 0), (a[0], 1), (b, 0), (b, 1), (a[1], 0), (a[1], 1), (a[2], 0), (a[2], 1)]
+    assert kit.ready() == [keys.child_id(p, i) for p, i in expected]
+    assert published == kit.wake_ups(8)
 
 
-def test_a_complete_sent_again_lists_the_children_it_released_into_another_group(new_kit):
+def test_a_complete_sent_again_answers_the_wake_ups_its_lost_reply_asked_for(new_kit):
     kit = new_kit(tenant_max_inflight=1)
     a1 = kit.group(2, 0, tenant=A)
     a2 = kit.group(2, 0, tenant=A)
-    first = kit.claim(a1.dispatches[0].job_id)
-    second = kit.claim(kit.store.complete(first.job_id, first.attempt, {}).dispatches[0].job_id)
+    first = kit.claim(keys.child_id(a1.job_id, 0))
+    kit.store.complete(first.job_id, first.attempt, {})
+    second = kit.claim(keys.child_id(a1.job_id, 1))
+    kit.r.delete(keys.wakeups("echo", "batch"))  # as if the wake-ups of the creation had run out
     lost = resend(kit.store, "complete")
 
     done = kit.store.complete(second.job_id, second.attempt, {})
 
-    other = [Dispatch(keys.child_id(a2.job_id, 0), "echo")]
-    assert COMPLETE.decode(lost[0]).released == other
-    assert done.dispatches == other
+    assert COMPLETE.decode(lost[0]).released == kit.wake_ups(1)
+    assert done.dispatches == kit.wake_ups(1)
+    assert kit.ready() == [keys.child_id(a2.job_id, 0)]
     kit.assert_tenant_in_flight()
 
 

@@ -1,5 +1,6 @@
-"""Priority lanes in the store: a job's lane is stored with it, a child has its group's, and every
-message a transition asks for (create, release, hand-off, reclaim, republish) names it."""
+"""Priority lanes in the store: a job's lane is stored with it, a child has its group's, a queued job
+enters its lane's ready index, and every message a transition asks for (a wake-up, a reclaim, a
+republish) names it."""
 
 from dataclasses import replace
 
@@ -13,17 +14,18 @@ INTERACTIVE = Priority.INTERACTIVE.value
 BATCH = Priority.BATCH.value
 
 
-def test_a_single_job_keeps_its_lane_and_its_message_names_it(kit):
+def test_a_single_job_keeps_its_lane_and_its_wake_up_names_it(kit):
     created = kit.store.create_single(replace(kit.doc(), priority=INTERACTIVE))
 
-    assert created.dispatches == [Dispatch(created.job_id, "echo", priority=INTERACTIVE)]
+    assert created.dispatches == kit.wake_ups(1, lane=INTERACTIVE)
+    assert kit.ready(lane=INTERACTIVE) == [created.job_id]
     assert kit.job(created.job_id)["priority"] == INTERACTIVE
 
 
 def test_a_job_is_batch_unless_it_says_otherwise(kit):
     created = kit.single()
 
-    assert created.dispatches == [Dispatch(created.job_id, "echo", priority=BATCH)]
+    assert created.dispatches == kit.wake_ups(1, lane=BATCH)
     assert "priority" not in kit.job(created.job_id)  # no field is batch: a batch job spends no bytes on it
 
 
@@ -32,7 +34,8 @@ def test_the_children_of_a_group_take_its_lane_whatever_they_say(kit):
     created = kit.store.create_group(docs, GroupRules(max_parallel=2, priority=INTERACTIVE))
 
     children = kit.child_ids(created.job_id, 3)
-    assert created.dispatches == [Dispatch(c, "echo", priority=INTERACTIVE) for c in children[:2]]
+    assert created.dispatches == kit.wake_ups(2, lane=INTERACTIVE)
+    assert kit.ready(lane=INTERACTIVE) == children[:2]
     assert [kit.job(j)["priority"] for j in [created.job_id, *children]] == [INTERACTIVE] * 4
 
 
@@ -42,7 +45,8 @@ def test_a_child_released_into_a_freed_slot_goes_to_its_groups_lane(kit):
 
     done = kit.store.complete(first, kit.claim(first).attempt, {"text": "x", "pages": []})
 
-    assert done.dispatches == [Dispatch(second, "echo", priority=INTERACTIVE)]
+    assert done.dispatches == []  # the wake-up of its creation still counts for it
+    assert kit.ready(lane=INTERACTIVE) == [second]
 
 
 def test_a_child_handed_over_in_a_kept_slot_is_claimed_whatever_its_lane(kit):
@@ -54,7 +58,7 @@ def test_a_child_handed_over_in_a_kept_slot_is_claimed_whatever_its_lane(kit):
     assert done.dispatches == [] and done.next_claim is not None and done.next_claim.job_id == second
 
 
-def test_a_waiting_interactive_job_makes_a_batch_groups_kept_slot_give_way(kit):
+def test_a_waiting_interactive_job_is_taken_before_the_batch_group_s_next_child(kit):
     created = kit.group(2, max_parallel=1)
     first, second = kit.child_ids(created.job_id, 2)
     attempt = kit.claim(first).attempt
@@ -62,9 +66,8 @@ def test_a_waiting_interactive_job_makes_a_batch_groups_kept_slot_give_way(kit):
 
     done = kit.store.complete(first, attempt, {"text": "x", "pages": []}, take_next="echo")
 
-    assert done.next_claim is None  # the slot is not kept: the batch child goes behind the interactive job
-    assert done.dispatches == [Dispatch(second, "echo", priority=BATCH)]
-    assert kit.status(interactive) == "queued"
+    assert done.next_claim.job_id == interactive  # the batch child waits behind the interactive job
+    assert kit.status(second) == "queued" and kit.ready(lane=BATCH) == [second]
 
 
 def test_a_reclaimed_job_goes_back_to_its_lane(kit):
@@ -101,7 +104,8 @@ def test_the_sweeps_release_of_a_group_names_its_lane(kit):
 
     released = kit.store.release([created.job_id])
 
-    assert released == [Dispatch(c, "echo", priority=INTERACTIVE) for c in kit.child_ids(created.job_id, 2)]
+    assert released == kit.wake_ups(2, lane=INTERACTIVE)
+    assert kit.ready(lane=INTERACTIVE) == kit.child_ids(created.job_id, 2)
 
 
 def test_a_redriven_child_goes_back_to_its_groups_lane(kit):
@@ -110,9 +114,9 @@ def test_a_redriven_child_goes_back_to_its_groups_lane(kit):
     kit.store.fail(first, kit.claim(first).attempt, "echo_failed", "asked to")
     kit.store.complete(second, kit.claim(second).attempt, {"text": "x", "pages": []})
 
-    redriven = controls.redrive(kit.store, created.job_id)
+    controls.redrive(kit.store, created.job_id)
 
-    assert redriven.dispatches == [Dispatch(first, "echo", priority=INTERACTIVE)]
+    assert kit.ready(lane=INTERACTIVE) == [first]
 
 
 def test_a_raised_cap_releases_into_the_groups_lane(kit):
@@ -120,4 +124,5 @@ def test_a_raised_cap_releases_into_the_groups_lane(kit):
 
     released = controls.set_cap(kit.store, created.job_id, 2)
 
-    assert released == [Dispatch(kit.child_ids(created.job_id, 2)[1], "echo", priority=INTERACTIVE)]
+    assert released == kit.wake_ups(1, lane=INTERACTIVE)
+    assert kit.ready(lane=INTERACTIVE) == kit.child_ids(created.job_id, 2)

@@ -2,7 +2,6 @@
 
 from jobs import keys
 from jobs.contract import Reply
-from jobs.records import Dispatch
 
 
 def test_a_due_parent_is_released_up_to_its_cap_and_leaves_the_due_index(kit, replies):
@@ -10,13 +9,11 @@ def test_a_due_parent_is_released_up_to_its_cap_and_leaves_the_due_index(kit, re
     c = kit.child_ids(parent, 5)
     assert kit.store.due_parents(kit.now_ms(), 10) == [parent]
 
-    assert kit.store.release(kit.store.due_parents(kit.now_ms(), 10)) == [
-        Dispatch(c[0], "echo"),
-        Dispatch(c[1], "echo"),
-    ]
+    assert kit.store.release(kit.store.due_parents(kit.now_ms(), 10)) == kit.wake_ups(2)
     reply = replies.last("release")
     assert (reply.code, reply.finalized) == (Reply.OK, False)
-    assert reply.released == [Dispatch(c[0], "echo"), Dispatch(c[1], "echo")]
+    assert reply.released == kit.wake_ups(2)
+    assert kit.ready() == c[:2]
     assert kit.statuses(parent, 5) == ["queued", "queued", "held", "held", "held"]
     assert kit.members(keys.children(parent, "held")) == set(c[2:])
     assert kit.members(keys.QUEUED) == set(c[:2])
@@ -36,9 +33,11 @@ def test_an_uncapped_group_is_released_batch_by_batch(kit, settings):
     assert kit.counts(parent)["queued"] == batch
     assert kit.members(keys.DUE_PARENTS) == {parent}
 
-    assert [d.job_id for d in kit.store.release([parent])] == c[batch : 2 * batch]
+    assert kit.store.release([parent]) == kit.wake_ups(batch)
+    assert kit.ready() == c[: 2 * batch]
     assert kit.members(keys.DUE_PARENTS) == {parent}
-    assert [d.job_id for d in kit.store.release([parent])] == c[2 * batch :]
+    assert kit.store.release([parent]) == kit.wake_ups(1)
+    assert kit.ready() == c
     assert kit.members(keys.DUE_PARENTS) == set()
     assert kit.counts(parent)["queued"] == n
     assert kit.store.release([parent]) == []
@@ -49,7 +48,8 @@ def test_a_capped_parent_left_due_by_the_batch_limit_leaves_it_once_its_cap_is_r
     parent = kit.group(4, max_parallel=2).job_id
     assert kit.counts(parent)["queued"] == 1
     assert kit.members(keys.DUE_PARENTS) == {parent}
-    assert [d.job_id for d in kit.store.release([parent])] == [keys.child_id(parent, 1)]
+    assert kit.store.release([parent]) == kit.wake_ups(1)
+    assert kit.ready() == kit.child_ids(parent, 2)
     assert kit.members(keys.DUE_PARENTS) == set()
 
 

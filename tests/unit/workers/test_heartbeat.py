@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from jobs.records import Dispatch
+from jobs.transitions.spec import PULL
 from tests.unit.workers.runner_support import Harness, make
 from workers import runner as runner_module
 
@@ -101,13 +102,13 @@ def test_the_heartbeat_extends_the_lease_of_a_child_run_in_a_kept_slot(h, caplog
     assert "lease lost" not in caplog.text
 
 
-def test_the_next_child_s_lease_is_extended_while_the_other_released_children_are_published(monkeypatch, caplog):
+def test_the_next_job_s_lease_is_extended_while_the_wake_ups_are_published(monkeypatch, caplog):
     """An uncapped group released two at a time: completing child 0 releases
-    children 2 and 3, keeps the slot for 2 and publishes 3, slowly."""
+    children 2 and 3, keeps the slot for child 1 (queued first) and publishes a wake-up, slowly."""
     h = make(monkeypatch, release_batch=2)
     parent_id, first = h.group(4, max_parallel=0)
-    assert [d.job_id for d in first] == [f"{parent_id}-0", f"{parent_id}-1"]
-    kept = f"{parent_id}-2"
+    assert [(d.job_id, d.task) for d in first] == [("", PULL)] * 2
+    kept = f"{parent_id}-1"
     seen = {}
 
     def slow_publish(dispatches):
@@ -118,9 +119,10 @@ def test_the_next_child_s_lease_is_extended_while_the_other_released_children_ar
 
     h.runner.publish = slow_publish
 
-    assert h.runner.run(f"{parent_id}-0") == "completed"
+    assert h.runner.pull("echo", "batch") == "completed"
 
-    assert [d for batch in h.published for d in batch] == [Dispatch(f"{parent_id}-3", "echo")]
+    # One wake-up of the creation was taken by this worker, the other still counts: one more is asked for.
+    assert [d for batch in h.published for d in batch] == [Dispatch("", "echo", PULL, "batch")]
     assert seen == {"extended": [True], "expired": []}
     assert (h.job(kept)["status"], h.job(kept)["attempts"]) == ("completed", "1")
     assert "lease lost" not in caplog.text  # nor for child 0, finished before the publishing

@@ -18,6 +18,7 @@ from jobs import keys
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.records import Dispatch
+from jobs.transitions.spec import PULL
 
 # -- completed ------------------------------------------------------------------------------
 
@@ -162,12 +163,14 @@ def test_the_time_limit_fails_the_job_with_timeout_and_frees_its_slot(h):
 
     h.adapter.behaviour = hung
 
-    assert h.runner.run(f"{parent_id}-0") == "failed"
+    assert h.runner.pull("echo", "batch") == "failed"
 
     child = h.job(f"{parent_id}-0")
     assert (child["status"], child["attempts"], child["error_code"]) == ("failed", "1", "timeout")
     assert child["error"] == "the job ran longer than 300 s"
-    assert h.published == [[Dispatch(f"{parent_id}-1", "echo")]]
+    # No slot kept: the child released into it gets a wake-up.
+    assert [d for batch in h.published for d in batch] == [Dispatch("", "echo", PULL, "batch")]
+    assert h.job(f"{parent_id}-1")["status"] == "queued"
 
 
 def test_the_time_limit_striking_while_the_result_is_written_still_ends_the_job(h, monkeypatch):

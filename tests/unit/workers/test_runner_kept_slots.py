@@ -1,5 +1,5 @@
-"""A worker that finishes a child keeps its slot and runs the next child
-released into it, without a Celery message, within the keep-slot budget.
+"""A worker that finishes a job keeps its slot and runs the model's next ready job,
+without a Celery message, within the keep-slot budget; past it, the ready job gets a wake-up.
 """
 
 from __future__ import annotations
@@ -10,19 +10,33 @@ from jobs import keys
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.records import Dispatch, NewJob
+from jobs.transitions.spec import PULL
 from tests.unit.workers.runner_support import Harness, make
 from workers.runner import Runner
 
 
-def test_with_keep_slot_off_completing_a_child_publishes_the_child_released_into_its_slot(monkeypatch):
+def wake_up(model: str = "echo") -> Dispatch:
+    return Dispatch("", model, PULL, "batch")
+
+
+def published(h: Harness) -> list[Dispatch]:
+    return [d for batch in h.published for d in batch]
+
+
+def test_with_keep_slot_off_completing_a_child_wakes_a_worker_for_the_child_released_into_its_slot(monkeypatch):
     h = make(monkeypatch, keep_slot_seconds=0.0)
     parent_id, first = h.group(3, max_parallel=1)
-    assert [d.job_id for d in first] == [f"{parent_id}-0"]
+    assert first == [wake_up()]
 
-    assert h.runner.run(f"{parent_id}-0") == "completed"
+    assert h.runner.pull("echo", "batch") == "completed"  # the wake-up: child 0, the first ready job
 
-    assert h.published == [[Dispatch(f"{parent_id}-1", "echo")]]
+    assert published(h) == [wake_up()]
     assert h.job(f"{parent_id}-1")["status"] == "queued"
+
+
+def test_a_wake_up_that_finds_no_ready_job_is_skipped(h):
+    assert h.runner.pull("echo", "batch") == "skipped"
+    assert h.adapter.calls == 0
 
 
 # -- keeping the slot -----------------------------------------------------------------------
@@ -71,10 +85,10 @@ def test_past_the_keep_slot_budget_the_next_child_is_published_instead(h):
 
     h.adapter.behaviour = slow
 
-    assert h.runner.run(f"{parent_id}-0") == "completed"
+    assert h.runner.pull("echo", "batch") == "completed"
 
     assert h.adapter.calls == 2  # child 0, then child 1 in the kept slot (0.6 s in)
-    assert [d for batch in h.published for d in batch] == [Dispatch(f"{parent_id}-2", "echo")]
+    assert published(h) == [wake_up()]
     assert h.job(f"{parent_id}-2")["status"] == "queued" and h.queued_deadline(f"{parent_id}-2") is not None
     assert h.job(f"{parent_id}-3")["status"] == "held"
 
@@ -83,13 +97,13 @@ def test_a_worker_that_is_shutting_down_keeps_no_slot(h):
     with_clock(h, draining=lambda: True)
     parent_id, _ = h.group(2, max_parallel=1)
 
-    assert h.runner.run(f"{parent_id}-0") == "completed"
+    assert h.runner.pull("echo", "batch") == "completed"
 
     assert h.adapter.calls == 1
-    assert h.published == [[Dispatch(f"{parent_id}-1", "echo")]]
+    assert published(h) == [wake_up()]
 
 
-def test_only_a_child_of_the_same_model_runs_in_the_kept_slot(h):
+def test_only_a_job_of_the_same_model_runs_in_the_kept_slot(h):
     jobs = [
         NewJob(model="echo", content_type="text/plain", payload=b"a"),
         NewJob(model="tesseract", content_type="image/png", payload=b"b"),
@@ -99,7 +113,7 @@ def test_only_a_child_of_the_same_model_runs_in_the_kept_slot(h):
     assert h.runner.run(f"{parent_id}-0") == "completed"
 
     assert h.adapter.calls == 1
-    assert h.published == [[Dispatch(f"{parent_id}-1", "tesseract")]]
+    assert published(h) == [wake_up("tesseract")]
     assert h.job(f"{parent_id}-1")["status"] == "queued"
 
 
@@ -144,11 +158,11 @@ def test_a_kept_child_that_hits_the_time_limit_fails_and_keeps_no_slot(h):
 
     h.adapter.behaviour = second_hangs
 
-    assert h.runner.run(f"{parent_id}-0") == "completed"
+    assert h.runner.pull("echo", "batch") == "completed"
 
     assert [h.job(f"{parent_id}-{i}")["status"] for i in range(3)] == ["completed", "failed", "queued"]
     assert h.job(f"{parent_id}-1")["error_code"] == "timeout"
-    assert [d for batch in h.published for d in batch] == [Dispatch(f"{parent_id}-2", "echo")]
+    assert published(h) == [wake_up()]
 
 
 def test_children_of_a_split_read_their_pages_of_the_parents_document_fetched_once(h, monkeypatch):

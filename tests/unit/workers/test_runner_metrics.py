@@ -51,7 +51,7 @@ def test_every_page_is_timed(h):
 
 
 def test_a_failed_job_counts_as_failed_and_a_retried_attempt_only_as_an_attempt(monkeypatch):
-    h = make(monkeypatch, max_attempts=2)
+    h = make(monkeypatch, max_attempts=2, keep_slot_seconds=0.0)  # one job per task
     failing, flaky = h.single(b"bad"), h.single(b"flaky")
 
     def behaviour(document, options, on_page):

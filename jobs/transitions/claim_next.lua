@@ -1,0 +1,74 @@
+--[[
+  claim_next: a worker a wake-up brought (an `ocrgw.pull` message, published
+  for a model's ready jobs, see ready.lua) takes the first due job of that
+  model, interactive lane first, then in the order jobs were queued, of
+  whatever group or single job: `queued` -> `processing` as `claim` does,
+  with a lease.  The wake-up stops counting as on its way.  The worker then
+  goes on from job to job through `complete`, with no more messages.
+
+  Keys:
+    leases         the global index of leases
+    queued         the global index of queued jobs
+    call           the record of this call (its token), kept A.record_ms
+  Derived from the model: its ready indexes and wake-ups (ready.lua); from
+  the id taken, its group's keys (its hash, payload, parent, per-status
+  children sets) and its tenant's listing sets of its root's kind.
+
+  Args:
+    model          the model whose work the worker takes
+    lane           the lane of the wake-up that brought the worker ('' for none)
+    lease_ms       how long the lease holds before a heartbeat must extend it
+    record_ms      how long the record of this call is kept
+    requeue_ms     how long a wake-up published now counts as on its way
+
+  Reply:
+    {OK, job_id, attempt, try_number, model, content_type, options, payload, waited_us, source_pages,
+        queue_wait_us, traceparent, released...}
+        claimed, as claim answers it (a split's child answers its
+        source_pages, not a payload); released are the wake-ups the
+        model's ready jobs left need (ready.lua)
+    {NOTHING, released...}  no job of the model is due: nothing claimed
+    The same call sent again (the same token: its reply was lost to a
+    dropped connection and the client retried) answers with the same claim
+    if that attempt still holds its job, else NOTHING; nothing is written.
+]]
+-- @include claim
+-- @include ready
+
+local function claimed(id, attempt, prefix, released)
+  local key = job_key_of(prefix, id)
+  local f = redis.call('HMGET', key, F.model, F.content_type, F.options, F.attempts_base, F.source_pages,
+    F.traceparent)
+  local source_pages = f[5] or ''
+  local payload = false
+  if source_pages == '' then payload = redis.call('GET', payload_key_of(prefix, id)) end
+  local waited, queue_wait = waits_us(key)
+  return reply{code = REPLY.OK, job_id = id, attempt = attempt, try_number = attempt - (tonumber(f[4]) or 0),
+               model = f[1], content_type = f[2], options = f[3], payload = payload,
+               waited_us = waited, source_pages = source_pages, queue_wait_us = queue_wait,
+               traceparent = f[6] or '', released = released}
+end
+
+local record = redis.call('GET', K.call)
+if record then
+  local id, attempt = string.match(record, '^([^|]*)|(.*)$')
+  if id ~= '' then
+    local prefix = group_prefix_of(id)
+    local c = redis.call('HMGET', job_key_of(prefix, id), F.status, F.attempts)
+    if c[1] == STATUS.processing and c[2] == attempt then return claimed(id, tonumber(attempt), prefix, {}) end
+  end
+  return reply{code = REPLY.NOTHING}
+end
+
+local now = now_us()
+if A.lane ~= '' then redis.call('ZPOPMIN', wakeups_key_of(A.model, A.lane)) end
+local id, prefix = take_ready(A.model, now)
+if not id then
+  redis.call('SET', K.call, '|', 'PX', A.record_ms)
+  return reply{code = REPLY.NOTHING, released = wake_ups(now, A.requeue_ms)}
+end
+local key = job_key_of(prefix, id)
+local kind = redis.call('HGET', key, F.kind)
+local attempt = claim_job(key, id, kind, prefix, A.lease_ms, now, group_keys_of(id, kind))
+redis.call('SET', K.call, id .. '|' .. attempt, 'PX', A.record_ms)
+return claimed(id, attempt, prefix, wake_ups(now, A.requeue_ms))

@@ -1,0 +1,188 @@
+"""The ready index and its wake-ups: a finishing worker (``complete``) or a woken one (``claim_next``)
+takes the model's next due job, interactive first, then in the order jobs were queued, whichever group
+or single job it is; a wake-up is published only for a ready job that none on its way counts for."""
+
+from dataclasses import replace
+
+from jobs import controls, keys
+from jobs.contract import Priority
+from jobs.records import Dispatch, GroupRules
+from jobs.transitions.spec import PULL
+
+INTERACTIVE = Priority.INTERACTIVE.value
+BATCH = Priority.BATCH.value
+
+
+def wake(model: str = "echo", lane: str = BATCH) -> Dispatch:
+    return Dispatch("", model, PULL, lane)
+
+
+def ready(kit, model: str = "echo", lane: str = BATCH) -> list[str]:
+    return [m.decode() for m in kit.r.zrange(keys.ready(model, lane), 0, -1)]
+
+
+def pending(kit, model: str = "echo", lane: str = BATCH) -> int:
+    return kit.r.zcard(keys.wakeups(model, lane))
+
+
+def test_a_release_asks_for_one_wake_up_per_ready_job_not_yet_counted(kit):
+    first = kit.group(3, max_parallel=2)
+    assert first.dispatches == [wake(), wake()]
+    assert ready(kit) == kit.child_ids(first.job_id, 2)
+
+    second = kit.single()
+    assert second.dispatches == [wake()]
+    assert pending(kit) == 3
+
+    # A woken worker takes one: its wake-up stops counting, and the jobs left are counted for already.
+    claim, wake_ups = kit.store.claim_next("echo", BATCH)
+    assert claim.job_id == kit.child_ids(first.job_id, 1)[0]
+    assert wake_ups == [] and pending(kit) == 2
+
+
+def test_a_wake_up_counts_only_until_it_expires(kit, r):
+    kit.single()
+    assert pending(kit) == 1
+    # The message was lost: once its time is over it no longer counts, and the next change asks again.
+    (member,) = r.zrange(keys.wakeups("echo", BATCH), 0, -1)
+    r.zadd(keys.wakeups("echo", BATCH), {member: 1})
+
+    assert kit.single().dispatches == [wake(), wake()]
+
+
+def test_the_next_job_is_the_first_queued_of_any_group_or_single_job(kit):
+    a = kit.child_ids(kit.group(3, max_parallel=1).job_id, 3)
+    b = kit.child_ids(kit.group(2, max_parallel=1).job_id, 2)
+    single = kit.single().job_id
+    running = kit.store.claim_next("echo", BATCH)[0]
+    assert running.job_id == a[0]
+
+    done = kit.store.complete(a[0], running.attempt, {}, take_next="echo")
+
+    # a[1] was released just now, behind b[0] and the single job: b[0] is next.
+    assert done.next_claim.job_id == b[0]
+    assert done.dispatches == []
+    assert ready(kit) == [single, a[1]]
+    taken = kit.store.complete(b[0], done.next_claim.attempt, {}, take_next="echo").next_claim
+    assert taken.job_id == single
+    assert kit.status(single) == "processing"
+    assert kit.store.complete(single, taken.attempt, {}, take_next="echo").next_claim.job_id == a[1]
+
+
+def test_interactive_work_is_taken_before_batch(kit):
+    batch = kit.single().job_id
+    group = kit.store.create_group(kit.docs(2), GroupRules(max_parallel=1, priority=INTERACTIVE))
+    assert group.dispatches == [wake(lane=INTERACTIVE)]
+    interactive = kit.child_ids(group.job_id, 1)[0]
+
+    claim, _ = kit.store.claim_next("echo", BATCH)
+
+    assert claim.job_id == interactive
+    assert kit.status(batch) == "queued"
+
+
+def test_a_cancelled_job_s_entry_is_skipped(kit):
+    cancelled = kit.single().job_id
+    kept = kit.single().job_id
+    controls.cancel(kit.store, cancelled)
+    assert kit.status(cancelled) == "cancelled"
+
+    claim, _ = kit.store.claim_next("echo", BATCH)
+
+    assert claim.job_id == kept
+    assert ready(kit) == []
+
+
+def test_a_job_claimed_by_its_own_message_leaves_the_index(kit):
+    job = kit.single().job_id
+    kit.claim(job)
+
+    assert ready(kit) == []
+    assert kit.store.claim_next("echo", BATCH)[0] is None
+
+
+def test_a_job_of_another_model_is_not_taken(kit):
+    tesseract = kit.store.create_single(kit.doc(model="tesseract")).job_id
+
+    assert kit.store.claim_next("echo", BATCH)[0] is None
+    assert kit.store.claim_next("tesseract", BATCH)[0].job_id == tesseract
+
+
+def test_a_retry_waits_out_its_backoff_in_the_index(kit):
+    job = kit.single().job_id
+    claim = kit.claim(job)
+    kit.store.retry(job, claim.attempt, 60.0, "engine_unavailable", "try later")
+
+    assert ready(kit) == [job]
+    assert kit.store.claim_next("echo", BATCH)[0] is None
+    assert ready(kit) == [job]  # not due: it stays
+
+
+def test_taking_a_job_moves_its_own_group_and_tenant(kit):
+    parent = kit.group(2, max_parallel=2, tenant="acme").job_id
+    other = kit.single(tenant="globex").job_id
+    c = kit.child_ids(parent, 2)
+    first = kit.claim(c[0])
+    kit.claim(c[1])
+
+    taken = kit.store.complete(c[0], first.attempt, {}, take_next="echo").next_claim
+
+    assert taken.job_id == other
+    assert kit.status(other) == "processing"
+    tag = keys.tag_of(other)
+    assert other in kit.members(keys.roots("single", "processing", tag))
+    assert other not in kit.members(keys.roots("single", "queued", tag))
+    assert kit.members(keys.LEASES) == {c[1], other}
+
+
+def test_a_replayed_claim_next_answers_the_same_claim(kit, monkeypatch):
+    job = kit.single().job_id
+    monkeypatch.setattr("jobs.store.call_token", lambda: "same-token")
+
+    first, _ = kit.store.claim_next("echo", BATCH)
+    again, _ = kit.store.claim_next("echo", BATCH)
+
+    assert first.job_id == again.job_id == job
+    assert (again.attempt, again.payload) == (first.attempt, first.payload)
+    assert kit.job(job)["attempts"] == "1"
+
+
+def test_a_replayed_complete_answers_the_same_next_claim(kit, monkeypatch):
+    a = kit.single().job_id
+    b = kit.single().job_id
+    claim = kit.claim(a)
+    monkeypatch.setattr("jobs.store.call_token", lambda: "same-token")
+
+    first = kit.store.complete(a, claim.attempt, {}, take_next="echo")
+    again = kit.store.complete(a, claim.attempt, {}, take_next="echo")
+
+    assert first.next_claim.job_id == again.next_claim.job_id == b
+    assert again.next_claim.attempt == first.next_claim.attempt
+    assert kit.job(b)["attempts"] == "1"
+
+
+def test_a_finishing_single_job_takes_the_next_one(kit):
+    a = kit.store.create_single(replace(kit.doc(), priority=BATCH)).job_id
+    b = kit.single().job_id
+    claim = kit.claim(a)
+
+    done = kit.store.complete(a, claim.attempt, {"text": "x"}, take_next="echo")
+
+    assert done.finalized and done.next_claim.job_id == b
+    assert done.next_claim.payload == b"page 0"
+
+
+def test_wake_ups_a_publish_never_sent_are_withdrawn_so_the_next_change_asks_again(kit):
+    first = kit.group(2, max_parallel=2)
+    assert pending(kit) == 2
+
+    # The broker refused them: taken off the count, the next change answers wake-ups for every ready job.
+    kit.store.withdraw_wakeups(first.dispatches)
+    assert pending(kit) == 0
+    assert kit.single().dispatches == [wake(), wake(), wake()]
+
+
+def test_withdrawing_touches_only_wake_ups_of_their_model_and_lane(kit):
+    kit.group(2, max_parallel=2)
+    kit.store.withdraw_wakeups([wake("echo", INTERACTIVE), Dispatch("job", "echo"), wake("other", BATCH)])
+    assert pending(kit) == 2
