@@ -321,23 +321,42 @@ class JobStore(SweepTransitions):
             raise CancelRequested(f"job {job_id}: cancelled by a client")
         return reply.code == Reply.OK
 
-    def complete(self, job_id: str, attempt: int, result: dict[str, Any], take_next: str | None = None) -> Completion:
+    def complete(
+        self,
+        job_id: str,
+        attempt: int,
+        result: dict[str, Any],
+        take_next: str | None = None,
+        interactive_first: Sequence[str] = (),
+    ) -> Completion:
         """Ends the attempt with its result.
 
         ``take_next`` (a model name) asks for the next ready job of that model,
         whichever group or single job it is, to be claimed for the caller in the
-        same step (``Completion.next_claim``), with no message.
+        same step (``Completion.next_claim``), with no message; an interactive job
+        of any model in ``interactive_first`` (those the caller also serves) comes
+        before a batch one of ``take_next``.
         """
-        return self._finish(job_id, attempt, JobStatus.COMPLETED, json.dumps(result), "", "", take_next)
+        return self._finish(
+            job_id, attempt, JobStatus.COMPLETED, json.dumps(result), "", "", take_next, interactive_first
+        )
 
-    def fail(self, job_id: str, attempt: int, error_code: str, error: str, take_next: str | None = None) -> Completion:
-        return self._finish(job_id, attempt, JobStatus.FAILED, "", error_code, error, take_next)
+    def fail(
+        self,
+        job_id: str,
+        attempt: int,
+        error_code: str,
+        error: str,
+        take_next: str | None = None,
+        interactive_first: Sequence[str] = (),
+    ) -> Completion:
+        return self._finish(job_id, attempt, JobStatus.FAILED, "", error_code, error, take_next, interactive_first)
 
     def end_cancelled(self, job_id: str, attempt: int) -> Completion:
         """Ends an attempt that stopped because a client cancelled its job; no slot is kept."""
-        return self._finish(job_id, attempt, JobStatus.CANCELLED, "", "", "cancelled by a client", None)
+        return self._finish(job_id, attempt, JobStatus.CANCELLED, "", "", "cancelled by a client", None, ())
 
-    def _finish(self, job_id, attempt, status, result, error_code, error, take_next) -> Completion:
+    def _finish(self, job_id, attempt, status, result, error_code, error, take_next, interactive_first) -> Completion:
         reply: CompleteReply = self.scripts.run(
             COMPLETE,
             keys={
@@ -357,6 +376,7 @@ class JobStore(SweepTransitions):
                 "error": error,
                 "next_lease_ms": self.settings.lease_ms if take_next else 0,
                 "next_model": take_next or "",
+                "next_interactive": ",".join(interactive_first),
                 "record_ms": CALL_RECORD_MS,
                 **self.release_args(job_id),
             },
