@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from jobs.records import Dispatch
 from jobs.registry import MODELS
 from jobs.transitions.spec import BUILD_PDF, PULL
 from workers.celery_app import BUILD_PDF_TASK, PULL_TASK, RUN_TASK, app
 
-if TYPE_CHECKING:
-    from jobs.store import JobStore
+
+class WakeupCount(Protocol):
+    """What keeps count of the wake-ups on their way (``jobs.store.JobStore``)."""
+
+    def withdraw_wakeups(self, unsent: Iterable[Dispatch]) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +69,7 @@ def publish(dispatches: Iterable[Dispatch]) -> int:
     return len(dispatches)
 
 
-def publisher(store: JobStore) -> Callable[[list[Dispatch]], int]:
+def publisher(store: WakeupCount) -> Callable[[list[Dispatch]], int]:
     """``publish``, and when the broker refuses the lot, its wake-ups taken back off their models' counts
     (``JobStore.withdraw_wakeups``): a wake-up counted as on its way holds back new ones until it lapses."""
 
