@@ -16,7 +16,7 @@ from coordinator.sweep import Sweeper
 from jobs import observed
 from jobs.store import JobStore
 from workers.celery_app import COORDINATOR_QUEUE, SWEEP_TASK, app, settings
-from workers.dispatch import publish
+from workers.dispatch import publisher
 
 GAUGES_TASK = "ocrgw.sample_gauges"
 
@@ -27,7 +27,8 @@ _sweeper_pid: int | None = None
 def sweeper() -> Sweeper:
     global _sweeper, _sweeper_pid
     if _sweeper is None or _sweeper_pid != os.getpid():
-        _sweeper = Sweeper(JobStore.from_settings(settings), publish, webhooks.hand_off)
+        store = JobStore.from_settings(settings)
+        _sweeper = Sweeper(store, publisher(store), webhooks.hand_off)
         _sweeper_pid = os.getpid()
     return _sweeper
 

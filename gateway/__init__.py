@@ -48,9 +48,9 @@ def create_app(
     if publish is None:
         # Imported here so that an app built with its own publisher (tests)
         # never loads Celery or connects to a broker.
-        from workers.dispatch import publish as publish_with_celery
+        from workers.dispatch import publisher
 
-        publish = publish_with_celery
+        publish = publisher(store)
 
     app = Flask(__name__)
     # werkzeug enforces this on Content-Length and, under gunicorn, on chunked bodies too.

@@ -282,16 +282,16 @@ class Settings:
     retry_backoff: float = setting(
         "OCRGW_RETRY_BACKOFF", seconds(at_least=0), 1.0, "seconds before the 2nd attempt; doubles each time"
     )
-    # A worker that finishes a child runs the next child released into its slot
-    # itself, without a Celery message, for up to this long from the task's
-    # start; then the next child takes its turn on the queue like any job.
-    # What a tiny child saves is a broker round trip; what a long one would
-    # cost is fairness to other groups, hence a time budget.
+    # A worker that finishes a job takes its model's next ready job itself (any
+    # group's, in the order they were queued), without a Celery message, for up
+    # to this long from the task's start; then it goes back to its queues, where
+    # a wake-up brings it to the next.  What a tiny job saves is a broker round
+    # trip; a time budget keeps one task from running without end.
     keep_slot_seconds: float = setting(
         "OCRGW_KEEP_SLOT_SECONDS",
         seconds(at_least=0),
         1.0,
-        "how long a worker keeps a group's slot, running the next child itself (see below); `0`: never",
+        "how long a worker goes on from job to job itself, taking the next ready one with no message; `0`: never",
     )
     job_timeout: float = setting(
         "OCRGW_JOB_TIMEOUT", seconds(), 300.0, "seconds a job may run before it fails with `timeout`"

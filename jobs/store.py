@@ -11,7 +11,8 @@ themselves is in ``jobs.worker_reports`` (``store.workers``).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -49,6 +50,7 @@ from jobs.transitions.heartbeat import HEARTBEAT
 from jobs.transitions.progress import PROGRESS
 from jobs.transitions.record_pdf import RECORD_PDF
 from jobs.transitions.retry import RETRY
+from jobs.transitions.spec import PULL
 from jobs.worker_reports import WorkerReports
 
 # A refusal of an attempt's report, as the exception its caller handles.
@@ -269,6 +271,20 @@ class JobStore(SweepTransitions):
             traceparent=reply.traceparent,
         )
 
+    def withdraw_wakeups(self, unsent: Iterable[Dispatch]) -> None:
+        """Takes wake-ups that were counted as on their way but never published (the broker refused them)
+        off their model's count, so that the next transition answers new ones for the jobs they were for,
+        rather than none until the count lapses (OCRGW_REQUEUE_SECONDS).  Any of the model's newest
+        entries will do: what the count says is how many, and the newest lapse last.
+        """
+        counts = Counter((d.bucket, d.model, d.priority) for d in unsent if d.task == PULL)
+        if not counts:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        for (bucket, model, lane), n in counts.items():
+            pipe.zpopmax(keys.wakeups(bucket, model, lane), n)
+        pipe.execute()
+
     def claim_next(self, model: str, lane: str = "", bucket: int = 0) -> tuple[Claim | None, list[Dispatch]]:
         """Takes the next due job of ``model`` in ``bucket``'s ready index (interactive lane first, then in
         queued order), whichever group or single job it is; None when none is due.  ``lane``, ``bucket``:
@@ -331,23 +347,42 @@ class JobStore(SweepTransitions):
             raise CancelRequested(f"job {job_id}: cancelled by a client")
         return reply.code == Reply.OK
 
-    def complete(self, job_id: str, attempt: int, result: dict[str, Any], take_next: str | None = None) -> Completion:
+    def complete(
+        self,
+        job_id: str,
+        attempt: int,
+        result: dict[str, Any],
+        take_next: str | None = None,
+        interactive_first: Sequence[str] = (),
+    ) -> Completion:
         """Ends the attempt with its result.
 
         ``take_next`` (a model name) asks for the next ready job of that model,
         whichever group or single job it is, to be claimed for the caller in the
-        same step (``Completion.next_claim``), with no message.
+        same step (``Completion.next_claim``), with no message; an interactive job
+        of any model in ``interactive_first`` (those the caller also serves) comes
+        before a batch one of ``take_next``.
         """
-        return self._finish(job_id, attempt, JobStatus.COMPLETED, json.dumps(result), "", "", take_next)
+        return self._finish(
+            job_id, attempt, JobStatus.COMPLETED, json.dumps(result), "", "", take_next, interactive_first
+        )
 
-    def fail(self, job_id: str, attempt: int, error_code: str, error: str, take_next: str | None = None) -> Completion:
-        return self._finish(job_id, attempt, JobStatus.FAILED, "", error_code, error, take_next)
+    def fail(
+        self,
+        job_id: str,
+        attempt: int,
+        error_code: str,
+        error: str,
+        take_next: str | None = None,
+        interactive_first: Sequence[str] = (),
+    ) -> Completion:
+        return self._finish(job_id, attempt, JobStatus.FAILED, "", error_code, error, take_next, interactive_first)
 
     def end_cancelled(self, job_id: str, attempt: int) -> Completion:
         """Ends an attempt that stopped because a client cancelled its job; no slot is kept."""
-        return self._finish(job_id, attempt, JobStatus.CANCELLED, "", "", "cancelled by a client", None)
+        return self._finish(job_id, attempt, JobStatus.CANCELLED, "", "", "cancelled by a client", None, ())
 
-    def _finish(self, job_id, attempt, status, result, error_code, error, take_next) -> Completion:
+    def _finish(self, job_id, attempt, status, result, error_code, error, take_next, interactive_first) -> Completion:
         reply: CompleteReply = self.scripts.run(
             COMPLETE,
             keys={
@@ -367,6 +402,7 @@ class JobStore(SweepTransitions):
                 "error": error,
                 "next_lease_ms": self.settings.lease_ms if take_next else 0,
                 "next_model": take_next or "",
+                "next_interactive": ",".join(interactive_first),
                 "record_ms": CALL_RECORD_MS,
                 **self.release_args(job_id),
             },

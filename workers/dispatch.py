@@ -6,13 +6,23 @@ in between leaves a `queued` job with no message; the sweep re-publishes
 such jobs (see the `republish` transition), and claim ignores duplicates.
 """
 
+from __future__ import annotations
+
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from jobs.records import Dispatch
 from jobs.registry import MODELS
 from jobs.transitions.spec import BUILD_PDF, PULL
 from workers.celery_app import BUILD_PDF_TASK, PULL_TASK, RUN_TASK, app
+
+
+class WakeupCount(Protocol):
+    """What keeps count of the wake-ups on their way (``jobs.store.JobStore``)."""
+
+    def withdraw_wakeups(self, unsent: Iterable[Dispatch]) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -58,3 +68,19 @@ def publish(dispatches: Iterable[Dispatch]) -> int:
         log.exception("could not publish %d job messages; they will be sent again", len(dispatches))
         return 0
     return len(dispatches)
+
+
+def publisher(store: WakeupCount) -> Callable[[list[Dispatch]], int]:
+    """``publish``, and when the broker refuses the lot, its wake-ups taken back off their models' counts
+    (``JobStore.withdraw_wakeups``): a wake-up counted as on its way holds back new ones until it lapses."""
+
+    def publish_or_withdraw(dispatches: list[Dispatch]) -> int:
+        sent = publish(dispatches)
+        if dispatches and not sent:
+            try:
+                store.withdraw_wakeups(dispatches)
+            except Exception:  # the store is down too: the count lapses on its own
+                log.exception("could not withdraw the wake-ups a failed publish did not send")
+        return sent
+
+    return publish_or_withdraw

@@ -28,7 +28,7 @@ from typing import Any
 
 from kombu.utils.scheduling import round_robin_cycle
 
-from jobs.registry import is_interactive_queue, with_interactive_lanes
+from jobs.registry import MODELS, interactive_queue_of, is_interactive_queue, with_interactive_lanes
 
 #: kombu's ``queue_order_strategy`` transport option naming ``LaneCycle`` (Redis and Sentinel brokers).
 QUEUE_ORDER_STRATEGY = "workers.lanes:LaneCycle"
@@ -55,3 +55,13 @@ def add_interactive_lanes(app: Any) -> None:
         if name not in queues:
             queues.add(queues.new_missing(name))
     queues.select(wanted)
+
+
+def consumed_models(app: Any) -> tuple[str, ...]:
+    """The models whose queues a worker consumes: every model's without ``--queues``."""
+    selected = set(app.amqp.queues.consume_from or ())
+    return tuple(
+        name
+        for name, model in MODELS.items()
+        if not selected or model.queue in selected or interactive_queue_of(model.queue) in selected
+    )

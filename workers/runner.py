@@ -126,8 +126,12 @@ class Runner:
     store: JobStore
     publish: Callable[[list[Dispatch]], int]
     # True once the worker is shutting down: it then finishes what it runs
-    # and keeps no slot, so the next child goes back through the queue.
+    # and takes no next job, which another worker's wake-up brings it to.
     draining: Callable[[], bool] = lambda: False
+    # The models whose queues this worker consumes: as a job ends, an interactive job of any of them is
+    # taken before the next batch job of the model that ran (one model's batch work must not hold a
+    # worker while another's interactive job waits).
+    models: tuple[str, ...] = ()
     clock: Callable[[], float] = time.monotonic
     # What the heartbeat thread waits with between rounds; a test steps it by hand.
     heartbeat_sleep: Callable[[float], None] = time.sleep
@@ -257,7 +261,12 @@ class Runner:
                 )
                 return RETRIED, None
             return FAILED, self.store.fail(
-                claim.job_id, claim.attempt, exc.code, exc.message, self._take_next(claim, keep_until)
+                claim.job_id,
+                claim.attempt,
+                exc.code,
+                exc.message,
+                self._take_next(claim, keep_until),
+                interactive_first=self.models,
             )
         except MemoryError:
             # Past the pool process's address-space limit (OCRGW_WORKER_MEMORY_LIMIT_MB): what the job
@@ -271,6 +280,7 @@ class Runner:
                 ErrorCode.RESOURCE_LIMIT,
                 "the job needed more memory than a worker process may use",
                 self._take_next(claim, keep_until),
+                interactive_first=self.models,
             )
         except Exception as exc:  # a bug in an adapter must not kill the worker, nor be retried
             log.exception("job %s: adapter raised", claim.job_id)
@@ -281,9 +291,12 @@ class Runner:
                 ErrorCode.ADAPTER_ERROR,
                 f"{type(exc).__name__}: {exc}",
                 self._take_next(claim, keep_until),
+                interactive_first=self.models,
             )
         tracing.attempt_pages(len(result.get("pages") or ()))
-        return COMPLETED, self.store.complete(claim.job_id, claim.attempt, result, self._take_next(claim, keep_until))
+        return COMPLETED, self.store.complete(
+            claim.job_id, claim.attempt, result, self._take_next(claim, keep_until), interactive_first=self.models
+        )
 
     def _take_next(self, claim: Claim, keep_until: float) -> str | None:
         """The model whose next ready job to take as this one ends, or None to take none."""
@@ -297,7 +310,7 @@ class Runner:
         return CANCELLED, self.store.end_cancelled(claim.job_id, claim.attempt)
 
     def _timed_out(self, claim: Claim) -> tuple[str, Completion]:
-        # The task's time is up: no slot is kept, the next child is published.
+        # The task's time is up: no next job is taken here; a wake-up brings another worker to it.
         limit = self.store.settings.job_timeout
         log.warning("job %s attempt %d: ran longer than %g s", claim.job_id, claim.attempt, limit)
         tracing.attempt_error(ErrorCode.TIMEOUT, f"the job ran longer than {limit:g} s")

@@ -11,7 +11,8 @@ from celery.signals import worker_process_init, worker_shutting_down
 
 from jobs.store import JobStore
 from workers.celery_app import BUILD_PDF_TASK, PULL_TASK, RUN_TASK, app, settings
-from workers.dispatch import publish
+from workers.dispatch import publisher
+from workers.lanes import consumed_models
 from workers.runner import Runner
 
 log = logging.getLogger(__name__)
@@ -26,14 +27,15 @@ def runner() -> Runner:
     """The process's runner; built after the fork so no Redis socket is shared between processes."""
     global _runner, _runner_pid
     if _runner is None or _runner_pid != os.getpid():
-        _runner = Runner(JobStore.from_settings(settings), publish, draining=lambda: _shutting_down.value)
+        store = JobStore.from_settings(settings)
+        _runner = Runner(store, publisher(store), draining=lambda: _shutting_down.value, models=consumed_models(app))
         _runner_pid = os.getpid()
     return _runner
 
 
 @worker_shutting_down.connect
 def _stop_keeping_slots(**_):
-    """A worker told to stop finishes what it runs but takes no more children into kept slots."""
+    """A worker told to stop finishes what it runs but takes no next job itself."""
     _shutting_down.value = True
 
 

@@ -34,7 +34,8 @@
     {NOTHING, released...}  no job of the model is due: nothing claimed
     The same call sent again (the same token: its reply was lost to a
     dropped connection and the client retried) answers with the same claim
-    if that attempt still holds its job, else NOTHING; nothing is written.
+    if that attempt still holds its job, else NOTHING, and the wake-ups the
+    first answer held (counted, never sent); nothing is written.
 ]]
 -- @include claim
 -- @include ready
@@ -53,26 +54,35 @@ local function claimed(id, attempt, prefix, released)
                traceparent = f[6] or '', released = released}
 end
 
+-- The call record: the job claimed ('' for none), its attempt, and the wake-ups answered.
 local record = redis.call('GET', K.call)
 if record then
-  local id, attempt = string.match(record, '^([^|]*)|(.*)$')
+  local id, attempt, note = string.match(record, '^([^|]*)|([^|]*)|(.*)$')
+  local released = wake_ups_noted(note)
   if id ~= '' then
     local prefix = group_prefix_of(id)
     local c = redis.call('HMGET', job_key_of(prefix, id), F.status, F.attempts)
-    if c[1] == STATUS.processing and c[2] == attempt then return claimed(id, tonumber(attempt), prefix, {}) end
+    if c[1] == STATUS.processing and c[2] == attempt then return claimed(id, tonumber(attempt), prefix, released) end
   end
-  return reply{code = REPLY.NOTHING}
+  return reply{code = REPLY.NOTHING, released = released}
 end
 
 local now = now_us()
-if A.lane ~= '' then redis.call('ZPOPMIN', wakeups_key_of(A.model, A.lane)) end
+if A.lane ~= '' then
+  -- This worker's wake-up stops counting; lapsed ones first go, so that it is not one of them it removes.
+  local pending = wakeups_key_of(A.model, A.lane)
+  redis.call('ZREMRANGEBYSCORE', pending, '-inf', ms_of(now))
+  redis.call('ZPOPMIN', pending)
+end
 local id, prefix = take_ready(A.model, now)
 if not id then
-  redis.call('SET', K.call, '|', 'PX', A.record_ms)
-  return reply{code = REPLY.NOTHING, released = wake_ups(now, A.requeue_ms)}
+  local released = wake_ups(now, A.requeue_ms)
+  redis.call('SET', K.call, '||' .. noted_wake_ups(released), 'PX', A.record_ms)
+  return reply{code = REPLY.NOTHING, released = released}
 end
 local key = job_key_of(prefix, id)
 local kind = redis.call('HGET', key, F.kind)
 local attempt = claim_job(key, id, kind, prefix, A.lease_ms, now, group_keys_of(id, kind))
-redis.call('SET', K.call, id .. '|' .. attempt, 'PX', A.record_ms)
-return claimed(id, attempt, prefix, wake_ups(now, A.requeue_ms))
+local released = wake_ups(now, A.requeue_ms)
+redis.call('SET', K.call, id .. '|' .. attempt .. '|' .. noted_wake_ups(released), 'PX', A.record_ms)
+return claimed(id, attempt, prefix, released)

@@ -8,7 +8,8 @@
 
   A finishing worker may take its next job in the same step (A.next_lease_ms
   > 0): the first due job of its model (A.next_model) in the ready index,
-  interactive lane first, then in the order jobs were queued, of whatever
+  interactive lane first (of the other models it serves too,
+  A.next_interactive), then in the order jobs were queued, of whatever
   group or single job, any tenant's (ready.lua), is claimed for it as
   `claim` would, and needs no Celery message.  The worker thus goes from one
   job to the next with no broker round trip; both caps (the group's, its
@@ -43,6 +44,9 @@
     next_lease_ms  the lease of the job claimed for this worker (0: claim
                    nothing)
     next_model     the model of the job to claim
+    next_interactive  the models (comma-separated) whose interactive jobs
+                   come before next_model's batch ones: those the worker
+                   serves ('' for next_model's alone)
     record_ms      how long the record of this call is kept
     RELEASE_ARGS   (spec.py)
 
@@ -98,19 +102,15 @@ local function replay(record)
       with_claim(out, key, r[2], tonumber(c[2]), prefix)
     end
   end
-  -- They were counted as on their way, but never sent: answered again, as they were.
-  out.released = {}
-  for model, lane in string.gmatch(r[4] or '', '([^ ,]+) ([^ ,]+)') do
-    out.released[#out.released + 1] = ''
-    out.released[#out.released + 1] = model
-    out.released[#out.released + 1] = lane
-  end
+  out.released = wake_ups_noted(r[4])
   return reply(out)
 end
 
 -- Takes the next due job of A.next_model for this worker; its id and attempt, or nil.
 local function take_next(out, now)
-  local id, prefix = take_ready(A.next_model, now)
+  local also = {}
+  for model in string.gmatch(A.next_interactive, '[^,]+') do also[#also + 1] = model end
+  local id, prefix = take_ready(A.next_model, now, also)
   if not id then return nil end
   local key = job_key_of(prefix, id)
   local kind = redis.call('HGET', key, F.kind)
@@ -152,8 +152,6 @@ if A.next_lease_ms > 0 then
 end
 out.released = wake_ups(now, A.requeue_ms)
 out.cancelled_unstarted = cancelled_unstarted()
-local woken = {}
-for i = 1, #out.released, 3 do woken[#woken + 1] = out.released[i + 1] .. ' ' .. out.released[i + 2] end
 redis.call('SET', K.call, table.concat({out.finalized, handed_to or '', handed_attempt or '',
-  table.concat(woken, ','), out.cancelled_unstarted}, '|'), 'PX', A.record_ms)
+  noted_wake_ups(out.released), out.cancelled_unstarted}, '|'), 'PX', A.record_ms)
 return reply(out)

@@ -38,6 +38,7 @@ COMPLETE = Transition(
         Arg("error"),
         Arg("next_lease_ms", "int"),
         Arg("next_model"),
+        Arg("next_interactive"),
         Arg("record_ms", "int"),
         *RELEASE_ARGS,
     ),

@@ -172,3 +172,84 @@ def test_a_finishing_single_job_takes_the_next_one(kit):
 
     assert done.finalized and done.next_claim.job_id == b
     assert done.next_claim.payload == b"page 0"
+
+
+def test_wake_ups_a_publish_never_sent_are_withdrawn_so_the_next_change_asks_again(kit):
+    first = kit.group(2, max_parallel=2)
+    assert pending(kit) == 2
+
+    # The broker refused them: taken off the count, the next change answers wake-ups for every ready job.
+    kit.store.withdraw_wakeups(first.dispatches)
+    assert pending(kit) == 0
+    assert kit.single().dispatches == [wake(), wake(), wake()]
+
+
+def test_withdrawing_touches_only_wake_ups_of_their_model_and_lane(kit):
+    kit.group(2, max_parallel=2)
+    kit.store.withdraw_wakeups([wake("echo", INTERACTIVE), Dispatch("job", "echo"), wake("other", BATCH)])
+    assert pending(kit) == 2
+
+
+def test_an_interactive_job_of_another_model_the_worker_serves_comes_before_its_own_batch_job(kit):
+    ran = kit.single().job_id
+    batch = kit.single().job_id
+    interactive = kit.store.create_single(replace(kit.doc(model="tesseract"), priority=INTERACTIVE)).job_id
+    claim = kit.claim(ran)
+
+    done = kit.store.complete(ran, claim.attempt, {}, take_next="echo", interactive_first=("echo", "tesseract"))
+
+    assert done.next_claim.job_id == interactive
+    assert kit.status(batch) == "queued"
+
+
+def test_of_several_models_interactive_jobs_the_first_queued_is_taken(kit):
+    ran = kit.single().job_id
+    first = kit.store.create_single(replace(kit.doc(model="tesseract"), priority=INTERACTIVE)).job_id
+    kit.store.create_single(replace(kit.doc(), priority=INTERACTIVE))
+    claim = kit.claim(ran)
+
+    done = kit.store.fail(ran, claim.attempt, "x", "y", take_next="echo", interactive_first=("tesseract",))
+
+    assert done.next_claim.job_id == first
+
+
+def test_another_model_s_batch_job_is_never_taken_nor_its_interactive_one_unless_served(kit):
+    ran = kit.single().job_id
+    kit.store.create_single(kit.doc(model="tesseract"))
+    kit.store.create_single(replace(kit.doc(model="tesseract"), priority=INTERACTIVE))
+    claim = kit.claim(ran)
+
+    assert kit.store.complete(ran, claim.attempt, {}, take_next="echo").next_claim is None
+
+
+def test_a_replayed_claim_next_answers_the_wake_ups_its_lost_answer_held(kit, monkeypatch):
+    kit.group(3, max_parallel=3)
+    kit.r.delete(keys.wakeups("echo", BATCH))  # as if all three had lapsed
+    monkeypatch.setattr("jobs.store.call_token", lambda: "same-token")
+
+    first = kit.store.claim_next("echo", BATCH)
+    again = kit.store.claim_next("echo", BATCH)
+
+    assert first[1] == again[1] == [wake(), wake()]
+    assert again[0].job_id == first[0].job_id
+
+
+def test_a_woken_worker_s_own_wake_up_stops_counting_not_a_lapsed_one(kit, r):
+    kit.group(2, max_parallel=2)
+    lost, delivered = r.zrange(keys.wakeups("echo", BATCH), 0, -1)
+    r.zadd(keys.wakeups("echo", BATCH), {lost: 1})  # lost in the broker: it has lapsed
+
+    claim, wake_ups = kit.store.claim_next("echo", BATCH)
+
+    # Its own wake-up gone, the lapsed one too: the job left gets a wake-up of its own.
+    assert claim is not None and wake_ups == [wake()]
+
+
+def test_one_script_answers_a_bounded_number_of_wake_ups(kit, r):
+    for _ in range(150):
+        kit.single()
+    r.delete(keys.wakeups("echo", BATCH))  # a backlog whose wake-ups lapsed while they waited
+
+    # Whoever runs the next script publishes what it answers: 100 at most, the next scripts top up.
+    assert len(kit.single().dispatches) == 100
+    assert len(kit.single().dispatches) == 52

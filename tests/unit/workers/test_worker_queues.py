@@ -12,7 +12,7 @@ from jobs.config import Settings
 from jobs.registry import RemoteModel, install_remote_models
 from tests.unit.remote_models import registry_restored
 from workers.celery_app import COORDINATOR_QUEUE, make_celery
-from workers.lanes import add_interactive_lanes
+from workers.lanes import add_interactive_lanes, consumed_models
 
 ROOT = Path(__file__).resolve().parents[3]
 REDIS = "redis://127.0.0.1:6379/0"
@@ -71,6 +71,18 @@ def test_a_worker_narrowed_to_a_models_queue_consumes_its_interactive_queue_firs
         "ocr.tesseract",
         "ocr.echo",
     ]
+
+
+def test_a_worker_serves_the_models_whose_queues_it_consumes():
+    """What a finishing worker looks at for interactive work besides its own model's (``Runner.models``)."""
+    narrowed = app_for()
+    narrowed.amqp.queues.select(["ocr.tesseract", "ocr.echo"])
+    add_interactive_lanes(narrowed)
+    assert consumed_models(narrowed) == ("tesseract", "echo")
+
+    with registry_restored():
+        install_remote_models([CLOUD])
+        assert sorted(consumed_models(app_for())) == ["cloudocr", "echo", "paddleocr", "tesseract"]
 
 
 def test_the_coordinators_queue_gets_no_lane():
