@@ -163,8 +163,8 @@ class Sides:
     def reclaim_group(self, n: int) -> int:
         created = self.dead.create_group([NewJob("echo", "text/plain", p) for p in echo_payloads(n)], n)
         ids = [keys.child_id(created.job_id, i) for i in range(n)]
-        if created.dispatches != [] and len(created.dispatches) != n:  # one wake-up per child released
-            raise AssertionError(f"{len(created.dispatches)} children released, not {n}")
+        # Every child was released (the dead worker's claim of each says so); the wake-ups the creation
+        # answers are fewer past 100 (ready.lua bounds them per script), and all go out.
         self._dead_worker(ids, created.dispatches)
         ended = wait_roots(self.clients[KEPT_DB], [created.job_id])
         self.after = lambda: self._expect(ended, n, KEPT_DB, reclaimed=ids)
