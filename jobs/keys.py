@@ -316,6 +316,12 @@ def is_call_record(key: str) -> bool:
     return key.partition("}:")[2].partition(":")[2].startswith(CALL) or key.partition("}:")[2].startswith(PULL_CALL)
 
 
+def is_wakeup_count(key: str) -> bool:
+    """A bucket's count of a model's wake-ups on their way: it changes as woken workers start, whatever else
+    happens."""
+    return key.startswith(f"{NAMESPACE}:{{") and key.partition("}:")[2].startswith(WAKEUPS)
+
+
 def ready(bucket: int, model: str, lane: str) -> str:
     """The queued jobs of ``model`` in ``lane`` a worker may take, scored by when each may run (µs: its
     release, or its retry's backoff end; the jobs of one release a µs apart, in order).

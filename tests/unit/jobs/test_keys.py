@@ -43,6 +43,8 @@ def test_child_ids_and_child_keys_live_under_the_parent_root():
     assert not any(
         keys.is_call_record(k) for k in (keys.job(child), keys.events(child), keys.leases(BUCKET), keys.DRAINING)
     )
+    assert keys.is_wakeup_count(keys.wakeups(BUCKET, "echo", "batch"))
+    assert not any(keys.is_wakeup_count(k) for k in (keys.ready(BUCKET, "echo", "batch"), keys.job(child)))
     assert keys.result(child) == f"{B}{ROOT}:result:{ROOT}-7"
     # One stream per root: a child's events go to its parent's stream.
     assert keys.events(child) == keys.events(ROOT)
