@@ -40,11 +40,15 @@ onto a cluster is copying it to other servers, which this does not do.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from redis.cluster import RedisCluster
+from redis.exceptions import ResponseError
 
 from jobs import keys
 from jobs.connections import StoreClient
@@ -156,8 +160,8 @@ def old_key(key: str) -> Old | None:
         tag, what = tenant.groups()
         if what == "webhooks_in_flight":
             return Old(key, "tenant webhook claims", split=lambda m: keys.tenant_webhooks(tag, keys.bucket_of(m)))
-        # Both mean something in flight: refused before anything moves (``in_flight``).
-        return Old(key, f"tenant {what}", split=lambda m: keys.tenant_waiting(tag, keys.bucket_of(m)))
+        # Either means something in flight: the run is refused before anything moves (``in_flight``).
+        return Old(key, f"tenant {what}")
     fixed = {
         _OLD_LEASES: (Old(key, "leases", split=lambda m: keys.leases(keys.bucket_of(m)))),
         _OLD_QUEUED: (Old(key, "queued", split=lambda m: keys.queued(keys.bucket_of(m)))),
@@ -242,7 +246,7 @@ class Migration:
                     self.redis.delete(old.key)
             elif old.to is not None:
                 self._move_key(old, report)
-            else:
+            elif old.split is not None:
                 self._split(old, report)
         return report
 
@@ -314,6 +318,7 @@ class Migration:
             fields = pipe.execute()
             for i, (key, root) in enumerate(zip(batch, roots, strict=True)):
                 digest = key.rpartition(":")[2]
+                # As keys.bucket_of_idempotency has it, from the digest the old key already carries.
                 key_bucket = int(digest[:8], 16) % keys.bucket_count()
                 tenant, idem = next(((t, k) for t, k in fields[2 * i : 2 * i + 2] if t is not None), (None, None))
                 if not root or tenant is None:
@@ -385,9 +390,10 @@ def run_from_env(dry_run: bool = False) -> Report:
     from jobs.connections import redis_client
     from jobs.settings_declaration import without_password
 
-    settings = Settings.from_env()
-    if settings.redis_cluster:
+    # Before the settings, which a cluster's want more of (its broker): this is the answer that matters.
+    if os.environ.get("OCRGW_REDIS_CLUSTER", "").strip():
         raise MigrationRefused(f"OCRGW_REDIS_CLUSTER is set: {CLUSTER_REFUSAL}")
+    settings = Settings.from_env()
     keys.use_bucket_count(settings.store_buckets)
     client = redis_client(settings, socket_timeout=60)
     report = Migration(client, dry_run).run()
@@ -424,7 +430,10 @@ def describe(report: Report) -> list[str]:
         lines.append(f"not moved, the new key exists already: {conflict}")
     if report.unknown:
         named = ", ".join(report.unknown[:_NAMED]) + (", ..." if len(report.unknown) > _NAMED else "")
-        lines.append(f"left alone, of neither layout: {_count(len(report.unknown), 'key')} ({named})")
+        lines.append(
+            f"left alone, of neither layout: {_count(len(report.unknown), 'key')} ({named}); keys of buckets "
+            "of another OCRGW_STORE_BUCKETS would be among them"
+        )
     if report.draining:
         lines.append("the drain flag is set: once the new version runs, `python -m gateway.drain off`")
     return lines
@@ -432,11 +441,12 @@ def describe(report: Report) -> list[str]:
 
 def refuse_cluster(client: Any) -> None:
     """Refuses a Redis Cluster: a cluster client, or a server with cluster mode on."""
-    from redis.cluster import RedisCluster
-
     enabled = isinstance(client, RedisCluster)
     if not enabled:
-        enabled = bool(client.info("cluster").get("cluster_enabled"))
+        try:
+            enabled = bool(client.info("cluster").get("cluster_enabled"))
+        except ResponseError:  # a server without INFO (a fake one) is no cluster node
+            enabled = False
     if enabled:
         raise MigrationRefused(CLUSTER_REFUSAL)
 
