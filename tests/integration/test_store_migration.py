@@ -22,8 +22,10 @@ from __future__ import annotations
 import base64
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -203,6 +205,51 @@ def test_a_run_cut_short_anywhere_is_finished_by_the_next(redis_url, buckets_of,
             continue
         break
     assert cut > len(fixture["keys"]) // 2, "the cuts went over the whole run"
+
+
+def test_a_run_killed_mid_way_is_finished_by_the_next(redis_url, buckets_of):
+    """A real SIGKILL of the command, on a store of some thousands of roots (copies of one old job)."""
+    fixture = load(OLD_STORE)
+    single = fixture["made"]["acme"]["single"]
+    client = Redis.from_url(redis_url)
+    client.flushdb()
+    group_keys = {k: v for k, v in fixture["keys"].items() if k.startswith(f"ocrgw:{{{single}}}:") and v["pttl"] < 0}
+    roots = [single[:12] + os.urandom(10).hex() for _ in range(3000)]
+    pipe = client.pipeline(transaction=False)
+    for root in roots:
+        for key, kept in group_keys.items():
+            pipe.restore(key.replace(single, root), 0, base64.b64decode(kept["dump"]))
+        pipe.zadd("ocrgw:expiring", {root: 1})
+    pipe.execute()
+    total = client.dbsize()
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OCRGW_", "REDIS_"))}
+    env.update(REDIS_URL=redis_url, OCRGW_STORE_BUCKETS="24", PYTHONPATH=str(REPO))
+    run = subprocess.Popen([*CLI], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    buckets_of(24)
+    try:
+        deadline = time.monotonic() + 60
+        while client.exists(f"ocrgw:{{{roots[0]}}}:events") and not any(
+            is_current_key(k.decode()) for k in client.scan_iter(match="ocrgw:{b*", count=100)
+        ):
+            assert time.monotonic() < deadline and run.poll() is None, "the run never began"
+            time.sleep(0.01)
+        time.sleep(0.3)  # well into the moves: they take some seconds
+        run.send_signal(signal.SIGKILL)
+    finally:
+        run.wait()
+    old_left = [k for k in client.scan_iter(count=1000) if not is_current_key(k.decode())]
+    assert old_left, "killed mid-way, not after the end (make the store bigger)"
+    print(f"killed with {len(old_left)} of {total} keys left to move")
+
+    finished = migrate(redis_url, 24)
+    assert finished.returncode == 0, finished.stderr
+    # Every key moved, the old expiring index split into one per bucket its roots are in.
+    assert client.dbsize() == total - 1 + len({keys.bucket_of(root) for root in roots})
+    assert [k for k in client.scan_iter(count=1000) if not is_current_key(k.decode())] == []
+    for root in roots:
+        assert client.exists(keys.job(root), keys.events(root)) == 2
+        assert client.zscore(keys.expiring(keys.bucket_of(root)), root) == 1
 
 
 def test_a_queued_job_refuses_the_migration(redis_url, buckets_of):
