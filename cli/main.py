@@ -3,10 +3,11 @@
 Exit status: 0 when the command did what it was asked (and, with
 ``--wait``, the job completed); 1 when a waited-for job ended failed or
 cancelled, or the stack of ``ocrgw up`` cannot start, or ``ocrgw config``
-finds a bad setting, or the server's packages (the extra ``ocrgw[server]``) are not installed
-for ``up`` or ``config``; 2 for a usage error; 3 when the gateway answered a problem
-(its title, code and detail are printed); 4 when the gateway could not be
-reached; 130 when interrupted.
+finds a bad setting, or ``ocrgw store migrate`` is refused or cannot move
+a key, or the server's packages (the extra ``ocrgw[server]``) are not
+installed for ``up``, ``config`` or ``store``; 2 for a usage error; 3 when
+the gateway answered a problem (its title, code and detail are printed); 4
+when the gateway could not be reached; 130 when interrupted.
 """
 
 from __future__ import annotations
