@@ -201,12 +201,16 @@ def is_current_key(key: str) -> bool:
 
 
 class Migration:
-    """A run over one Redis client; ``step`` is called before every write (tests cut a run short with it)."""
+    """A run over one Redis client; ``step`` is called before every write, a pipeline of ``batch`` RENAMEs
+    or a chunk of an index (tests cut a run short with it)."""
 
-    def __init__(self, client: StoreClient, dry_run: bool = False, step: Callable[[], None] | None = None):
+    def __init__(
+        self, client: StoreClient, dry_run: bool = False, step: Callable[[], None] | None = None, batch: int = _BATCH
+    ):
         self.redis = client
         self.dry_run = dry_run
         self._step = step or (lambda: None)
+        self._batch = batch  # how many keys one pipeline of RENAMEs moves
 
     def run(self) -> Report:
         refuse_cluster(self.redis)
@@ -236,6 +240,7 @@ class Migration:
                 "?status=processing are empty, stop every ocrgw process, then run `ocrgw store migrate` again."
             )
         idem_targets = self._idempotency_targets([o.key for o in olds if o.kind == "idempotency"], report)
+        whole: list[Old] = []
         for old in olds:
             if old.kind == "idempotency":
                 old = Old(old.key, old.kind, idem_targets[old.key])
@@ -245,9 +250,11 @@ class Migration:
                     self._step()
                     self.redis.delete(old.key)
             elif old.to is not None:
-                self._move_key(old, report)
+                whole.append(old)
             elif old.split is not None:
                 self._split(old, report)
+        for start in range(0, len(whole), self._batch):
+            self._move_keys(whole[start : start + self._batch], report)
         return report
 
     def _scan(self) -> Iterator[str]:
@@ -331,19 +338,29 @@ class Migration:
                 targets[key] = _bucket_record(digest, bucket)
         return targets
 
-    def _move_key(self, old: Old, report: Report) -> None:
-        assert old.to is not None
+    def _move_keys(self, olds: list[Old], report: Report) -> None:
+        """RENAMEs each key to its new name, a pipeline of them at a time (each RENAME atomic on its own)."""
         if self.dry_run:
-            report.moved[old.kind] += 1
+            report.moved.update(old.kind for old in olds)
             return
         self._step()
-        if self.redis.renamenx(old.key, old.to):
-            report.moved[old.kind] += 1
-        elif self.redis.type(old.key) == self.redis.type(old.to) == b"zset":
-            self._merge(old.key, lambda _: old.to or "", report, old.kind)
-            report.moved[old.kind] += 1
-        else:
-            report.conflicts.append(f"{old.key} -> {old.to}")
+        pipe = self.redis.pipeline(transaction=False)
+        for old in olds:
+            pipe.renamenx(old.key, old.to or "")
+        for old, renamed in zip(olds, pipe.execute(raise_on_error=False), strict=True):
+            to = old.to or ""
+            if isinstance(renamed, Exception):
+                if "no such key" not in str(renamed).lower():
+                    raise renamed
+                continue  # lapsed since the scan (a call record's TTL): nothing to move
+            if renamed:
+                report.moved[old.kind] += 1
+            elif self.redis.type(old.key) == self.redis.type(to) == b"zset":
+                # Begun by a run cut short (or written since by the new version): the members join it.
+                self._merge(old.key, _always(to), report, old.kind)
+                report.moved[old.kind] += 1
+            else:
+                report.conflicts.append(f"{old.key} -> {old.to}")
 
     def _split(self, old: Old, report: Report) -> None:
         assert old.split is not None
@@ -475,6 +492,10 @@ def _job_keys_of(root: str) -> tuple[str, str]:
 def _bucket_record(digest: str, bucket: int) -> str:
     """The new key of the Idempotency-Key record with ``digest``, in ``bucket``."""
     return f"{keys.bucket_prefix(bucket)}{keys.IDEMPOTENCY}{digest}"
+
+
+def _always(key: str) -> Callable[[str], str]:
+    return lambda _member: key
 
 
 def _count(n: int, what: str) -> str:

@@ -185,7 +185,7 @@ class CutAt:
 @pytest.mark.parametrize("count", [1, 24])
 def test_a_run_cut_short_anywhere_is_finished_by_the_next(redis_url, buckets_of, count):
     """Each write is atomic on the server, so a process killed mid-run leaves what an exception there
-    leaves: every cut point, then a whole run, ends in the store an uncut run makes."""
+    leaves: every cut point (one key a write here), then a whole run, ends in the store an uncut run makes."""
     fixture = load(OLD_STORE)
     client = Redis.from_url(redis_url)
     buckets_of(count)
@@ -197,7 +197,7 @@ def test_a_run_cut_short_anywhere_is_finished_by_the_next(redis_url, buckets_of,
     while True:
         restore(client, fixture)
         try:
-            Migration(client, step=CutAt(cut)).run()
+            Migration(client, step=CutAt(cut), batch=1).run()
         except Cut:
             Migration(client).run()
             assert snapshot(client) == expected, f"cut before write {cut}"
@@ -208,13 +208,14 @@ def test_a_run_cut_short_anywhere_is_finished_by_the_next(redis_url, buckets_of,
 
 
 def test_a_run_killed_mid_way_is_finished_by_the_next(redis_url, buckets_of):
-    """A real SIGKILL of the command, on a store of some thousands of roots (copies of one old job)."""
+    """A real SIGKILL of the command once it has begun to move keys, on a store of 10,000 roots (copies of
+    one old job): a pipeline of RENAMEs may be cut anywhere."""
     fixture = load(OLD_STORE)
     single = fixture["made"]["acme"]["single"]
     client = Redis.from_url(redis_url)
     client.flushdb()
     group_keys = {k: v for k, v in fixture["keys"].items() if k.startswith(f"ocrgw:{{{single}}}:") and v["pttl"] < 0}
-    roots = [single[:12] + os.urandom(10).hex() for _ in range(3000)]
+    roots = [single[:12] + os.urandom(10).hex() for _ in range(10_000)]
     pipe = client.pipeline(transaction=False)
     for root in roots:
         for key, kept in group_keys.items():
@@ -229,12 +230,10 @@ def test_a_run_killed_mid_way_is_finished_by_the_next(redis_url, buckets_of):
     buckets_of(24)
     try:
         deadline = time.monotonic() + 60
-        while client.exists(f"ocrgw:{{{roots[0]}}}:events") and not any(
-            is_current_key(k.decode()) for k in client.scan_iter(match="ocrgw:{b*", count=100)
-        ):
+        # Until the first job's hash is in a bucket: the index is split by then, the keys are being moved.
+        while not any(is_current_key(k.decode()) for k in client.scan_iter(match="ocrgw:{b*:job:*", count=1000)):
             assert time.monotonic() < deadline and run.poll() is None, "the run never began"
             time.sleep(0.01)
-        time.sleep(0.3)  # well into the moves: they take some seconds
         run.send_signal(signal.SIGKILL)
     finally:
         run.wait()
