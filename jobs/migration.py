@@ -234,10 +234,11 @@ class Migration:
         in_flight = self.in_flight(olds, job_keys)
         if in_flight:
             raise MigrationRefused(
-                "nothing may be in flight, and "
+                "something is in flight ("
                 + "; ".join(in_flight)
-                + ". Drain the gateways (python -m gateway.drain on), wait until GET /jobs?status=queued and "
-                "?status=processing are empty, stop every ocrgw process, then run `ocrgw store migrate` again."
+                + "), and nothing may be. Drain the gateways (python -m gateway.drain on), wait until "
+                "GET /jobs?status=queued and ?status=processing are empty, stop every ocrgw process, then run "
+                "`ocrgw store migrate` again."
             )
         idem_targets = self._idempotency_targets([o.key for o in olds if o.kind == "idempotency"], report)
         whole: list[Old] = []
@@ -425,7 +426,7 @@ def describe(report: Report) -> list[str]:
     """The run's report as lines to print."""
     lines = [f"store: {report.store} ({_count(report.buckets, 'bucket')})"]
     if not report.old_keys and not report.conflicts:
-        lines.append(f"nothing to migrate: no key of the old layout ({report.current} of the new one)")
+        lines.append(f"nothing to migrate: no key of the old layout ({_count(report.current, 'key')} of the new one)")
     else:
         lines.append("would move (dry run, nothing moved):" if report.dry_run else "moved:")
         width = max(len(kind) for kind in report.moved | report.dropped)
