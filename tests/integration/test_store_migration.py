@@ -46,6 +46,8 @@ CLI = [sys.executable, "-m", "cli", "store", "migrate"]
 REPO = Path(__file__).resolve().parents[2]
 TENANTS = ("acme", "globex")
 
+pytestmark = pytest.mark.integration
+
 
 def load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
