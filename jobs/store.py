@@ -21,7 +21,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from jobs import keys
+from jobs import keys, tenant_quota
 from jobs.config import CALL_RECORD_MS, Settings
 from jobs.connections import StoreClient, redis_client
 from jobs.contract import JobKind, JobStatus, Reply
@@ -42,6 +42,7 @@ from jobs.records import (
 )
 from jobs.replication import run_create
 from jobs.sweeping import SweepTransitions
+from jobs.tenant_quota import TenantQuota
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
 from jobs.transitions.claim_next import CLAIM_NEXT, ClaimNextReply
@@ -83,6 +84,8 @@ class JobStore(SweepTransitions):
         self.redis = client
         self.settings = settings or Settings()
         self.scripts = Scripts(client)
+        #: The tenants' caps dealt out to the buckets (with more than one: jobs.tenant_quota).
+        self.tenant_quota = TenantQuota(client, self.scripts, self.settings.tenant_max_inflight)
         #: The read side over the same client, for callers that hold a store.
         self.queries = JobQueries(client)
         #: What the live workers report of themselves (their Tesseract languages).
@@ -200,6 +203,11 @@ class JobStore(SweepTransitions):
         traceparent: str = "",
     ) -> Created:
         root = keys.job(root_id)
+        quota = kind == JobKind.PARENT and release and tenant_quota.in_use(self.settings.tenant_max_inflight)
+        if quota:
+            # The root's bucket needs quota for what the group could start now: one ledger call, if short.
+            could_start = len(jobs) if group["max_parallel"] <= 0 else min(len(jobs), group["max_parallel"])
+            self.tenant_quota.ensure_room(keys.tag_of(root_id), keys.bucket_of(root_id), could_start)
         reply = run_create(
             self.redis,
             self.scripts,
@@ -231,6 +239,9 @@ class JobStore(SweepTransitions):
             # In the slot of the root's keys, its bucket's.
             mark_key=keys.replication_mark(keys.bucket_of(root_id)),
         )
+        if quota:
+            # Touched again now that the group is in the store, so that the sweep keeps rebalancing it.
+            self.tenant_quota.touch(keys.tag_of(root_id))
         if reply.code == Reply.KEY_REUSED:
             raise IdempotencyKeyReused(f"this Idempotency-Key was used for a different request (job {reply.job_id})")
         if reply.code not in (Reply.OK, Reply.REPLAYED):
