@@ -162,9 +162,8 @@ def reconcile_steps(q: TenantQuota) -> Iterator[None]:
         if reply.quota:
             read[field(b)] = reply.quota
     yield
-    q.scripts.run(
-        LEDGER_SETTLE, keys={"ledger": keys.ledger(TAG)}, args={"epoch": opened.epoch, "seq": opened.seq, "grants": read}
-    )
+    settle = {"epoch": opened.epoch, "seq": opened.seq, "grants": read}
+    q.scripts.run(LEDGER_SETTLE, keys={"ledger": keys.ledger(TAG)}, args=settle)
 
 
 def use_steps(q: TenantQuota, r, b: int, finish: bool) -> Iterator[None]:
