@@ -203,11 +203,10 @@ class JobStore(SweepTransitions):
         traceparent: str = "",
     ) -> Created:
         root = keys.job(root_id)
-        quota = kind == JobKind.PARENT and release and tenant_quota.in_use(self.settings.tenant_max_inflight)
-        if quota:
-            # The root's bucket needs quota for what the group could start now: one ledger call, if short.
+        quota = False
+        if kind == JobKind.PARENT and release:
             could_start = len(jobs) if group["max_parallel"] <= 0 else min(len(jobs), group["max_parallel"])
-            self.tenant_quota.ensure_room(keys.tag_of(root_id), keys.bucket_of(root_id), could_start)
+            quota = self.make_room(root_id, could_start)
         reply = run_create(
             self.redis,
             self.scripts,
@@ -240,13 +239,26 @@ class JobStore(SweepTransitions):
             mark_key=keys.replication_mark(keys.bucket_of(root_id)),
         )
         if quota:
-            # Touched again now that the group is in the store, so that the sweep keeps rebalancing it.
-            self.tenant_quota.touch(keys.tag_of(root_id))
+            self.room_made(root_id)
         if reply.code == Reply.KEY_REUSED:
             raise IdempotencyKeyReused(f"this Idempotency-Key was used for a different request (job {reply.job_id})")
         if reply.code not in (Reply.OK, Reply.REPLAYED):
             raise StoreError(f"create answered {reply!r}")
         return Created(reply.job_id, reply.code == Reply.REPLAYED, reply.released)
+
+    def make_room(self, root_id: str, could_start: int) -> bool:
+        """Before a transition that may release up to ``could_start`` children of the group: with a tenant cap
+        across buckets, grants the root's bucket the quota it lacks for them (one ledger call, when short:
+        jobs.tenant_quota).  Whether the ledger is in use: then call ``room_made`` after the transition."""
+        if not tenant_quota.in_use(self.settings.tenant_max_inflight):
+            return False
+        self.tenant_quota.ensure_room(keys.tag_of(root_id), keys.bucket_of(root_id), could_start)
+        return True
+
+    def room_made(self, root_id: str) -> None:
+        """After the transition: the tenant is touched again, now that its group is as the transition left it,
+        so that the sweep keeps rebalancing its quota (jobs.tenant_quota)."""
+        self.tenant_quota.touch(keys.tag_of(root_id))
 
     # -- the attempt of a worker ----------------------------------------------------------
 
