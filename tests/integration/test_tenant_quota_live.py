@@ -136,3 +136,32 @@ def test_the_cap_holds_when_the_coordinator_dies_between_the_two_steps_of_a_move
     time.sleep(0.5)
     procs.coordinator(db=stack.db, env=ENV)
     finish_and_check(store, groups, capsys, f"coordinator SIGKILLed, {given} left in the ledger")
+
+
+@pytest.mark.cluster
+def test_the_cap_holds_across_buckets_on_a_redis_cluster(empty_cluster, procs, capsys):
+    """The whole stack on a real Redis Cluster (24 buckets over three primaries, each tenant's ledger in a
+    slot of its own), groups sent through the gateway: the default tenant's peak stays at its cap."""
+    from tests.integration.fanout_support import Gateway, echo_children, intervals, submit_group
+
+    db = procs.fresh_db()
+    env = {
+        **empty_cluster.env(),
+        "CELERY_BROKER_URL": procs.url(db),
+        "OCRGW_SWEEP_INTERVAL": "0.2",
+        "OCRGW_TENANT_MAX_INFLIGHT": str(CAP),
+    }
+    stack = procs.stack(db=db, env=env, concurrency=POOL, web=True)
+    with Gateway(stack.web().base_url) as gateway:
+        parents = [submit_group(gateway, echo_children(CHILDREN, delay_ms=SLOW_MS), 0).json()["id"] for _ in range(4)]
+        views = [wait_for_job(gateway.job, p, timeout=WAIT) for p in parents]
+    assert all(v["status"] == "completed" for v in views), [v["counts"] for v in views]
+    keys.use_bucket_count(24)
+    try:
+        assert len({keys.bucket_of(p) for p in parents}) > 1, "the roots all fell in one bucket: no test"
+    finally:
+        keys.use_bucket_count(None)
+    peak = peak_overlap([span for v in views for span in intervals(v["children"])])
+    with capsys.disabled():
+        print(f"\n[tenant cap {CAP} on a Redis Cluster, 24 buckets] peak {peak}")
+    assert peak == CAP, f"the tenant ran {peak} children at once at most (cap {CAP})"
