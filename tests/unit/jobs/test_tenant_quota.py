@@ -186,7 +186,7 @@ op = st.one_of(
 )
 
 
-@hypothesis_settings(max_examples=150, deadline=None)
+@hypothesis_settings(max_examples=100, deadline=None)
 @given(ops=st.lists(op, min_size=1, max_size=25), data=st.data())
 def test_no_interleaving_of_moves_and_crashes_takes_the_buckets_above_the_cap(ops, data):
     keys.use_bucket_count(BUCKETS)
@@ -279,3 +279,31 @@ def test_a_bucket_s_release_without_quota_releases_nothing(store, r, monkeypatch
     assert r.zcard(keys.tenant_waiting(tag, 1)) == 1
     Sweeper(store, publish=len).sweep()  # grants the bucket the cap, then releases its waiting group
     assert in_flight_of(r, tag) == [0, 2, 0, 0]
+
+
+def test_with_one_bucket_no_ledger_is_kept(r, monkeypatch):
+    keys.use_bucket_count(1)
+    one = JobStore(r, replace(SETTINGS, tenant_max_inflight=CAP, store_buckets=1))
+    group = one.create_group([doc() for _ in range(5)], GroupRules(max_parallel=0))
+    Sweeper(one, publish=len).sweep()
+    assert int(r.get(keys.tenant_in_flight(keys.tag_of(group.job_id), 0)) or 0) == CAP
+    assert not [k for k in r.keys("*") if b"quota" in k or b"ledger" in k]
+    assert one.release_args(group.job_id)["tenant_quota"] == 0
+
+
+def test_the_sweep_forgets_an_idle_tenant_unless_a_creation_touched_it_since(quota, r):
+    quota.touch(TAG)
+    [(tag, touched)] = quota.tenants()
+    quota.touch(TAG)  # a creation under way
+    assert quota.rebalance(TAG, touched=touched)
+    assert quota.tenants() == [(TAG, touched + 1)]
+    quota.rebalance_all()
+    assert quota.tenants() == []
+
+
+def test_a_creation_grants_its_bucket_only_what_its_free_quota_lacks(quota, r):
+    assert quota.ensure_room(TAG, 1, 2) == 2
+    assert quota.ensure_room(TAG, 1, 2) == 0  # the bucket has room for it already
+    r.set(keys.tenant_in_flight(TAG, 1), 2)
+    assert quota.ensure_room(TAG, 1, 5) == 1  # the cap's worth at most, and what the cap has left
+    assert quotas(r) == [0, 3, 0, 0]
