@@ -15,6 +15,9 @@ It also hands due webhooks to their deliverer: it claims them (so that no
 other sweep sends them meanwhile) and sends one message each; the delivery
 itself runs elsewhere, so a slow receiver never holds a sweep up.
 
+With a tenant cap and more than one bucket, each tick first moves each
+tenant's quota to the buckets where its groups wait (jobs.tenant_quota).
+
 Last, it deletes the ended roots whose retention (OCRGW_RESULT_TTL) is over,
 each with every key of its group, from a fifth time index: with nothing due,
 that is one more read.
@@ -32,9 +35,9 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from jobs import keys, observed, webhooks
+from jobs import keys, observed, tenant_quota, webhooks
 from jobs.fair_share import fair_order
 from jobs.records import Dispatch, Reclaimed
 from jobs.store import JobStore
@@ -62,6 +65,8 @@ class Sweeper:
     publish: Callable[[list[Dispatch]], int]
     # Sends each claimed webhook to its deliverer; None: this sweeper leaves webhooks alone.
     hand_off_webhooks: Callable[[list[WebhookClaim]], int] | None = None
+    # The ticks so far: which bucket goes first when the tenants' quota is shared (jobs.tenant_quota).
+    turn: int = field(default=0, init=False)
 
     def sweep(self) -> SweepReport:
         began = time.perf_counter()
@@ -70,6 +75,11 @@ class Sweeper:
         return report
 
     def _sweep(self) -> SweepReport:
+        if tenant_quota.in_use(self.store.settings.tenant_max_inflight):
+            # With a cap across buckets: each tenant's quota goes where its groups wait, before the
+            # buckets' releases use it.
+            self.store.tenant_quota.rebalance_all(self.turn)
+            self.turn += 1
         reports = [report for bucket in keys.buckets() if (report := self.sweep_bucket(bucket)) is not None]
         if not reports:
             return SweepReport(skipped=True)

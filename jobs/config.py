@@ -615,7 +615,7 @@ class Settings:
         "how many buckets (hash slots) the store's keys are spread over, so that a Redis Cluster shares the work "
         "among its primaries (24 divides evenly among 1, 2, 3, 4, 6, 8 and 12). Must not change while anything "
         "is in the store: the keys of a changed count are elsewhere, and those left behind are stranded. Above "
-        "`1`, not with `OCRGW_TENANT_MAX_INFLIGHT`",
+        "`1`, `OCRGW_TENANT_MAX_INFLIGHT` is dealt out to the buckets by each tenant's quota ledger (see Fair share)",
         default_doc="`1`; `24` with `OCRGW_REDIS_CLUSTER`",
     )
     min_replicas: int = setting(
@@ -737,7 +737,6 @@ def _settings_and_given(environ: Mapping[str, str] | None) -> tuple[Settings, Gi
     _check_sentinels(values, raw)
     _check_cluster(values, raw)
     values.setdefault("store_buckets", CLUSTER_BUCKETS if values.get("redis_cluster") else 1)
-    _check_buckets(values, raw)
     if values.get("redis_sentinels") and "broker_url" not in values:
         values["broker_url"] = sentinel_broker_url(values["redis_sentinels"], values.get("redis_url", ""))
     values.setdefault("broker_url", values.get("redis_url", default_of("redis_url")))
@@ -843,21 +842,6 @@ def _check_cluster(values: Mapping[str, Any], raw: Mapping[str, str]) -> None:
         raise InvalidSettings(
             "CELERY_BROKER_URL: must be set with OCRGW_REDIS_CLUSTER (Celery cannot use a Redis Cluster as its "
             "broker: a standalone or Sentinel Redis, or RabbitMQ), got nothing"
-        )
-
-
-def _check_buckets(values: Mapping[str, Any], raw: Mapping[str, str]) -> None:
-    """A tenant's cap counts its children in flight in one place: with more than one bucket each bucket
-    would count its own, and the tenant could have that many times its cap."""
-    if values["store_buckets"] > 1 and values.get("tenant_max_inflight", 0) > 0:
-        buckets = f"OCRGW_STORE_BUCKETS={values['store_buckets']}"
-        if "OCRGW_STORE_BUCKETS" not in raw:
-            buckets += " (its default with OCRGW_REDIS_CLUSTER)"
-        raise InvalidSettings(
-            f"OCRGW_TENANT_MAX_INFLIGHT: a tenant's cap needs OCRGW_STORE_BUCKETS=1 for now (with several "
-            f"buckets each would count the tenant's jobs on its own, letting it run up to that many times its cap; "
-            f"a cap counted across buckets is not built yet), got {values['tenant_max_inflight']} with "
-            f"{buckets}"
         )
 
 

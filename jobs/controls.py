@@ -66,11 +66,14 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
 
 
 def set_cap(store: JobStore, parent_id: str, max_parallel: int) -> list[Dispatch]:
+    quota = store.make_room(parent_id, max_parallel if max_parallel > 0 else store.settings.tenant_max_inflight)
     reply = store.scripts.run(
         SET_CAP,
         keys=store.release_keys(parent_id),
         args={"parent_id": parent_id, "max_parallel": max_parallel, **store.release_args(parent_id)},
     )
+    if quota:
+        store.room_made(parent_id)
     if reply.code == Reply.NO_JOB:
         raise NotAGroup(f"job {parent_id} is not a fan-out group")
     if reply.code == Reply.WRONG_STATUS:
@@ -86,6 +89,8 @@ def redrive(
     tenant: str = DEFAULT_TENANT,
 ) -> Redriven:
     """Sends a finished group's failed children again; ``idempotency`` is a key of ``tenant``'s."""
+    # How many it sends is known only to the script: room for the cap's worth (what is unused goes back).
+    quota = store.make_room(parent_id, store.settings.tenant_max_inflight)
     reply = store.scripts.run(
         REDRIVE,
         keys={
@@ -107,6 +112,8 @@ def redrive(
             **store.release_args(parent_id),
         },
     )
+    if quota:
+        store.room_made(parent_id)
     if reply.code == Reply.REPLAYED:
         return Redriven(0, True, [])
     if reply.code == Reply.KEY_REUSED:

@@ -32,6 +32,11 @@ tenant's own keys (its listing sets, its in-flight count, its waiting line)
 derive from any of its jobs' ids too, in Python and in a script, with no
 lookup.
 
+With more than one bucket, a tenant's cap (OCRGW_TENANT_MAX_INFLIGHT) is
+dealt out to the buckets by the tenant's *ledger*, in a slot of its own
+(``ledger``, ``{t<tenant tag>}``): each bucket holds a quota of the
+tenant's (``tenant_quota``) that its releases never exceed (jobs.tenant_quota).
+
 A few keys no script combines with a bucket's stay global: draining, the
 gauges, the workers' reports.
 """
@@ -60,6 +65,9 @@ TENANT = "tenant:"
 IN_FLIGHT = ":in_flight"
 WAITING = ":waiting"
 WEBHOOKS_IN_FLIGHT = ":webhooks_in_flight"
+# The tenant's quota in a bucket (jobs.tenant_quota): a hash of these fields.
+QUOTA = ":quota"
+QUOTA_FIELD, FENCE_FIELD, CEILING_FIELD = "quota", "fence", "ceiling"
 ROOTS = "roots:"
 
 # Each bucket's indexes, each a sorted set of job or parent ids: the part after the bucket's prefix.
@@ -381,6 +389,34 @@ def tenant_webhooks(tag: str, bucket: int) -> str:
     return f"{bucket_prefix(bucket)}{TENANT}{tag}{WEBHOOKS_IN_FLIGHT}"
 
 
+def tenant_quota(tag: str, bucket: int) -> str:
+    """The tenant's quota in ``bucket`` (a hash; with more than one bucket only, see jobs.tenant_quota):
+    ``quota``, how many of its children may be in flight in the bucket (granted by its ledger);
+    ``fence``, the latest ledger epoch a reconcile fenced it with (a grant of an older one is refused);
+    ``ceiling``, while set, a lower bound the bucket's releases keep to as the sweep takes quota back."""
+    return f"{bucket_prefix(bucket)}{TENANT}{tag}{QUOTA}"
+
+
+def ledger_tag(tag: str) -> str:
+    """The hash tag of a tenant's ledger: a slot of its own, no bucket's."""
+    return f"t{tag}"
+
+
+def ledger(tag: str) -> str:
+    """The tenant's ledger (a hash): ``epoch``, ``seq`` (one more at each grant or return) and, per bucket
+    ``b<i>``, the quota it granted that bucket.  Its grants never sum above the tenant's cap."""
+    return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:ledger"
+
+
+def ledger_lock(tag: str) -> str:
+    """One rebalance (or reconcile) of the tenant's quota at a time."""
+    return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:ledger:lock"
+
+
+#: The tags of the tenants with a ledger, which the sweep rebalances (a set; no script reads it).
+LEDGERS = f"{NAMESPACE}:ledgers"
+
+
 def idempotency(tenant: str, key: str, bucket: int | None = None) -> str:
     """A tenant's Idempotency-Key: the same key sent by two tenants names two records.
 
@@ -429,6 +465,7 @@ def lua_key_shapes() -> str:
                 f"  .. '{IN_FLIGHT}' end",
                 f"local function tenant_waiting_key_of(tag) return BUCKET_PREFIX .. '{TENANT}' .. tag"
                 f"  .. '{WAITING}' end",
+                f"local function tenant_quota_key_of(tag) return BUCKET_PREFIX .. '{TENANT}' .. tag  .. '{QUOTA}' end",
                 f"local function roots_key_of(tag, kind, status) return BUCKET_PREFIX .. '{ROOTS}' .. tag"
                 "  .. ':' .. kind .. ':' .. status end",
                 f"local function ready_key_of(model, lane) return BUCKET_PREFIX .. '{READY}' .. model"

@@ -21,7 +21,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from jobs import keys
+from jobs import keys, tenant_quota
 from jobs.config import CALL_RECORD_MS, Settings
 from jobs.connections import StoreClient, redis_client
 from jobs.contract import JobKind, JobStatus, Reply
@@ -42,6 +42,7 @@ from jobs.records import (
 )
 from jobs.replication import run_create
 from jobs.sweeping import SweepTransitions
+from jobs.tenant_quota import TenantQuota
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
 from jobs.transitions.claim_next import CLAIM_NEXT, ClaimNextReply
@@ -83,6 +84,8 @@ class JobStore(SweepTransitions):
         self.redis = client
         self.settings = settings or Settings()
         self.scripts = Scripts(client)
+        #: The tenants' caps dealt out to the buckets (with more than one: jobs.tenant_quota).
+        self.tenant_quota = TenantQuota(client, self.scripts, self.settings.tenant_max_inflight)
         #: The read side over the same client, for callers that hold a store.
         self.queries = JobQueries(client)
         #: What the live workers report of themselves (their Tesseract languages).
@@ -200,6 +203,10 @@ class JobStore(SweepTransitions):
         traceparent: str = "",
     ) -> Created:
         root = keys.job(root_id)
+        quota = False
+        if kind == JobKind.PARENT and release:
+            could_start = len(jobs) if group["max_parallel"] <= 0 else min(len(jobs), group["max_parallel"])
+            quota = self.make_room(root_id, could_start)
         reply = run_create(
             self.redis,
             self.scripts,
@@ -231,11 +238,27 @@ class JobStore(SweepTransitions):
             # In the slot of the root's keys, its bucket's.
             mark_key=keys.replication_mark(keys.bucket_of(root_id)),
         )
+        if quota:
+            self.room_made(root_id)
         if reply.code == Reply.KEY_REUSED:
             raise IdempotencyKeyReused(f"this Idempotency-Key was used for a different request (job {reply.job_id})")
         if reply.code not in (Reply.OK, Reply.REPLAYED):
             raise StoreError(f"create answered {reply!r}")
         return Created(reply.job_id, reply.code == Reply.REPLAYED, reply.released)
+
+    def make_room(self, root_id: str, could_start: int) -> bool:
+        """Before a transition that may release up to ``could_start`` children of the group: with a tenant cap
+        across buckets, grants the root's bucket the quota it lacks for them (one ledger call, when short:
+        jobs.tenant_quota).  Whether the ledger is in use: then call ``room_made`` after the transition."""
+        if not tenant_quota.in_use(self.settings.tenant_max_inflight):
+            return False
+        self.tenant_quota.ensure_room(keys.tag_of(root_id), keys.bucket_of(root_id), could_start)
+        return True
+
+    def room_made(self, root_id: str) -> None:
+        """After the transition: the tenant is touched again, now that its group is as the transition left it,
+        so that the sweep keeps rebalancing its quota (jobs.tenant_quota)."""
+        self.tenant_quota.touch(keys.tag_of(root_id))
 
     # -- the attempt of a worker ----------------------------------------------------------
 

@@ -54,6 +54,8 @@ class SweepTransitions:
             "release_limit": self.settings.release_batch if release_limit is None else release_limit,
             "requeue_ms": self.requeue_ms,
             "tenant_max_inflight": self.settings.tenant_max_inflight,
+            # Across buckets, each bucket's share of the cap is its quota (jobs.tenant_quota).
+            "tenant_quota": int(self.settings.tenant_max_inflight > 0 and keys.bucket_count() > 1),
         }
 
     def now_ms(self) -> int:

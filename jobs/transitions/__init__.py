@@ -26,7 +26,15 @@ from jobs.transitions.complete import COMPLETE
 from jobs.transitions.create import CREATE
 from jobs.transitions.expire import EXPIRE
 from jobs.transitions.heartbeat import HEARTBEAT
+from jobs.transitions.ledger_forget import LEDGER_FORGET
+from jobs.transitions.ledger_grant import LEDGER_GRANT
+from jobs.transitions.ledger_open import LEDGER_OPEN
+from jobs.transitions.ledger_return import LEDGER_RETURN
+from jobs.transitions.ledger_settle import LEDGER_SETTLE
 from jobs.transitions.progress import PROGRESS
+from jobs.transitions.quota_fence import QUOTA_FENCE
+from jobs.transitions.quota_grant import QUOTA_GRANT
+from jobs.transitions.quota_return import QUOTA_RETURN
 from jobs.transitions.reclaim import RECLAIM
 from jobs.transitions.record_pdf import RECORD_PDF
 from jobs.transitions.record_webhook import RECORD_WEBHOOK
@@ -57,6 +65,14 @@ TRANSITIONS: tuple[Transition, ...] = (
     RECORD_WEBHOOK,
     EXPIRE,
     RECORD_PDF,
+    LEDGER_GRANT,
+    LEDGER_RETURN,
+    LEDGER_OPEN,
+    LEDGER_SETTLE,
+    LEDGER_FORGET,
+    QUOTA_GRANT,
+    QUOTA_RETURN,
+    QUOTA_FENCE,
 )
 
 
@@ -65,6 +81,15 @@ TRANSITIONS: tuple[Transition, ...] = (
 #: call (a restart forgets every script) answers NOSCRIPT again.  A NOSCRIPT reply means the script
 #: did not run at all, so calling it again is always safe.
 NOSCRIPT_ATTEMPTS = 3
+
+
+def _bucket_or_none(key: str) -> int:
+    """The bucket of a script's first key, which its wake-ups are for; 0 for a key of no bucket (a tenant's
+    ledger, in a slot of its own: its scripts answer no wake-ups)."""
+    try:
+        return bucket_of_key(key)
+    except KeyError:
+        return 0
 
 
 class Scripts:
@@ -87,7 +112,7 @@ class Scripts:
         script = self.by_name[transition.name]
         for attempt in range(1, NOSCRIPT_ATTEMPTS + 1):
             try:
-                return transition.decode(script(keys=packed_keys, args=packed_args), bucket_of_key(packed_keys[0]))
+                return transition.decode(script(keys=packed_keys, args=packed_args), _bucket_or_none(packed_keys[0]))
             except NoScriptError:
                 if attempt == NOSCRIPT_ATTEMPTS:
                     raise

@@ -90,12 +90,15 @@ class Arg:
 #   requeue_ms           when the sweep re-publishes a released child nobody claimed,
 #                        and retries a parent its tenant's cap held back
 #   tenant_max_inflight  the tenant's cap on its jobs in flight (<= 0: no cap)
+#   tenant_quota         1: the tenant's room in the bucket is its quota there (more than one
+#                        bucket, jobs/tenant_quota.py), not the cap less its in-flight count
 RELEASE_KEYS = ("parent", "queued", "due")
 RELEASE_ARGS = (
     Arg("prefix"),
     Arg("release_limit", "int"),
     Arg("requeue_ms", "int"),
     Arg("tenant_max_inflight", "int"),
+    Arg("tenant_quota", "int"),
 )
 
 

@@ -1,9 +1,9 @@
 """The unit tests' bucket count: ``OCRGW_TEST_STORE_BUCKETS`` (default 1), set before any test module
 builds a key, so that the whole suite runs with one bucket or with many.
 
-The store's behaviour must not depend on the count, but for the tenant cap, which needs one bucket
-(``OCRGW_TENANT_MAX_INFLIGHT`` with ``OCRGW_STORE_BUCKETS`` above 1 is refused): the tests of the cap
-skip themselves with many (``requires_one_bucket``).
+The store's behaviour must not depend on the count.  With many, the tenant cap is dealt out to the
+buckets by each tenant's quota ledger (jobs.tenant_quota), so the tests of the cap run with its ledger;
+a test that holds only with one bucket says so (``requires_one_bucket``).
 
 With many buckets, every root a test creates goes to one bucket, ``PINNED_BUCKET`` (not bucket 0, so that
 a key built in the wrong bucket shows): the order in which workers take ready jobs is per bucket, and
@@ -63,9 +63,9 @@ def spread() -> Iterator[None]:
 
 
 def requires_one_bucket() -> None:
-    """Skips a test of the tenant cap (or of its waiting line) when the suite runs with many buckets."""
+    """Skips a test that holds only with one bucket when the suite runs with many."""
     if keys.bucket_count() > 1:
-        pytest.skip("the tenant cap needs OCRGW_STORE_BUCKETS=1 (refused with more)")
+        pytest.skip("holds with OCRGW_STORE_BUCKETS=1 only")
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from jobs.ids import DEFAULT_TENANT, TENANT_TAG_LENGTH, tenant_tag
 from jobs.records import Claim, Created, NewJob, Owner
 from jobs.store import JobStore
 from jobs.transitions.spec import PULL, Dispatch, Transition
-from tests.unit.conftest import PINNED_BUCKET, requires_one_bucket
+from tests.unit.conftest import PINNED_BUCKET
 
 SETTINGS = Settings(
     release_batch=4,
@@ -271,8 +271,6 @@ class Replies:
 
 
 def make_kit(**overrides) -> Kit:
-    if overrides.get("tenant_max_inflight", 0) > 0:
-        requires_one_bucket()
     client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
     return Kit(JobStore(client, replace(SETTINGS, **overrides)))
 

@@ -17,6 +17,7 @@ from jobs.config import InvalidSettings, Settings
 from jobs.ids import DEFAULT_TENANT, new_job_id, tenant_tag
 from jobs.queries import JobQueries
 from jobs.records import GroupRules, Idempotency, NewJob
+from jobs.tenant_quota import TenantQuota
 from jobs.transitions import TRANSITIONS, Scripts
 from jobs.transitions.spec import PULL
 from jobs.webhooks import Answer
@@ -126,6 +127,16 @@ def test_every_transition_touches_one_slot(kit, monkeypatch):
     assert s.record_pdf(single, kit.job(single)["finished_at"], pdf=b"%PDF-1.7")
     s.expire([single])
     Sweeper(s, publish=len).sweep()
+
+    # A tenant's quota ledger (jobs.tenant_quota): its own slot, each bucket's quota in the bucket's.
+    quota = TenantQuota(kit.r, s.scripts, cap=3)
+    tag = tenant_tag("quota")  # a tenant with nothing else in the store, so that the rebalance forgets it
+    quota.touch(tag)
+    assert quota.grant(tag, bucket, 2) == 2
+    assert quota.give_back(tag, bucket, 2) == 2
+    assert quota.reconcile(tag)
+    assert quota.rebalance(tag, touched=1)
+    assert quota.tenants() == []
 
     assert checked.ran == {t.name for t in TRANSITIONS}
     assert len(checked.slots) > 1  # the roots were spread: more than one slot took part
@@ -300,10 +311,9 @@ def test_the_bucket_count_defaults_to_1_or_24_on_a_cluster_and_is_bounded():
             Settings.from_env({"OCRGW_STORE_BUCKETS": bad})
 
 
-def test_the_tenant_cap_is_refused_with_more_than_one_bucket():
+def test_the_tenant_cap_is_taken_with_any_bucket_count():
+    """Across buckets a tenant's cap is dealt out by its quota ledger (jobs.tenant_quota)."""
     assert Settings.from_env({"OCRGW_TENANT_MAX_INFLIGHT": "5"}).tenant_max_inflight == 5
     assert Settings.from_env({**CLUSTER, "OCRGW_STORE_BUCKETS": "1", "OCRGW_TENANT_MAX_INFLIGHT": "5"})
-    with pytest.raises(InvalidSettings, match=r"OCRGW_TENANT_MAX_INFLIGHT: .* got 5 with OCRGW_STORE_BUCKETS=4$"):
-        Settings.from_env({"OCRGW_STORE_BUCKETS": "4", "OCRGW_TENANT_MAX_INFLIGHT": "5"})
-    with pytest.raises(InvalidSettings, match=r"cap counted across buckets is not built yet.*its default with"):
-        Settings.from_env({**CLUSTER, "OCRGW_TENANT_MAX_INFLIGHT": "5"})
+    assert Settings.from_env({"OCRGW_STORE_BUCKETS": "4", "OCRGW_TENANT_MAX_INFLIGHT": "5"}).store_buckets == 4
+    assert Settings.from_env({**CLUSTER, "OCRGW_TENANT_MAX_INFLIGHT": "5"}).tenant_max_inflight == 5

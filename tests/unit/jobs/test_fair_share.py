@@ -238,7 +238,7 @@ def test_a_complete_sent_again_answers_the_wake_ups_its_lost_reply_asked_for(new
 
     done = kit.store.complete(second.job_id, second.attempt, {})
 
-    assert COMPLETE.decode(lost[0]).released == kit.wake_ups(1)
+    assert COMPLETE.decode(lost[0], PINNED_BUCKET).released == kit.wake_ups(1)
     assert done.dispatches == kit.wake_ups(1)
     assert kit.ready() == [keys.child_id(a2.job_id, 0)]
     kit.assert_tenant_in_flight()

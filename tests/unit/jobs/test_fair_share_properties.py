@@ -138,7 +138,13 @@ class Run:
                 score = kit.score(keys.due_parents, parent)
                 if score is not None and score <= now:
                     due_now.add(parent)
-            if in_flight >= self.cap:
+            # The tenant's room in the bucket: its cap, and with more than one bucket its quota there (and the
+            # ceiling the sweep set while taking quota back, jobs.tenant_quota).
+            limit = self.cap
+            if keys.bucket_count() > 1:
+                quota, ceiling = kit.r.hmget(keys.tenant_quota(tag, PINNED_BUCKET), "quota", "ceiling")
+                limit = min(limit, int(quota or 0), int(ceiling) if ceiling is not None else limit)
+            if in_flight >= limit:
                 # Due now: a release that its batch limit cut short, before the tenant filled up.
                 assert set(could_take) <= line | due_now, (tenant, could_take, line, due_now)
                 if set(could_take) & line:
