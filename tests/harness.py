@@ -621,7 +621,7 @@ class Stack:
     @property
     def store_env(self) -> dict[str, str]:
         """What points a process (a command a test runs) at this stack's store: its Redis, or its cluster."""
-        return {"REDIS_URL": self.redis_url, **self.group.cluster_env()}
+        return {"REDIS_URL": self.redis_url, **self.group.cluster_env(self.db)}
 
     @property
     def on_cluster(self) -> bool:
@@ -810,10 +810,13 @@ class ProcGroup:
             self._cluster = self._cluster()
         return self._cluster
 
-    def cluster_env(self) -> dict[str, str]:
-        """What puts a process's store on the group's cluster: nothing on a standalone Redis."""
+    def cluster_env(self, db: int | None) -> dict[str, str]:
+        """What puts the store of database ``db``'s processes on the group's cluster, the broker staying
+        that database: nothing on a standalone Redis."""
         tenancy = self.cluster
-        return {} if tenancy is None else tenancy.env()
+        if tenancy is None:
+            return {}
+        return {**tenancy.env(), "CELERY_BROKER_URL": self.broker(db or 0) if self.broker else self.url(db)}
 
     def _on_store(self, db: int | None, proc: P) -> P:
         """``proc`` runs on the store of database ``db``: on a cluster, one of its owner's processes."""
@@ -841,10 +844,8 @@ class ProcGroup:
         tenancy = self.cluster
         if tenancy is None:
             return {"REDIS_URL": self.url(db), **broker, **(env or {})}
-        # The store on the cluster (taken over for this database's stack), the broker the database.
-        tenancy.claim(db or 0)
-        broker = {"CELERY_BROKER_URL": self.broker(db or 0) if self.broker is not None else self.url(db)}
-        return {"REDIS_URL": self.url(db), **tenancy.env(), **broker, **(env or {})}
+        tenancy.claim(db or 0)  # the cluster taken over for this database's stack
+        return {"REDIS_URL": self.url(db), **self.cluster_env(db), **(env or {})}
 
     def worker(
         self,
@@ -1017,7 +1018,7 @@ class ProcGroup:
             deliverer.wait_ready(CELERY_READY, timeout)
         # On a cluster the stack's env names the cluster too, so that whatever a test builds from it
         # (a JobStore, a command's environment) reaches the same store.
-        stack_env = {**self.cluster_env(), **env}
+        stack_env = {**self.cluster_env(db), **env}
         return Stack(
             self,
             db or 0,
