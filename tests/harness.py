@@ -39,7 +39,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
@@ -626,6 +626,25 @@ class Stack:
     @property
     def on_cluster(self) -> bool:
         return self.group.cluster is not None
+
+    @contextlib.contextmanager
+    def store_client(self) -> Iterator[Any]:
+        """A redis-py client of this stack's store: of its database, or a ``RedisCluster`` of its cluster
+        (this process's bucket count set to the stack's meanwhile, so ``jobs.keys`` names its keys)."""
+        tenancy = self.group.cluster
+        if tenancy is None:
+            with self.group.redis.client(self.db) as client:
+                yield client
+            return
+        from jobs import keys
+        from jobs.config import CLUSTER_BUCKETS
+
+        keys.use_bucket_count(int(self.env.get("OCRGW_STORE_BUCKETS", CLUSTER_BUCKETS)))
+        try:
+            with tenancy.client() as client:
+                yield client
+        finally:
+            keys.use_bucket_count(None)
 
     def resume(self) -> Stack:
         """On a cluster another stack took over (and stopped this one's processes): start them again.

@@ -43,8 +43,6 @@ from collections.abc import Callable, Iterator, Mapping
 import pytest
 from redis import Redis
 
-from jobs import keys
-from jobs.config import CLUSTER_BUCKETS
 from tests.harness import ProcGroup, RedisServer, Stack, cluster_of
 from tests.integration.fanout_support import Gateway
 from tests.integration.live import Api
@@ -115,17 +113,8 @@ def api(current_deployment: Stack) -> Api:
 @pytest.fixture
 def db(current_deployment: Stack) -> Iterator[Redis]:
     """A redis-py client of the deployment's store: its database, or a ``RedisCluster`` of its cluster."""
-    tenancy = current_deployment.group.cluster
-    if tenancy is None:
-        with current_deployment.group.redis.client(current_deployment.db) as client:
-            yield client
-        return
-    keys.use_bucket_count(int(current_deployment.env.get("OCRGW_STORE_BUCKETS", CLUSTER_BUCKETS)))
-    try:
-        with tenancy.client() as cluster_client:
-            yield cluster_client
-    finally:
-        keys.use_bucket_count(None)
+    with current_deployment.store_client() as client:
+        yield client
 
 
 @pytest.fixture
