@@ -623,10 +623,6 @@ class Stack:
         """What points a process (a command a test runs) at this stack's store: its Redis, or its cluster."""
         return {"REDIS_URL": self.redis_url, **self.group.cluster_env(self.db)}
 
-    @property
-    def on_cluster(self) -> bool:
-        return self.group.cluster is not None
-
     @contextlib.contextmanager
     def store_client(self) -> Iterator[Any]:
         """A redis-py client of this stack's store: of its database, or a ``RedisCluster`` of its cluster
@@ -709,7 +705,6 @@ class ClusterTenancy:
         self.cluster = cluster
         self.owner: int | None = None
         self._procs: list[Proc] = []
-        self.takeovers = 0
 
     def env(self) -> dict[str, str]:
         return self.cluster.env()
@@ -722,7 +717,6 @@ class ClusterTenancy:
             proc.close()
         self._procs = []
         self.owner = db
-        self.takeovers += 1
         self.empty()
 
     def add(self, proc: Proc) -> Proc:
