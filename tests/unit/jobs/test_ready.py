@@ -224,7 +224,7 @@ def test_another_model_s_batch_job_is_never_taken_nor_its_interactive_one_unless
 
 def test_a_replayed_claim_next_answers_the_wake_ups_its_lost_answer_held(kit, monkeypatch):
     kit.group(3, max_parallel=3)
-    kit.r.delete(keys.wakeups("echo", BATCH))  # as if all three had lapsed
+    kit.r.delete(keys.wakeups(PINNED_BUCKET, "echo", BATCH))  # as if all three had lapsed
     monkeypatch.setattr("jobs.store.call_token", lambda: "same-token")
 
     first = kit.store.claim_next("echo", BATCH)
@@ -236,8 +236,8 @@ def test_a_replayed_claim_next_answers_the_wake_ups_its_lost_answer_held(kit, mo
 
 def test_a_woken_worker_s_own_wake_up_stops_counting_not_a_lapsed_one(kit, r):
     kit.group(2, max_parallel=2)
-    lost, delivered = r.zrange(keys.wakeups("echo", BATCH), 0, -1)
-    r.zadd(keys.wakeups("echo", BATCH), {lost: 1})  # lost in the broker: it has lapsed
+    lost, delivered = r.zrange(keys.wakeups(PINNED_BUCKET, "echo", BATCH), 0, -1)
+    r.zadd(keys.wakeups(PINNED_BUCKET, "echo", BATCH), {lost: 1})  # lost in the broker: it has lapsed
 
     claim, wake_ups = kit.store.claim_next("echo", BATCH)
 
@@ -248,7 +248,7 @@ def test_a_woken_worker_s_own_wake_up_stops_counting_not_a_lapsed_one(kit, r):
 def test_one_script_answers_a_bounded_number_of_wake_ups(kit, r):
     for _ in range(150):
         kit.single()
-    r.delete(keys.wakeups("echo", BATCH))  # a backlog whose wake-ups lapsed while they waited
+    r.delete(keys.wakeups(PINNED_BUCKET, "echo", BATCH))  # a backlog whose wake-ups lapsed while they waited
 
     # Whoever runs the next script publishes what it answers: 100 at most, the next scripts top up.
     assert len(kit.single().dispatches) == 100
