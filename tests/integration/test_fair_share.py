@@ -93,6 +93,9 @@ def completed(view) -> bool:
     return view["status"] == "completed"
 
 
+@pytest.mark.standalone(
+    reason="OCRGW_TENANT_MAX_INFLIGHT needs OCRGW_STORE_BUCKETS=1 for now (a cap across buckets is not built yet)"
+)
 def test_a_small_group_waits_a_bounded_number_of_hand_offs_behind_tenants_that_saturate_the_pool(fair_stack, capsys):
     store = fair_stack
     busy = [submit(store, BUSY_A, 40, SLOW_MS), submit(store, BUSY_C, 30, SLOW_MS)]

@@ -330,6 +330,7 @@ def requeue_store(requeue_stack):
         yield store
     finally:
         store.redis.close()
+        keys.use_bucket_count(None)  # the store set this process's count (24 on a cluster): the environment's again
 
 
 def test_sweep_releases_a_group_whose_creator_released_nothing(requeue_store):

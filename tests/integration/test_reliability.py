@@ -236,7 +236,7 @@ def test_a_gateway_drains_on_sigterm_and_then_exits(deployment, procs, db):
 
 def test_the_drain_command_drains_every_gateway_until_it_is_turned_off(deployment, gateway):
     job_id = submit(gateway, echo("polled while draining"))
-    env = {**os.environ, "REDIS_URL": deployment.redis_url}
+    env = {**os.environ, **deployment.store_env}
 
     def drain(state: str) -> str:
         done = subprocess.run(
@@ -266,6 +266,7 @@ def test_the_drain_command_drains_every_gateway_until_it_is_turned_off(deploymen
 # -- Redis restarts ------------------------------------------------------------------------------------
 
 
+@pytest.mark.standalone(reason="restarts a standalone redis-server (the cluster's failover: test_cluster_failover)")
 @pytest.mark.parametrize("hard", [False, True], ids=["sigterm", "sigkill"])
 def test_a_redis_restart_mid_group_loses_nothing_accepted(redis_server_factory, tmp_path, hard):
     """redis-server with ``appendonly yes`` stops (SIGTERM, or SIGKILL) and
