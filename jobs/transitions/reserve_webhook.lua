@@ -32,7 +32,8 @@ redis.call('ZREMRANGEBYSCORE', K.claims, '-inf', now_ms)
 local held = redis.call('ZSCORE', K.claims, A.job_id)
 if not held and redis.call('ZCARD', K.claims) >= A.share then return reply{code = REPLY.NOTHING} end
 local deadline = now_ms + A.claim_ms
-redis.call('ZADD', K.claims, 'GT', deadline, A.job_id)
+-- A place held already keeps the later of its deadlines.
+if not held or tonumber(held) < deadline then redis.call('ZADD', K.claims, deadline, A.job_id) end
 -- The key goes when its latest claim runs out: a tenant whose webhooks stop coming leaves nothing behind.
 local latest = redis.call('ZRANGE', K.claims, -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', K.claims, latest[2])
