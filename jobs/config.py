@@ -459,8 +459,7 @@ class Settings:
         "OCRGW_WEBHOOK_TENANT_CONCURRENCY",
         whole_number(1),
         2,
-        "webhook deliveries one tenant may have in flight at once, across all deliverers; its others wait. Counted "
-        "per bucket: with `OCRGW_STORE_BUCKETS` above 1, up to that many times this",
+        "webhook deliveries one tenant may have in flight at once, across all deliverers and buckets; its others wait",
     )
     # A deliverer that died holding an attempt never records its answer: the claim is taken for lost
     # this long after the attempt's own timeout.  Generous by default, since a claimed attempt waits on

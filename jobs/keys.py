@@ -36,6 +36,8 @@ With more than one bucket, a tenant's cap (OCRGW_TENANT_MAX_INFLIGHT) is
 dealt out to the buckets by the tenant's *ledger*, in a slot of its own
 (``ledger``, ``{t<tenant tag>}``): each bucket holds a quota of the
 tenant's (``tenant_quota``) that its releases never exceed (jobs.tenant_quota).
+Its webhook claims are counted in that slot too (``tenant_webhook_claims``,
+jobs.webhooks), so OCRGW_WEBHOOK_TENANT_CONCURRENCY holds across buckets.
 
 A few keys no script combines with a bucket's stay global: draining, the
 gauges, the workers' reports.
@@ -411,6 +413,13 @@ def ledger(tag: str) -> str:
 def ledger_lock(tag: str) -> str:
     """One rebalance (or reconcile) of the tenant's quota at a time."""
     return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:ledger:lock"
+
+
+def tenant_webhook_claims(tag: str) -> str:
+    """With more than one bucket, the tenant's webhook claims across every bucket (a sorted set in its
+    ledger's slot): job id, scored by when the claim runs out (ms), the same deadline as the claim in the
+    job's bucket.  OCRGW_WEBHOOK_TENANT_CONCURRENCY caps how many it holds (``reserve_webhook``)."""
+    return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:webhook_claims"
 
 
 #: The tags of the tenants with a ledger, which the sweep rebalances (a set; no script reads it).

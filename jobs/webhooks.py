@@ -12,9 +12,16 @@ became terminal is over.  Every attempt is an event (operation
 deliverer that dies after sending but before recording sends again.
 
 A tenant holds at most ``OCRGW_WEBHOOK_TENANT_CONCURRENCY`` claims at once,
-counted in Redis (``keys.tenant_webhooks``), so the bound holds across every
-deliverer process and host (counted per bucket: with OCRGW_STORE_BUCKETS
-above 1 a tenant may hold that many times as many, one share per bucket): the rest of its due webhooks stay unclaimed,
+counted in Redis, so the bound holds across every deliverer process and
+host, and across buckets.  With one bucket the bucket counts them
+(``keys.tenant_webhooks``, in ``claim_webhook``).  With more, a claim is two
+steps: a reservation in the tenant's own slot (``reserve_webhook`` on
+``keys.tenant_webhook_claims``, scored by the claim's deadline), then the
+claim in the job's bucket with that same deadline; a claim that does not
+take gives its reservation back (``release_webhook``), and so does the
+current attempt's record.  A crash between the steps leaves a reservation
+that runs out at its deadline, exactly when the claim would have.  The
+rest of a tenant's due webhooks stay unclaimed,
 unattempted, and due again a sweep later, behind those due meanwhile.  So
 one tenant's slow receivers hold at most that many of the deliverers'
 threads.  A sweep reads on past the webhooks held back, up to
@@ -37,6 +44,8 @@ from jobs.ids import DEFAULT_TENANT
 from jobs.store import JobStore
 from jobs.transitions.claim_webhook import CLAIM_WEBHOOK
 from jobs.transitions.record_webhook import RECORD_WEBHOOK
+from jobs.transitions.release_webhook import RELEASE_WEBHOOK
+from jobs.transitions.reserve_webhook import RESERVE_WEBHOOK
 
 
 @dataclass(frozen=True)
@@ -89,13 +98,18 @@ def due(store: JobStore, now_ms: int, limit: int, bucket: int | None = None) -> 
 
 
 def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
-    """Claims each job's webhook for one attempt, in one round trip; leaves out those not due any more."""
+    """Claims each job's webhook for one attempt, in one round trip per bucket; leaves out those not due any
+    more.  With more than one bucket, each claim first reserves a slot of its tenant's share in the
+    tenant's own slot (``reserve``)."""
     if not job_ids:
         return []
     settings = store.settings
     window = int(claim_window_seconds(settings) * 1000)
     # Held back by its tenant's cap, a webhook waits for the sweep's next tick, behind those due meanwhile.
     defer = int(settings.sweep_interval * 1000)
+    spread = keys.bucket_count() > 1
+    # With one bucket the bucket counts the tenant's claims (reserved 0); else the tenant's slot does.
+    reserved, fresh = reserve(store, job_ids, window) if spread else (dict.fromkeys(job_ids, 0), set())
     # A round trip per bucket: a pipeline of scripts stays in one slot.
     replies = store.scripts.run_all(
         CLAIM_WEBHOOK,
@@ -109,14 +123,55 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
                 {
                     "job_id": job_id,
                     "claim_ms": window,
-                    "tenant_cap": settings.webhook_tenant_concurrency,
+                    "tenant_cap": 0 if spread else settings.webhook_tenant_concurrency,
                     "defer_ms": defer,
+                    "reserved": reserved[job_id],
                 },
             )
             for job_id in job_ids
         ],
     )
+    for job_id, reply in zip(job_ids, replies, strict=True):
+        if reply.code != Reply.OK and job_id in fresh:
+            # Not claimed (not due any more, no longer wanted): its new reservation holds no slot.  One the job
+            # held already stays, for the claim that holds it (at most until its new deadline).
+            release(store, job_id, reserved[job_id])
     return [WebhookClaim(j, r.attempt) for j, r in zip(job_ids, replies, strict=True) if r.code == Reply.OK]
+
+
+def reserve(store: JobStore, job_ids: Sequence[str], window_ms: int) -> tuple[dict[str, int], set[str]]:
+    """With more than one bucket, a claim's first step: each job's slot among its tenant's share, in the
+    tenant's own slot (``reserve_webhook``): the claim's deadline (ms), or -1 where the share is full; and
+    the jobs whose slot is new (not one they held already)."""
+    share = store.settings.webhook_tenant_concurrency
+    out: dict[str, int] = {}
+    fresh: set[str] = set()
+    for job_id in job_ids:
+        reply = store.scripts.run(
+            RESERVE_WEBHOOK,
+            keys={"claims": keys.tenant_webhook_claims(keys.tag_of(job_id))},
+            args={"job_id": job_id, "claim_ms": window_ms, "share": share},
+        )
+        out[job_id] = int(reply.deadline) if reply.code == Reply.OK else -1
+        if reply.code == Reply.OK and reply.fresh:
+            fresh.add(job_id)
+    return out, fresh
+
+
+def release(store: JobStore, job_id: str, deadline: int = 0) -> None:
+    """Gives back the job's slot among its tenant's share (more than one bucket): the reservation until
+    ``deadline``, or whatever it holds (0)."""
+    store.scripts.run(
+        RELEASE_WEBHOOK,
+        keys={"claims": keys.tenant_webhook_claims(keys.tag_of(job_id))},
+        args={"job_id": job_id, "deadline": deadline},
+    )
+
+
+def claims_held(store: JobStore, tag: str) -> int:
+    """How many of the tenant's webhook claims are live across every bucket (more than one bucket only)."""
+    now_ms = int(store.redis.time()[0]) * 1000
+    return int(store.redis.zcount(keys.tenant_webhook_claims(tag), f"({now_ms}", "+inf"))
 
 
 # How many batches of due webhooks one sweep reads at most, reading on past those their tenants' shares
@@ -196,6 +251,10 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
             "give_up_ms": int(settings.webhook_give_up_after * 1000),
         },
     )
+    if keys.bucket_count() > 1 and (reply.code == Reply.NO_JOB or reply.outcome != WebhookOutcome.SUPERSEDED):
+        # The current attempt answered (or the job is gone): its slot among its tenant's is free.  A crash
+        # before this leaves the reservation to run out at the claim's deadline.
+        release(store, job_id)
     if reply.code == Reply.NO_JOB:
         raise JobNotFound(f"no job {job_id}")
     outcome = WebhookOutcome(reply.outcome)

@@ -40,7 +40,9 @@ from jobs.transitions.record_pdf import RECORD_PDF
 from jobs.transitions.record_webhook import RECORD_WEBHOOK
 from jobs.transitions.redrive import REDRIVE
 from jobs.transitions.release import RELEASE
+from jobs.transitions.release_webhook import RELEASE_WEBHOOK
 from jobs.transitions.republish import REPUBLISH
+from jobs.transitions.reserve_webhook import RESERVE_WEBHOOK
 from jobs.transitions.retry import RETRY
 from jobs.transitions.set_cap import SET_CAP
 from jobs.transitions.spec import Dispatch, Transition
@@ -63,6 +65,8 @@ TRANSITIONS: tuple[Transition, ...] = (
     REDRIVE,
     CLAIM_WEBHOOK,
     RECORD_WEBHOOK,
+    RESERVE_WEBHOOK,
+    RELEASE_WEBHOOK,
     EXPIRE,
     RECORD_PDF,
     LEDGER_GRANT,
