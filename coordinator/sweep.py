@@ -53,7 +53,7 @@ class SweepReport:
     reclaimed: int = 0
     lease_expired: int = 0
     republished: int = 0
-    released: int = 0
+    released: int = 0  # children released (the messages that go out for them are wake-ups: fewer)
     published: int = 0
     webhooks: int = 0  # webhooks claimed and handed to their deliverer
     expired: int = 0  # ended roots deleted with their groups, their retention over
@@ -106,7 +106,7 @@ class Sweeper:
             batch = settings.sweep_batch
             reclaimed = self.store.reclaim(self.store.expired_leases(now, batch, bucket))
             republished = self.store.republish(self.store.stale_queued(now, batch, bucket))
-            released = self.store.release(self.store.due_parents(now, batch, bucket))
+            released, children_released = self.store.release_counted(self.store.due_parents(now, batch, bucket))
             # The broker serves first in, first out: tenants take turns in what this tick sends.
             dispatches = fair_order(reclaimed.requeued + reclaimed.dispatches + republished + released)
             published = self.publish(dispatches)
@@ -120,7 +120,7 @@ class Sweeper:
             reclaimed=len(reclaimed.requeued),
             lease_expired=len(reclaimed.failed),
             republished=len(republished),
-            released=len(released) + len(reclaimed.dispatches),
+            released=children_released + reclaimed.children_released,
             published=published,
             webhooks=handed_off,
             expired=expired,

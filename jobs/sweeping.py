@@ -114,6 +114,7 @@ class SweepTransitions:
         failed: list[str] = []
         dispatches: list[Dispatch] = []
         cancelled_unstarted: Counter[str] = Counter()
+        released = 0
         for job_id, reply in zip(ids, replies, strict=True):
             if reply.code != Reply.OK:
                 continue
@@ -122,8 +123,9 @@ class SweepTransitions:
             else:
                 failed.append(job_id)
                 dispatches += reply.released
+                released += reply.children
                 cancelled_unstarted.update(reply.cancelled_unstarted)
-        return Reclaimed(requeued, failed, dispatches, dict(cancelled_unstarted))
+        return Reclaimed(requeued, failed, dispatches, dict(cancelled_unstarted), released)
 
     def republish(self, job_ids: Iterable[str]) -> list[Dispatch]:
         ids = list(job_ids)
@@ -143,6 +145,10 @@ class SweepTransitions:
 
     def release(self, parent_ids: Iterable[str]) -> list[Dispatch]:
         """Releases the parents' held children, tenants taking turns; the dispatches in that fair order."""
+        return self.release_counted(parent_ids)[0]
+
+    def release_counted(self, parent_ids: Iterable[str]) -> tuple[list[Dispatch], int]:
+        """``release``, and how many children it released (the dispatches are wake-ups: fewer, or none)."""
         parent_ids = fair_share.round_robin(parent_ids, lambda p: p)
         replies = self._pipelined(
             RELEASE,
@@ -159,7 +165,8 @@ class SweepTransitions:
                 for p in parent_ids
             ],
         )
-        return fair_share.fair_order(d for r in replies for d in r.released)
+        children = sum(r.children for r in replies if r.code == Reply.OK)
+        return fair_share.fair_order(d for r in replies for d in r.released), children
 
     def due_to_expire(self, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
         """Ended roots whose retention (``result_ttl``) is over at ``now_ms``, the longest ended first.

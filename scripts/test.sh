@@ -90,6 +90,9 @@ else
     OCRGW_TEST_STORE=standalone run_pytest "${args[@]}" -m "not cluster" || rc=$?
     echo "[test] pytest: OCRGW_TEST_STORE=cluster, a smoke subset on a local Redis Cluster"
     OCRGW_TEST_STORE=cluster run_pytest "${args[@]}" "${CLUSTER_SMOKE[@]}" || rc=$?
+    # The store's transitions again with the keys spread over a cluster's 24 buckets (one bucket above).
+    echo "[test] pytest: OCRGW_TEST_STORE_BUCKETS=24, the store's unit tests"
+    OCRGW_TEST_STORE_BUCKETS=24 run_pytest "${args[@]}" tests/unit/jobs || rc=$?
 fi
 for name in "${failed_checks[@]}"; do
     echo "[test] error: $name failed (see its output above the tests)" >&2

@@ -34,6 +34,9 @@
 -- @needs indexes
 -- @needs ready
 
+-- How many children this script's releases moved to `queued`, of any group (the sweep counts them).
+local children_released = 0
+
 -- lined: whether the tenant's waiting line may hold a group (it did when read,
 -- or one joined it since); when not, no group needs taking out of it.
 local function tenant_of(id)
@@ -100,6 +103,7 @@ local function release_group(parent_key, prefix, parent_id, tenant, limit, reque
       out[#out + 1] = lane_of(routed[2])
     end
     released = #held / 2
+    children_released = children_released + released
     if released > 0 then
       redis.call('HINCRBY', parent_key, count_field(STATUS.held), -released)
       redis.call('HINCRBY', parent_key, count_field(STATUS.queued), released)

@@ -109,3 +109,19 @@ def test_the_held_children_a_lease_that_ran_out_cancels_count_as_cancelled(store
     assert store.queries.get(parent_id)["status"] == "failed"
     assert counts.delta(FINISHED, model="tesseract", status="failed") == 1
     assert counts.delta(FINISHED, model="tesseract", status="cancelled") == 3
+
+
+def test_the_sweep_counts_the_children_it_released_not_their_wake_ups(store):
+    doc = NewJob(model="echo", content_type="text/plain", payload=b"x")
+    # Left on the due index with every child held, as a release cut short leaves a group.
+    parent = store.create_group([doc] * 3, GroupRules(max_parallel=3), release=False).job_id
+    # A wake-up on its way already counts for two of the children the sweep will release.
+    store.redis.zadd(
+        keys.wakeups(keys.bucket_of(parent), "echo", "batch"), {"on-its-way-1": 2**52, "on-its-way-2": 2**52}
+    )
+    counts = Counts()
+
+    report = Sweeper(store, publish=len).sweep()
+
+    assert report.released == 3 and report.published == 1
+    assert counts.delta("ocrgw_sweep_repairs_total", action="released") == 3
