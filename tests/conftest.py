@@ -134,7 +134,7 @@ def redis_server_factory(tmp_path):
     group = ProcGroup(tmp_path / "redis-factory", label="test")
     count = 0
 
-    def make(*, appendonly: bool = False, extra_args=()) -> RedisServer:
+    def make(*, appendonly: bool = False, extra_args=(), port: int | None = None) -> RedisServer:
         nonlocal count
         count += 1
         server = RedisServer(
@@ -145,6 +145,7 @@ def redis_server_factory(tmp_path):
             binary=binary,
             name=f"redis-{count}",
         )
+        server.port = port  # None: any free port
         return server.start()
 
     try:

@@ -38,6 +38,7 @@ from jobs.config import Settings
 from jobs.migration import Migration, MigrationRefused, is_current_key
 from jobs.records import Idempotency, NewJob, Owner
 from jobs.store import JobStore
+from tests.redis_cluster import cluster_port
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 OLD_STORE = FIXTURES / "old_layout_store.json"
@@ -53,10 +54,16 @@ def load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+HOUR_MS = 3_600_000
+
+
 def restore(client: Redis, fixture: dict[str, Any]) -> None:
+    """The fixture's keys; those with a TTL keep one, of an hour, so that none lapses during a test however
+    slow the machine (a call record's was seconds when it was dumped)."""
     client.flushdb()
     for key, kept in fixture["keys"].items():
-        client.restore(key, max(int(kept["pttl"]), 0), base64.b64decode(kept["dump"]))
+        ttl = HOUR_MS if int(kept["pttl"]) > 0 else 0
+        client.restore(key, ttl, base64.b64decode(kept["dump"]))
 
 
 def migrate(url: str, buckets: int, *args: str) -> subprocess.CompletedProcess[str]:
@@ -273,7 +280,8 @@ def test_a_queued_job_refuses_the_migration(redis_url, buckets_of):
 
 
 def test_a_cluster_is_refused(redis_server_factory):
-    node = redis_server_factory(extra_args=["--cluster-enabled", "yes"])
+    # A port whose cluster bus port (+10000) is free too: past 55535 the node could not start.
+    node = redis_server_factory(extra_args=["--cluster-enabled", "yes"], port=cluster_port())
     refused = migrate(node.url, 24)
     said = refused.stdout + refused.stderr
     assert refused.returncode == 1, said
