@@ -27,10 +27,9 @@ Redis, which are taken off.
 * ``reclaim_group`` / ``reclaim_single``: children whose worker dies.  The
   bench creates them with the store (max_parallel = the group's size, so
   that every child is released and claimed at once), claims each as a worker
-  would (a lease of 1 s, and no heartbeat: the worker "died"), then
-  publishes the creation's wake-ups; K's worker receives each, finds
-  nothing ready (the dead worker holds every child) and drops it, as it
-  would a wake-up that came late.  When the
+  would (a lease of 1 s, and no heartbeat: the worker "died"), and takes
+  the creation's wake-ups back unsent (they would find nothing ready: the
+  dead worker holds every child).  When the
   leases run out, K's sweep reclaims the children and re-publishes them, and
   K's worker runs them (the second run).  Not counted: the gateway's part
   of the creation, and kombu's restoring of a dead worker's unacked message.
