@@ -235,19 +235,7 @@ class JobStore(SweepTransitions):
         )
         if reply.code != Reply.OK:
             return None
-        return Claim(
-            job_id,
-            reply.attempt,
-            reply.try_number,
-            reply.model,
-            reply.content_type,
-            json.loads(reply.options or "{}"),
-            reply.payload,
-            source_pages=parse_pages(reply.source_pages),
-            waited_seconds=_seconds_or_none(reply.waited_us),
-            queue_wait_seconds=_seconds_or_none(reply.queue_wait_us),
-            traceparent=reply.traceparent,
-        )
+        return _claim_of(job_id, reply)
 
     def withdraw_wakeups(self, unsent: Iterable[Dispatch]) -> None:
         """Takes wake-ups that were counted as on their way but never published (the broker refused them)
@@ -282,20 +270,7 @@ class JobStore(SweepTransitions):
         )
         if reply.code != Reply.OK:
             return None, reply.released
-        claim = Claim(
-            reply.job_id,
-            reply.attempt,
-            reply.try_number,
-            reply.model,
-            reply.content_type,
-            json.loads(reply.options or "{}"),
-            reply.payload,
-            source_pages=parse_pages(reply.source_pages),
-            waited_seconds=_seconds_or_none(reply.waited_us),
-            queue_wait_seconds=_seconds_or_none(reply.queue_wait_us),
-            traceparent=reply.traceparent,
-        )
-        return claim, reply.released
+        return _claim_of(reply.job_id, reply), reply.released
 
     def heartbeat(self, job_id: str, attempt: int) -> bool:
         """Extends the lease; False once this attempt no longer holds the job."""
@@ -462,6 +437,23 @@ class JobStore(SweepTransitions):
 
     def ping(self) -> bool:
         return bool(self._probe.ping())
+
+
+def _claim_of(job_id: str, reply: ClaimReply | ClaimNextReply) -> Claim:
+    """The claim a ``claim`` or ``claim_next`` reply holds (they answer a claimed job alike)."""
+    return Claim(
+        job_id,
+        reply.attempt,
+        reply.try_number,
+        reply.model,
+        reply.content_type,
+        json.loads(reply.options or "{}"),
+        reply.payload,
+        source_pages=parse_pages(reply.source_pages),
+        waited_seconds=_seconds_or_none(reply.waited_us),
+        queue_wait_seconds=_seconds_or_none(reply.queue_wait_us),
+        traceparent=reply.traceparent,
+    )
 
 
 def _seconds_or_none(us: int) -> float | None:
