@@ -73,6 +73,13 @@ def migrate(url: str, buckets: int, *args: str) -> subprocess.CompletedProcess[s
 
 
 @pytest.fixture
+def redis_url(redis_server_factory) -> str:
+    """A private redis-server's: the session's database 0 is the shared stack's, whose coordinator would
+    deliver the fixture's owed webhooks (and rewrite their jobs) while a test compares snapshots."""
+    return redis_server_factory().url
+
+
+@pytest.fixture
 def buckets_of(request) -> Iterator[Callable[[int], None]]:
     """Sets this process's bucket count for the test (``keys.use_bucket_count``), and unsets it after."""
     yield keys.use_bucket_count
