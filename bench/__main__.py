@@ -38,6 +38,7 @@ BENCHMARKS = {
     "sweep_scaling": "bench.sweep",
     "memory": "bench.memory",
     "capacity": "bench.capacity",
+    "capacity_cluster": "bench.capacity_cluster",
     "priority_lanes": "bench.priority",
 }
 

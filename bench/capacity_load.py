@@ -71,7 +71,7 @@ def run_group(store: JobStore, children: list[NewJob], going) -> int:
     wake_ups = list(store.create_group(children, SLOTS).dispatches)
     while wake_ups and going():
         wake_up = wake_ups.pop()
-        claim, more = store.claim_next(wake_up.model, wake_up.priority)
+        claim, more = store.claim_next(wake_up.model, wake_up.priority, wake_up.bucket)
         wake_ups += more
         while claim is not None and going():
             completion = store.complete(claim.job_id, claim.attempt, {"text": "ok"}, take_next="echo")

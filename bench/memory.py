@@ -127,7 +127,7 @@ def worker_rss(bench: Bench) -> dict:
                 with app.producer_or_acquire() as producer:
                     for d in created.dispatches:  # wake-ups: a worker takes the model's next ready job
                         queue = _queue_of(d.model)
-                        app.send_task(PULL_TASK, args=[d.model, d.priority], queue=queue, producer=producer)
+                        app.send_task(PULL_TASK, args=[d.model, d.priority, d.bucket], queue=queue, producer=producer)
                 status = _wait_terminal(store, created.job_id)
             if status != "completed":
                 raise AssertionError(f"the {model} group ended {status}")

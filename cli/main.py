@@ -3,10 +3,11 @@
 Exit status: 0 when the command did what it was asked (and, with
 ``--wait``, the job completed); 1 when a waited-for job ended failed or
 cancelled, or the stack of ``ocrgw up`` cannot start, or ``ocrgw config``
-finds a bad setting, or the server's packages (the extra ``ocrgw[server]``) are not installed
-for ``up`` or ``config``; 2 for a usage error; 3 when the gateway answered a problem
-(its title, code and detail are printed); 4 when the gateway could not be
-reached; 130 when interrupted.
+finds a bad setting, or ``ocrgw store migrate`` is refused or cannot move
+a key, or the server's packages (the extra ``ocrgw[server]``) are not
+installed for ``up``, ``config`` or ``store``; 2 for a usage error; 3 when
+the gateway answered a problem (its title, code and detail are printed); 4
+when the gateway could not be reached; 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -340,6 +341,46 @@ def config(ctx: click.Context, markdown: bool) -> None:
             error(problem)
         ctx.exit(1)
     Printer().table(("variable", "value", "from"), ((s.variable, s.value, s.source) for s in effective))
+
+
+@main.group()
+def store() -> None:
+    """The job store itself (its Redis): what an upgrade needs done to it."""
+
+
+@store.command()
+@click.option("--dry-run", is_flag=True, help="Print what would be moved, and move nothing.")
+@click.pass_context
+def migrate(ctx: click.Context, dry_run: bool) -> None:
+    """Move a store written before buckets onto the key layout of OCRGW_STORE_BUCKETS buckets.
+
+    With nothing in flight and every ocrgw process stopped, on the single Redis (or Sentinel's master)
+    that REDIS_URL names; a Redis Cluster is refused. Running it again finishes a run cut short.
+    Exit status 1 when refused (what is in flight is printed) or when a key could not be moved.
+    """
+    extras.require(extras.SERVER, "store migrate")
+    # The server's own code: imported here, as no other command needs it.
+    from redis.exceptions import RedisError
+
+    from jobs import migration
+    from jobs.config import InvalidSettings
+
+    try:
+        report = migration.run_from_env(dry_run)
+    except InvalidSettings as invalid:
+        for problem in invalid.problems:
+            error(problem)
+        ctx.exit(1)
+    except migration.MigrationRefused as refused:
+        error(f"store migrate: refused: {refused}")
+        ctx.exit(1)
+    except RedisError as failed:
+        error(f"store migrate: the store does not answer: {failed}")
+        ctx.exit(1)
+    for line in migration.describe(report):
+        click.echo(line)
+    if report.conflicts:
+        ctx.exit(1)
 
 
 @main.command()

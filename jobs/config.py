@@ -30,6 +30,7 @@ from marshmallow import fields as mf
 
 from jobs.api_keys import ApiKey, BadKeys, parse_plain_keys, read_keys_file, require_distinct
 from jobs.errors import OcrgwError
+from jobs.keys import MAX_BUCKETS
 from jobs.registry import BUILT_IN_MODELS, DEFAULT_MODEL, MODELS, RemoteModel
 from jobs.settings_declaration import (
     Given,
@@ -65,6 +66,8 @@ MIN_WEBHOOK_SECRET_CHARS = 16
 # The same for the token /metrics asks for: sent in a header, so visible ASCII only.
 MIN_METRICS_TOKEN_CHARS = 16
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
+# OCRGW_STORE_BUCKETS's default with OCRGW_REDIS_CLUSTER: divides evenly among 1, 2, 3, 4, 6, 8 and 12 primaries.
+CLUSTER_BUCKETS = 24
 REDIS_URL_SCHEMES = frozenset(_REDIS_SCHEMES)
 SENTINEL_BROKER_SCHEME = "sentinel"
 UPSTREAM_URL_SCHEMES = frozenset({"http", "https"})
@@ -196,11 +199,15 @@ class _RemoteKeysFile(mf.Field):
         return tuple(sorted(keys.items()))
 
 
-class _Sentinels(mf.Field):
-    """``host:port, host:port`` -> (("host", port), ...); at least one, each given once."""
+class _HostPorts(mf.Field):
+    """``host:port, host:port`` -> (("host", port), ...); at least one, each given once (sentinels, cluster nodes)."""
+
+    def __init__(self, what: str):
+        super().__init__()
+        self.what = what
 
     def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any):
-        sentinels: list[tuple[str, int]] = []
+        places: list[tuple[str, int]] = []
         for entry in (entry.strip() for entry in str(value).split(",")):
             if not entry:
                 continue
@@ -208,12 +215,21 @@ class _Sentinels(mf.Field):
             host = host.strip().removeprefix("[").removesuffix("]")
             if not host or not port.strip().isdigit() or not 0 < int(port) < 65536:
                 raise ValidationError("malformed entry")
-            if (host, int(port)) in sentinels:
+            if (host, int(port)) in places:
                 raise ValidationError("given twice")
-            sentinels.append((host, int(port)))
-        if not sentinels:
-            raise ValidationError("no sentinel")
-        return tuple(sentinels)
+            places.append((host, int(port)))
+        if not places:
+            raise ValidationError(f"no {self.what}")
+        return tuple(places)
+
+
+def _host_ports(what: str) -> Kind:
+    return Kind(
+        _HostPorts(what),
+        "a comma-separated list of host:port, each given once",
+        "`host:port,host:port,...`",
+        explains=True,
+    )
 
 
 _REMOTE_MODELS = Kind(
@@ -443,7 +459,7 @@ class Settings:
         "OCRGW_WEBHOOK_TENANT_CONCURRENCY",
         whole_number(1),
         2,
-        "webhook deliveries one tenant may have in flight at once, across all deliverers; its others wait",
+        "webhook deliveries one tenant may have in flight at once, across all deliverers and buckets; its others wait",
     )
     # A deliverer that died holding an attempt never records its answer: the claim is taken for lost
     # this long after the attempt's own timeout.  Generous by default, since a claimed attempt waits on
@@ -558,12 +574,7 @@ class Settings:
     # With them the store finds its primary through the sentinels (see jobs.connections).
     redis_sentinels: tuple[tuple[str, int], ...] = setting(
         "OCRGW_REDIS_SENTINELS",
-        Kind(
-            _Sentinels(),
-            "a comma-separated list of host:port, each given once",
-            "`host:port,host:port,...`",
-            explains=True,
-        ),
+        _host_ports("sentinel"),
         (),
         "Redis Sentinel: the store (and a Redis broker) find their master through these sentinels; `REDIS_URL` "
         "then gives only its database, password and TLS (see Redis Sentinel)",
@@ -585,6 +596,26 @@ class Settings:
         "",
         "the sentinels' own password (their `requirepass`), if they have one",
         secret=True,
+    )
+    # With them the store's client is redis-py's RedisCluster (see jobs.connections).
+    redis_cluster: tuple[tuple[str, int], ...] = setting(
+        "OCRGW_REDIS_CLUSTER",
+        _host_ports("node"),
+        (),
+        "Redis Cluster: the store runs on the cluster these seed nodes belong to; `REDIS_URL` then gives only its "
+        "username, password and TLS (database 0), and the broker is set apart (`CELERY_BROKER_URL`). Not with "
+        "`OCRGW_REDIS_SENTINELS`",
+    )
+    # Each bucket's keys share one hash slot; a transition touches one bucket (see jobs.keys).
+    store_buckets: int = setting(
+        "OCRGW_STORE_BUCKETS",
+        whole_number(1, MAX_BUCKETS),
+        1,
+        "how many buckets (hash slots) the store's keys are spread over, so that a Redis Cluster shares the work "
+        "among its primaries (24 divides evenly among 1, 2, 3, 4, 6, 8 and 12). Must not change while anything "
+        "is in the store: the keys of a changed count are elsewhere, and those left behind are stranded. Above "
+        "`1`, `OCRGW_TENANT_MAX_INFLIGHT` is dealt out to the buckets by each tenant's quota ledger (see Fair share)",
+        default_doc="`1`; `24` with `OCRGW_REDIS_CLUSTER`",
     )
     min_replicas: int = setting(
         "OCRGW_MIN_REPLICAS",
@@ -703,6 +734,8 @@ def _settings_and_given(environ: Mapping[str, str] | None) -> tuple[Settings, Gi
         raise InvalidSettings(*given.problems)
     values, raw = given.values, given.texts
     _check_sentinels(values, raw)
+    _check_cluster(values, raw)
+    values.setdefault("store_buckets", CLUSTER_BUCKETS if values.get("redis_cluster") else 1)
     if values.get("redis_sentinels") and "broker_url" not in values:
         values["broker_url"] = sentinel_broker_url(values["redis_sentinels"], values.get("redis_url", ""))
     values.setdefault("broker_url", values.get("redis_url", default_of("redis_url")))
@@ -781,6 +814,33 @@ def _check_sentinels(values: Mapping[str, Any], raw: Mapping[str, str]) -> None:
     if raw.get("REDIS_URL", "").startswith("unix://") and has_sentinels:
         raise InvalidSettings(
             "REDIS_URL: with OCRGW_REDIS_SENTINELS it must be a redis:// or rediss:// URL, got a socket"
+        )
+
+
+def _check_cluster(values: Mapping[str, Any], raw: Mapping[str, str]) -> None:
+    """A cluster is the store alone: not with sentinels, REDIS_URL only for its credentials and TLS
+    (a cluster has database 0 only, and no socket), and a broker of its own (Celery's Redis transport
+    cannot use a cluster)."""
+    if not values.get("redis_cluster"):
+        return
+    if values.get("redis_sentinels"):
+        raise InvalidSettings(
+            "OCRGW_REDIS_CLUSTER: must not be set together with OCRGW_REDIS_SENTINELS (one or the other), got both"
+        )
+    redis_url = raw.get("REDIS_URL", "")
+    if redis_url.startswith("unix://"):
+        raise InvalidSettings(
+            "REDIS_URL: with OCRGW_REDIS_CLUSTER it must be a redis:// or rediss:// URL, got a socket"
+        )
+    if redis_url and urlsplit(redis_url).path.strip("/") not in ("", "0"):
+        raise InvalidSettings(
+            f"REDIS_URL: with OCRGW_REDIS_CLUSTER its database must be 0 (a cluster has no other), "
+            f"got {without_password(redis_url)!r}"
+        )
+    if "CELERY_BROKER_URL" not in raw:
+        raise InvalidSettings(
+            "CELERY_BROKER_URL: must be set with OCRGW_REDIS_CLUSTER (Celery cannot use a Redis Cluster as its "
+            "broker: a standalone or Sentinel Redis, or RabbitMQ), got nothing"
         )
 
 

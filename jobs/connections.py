@@ -13,9 +13,10 @@ and the TLS settings of the master: its host and port are not used.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 from redis import Redis
+from redis.cluster import ClusterNode, RedisCluster
 from redis.connection import SSLConnection, parse_url
 from redis.sentinel import Sentinel
 
@@ -23,15 +24,38 @@ from jobs.config import Settings
 
 # What of REDIS_URL a client of the master behind sentinels keeps.
 _MASTER_OPTIONS = ("db", "username", "password")
+# Options of a single Redis client that a cluster's node clients do not take: the cluster client
+# retries a connection error or a timeout itself (``retry``, given to it, not to the nodes), and
+# checks a node's connections as it uses them.
+_SINGLE_NODE_ONLY_OPTIONS = ("retry_on_error", "retry_on_timeout", "health_check_interval")
+
+#: A client of the store: one Redis (perhaps found through sentinels), or a Redis Cluster.
+StoreClient: TypeAlias = Redis | RedisCluster
 
 
-def redis_client(settings: Settings, **options: Any) -> Redis:
-    """A client of the store's Redis (the current master, with sentinels); ``options`` as redis-py's."""
+def redis_client(settings: Settings, **options: Any) -> StoreClient:
+    """A client of the store's Redis (the current master, with sentinels; the cluster, with
+    OCRGW_REDIS_CLUSTER); ``options`` as redis-py's ``Redis`` takes them, ``retry`` included."""
+    if settings.redis_cluster:
+        return cluster_client(settings, **options)
     if not settings.redis_sentinels:
         return Redis.from_url(settings.redis_url, **options)
     return sentinel(settings, **options).master_for(
         settings.redis_sentinel_master, redis_class=Redis, **master_options(settings.redis_url), **options
     )
+
+
+def cluster_client(settings: Settings, **options: Any) -> RedisCluster:
+    """redis-py's ``RedisCluster`` seeded with OCRGW_REDIS_CLUSTER's nodes, with REDIS_URL's credentials and TLS.
+
+    ``options`` as for a single client: the timeouts and reply decoding go to
+    every node's connections, ``retry`` to the cluster client, which retries
+    a command on a refreshed map of the slots.
+    """
+    node_options = {k: v for k, v in options.items() if k not in _SINGLE_NODE_ONLY_OPTIONS and k != "retry"}
+    credentials = {k: v for k, v in master_options(settings.redis_url).items() if k != "db"}
+    seeds = [ClusterNode(host, port) for host, port in settings.redis_cluster]
+    return RedisCluster(startup_nodes=seeds, retry=options.get("retry"), **credentials, **node_options)
 
 
 def sentinel(settings: Settings, **options: Any) -> Sentinel:

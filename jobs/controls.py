@@ -51,7 +51,7 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
         keys={
             "job": keys.job(job_id),
             "events": keys.events(job_id),
-            "webhooks": keys.WEBHOOKS,
+            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
             **store.release_keys(job_id),
             # A child's cancel may finish its parent; a parent's or single job's, itself.
             **keys.roots_by_status(job_id, JobKind.SINGLE if kind == b"single" else JobKind.PARENT),
@@ -66,11 +66,14 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
 
 
 def set_cap(store: JobStore, parent_id: str, max_parallel: int) -> list[Dispatch]:
+    quota = store.make_room(parent_id, max_parallel if max_parallel > 0 else store.settings.tenant_max_inflight)
     reply = store.scripts.run(
         SET_CAP,
         keys=store.release_keys(parent_id),
         args={"parent_id": parent_id, "max_parallel": max_parallel, **store.release_args(parent_id)},
     )
+    if quota:
+        store.room_made(parent_id)
     if reply.code == Reply.NO_JOB:
         raise NotAGroup(f"job {parent_id} is not a fan-out group")
     if reply.code == Reply.WRONG_STATUS:
@@ -86,10 +89,17 @@ def redrive(
     tenant: str = DEFAULT_TENANT,
 ) -> Redriven:
     """Sends a finished group's failed children again; ``idempotency`` is a key of ``tenant``'s."""
+    # How many it sends is known only to the script: room for the cap's worth (what is unused goes back).
+    quota = store.make_room(parent_id, store.settings.tenant_max_inflight)
     reply = store.scripts.run(
         REDRIVE,
         keys={
-            "idempotency": keys.idempotency(tenant, idempotency.key) if idempotency else keys.job(parent_id),
+            # In the parent's bucket: one slot for the whole redrive.
+            "idempotency": (
+                keys.idempotency(tenant, idempotency.key, keys.bucket_of(parent_id))
+                if idempotency
+                else keys.job(parent_id)
+            ),
             **store.release_keys(parent_id),
             **keys.roots_by_status(parent_id, JobKind.PARENT),
         },
@@ -102,6 +112,8 @@ def redrive(
             **store.release_args(parent_id),
         },
     )
+    if quota:
+        store.room_made(parent_id)
     if reply.code == Reply.REPLAYED:
         return Redriven(0, True, [])
     if reply.code == Reply.KEY_REUSED:

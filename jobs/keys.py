@@ -1,23 +1,51 @@
 """The only module that spells a Redis key.
 
-A single job and a fan-out group each own a *root* id.  Every key of that root
-carries the Redis Cluster hash tag ``{root}`` so that the group's scripts touch
-one slot.  A child's id is ``<parent id>-<index>``, so its keys, and the
-parent's, are derived from the id alone: no lookup table is needed and a
-child can never be created twice.
+The store's keys are spread over ``OCRGW_STORE_BUCKETS`` *buckets*.  Every
+key of a bucket carries the bucket's Redis Cluster hash tag ``{<bucket
+tag>}``, so that a transition, which touches one bucket's keys only, touches
+one hash slot.  Bucket i's tag is chosen so that its slot falls near the
+centre of the i-th of N equal ranges of slots (``bucket_tags``): a cluster
+whose slots are split evenly among its primaries has an equal share of
+buckets on each.
+
+A single job and a fan-out group each own a *root* id; the root's bucket is
+a function of its id alone (``bucket_of``), and every key of the root is in
+that bucket (``ocrgw:{<bucket tag>}:<root>:...``).  A child's id is
+``<parent id>-<index>``, so its keys, and the parent's, are derived from the
+id alone: no lookup table is needed and a child can never be created twice.
+
+Each bucket has its own indexes (leases, queued, due parents, webhooks,
+expiring, the ready indexes and wake-ups, the sweep lock) and its own share
+of each tenant's keys (listing sets, in-flight count, waiting line, webhook
+claims): a root's transitions move it between its own bucket's.  An
+Idempotency-Key's record is in the bucket of (tenant, key), and the root it
+creates is given an id in that bucket (``jobs.ids.new_job_id``).
 
 The scripts derive the keys of a group's other jobs (the children a release
-moves, the child a kept slot claims) from the group's hash-tagged prefix
-(``ocrgw:{root}:``) with the Lua functions ``lua_key_shapes`` generates from
-the shapes below, so both sides build them from one definition.
+moves, the job a worker takes from the ready index) from the bucket's
+prefix, which they read off their first declared key, with the Lua
+functions ``lua_key_shapes`` generates from the shapes below, so both sides
+build them from one definition.
 
 A root id starts with its tenant's tag (``jobs.ids.new_job_id``), so a
 tenant's own keys (its listing sets, its in-flight count, its waiting line)
 derive from any of its jobs' ids too, in Python and in a script, with no
-lookup.  Like the global indexes, they are outside every group's hash slot.
+lookup.
+
+With more than one bucket, a tenant's cap (OCRGW_TENANT_MAX_INFLIGHT) is
+dealt out to the buckets by the tenant's *ledger*, in a slot of its own
+(``ledger``, ``{t<tenant tag>}``): each bucket holds a quota of the
+tenant's (``tenant_quota``) that its releases never exceed (jobs.tenant_quota).
+Its webhook claims are counted in that slot too (``tenant_webhook_claims``,
+jobs.webhooks), so OCRGW_WEBHOOK_TENANT_CONCURRENCY holds across buckets.
+
+A few keys no script combines with a bucket's stay global: draining, the
+gauges, the workers' reports.
 """
 
 import hashlib
+from binascii import crc_hqx
+from functools import cache
 
 from jobs.contract import ROOT_STATUSES, JobKind
 
@@ -34,51 +62,184 @@ PDF = "pdf:"
 PDF_ASKED = "pdf_asked:"
 CHILDREN = "children:"
 EVENTS = "events"
-# A tenant's keys: the prefix, its tag, then one of the suffixes.
-TENANT = f"{NAMESPACE}:tenant:"
+# A tenant's keys in a bucket: the bucket's prefix, TENANT, its tag, then one of the suffixes.
+TENANT = "tenant:"
 IN_FLIGHT = ":in_flight"
 WAITING = ":waiting"
 WEBHOOKS_IN_FLIGHT = ":webhooks_in_flight"
+# The tenant's quota in a bucket (jobs.tenant_quota): a hash of these fields.
+QUOTA = ":quota"
+QUOTA_FIELD, FENCE_FIELD, CEILING_FIELD = "quota", "fence", "ceiling"
+ROOTS = "roots:"
 
-# Global indexes, each a sorted set of job or parent ids.
-LEASES = f"{NAMESPACE}:leases"  # processing jobs, scored by lease deadline (ms)
-QUEUED = f"{NAMESPACE}:queued"  # queued jobs, scored by when the sweep must (re)publish them if unclaimed (ms)
-DUE_PARENTS = f"{NAMESPACE}:parents:due"  # parents a transition left with work for the sweep
-WEBHOOKS = f"{NAMESPACE}:webhooks"  # terminal jobs with a callback_url, scored by when to (re)try delivery (ms)
+# Each bucket's indexes, each a sorted set of job or parent ids: the part after the bucket's prefix.
+LEASES = "leases"  # processing jobs, scored by lease deadline (ms)
+QUEUED = "queued"  # queued jobs, scored by when the sweep must (re)publish them if unclaimed (ms)
+DUE_PARENTS = "parents:due"  # parents a transition left with work for the sweep
+WEBHOOKS = "webhooks"  # terminal jobs with a callback_url, scored by when to (re)try delivery (ms)
 # Terminal roots, scored by when they ended (ms): the sweep deletes each, with
 # every key of its group, OCRGW_RESULT_TTL later (the expire transition).
-EXPIRING = f"{NAMESPACE}:expiring"
+EXPIRING = "expiring"
 # A model's queued jobs a worker may take, per lane (``ready``), and the wake-ups published for them
-# and not yet started (``wakeups``): the prefixes, then ``<model>:<lane>``.
-READY = f"{NAMESPACE}:ready:"
-WAKEUPS = f"{NAMESPACE}:wakeups:"
-SWEEP_LOCK = f"{NAMESPACE}:sweep:lock"
+# and not yet started (``wakeups``): then ``<model>:<lane>``.
+READY = "ready:"
+WAKEUPS = "wakeups:"
+PULL_CALL = "pull_call:"
+SWEEP_LOCK = "sweep:lock"  # one sweep of the bucket at a time
+IDEMPOTENCY = "idem:"
+
+# Global keys, which no script combines with a bucket's.
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
 # The job gauges as the sweep last counted them (``jobs.observed``): one JSON value a scrape reads.
 GAUGES = f"{NAMESPACE}:gauges"
 # A pub/sub channel nobody listens on: a creation publishes to it before WAIT
 # (OCRGW_MIN_REPLICAS) so that even a replay, which writes nothing, has a
-# write of its own for WAIT to count replicas up to.
+# write of its own for WAIT to count replicas up to.  On a Redis Cluster,
+# where a PUBLISH is no write a replica acknowledges, the mark is a key in the
+# creation's slot instead (``replication_mark``).
 REPLICATION_MARK = f"{NAMESPACE}:replication-mark"
 # What the live OCR workers report of themselves (``jobs.worker_reports``): their names, scored
 # by when each one's report lapses (ms), and under ``worker_report`` one value per worker that
 # Redis expires with it.
-WORKERS = f"{NAMESPACE}:workers"
+# Both hash-tagged alike, so that a report and its index change in one transaction on a cluster too.
+WORKERS = f"{NAMESPACE}:{{workers}}"
+
+# -- buckets -----------------------------------------------------------------------------------
+
+#: Redis Cluster's hash slots.
+SLOTS = 16384
+#: The most buckets OCRGW_STORE_BUCKETS allows.
+MAX_BUCKETS = 1024
+# How many hex digits of a root id, after its tenant's tag, choose its bucket.
+BUCKET_DIGITS = 4
+BUCKET_SPACE = 16**BUCKET_DIGITS
+
+_bucket_count: int | None = None
 
 
-def roots(kind: str, status: str, tag: str | None = None) -> str:
-    """One tenant's single jobs or parents (``kind``) in one status, scored by ``created_at`` (µs): the
-    listing's index.
+def use_bucket_count(count: int | None) -> None:
+    """Sets how many buckets this process's keys are spread over (None: ``OCRGW_STORE_BUCKETS`` again)."""
+    if count is not None and not 1 <= count <= MAX_BUCKETS:
+        raise ValueError(f"a bucket count is from 1 to {MAX_BUCKETS}, got {count}")
+    global _bucket_count
+    _bucket_count = count
+
+
+def bucket_count() -> int:
+    """How many buckets the store's keys are spread over: ``OCRGW_STORE_BUCKETS`` (read once), unless set."""
+    global _bucket_count
+    if _bucket_count is None:
+        from jobs.config import Settings  # config imports far more than this module needs at import
+
+        _bucket_count = Settings.from_env().store_buckets
+    return _bucket_count
+
+
+def buckets() -> range:
+    """Every bucket's number."""
+    return range(bucket_count())
+
+
+def slot_of(text: str) -> int:
+    """Redis Cluster's hash slot of a hash tag (of a key without one: of the key)."""
+    return crc_hqx(text.encode(), 0) % SLOTS
+
+
+@cache
+def bucket_tags(count: int) -> tuple[str, ...]:
+    """The hash tags of ``count`` buckets: bucket i's slot is in the middle half of the i-th of ``count``
+    equal ranges of slots.  Deterministic: ``b<i>.<n>``, the first ``n`` (hex) that lands there."""
+    tags = []
+    for i in range(count):
+        low, high = i * SLOTS / count, (i + 1) * SLOTS / count
+        centre, tolerance = (low + high) / 2, max((high - low) / 4, 0.5)
+        n = 0
+        while abs(slot_of(f"b{i:02d}.{n:x}") + 0.5 - centre) > tolerance:
+            n += 1
+        tags.append(f"b{i:02d}.{n:x}")
+    return tuple(tags)
+
+
+def bucket_tag(bucket: int) -> str:
+    return bucket_tags(bucket_count())[bucket]
+
+
+def bucket_prefix(bucket: int) -> str:
+    """What every key of the bucket starts with: ``ocrgw:{<bucket tag>}:``."""
+    return f"{NAMESPACE}:{{{bucket_tag(bucket)}}}:"
+
+
+def bucket_of(job_id: str) -> int:
+    """The bucket of a job's root: the digits after its tenant's tag, modulo the bucket count."""
+    root = root_of(job_id)
+    return int(root[TENANT_TAG_LENGTH : TENANT_TAG_LENGTH + BUCKET_DIGITS], 16) % bucket_count()
+
+
+@cache
+def _buckets_by_tag(count: int) -> dict[str, int]:
+    return {tag: i for i, tag in enumerate(bucket_tags(count))}
+
+
+def bucket_of_key(key: str) -> int:
+    """The bucket of one of this module's bucketed keys (KeyError for a key of no bucket)."""
+    return _buckets_by_tag(bucket_count())[key.partition("{")[2].partition("}")[0]]
+
+
+def _idempotency_digest(tenant: str, key: str) -> str:
+    # Hashed so that any client-chosen string (up to 255 chars) makes a tidy key; a
+    # tenant's name has no ':', so no other (tenant, key) pair hashes the same text.
+    return hashlib.sha256(f"{tenant}:{key}".encode()).hexdigest()
+
+
+def bucket_of_idempotency(tenant: str, key: str) -> int:
+    """The bucket of a tenant's Idempotency-Key's record, and of the root a creation with it makes."""
+    return int(_idempotency_digest(tenant, key)[:8], 16) % bucket_count()
+
+
+def leases(bucket: int) -> str:
+    return bucket_prefix(bucket) + LEASES
+
+
+def queued(bucket: int) -> str:
+    return bucket_prefix(bucket) + QUEUED
+
+
+def due_parents(bucket: int) -> str:
+    return bucket_prefix(bucket) + DUE_PARENTS
+
+
+def webhooks(bucket: int) -> str:
+    return bucket_prefix(bucket) + WEBHOOKS
+
+
+def expiring(bucket: int) -> str:
+    return bucket_prefix(bucket) + EXPIRING
+
+
+def sweep_lock(bucket: int) -> str:
+    return bucket_prefix(bucket) + SWEEP_LOCK
+
+
+def is_sweep_lock(key: str | bytes) -> bool:
+    """A bucket's sweep lock: set and deleted by every sweep tick, whatever else happens."""
+    name = key.decode() if isinstance(key, bytes) else key
+    return name.startswith(f"{NAMESPACE}:{{") and name.endswith("}:" + SWEEP_LOCK)
+
+
+def replication_mark(bucket: int) -> str:
+    """The key a creation sets before WAIT on a Redis Cluster: in the slot of the bucket's keys."""
+    return bucket_prefix(bucket) + "replication-mark"
+
+
+def roots(kind: str, status: str, tag: str, bucket: int) -> str:
+    """One tenant's single jobs or parents (``kind``) in one status in one bucket, scored by
+    ``created_at`` (µs): the listing's index.
 
     Each root is in exactly one of these sets, its tenant's (``tag``, see
-    ``tag_of``; the default tenant's when not given); the transition that
-    changes its status moves it, so listing newest-first never scans.
+    ``tag_of``) in its bucket; the transition that changes its status moves
+    it, so listing newest-first never scans (it merges the buckets' sets).
     """
-    if tag is None:
-        from jobs.ids import DEFAULT_TENANT, tenant_tag  # jobs.ids imports this module
-
-        tag = tenant_tag(DEFAULT_TENANT)
-    return f"{NAMESPACE}:roots:{tag}:{kind}:{status}"
+    return f"{bucket_prefix(bucket)}{ROOTS}{tag}:{kind}:{status}"
 
 
 def tag_of(job_id: str) -> str:
@@ -95,8 +256,11 @@ def roots_by_status(job_id: str, kind: JobKind | None = None) -> dict[str, str]:
     """
     if kind is None:
         kind = JobKind.PARENT if CHILD_SEPARATOR in job_id else JobKind.SINGLE
-    tag = tag_of(job_id)
-    return {**{f"roots_{s.value}": roots(kind.value, s.value, tag) for s in ROOT_STATUSES}, "expiring": EXPIRING}
+    tag, bucket = tag_of(job_id), bucket_of(job_id)
+    return {
+        **{f"roots_{s.value}": roots(kind.value, s.value, tag, bucket) for s in ROOT_STATUSES},
+        "expiring": expiring(bucket),
+    }
 
 
 def of_running_job(job_id: str) -> dict[str, str]:
@@ -104,8 +268,8 @@ def of_running_job(job_id: str) -> dict[str, str]:
     return {
         "job": job(job_id),
         "parent": parent_or_self(job_id),
-        "leases": LEASES,
-        "queued": QUEUED,
+        "leases": leases(bucket_of(job_id)),
+        "queued": queued(bucket_of(job_id)),
         **roots_by_status(job_id),
     }
 
@@ -119,7 +283,8 @@ def root_of(job_id: str) -> str:
 
 
 def group_prefix(job_id: str) -> str:
-    return f"{NAMESPACE}:{{{root_of(job_id)}}}:"
+    """What every key of the job's group starts with: its bucket's prefix, then its root's id."""
+    return f"{bucket_prefix(bucket_of(job_id))}{root_of(job_id)}:"
 
 
 def job(job_id: str) -> str:
@@ -156,10 +321,18 @@ def call(job_id: str, token: str) -> str:
 
 
 def is_call_record(key: str) -> bool:
-    return key.startswith(f"{NAMESPACE}:{{") and key.partition("}")[2].startswith(":" + CALL)
+    if not key.startswith(f"{NAMESPACE}:{{"):
+        return False
+    return key.partition("}:")[2].partition(":")[2].startswith(CALL) or key.partition("}:")[2].startswith(PULL_CALL)
 
 
-def ready(model: str, lane: str) -> str:
+def is_wakeup_count(key: str) -> bool:
+    """A bucket's count of a model's wake-ups on their way: it changes as woken workers start, whatever else
+    happens."""
+    return key.startswith(f"{NAMESPACE}:{{") and key.partition("}:")[2].startswith(WAKEUPS)
+
+
+def ready(bucket: int, model: str, lane: str) -> str:
     """The queued jobs of ``model`` in ``lane`` a worker may take, scored by when each may run (µs: its
     release, or its retry's backoff end; the jobs of one release a µs apart, in order).
 
@@ -168,18 +341,18 @@ def ready(model: str, lane: str) -> str:
     an entry whose job is no longer queued (claimed by its own message,
     cancelled) is dropped when met.
     """
-    return f"{READY}{model}:{lane}"
+    return f"{bucket_prefix(bucket)}{READY}{model}:{lane}"
 
 
-def wakeups(model: str, lane: str) -> str:
+def wakeups(bucket: int, model: str, lane: str) -> str:
     """The wake-ups (``ocrgw.pull`` messages) of ``model`` in ``lane`` published and not yet started, each a
     member scored by when it no longer counts (ms): a lost message stops counting then."""
-    return f"{WAKEUPS}{model}:{lane}"
+    return f"{bucket_prefix(bucket)}{WAKEUPS}{model}:{lane}"
 
 
-def pull_call(token: str) -> str:
+def pull_call(bucket: int, token: str) -> str:
     """What one ``claim_next`` call answered (it names no job before it runs), kept briefly like ``call``."""
-    return f"{NAMESPACE}:pull_call:{token}"
+    return f"{bucket_prefix(bucket)}{PULL_CALL}{token}"
 
 
 def children(parent_id: str, status: str) -> str:
@@ -192,37 +365,77 @@ def events(job_id: str) -> str:
     return f"{group_prefix(job_id)}{EVENTS}"
 
 
-def tenant_in_flight(tag: str) -> str:
-    """How many children of the tenant tagged ``tag`` are queued or processing, across all its groups.
+def tenant_in_flight(tag: str, bucket: int) -> str:
+    """How many children of the tenant tagged ``tag`` are queued or processing, across all its groups in
+    ``bucket`` (the bucket's share: exact for the tenant with one bucket, see OCRGW_STORE_BUCKETS).
 
     Moved by every transition that moves a child into or out of those
     statuses (the scripts' ``move_child``); OCRGW_TENANT_MAX_INFLIGHT caps it.
     """
-    return f"{TENANT}{tag}{IN_FLIGHT}"
+    return f"{bucket_prefix(bucket)}{TENANT}{tag}{IN_FLIGHT}"
 
 
-def tenant_waiting(tag: str) -> str:
-    """The tenant's groups that its cap alone holds back (held children, room under their own cap).
+def tenant_waiting(tag: str, bucket: int) -> str:
+    """The tenant's groups (in ``bucket``) that its cap alone holds back (held children, room under their own cap).
 
     Scored by turn: the next slot the tenant frees goes to the first, which
     then goes to the back if it still waits, so the tenant's groups take turns.
     """
-    return f"{TENANT}{tag}{WAITING}"
+    return f"{bucket_prefix(bucket)}{TENANT}{tag}{WAITING}"
 
 
-def tenant_webhooks(tag: str) -> str:
+def tenant_webhooks(tag: str, bucket: int) -> str:
     """The tenant's jobs with a webhook attempt claimed and not yet answered, scored by when the claim
     runs out (ms): OCRGW_WEBHOOK_TENANT_CONCURRENCY caps how many it holds at once (``claim_webhook``).
     Each claim sets it to expire when its latest claim runs out, so a tenant without webhooks has none."""
-    return f"{TENANT}{tag}{WEBHOOKS_IN_FLIGHT}"
+    return f"{bucket_prefix(bucket)}{TENANT}{tag}{WEBHOOKS_IN_FLIGHT}"
 
 
-def idempotency(tenant: str, key: str) -> str:
-    """A tenant's Idempotency-Key: the same key sent by two tenants names two records."""
-    # Hashed so that any client-chosen string (up to 255 chars) makes a tidy key; a
-    # tenant's name has no ':', so no other (tenant, key) pair hashes the same text.
-    digest = hashlib.sha256(f"{tenant}:{key}".encode()).hexdigest()
-    return f"{NAMESPACE}:idem:{digest}"
+def tenant_quota(tag: str, bucket: int) -> str:
+    """The tenant's quota in ``bucket`` (a hash; with more than one bucket only, see jobs.tenant_quota):
+    ``quota``, how many of its children may be in flight in the bucket (granted by its ledger);
+    ``fence``, the latest ledger epoch a reconcile fenced it with (a grant of an older one is refused);
+    ``ceiling``, while set, a lower bound the bucket's releases keep to as the sweep takes quota back."""
+    return f"{bucket_prefix(bucket)}{TENANT}{tag}{QUOTA}"
+
+
+def ledger_tag(tag: str) -> str:
+    """The hash tag of a tenant's ledger: a slot of its own, no bucket's."""
+    return f"t{tag}"
+
+
+def ledger(tag: str) -> str:
+    """The tenant's ledger (a hash): ``epoch``, ``seq`` (one more at each grant or return) and, per bucket
+    ``b<i>``, the quota it granted that bucket.  Its grants never sum above the tenant's cap."""
+    return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:ledger"
+
+
+def ledger_lock(tag: str) -> str:
+    """One rebalance (or reconcile) of the tenant's quota at a time."""
+    return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:ledger:lock"
+
+
+def tenant_webhook_claims(tag: str) -> str:
+    """With more than one bucket, the tenant's webhook claims across every bucket (a sorted set in its
+    ledger's slot): job id, scored by when the claim runs out (ms), the same deadline as the claim in the
+    job's bucket.  OCRGW_WEBHOOK_TENANT_CONCURRENCY caps how many it holds (``reserve_webhook``)."""
+    return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:webhook_claims"
+
+
+#: The tags of the tenants with a ledger, which the sweep rebalances (a set; no script reads it).
+LEDGERS = f"{NAMESPACE}:ledgers"
+
+
+def idempotency(tenant: str, key: str, bucket: int | None = None) -> str:
+    """A tenant's Idempotency-Key: the same key sent by two tenants names two records.
+
+    In the key's own bucket (``bucket_of_idempotency``), where a creation with
+    it makes its root, unless ``bucket`` says otherwise (a redrive's, in its
+    parent's bucket).
+    """
+    if bucket is None:
+        bucket = bucket_of_idempotency(tenant, key)
+    return f"{bucket_prefix(bucket)}{IDEMPOTENCY}{_idempotency_digest(tenant, key)}"
 
 
 def worker_report(name: str) -> str:
@@ -236,12 +449,15 @@ def is_worker_report(key: str) -> bool:
 
 
 def lua_key_shapes() -> str:
-    """The Lua functions that derive a group's keys from its prefix, as the functions above do."""
+    """The Lua functions that derive a bucket's keys from its prefix (read off the script's first key)
+    and a group's from the group's prefix, as the functions above do."""
     from jobs.ids import TENANT_TAG_LENGTH  # ids imports this module
 
     return (
         "\n".join(
             [
+                # Every key a script touches is in the bucket of its first declared key: the rest derive from it.
+                f"local BUCKET_PREFIX = string.match(KEYS[1], '^{NAMESPACE}:{{[^}}]*}}:')",
                 f"local function job_key_of(prefix, id) return prefix .. '{JOB}' .. id end",
                 f"local function payload_key_of(prefix, id) return prefix .. '{PAYLOAD}' .. id end",
                 f"local function result_key_of(prefix, id) return prefix .. '{RESULT}' .. id end",
@@ -252,14 +468,19 @@ def lua_key_shapes() -> str:
                 "  .. string.format('%d', index) end",
                 f"local function root_of(id) local cut = string.find(id, '{CHILD_SEPARATOR}', 1, true)"
                 "  if cut then return string.sub(id, 1, cut - 1) end return id end",
-                f"local function group_prefix_of(id) return '{NAMESPACE}:{{' .. root_of(id) .. '}}:' end",
+                "local function group_prefix_of(id) return BUCKET_PREFIX .. root_of(id) .. ':' end",
                 f"local function tenant_tag_of(id) return string.sub(id, 1, {TENANT_TAG_LENGTH}) end",
-                f"local function tenant_in_flight_key_of(tag) return '{TENANT}' .. tag .. '{IN_FLIGHT}' end",
-                f"local function tenant_waiting_key_of(tag) return '{TENANT}' .. tag .. '{WAITING}' end",
-                f"local function roots_key_of(tag, kind, status) return '{NAMESPACE}:roots:' .. tag .. ':' .. kind"
-                "  .. ':' .. status end",
-                f"local function ready_key_of(model, lane) return '{READY}' .. model .. ':' .. lane end",
-                f"local function wakeups_key_of(model, lane) return '{WAKEUPS}' .. model .. ':' .. lane end",
+                f"local function tenant_in_flight_key_of(tag) return BUCKET_PREFIX .. '{TENANT}' .. tag"
+                f"  .. '{IN_FLIGHT}' end",
+                f"local function tenant_waiting_key_of(tag) return BUCKET_PREFIX .. '{TENANT}' .. tag"
+                f"  .. '{WAITING}' end",
+                f"local function tenant_quota_key_of(tag) return BUCKET_PREFIX .. '{TENANT}' .. tag  .. '{QUOTA}' end",
+                f"local function roots_key_of(tag, kind, status) return BUCKET_PREFIX .. '{ROOTS}' .. tag"
+                "  .. ':' .. kind .. ':' .. status end",
+                f"local function ready_key_of(model, lane) return BUCKET_PREFIX .. '{READY}' .. model"
+                "  .. ':' .. lane end",
+                f"local function wakeups_key_of(model, lane) return BUCKET_PREFIX .. '{WAKEUPS}' .. model"
+                "  .. ':' .. lane end",
             ]
         )
         + "\n"

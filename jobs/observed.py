@@ -48,8 +48,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from redis import Redis
+from redis.cluster import RedisCluster
 
 from jobs import keys
+from jobs.connections import StoreClient
 from jobs.contract import Field, JobStatus, count_field
 from jobs.registry import MODELS
 from jobs.worker_reports import Census, census
@@ -77,9 +79,14 @@ class Occupancy:
 def occupancy(client: Redis) -> Occupancy:
     """Held, queued and processing jobs per model, in two pipelined round trips (four with a mixed group in flight)."""
     pipe = client.pipeline(transaction=False)
-    for index in (keys.QUEUED, keys.LEASES, keys.DUE_PARENTS):
-        pipe.zrange(index, 0, -1)
-    queued_ids, processing_ids, due_ids = ([_text(m) for m in reply] for reply in pipe.execute())
+    indexes = (keys.queued, keys.leases, keys.due_parents)
+    for bucket in keys.buckets():
+        for index in indexes:
+            pipe.zrange(index(bucket), 0, -1)
+    replies = pipe.execute()
+    queued_ids, processing_ids, due_ids = (
+        [_text(m) for reply in replies[i :: len(indexes)] for m in reply] for i in range(len(indexes))
+    )
 
     in_flight = [*queued_ids, *processing_ids]
     singles = sorted({j for j in in_flight if not _is_child(j)})
@@ -145,8 +152,15 @@ def last_sample(client: Redis) -> Sample | None:
     return _parse_sample(client.get(keys.GAUGES))
 
 
-def last_sample_and_time(client: Redis) -> tuple[Sample | None, int]:
-    """The last occupancy counted and the store's time now (ms), in one round trip: how old the count is."""
+def last_sample_and_time(client: StoreClient) -> tuple[Sample | None, int]:
+    """The last occupancy counted and the store's time now (ms), in one round trip: how old the count is.
+
+    On a cluster, whose pipeline takes no TIME, two: the time is a node's.
+    """
+    if isinstance(client, RedisCluster):
+        raw = client.get(keys.GAUGES)
+        seconds, micros = client.time()
+        return _parse_sample(raw), seconds * 1000 + micros // 1000
     pipe = client.pipeline(transaction=False)
     pipe.get(keys.GAUGES)
     pipe.time()

@@ -22,9 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from redis import Redis
+from redis.cluster import RedisCluster
 
 from jobs import keys
+from jobs.connections import StoreClient
 from jobs.contract import ROOT_KINDS as _ROOT_KINDS
 from jobs.contract import ROOT_STATUSES as _ROOT_STATUSES
 from jobs.contract import Field, JobStatus, count_field
@@ -113,8 +114,9 @@ class StoredPdf:
 
 
 class JobQueries:
-    def __init__(self, client: Redis):
+    def __init__(self, client: StoreClient):
         self.redis = client
+        self.on_cluster = isinstance(client, RedisCluster)
 
     def get(self, job_id: str, tenant: str | None = None) -> dict[str, str] | None:
         """The job's stored fields, or None; with ``tenant``, None too unless the job is that tenant's.
@@ -177,12 +179,15 @@ class JobQueries:
         pipe = self.redis.pipeline(transaction=False)
         for child_id in ids:
             pipe.hmget(keys.job(child_id), _MERGE_FIELDS)
-        if ids:
-            # MGET is one slot only under Cluster; the children of a parent share one.
+        # MGET is one slot only under Cluster; the children of a parent share one (their bucket's).  A
+        # cluster's pipeline takes no MGET: there it is a round trip of its own.
+        results_in_pipe = bool(ids) and not self.on_cluster
+        if results_in_pipe:
             pipe.mget([keys.result(c) for c in ids])
-        replies = pipe.execute()
+        replies = pipe.execute() if ids else []
         rows = [_row(_MERGE_FIELDS, values) for values in replies[: len(ids)]]
-        results = [json.loads(raw) if raw else None for raw in (replies[len(ids)] if ids else [])]
+        raws = replies[len(ids)] if results_in_pipe else self._mget([keys.result(c) for c in ids])
+        results = [json.loads(raw) if raw else None for raw in raws]
         return list(zip(rows, results, strict=True))
 
     # -- the listing -------------------------------------------------------------------------------
@@ -201,11 +206,15 @@ class JobQueries:
         cursor and the reads are merged, so a page costs the same however
         many jobs exist.  The cursor is the (created_at, id) of a page's last
         job: jobs created since are newer, so they never shift later pages.
-        A root another tenant stored under a colliding tag is left out.
+        A root another tenant stored under a colliding tag is left out.  The
+        sets are per bucket (``jobs.keys``): a page reads ``limit + 1`` of each
+        set of every bucket, the same merge.
         """
         tag = tenant_tag(tenant)
+        # Every bucket's share of the tenant's sets: the merge below takes the newest of them all.
         indexes = [
-            keys.roots(k, s, tag)
+            keys.roots(k, s, tag, bucket)
+            for bucket in keys.buckets()
             for k in ([kind] if kind else ROOT_KINDS)
             for s in ([status] if status else ROOT_STATUSES)
         ]
@@ -237,9 +246,7 @@ class JobQueries:
         """The stored documents of jobs (of one group: MGET is one slot under Cluster)."""
         if not job_ids:
             return []
-        return [
-            value if isinstance(value, bytes) else None for value in self.redis.mget([keys.payload(j) for j in job_ids])
-        ]
+        return [value if isinstance(value, bytes) else None for value in self._mget([keys.payload(j) for j in job_ids])]
 
     def stored_pdf(self, job_id: str) -> StoredPdf | None:
         """The job's searchable PDF as built (or why it could not be), or None while none is kept."""
@@ -257,7 +264,26 @@ class JobQueries:
     def results(self, job_ids: Sequence[str]) -> list[dict[str, Any] | None]:
         if not job_ids:
             return []
-        return [json.loads(raw) if raw else None for raw in self.redis.mget([keys.result(j) for j in job_ids])]
+        return [json.loads(raw) if raw else None for raw in self._mget([keys.result(j) for j in job_ids])]
+
+    def _mget(self, names: Sequence[str]) -> list[Any]:
+        """The values of keys of any buckets, in the order asked: one MGET per bucket (MGET is one slot only
+        under Cluster), in a pipeline; on a cluster, whose pipeline takes no MGET, one round trip each."""
+        by_bucket: dict[int, list[int]] = {}
+        for position, name in enumerate(names):
+            by_bucket.setdefault(keys.bucket_of_key(name), []).append(position)
+        if self.on_cluster:
+            replies = [self.redis.mget([names[p] for p in positions]) for positions in by_bucket.values()]
+        else:
+            pipe = self.redis.pipeline(transaction=False)
+            for positions in by_bucket.values():
+                pipe.mget([names[p] for p in positions])
+            replies = pipe.execute()
+        values: list[Any] = [None] * len(names)
+        for positions, reply in zip(by_bucket.values(), replies, strict=True):
+            for position, value in zip(positions, reply, strict=True):
+                values[position] = value
+        return values
 
     def events(self, job_id: str) -> list[dict[str, str]]:
         """The audit events of a job, oldest first; a parent's include its children's."""

@@ -148,6 +148,7 @@ class Reclaimed:
     dispatches: list[Dispatch]
     # Held children fail-fast groups cancelled as the failed ones ended, by model: they never started.
     cancelled_unstarted: dict[str, int] = field(default_factory=dict)
+    children_released: int = 0  # into the failed children's slots (``dispatches`` are their wake-ups)
 
 
 __all__ = ["Claim", "Completion", "Created", "Dispatch", "GroupRules", "Idempotency", "NewJob", "Owner", "Reclaimed"]

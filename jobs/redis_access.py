@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from redis import Redis
 from redis.backoff import NoBackoff
-from redis.exceptions import AuthenticationError
+from redis.exceptions import AuthenticationError, RedisClusterException
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
@@ -45,13 +45,17 @@ def where(url: str) -> str:
 def check(url: str, variable: str, settings: Settings | None = None) -> None:
     """Raises ``RedisRefused`` naming ``variable`` if Redis at ``url`` refuses it; nothing if it answers or is down.
 
-    With ``settings`` naming sentinels, the Redis checked is their master (``url`` gives its credentials).
+    With ``settings`` naming sentinels, the Redis checked is their master; naming
+    a cluster, its nodes (``url`` gives the credentials either way).
     """
     options: dict[str, Any] = {
         "socket_connect_timeout": CHECK_TIMEOUT_SECONDS,
         "socket_timeout": CHECK_TIMEOUT_SECONDS,
         "retry": Retry(NoBackoff(), 0),
     }
+    if settings is not None and settings.redis_cluster:
+        _check_cluster(settings, variable, options)
+        return
     if settings is not None and settings.redis_sentinels:
         client = connections.redis_client(settings, **options)
         place = f"master {settings.redis_sentinel_master!r} (found through OCRGW_REDIS_SENTINELS)"
@@ -60,20 +64,42 @@ def check(url: str, variable: str, settings: Settings | None = None) -> None:
         place = where(url)
     try:
         client.ping()
-    except AuthenticationError as error:
-        raise RedisRefused(
-            f"{variable}: Redis at {place} refused the connection's credentials (no password, or a wrong one): {error}"
-        ) from None
-    except RedisConnectionError as error:
-        if isinstance(error.__cause__ or error.__context__, ssl.SSLError):
-            raise RedisRefused(f"{variable}: TLS with Redis at {place} failed: {error}") from None
+    except (AuthenticationError, RedisConnectionError) as error:
+        _raise_if_refused(error, variable, place)
     finally:
         client.close()
 
 
+def _check_cluster(settings: Settings, variable: str, options: dict[str, Any]) -> None:
+    """The cluster's client asks its seeds for the map of the slots as it is made: a refusal shows there."""
+    place = "the cluster of OCRGW_REDIS_CLUSTER"
+    try:
+        client = connections.cluster_client(settings, **options)
+    except RedisClusterException as error:
+        if isinstance(error.__cause__, (AuthenticationError, RedisConnectionError)):
+            _raise_if_refused(error.__cause__, variable, place)
+        return  # no seed answered: left to the usual retries
+    try:
+        client.ping()
+    except (AuthenticationError, RedisConnectionError) as error:
+        _raise_if_refused(error, variable, place)
+    finally:
+        client.close()
+
+
+def _raise_if_refused(error: Exception, variable: str, place: str) -> None:
+    """A ``RedisRefused`` for a refused password or a failed TLS setup; nothing for a Redis that is down."""
+    if isinstance(error, AuthenticationError):
+        raise RedisRefused(
+            f"{variable}: Redis at {place} refused the connection's credentials (no password, or a wrong one): {error}"
+        ) from None
+    if isinstance(error.__cause__ or error.__context__, ssl.SSLError):
+        raise RedisRefused(f"{variable}: TLS with Redis at {place} failed: {error}") from None
+
+
 def check_settings(settings: Settings) -> None:
     """Checks the store's Redis, and the broker's when it is another Redis."""
-    if settings.redis_sentinels:
+    if settings.redis_sentinels or settings.redis_cluster:
         check(settings.redis_url, "REDIS_URL", settings)
     else:
         check(settings.redis_url, "REDIS_URL")

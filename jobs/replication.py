@@ -1,50 +1,168 @@
 """Acknowledging a creation only once replicas have it (``OCRGW_MIN_REPLICAS``).
 
 Redis replicates asynchronously: a primary that dies right after a write
-may take it with it, and the replica the sentinels promote never saw it.
+may take it with it, and the replica promoted in its place never saw it.
 ``WAIT n timeout`` blocks the calling connection until n replicas have
 acknowledged every write that connection made, so the gateway answers 202
 for a job only once a failover can no longer lose it.
+
+On a Redis Cluster each primary has replicas of its own, so the WAIT must go
+to the primary that took the write, on the connection that made it: the
+script, the mark and WAIT go in one pipeline of that primary's own client
+(redis-py's cluster client would send a WAIT of its own to whichever node it
+likes, and a pipeline of its own does not load scripts).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from contextlib import suppress
+from copy import copy
 from typing import Any
 
 from redis import Redis
+from redis.cluster import RedisCluster
+from redis.exceptions import (
+    ClusterDownError,
+    MovedError,
+    NoScriptError,
+    RedisClusterException,
+    RedisError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from jobs import keys
 from jobs.config import Settings
+from jobs.connections import StoreClient
 from jobs.contract import Reply
 from jobs.errors import NotReplicated
-from jobs.transitions import Scripts
+from jobs.transitions import NOSCRIPT_ATTEMPTS, Scripts, Transition
 from jobs.transitions.create import CREATE
 
+# What a write and its WAIT sent straight to a cluster's primary meet while the slot changes hands:
+# the primary gone (a lost connection, a timeout), the slot served elsewhere now (MOVED), the
+# cluster failing it over (CLUSTERDOWN, TRYAGAIN), the client's map naming no owner yet.  The map is
+# refreshed and the three are sent again, to the slot's owner then: safe, as a repeated create
+# answers as a replay.
+_CLUSTER_RETRIED = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    MovedError,
+    ClusterDownError,
+    TryAgainError,
+    SlotNotCoveredError,
+)
+# How long a cluster's replication mark (a key) is kept: nobody reads it, each creation in its slot
+# sets it again, and it must not outlive a deleted bucket for long.
+MARK_MS = 60_000
 
-def run_create(client: Redis, scripts: Scripts, settings: Settings, named_keys: dict[str, str], args: dict[str, Any]):
+
+def run_create(
+    client: StoreClient,
+    scripts: Scripts,
+    settings: Settings,
+    named_keys: dict[str, str],
+    args: dict[str, Any],
+    mark_key: str,
+):
     """Runs the create transition; with OCRGW_MIN_REPLICAS, returns only once that many replicas have it.
 
-    The script, a mark and WAIT go in one pipeline, hence on one connection:
-    WAIT counts the replicas that reached this connection's last write, the
-    mark, which follows the creation (or, for a replay, which writes
-    nothing, the original creation) in the replication stream.  A
-    connection lost on the way re-runs the three, which is safe: a repeated
-    create answers as a replay.  Raises ``NotReplicated`` when fewer
-    replicas confirm within OCRGW_REPLICA_WAIT_MS; the job is then kept,
-    not published, and a retry with the same Idempotency-Key replays it.
+    ``mark_key``: on a cluster, the key written after the creation for WAIT
+    to count up to: in the slot of the creation's keys (see ``write_and_wait``).
+    Raises ``NotReplicated`` when fewer replicas confirm within
+    OCRGW_REPLICA_WAIT_MS; the job is then kept, not published, and a retry
+    with the same Idempotency-Key replays it.
     """
     wanted = settings.min_replicas
     if wanted <= 0:
         return scripts.run(CREATE, keys=named_keys, args=args)
-    pipe = client.pipeline(transaction=False)
-    scripts.queue(pipe, CREATE, keys=named_keys, args=args)
-    pipe.publish(keys.REPLICATION_MARK, args["root_id"])
-    pipe.execute_command("WAIT", wanted, settings.replica_wait_ms)
-    raw, _, confirmed = pipe.execute()
-    reply = CREATE.decode(raw)
-    if reply.code in (Reply.OK, Reply.REPLAYED) and int(confirmed) < wanted:
+    raw, confirmed = write_and_wait(
+        client, scripts, CREATE, named_keys, args, wanted, settings.replica_wait_ms, mark_key, args["root_id"]
+    )
+    reply = CREATE.decode(raw, keys.bucket_of_key(named_keys["root"]))
+    if reply.code in (Reply.OK, Reply.REPLAYED) and confirmed < wanted:
         raise NotReplicated(
             f"job {reply.job_id}: {confirmed} of {wanted} replicas confirmed its creation "
             f"within {settings.replica_wait_ms} ms"
         )
     return reply
+
+
+def write_and_wait(
+    client: StoreClient,
+    scripts: Scripts,
+    transition: Transition,
+    named_keys: Mapping[str, str],
+    args: Mapping[str, Any],
+    wanted: int,
+    wait_ms: int,
+    mark_key: str,
+    mark_value: str,
+) -> tuple[Any, int]:
+    """Runs ``transition``, then a mark, then ``WAIT wanted wait_ms``, on one connection; returns the
+    transition's raw reply and how many replicas confirmed.
+
+    WAIT counts the replicas that reached this connection's last write, the
+    mark, which follows the transition's writes (or, for a replay, which
+    writes nothing, the original ones) in the replication stream.  On one
+    Redis the mark is a PUBLISH; on a cluster, where a PUBLISH does not move
+    the replication offset, it is ``SET mark_key``, which must share the slot
+    of the transition's keys, and everything goes to that slot's primary.
+    """
+    if isinstance(client, RedisCluster):
+        return _write_and_wait_on_cluster(
+            client, scripts, transition, named_keys, args, wanted, wait_ms, mark_key, mark_value
+        )
+    pipe = client.pipeline(transaction=False)
+    scripts.queue(pipe, transition, keys=named_keys, args=args)
+    pipe.publish(keys.REPLICATION_MARK, mark_value)
+    pipe.execute_command("WAIT", wanted, wait_ms)
+    # A connection lost on the way re-runs the three (the client's retry): a repeated create is a replay.
+    raw, _, confirmed = pipe.execute()
+    return raw, int(confirmed)
+
+
+def _write_and_wait_on_cluster(
+    client: RedisCluster,
+    scripts: Scripts,
+    transition: Transition,
+    named_keys: Mapping[str, str],
+    args: Mapping[str, Any],
+    wanted: int,
+    wait_ms: int,
+    mark_key: str,
+    mark_value: str,
+) -> tuple[Any, int]:
+    first_key = transition.pack(named_keys, args)[0][0]
+    if client.keyslot(mark_key) != client.keyslot(first_key):
+        raise ValueError(f"the replication mark {mark_key!r} is not in the slot of {first_key!r}")
+
+    def send() -> list[Any]:
+        # The primary of the slot as the client's map says now: after a failover, the promoted replica.
+        primary: Redis = client.get_redis_connection(client.get_node_from_key(first_key))
+        pipe = primary.pipeline(transaction=False)
+        # This pipeline loads its scripts on that primary first (SCRIPT EXISTS, SCRIPT LOAD).
+        scripts.queue(pipe, transition, keys=named_keys, args=args)
+        pipe.set(mark_key, mark_value, px=MARK_MS)
+        pipe.execute_command("WAIT", wanted, wait_ms)
+        return pipe.execute()
+
+    def refresh_map(error: Exception) -> None:
+        # A map no node could give yet (the cluster still failing the slot over) is asked for again next time.
+        with suppress(RedisError, RedisClusterException):
+            client.nodes_manager.initialize()
+
+    retry = copy(client.retry)
+    retry.update_supported_errors(_CLUSTER_RETRIED)
+    for attempt in range(1, NOSCRIPT_ATTEMPTS + 1):
+        try:
+            raw, _, confirmed = retry.call_with_retry(send, refresh_map)
+            return raw, int(confirmed)
+        except NoScriptError:
+            # The primary forgot the script between its load and the call (a restart): load and send again.
+            if attempt == NOSCRIPT_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable: the last attempt returns or raises")

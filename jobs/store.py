@@ -16,15 +16,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from redis import Redis
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from jobs import keys
+from jobs import keys, tenant_quota
 from jobs.config import CALL_RECORD_MS, Settings
-from jobs.connections import redis_client
+from jobs.connections import StoreClient, redis_client
 from jobs.contract import JobKind, JobStatus, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
 from jobs.ids import call_token, new_job_id
@@ -43,6 +42,7 @@ from jobs.records import (
 )
 from jobs.replication import run_create
 from jobs.sweeping import SweepTransitions
+from jobs.tenant_quota import TenantQuota
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
 from jobs.transitions.claim_next import CLAIM_NEXT, ClaimNextReply
@@ -80,10 +80,12 @@ def socket_timeout_for(settings: Settings) -> float:
 
 
 class JobStore(SweepTransitions):
-    def __init__(self, client: Redis, settings: Settings | None = None, probe: Redis | None = None):
+    def __init__(self, client: StoreClient, settings: Settings | None = None, probe: StoreClient | None = None):
         self.redis = client
         self.settings = settings or Settings()
         self.scripts = Scripts(client)
+        #: The tenants' caps dealt out to the buckets (with more than one: jobs.tenant_quota).
+        self.tenant_quota = TenantQuota(client, self.scripts, self.settings.tenant_max_inflight)
         #: The read side over the same client, for callers that hold a store.
         self.queries = JobQueries(client)
         #: What the live workers report of themselves (their Tesseract languages).
@@ -101,6 +103,8 @@ class JobStore(SweepTransitions):
         retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=12)
         # Behind sentinels, a failover is one more dropped connection: the
         # retry's new connection asks them for the new master (jobs.connections).
+        # On a cluster the retry is the cluster client's: it retries on a
+        # refreshed map of the slots, which names the promoted replica.
         client = redis_client(
             settings,
             health_check_interval=30,
@@ -109,6 +113,8 @@ class JobStore(SweepTransitions):
             socket_timeout=socket_timeout_for(settings),
         )
         probe = redis_client(settings, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
+        # The process's keys are spread over the buckets its settings say (jobs.keys).
+        keys.use_bucket_count(settings.store_buckets)
         return cls(client, settings, probe)
 
     # -- create -------------------------------------------------------------------------
@@ -127,7 +133,14 @@ class JobStore(SweepTransitions):
         if job.source_pages is not None:
             raise ValueError("only a child of a group reads its pages of a source document")
         return self._create(
-            new_job_id(owner.tenant), JobKind.SINGLE, [job], {}, idempotency, True, owner, traceparent=traceparent
+            _new_root_id(owner, idempotency),
+            JobKind.SINGLE,
+            [job],
+            {},
+            idempotency,
+            True,
+            owner,
+            traceparent=traceparent,
         )
 
     def create_group(
@@ -166,7 +179,15 @@ class JobStore(SweepTransitions):
         # Every child runs in its group's lane, whatever it says itself.
         children = [c if c.priority == rules.priority else replace(c, priority=rules.priority) for c in children]
         return self._create(
-            new_job_id(owner.tenant), JobKind.PARENT, children, group, idempotency, release, owner, source, traceparent
+            _new_root_id(owner, idempotency),
+            JobKind.PARENT,
+            children,
+            group,
+            idempotency,
+            release,
+            owner,
+            source,
+            traceparent,
         )
 
     def _create(
@@ -182,6 +203,10 @@ class JobStore(SweepTransitions):
         traceparent: str = "",
     ) -> Created:
         root = keys.job(root_id)
+        quota = False
+        if kind == JobKind.PARENT and release:
+            could_start = len(jobs) if group["max_parallel"] <= 0 else min(len(jobs), group["max_parallel"])
+            quota = self.make_room(root_id, could_start)
         reply = run_create(
             self.redis,
             self.scripts,
@@ -189,7 +214,9 @@ class JobStore(SweepTransitions):
             {
                 "idempotency": keys.idempotency(owner.tenant, idempotency.key) if idempotency else root,
                 "root": root,
-                "roots_queued": keys.roots(kind.value, JobStatus.QUEUED.value, keys.tag_of(root_id)),
+                "roots_queued": keys.roots(
+                    kind.value, JobStatus.QUEUED.value, keys.tag_of(root_id), keys.bucket_of(root_id)
+                ),
                 **self.release_keys(root_id),
             },
             args={
@@ -208,12 +235,30 @@ class JobStore(SweepTransitions):
                 "source": source or b"",
                 "payloads": [b"" if j.source_pages is not None else j.payload for j in jobs],
             },
+            # In the slot of the root's keys, its bucket's.
+            mark_key=keys.replication_mark(keys.bucket_of(root_id)),
         )
+        if quota:
+            self.room_made(root_id)
         if reply.code == Reply.KEY_REUSED:
             raise IdempotencyKeyReused(f"this Idempotency-Key was used for a different request (job {reply.job_id})")
         if reply.code not in (Reply.OK, Reply.REPLAYED):
             raise StoreError(f"create answered {reply!r}")
         return Created(reply.job_id, reply.code == Reply.REPLAYED, reply.released)
+
+    def make_room(self, root_id: str, could_start: int) -> bool:
+        """Before a transition that may release up to ``could_start`` children of the group: with a tenant cap
+        across buckets, grants the root's bucket the quota it lacks for them (one ledger call, when short:
+        jobs.tenant_quota).  Whether the ledger is in use: then call ``room_made`` after the transition."""
+        if not tenant_quota.in_use(self.settings.tenant_max_inflight):
+            return False
+        self.tenant_quota.ensure_room(keys.tag_of(root_id), keys.bucket_of(root_id), could_start)
+        return True
+
+    def room_made(self, root_id: str) -> None:
+        """After the transition: the tenant is touched again, now that its group is as the transition left it,
+        so that the sweep keeps rebalancing its quota (jobs.tenant_quota)."""
+        self.tenant_quota.touch(keys.tag_of(root_id))
 
     # -- the attempt of a worker ----------------------------------------------------------
 
@@ -243,23 +288,27 @@ class JobStore(SweepTransitions):
         rather than none until the count lapses (OCRGW_REQUEUE_SECONDS).  Any of the model's newest
         entries will do: what the count says is how many, and the newest lapse last.
         """
-        counts = Counter((d.model, d.priority) for d in unsent if d.task == PULL)
+        counts = Counter((d.bucket, d.model, d.priority) for d in unsent if d.task == PULL)
         if not counts:
             return
         pipe = self.redis.pipeline(transaction=False)
-        for (model, lane), n in counts.items():
-            pipe.zpopmax(keys.wakeups(model, lane), n)
+        for (bucket, model, lane), n in counts.items():
+            pipe.zpopmax(keys.wakeups(bucket, model, lane), n)
         pipe.execute()
 
-    def claim_next(self, model: str, lane: str = "") -> tuple[Claim | None, list[Dispatch]]:
-        """Takes the next due job of ``model`` (interactive lane first, then in queued order), whichever
-        group or single job it is; None when none is due.  ``lane``: the lane of the wake-up that brought
-        the caller ('' for none), which stops counting as on its way.  Also answers the wake-ups the
-        model's ready jobs still need (publish them).
+    def claim_next(self, model: str, lane: str = "", bucket: int = 0) -> tuple[Claim | None, list[Dispatch]]:
+        """Takes the next due job of ``model`` in ``bucket``'s ready index (interactive lane first, then in
+        queued order), whichever group or single job it is; None when none is due.  ``lane``, ``bucket``:
+        those of the wake-up that brought the caller (lane '' for none), which stops counting as on its way.
+        Also answers the wake-ups the bucket's ready jobs of the model still need (publish them).
         """
         reply: ClaimNextReply = self.scripts.run(
             CLAIM_NEXT,
-            keys={"leases": keys.LEASES, "queued": keys.QUEUED, "call": keys.pull_call(call_token())},
+            keys={
+                "leases": keys.leases(bucket),
+                "queued": keys.queued(bucket),
+                "call": keys.pull_call(bucket, call_token()),
+            },
             args={
                 "model": model,
                 "lane": lane,
@@ -276,7 +325,7 @@ class JobStore(SweepTransitions):
         """Extends the lease; False once this attempt no longer holds the job."""
         reply = self.scripts.run(
             HEARTBEAT,
-            keys={"job": keys.job(job_id), "leases": keys.LEASES},
+            keys={"job": keys.job(job_id), "leases": keys.leases(keys.bucket_of(job_id))},
             args={"job_id": job_id, "attempt": attempt, "lease_ms": self.settings.lease_ms},
         )
         return reply.code in (Reply.OK, Reply.CANCEL_REQUESTED)
@@ -339,7 +388,7 @@ class JobStore(SweepTransitions):
                 **self.release_keys(job_id),
                 "result": keys.result(job_id),
                 "events": keys.events(job_id),
-                "webhooks": keys.WEBHOOKS,
+                "webhooks": keys.webhooks(keys.bucket_of(job_id)),
                 "call": keys.call(job_id, call_token()),
             },
             args={
@@ -437,6 +486,13 @@ class JobStore(SweepTransitions):
 
     def ping(self) -> bool:
         return bool(self._probe.ping())
+
+
+def _new_root_id(owner: Owner, idempotency: Idempotency | None) -> str:
+    """A new root's id: with an Idempotency-Key, in the bucket of the key's record (one slot for both)."""
+    if idempotency is None:
+        return new_job_id(owner.tenant)
+    return new_job_id(owner.tenant, keys.bucket_of_idempotency(owner.tenant, idempotency.key))
 
 
 def _claim_of(job_id: str, reply: ClaimReply | ClaimNextReply) -> Claim:

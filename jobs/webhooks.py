@@ -1,7 +1,7 @@
 """The store's side of webhooks: which are due, claiming one for an attempt, recording its answer.
 
 A transition that makes a job with a ``callback_url`` terminal puts the
-job on the webhooks index (``keys.WEBHOOKS``), due at once.  The sweep
+job on its bucket's webhooks index (``keys.webhooks``), due at once.  The sweep
 claims the due ones (``claim_due``: each claim moves its due time past the
 claim window, so two sweeps never send one at once) and hands each claim
 to a deliverer, which POSTs the job's view and records the answer
@@ -12,8 +12,16 @@ became terminal is over.  Every attempt is an event (operation
 deliverer that dies after sending but before recording sends again.
 
 A tenant holds at most ``OCRGW_WEBHOOK_TENANT_CONCURRENCY`` claims at once,
-counted in Redis (``keys.tenant_webhooks``), so the bound holds across every
-deliverer process and host: the rest of its due webhooks stay unclaimed,
+counted in Redis, so the bound holds across every deliverer process and
+host, and across buckets.  With one bucket the bucket counts them
+(``keys.tenant_webhooks``, in ``claim_webhook``).  With more, a claim is two
+steps: a reservation in the tenant's own slot (``reserve_webhook`` on
+``keys.tenant_webhook_claims``, scored by the claim's deadline), then the
+claim in the job's bucket with that same deadline; a claim that does not
+take gives its reservation back (``release_webhook``), and so does the
+current attempt's record.  A crash between the steps leaves a reservation
+that runs out at its deadline, exactly when the claim would have.  The
+rest of a tenant's due webhooks stay unclaimed,
 unattempted, and due again a sweep later, behind those due meanwhile.  So
 one tenant's slow receivers hold at most that many of the deliverers'
 threads.  A sweep reads on past the webhooks held back, up to
@@ -36,6 +44,8 @@ from jobs.ids import DEFAULT_TENANT
 from jobs.store import JobStore
 from jobs.transitions.claim_webhook import CLAIM_WEBHOOK
 from jobs.transitions.record_webhook import RECORD_WEBHOOK
+from jobs.transitions.release_webhook import RELEASE_WEBHOOK
+from jobs.transitions.reserve_webhook import RESERVE_WEBHOOK
 
 
 @dataclass(frozen=True)
@@ -81,34 +91,87 @@ def claim_window_seconds(settings: Settings) -> float:
     return settings.webhook_timeout + settings.webhook_claim_margin
 
 
-def due(store: JobStore, now_ms: int, limit: int) -> list[str]:
-    """Jobs whose webhook is due at ``now_ms``, the longest waiting first, at most ``limit``."""
-    return store.due_in(keys.WEBHOOKS, now_ms, limit)
+def due(store: JobStore, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
+    """Jobs (of ``bucket``, else of every bucket) whose webhook is due at ``now_ms``, the longest waiting
+    first, at most ``limit``."""
+    return store.due_in(keys.webhooks, now_ms, limit, bucket)
 
 
 def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
-    """Claims each job's webhook for one attempt, in one round trip; leaves out those not due any more."""
+    """Claims each job's webhook for one attempt, in one round trip per bucket; leaves out those not due any
+    more.  With more than one bucket, each claim first reserves a slot of its tenant's share in the
+    tenant's own slot (``reserve``)."""
     if not job_ids:
         return []
     settings = store.settings
     window = int(claim_window_seconds(settings) * 1000)
     # Held back by its tenant's cap, a webhook waits for the sweep's next tick, behind those due meanwhile.
     defer = int(settings.sweep_interval * 1000)
-    pipe = store.redis.pipeline(transaction=False)
-    for job_id in job_ids:
-        store.scripts.queue(
-            pipe,
-            CLAIM_WEBHOOK,
-            {"job": keys.job(job_id), "webhooks": keys.WEBHOOKS, "tenant_webhooks": _tenant_webhooks(job_id)},
-            {
-                "job_id": job_id,
-                "claim_ms": window,
-                "tenant_cap": settings.webhook_tenant_concurrency,
-                "defer_ms": defer,
-            },
-        )
-    replies = [CLAIM_WEBHOOK.decode(raw) for raw in pipe.execute()]
+    spread = keys.bucket_count() > 1
+    # With one bucket the bucket counts the tenant's claims (reserved 0); else the tenant's slot does.
+    reserved, fresh = reserve(store, job_ids, window) if spread else (dict.fromkeys(job_ids, 0), set())
+    # A round trip per bucket: a pipeline of scripts stays in one slot.
+    replies = store.scripts.run_all(
+        CLAIM_WEBHOOK,
+        [
+            (
+                {
+                    "job": keys.job(job_id),
+                    "webhooks": keys.webhooks(keys.bucket_of(job_id)),
+                    "tenant_webhooks": _tenant_webhooks(job_id),
+                },
+                {
+                    "job_id": job_id,
+                    "claim_ms": window,
+                    "tenant_cap": 0 if spread else settings.webhook_tenant_concurrency,
+                    "defer_ms": defer,
+                    "reserved": reserved[job_id],
+                },
+            )
+            for job_id in job_ids
+        ],
+    )
+    for job_id, reply in zip(job_ids, replies, strict=True):
+        if reply.code != Reply.OK and job_id in fresh:
+            # Not claimed (not due any more, no longer wanted): its new reservation holds no slot.  One the job
+            # held already stays, for the claim that holds it (at most until its new deadline).
+            release(store, job_id, reserved[job_id])
     return [WebhookClaim(j, r.attempt) for j, r in zip(job_ids, replies, strict=True) if r.code == Reply.OK]
+
+
+def reserve(store: JobStore, job_ids: Sequence[str], window_ms: int) -> tuple[dict[str, int], set[str]]:
+    """With more than one bucket, a claim's first step: each job's slot among its tenant's share, in the
+    tenant's own slot (``reserve_webhook``): the claim's deadline (ms), or -1 where the share is full; and
+    the jobs whose slot is new (not one they held already)."""
+    share = store.settings.webhook_tenant_concurrency
+    out: dict[str, int] = {}
+    fresh: set[str] = set()
+    for job_id in job_ids:
+        reply = store.scripts.run(
+            RESERVE_WEBHOOK,
+            keys={"claims": keys.tenant_webhook_claims(keys.tag_of(job_id))},
+            args={"job_id": job_id, "claim_ms": window_ms, "share": share},
+        )
+        out[job_id] = int(reply.deadline) if reply.code == Reply.OK else -1
+        if reply.code == Reply.OK and reply.fresh:
+            fresh.add(job_id)
+    return out, fresh
+
+
+def release(store: JobStore, job_id: str, deadline: int = 0) -> None:
+    """Gives back the job's slot among its tenant's share (more than one bucket): the reservation until
+    ``deadline``, or whatever it holds (0)."""
+    store.scripts.run(
+        RELEASE_WEBHOOK,
+        keys={"claims": keys.tenant_webhook_claims(keys.tag_of(job_id))},
+        args={"job_id": job_id, "deadline": deadline},
+    )
+
+
+def claims_held(store: JobStore, tag: str) -> int:
+    """How many of the tenant's webhook claims are live across every bucket (more than one bucket only)."""
+    now_ms = int(store.redis.time()[0]) * 1000
+    return int(store.redis.zcount(keys.tenant_webhook_claims(tag), f"({now_ms}", "+inf"))
 
 
 # How many batches of due webhooks one sweep reads at most, reading on past those their tenants' shares
@@ -116,7 +179,7 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
 READS_PER_SWEEP = 10
 
 
-def claim_due(store: JobStore, now_ms: int, limit: int) -> list[WebhookClaim]:
+def claim_due(store: JobStore, now_ms: int, limit: int, bucket: int | None = None) -> list[WebhookClaim]:
     """Claims up to ``limit`` due webhooks, the longest waiting first.
 
     Each webhook read leaves the due ones, claimed or not (one its tenant's
@@ -127,7 +190,7 @@ def claim_due(store: JobStore, now_ms: int, limit: int) -> list[WebhookClaim]:
     claimed: list[WebhookClaim] = []
     for _ in range(READS_PER_SWEEP):
         wanted = limit - len(claimed)
-        job_ids = due(store, now_ms, wanted)
+        job_ids = due(store, now_ms, wanted, bucket)
         claimed += claim(store, job_ids)
         if len(job_ids) < wanted or len(claimed) >= limit:
             break
@@ -135,7 +198,7 @@ def claim_due(store: JobStore, now_ms: int, limit: int) -> list[WebhookClaim]:
 
 
 def _tenant_webhooks(job_id: str) -> str:
-    return keys.tenant_webhooks(keys.tag_of(job_id))
+    return keys.tenant_webhooks(keys.tag_of(job_id), keys.bucket_of(job_id))
 
 
 def is_current(record: dict[str, str], attempt: int) -> bool:
@@ -173,7 +236,7 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
         RECORD_WEBHOOK,
         keys={
             "job": keys.job(job_id),
-            "webhooks": keys.WEBHOOKS,
+            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
             "events": keys.events(job_id),
             "tenant_webhooks": _tenant_webhooks(job_id),
         },
@@ -188,6 +251,10 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
             "give_up_ms": int(settings.webhook_give_up_after * 1000),
         },
     )
+    if keys.bucket_count() > 1 and (reply.code == Reply.NO_JOB or reply.outcome != WebhookOutcome.SUPERSEDED):
+        # The current attempt answered (or the job is gone): its slot among its tenant's is free.  A crash
+        # before this leaves the reservation to run out at the claim's deadline.
+        release(store, job_id)
     if reply.code == Reply.NO_JOB:
         raise JobNotFound(f"no job {job_id}")
     outcome = WebhookOutcome(reply.outcome)
@@ -196,6 +263,9 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
 
 
 def pending(store: JobStore) -> dict[str, int]:
-    """Every job with a webhook still to deliver, and when it is due (ms): for checks and tests."""
-    found: list[tuple[bytes, float]] = store.redis.zrange(keys.WEBHOOKS, 0, -1, withscores=True)
-    return {member.decode(): int(score) for member, score in found}
+    """Every job with a webhook still to deliver, and when it is due (ms), of every bucket: for checks and tests."""
+    pipe = store.redis.pipeline(transaction=False)
+    for bucket in keys.buckets():
+        pipe.zrange(keys.webhooks(bucket), 0, -1, withscores=True)
+    found: list[list[tuple[bytes, float]]] = pipe.execute()
+    return {member.decode(): int(score) for reply in found for member, score in reply}

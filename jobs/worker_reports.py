@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from redis import Redis
 
 from jobs import keys
+from jobs.connections import StoreClient
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class WorkerReport:
 class WorkerReports:
     """The reports of the live workers, over one Redis client."""
 
-    def __init__(self, client: Redis, clock=time.time):
+    def __init__(self, client: StoreClient, clock=time.time):
         self.redis = client
         self._clock = clock
 
@@ -62,6 +63,7 @@ class WorkerReports:
         names = sorted(n.decode() if isinstance(n, bytes) else str(n) for n in self.redis.zrange(keys.WORKERS, 0, -1))
         if not names:
             return []
+        # One slot: the reports share the index's hash tag (jobs.keys.WORKERS).
         values = self.redis.mget([keys.worker_report(name) for name in names])
         return [_report(name, value) for name, value in zip(names, values, strict=True) if value is not None]
 

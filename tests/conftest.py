@@ -16,6 +16,13 @@ Scopes, and why:
 * ``redis_server_factory`` (function): private redis-servers, for example
   with ``appendonly=True`` to test what survives a restart.
 
+``redis_cluster`` (session, started on first use) is a Redis Cluster of three
+primaries and three replicas (``tests/redis_cluster.py``).  With
+``OCRGW_TEST_STORE=cluster`` every stack these fixtures start keeps its store
+on it (``cluster_tenancy``; its broker stays a database of ``redis_server``),
+and tests marked ``standalone(reason)`` are deselected, their reasons listed
+at the end of the run.
+
 When a test fails, the last lines of every live process's log are attached
 to its report.
 """
@@ -27,7 +34,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests import harness
-from tests.harness import ProcGroup, RedisServer
+from tests.harness import ClusterTenancy, ProcGroup, RedisServer
+from tests.redis_cluster import LocalCluster, find_redis_cli
 
 SWEEP_INTERVAL = "0.2"
 
@@ -51,6 +59,41 @@ def pytest_runtest_makereport(item, call):
             for title, text in group.tails():
                 report.sections.append((title, text))
     return report
+
+
+def pytest_collection_modifyitems(config, items):
+    """On the cluster store (``OCRGW_TEST_STORE=cluster``), deselect the tests marked ``standalone``."""
+    if not harness.on_cluster():
+        return
+    kept, deselected = [], []
+    for item in items:
+        marker = item.get_closest_marker("standalone")
+        if marker is None:
+            kept.append(item)
+            continue
+        reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
+        if not reason:
+            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.standalone needs a reason")
+        deselected.append(item)
+        _STANDALONE_ONLY.append((item.nodeid, reason))
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+
+
+#: (test, reason) of each test the cluster run deselected, for the summary.
+_STANDALONE_ONLY: list[tuple[str, str]] = []
+
+
+def pytest_report_header(config):
+    return f"ocrgw test store: {harness.test_store()} ({harness.TEST_STORE_VARIABLE})"
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _STANDALONE_ONLY:
+        terminalreporter.section("deselected: standalone Redis only")
+        for nodeid, reason in _STANDALONE_ONLY:
+            terminalreporter.write_line(f"{nodeid}: {reason}")
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -91,7 +134,7 @@ def redis_server_factory(tmp_path):
     group = ProcGroup(tmp_path / "redis-factory", label="test")
     count = 0
 
-    def make(*, appendonly: bool = False, extra_args=()) -> RedisServer:
+    def make(*, appendonly: bool = False, extra_args=(), port: int | None = None) -> RedisServer:
         nonlocal count
         count += 1
         server = RedisServer(
@@ -102,6 +145,7 @@ def redis_server_factory(tmp_path):
             binary=binary,
             name=f"redis-{count}",
         )
+        server.port = port  # None: any free port
         return server.start()
 
     try:
@@ -114,9 +158,15 @@ def redis_server_factory(tmp_path):
 def procs(request, tmp_path) -> Iterator[ProcGroup]:
     """This test's own processes; everything still running is killed at teardown.
 
-    Redis is only started if the test asks for an ocrgw process or a database.
+    Redis (and the cluster, on the cluster store) is only started if the test asks
+    for an ocrgw process or a database.
     """
-    group = ProcGroup(tmp_path / "procs", redis=lambda: request.getfixturevalue("redis_server"), label="test")
+    group = ProcGroup(
+        tmp_path / "procs",
+        redis=lambda: request.getfixturevalue("redis_server"),
+        label="test",
+        cluster=lambda: harness.cluster_of(request),
+    )
     try:
         yield group
     finally:
@@ -124,16 +174,46 @@ def procs(request, tmp_path) -> Iterator[ProcGroup]:
 
 
 @pytest.fixture(scope="session")
-def stack(redis_server: RedisServer, tmp_path_factory) -> Iterator[harness.Stack]:
+def stack(request, redis_server: RedisServer, tmp_path_factory) -> Iterator[harness.Stack]:
     """Shared worker (concurrency 4), coordinator and beat on database 0.
 
     Never kill or stop these from a test: later tests rely on them.
-    ``stack.web()`` starts a shared gateway on first call.
+    ``stack.web()`` starts a shared gateway on first call.  On the cluster
+    store another stack may stop them: ``stack.resume()`` starts them again.
     """
-    group = ProcGroup(tmp_path_factory.mktemp("stack"), redis=redis_server, label="session stack")
+    group = ProcGroup(
+        tmp_path_factory.mktemp("stack"), redis=redis_server, label="session stack", cluster=harness.cluster_of(request)
+    )
     try:
         session_stack = group.stack(db=0, concurrency=4, env={"OCRGW_SWEEP_INTERVAL": SWEEP_INTERVAL})
         session_stack.shared = True
         yield session_stack
     finally:
         group.close()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory) -> Iterator[LocalCluster]:
+    """Three primaries and a replica each on loopback ports, stopped at the session's end.
+
+    A test that kills a node leaves it killed; ``empty_cluster`` restarts it for the next.
+    """
+    if harness.find_redis_server() is None or find_redis_cli() is None:
+        why = "redis-server and redis-cli are not installed (scripts/setup.sh installs them)"
+        if harness.in_ci():
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+    work = tmp_path_factory.mktemp("redis-cluster")
+    group = ProcGroup(work, label="redis cluster")
+    cluster = LocalCluster(group, work)
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
+        group.close()
+
+
+@pytest.fixture(scope="session")
+def cluster_tenancy(redis_cluster: LocalCluster) -> ClusterTenancy:
+    """The session's cluster as the store of the stacks, one stack at a time (``OCRGW_TEST_STORE=cluster``)."""
+    return ClusterTenancy(redis_cluster)

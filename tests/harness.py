@@ -39,11 +39,16 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
+
+if TYPE_CHECKING:  # tests.redis_cluster builds on this module
+    from redis.cluster import RedisCluster
+
+    from tests.redis_cluster import LocalCluster
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,6 +74,33 @@ CELERY_READY = re.compile(r"@\S+ ready\.")
 BEAT_READY = re.compile(r"beat: Starting")
 
 _unique = itertools.count(1)
+
+
+#: ``OCRGW_TEST_STORE``: where the stacks the tests start keep their store.
+TEST_STORE_VARIABLE = "OCRGW_TEST_STORE"
+TEST_STORES = ("standalone", "cluster")
+
+
+def test_store() -> str:
+    """``standalone`` (the default: a database of the session's redis-server) or ``cluster``.
+
+    With ``cluster`` every stack the fixtures start keeps its store on the
+    session's local Redis Cluster (``OCRGW_REDIS_CLUSTER``), its broker still
+    a database of the session's redis-server (see ``ClusterTenancy``).
+    """
+    value = os.environ.get(TEST_STORE_VARIABLE, "").strip().lower() or "standalone"
+    if value not in TEST_STORES:
+        raise ValueError(f"{TEST_STORE_VARIABLE}={value!r}: expected one of {', '.join(TEST_STORES)}")
+    return value
+
+
+def on_cluster() -> bool:
+    return test_store() == "cluster"
+
+
+def cluster_of(request: Any) -> ClusterTenancy | None:
+    """For a fixture: the session's cluster as the stacks' store (``OCRGW_TEST_STORE=cluster``), else None."""
+    return request.getfixturevalue("cluster_tenancy") if on_cluster() else None
 
 
 def in_ci() -> bool:
@@ -267,6 +299,9 @@ class Proc:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+P = TypeVar("P", bound=Proc)
 
 
 class WebProc(Proc):
@@ -576,11 +611,55 @@ class Stack:
     _web: WebProc | None = field(default=None, repr=False)
     webhooks: Proc | None = None
     shared: bool = False
+    concurrency: int = 2
 
     def web(self) -> WebProc:
         if self._web is None or not self._web.alive:
             self._web = self.group.web(db=self.db, env=self.env)
         return self._web
+
+    @property
+    def store_env(self) -> dict[str, str]:
+        """What points a process (a command a test runs) at this stack's store: its Redis, or its cluster."""
+        return {"REDIS_URL": self.redis_url, **self.group.cluster_env(self.db)}
+
+    @contextlib.contextmanager
+    def store_client(self) -> Iterator[Any]:
+        """A redis-py client of this stack's store: of its database, or a ``RedisCluster`` of its cluster
+        (this process's bucket count set to the stack's meanwhile, so ``jobs.keys`` names its keys)."""
+        tenancy = self.group.cluster
+        if tenancy is None:
+            with self.group.redis.client(self.db) as client:
+                yield client
+            return
+        from jobs import keys
+        from jobs.config import CLUSTER_BUCKETS
+
+        keys.use_bucket_count(int(self.env.get("OCRGW_STORE_BUCKETS", CLUSTER_BUCKETS)))
+        try:
+            with tenancy.client() as client:
+                yield client
+        finally:
+            keys.use_bucket_count(None)
+
+    def resume(self) -> Stack:
+        """On a cluster another stack took over (and stopped this one's processes): start them again.
+
+        A no-op while this stack holds the cluster, and on a standalone Redis.
+        """
+        tenancy = self.group.cluster
+        if tenancy is None or tenancy.owner == self.db:
+            return self
+        fresh = self.group.stack(
+            db=self.db,
+            env=self.env,
+            concurrency=self.concurrency,
+            web=self._web is not None,
+            webhooks=self.webhooks is not None,
+        )
+        self.worker, self.coordinator, self.beat = fresh.worker, fresh.coordinator, fresh.beat
+        self._web, self.webhooks = fresh._web, fresh.webhooks
+        return self
 
     @property
     def procs(self) -> list[Proc]:
@@ -606,6 +685,54 @@ def _gunicorn_isolation_args() -> list[str]:
     return _gunicorn_flags
 
 
+class ClusterTenancy:
+    """The session's Redis Cluster as the store of the stacks a run starts (``OCRGW_TEST_STORE=cluster``).
+
+    The stacks share one cluster, and their keys carry nothing of the stack's
+    own: one stack's coordinator would sweep another's jobs (and re-publish
+    them on its own broker, to its own worker).  So one stack runs on the
+    cluster at a time, its *owner*, named by its broker's database on the
+    session's redis-server.  A process started for another database takes
+    the cluster over: the previous owner's processes are killed, the cluster
+    made whole again (a node a test killed restarted) and emptied.  A stack
+    whose processes were killed so starts them again on ``Stack.resume()``
+    (the integration fixtures call it before each test of the stack).  A test
+    that needs two stacks at once cannot run so: it is marked
+    ``standalone(reason)`` and the cluster run deselects it.
+    """
+
+    def __init__(self, cluster: LocalCluster) -> None:
+        self.cluster = cluster
+        self.owner: int | None = None
+        self._procs: list[Proc] = []
+
+    def env(self) -> dict[str, str]:
+        return self.cluster.env()
+
+    def claim(self, db: int) -> None:
+        """Make the stack of broker database ``db`` the cluster's owner (a no-op if it is)."""
+        if self.owner == db:
+            return
+        for proc in self._procs:
+            proc.close()
+        self._procs = []
+        self.owner = db
+        self.empty()
+
+    def add(self, proc: Proc) -> Proc:
+        """Count ``proc`` among the owner's processes, killed when another stack takes over."""
+        self._procs.append(proc)
+        return proc
+
+    def empty(self) -> None:
+        """Every node up, every replica synced, no key."""
+        self.cluster.restore()
+        self.cluster.flushall()
+
+    def client(self, **kwargs: Any) -> RedisCluster:
+        return self.cluster.client(**kwargs)
+
+
 #: Every ProcGroup not yet closed, so a failing test can show their logs.
 OPEN_GROUPS: list[ProcGroup] = []
 
@@ -619,7 +746,10 @@ class ProcGroup:
     so a group used only for plain subprocesses never needs Redis.  ``broker``,
     if given, names the Celery broker of a database's processes (a callable
     from the database number to a URL, such as ``RabbitMQServer.url_for``);
-    without it, the broker is that database on the same Redis.
+    without it, the broker is that database on the same Redis.  ``cluster``
+    (a ``ClusterTenancy``, or a zero-argument callable returning one or None)
+    puts the store of its ocrgw processes on a Redis Cluster instead, the
+    broker staying that database.
     """
 
     def __init__(
@@ -628,9 +758,11 @@ class ProcGroup:
         redis: RedisServer | Callable[[], RedisServer] | None = None,
         label: str = "",
         broker: Callable[[int], str] | None = None,
+        cluster: ClusterTenancy | Callable[[], ClusterTenancy | None] | None = None,
     ) -> None:
         self.work_dir = Path(work_dir)
         self.broker = broker
+        self._cluster = cluster
         self.log_dir = self.work_dir / "logs"
         self.label = label
         self._redis = redis
@@ -684,6 +816,28 @@ class ProcGroup:
     def url(self, db: int | None = None) -> str:
         return self.redis.url_for(db or 0)
 
+    @property
+    def cluster(self) -> ClusterTenancy | None:
+        """The Redis Cluster this group's ocrgw processes keep their store on, or None (the database)."""
+        if self._cluster is not None and not isinstance(self._cluster, ClusterTenancy):
+            self._cluster = self._cluster()
+        return self._cluster
+
+    def cluster_env(self, db: int | None) -> dict[str, str]:
+        """What puts the store of database ``db``'s processes on the group's cluster, the broker staying
+        that database: nothing on a standalone Redis."""
+        tenancy = self.cluster
+        if tenancy is None:
+            return {}
+        return {**tenancy.env(), "CELERY_BROKER_URL": self.broker(db or 0) if self.broker else self.url(db)}
+
+    def _on_store(self, db: int | None, proc: P) -> P:
+        """``proc`` runs on the store of database ``db``: on a cluster, one of its owner's processes."""
+        tenancy = self.cluster
+        if tenancy is not None:
+            tenancy.add(proc)
+        return proc
+
     def fresh_db(self) -> int:
         """An emptied Redis database 1..15 for this test's own processes.
 
@@ -700,7 +854,11 @@ class ProcGroup:
 
     def _env(self, db: int | None, env: Mapping[str, str] | None) -> dict[str, str]:
         broker = {} if self.broker is None else {"CELERY_BROKER_URL": self.broker(db or 0)}
-        return {"REDIS_URL": self.url(db), **broker, **(env or {})}
+        tenancy = self.cluster
+        if tenancy is None:
+            return {"REDIS_URL": self.url(db), **broker, **(env or {})}
+        tenancy.claim(db or 0)  # the cluster taken over for this database's stack
+        return {"REDIS_URL": self.url(db), **self.cluster_env(db), **(env or {})}
 
     def worker(
         self,
@@ -734,7 +892,8 @@ class ProcGroup:
             "--without-heartbeat",
             *extra_args,
         ]
-        return self.start("worker", argv, env=self._env(db, env), ready=CELERY_READY, wait=wait, timeout=timeout)
+        env = self._env(db, env)
+        return self._on_store(db, self.start("worker", argv, env=env, ready=CELERY_READY, wait=wait, timeout=timeout))
 
     def coordinator(
         self,
@@ -765,7 +924,9 @@ class ProcGroup:
             "--without-heartbeat",
             *extra_args,
         ]
-        return self.start("coordinator", argv, env=self._env(db, env), ready=CELERY_READY, wait=wait, timeout=timeout)
+        env = self._env(db, env)
+        proc = self.start("coordinator", argv, env=env, ready=CELERY_READY, wait=wait, timeout=timeout)
+        return self._on_store(db, proc)
 
     def beat(
         self,
@@ -788,7 +949,8 @@ class ProcGroup:
             "--schedule",
             str(schedule),
         ]
-        return self.start("beat", argv, env=self._env(db, env), ready=BEAT_READY, wait=wait, timeout=timeout)
+        env = self._env(db, env)
+        return self._on_store(db, self.start("beat", argv, env=env, ready=BEAT_READY, wait=wait, timeout=timeout))
 
     def webhooks(
         self,
@@ -805,7 +967,8 @@ class ProcGroup:
             *("--queues", "webhooks", "--pool", "threads", "--concurrency", str(concurrency)),
             *("--hostname", f"webhooks-{uniq()}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"),
         ]
-        return self.start("webhooks", argv, env=self._env(db, env), ready=CELERY_READY, wait=wait, timeout=timeout)
+        env = self._env(db, env)
+        return self._on_store(db, self.start("webhooks", argv, env=env, ready=CELERY_READY, wait=wait, timeout=timeout))
 
     def web(
         self,
@@ -837,6 +1000,7 @@ class ProcGroup:
         ]
         proc = self.start("web", argv, env=self._env(db, env), proc_class=WebProc, port=port, wait=False)
         assert isinstance(proc, WebProc), "start() builds the proc_class it is given"
+        self._on_store(db, proc)
         if wait:
             proc.wait_ready(proc.healthy, timeout)
         return proc
@@ -865,7 +1029,21 @@ class ProcGroup:
             web_proc.wait_ready(web_proc.healthy, timeout)
         if deliverer is not None:
             deliverer.wait_ready(CELERY_READY, timeout)
-        return Stack(self, db or 0, self.url(db), env, worker, coordinator, beat, web_proc, webhooks=deliverer)
+        # On a cluster the stack's env names the cluster too, so that whatever a test builds from it
+        # (a JobStore, a command's environment) reaches the same store.
+        stack_env = {**self.cluster_env(db), **env}
+        return Stack(
+            self,
+            db or 0,
+            self.url(db),
+            stack_env,
+            worker,
+            coordinator,
+            beat,
+            web_proc,
+            webhooks=deliverer,
+            concurrency=concurrency,
+        )
 
     # -- teardown ------------------------------------------------------------
 

@@ -37,9 +37,10 @@ def _declared_mark(queue: str) -> tuple[str, str]:
     return ("ocrgw.declared-queue", queue)
 
 
-def _task_of(d: Dispatch) -> tuple[str, list[str]]:
+def _task_of(d: Dispatch) -> tuple[str, list[str | int]]:
     if d.task == PULL:
-        return PULL_TASK, [d.model, d.priority]
+        # A wake-up names the bucket whose ready index it is for.
+        return PULL_TASK, [d.model, d.priority, d.bucket]
     return (BUILD_PDF_TASK if d.task == BUILD_PDF else RUN_TASK), [d.job_id]
 
 

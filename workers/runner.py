@@ -160,9 +160,10 @@ class Runner:
             return SKIPPED
         return self._run_from(claim, MESSAGE)
 
-    def pull(self, model: str, lane: str) -> str:
-        """A wake-up: runs the model's next ready job, and goes on as ``run`` does; SKIPPED when none is ready."""
-        claim, wake_ups = self.store.claim_next(model, lane)
+    def pull(self, model: str, lane: str, bucket: int = 0) -> str:
+        """A wake-up: runs the model's next ready job of ``bucket``, and goes on as ``run`` does; SKIPPED when none
+        is ready."""
+        claim, wake_ups = self.store.claim_next(model, lane, bucket)
         self.publish(wake_ups)
         if claim is None:
             return SKIPPED

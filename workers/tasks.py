@@ -57,9 +57,12 @@ def run_job(job_id: str) -> str:
 
 
 @app.task(name=PULL_TASK, ignore_result=True)
-def pull(model: str, lane: str) -> str:
-    """A wake-up: takes the model's next ready job, whichever it is, and goes on from job to job."""
-    return runner().pull(model, lane)
+def pull(model: str, lane: str, bucket: int = 0) -> str:
+    """A wake-up: takes the model's next ready job of the bucket's, whichever it is, and goes on from job to job.
+
+    ``bucket`` defaults to 0 for a wake-up published before buckets (with one bucket, the only one).
+    """
+    return runner().pull(model, lane, bucket)
 
 
 @app.task(name=BUILD_PDF_TASK, ignore_result=True)

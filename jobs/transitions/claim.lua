@@ -7,8 +7,8 @@
     job            the job's hash
     payload        its document (a split's child reads its parent's itself)
     parent         its parent's key (the job's own for a single job)
-    leases         the global index of leases
-    queued         the global index of queued jobs
+    leases         the bucket's index of leases
+    queued         the bucket's index of queued jobs
     call           the record of this call (its token), kept A.record_ms
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind
   Derived from A.prefix: the parent's per-status children sets; from the

@@ -6,11 +6,15 @@
   with a lease.  The wake-up stops counting as on its way.  The worker then
   goes on from job to job through `complete`, with no more messages.
 
+  Only the bucket of its keys is looked at: a wake-up names its bucket,
+  whose ready index it was published for.
+
   Keys:
-    leases         the global index of leases
-    queued         the global index of queued jobs
+    leases         the bucket's index of leases
+    queued         the bucket's index of queued jobs
     call           the record of this call (its token), kept A.record_ms
-  Derived from the model: its ready indexes and wake-ups (ready.lua); from
+  Derived from the bucket's prefix (that of every key above) and the model:
+  the bucket's ready indexes and wake-ups of the model (ready.lua); from
   the id taken, its group's keys (its hash, payload, parent, per-status
   children sets) and its tenant's listing sets of its root's kind.
 

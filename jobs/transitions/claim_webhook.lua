@@ -10,6 +10,11 @@
   stays unclaimed and unattempted, due again defer_ms later, so that the
   tenant's others, and every other tenant's, are looked at first.
 
+  With more than one bucket the tenant's share is counted in its own slot
+  instead (reserve_webhook, the claim's first step): reserved is then the
+  deadline it reserved, which the claim takes, and the bucket counts
+  nothing; or -1, the share is full, and the webhook is held back as above.
+
   Keys:
     job              the job's hash (a single job, a parent or a child)
     webhooks         the index of terminal jobs whose webhook is due, scored in ms
@@ -21,6 +26,8 @@
     claim_ms       how long the claim holds
     tenant_cap     how many claims the tenant may hold at once
     defer_ms       how much later a webhook the cap holds back is due again
+    reserved       0: count the tenant's claims here (one bucket); > 0: the deadline (ms) the
+                   tenant's slot reserved (more buckets); -1: its share is full there
 
   Reply:
     {OK, attempt}  deliver it now as attempt <attempt> (the job's webhook_attempts)
@@ -38,6 +45,15 @@ local f = redis.call('HMGET', K.job, F.status, F.callback_url)
 if not f[1] or not TERMINAL[f[1]] or not f[2] or f[2] == '' then
   redis.call('ZREM', K.webhooks, A.job_id)
   return reply{code = REPLY.NOTHING}
+end
+if A.reserved < 0 then
+  redis.call('ZADD', K.webhooks, now_ms + A.defer_ms, A.job_id)
+  return reply{code = REPLY.NOTHING}
+end
+if A.reserved > 0 then
+  local attempt = redis.call('HINCRBY', K.job, F.webhook_attempts, 1)
+  redis.call('ZADD', K.webhooks, A.reserved, A.job_id)
+  return reply{code = REPLY.OK, attempt = attempt}
 end
 -- Claims whose deliverer never answered ran out: they hold no slot any more.
 redis.call('ZREMRANGEBYSCORE', K.tenant_webhooks, '-inf', now_ms)

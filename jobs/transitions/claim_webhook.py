@@ -15,6 +15,12 @@ class ClaimWebhookReply:
 CLAIM_WEBHOOK = Transition(
     "claim_webhook",
     keys=("job", "webhooks", "tenant_webhooks"),
-    args=(Arg("job_id"), Arg("claim_ms", "int"), Arg("tenant_cap", "int"), Arg("defer_ms", "int")),
+    args=(
+        Arg("job_id"),
+        Arg("claim_ms", "int"),
+        Arg("tenant_cap", "int"),
+        Arg("defer_ms", "int"),
+        Arg("reserved", "int"),
+    ),
     reply=ClaimWebhookReply,
 )

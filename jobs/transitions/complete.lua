@@ -23,7 +23,7 @@
     job            the job's hash
     result         its result (its document stays, beside them)
     events         the audit stream of the job's root
-    leases         the global index of leases
+    leases         the bucket's index of leases
     webhooks       the index of terminal jobs whose callback is due
     call           the record of this call (its token), kept A.record_ms
     RELEASE_KEYS   (spec.py) parent: its parent's key (the job's own for a single job)

@@ -18,8 +18,8 @@
   Keys:
     root           the single job's or the parent's hash
     events         the root's audit stream
-    due            the global index of due parents
-    webhooks       the global index of due webhooks (a child with a
+    due            the bucket's index of due parents
+    webhooks       the bucket's index of due webhooks (a child with a
                    callback_url is on it by its own id)
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind, and the
                    expiring index: ended roots, scored by when they ended (ms)

@@ -3,7 +3,7 @@
 
   Keys:
     job            the job's hash
-    leases         the global index of leases
+    leases         the bucket's index of leases
 
   Args:
     job_id

@@ -9,7 +9,7 @@
   Keys:
     job            the job's hash
     events         its root's audit stream
-    leases         the global index of leases
+    leases         the bucket's index of leases
     webhooks       the index of terminal jobs whose callback is due
     RELEASE_KEYS   (spec.py) parent: its parent's key (the job's own for a single job)
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind
@@ -26,13 +26,13 @@
     {NOTHING}                       the lease was renewed, or the job is no longer processing
     {OK, requeued=1, model, priority}  queued again: publish a message for it
                                     (to its model's queue of that lane)
-    {OK, requeued=0, finalized, model, priority, cancelled_unstarted, released...}
+    {OK, requeued=0, finalized, model, priority, cancelled_unstarted, children, released...}
                                     failed `lease_expired` (or cancelled,
                                     when that was asked); cancelled_unstarted
                                     the held children a fail-fast group
-                                    then cancelled (finish.lua); then the
-                                    wake-ups the children released into its
-                                    slot need (ready.lua)
+                                    then cancelled (finish.lua); children
+                                    how many were released into its slot;
+                                    then the wake-ups they need (ready.lua)
 ]]
 -- @include finish
 -- @include requeue
@@ -69,6 +69,7 @@ local out = {code = REPLY.OK, requeued = 0, finalized = 1, model = f[5], priorit
 if job.kind == KIND.child then
   out.finalized = child_finished(A.prefix, job.parent_id, STATUS.processing, status,
     A.release_limit, A.requeue_ms, now)
+  out.children = children_released
   out.released = wake_ups(now, A.requeue_ms)
 end
 out.cancelled_unstarted = cancelled_unstarted()

@@ -14,6 +14,7 @@ class ReclaimReply:
     model: str
     priority: str  # the job's lane: which of its model's queues a requeued job goes to
     cancelled_unstarted: ModelCounts  # held children a fail-fast group cancelled as this one failed, by model
+    children: int  # children released into a failed child's slot
     released: Dispatches  # children released into a failed child's slot
 
 

@@ -21,7 +21,10 @@
     RELEASE_ARGS   (spec.py)
 
   Reply:
-    {OK, finalized, released...}  the wake-ups the children released need (ready.lua)
+    {OK, finalized, children, released...}  children: how many it released
+                                  (of this parent, and of the groups
+                                  served from its tenant's line); then
+                                  the wake-ups they need (ready.lua)
     {NOTHING}                     not a parent (it leaves the due index)
 ]]
 -- @include finish
@@ -33,4 +36,4 @@ end
 local now = now_us()
 release_children(A.prefix, A.parent_id, A.release_limit, A.requeue_ms, now)
 return reply{code = REPLY.OK, finalized = finalize_parent_if_done(A.parent_id, now),
-             released = wake_ups(now, A.requeue_ms)}
+             children = children_released, released = wake_ups(now, A.requeue_ms)}

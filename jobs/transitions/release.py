@@ -10,6 +10,7 @@ from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Di
 class ReleaseReply:
     code: Reply  # NOTHING: not a parent
     finalized: bool
+    children: int  # children released (this parent's, and those of the groups served from its tenant's line)
     released: Dispatches
 
 

@@ -6,7 +6,7 @@
 
   Keys:
     job            the job's hash
-    queued         the global index of queued jobs, scored by publish deadline
+    queued         the bucket's index of queued jobs, scored by publish deadline
 
   Args:
     job_id

@@ -8,8 +8,8 @@
   Keys:
     job            the job's hash
     parent         its parent's key (the job's own for a single job)
-    leases         the global index of leases
-    queued         the global index of queued jobs
+    leases         the bucket's index of leases
+    queued         the bucket's index of queued jobs
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind
   Derived from A.prefix: the parent's per-status children sets.
 

@@ -17,7 +17,9 @@ the body and the header a reader needs: what it does; a ``Keys:`` and an
 scripts take alike, named as here: ``ROOT_KEYS``, ``RELEASE_KEYS``,
 ``RELEASE_ARGS``) saying what it is; a ``Reply:`` block, one ``{CODE,
 field, ...}`` per answer; and the keys it derives from a declared
-hash-tagged prefix rather than from KEYS.  tests/unit/jobs/test_contract.py
+hash-tagged prefix rather than from KEYS.  Every key a script touches is in
+one bucket (one hash slot, see jobs.keys): the keys it derives start with
+the bucket prefix of its first declared key (``BUCKET_PREFIX``).  tests/unit/jobs/test_contract.py
 holds the three blocks to the spec: a header cannot omit or misname an input.
 Shared Lua lives in ``includes/``; an include says what it needs with
 ``-- @needs <include>`` lines and a script what it uses with
@@ -88,12 +90,15 @@ class Arg:
 #   requeue_ms           when the sweep re-publishes a released child nobody claimed,
 #                        and retries a parent its tenant's cap held back
 #   tenant_max_inflight  the tenant's cap on its jobs in flight (<= 0: no cap)
+#   tenant_quota         1: the tenant's room in the bucket is its quota there (more than one
+#                        bucket, jobs/tenant_quota.py), not the cap less its in-flight count
 RELEASE_KEYS = ("parent", "queued", "due")
 RELEASE_ARGS = (
     Arg("prefix"),
     Arg("release_limit", "int"),
     Arg("requeue_ms", "int"),
     Arg("tenant_max_inflight", "int"),
+    Arg("tenant_quota", "int"),
 )
 
 
@@ -108,13 +113,15 @@ class Dispatch:
     its ``priority``'s lane).
 
     ``task`` BUILD_PDF asks instead for the searchable PDF of a terminal job, on the queue of ``model``;
-    PULL (no ``job_id``) is a wake-up: a worker of ``model`` takes the model's next ready job, whichever it is.
+    PULL (no ``job_id``) is a wake-up: a worker of ``model`` takes the model's next ready job, whichever it is,
+    of the ready index of ``bucket`` (that of the script that answered it, see jobs.keys).
     """
 
     job_id: str
     model: str
     task: str = RUN
     priority: str = Priority.BATCH.value  # a ``Priority`` value: 'interactive' goes to the model's interactive queue
+    bucket: int = 0  # a wake-up's: the bucket whose ready index it is for
 
 
 Dispatches = list[Dispatch]
@@ -128,13 +135,16 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _dispatches(flat: Sequence[Any]) -> Dispatches:
+def _dispatches(flat: Sequence[Any], bucket: int) -> Dispatches:
     """A script's released jobs, laid out flat as ``{job_id, model, priority, ...}``; a job id '' is a
-    wake-up for the model's lane (includes/ready.lua)."""
+    wake-up for the model's lane of ``bucket``, the script's (includes/ready.lua)."""
     out = []
     for i in range(0, len(flat), 3):
         job_id, model, lane = _text(flat[i]), _text(flat[i + 1]), _text(flat[i + 2])
-        out.append(Dispatch(job_id, model, PULL if job_id == "" else RUN, lane))
+        if job_id == "":
+            out.append(Dispatch(job_id, model, PULL, lane, bucket))
+        else:
+            out.append(Dispatch(job_id, model, RUN, lane))
     return out
 
 
@@ -186,12 +196,13 @@ class Transition:
                 packed.append(arg.pack(args[arg.name]))
         return [keys[k] for k in self.keys], packed
 
-    def decode(self, raw: Any) -> Any:
+    def decode(self, raw: Any, bucket: int = 0) -> Any:
+        """The reply; ``bucket``: the bucket the script ran in, which its wake-ups are for."""
         raw = raw if isinstance(raw, list) else [raw]
         values: dict[str, Any] = {}
         for position, (name, hint) in enumerate(self.reply_fields):
             if hint == Dispatches:  # the tail: every element from here on, in threes
-                values[name] = _dispatches(raw[position:])
+                values[name] = _dispatches(raw[position:], bucket)
                 break
             values[name] = _DECODERS[hint](raw[position] if position < len(raw) else None)
         return self.reply(**values)

@@ -162,4 +162,4 @@ def root_ids(client) -> list[str]:
 
 
 def idempotency_records(client) -> int:
-    return sum(1 for _ in client.scan_iter(match=f"{keys.NAMESPACE}:idem:*", count=1000))
+    return sum(1 for _ in client.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:{keys.IDEMPOTENCY}*", count=1000))

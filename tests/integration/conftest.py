@@ -20,10 +20,16 @@ shared ``stack``, a test's own ``procs``):
   client of its database.  On the shared stack the database is emptied for
   each test first; a module's own stack keeps what its earlier tests left.
 
-``redis_cluster`` (session, started on first use) is a Redis Cluster of three
+``redis_cluster`` (session, tests/conftest.py) is a Redis Cluster of three
 primaries and three replicas (``tests/redis_cluster.py``); ``empty_cluster``
 (function) is that cluster whole again, a node an earlier test killed
 restarted, and emptied.
+
+With ``OCRGW_TEST_STORE=cluster`` the stacks keep their store on that cluster
+(one stack at a time, see ``harness.ClusterTenancy``): ``current_deployment``
+starts a stack again that another stack stopped, and empties the cluster for
+each test of the shared stack; ``db`` is then a ``RedisCluster`` client, this
+process's bucket count set to the stack's.
 
 A test that kills, stops or restarts a process starts its own with ``procs``
 instead (``procs.stack(db=procs.fresh_db(), ...)``), and waits for its jobs
@@ -37,11 +43,10 @@ from collections.abc import Callable, Iterator, Mapping
 import pytest
 from redis import Redis
 
-from tests import harness
-from tests.harness import ProcGroup, RedisServer, Stack
+from tests.harness import ProcGroup, RedisServer, Stack, cluster_of
 from tests.integration.fanout_support import Gateway
 from tests.integration.live import Api
-from tests.redis_cluster import LocalCluster, find_redis_cli
+from tests.redis_cluster import LocalCluster
 
 StackFactory = Callable[..., Stack]
 
@@ -50,7 +55,9 @@ StackFactory = Callable[..., Stack]
 def module_procs(request, redis_server: RedisServer, tmp_path_factory) -> Iterator[ProcGroup]:
     """Processes of this module's own on the session's redis-server, killed after its last test."""
     name = request.module.__name__.rpartition(".")[2].removeprefix("test_")
-    group = ProcGroup(tmp_path_factory.mktemp(name), redis=redis_server, label=name.replace("_", " "))
+    group = ProcGroup(
+        tmp_path_factory.mktemp(name), redis=redis_server, label=name.replace("_", " "), cluster=cluster_of(request)
+    )
     try:
         yield group
     finally:
@@ -78,9 +85,15 @@ def deployment(stack: Stack) -> Stack:
 
 @pytest.fixture
 def current_deployment(request, deployment: Stack) -> Stack:
-    """The deployment, its database emptied for this test if it is the shared stack."""
+    """The deployment, its database (and cluster) emptied for this test if it is the shared stack.
+
+    On the cluster store, a deployment another stack stopped is started again first.
+    """
+    deployment.resume()
     if deployment.shared:
         request.getfixturevalue("redis_url")
+        if deployment.group.cluster is not None:
+            deployment.group.cluster.empty()
     return deployment
 
 
@@ -99,35 +112,24 @@ def api(current_deployment: Stack) -> Api:
 
 @pytest.fixture
 def db(current_deployment: Stack) -> Iterator[Redis]:
-    """A redis-py client of the deployment's database."""
-    with current_deployment.group.redis.client(current_deployment.db) as client:
+    """A redis-py client of the deployment's store: its database, or a ``RedisCluster`` of its cluster."""
+    with current_deployment.store_client() as client:
         yield client
 
 
-@pytest.fixture(scope="session")
-def redis_cluster(tmp_path_factory) -> Iterator[LocalCluster]:
-    """Three primaries and a replica each on loopback ports, stopped at the session's end.
-
-    A test that kills a node leaves it killed; ``empty_cluster`` restarts it for the next.
-    """
-    if harness.find_redis_server() is None or find_redis_cli() is None:
-        why = "redis-server and redis-cli are not installed (scripts/setup.sh installs them)"
-        if harness.in_ci():
-            pytest.fail(why, pytrace=False)
-        pytest.skip(why)
-    work = tmp_path_factory.mktemp("redis-cluster")
-    group = ProcGroup(work, label="redis cluster")
-    cluster = LocalCluster(group, work)
-    try:
-        yield cluster.start()
-    finally:
-        cluster.stop()
-        group.close()
-
-
 @pytest.fixture
-def empty_cluster(redis_cluster: LocalCluster) -> LocalCluster:
-    """The session's cluster with every node up and every replica synced, and no key in it."""
+def empty_cluster(request, redis_cluster: LocalCluster) -> LocalCluster:
+    """The session's cluster with every node up and every replica synced, and no key in it.
+
+    On the cluster store, no stack's processes run on it any more (the next stack to start takes it over).
+    """
+    tenancy = cluster_of(request)
+    if tenancy is not None:
+        tenancy.claim(EVICTED)
     redis_cluster.restore()
     redis_cluster.flushall()
     return redis_cluster
+
+
+#: The cluster's owner while a test uses it with processes of its own making (no broker database is -1).
+EVICTED = -1

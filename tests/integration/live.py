@@ -123,7 +123,7 @@ def ocrgw_keyspace(client: Redis) -> dict[bytes, bytes | None]:
     return {
         key: client.dump(key)
         for key in sorted(client.scan_iter(match=prefix + b"*", count=1000))
-        if key != keys.SWEEP_LOCK.encode()
+        if not keys.is_sweep_lock(key)
         and not keys.is_call_record(key.decode())
         and not keys.is_worker_report(key.decode())
     }

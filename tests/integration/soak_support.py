@@ -80,9 +80,11 @@ ENV: dict[str, str] = {
 
 #: ``ocrgw:*`` keys that may outlive every job, and why.
 ALLOWED_KEYS = {
-    "worker reports (ocrgw:workers, ocrgw:workers:<name>)": "renewed by each live worker, lapse 3 intervals after it",
-    "the sweep lock (ocrgw:sweep:lock)": "held during each sweep, with a TTL in case its holder dies",
-    "call records (ocrgw:{root}:call:<token>)": "a transition call's answer, kept one minute (with a TTL) for a retry",
+    "worker reports (ocrgw:{workers}, ocrgw:{workers}:<name>)": "renewed by each live worker, lapse 3 intervals "
+    "after it",
+    "the sweep locks (ocrgw:{<bucket>}:sweep:lock)": "held during each sweep, with a TTL in case its holder dies",
+    "call records (ocrgw:{<bucket>}:<root>:call:<token>, ocrgw:{<bucket>}:pull_call:<token>)": "a transition "
+    "call's answer, kept one minute (with a TTL) for a retry",
     "the gauges' count (ocrgw:gauges)": "one key, rewritten by the coordinator every OCRGW_GAUGE_INTERVAL, dated",
 }
 
@@ -91,7 +93,7 @@ def allowed_key(name: str, ttl_ms: int) -> bool:
     """Whether ``name`` may stay once every job is gone: see ``ALLOWED_KEYS``."""
     if keys.is_worker_report(name) or name == keys.GAUGES:
         return True
-    return (name == keys.SWEEP_LOCK or keys.is_call_record(name)) and ttl_ms > 0
+    return (keys.is_sweep_lock(name) or keys.is_call_record(name)) and ttl_ms > 0
 
 
 # -- the deployment -------------------------------------------------------------------------------
@@ -245,7 +247,9 @@ class ClaimWatcher(threading.Thread):
         later_ms = int((time.time() + CLAIMED_BEYOND_SECONDS) * 1000)
         try:
             with self.deployment.redis.client(0, socket_timeout=2, socket_connect_timeout=2) as client:
-                return {m.decode() for m in client.zrangebyscore(keys.WEBHOOKS, later_ms, "+inf")}
+                return {
+                    m.decode() for b in keys.buckets() for m in client.zrangebyscore(keys.webhooks(b), later_ms, "+inf")
+                }
         except redis.RedisError:
             return None
 

@@ -145,6 +145,27 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
             "ceiling_from_exec_us",
         },
     },
+    "capacity_cluster": {
+        "buckets": None,
+        "primaries": None,
+        "kept_groups": {
+            "one",
+            "cluster",
+            "cluster_over_one_commands",
+            "cluster_over_one_exec_us",
+            "cluster_over_one_cpu_us",
+        },
+        "message_single": {
+            "one",
+            "cluster",
+            "cluster_over_one_commands",
+            "cluster_over_one_exec_us",
+            "cluster_over_one_cpu_us",
+        },
+        "keys_per_primary": None,
+        "keys_share_per_primary": None,
+        "startup": {"one", "cluster"},
+    },
 }
 SWEEP_SIZE_KEYS = {"idle_ms", "due_pass_ms", "due_passes", "due_total_ms", "passes_needed"}
 CAPACITY_PATH_KEYS = {

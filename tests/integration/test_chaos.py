@@ -200,6 +200,7 @@ def test_two_coordinators_and_two_beats_repair_a_whole_group_exactly_once(procs)
 # -- Redis --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.standalone(reason="kills a standalone redis-server (the cluster's failover: test_cluster_failover)")
 def test_redis_killed_twice_mid_group_with_aof_loses_nothing(redis_server_factory, tmp_path):
     """Two crashes of redis-server, each once the Celery processes are back at work after the last.
 
@@ -241,7 +242,7 @@ def test_redis_killed_twice_mid_group_with_aof_loses_nothing(redis_server_factor
 # -- gateways ---------------------------------------------------------------------------------------------
 
 
-def test_a_gateway_killed_during_a_burst_leaves_no_duplicate_and_no_partial_group(procs, redis_server):
+def test_a_gateway_killed_during_a_burst_leaves_no_duplicate_and_no_partial_group(procs):
     """Clients send groups with Idempotency-Keys to one gateway, which is killed
     mid-burst; they retry every request on another.  Each key maps to one
     parent, every parent has all its children, and every group completes."""
@@ -295,7 +296,7 @@ def test_a_gateway_killed_during_a_burst_leaves_no_duplicate_and_no_partial_grou
                 assert parents[key] == first_answers[key], key
                 assert response.headers.get("Idempotent-Replayed") == "true"
 
-        with redis_server.client(db) as client_:
+        with stack.store_client() as client_:
             assert sorted(root_ids(client_)) == sorted(parents.values()), "a duplicate or stray parent"
             stored = set(job_ids(client_))
         for parent_id in parents.values():

@@ -404,7 +404,7 @@ def test_the_workers_page_shows_the_live_worker_and_the_queues(gateway, browser,
     try:
         browser.get(f"{gateway.base_url}/ui/workers")
         wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#worker-rows tr.worker"), "a live worker")
-        names = {n.decode() for n in db.zrange("ocrgw:workers", 0, -1)}
+        names = {n.decode() for n in db.zrange("ocrgw:{workers}", 0, -1)}
         rows = browser.find_elements(By.CSS_SELECTOR, "#worker-rows tr.worker")
         assert {row.get_attribute("data-name") for row in rows} <= names
         assert "eng" in rows[0].text

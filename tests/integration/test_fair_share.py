@@ -93,6 +93,9 @@ def completed(view) -> bool:
     return view["status"] == "completed"
 
 
+@pytest.mark.standalone(
+    reason="OCRGW_TENANT_MAX_INFLIGHT needs OCRGW_STORE_BUCKETS=1 for now (a cap across buckets is not built yet)"
+)
 def test_a_small_group_waits_a_bounded_number_of_hand_offs_behind_tenants_that_saturate_the_pool(fair_stack, capsys):
     store = fair_stack
     busy = [submit(store, BUSY_A, 40, SLOW_MS), submit(store, BUSY_C, 30, SLOW_MS)]
@@ -130,5 +133,6 @@ def test_a_small_group_waits_a_bounded_number_of_hand_offs_behind_tenants_that_s
     # Nothing is left in flight: every tenant's count is back to 0, no group waits in a line.
     for tenant in (BUSY_A, BUSY_C, SMALL):
         tag = tenant_tag(tenant)
-        assert int(store.redis.get(keys.tenant_in_flight(tag)) or 0) == 0
-        assert store.redis.zcard(keys.tenant_waiting(tag)) == 0
+        for b in keys.buckets():
+            assert int(store.redis.get(keys.tenant_in_flight(tag, b)) or 0) == 0
+            assert store.redis.zcard(keys.tenant_waiting(tag, b)) == 0

@@ -17,6 +17,7 @@ import pytest
 
 from jobs import keys
 from jobs.config import Settings
+from jobs.ids import DEFAULT_TENANT, tenant_tag
 from jobs.store import JobStore, NewJob
 from tests.integration.fanout_support import (
     STATUSES,
@@ -212,8 +213,10 @@ def test_json_without_fanout_and_raw_documents_stay_single_jobs(gateway, db):
         events = gateway.events(view["id"])
         assert [(e["operation"], e["job_id"], e["parent_job_id"]) for e in events] == [("job", view["id"], None)]
     assert len(job_keys(db)) == 2
-    assert all(db.zcard(keys.roots("parent", s)) == 0 for s in ("queued", "processing", "completed", "failed"))
-    assert db.zcard(keys.roots("single", "completed")) == 2
+    tag = tenant_tag(DEFAULT_TENANT)
+    statuses = ("queued", "processing", "completed", "failed")
+    assert all(db.zcard(keys.roots("parent", s, tag, b)) == 0 for s in statuses for b in keys.buckets())
+    assert sum(db.zcard(keys.roots("single", "completed", tag, b)) for b in keys.buckets()) == 2
 
 
 # -- atomic rejection ---------------------------------------------------------------------------
@@ -327,6 +330,7 @@ def requeue_store(requeue_stack):
         yield store
     finally:
         store.redis.close()
+        keys.use_bucket_count(None)  # the store set this process's count (24 on a cluster): the environment's again
 
 
 def test_sweep_releases_a_group_whose_creator_released_nothing(requeue_store):
@@ -363,5 +367,6 @@ def test_sweep_republishes_a_queued_job_whose_message_was_never_sent(requeue_sto
     # and without a message nothing could claim it before: the claim proves the sweep sent it.
     waited = recorded_micros(job["started_at"]) - recorded_micros(job["created_at"])
     assert waited >= 999_000, f"claimed {waited} us after creation, before the requeue deadline"
-    assert store.redis.zscore(keys.QUEUED, created.job_id) is None
-    assert store.redis.zscore(keys.LEASES, created.job_id) is None
+    bucket = keys.bucket_of(created.job_id)
+    assert store.redis.zscore(keys.queued(bucket), created.job_id) is None
+    assert store.redis.zscore(keys.leases(bucket), created.job_id) is None

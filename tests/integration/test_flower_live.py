@@ -22,6 +22,7 @@ import sys
 
 import pytest
 
+from jobs import keys
 from tests.harness import free_port, http_status, wait_until
 from tests.integration.fanout_support import Gateway, echo_child, submit_group
 from tests.integration.observability_support import WAIT, ProcfileStack, get
@@ -94,7 +95,8 @@ def test_flower_lists_a_finished_group_s_tasks_by_name(stack_and_flower):
     # One task per child (kept slots are off): no more completed tasks than children.
     assert len(done) == len(children)
     pulls = [t for t in done if t["name"] == PULL_TASK]
-    assert {tuple(ast.literal_eval(t["args"])) for t in pulls} <= {("echo", "batch")}
+    # A wake-up names its model, lane and bucket: the group's.
+    assert {tuple(ast.literal_eval(t["args"])) for t in pulls} <= {("echo", "batch", keys.bucket_of(parent_id))}
     runs = {ast.literal_eval(t["args"])[0] for t in done if t["name"] == RUN_TASK}
     assert runs <= children
     assert len(pulls) + len(runs) == len(children)

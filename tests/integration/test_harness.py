@@ -85,7 +85,7 @@ def test_redis_server_answers_on_its_url(redis_server, redis_url):
         own = [
             k
             for k in client.keys("*")
-            if not k.startswith(stack_keys) and k != keys.SWEEP_LOCK.encode() and not keys.is_worker_report(k.decode())
+            if not k.startswith(stack_keys) and not keys.is_sweep_lock(k) and not keys.is_worker_report(k.decode())
         ]
         assert own == []
 

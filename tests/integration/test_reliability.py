@@ -65,15 +65,19 @@ def test_the_heartbeat_holds_the_lease_while_the_engine_blocks_longer_than_it(ga
     job_id = submit(gateway, echo("slow and steady", delay_ms=lease_s * 2.5 * 1000))
     wait_until_processing(gateway.job, job_id)
 
-    first = db.zscore(keys.LEASES, job_id)
+    first = db.zscore(keys.leases(keys.bucket_of(job_id)), job_id)
     assert first is not None, "a processing job holds a lease in the leases index"
     # The deadline moves on while the adapter sleeps through several lease lengths.
-    wait_until(lambda: (db.zscore(keys.LEASES, job_id) or 0) > first, WAIT, message="the lease was never extended")
+    wait_until(
+        lambda: (db.zscore(keys.leases(keys.bucket_of(job_id)), job_id) or 0) > first,
+        WAIT,
+        message="the lease was never extended",
+    )
 
     view = assert_single_settled(gateway, job_id, "slow and steady")
     assert view["attempts"] == 1
     assert "last_error_code" not in view  # never reclaimed
-    assert db.zscore(keys.LEASES, job_id) is None
+    assert db.zscore(keys.leases(keys.bucket_of(job_id)), job_id) is None
 
 
 def test_an_engine_crash_is_reclaimed_by_the_sweep_until_the_last_attempt(deployment, gateway):
@@ -232,7 +236,7 @@ def test_a_gateway_drains_on_sigterm_and_then_exits(deployment, procs, db):
 
 def test_the_drain_command_drains_every_gateway_until_it_is_turned_off(deployment, gateway):
     job_id = submit(gateway, echo("polled while draining"))
-    env = {**os.environ, "REDIS_URL": deployment.redis_url}
+    env = {**os.environ, **deployment.store_env}
 
     def drain(state: str) -> str:
         done = subprocess.run(
@@ -262,6 +266,7 @@ def test_the_drain_command_drains_every_gateway_until_it_is_turned_off(deploymen
 # -- Redis restarts ------------------------------------------------------------------------------------
 
 
+@pytest.mark.standalone(reason="restarts a standalone redis-server (the cluster's failover: test_cluster_failover)")
 @pytest.mark.parametrize("hard", [False, True], ids=["sigterm", "sigkill"])
 def test_a_redis_restart_mid_group_loses_nothing_accepted(redis_server_factory, tmp_path, hard):
     """redis-server with ``appendonly yes`` stops (SIGTERM, or SIGKILL) and

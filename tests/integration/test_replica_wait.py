@@ -94,7 +94,8 @@ def test_with_a_replica_the_creation_is_acknowledged_once_the_replica_has_it(red
     assert [(d.task, d.model, d.priority) for d in published] == [(PULL, "echo", "batch")] * 2
     with replica.client() as redis:
         assert root_ids(redis) == [job_id]
-        assert redis.zrange(keys.ready("echo", "batch"), 0, -1) == [f"{job_id}-0".encode(), f"{job_id}-1".encode()]
+        ready = keys.ready(keys.bucket_of(job_id), "echo", "batch")
+        assert redis.zrange(ready, 0, -1) == [f"{job_id}-0".encode(), f"{job_id}-1".encode()]
 
 
 def test_a_replay_waits_for_the_original_creation_even_on_a_connection_that_wrote_nothing(redis_server_factory):

@@ -6,6 +6,10 @@
 -- held set (scored by index), so a release reads only the children it
 -- moves, wherever they are in the group (a redrive puts failed children
 -- back among completed ones).
+-- With A.tenant_quota = 1 (more than one bucket), the tenant's room in this
+-- bucket is its quota here (granted by its ledger, jobs/tenant_quota.py),
+-- kept below its ceiling while the sweep takes quota back, minus its
+-- in-flight count here: the buckets' quotas never sum above the cap.
 -- Reads K.parent, K.queued, K.due, A.tenant_max_inflight; derives the
 -- tenant's keys from the parent's id, and the keys of the tenant's waiting
 -- groups from their ids.
@@ -30,12 +34,15 @@
 -- @needs indexes
 -- @needs ready
 
+-- How many children this script's releases moved to `queued`, of any group (the sweep counts them).
+local children_released = 0
+
 -- lined: whether the tenant's waiting line may hold a group (it did when read,
 -- or one joined it since); when not, no group needs taking out of it.
 local function tenant_of(id)
   local tag = tenant_tag_of(id)
   return {cap = A.tenant_max_inflight, in_flight = tenant_in_flight_key_of(tag), waiting = tenant_waiting_key_of(tag),
-          lined = true}
+          quota = A.tenant_quota == 1 and tenant_quota_key_of(tag) or nil, lined = true}
 end
 
 local function leave_line(tenant, parent_id)
@@ -45,7 +52,12 @@ end
 -- How many more children the tenant may put in flight.
 local function tenant_room(tenant)
   if tenant.cap <= 0 then return math.huge end
-  return tenant.cap - tonumber(redis.call('GET', tenant.in_flight) or '0')
+  local limit = tenant.cap
+  if tenant.quota then
+    local q = redis.call('HMGET', tenant.quota, 'quota', 'ceiling')
+    limit = math.min(limit, tonumber(q[1] or '0'), tonumber(q[2] or limit))
+  end
+  return limit - tonumber(redis.call('GET', tenant.in_flight) or '0')
 end
 
 -- A group joins its tenant's line at the back, or keeps the place it has.
@@ -91,6 +103,7 @@ local function release_group(parent_key, prefix, parent_id, tenant, limit, reque
       out[#out + 1] = lane_of(routed[2])
     end
     released = #held / 2
+    children_released = children_released + released
     if released > 0 then
       redis.call('HINCRBY', parent_key, count_field(STATUS.held), -released)
       redis.call('HINCRBY', parent_key, count_field(STATUS.queued), released)

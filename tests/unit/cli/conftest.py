@@ -63,7 +63,7 @@ class InlineWorker:
             if dispatch is None or self.stopped:
                 return
             if dispatch.task == PULL:  # a wake-up: the model's next ready job, and on from there
-                self.runner.pull(dispatch.model, dispatch.priority)
+                self.runner.pull(dispatch.model, dispatch.priority, dispatch.bucket)
             else:
                 self.runner.run(dispatch.job_id)
 

@@ -27,7 +27,7 @@ def running(store: JobStore, model: str = "echo", cancel: bool = False) -> str:
     assert store.claim(job_id) is not None
     if cancel:
         store.redis.hset(keys.job(job_id), "cancel_requested", "1")
-    store.redis.zadd(keys.LEASES, {job_id: 1}, xx=True)
+    store.redis.zadd(keys.leases(keys.bucket_of(job_id)), {job_id: 1}, xx=True)
     return job_id
 
 
@@ -45,7 +45,8 @@ def test_a_sweep_counts_its_duration_and_what_it_repaired(store):
 
 
 def test_a_tick_that_finds_the_lock_taken_counts_as_skipped(store):
-    assert store.try_lock_sweep("another-tick", 10_000)
+    # Every bucket's lock (one bucket's alone leaves the others to sweep).
+    assert all(store.try_lock_sweep("another-tick", 10_000, bucket) for bucket in keys.buckets())
     counts = Counts()
 
     assert Sweeper(store, publish=len).sweep().skipped
@@ -58,7 +59,7 @@ def test_a_lease_that_ran_out_on_the_last_attempt_fails_the_job_and_counts_it(st
     job_id = running(store, model="tesseract")
     Sweeper(store, publish=len).sweep()
     assert store.claim(job_id) is not None
-    store.redis.zadd(keys.LEASES, {job_id: 1}, xx=True)
+    store.redis.zadd(keys.leases(keys.bucket_of(job_id)), {job_id: 1}, xx=True)
     counts = Counts()
 
     Sweeper(store, publish=len).sweep()
@@ -101,10 +102,26 @@ def test_the_held_children_a_lease_that_ran_out_cancels_count_as_cancelled(store
     child_id = keys.child_id(parent_id, 0)
     for _ in range(2):  # max_attempts
         assert store.claim(child_id) is not None
-        store.redis.zadd(keys.LEASES, {child_id: 1}, xx=True)
+        store.redis.zadd(keys.leases(keys.bucket_of(child_id)), {child_id: 1}, xx=True)
         counts = Counts()
         Sweeper(store, publish=len).sweep()
 
     assert store.queries.get(parent_id)["status"] == "failed"
     assert counts.delta(FINISHED, model="tesseract", status="failed") == 1
     assert counts.delta(FINISHED, model="tesseract", status="cancelled") == 3
+
+
+def test_the_sweep_counts_the_children_it_released_not_their_wake_ups(store):
+    doc = NewJob(model="echo", content_type="text/plain", payload=b"x")
+    # Left on the due index with every child held, as a release cut short leaves a group.
+    parent = store.create_group([doc] * 3, GroupRules(max_parallel=3), release=False).job_id
+    # A wake-up on its way already counts for two of the children the sweep will release.
+    store.redis.zadd(
+        keys.wakeups(keys.bucket_of(parent), "echo", "batch"), {"on-its-way-1": 2**52, "on-its-way-2": 2**52}
+    )
+    counts = Counts()
+
+    report = Sweeper(store, publish=len).sweep()
+
+    assert report.released == 3 and report.published == 1
+    assert counts.delta("ocrgw_sweep_repairs_total", action="released") == 3

@@ -134,7 +134,7 @@ def test_webhook_attempts_are_listed_with_the_job_s_events(client, store):
     store.complete(job_id, store.claim(job_id).attempt, {"text": "hello", "pages": []})
     [claim] = webhooks.claim_due(store, store.now_ms(), 10)
     webhooks.record(store, job_id, claim.attempt, Answer(500, "http_error", "answered 500"))
-    store.redis.zadd(keys.WEBHOOKS, {job_id: 1})
+    store.redis.zadd(keys.webhooks(keys.bucket_of(job_id)), {job_id: 1})
     [claim] = webhooks.claim_due(store, store.now_ms(), 10)
     webhooks.record(store, job_id, claim.attempt, Answer(200))
 

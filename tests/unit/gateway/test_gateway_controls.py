@@ -3,6 +3,7 @@ group's failure tolerance at submission; every answer checked against the OpenAP
 
 from jobs.records import Dispatch
 from jobs.transitions.spec import PULL
+from tests.unit.conftest import PINNED_BUCKET
 
 from .support import assert_problem, echo_job, fanout
 
@@ -67,7 +68,7 @@ def test_cancelling_a_group_cancels_what_has_not_started(client, store, publishe
 
 def test_cancelling_a_queued_child_queues_the_child_it_frees_a_slot_for(client, store, published):
     parent = submit(client, fanout(*[echo_job(f"c{i}") for i in range(3)], max_parallel=1))
-    assert published == [[Dispatch("", "echo", PULL, "batch")]]
+    assert published == [[Dispatch("", "echo", PULL, "batch", PINNED_BUCKET)]]
     published.clear()
     assert client.delete(f"/jobs/{parent}-0").status_code == 200
     # The wake-up of the creation, not yet taken by a worker, counts for the child now queued: nothing more.
@@ -84,7 +85,9 @@ def test_raising_a_groups_cap_publishes_the_children_it_releases(client, publish
     response = client.patch(f"/jobs/{parent}", json={"max_parallel": 3})
     assert response.status_code == 200
     assert response.get_json()["max_parallel"] == 3
-    assert published == [[Dispatch("", "echo", PULL, "batch"), Dispatch("", "echo", PULL, "batch")]]
+    assert published == [
+        [Dispatch("", "echo", PULL, "batch", PINNED_BUCKET), Dispatch("", "echo", PULL, "batch", PINNED_BUCKET)]
+    ]
 
 
 def test_a_cap_change_is_refused_for_a_single_job_a_finished_group_or_a_bad_body(client, store):

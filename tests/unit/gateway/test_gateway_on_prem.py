@@ -16,6 +16,7 @@ from jobs.records import Dispatch, NewJob, Owner
 from jobs.registry import RemoteModel, install_remote_models
 from jobs.transitions.spec import PULL
 from tests.pdfs import text_pdf
+from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.remote_models import registry_restored
 
 from .conftest import MAX_BODY_BYTES, MAX_CHILDREN, MAX_PAGES
@@ -47,7 +48,7 @@ def cloud_job(**fields) -> dict:
 def marks(redis) -> dict[str, str]:
     """Every stored job's on_prem mark, by job id."""
     found = {}
-    for key in redis.scan_iter(match=keys.job("*")):
+    for key in redis.scan_iter(match=f"{keys.NAMESPACE}:*:{keys.JOB}*"):
         record = redis.hgetall(key)
         if record[b"kind"] != b"parent":
             found[record[b"id"].decode()] = record[b"on_prem"].decode()
@@ -120,7 +121,7 @@ def test_a_cloud_model_takes_a_document_that_may_leave(client, redis, published)
 
     assert response.status_code == 202
     job_id = response.get_json()["id"]
-    assert published == [[Dispatch("", "cloudocr", PULL, "batch")]]
+    assert published == [[Dispatch("", "cloudocr", PULL, "batch", PINNED_BUCKET)]]
     assert marks(redis) == {job_id: "0"}
 
 

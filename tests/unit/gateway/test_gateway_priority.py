@@ -9,6 +9,7 @@ from jobs import keys
 from jobs.records import Dispatch
 from jobs.transitions.spec import BUILD_PDF, PULL
 from tests.pdfs import text_pdf
+from tests.unit.conftest import PINNED_BUCKET
 
 from .support import assert_problem, b64, echo_job, fanout, png
 
@@ -23,7 +24,7 @@ def test_a_raw_upload_asks_for_the_interactive_lane_in_its_query(client, redis, 
 
     assert response.status_code == 202
     job_id = response.get_json()["id"]
-    assert published == [[Dispatch("", "echo", PULL, "interactive")]]
+    assert published == [[Dispatch("", "echo", PULL, "interactive", PINNED_BUCKET)]]
     assert stored_priority(redis, job_id) == "interactive"
 
 
@@ -32,7 +33,7 @@ def test_a_json_job_asks_for_the_interactive_lane(client, redis, published):
 
     assert response.status_code == 202
     job_id = response.get_json()["id"]
-    assert published == [[Dispatch("", "echo", PULL, "interactive")]]
+    assert published == [[Dispatch("", "echo", PULL, "interactive", PINNED_BUCKET)]]
     assert stored_priority(redis, job_id) == "interactive"
 
 
@@ -40,7 +41,7 @@ def test_a_job_that_names_no_lane_is_batch(client, redis, published):
     response = client.post("/jobs", json=echo_job())
 
     job_id = response.get_json()["id"]
-    assert published == [[Dispatch("", "echo", PULL, "batch")]]
+    assert published == [[Dispatch("", "echo", PULL, "batch", PINNED_BUCKET)]]
     assert stored_priority(redis, job_id) == "batch"
 
 
@@ -53,7 +54,7 @@ def test_a_group_and_its_children_take_the_groups_lane(client, redis, published)
     assert response.status_code == 202
     parent = response.get_json()["id"]
     children = [keys.child_id(parent, i) for i in range(2)]
-    assert published == [[Dispatch("", "echo", PULL, "interactive") for _ in children]]
+    assert published == [[Dispatch("", "echo", PULL, "interactive", PINNED_BUCKET) for _ in children]]
     assert [stored_priority(redis, j) for j in [parent, *children]] == ["interactive"] * 3
 
 

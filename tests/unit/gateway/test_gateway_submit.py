@@ -10,6 +10,7 @@ import pytest
 
 from jobs.records import Dispatch
 from jobs.transitions.spec import PULL
+from tests.unit.conftest import PINNED_BUCKET
 
 from .conftest import MAX_BODY_BYTES, MAX_CHILDREN, MAX_PAGES
 from .support import assert_problem, b64, echo_job, fanout, png
@@ -32,7 +33,7 @@ def test_raw_document_is_accepted_with_the_default_model(client, store, publishe
     assert job["content_type"] == "image/png"
     assert job["doc_hash"] == hashlib.sha256(PNG).hexdigest()
     assert job["pages"] == 0
-    assert published == [[Dispatch("", "tesseract", PULL, "batch")]]
+    assert published == [[Dispatch("", "tesseract", PULL, "batch", PINNED_BUCKET)]]
     assert store.claim(job["id"]).payload == PNG
 
 
@@ -54,7 +55,7 @@ def test_json_single_job_is_accepted(client, store, published):
     job = response.get_json()
     assert (job["kind"], job["model"], job["doc_hash"], job["pages"]) == ("single", "echo", "d1", 2)
     assert job["content_type"] == "text/plain"
-    assert published == [[Dispatch("", "echo", PULL, "batch")]]
+    assert published == [[Dispatch("", "echo", PULL, "batch", PINNED_BUCKET)]]
     claim = store.claim(job["id"])
     assert claim.payload == b"hello"
     assert claim.options == {"delay_ms": 1.5, "fail": False, "tag": [1]}
@@ -82,7 +83,9 @@ def test_fanout_group_is_accepted_and_releases_up_to_max_parallel(client, publis
     assert group["counts"] == {"held": 1, "queued": 2, "processing": 0, "completed": 0, "failed": 0, "cancelled": 0}
     assert [c["status"] for c in group["children"]] == ["queued", "queued", "held"]
     assert [c["doc_hash"] for c in group["children"]] == ["d0", "d1", "d2"]
-    assert published == [[Dispatch("", "echo", PULL, "batch"), Dispatch("", "echo", PULL, "batch")]]
+    assert published == [
+        [Dispatch("", "echo", PULL, "batch", PINNED_BUCKET), Dispatch("", "echo", PULL, "batch", PINNED_BUCKET)]
+    ]
 
 
 def test_children_may_use_different_models(client, store):

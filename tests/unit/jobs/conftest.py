@@ -18,6 +18,7 @@ that read the raw Redis state and record what each script answered.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 
 import fakeredis
@@ -26,10 +27,11 @@ import pytest
 from jobs import keys
 from jobs.config import Settings
 from jobs.contract import ROOT_STATUSES, JobKind, JobStatus
-from jobs.ids import TENANT_TAG_LENGTH
+from jobs.ids import DEFAULT_TENANT, TENANT_TAG_LENGTH, tenant_tag
 from jobs.records import Claim, Created, NewJob, Owner
 from jobs.store import JobStore
 from jobs.transitions.spec import PULL, Dispatch, Transition
+from tests.unit.conftest import PINNED_BUCKET
 
 SETTINGS = Settings(
     release_batch=4,
@@ -39,9 +41,21 @@ SETTINGS = Settings(
     idempotency_ttl=3600,
 )
 
-# The sorted-set indexes every transition maintains, and the sets of parents not yet terminal.
-ACTIVE_PARENTS = (keys.roots(JobKind.PARENT.value, "queued"), keys.roots(JobKind.PARENT.value, "processing"))
-INDEXES = (keys.QUEUED, keys.LEASES, keys.DUE_PARENTS, *ACTIVE_PARENTS)
+DEFAULT_TAG = tenant_tag(DEFAULT_TENANT)
+
+
+def roots_of(kind: str, status: str, tag: str = DEFAULT_TAG) -> Callable[[int], str]:
+    """A tenant's listing set of ``kind`` and ``status`` (the default tenant's), as a bucket's index."""
+    return lambda bucket: keys.roots(kind, status, tag, bucket)
+
+
+# The sorted-set indexes every transition maintains, and the sets of parents not yet terminal: each a
+# function of the bucket, which the kit reads in every bucket (``members``) or in a job's (``score``).
+ACTIVE_PARENTS = (roots_of(JobKind.PARENT.value, "queued"), roots_of(JobKind.PARENT.value, "processing"))
+INDEXES = (keys.queued, keys.leases, keys.due_parents, *ACTIVE_PARENTS)
+
+#: An index of every bucket: a function of the bucket's number; a key: one index.
+Index = Callable[[int], str] | str
 
 PAST_MS = 1  # a score long before any Redis TIME
 
@@ -99,14 +113,16 @@ class Kit:
 
     # -- reading raw state ---------------------------------------------------------------
 
-    def ready(self, model: str = "echo", lane: str = "batch") -> list[str]:
-        """The model's ready index of ``lane`` (keys.ready), in the order a worker takes it."""
-        return [text(m) for m in self.r.zrange(keys.ready(model, lane), 0, -1)]
+    def ready(self, model: str = "echo", lane: str = "batch", bucket: int | None = None) -> list[str]:
+        """The model's ready index of ``lane`` (keys.ready) in ``bucket``, in the order a worker takes it;
+        with no bucket, of every bucket (each in its order, bucket after bucket)."""
+        found = [bucket] if bucket is not None else keys.buckets()
+        return [text(m) for b in found for m in self.r.zrange(keys.ready(b, model, lane), 0, -1)]
 
     @staticmethod
-    def wake_ups(n: int, model: str = "echo", lane: str = "batch") -> list[Dispatch]:
+    def wake_ups(n: int, model: str = "echo", lane: str = "batch", bucket: int = PINNED_BUCKET) -> list[Dispatch]:
         """What a transition answers for ``n`` wake-ups of ``model``'s ``lane`` (spec.py: a job id '')."""
-        return [Dispatch("", model, PULL, lane)] * n
+        return [Dispatch("", model, PULL, lane, bucket)] * n
 
     def job(self, job_id: str) -> dict[str, str]:
         return {text(k): text(v) for k, v in self.r.hgetall(keys.job(job_id)).items()}
@@ -128,15 +144,19 @@ class Kit:
         parent = self.job(parent_id)
         return {s.value: int(parent[f"n_{s.value}"]) for s in JobStatus}
 
-    def members(self, index: str) -> set[str]:
-        return {text(m) for m in self.r.zrange(index, 0, -1)}
+    def members(self, index: Index) -> set[str]:
+        """The members of an index; of a per-bucket index, of every bucket's."""
+        if isinstance(index, str):
+            return {text(m) for m in self.r.zrange(index, 0, -1)}
+        return {text(m) for b in keys.buckets() for m in self.r.zrange(index(b), 0, -1)}
 
     def active_parents(self) -> set[str]:
         """Parents in the listing's queued or processing sets: those not yet terminal."""
         return self.members(ACTIVE_PARENTS[0]) | self.members(ACTIVE_PARENTS[1])
 
-    def score(self, index: str, member: str) -> float | None:
-        return self.r.zscore(index, member)
+    def score(self, index: Index, member: str) -> float | None:
+        """A member's score in an index; in a per-bucket index, in its own bucket's."""
+        return self.r.zscore(index if isinstance(index, str) else index(keys.bucket_of(member)), member)
 
     def events(self, root_id: str) -> list[dict[str, str]]:
         return [{text(k): text(v) for k, v in raw.items()} for _, raw in self.r.xrange(keys.events(root_id))]
@@ -151,8 +171,11 @@ class Kit:
         included), and the root's events."""
         children = self.child_ids(parent_id, n)
         child_sets = {s.value: keys.children(parent_id, s.value) for s in JobStatus}
-        root_sets = {s: keys.roots(JobKind.PARENT.value, s.value) for s in ROOT_STATUSES}
-        indexes = (*INDEXES, *child_sets.values(), *root_sets.values())
+        bucket = keys.bucket_of(parent_id)
+        root_sets = {
+            s: keys.roots(JobKind.PARENT.value, s.value, keys.tag_of(parent_id), bucket) for s in ROOT_STATUSES
+        }
+        indexes = (*(i(bucket) for i in INDEXES), *child_sets.values(), *root_sets.values())
         pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(keys.job(parent_id))
         for child in children:
@@ -179,15 +202,18 @@ class Kit:
 
     def assert_tenant_in_flight(self) -> None:
         """Each tenant's in-flight count equals its queued + processing children, across all its groups."""
-        counted: Counter[str] = Counter()
-        for status in ("queued", "processing"):
-            for key in self.r.keys(keys.children("*", status)):
-                root = text(key).split("{", 1)[1].split("}", 1)[0]
-                counted[root[:TENANT_TAG_LENGTH]] += self.r.zcard(key)
-        recorded: Counter[str] = Counter()
-        for key in self.r.keys(keys.tenant_in_flight("*")):
-            tag = text(key)[len(keys.TENANT) :].split(":", 1)[0]
-            recorded[tag] = int(self.r.get(key))
+        # Per bucket: each counts its own share of the tenant's children.
+        counted: Counter[tuple[int, str]] = Counter()
+        recorded: Counter[tuple[int, str]] = Counter()
+        for bucket in keys.buckets():
+            prefix = keys.bucket_prefix(bucket)
+            for status in ("queued", "processing"):
+                for key in self.r.keys(f"{prefix}*:{keys.CHILDREN}{status}"):
+                    root = text(key)[len(prefix) :].split(":", 1)[0]
+                    counted[bucket, root[:TENANT_TAG_LENGTH]] += self.r.zcard(key)
+            for key in self.r.keys(keys.tenant_in_flight("*", bucket)):
+                tag = text(key)[len(prefix + keys.TENANT) :].split(":", 1)[0]
+                recorded[bucket, tag] = int(self.r.get(key))
         assert +recorded == +counted, f"tenant in-flight counts {dict(recorded)} != children {dict(counted)}"
         assert all(n >= 0 for n in recorded.values()), recorded
 
@@ -212,11 +238,12 @@ class Kit:
     # -- moving time, without sleeping ------------------------------------------------
 
     def expire_lease(self, job_id: str) -> None:
-        assert self.r.zadd(keys.LEASES, {job_id: PAST_MS}, xx=True, ch=True) == 1, f"{job_id} holds no lease"
+        leases = keys.leases(keys.bucket_of(job_id))
+        assert self.r.zadd(leases, {job_id: PAST_MS}, xx=True, ch=True) == 1, f"{job_id} holds no lease"
 
     def make_stale(self, job_id: str) -> None:
         """Moves a queued job's publish deadline into the past."""
-        assert self.r.zadd(keys.QUEUED, {job_id: PAST_MS}, xx=True, ch=True) == 1, (
+        assert self.r.zadd(keys.queued(keys.bucket_of(job_id)), {job_id: PAST_MS}, xx=True, ch=True) == 1, (
             f"{job_id} is not in the queued index"
         )
 
@@ -228,8 +255,8 @@ class Replies:
         self.by_name: dict[str, list] = defaultdict(list)
         real_decode = Transition.decode
 
-        def decode(transition, raw):
-            reply = real_decode(transition, raw)
+        def decode(transition, raw, bucket=0):
+            reply = real_decode(transition, raw, bucket)
             self.by_name[transition.name].append(reply)
             return reply
 

@@ -21,9 +21,9 @@ def test_claim_takes_a_queued_single_job_for_one_attempt(kit, settings, replies)
     assert job["attempts"] == "1"
     assert job["stage"] == "started"
     assert int(job["started_at"]) >= int(job["created_at"])
-    lease = kit.score(keys.LEASES, job_id)
+    lease = kit.score(keys.leases, job_id)
     assert before + settings.lease_ms - SLACK_MS <= lease <= kit.now_ms() + settings.lease_ms
-    assert kit.members(keys.QUEUED) == set()
+    assert kit.members(keys.queued) == set()
 
 
 def test_first_child_claim_starts_the_parent_and_moves_its_counts(kit):
@@ -39,8 +39,8 @@ def test_first_child_claim_starts_the_parent_and_moves_its_counts(kit):
     assert kit.counts(parent) == {
         "held": 1, "queued": 1, "processing": 1, "completed": 0, "failed": 0, "cancelled": 0,
     }  # fmt: skip
-    assert kit.members(keys.QUEUED) == {second}
-    assert kit.members(keys.LEASES) == {first}
+    assert kit.members(keys.queued) == {second}
+    assert kit.members(keys.leases) == {first}
 
     kit.claim(second)
     assert kit.job(parent)["started_at"] == started  # the first start stays
@@ -96,17 +96,17 @@ def test_claim_of_a_job_whose_payload_is_gone_says_so(kit, r):
 def test_heartbeat_extends_the_lease_of_the_holding_attempt(kit, settings, r, replies):
     job_id = kit.single().job_id
     claim = kit.claim(job_id)
-    r.zadd(keys.LEASES, {job_id: 1000})
+    r.zadd(keys.leases(keys.bucket_of(job_id)), {job_id: 1000})
     before = kit.now_ms()
     assert kit.store.heartbeat(job_id, claim.attempt) is True
     assert replies.last("heartbeat").code == 1
-    assert kit.score(keys.LEASES, job_id) >= before + settings.lease_ms - SLACK_MS
+    assert kit.score(keys.leases, job_id) >= before + settings.lease_ms - SLACK_MS
 
 
 def test_heartbeat_of_an_unknown_job(kit, replies):
     assert kit.store.heartbeat("e" * 32, 1) is False
     assert replies.last("heartbeat").code == -1
-    assert kit.members(keys.LEASES) == set()
+    assert kit.members(keys.leases) == set()
 
 
 def test_heartbeat_after_the_job_finished(kit, replies):
@@ -115,7 +115,7 @@ def test_heartbeat_after_the_job_finished(kit, replies):
     kit.store.complete(job_id, claim.attempt, {})
     assert kit.store.heartbeat(job_id, claim.attempt) is False
     assert replies.last("heartbeat").code == -2
-    assert kit.members(keys.LEASES) == set()  # no lease comes back to life
+    assert kit.members(keys.leases) == set()  # no lease comes back to life
 
 
 def test_heartbeat_of_an_attempt_that_a_reclaim_superseded(kit, replies):
@@ -130,12 +130,12 @@ def test_heartbeat_of_an_attempt_that_a_reclaim_superseded(kit, replies):
 
     new = kit.claim(job_id)
     assert new.attempt == old.attempt + 1
-    lease = kit.score(keys.LEASES, job_id)
+    lease = kit.score(keys.leases, job_id)
     before = kit.snapshot()
     assert kit.store.heartbeat(job_id, old.attempt) is False
     assert replies.last("heartbeat").code == -3
     assert kit.snapshot() == before
-    assert kit.score(keys.LEASES, job_id) == lease
+    assert kit.score(keys.leases, job_id) == lease
     assert kit.store.heartbeat(job_id, new.attempt) is True
 
 

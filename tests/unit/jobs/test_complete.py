@@ -23,7 +23,7 @@ def test_complete_stores_the_result_keeps_the_payload_and_audits_once(kit, r, re
     job = kit.job(job_id)
     assert (job["status"], job["stage"], job["progress"], job["error_code"]) == ("completed", "completed", "1", "")
     assert int(job["finished_at"]) >= int(job["started_at"])
-    assert kit.members(keys.LEASES) == set()
+    assert kit.members(keys.leases) == set()
     events = kit.events(job_id)
     assert [event_fields(e) for e in events] == [
         {
@@ -48,7 +48,7 @@ def test_fail_keeps_the_payload_and_records_the_error(kit, r):
     job = kit.job(job_id)
     assert (job["status"], job["error_code"], job["error"]) == ("failed", "invalid_document", "not a PNG")
     assert job["finished_at"] != ""
-    assert kit.members(keys.LEASES) == set()
+    assert kit.members(keys.leases) == set()
     assert [event_fields(e) for e in kit.events(job_id)] == [
         {"operation": "job", "job_id": job_id, "parent_job_id": "", "status": "failed", "model": "echo",
          "error_code": "invalid_document"}
@@ -65,8 +65,8 @@ def test_a_finished_child_hands_its_slot_to_the_next_held_child_in_the_same_call
     assert done.finalized is False
     assert done.dispatches == [] and kit.ready() == [c[2]]
     assert kit.statuses(parent, 4) == ["completed", "processing", "queued", "held"]
-    assert kit.members(keys.QUEUED) == {c[2]}
-    assert kit.members(keys.LEASES) == {c[1]}
+    assert kit.members(keys.queued) == {c[2]}
+    assert kit.members(keys.leases) == {c[1]}
     assert kit.counts(parent) == {
         "held": 1, "queued": 1, "processing": 1, "completed": 1, "failed": 0, "cancelled": 0,
     }  # fmt: skip
@@ -92,8 +92,8 @@ def test_a_finished_child_can_keep_its_slot_claiming_the_next_child_in_the_same_
     assert (taken.job_id, taken.attempt, taken.model, taken.payload) == (c[2], 1, "echo", b"page 2")
     assert (taken.content_type, taken.options) == ("text/plain", {})
     assert kit.statuses(parent, 4) == ["completed", "processing", "processing", "held"]
-    assert kit.members(keys.QUEUED) == set()
-    assert kit.members(keys.LEASES) == {c[1], c[2]}
+    assert kit.members(keys.queued) == set()
+    assert kit.members(keys.leases) == {c[1], c[2]}
     assert kit.counts(parent) == {
         "held": 1, "queued": 0, "processing": 2, "completed": 1, "failed": 0, "cancelled": 0,
     }  # fmt: skip
@@ -164,7 +164,7 @@ def test_the_last_child_finalizes_a_completed_parent_exactly_once(kit):
     ]  # fmt: skip
     assert parent_events[0]["time"] == p["finished_at"]
     assert kit.active_parents() == set()
-    assert kit.members(keys.DUE_PARENTS) == set()
+    assert kit.members(keys.due_parents) == set()
     # One job_child event per child, before the parent's.
     assert [e["operation"] for e in kit.events(parent)] == ["job_child"] * 3 + ["job"]
 

@@ -11,7 +11,7 @@ from jobs.contract import ErrorCode, EventField, Field, JobStatus, Reply, Stage,
 from jobs.transitions import TRANSITIONS, spec
 from jobs.transitions.claim import CLAIM
 from jobs.transitions.spec import INCLUDES_DIR, LUA_DIR, RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS
-from tests.unit.jobs.conftest import parse_intervals
+from tests.unit.jobs.conftest import parse_intervals, roots_of
 
 SCRIPTS = {t.name: t for t in TRANSITIONS}
 LUA_FILES = sorted(LUA_DIR.glob("*.lua")) + sorted(INCLUDES_DIR.glob("*.lua"))
@@ -173,10 +173,17 @@ def test_a_single_job_moves_through_the_listing_as_its_status_changes(kit, r):
     job_id = kit.single().job_id
 
     def listed_as() -> set[str]:
-        return {s.value for s in JobStatus if r.zscore(keys.roots("single", s.value), job_id) is not None}
+        return {
+            s.value
+            for s in JobStatus
+            if r.zscore(roots_of("single", s.value)(keys.bucket_of(job_id)), job_id) is not None
+        }
 
     created_at = int(kit.job(job_id)["created_at"])
-    assert listed_as() == {"queued"} and r.zscore(keys.roots("single", "queued"), job_id) == created_at
+    assert (
+        listed_as() == {"queued"}
+        and r.zscore(roots_of("single", "queued")(keys.bucket_of(job_id)), job_id) == created_at
+    )
     claim = kit.claim(job_id)
     assert listed_as() == {"processing"}
     kit.store.retry(job_id, claim.attempt, 0, "engine_unavailable", "try again")

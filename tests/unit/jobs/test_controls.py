@@ -14,6 +14,7 @@ from jobs.errors import (
     NothingToRetry,
 )
 from jobs.records import GroupRules, Idempotency
+from tests.unit.jobs.conftest import roots_of
 
 
 def terminal_events(kit, root_id):
@@ -30,8 +31,8 @@ def test_a_queued_single_job_is_cancelled_at_once_and_its_message_then_finds_not
 
     assert cancelled.status == "cancelled" and kit.status(job_id) == "cancelled"
     assert terminal_events(kit, job_id) == [("job", job_id, "cancelled")]
-    assert job_id not in kit.members(keys.QUEUED)
-    assert kit.members(keys.roots("single", "cancelled")) == {job_id}
+    assert job_id not in kit.members(keys.queued)
+    assert kit.members(roots_of("single", "cancelled")) == {job_id}
     assert kit.store.claim(job_id) is None
 
 
@@ -48,7 +49,7 @@ def test_a_running_job_is_asked_to_stop_and_ends_cancelled_at_its_next_page(kit)
 
     assert kit.status(job_id) == "cancelled"
     assert terminal_events(kit, job_id) == [("job", job_id, "cancelled")]
-    assert job_id not in kit.members(keys.LEASES)
+    assert job_id not in kit.members(keys.leases)
 
 
 def test_a_job_that_finishes_its_last_page_after_a_cancel_keeps_its_result(kit):
@@ -98,8 +99,8 @@ def test_cancelling_a_group_ends_what_has_not_started_and_stops_what_runs(kit):
     parent_events = [e for e in terminal_events(kit, parent) if e[1] == parent]
     assert parent_events == [("job", parent, "cancelled")]
     assert len(kit.events(parent)) == 7  # one per job
-    assert kit.members(keys.roots("parent", "cancelled")) == {parent}
-    assert kit.members(keys.QUEUED) == set() and kit.members(keys.DUE_PARENTS) == set()
+    assert kit.members(roots_of("parent", "cancelled")) == {parent}
+    assert kit.members(keys.queued) == set() and kit.members(keys.due_parents) == set()
 
 
 def test_a_group_with_nothing_running_ends_cancelled_in_the_same_step(kit):
@@ -198,7 +199,7 @@ def test_a_redrive_runs_the_failed_children_again_and_the_parent_finalizes_again
     assert kit.job(parent)["status"] == "completed" and kit.job(parent)["redrives"] == "1"
     parent_events = [e for e in terminal_events(kit, parent) if e[1] == parent]
     assert parent_events == [("job", parent, "failed"), ("job", parent, "completed")]
-    assert kit.members(keys.roots("parent", "completed")) == {parent}
+    assert kit.members(roots_of("parent", "completed")) == {parent}
 
 
 def test_after_a_redrive_a_report_of_an_earlier_attempt_is_refused(kit):
@@ -306,4 +307,4 @@ def test_a_terminal_job_with_a_callback_is_due_for_its_webhook(kit):
     rules = GroupRules(max_parallel=1, callback_url="http://127.0.0.1:9/hook")
     parent = kit.store.create_group(kit.docs(1), rules).job_id
     finish_group(kit, parent, 1)
-    assert kit.members(keys.WEBHOOKS) == {parent}
+    assert kit.members(keys.webhooks) == {parent}

@@ -36,11 +36,11 @@ def test_single_job_is_queued_indexed_and_dispatched_once(kit, settings, r):
     assert r.get(keys.payload(created.job_id)) == b"hello"
 
     # Published now; the sweep re-publishes it if nobody claims it within requeue_seconds.
-    deadline = kit.score(keys.QUEUED, created.job_id)
+    deadline = kit.score(keys.queued, created.job_id)
     requeue_ms = settings.requeue_seconds * 1000
     assert before + requeue_ms - SLACK_MS <= deadline <= kit.now_ms() + requeue_ms
     assert kit.active_parents() == set()
-    assert kit.members(keys.DUE_PARENTS) == set()
+    assert kit.members(keys.due_parents) == set()
 
 
 def test_group_holds_its_children_and_releases_the_first_max_parallel_in_index_order(kit, r):
@@ -51,7 +51,7 @@ def test_group_holds_its_children_and_releases_the_first_max_parallel_in_index_o
     assert kit.ready() == children[:2]
     assert created.dispatches == kit.wake_ups(2)
     assert kit.statuses(parent, 5) == ["queued", "queued", "held", "held", "held"]
-    assert kit.members(keys.QUEUED) == set(children[:2])
+    assert kit.members(keys.queued) == set(children[:2])
 
     p = kit.job(parent)
     assert p["kind"] == "parent"
@@ -64,7 +64,7 @@ def test_group_holds_its_children_and_releases_the_first_max_parallel_in_index_o
         "held": 3, "queued": 2, "processing": 0, "completed": 0, "failed": 0, "cancelled": 0,
     }  # fmt: skip
     assert kit.active_parents() == {parent}
-    assert kit.members(keys.DUE_PARENTS) == set()  # cap reached: nothing for the sweep
+    assert kit.members(keys.due_parents) == set()  # cap reached: nothing for the sweep
 
     for i, child in enumerate(children):
         c = kit.job(child)
@@ -84,7 +84,7 @@ def test_max_parallel_above_the_group_size_releases_everything(kit):
     created = kit.group(3, max_parallel=5)
     assert len(created.dispatches) == 3
     assert kit.counts(created.job_id)["queued"] == 3
-    assert kit.members(keys.DUE_PARENTS) == set()
+    assert kit.members(keys.due_parents) == set()
 
 
 @pytest.mark.parametrize("max_parallel", [0, -1])
@@ -94,7 +94,7 @@ def test_uncapped_group_releases_all_children_within_the_batch(kit, settings, ma
     assert kit.ready() == kit.child_ids(created.job_id, n)
     assert created.dispatches == kit.wake_ups(n)
     assert kit.counts(created.job_id)["held"] == 0
-    assert kit.members(keys.DUE_PARENTS) == set()
+    assert kit.members(keys.due_parents) == set()
 
 
 @pytest.mark.parametrize("max_parallel", [0, -1])
@@ -105,13 +105,13 @@ def test_uncapped_group_beyond_the_batch_leaves_the_rest_to_the_sweep(kit, setti
     children = kit.child_ids(parent, batch + 2)
     assert kit.ready() == children[:batch]
     assert kit.statuses(parent, batch + 2)[batch:] == ["held", "held"]
-    assert kit.members(keys.DUE_PARENTS) == {parent}
+    assert kit.members(keys.due_parents) == {parent}
     assert kit.store.due_parents(kit.now_ms(), 10) == [parent]
 
     assert kit.store.release([parent]) == kit.wake_ups(2)
     assert kit.ready() == children
     assert kit.counts(parent)["held"] == 0
-    assert kit.members(keys.DUE_PARENTS) == set()
+    assert kit.members(keys.due_parents) == set()
 
 
 def test_release_false_leaves_every_child_held_and_the_parent_due(kit):
@@ -120,14 +120,14 @@ def test_release_false_leaves_every_child_held_and_the_parent_due(kit):
     assert created.dispatches == []
     assert kit.statuses(parent, 3) == ["held"] * 3
     assert kit.counts(parent)["held"] == 3
-    assert kit.members(keys.QUEUED) == set()
+    assert kit.members(keys.queued) == set()
     assert kit.active_parents() == {parent}
     assert kit.store.due_parents(kit.now_ms(), 10) == [parent]
 
     released = kit.store.release([parent])
     assert released == kit.wake_ups(2)
     assert kit.ready() == kit.child_ids(parent, 2)
-    assert kit.members(keys.DUE_PARENTS) == set()
+    assert kit.members(keys.due_parents) == set()
 
 
 def test_a_group_needs_children(kit, r):
@@ -171,10 +171,10 @@ def test_replay_of_an_unreleased_group_does_not_put_it_back_on_the_due_index(kit
     idem = Idempotency("key-u", "fp-u")
     first = kit.group(2, max_parallel=1, idempotency=idem, release=False)
     kit.store.release([first.job_id])
-    assert kit.members(keys.DUE_PARENTS) == set()
+    assert kit.members(keys.due_parents) == set()
     again = kit.group(2, max_parallel=1, idempotency=idem, release=False)
     assert again.replayed is True
-    assert kit.members(keys.DUE_PARENTS) == set()
+    assert kit.members(keys.due_parents) == set()
 
 
 @pytest.mark.parametrize("kind", ["single", "group"])

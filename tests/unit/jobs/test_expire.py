@@ -15,6 +15,7 @@ from jobs import controls, keys, webhooks
 from jobs.ids import DEFAULT_TENANT
 from jobs.records import GroupRules, Idempotency, NewJob
 from tests.unit import fake_clock
+from tests.unit.jobs.conftest import roots_of
 from tests.unit.redis_spy import round_trips
 
 TTL = 3600
@@ -80,14 +81,14 @@ def finished_group(kit) -> str:
 
 def test_a_finished_single_job_and_every_key_of_it_are_gone_once_its_retention_is_over(kit, clock):
     job_id = finished_single(kit)
-    assert kit.members(keys.EXPIRING) == {job_id}
-    assert kit.score(keys.EXPIRING, job_id) == int(kit.job(job_id)["finished_at"]) // 1000
+    assert kit.members(keys.expiring) == {job_id}
+    assert kit.score(keys.expiring, job_id) == int(kit.job(job_id)["finished_at"]) // 1000
     assert job_id in webhooks.pending(kit.store)
 
     clock.advance(TTL - 1)
     assert sweep(kit).expired == 0
     assert kit.job(job_id)["status"] == "completed"
-    assert kit.members(keys.roots("single", "completed")) == {job_id}
+    assert kit.members(roots_of("single", "completed")) == {job_id}
     answer_webhooks(kit, {job_id: 200})  # its second attempt: nothing is owed any more
 
     clock.advance(2)
@@ -105,9 +106,9 @@ def test_a_finished_group_goes_whole_its_children_in_every_status_with_it(kit, c
     assert {keys.result(c[0]), keys.events(parent), keys.idempotency(DEFAULT_TENANT, "group-key")} <= before
     assert {keys.children(parent, s) for s in ("completed", "failed", "cancelled")} <= before
     assert any(keys.is_call_record(k) for k in before)
-    assert kit.members(keys.roots("parent", "completed")) == {parent}
+    assert kit.members(roots_of("parent", "completed")) == {parent}
     assert webhooks.pending(kit.store).keys() == {c[0]}
-    assert kit.members(keys.EXPIRING) == {parent}  # the root only: its children go with it
+    assert kit.members(keys.expiring) == {parent}  # the root only: its children go with it
 
     clock.advance(TTL - 1)
     assert sweep(kit).expired == 0
@@ -129,14 +130,14 @@ def test_a_root_whose_webhook_is_owed_is_kept_past_its_retention_until_the_webho
     assert sweep(kit).expired == 0
     assert kit.job(job_id)["status"] == "completed"
     # Not tried again within the second.
-    due_again_ms = kit.score(keys.EXPIRING, job_id) + TTL * 1000
+    due_again_ms = kit.score(keys.expiring, job_id) + TTL * 1000
     assert swept_after_ms + 1000 <= due_again_ms <= kit.now_ms() + 1000
     [claim] = webhooks.claim_due(kit.store, kit.now_ms(), 100)  # taken, never answered
     clock.advance(2)
     assert sweep(kit).expired == 0
     # Due again when the claim runs out, not at every sweep meanwhile.
-    claim_ends = kit.score(keys.WEBHOOKS, job_id)
-    assert kit.score(keys.EXPIRING, job_id) == claim_ends - TTL * 1000
+    claim_ends = kit.score(keys.webhooks, job_id)
+    assert kit.score(keys.expiring, job_id) == claim_ends - TTL * 1000
 
     clock.advance(webhooks.claim_window_seconds(kit.store.settings) + 1)
     answer_webhooks(kit, {job_id: 200})
@@ -184,7 +185,7 @@ def test_nothing_unfinished_expires_however_long_it_waits(kit, clock):
     c = kit.child_ids(parent, 3)
     kit.store.complete(c[0], kit.claim(c[0]).attempt, {"text": "a child's end is not its group's"})
     kit.claim(c[1])
-    assert kit.members(keys.EXPIRING) == {finished}
+    assert kit.members(keys.expiring) == {finished}
 
     clock.advance(100 * TTL)
     assert kit.store.expire(kit.store.due_to_expire(kit.now_ms(), 100)) == 1
@@ -194,7 +195,7 @@ def test_nothing_unfinished_expires_however_long_it_waits(kit, clock):
     assert kit.snapshot() == unfinished
     assert [kit.status(j) for j in (queued, running, parent)] == ["queued", "processing", "processing"]
     assert kit.statuses(parent, 3) == ["completed", "processing", "queued"]
-    assert kit.members(keys.EXPIRING) == set()
+    assert kit.members(keys.expiring) == set()
 
 
 def test_a_redrive_cancels_the_expiry_and_the_next_ending_starts_it_again(kit, clock):
@@ -202,10 +203,10 @@ def test_a_redrive_cancels_the_expiry_and_the_next_ending_starts_it_again(kit, c
     c = kit.child_ids(parent, 2)
     kit.store.complete(c[0], kit.claim(c[0]).attempt, {"text": "kept"})
     kit.store.fail(c[1], kit.claim(c[1]).attempt, "engine_error", "try again")
-    assert kit.status(parent) == "failed" and kit.members(keys.EXPIRING) == {parent}
+    assert kit.status(parent) == "failed" and kit.members(keys.expiring) == {parent}
 
     controls.redrive(kit.store, parent)
-    assert kit.members(keys.EXPIRING) == set()
+    assert kit.members(keys.expiring) == set()
 
     clock.advance(TTL + 1)
     assert sweep(kit).expired == 0
@@ -213,7 +214,7 @@ def test_a_redrive_cancels_the_expiry_and_the_next_ending_starts_it_again(kit, c
 
     kit.store.complete(c[1], kit.claim(c[1]).attempt, {"text": "second time lucky"})
     assert kit.status(parent) == "completed"
-    assert kit.score(keys.EXPIRING, parent) == int(kit.job(parent)["finished_at"]) // 1000
+    assert kit.score(keys.expiring, parent) == int(kit.job(parent)["finished_at"]) // 1000
     clock.advance(TTL - 1)  # past the first ending's retention, not the second's
     assert sweep(kit).expired == 0 and kit.status(parent) == "completed"
 
@@ -225,16 +226,16 @@ def test_a_redrive_cancels_the_expiry_and_the_next_ending_starts_it_again(kit, c
 def test_a_root_running_again_leaves_the_expiring_index_untouched_and_a_vanished_one_leaves_every_index(kit, r):
     # Neither happens through the transitions; both entries are dropped rather than tried every sweep.
     parent = kit.group(2, max_parallel=1).job_id
-    r.zadd(keys.EXPIRING, {parent: 1})
+    r.zadd(keys.expiring(keys.bucket_of(parent)), {parent: 1})
     state = kit.snapshot()
     assert kit.store.expire([parent]) == 0
-    state.pop(keys.EXPIRING)
+    state.pop(keys.expiring(keys.bucket_of(parent)))
     assert kit.snapshot() == state
 
     gone = "0" * 32
-    r.zadd(keys.EXPIRING, {gone: 1})
-    r.zadd(keys.roots("single", "completed", keys.tag_of(gone)), {gone: 1})
-    r.zadd(keys.WEBHOOKS, {gone: 1})
+    r.zadd(keys.expiring(keys.bucket_of(gone)), {gone: 1})
+    r.zadd(keys.roots("single", "completed", keys.tag_of(gone), keys.bucket_of(gone)), {gone: 1})
+    r.zadd(keys.webhooks(keys.bucket_of(gone)), {gone: 1})
     assert kit.store.expire([gone]) == 0
     assert kit.snapshot() == state
 
@@ -262,7 +263,7 @@ def test_expiry_runs_in_batches_of_the_sweep_batch_longest_ended_first(new_kit, 
     clock.advance(TTL)
 
     assert sweep(kit).expired == 2
-    assert kit.members(keys.EXPIRING) == {ended[2]} and kit.status(ended[2]) == "completed"
+    assert kit.members(keys.expiring) == {ended[2]} and kit.status(ended[2]) == "completed"
     assert sweep(kit).expired == 1
     assert kit.snapshot() == {}
 
@@ -274,4 +275,4 @@ def test_with_nothing_due_the_expiry_pass_is_one_read(kit, monkeypatch):
     with round_trips(monkeypatch) as trips:
         due = kit.store.due_to_expire(kit.now_ms(), 500)
         assert kit.store.expire(due) == 0
-    assert due == [] and trips == [["TIME"], ["ZRANGEBYSCORE"]]
+    assert due == [] and trips == [["TIME"], ["ZRANGEBYSCORE"] * keys.bucket_count()]  # one read per bucket

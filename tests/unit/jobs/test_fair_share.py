@@ -19,6 +19,7 @@ from jobs.ids import new_job_id, tenant_tag
 from jobs.records import Dispatch
 from jobs.store import JobStore
 from jobs.transitions.complete import COMPLETE
+from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.jobs.test_repeated_calls import resend
 
 A, B = "tenant-a", "tenant-b"
@@ -33,11 +34,11 @@ def capped(new_kit):
 
 
 def in_flight(kit, tenant: str) -> int:
-    return int(kit.r.get(keys.tenant_in_flight(tenant_tag(tenant))) or 0)
+    return int(kit.r.get(keys.tenant_in_flight(tenant_tag(tenant), PINNED_BUCKET)) or 0)
 
 
 def line(kit, tenant: str) -> list[str]:
-    return [m.decode() for m in kit.r.zrange(keys.tenant_waiting(tenant_tag(tenant)), 0, -1)]
+    return [m.decode() for m in kit.r.zrange(keys.tenant_waiting(tenant_tag(tenant), PINNED_BUCKET), 0, -1)]
 
 
 def queued_now(kit) -> list[str]:
@@ -205,7 +206,7 @@ def test_the_sweep_releases_a_held_back_group_once_the_cap_is_lifted(capped):
     uncapped.release(uncapped.due_parents(later, 10))
 
     assert group_of(queued_now(kit)) == [a.job_id] * 2
-    assert in_flight(kit, A) == 4 and line(kit, A) == [] and kit.members(keys.DUE_PARENTS) == set()
+    assert in_flight(kit, A) == 4 and line(kit, A) == [] and kit.members(keys.due_parents) == set()
 
 
 def test_the_sweep_releases_with_tenants_taking_turns(kit):
@@ -232,12 +233,12 @@ def test_a_complete_sent_again_answers_the_wake_ups_its_lost_reply_asked_for(new
     first = kit.claim(keys.child_id(a1.job_id, 0))
     kit.store.complete(first.job_id, first.attempt, {})
     second = kit.claim(keys.child_id(a1.job_id, 1))
-    kit.r.delete(keys.wakeups("echo", "batch"))  # as if the wake-ups of the creation had run out
+    kit.r.delete(keys.wakeups(PINNED_BUCKET, "echo", "batch"))  # as if the wake-ups of the creation had run out
     lost = resend(kit.store, "complete")
 
     done = kit.store.complete(second.job_id, second.attempt, {})
 
-    assert COMPLETE.decode(lost[0]).released == kit.wake_ups(1)
+    assert COMPLETE.decode(lost[0], PINNED_BUCKET).released == kit.wake_ups(1)
     assert done.dispatches == kit.wake_ups(1)
     assert kit.ready() == [keys.child_id(a2.job_id, 0)]
     kit.assert_tenant_in_flight()

@@ -26,6 +26,7 @@ from jobs import controls, keys
 from jobs.errors import JobFinished, NothingToRetry
 from jobs.ids import tenant_tag
 from jobs.records import Owner
+from tests.unit.conftest import PINNED_BUCKET
 
 TENANTS = ("tenant-a", "tenant-b")
 OPERATIONS = ("create", "claim", "complete", "keep", "fail", "reclaim", "cancel", "raise_cap", "sweep", "redrive")
@@ -117,9 +118,9 @@ class Run:
         now = kit.now_ms()
         for tenant in TENANTS:
             tag = tenant_tag(tenant)
-            in_flight = int(kit.r.get(keys.tenant_in_flight(tag)) or 0)
+            in_flight = int(kit.r.get(keys.tenant_in_flight(tag, PINNED_BUCKET)) or 0)
             assert in_flight <= self.cap, (tenant, in_flight)
-            line = {m.decode() for m in kit.r.zrange(keys.tenant_waiting(tag), 0, -1)}
+            line = {m.decode() for m in kit.r.zrange(keys.tenant_waiting(tag, PINNED_BUCKET), 0, -1)}
             assert {p[: len(tag)] for p in line} <= {tag}
             could_take = []
             due_now: set[str] = set()
@@ -134,10 +135,16 @@ class Run:
                     assert group_in_flight <= cap, (parent, counts)
                 if p["status"] not in TERMINAL and counts["held"] and (cap <= 0 or group_in_flight < cap):
                     could_take.append(parent)
-                score = kit.score(keys.DUE_PARENTS, parent)
+                score = kit.score(keys.due_parents, parent)
                 if score is not None and score <= now:
                     due_now.add(parent)
-            if in_flight >= self.cap:
+            # The tenant's room in the bucket: its cap, and with more than one bucket its quota there (and the
+            # ceiling the sweep set while taking quota back, jobs.tenant_quota).
+            limit = self.cap
+            if keys.bucket_count() > 1:
+                quota, ceiling = kit.r.hmget(keys.tenant_quota(tag, PINNED_BUCKET), "quota", "ceiling")
+                limit = min(limit, int(quota or 0), int(ceiling) if ceiling is not None else limit)
+            if in_flight >= limit:
                 # Due now: a release that its batch limit cut short, before the tenant filled up.
                 assert set(could_take) <= line | due_now, (tenant, could_take, line, due_now)
                 if set(could_take) & line:
@@ -178,6 +185,6 @@ def test_random_interleavings_keep_the_fair_share_invariants(new_kit, cap, relea
 
     for tenant in TENANTS:
         tag = tenant_tag(tenant)
-        assert int(kit.r.get(keys.tenant_in_flight(tag)) or 0) == 0
-        assert kit.r.zcard(keys.tenant_waiting(tag)) == 0
-    assert kit.members(keys.DUE_PARENTS) == kit.members(keys.QUEUED) == kit.members(keys.LEASES) == set()
+        assert int(kit.r.get(keys.tenant_in_flight(tag, PINNED_BUCKET)) or 0) == 0
+        assert kit.r.zcard(keys.tenant_waiting(tag, PINNED_BUCKET)) == 0
+    assert kit.members(keys.due_parents) == kit.members(keys.queued) == kit.members(keys.leases) == set()

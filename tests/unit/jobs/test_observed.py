@@ -46,7 +46,7 @@ def test_a_mixed_group_counts_each_child_under_its_own_model(kit):
 def test_held_children_of_a_group_with_nothing_in_flight_are_found_through_the_due_index(kit):
     """A group whose creator died before releasing: every child held, the parent due."""
     group = kit.group(3, max_parallel=1, release=False)
-    assert kit.members(keys.QUEUED) == set() and group.job_id in kit.members(keys.DUE_PARENTS)
+    assert kit.members(keys.queued) == set() and group.job_id in kit.members(keys.due_parents)
 
     assert observed.occupancy(kit.r).held == {"echo": 3}
 

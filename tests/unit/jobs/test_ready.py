@@ -8,21 +8,23 @@ from jobs import controls, keys
 from jobs.contract import Priority
 from jobs.records import Dispatch, GroupRules
 from jobs.transitions.spec import PULL
+from tests.unit.conftest import PINNED_BUCKET
+from tests.unit.jobs.conftest import roots_of
 
 INTERACTIVE = Priority.INTERACTIVE.value
 BATCH = Priority.BATCH.value
 
 
 def wake(model: str = "echo", lane: str = BATCH) -> Dispatch:
-    return Dispatch("", model, PULL, lane)
+    return Dispatch("", model, PULL, lane, PINNED_BUCKET)
 
 
 def ready(kit, model: str = "echo", lane: str = BATCH) -> list[str]:
-    return [m.decode() for m in kit.r.zrange(keys.ready(model, lane), 0, -1)]
+    return [m.decode() for m in kit.r.zrange(keys.ready(PINNED_BUCKET, model, lane), 0, -1)]
 
 
 def pending(kit, model: str = "echo", lane: str = BATCH) -> int:
-    return kit.r.zcard(keys.wakeups(model, lane))
+    return kit.r.zcard(keys.wakeups(PINNED_BUCKET, model, lane))
 
 
 def test_a_release_asks_for_one_wake_up_per_ready_job_not_yet_counted(kit):
@@ -35,7 +37,7 @@ def test_a_release_asks_for_one_wake_up_per_ready_job_not_yet_counted(kit):
     assert pending(kit) == 3
 
     # A woken worker takes one: its wake-up stops counting, and the jobs left are counted for already.
-    claim, wake_ups = kit.store.claim_next("echo", BATCH)
+    claim, wake_ups = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
     assert claim.job_id == kit.child_ids(first.job_id, 1)[0]
     assert wake_ups == [] and pending(kit) == 2
 
@@ -44,8 +46,8 @@ def test_a_wake_up_counts_only_until_it_expires(kit, r):
     kit.single()
     assert pending(kit) == 1
     # The message was lost: once its time is over it no longer counts, and the next change asks again.
-    (member,) = r.zrange(keys.wakeups("echo", BATCH), 0, -1)
-    r.zadd(keys.wakeups("echo", BATCH), {member: 1})
+    (member,) = r.zrange(keys.wakeups(PINNED_BUCKET, "echo", BATCH), 0, -1)
+    r.zadd(keys.wakeups(PINNED_BUCKET, "echo", BATCH), {member: 1})
 
     assert kit.single().dispatches == [wake(), wake()]
 
@@ -54,7 +56,7 @@ def test_the_next_job_is_the_first_queued_of_any_group_or_single_job(kit):
     a = kit.child_ids(kit.group(3, max_parallel=1).job_id, 3)
     b = kit.child_ids(kit.group(2, max_parallel=1).job_id, 2)
     single = kit.single().job_id
-    running = kit.store.claim_next("echo", BATCH)[0]
+    running = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)[0]
     assert running.job_id == a[0]
 
     done = kit.store.complete(a[0], running.attempt, {}, take_next="echo")
@@ -75,7 +77,7 @@ def test_interactive_work_is_taken_before_batch(kit):
     assert group.dispatches == [wake(lane=INTERACTIVE)]
     interactive = kit.child_ids(group.job_id, 1)[0]
 
-    claim, _ = kit.store.claim_next("echo", BATCH)
+    claim, _ = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
 
     assert claim.job_id == interactive
     assert kit.status(batch) == "queued"
@@ -87,7 +89,7 @@ def test_a_cancelled_job_s_entry_is_skipped(kit):
     controls.cancel(kit.store, cancelled)
     assert kit.status(cancelled) == "cancelled"
 
-    claim, _ = kit.store.claim_next("echo", BATCH)
+    claim, _ = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
 
     assert claim.job_id == kept
     assert ready(kit) == []
@@ -98,14 +100,14 @@ def test_a_job_claimed_by_its_own_message_leaves_the_index(kit):
     kit.claim(job)
 
     assert ready(kit) == []
-    assert kit.store.claim_next("echo", BATCH)[0] is None
+    assert kit.store.claim_next("echo", BATCH, PINNED_BUCKET)[0] is None
 
 
 def test_a_job_of_another_model_is_not_taken(kit):
     tesseract = kit.store.create_single(kit.doc(model="tesseract")).job_id
 
-    assert kit.store.claim_next("echo", BATCH)[0] is None
-    assert kit.store.claim_next("tesseract", BATCH)[0].job_id == tesseract
+    assert kit.store.claim_next("echo", BATCH, PINNED_BUCKET)[0] is None
+    assert kit.store.claim_next("tesseract", BATCH, PINNED_BUCKET)[0].job_id == tesseract
 
 
 def test_a_retry_waits_out_its_backoff_in_the_index(kit):
@@ -114,7 +116,7 @@ def test_a_retry_waits_out_its_backoff_in_the_index(kit):
     kit.store.retry(job, claim.attempt, 60.0, "engine_unavailable", "try later")
 
     assert ready(kit) == [job]
-    assert kit.store.claim_next("echo", BATCH)[0] is None
+    assert kit.store.claim_next("echo", BATCH, PINNED_BUCKET)[0] is None
     assert ready(kit) == [job]  # not due: it stays
 
 
@@ -130,17 +132,17 @@ def test_taking_a_job_moves_its_own_group_and_tenant(kit):
     assert taken.job_id == other
     assert kit.status(other) == "processing"
     tag = keys.tag_of(other)
-    assert other in kit.members(keys.roots("single", "processing", tag))
-    assert other not in kit.members(keys.roots("single", "queued", tag))
-    assert kit.members(keys.LEASES) == {c[1], other}
+    assert other in kit.members(roots_of("single", "processing", tag))
+    assert other not in kit.members(roots_of("single", "queued", tag))
+    assert kit.members(keys.leases) == {c[1], other}
 
 
 def test_a_replayed_claim_next_answers_the_same_claim(kit, monkeypatch):
     job = kit.single().job_id
     monkeypatch.setattr("jobs.store.call_token", lambda: "same-token")
 
-    first, _ = kit.store.claim_next("echo", BATCH)
-    again, _ = kit.store.claim_next("echo", BATCH)
+    first, _ = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
+    again, _ = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
 
     assert first.job_id == again.job_id == job
     assert (again.attempt, again.payload) == (first.attempt, first.payload)
@@ -222,11 +224,11 @@ def test_another_model_s_batch_job_is_never_taken_nor_its_interactive_one_unless
 
 def test_a_replayed_claim_next_answers_the_wake_ups_its_lost_answer_held(kit, monkeypatch):
     kit.group(3, max_parallel=3)
-    kit.r.delete(keys.wakeups("echo", BATCH))  # as if all three had lapsed
+    kit.r.delete(keys.wakeups(PINNED_BUCKET, "echo", BATCH))  # as if all three had lapsed
     monkeypatch.setattr("jobs.store.call_token", lambda: "same-token")
 
-    first = kit.store.claim_next("echo", BATCH)
-    again = kit.store.claim_next("echo", BATCH)
+    first = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
+    again = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
 
     assert first[1] == again[1] == [wake(), wake()]
     assert again[0].job_id == first[0].job_id
@@ -234,10 +236,10 @@ def test_a_replayed_claim_next_answers_the_wake_ups_its_lost_answer_held(kit, mo
 
 def test_a_woken_worker_s_own_wake_up_stops_counting_not_a_lapsed_one(kit, r):
     kit.group(2, max_parallel=2)
-    lost, delivered = r.zrange(keys.wakeups("echo", BATCH), 0, -1)
-    r.zadd(keys.wakeups("echo", BATCH), {lost: 1})  # lost in the broker: it has lapsed
+    lost, delivered = r.zrange(keys.wakeups(PINNED_BUCKET, "echo", BATCH), 0, -1)
+    r.zadd(keys.wakeups(PINNED_BUCKET, "echo", BATCH), {lost: 1})  # lost in the broker: it has lapsed
 
-    claim, wake_ups = kit.store.claim_next("echo", BATCH)
+    claim, wake_ups = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
 
     # Its own wake-up gone, the lapsed one too: the job left gets a wake-up of its own.
     assert claim is not None and wake_ups == [wake()]
@@ -246,7 +248,7 @@ def test_a_woken_worker_s_own_wake_up_stops_counting_not_a_lapsed_one(kit, r):
 def test_one_script_answers_a_bounded_number_of_wake_ups(kit, r):
     for _ in range(150):
         kit.single()
-    r.delete(keys.wakeups("echo", BATCH))  # a backlog whose wake-ups lapsed while they waited
+    r.delete(keys.wakeups(PINNED_BUCKET, "echo", BATCH))  # a backlog whose wake-ups lapsed while they waited
 
     # Whoever runs the next script publishes what it answers: 100 at most, the next scripts top up.
     assert len(kit.single().dispatches) == 100

@@ -26,15 +26,15 @@ def test_retry_queues_the_job_again_after_the_backoff(kit, replies):
     assert (job["last_error_code"], job["last_error"]) == ("engine_unavailable", "tesseract crashed")
     assert job["error_code"] == ""  # not terminal: the job's own error stays empty
     assert job["attempts"] == "1"
-    assert kit.members(keys.LEASES) == set()
-    deadline = kit.score(keys.QUEUED, job_id)
+    assert kit.members(keys.leases) == set()
+    deadline = kit.score(keys.queued, job_id)
     backoff_ms = BACKOFF_SECONDS * 1000
     assert before + backoff_ms - SLACK_MS <= deadline <= kit.now_ms() + backoff_ms
 
     # Not due yet: the sweep leaves it alone.
     assert kit.store.stale_queued(kit.now_ms(), 10) == []
     assert kit.store.republish([job_id]) == []
-    assert kit.score(keys.QUEUED, job_id) == deadline
+    assert kit.score(keys.queued, job_id) == deadline
 
     # Once the backoff has passed it gets a new message, and the next claim is attempt 2.
     kit.make_stale(job_id)
@@ -113,8 +113,8 @@ def test_an_expired_lease_puts_the_job_back_while_attempts_remain(kit, settings,
     job = kit.job(c0)
     assert (job["status"], job["stage"], job["last_error_code"]) == ("queued", "reclaimed", "lease_expired")
     assert job["attempts"] == "1"
-    assert kit.members(keys.LEASES) == set()
-    assert kit.score(keys.QUEUED, c0) >= before + settings.requeue_seconds * 1000 - SLACK_MS
+    assert kit.members(keys.leases) == set()
+    assert kit.score(keys.queued, c0) >= before + settings.requeue_seconds * 1000 - SLACK_MS
     assert kit.counts(parent)["queued"] == 1
     assert kit.counts(parent)["processing"] == 0
     assert kit.statuses(parent, 2) == ["queued", "held"]  # the slot stays taken
@@ -150,7 +150,7 @@ def test_the_last_attempt_fails_with_lease_expired_and_releases_the_next_child(k
     assert job["finished_at"] != ""
     assert kit.statuses(parent, 2) == ["failed", "queued"]
     assert kit.counts(parent)["failed"] == 1
-    assert kit.members(keys.LEASES) == set()
+    assert kit.members(keys.leases) == set()
     assert [
         (e["operation"], e["job_id"], e["parent_job_id"], e["status"], e["error_code"]) for e in kit.events(parent)
     ] == [("job_child", c0, parent, "failed", "lease_expired")]
@@ -220,11 +220,11 @@ def test_reclaim_drops_a_lease_left_on_a_job_that_is_no_longer_processing(kit, r
     job_id = kit.single().job_id
     claim = kit.claim(job_id)
     kit.store.complete(job_id, claim.attempt, {})
-    r.zadd(keys.LEASES, {job_id: 1})
+    r.zadd(keys.leases(keys.bucket_of(job_id)), {job_id: 1})
     reclaimed = kit.store.reclaim([job_id])
     assert replies.last("reclaim").code == 0
     assert reclaimed.requeued == reclaimed.failed == []
-    assert kit.members(keys.LEASES) == set()
+    assert kit.members(keys.leases) == set()
     assert kit.status(job_id) == "completed"
 
 
@@ -260,7 +260,7 @@ def test_a_stale_queued_job_is_published_again_and_its_deadline_pushed_on(kit, s
     before = kit.now_ms()
     assert kit.store.republish([job_id]) == [Dispatch(job_id, "echo")]
     assert (replies.last("republish").code, replies.last("republish").model) == (Reply.OK, "echo")
-    assert kit.score(keys.QUEUED, job_id) >= before + settings.requeue_seconds * 1000 - SLACK_MS
+    assert kit.score(keys.queued, job_id) >= before + settings.requeue_seconds * 1000 - SLACK_MS
     assert kit.store.stale_queued(kit.now_ms(), 10) == []
     assert kit.status(job_id) == "queued"
 
@@ -276,18 +276,19 @@ def test_a_queued_job_not_yet_due_is_left_alone(kit, replies):
 def test_a_claimed_job_is_not_republished_and_leaves_the_index(kit, r, replies):
     job_id = kit.single().job_id
     kit.claim(job_id)
-    r.zadd(keys.QUEUED, {job_id: 1})  # as read by a sweep just before the claim
+    r.zadd(keys.queued(keys.bucket_of(job_id)), {job_id: 1})  # as read by a sweep just before the claim
     assert kit.store.republish([job_id]) == []
     assert replies.last("republish").code == 0
-    assert kit.members(keys.QUEUED) == set()
+    assert kit.members(keys.queued) == set()
     assert kit.status(job_id) == "processing"
 
 
 def test_held_and_unknown_jobs_are_not_republished(kit, r):
     parent = kit.group(2, max_parallel=1).job_id
     held = keys.child_id(parent, 1)
-    r.zadd(keys.QUEUED, {held: 1, "a" * 32: 1})
+    for job_id in (held, "a" * 32):
+        r.zadd(keys.queued(keys.bucket_of(job_id)), {job_id: 1})
     assert kit.store.republish([held, "a" * 32]) == []
-    assert kit.members(keys.QUEUED) == {keys.child_id(parent, 0)}
+    assert kit.members(keys.queued) == {keys.child_id(parent, 0)}
     assert kit.status(held) == "held"
     assert kit.store.republish([]) == []

@@ -6,6 +6,7 @@ import fakeredis
 import pytest
 from redis.exceptions import NoScriptError
 
+from jobs import keys
 from jobs.contract import Reply
 from jobs.transitions import NOSCRIPT_ATTEMPTS, Scripts
 from jobs.transitions.unlock_sweep import UNLOCK_SWEEP
@@ -28,17 +29,17 @@ def forgetful(client: fakeredis.FakeRedis, times: int) -> None:
 
 
 def unlock(scripts: Scripts):
-    return scripts.run(UNLOCK_SWEEP, keys={"lock": "ocrgw:sweep:lock"}, args={"token": "t"})
+    return scripts.run(UNLOCK_SWEEP, keys={"lock": keys.sweep_lock(0)}, args={"token": "t"})
 
 
 def test_a_script_forgotten_again_right_after_its_reload_is_loaded_and_called_again():
     client = fakeredis.FakeRedis()
     scripts = Scripts(client)
-    client.set("ocrgw:sweep:lock", "t")
+    client.set(keys.sweep_lock(0), "t")
     forgetful(client, times=NOSCRIPT_ATTEMPTS - 1)
 
     assert unlock(scripts).code == Reply.OK
-    assert client.get("ocrgw:sweep:lock") is None
+    assert client.get(keys.sweep_lock(0)) is None
 
 
 def test_a_server_that_never_keeps_a_script_still_fails_the_call():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from redis import Redis
 from redis.exceptions import AuthenticationError
 from redis.sentinel import SentinelConnectionPool
 
@@ -88,6 +89,7 @@ def test_with_sentinels_the_store_s_client_asks_them_for_the_named_master():
         {**SENTINELS, "REDIS_URL": "redis://:pw@unused/2", "OCRGW_REDIS_SENTINEL_PASSWORD": "sentinel-secret"}
     )
     client = redis_client(settings, socket_timeout=1)
+    assert isinstance(client, Redis)
     pool = client.connection_pool
     assert isinstance(pool, SentinelConnectionPool)
     assert pool.service_name == "ocrgw" and pool.is_master

@@ -8,6 +8,7 @@ from jobs.controls import cancel
 from jobs.ids import new_job_id, tenant_tag
 from jobs.queries import JobQueries
 from jobs.records import Idempotency, Owner
+from tests.unit.jobs.conftest import roots_of
 
 ACME = Owner("acme", "a1b2c3d4e5f6")
 GLOBEX = Owner("globex", "0f0e0d0c0b0a")
@@ -28,9 +29,9 @@ def test_a_single_job_is_listed_in_its_tenants_sets_only(kit):
     job_id = kit.store.create_single(kit.doc(), owner=ACME).job_id
 
     assert kit.job(job_id)["tenant"] == "acme"
-    assert kit.members(keys.roots("single", "queued", tenant_tag("acme"))) == {job_id}
-    assert kit.members(keys.roots("single", "queued", tenant_tag("globex"))) == set()
-    assert kit.members(keys.roots("single", "queued")) == set()  # the default tenant's
+    assert kit.members(roots_of("single", "queued", tenant_tag("acme"))) == {job_id}
+    assert kit.members(roots_of("single", "queued", tenant_tag("globex"))) == set()
+    assert kit.members(roots_of("single", "queued")) == set()  # the default tenant's
 
 
 def test_transitions_move_a_root_within_its_tenants_sets_knowing_only_its_id(kit):
@@ -40,9 +41,9 @@ def test_transitions_move_a_root_within_its_tenants_sets_knowing_only_its_id(kit
         kit.store.complete(child, claim.attempt, {"text": child})
 
     acme = tenant_tag("acme")
-    assert kit.members(keys.roots("parent", "completed", acme)) == {parent}
-    assert kit.members(keys.roots("parent", "queued", acme)) == set()
-    assert kit.members(keys.roots("parent", "processing", acme)) == set()
+    assert kit.members(roots_of("parent", "completed", acme)) == {parent}
+    assert kit.members(roots_of("parent", "queued", acme)) == set()
+    assert kit.members(roots_of("parent", "processing", acme)) == set()
 
 
 def test_terminal_events_name_the_roots_tenant_and_key_id_for_children_and_roots(kit):

@@ -18,6 +18,7 @@ from jobs import keys
 from jobs.errors import LeaseLost, NotProcessing
 from jobs.records import Dispatch
 from jobs.transitions.spec import PULL
+from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.jobs.conftest import ACTIVE_PARENTS
 
 OPERATIONS = ("claim", "complete", "fail", "retry", "reclaim", "release", "duplicate", "late")
@@ -223,7 +224,7 @@ class GroupRun:
         # for the sweep (a batch limit cut its release short); and only then is it due.
         slot_free = self.cap <= 0 or in_flight < self.cap
         waiting = by_status["held"] > 0 and slot_free
-        assert (parent_id in indexes[keys.DUE_PARENTS]) == waiting, (statuses, self.batch)
+        assert (parent_id in indexes[keys.due_parents(PINNED_BUCKET)]) == waiting, (statuses, self.batch)
         if waiting:
             assert self.batch < self.n
             event("a parent left due by the batch limit")
@@ -232,8 +233,8 @@ class GroupRun:
         self.kit.assert_tenant_in_flight()
 
         # The indexes agree with the statuses.
-        assert indexes[keys.QUEUED] == having("queued")
-        assert indexes[keys.LEASES] == having("processing")
+        assert indexes[keys.queued(PINNED_BUCKET)] == having("queued")
+        assert indexes[keys.leases(PINNED_BUCKET)] == having("processing")
         # Every queued child is in the ready index (a worker takes it from there), or has a message out.
         assert having("queued") <= set(self.kit.ready()) | self.published | self.backoff
 
@@ -274,12 +275,12 @@ class GroupRun:
             assert [(e["operation"], e["status"], e["error_code"]) for e in parent_events] == [("job", *expected)]
             assert events[-1]["job_id"] == parent_id
             assert parent["finished_at"] != ""
-            assert all(parent_id not in indexes[index] for index in ACTIVE_PARENTS)
+            assert all(parent_id not in indexes[index(PINNED_BUCKET)] for index in ACTIVE_PARENTS)
         else:
             assert parent["status"] == ("processing" if sum(self.claims.values()) else "queued")
             assert parent_events == []
             assert parent["finished_at"] == ""
-            assert any(parent_id in indexes[index] for index in ACTIVE_PARENTS)
+            assert any(parent_id in indexes[index(PINNED_BUCKET)] for index in ACTIVE_PARENTS)
 
     def drain(self, fail_indexes: set[int]) -> None:
         """Drives every child to a terminal status, as workers and the sweep would."""
@@ -324,5 +325,5 @@ def test_random_interleavings_keep_the_group_invariants(new_kit, n, max_parallel
     assert [e["operation"] for e in events].count("job") == 1
     expected = "failed" if run.failed else "completed"
     assert kit.job(run.parent)["status"] == expected
-    assert kit.active_parents() == kit.members(keys.DUE_PARENTS) == set()
-    assert kit.members(keys.QUEUED) == kit.members(keys.LEASES) == set()
+    assert kit.active_parents() == kit.members(keys.due_parents) == set()
+    assert kit.members(keys.queued) == kit.members(keys.leases) == set()

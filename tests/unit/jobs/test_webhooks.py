@@ -41,6 +41,13 @@ def finished_single(kit, callback_url: str = URL, fail: bool = False) -> str:
     return job_id
 
 
+def claims_key(job_id: str) -> str:
+    """Where the job's tenant's webhook claims are counted: its bucket (one bucket), else its own slot."""
+    if keys.bucket_count() == 1:
+        return keys.tenant_webhooks(keys.tag_of(job_id), keys.bucket_of(job_id))
+    return keys.tenant_webhook_claims(keys.tag_of(job_id))
+
+
 def webhook_events(kit, job_id: str) -> list[dict[str, str]]:
     return [e for e in kit.events_of(job_id) if e["operation"] == "webhook"]
 
@@ -92,7 +99,7 @@ def test_a_claim_that_runs_out_unrecorded_is_claimed_again_as_the_next_attempt(k
     job_id = finished_single(kit)
     webhooks.claim_due(kit.store, kit.now_ms(), 10)
 
-    kit.r.zadd(keys.WEBHOOKS, {job_id: 1})  # the claim window is over: its deliverer died
+    kit.r.zadd(keys.webhooks(keys.bucket_of(job_id)), {job_id: 1})  # the claim window is over: its deliverer died
 
     assert webhooks.claim_due(kit.store, kit.now_ms(), 10) == [WebhookClaim(job_id, 2)]
 
@@ -110,7 +117,7 @@ def test_a_webhook_no_longer_wanted_leaves_the_index_when_claimed(kit):
     gone = finished_single(kit)
     kit.r.delete(keys.job(gone))
     running = kit.store.create_single(kit.doc()).job_id
-    kit.r.zadd(keys.WEBHOOKS, {running: 1})  # not terminal: e.g. a parent redriven meanwhile
+    kit.r.zadd(keys.webhooks(keys.bucket_of(running)), {running: 1})  # not terminal: e.g. a parent redriven meanwhile
 
     assert webhooks.claim_due(kit.store, kit.now_ms(), 10) == []
     assert webhooks.pending(kit.store) == {}
@@ -165,7 +172,7 @@ def test_a_failed_attempt_is_due_again_after_the_backoff_and_each_attempt_is_an_
     for attempt, answer in enumerate(
         [Answer(500, "http_error", "answered 500"), Answer(None, "timeout", "no answer within 10 s")], start=1
     ):
-        kit.r.zadd(keys.WEBHOOKS, {job_id: 1})  # its retry time has come
+        kit.r.zadd(keys.webhooks(keys.bucket_of(job_id)), {job_id: 1})  # its retry time has come
         assert webhooks.claim_due(kit.store, kit.now_ms(), 10) == [WebhookClaim(job_id, attempt)]
         before = kit.now_ms()
         recorded = webhooks.record(kit.store, job_id, attempt, answer)
@@ -196,7 +203,7 @@ def test_retries_stop_at_the_end_of_the_retry_window_and_then_it_is_given_up(kit
 
     assert last_but_one == webhooks.Recorded(WebhookOutcome.RETRYING, window_end)  # the last falls on the end
     kit.r.hset(keys.job(job_id), "finished_at", str((kit.now_ms() - 3_600_000) * 1000))
-    kit.r.zadd(keys.WEBHOOKS, {job_id: 1})
+    kit.r.zadd(keys.webhooks(keys.bucket_of(job_id)), {job_id: 1})
     [claim] = webhooks.claim_due(kit.store, kit.now_ms(), 10)
     last = webhooks.record(kit.store, job_id, claim.attempt, Answer(None, "connection_failed", "refused"))
 
@@ -208,7 +215,7 @@ def test_retries_stop_at_the_end_of_the_retry_window_and_then_it_is_given_up(kit
 def test_an_attempt_recorded_after_a_later_claim_changes_nothing_but_its_event(kit):
     job_id = finished_single(kit)
     webhooks.claim_due(kit.store, kit.now_ms(), 10)
-    kit.r.zadd(keys.WEBHOOKS, {job_id: 1})
+    kit.r.zadd(keys.webhooks(keys.bucket_of(job_id)), {job_id: 1})
     [later] = webhooks.claim_due(kit.store, kit.now_ms(), 10)
     schedule = webhooks.pending(kit.store)
 
@@ -322,7 +329,7 @@ def test_a_busy_tenant_does_not_hold_back_another_s_webhook_due_after_its_own(ca
 
 def next_tick(kit, job_id: str) -> None:
     """The sweep's next tick, when a webhook its tenant's share held back (or a retry) is due again."""
-    kit.r.zadd(keys.WEBHOOKS, {job_id: 1})
+    kit.r.zadd(keys.webhooks(keys.bucket_of(job_id)), {job_id: 1})
 
 
 def in_flight_and_waiting(kit, job_ids: list[str]) -> tuple[list[str], list[str]]:
@@ -345,7 +352,7 @@ def test_a_waiting_webhook_is_claimed_as_its_first_attempt_once_an_answer_frees_
 def test_a_claim_that_ran_out_frees_its_slot(capped):
     [first, _], [third] = in_flight_and_waiting(capped, [tenant_single(capped, "alpha") for _ in range(3)])
     # first's deliverer died: its claim runs out (here, at once).
-    capped.r.zadd(keys.tenant_webhooks(keys.tag_of(first)), {first: 1})
+    capped.r.zadd(claims_key(first), {first: 1})
 
     next_tick(capped, third)
     assert webhooks.claim(capped.store, [third]) == [WebhookClaim(third, 1)]
@@ -353,7 +360,9 @@ def test_a_claim_that_ran_out_frees_its_slot(capped):
 
 def test_a_superseded_answer_does_not_free_the_current_attempt_s_slot(capped):
     [first, _], [third] = in_flight_and_waiting(capped, [tenant_single(capped, "alpha") for _ in range(3)])
-    capped.r.zadd(keys.WEBHOOKS, {first: 1})  # first's claim ran out on the queue and is claimed again
+    capped.r.zadd(
+        keys.webhooks(keys.bucket_of(first)), {first: 1}
+    )  # first's claim ran out on the queue and is claimed again
     assert webhooks.claim(capped.store, [first]) == [WebhookClaim(first, 2)]
 
     late = webhooks.record(capped.store, first, 1, Answer(200))
@@ -366,7 +375,7 @@ def test_a_superseded_answer_does_not_free_the_current_attempt_s_slot(capped):
 def test_a_tenant_s_in_flight_key_expires_when_its_latest_claim_runs_out(capped):
     """A tenant whose webhooks stop coming leaves no key behind, whatever its deliverers did."""
     [first, second], _ = in_flight_and_waiting(capped, [tenant_single(capped, "alpha") for _ in range(3)])
-    key = keys.tenant_webhooks(keys.tag_of(first))
+    key = claims_key(first)
     latest = max(score for _, score in capped.r.zrange(key, 0, -1, withscores=True))
 
     assert capped.r.pexpiretime(key) == int(latest)

@@ -124,24 +124,26 @@ class Harness:
         ]
 
     def lease(self, job_id: str) -> float | None:
-        return self.r.zscore(keys.LEASES, job_id)
+        return self.r.zscore(keys.leases(keys.bucket_of(job_id)), job_id)
 
     def queued_deadline(self, job_id: str) -> float | None:
-        return self.r.zscore(keys.QUEUED, job_id)
+        return self.r.zscore(keys.queued(keys.bucket_of(job_id)), job_id)
 
     def expired_leases(self) -> list[str]:
         return self.store.expired_leases(self.store.now_ms(), 10)
 
     def lapse_lease(self, job_id: str) -> None:
         """What a long wait does to a lease nobody extends: its deadline passes."""
-        assert self.r.zadd(keys.LEASES, {job_id: self.store.now_ms() - 1}, xx=True, ch=True) == 1, job_id
+        assert (
+            self.r.zadd(keys.leases(keys.bucket_of(job_id)), {job_id: self.store.now_ms() - 1}, xx=True, ch=True) == 1
+        ), job_id
 
     def snapshot(self) -> dict:
         return {key: self.r.dump(key) for key in sorted(self.r.keys("*"))}
 
     def take_over(self, job_id: str) -> int:
         """What the sweep and another worker do to a stalled attempt: reclaim, claim again."""
-        self.r.zadd(keys.LEASES, {job_id: 1}, xx=True)
+        self.r.zadd(keys.leases(keys.bucket_of(job_id)), {job_id: 1}, xx=True)
         assert self.store.reclaim([job_id]).requeued, self.job(job_id)
         claim = self.store.claim(job_id)
         assert claim is not None

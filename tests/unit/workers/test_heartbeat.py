@@ -12,6 +12,7 @@ import pytest
 
 from jobs.records import Dispatch
 from jobs.transitions.spec import PULL
+from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.workers.runner_support import Harness, make
 from workers import runner as runner_module
 
@@ -119,10 +120,10 @@ def test_the_next_job_s_lease_is_extended_while_the_wake_ups_are_published(monke
 
     h.runner.publish = slow_publish
 
-    assert h.runner.pull("echo", "batch") == "completed"
+    assert h.runner.pull("echo", "batch", PINNED_BUCKET) == "completed"
 
     # One wake-up of the creation was taken by this worker, the other still counts: one more is asked for.
-    assert [d for batch in h.published for d in batch] == [Dispatch("", "echo", PULL, "batch")]
+    assert [d for batch in h.published for d in batch] == [Dispatch("", "echo", PULL, "batch", PINNED_BUCKET)]
     assert seen == {"extended": [True], "expired": []}
     assert (h.job(kept)["status"], h.job(kept)["attempts"]) == ("completed", "1")
     assert "lease lost" not in caplog.text  # nor for child 0, finished before the publishing

@@ -19,6 +19,7 @@ from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.records import Dispatch
 from jobs.transitions.spec import PULL
+from tests.unit.conftest import PINNED_BUCKET
 
 # -- completed ------------------------------------------------------------------------------
 
@@ -163,13 +164,13 @@ def test_the_time_limit_fails_the_job_with_timeout_and_frees_its_slot(h):
 
     h.adapter.behaviour = hung
 
-    assert h.runner.pull("echo", "batch") == "failed"
+    assert h.runner.pull("echo", "batch", PINNED_BUCKET) == "failed"
 
     child = h.job(f"{parent_id}-0")
     assert (child["status"], child["attempts"], child["error_code"]) == ("failed", "1", "timeout")
     assert child["error"] == "the job ran longer than 300 s"
     # No slot kept: the child released into it gets a wake-up.
-    assert [d for batch in h.published for d in batch] == [Dispatch("", "echo", PULL, "batch")]
+    assert [d for batch in h.published for d in batch] == [Dispatch("", "echo", PULL, "batch", PINNED_BUCKET)]
     assert h.job(f"{parent_id}-1")["status"] == "queued"
 
 

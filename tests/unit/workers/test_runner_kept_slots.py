@@ -11,12 +11,13 @@ from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.records import Dispatch, NewJob
 from jobs.transitions.spec import PULL
+from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.workers.runner_support import Harness, make
 from workers.runner import Runner
 
 
 def wake_up(model: str = "echo") -> Dispatch:
-    return Dispatch("", model, PULL, "batch")
+    return Dispatch("", model, PULL, "batch", PINNED_BUCKET)
 
 
 def published(h: Harness) -> list[Dispatch]:
@@ -28,14 +29,14 @@ def test_with_keep_slot_off_completing_a_child_wakes_a_worker_for_the_child_rele
     parent_id, first = h.group(3, max_parallel=1)
     assert first == [wake_up()]
 
-    assert h.runner.pull("echo", "batch") == "completed"  # the wake-up: child 0, the first ready job
+    assert h.runner.pull("echo", "batch", PINNED_BUCKET) == "completed"  # the wake-up: child 0, the first ready job
 
     assert published(h) == [wake_up()]
     assert h.job(f"{parent_id}-1")["status"] == "queued"
 
 
 def test_a_wake_up_that_finds_no_ready_job_is_skipped(h):
-    assert h.runner.pull("echo", "batch") == "skipped"
+    assert h.runner.pull("echo", "batch", PINNED_BUCKET) == "skipped"
     assert h.adapter.calls == 0
 
 
@@ -85,7 +86,7 @@ def test_past_the_keep_slot_budget_the_next_child_is_published_instead(h):
 
     h.adapter.behaviour = slow
 
-    assert h.runner.pull("echo", "batch") == "completed"
+    assert h.runner.pull("echo", "batch", PINNED_BUCKET) == "completed"
 
     assert h.adapter.calls == 2  # child 0, then child 1 in the kept slot (0.6 s in)
     assert published(h) == [wake_up()]
@@ -97,7 +98,7 @@ def test_a_worker_that_is_shutting_down_keeps_no_slot(h):
     with_clock(h, draining=lambda: True)
     parent_id, _ = h.group(2, max_parallel=1)
 
-    assert h.runner.pull("echo", "batch") == "completed"
+    assert h.runner.pull("echo", "batch", PINNED_BUCKET) == "completed"
 
     assert h.adapter.calls == 1
     assert published(h) == [wake_up()]
@@ -158,7 +159,7 @@ def test_a_kept_child_that_hits_the_time_limit_fails_and_keeps_no_slot(h):
 
     h.adapter.behaviour = second_hangs
 
-    assert h.runner.pull("echo", "batch") == "completed"
+    assert h.runner.pull("echo", "batch", PINNED_BUCKET) == "completed"
 
     assert [h.job(f"{parent_id}-{i}")["status"] for i in range(3)] == ["completed", "failed", "queued"]
     assert h.job(f"{parent_id}-1")["error_code"] == "timeout"

@@ -1,0 +1,513 @@
+"""``ocrgw store migrate``: moves a store written before buckets onto the bucket layout of ``jobs.keys``.
+
+The layout before buckets (ocrgw up to commit 3c6f2fd) kept a root's keys
+under the root's own hash tag, ``ocrgw:{<root>}:job:<id>`` and so on, and
+the indexes and a tenant's keys outside any tag: ``ocrgw:leases``,
+``ocrgw:roots:<tenant tag>:<kind>:<status>``, ``ocrgw:tenant:<tag>:...``,
+``ocrgw:idem:<digest>``, ``ocrgw:workers``...  It is spelled here, and only
+here, as the past layout it is; the new keys come from ``jobs.keys``.
+
+On one Redis (a single primary, or the master Sentinel names) every old key
+is RENAMEd to its new name for the bucket count in use (``keys.bucket_count``):
+
+* a root's group keys to its root's bucket (``keys.bucket_of``);
+* an index of many roots or jobs (expiring, webhooks, the listing sets, a
+  ready index, a tenant's webhook claims) is split by each member's bucket:
+  RENAMEd whole when every member goes to one bucket and that key does not
+  exist yet, else moved a chunk at a time, each chunk's ZADD to the new sets
+  and ZREM from the old one in one MULTI/EXEC;
+* an Idempotency-Key's record to where the current code looks it up: a
+  creation's to the bucket of (tenant, key) (``keys.bucket_of_idempotency``,
+  read off the record's digest), a redrive's to its parent's bucket.  The
+  root a creation's record names keeps its own bucket, which may differ: a
+  replay reads the record alone and answers its job id, whatever the
+  bucket, so every record is kept (none is dropped);
+* the wake-ups of a model and lane, and the records of ``claim_next`` calls,
+  to bucket 0, where the current code takes a wake-up that names no bucket;
+* the workers' reports to their hash-tagged keys; the old sweep lock, which
+  no current process takes, is deleted.
+
+Each move is atomic on the server (a RENAME, or one MULTI/EXEC), and an old
+key is gone once moved, so a run cut short anywhere (SIGKILL included)
+leaves a store that a second run finishes; a second run over a finished
+store finds nothing to move.
+
+Nothing may be in flight: a job queued, processing or held, a lease, a
+queued or due entry, a tenant's in-flight count or waiting line refuse the
+migration, with what was found.  A Redis Cluster is refused: moving a store
+onto a cluster is copying it to other servers, which this does not do.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.cluster import RedisCluster
+from redis.exceptions import ResponseError
+
+from jobs import keys
+from jobs.connections import StoreClient
+from jobs.contract import Field, JobStatus
+from jobs.errors import OcrgwError
+
+#: The commit whose layout this moves from: main before the merge of branch ``buckets``.
+OLD_LAYOUT_COMMIT = "3c6f2fd"
+
+# -- the old layout ------------------------------------------------------------------------------
+
+_NS = keys.NAMESPACE + ":"
+_OLD_GROUP = re.compile(r"ocrgw:\{([0-9a-f]{32})\}:(.+)")
+_OLD_IDEMPOTENCY = re.compile(r"ocrgw:idem:([0-9a-f]{64})")
+_OLD_ROOTS = re.compile(r"ocrgw:roots:([0-9a-f]{12}):([a-z]+):([a-z]+)")
+_OLD_TENANT = re.compile(r"ocrgw:tenant:([0-9a-f]{12}):(in_flight|waiting|webhooks_in_flight)")
+_OLD_LEASES = _NS + "leases"
+_OLD_QUEUED = _NS + "queued"
+_OLD_DUE_PARENTS = _NS + "parents:due"
+_OLD_WEBHOOKS = _NS + "webhooks"
+_OLD_EXPIRING = _NS + "expiring"
+_OLD_READY = _NS + "ready:"
+_OLD_WAKEUPS = _NS + "wakeups:"
+_OLD_PULL_CALL = _NS + "pull_call:"
+_OLD_SWEEP_LOCK = _NS + "sweep:lock"
+_OLD_WORKERS = _NS + "workers"
+# The group keys' kinds, as the part of the key after the root's tag starts.
+_GROUP_KINDS = (
+    keys.JOB,
+    keys.PAYLOAD,
+    keys.RESULT,
+    keys.PDF_ASKED,
+    keys.PDF,
+    keys.CALL,
+    keys.CHILDREN,
+    keys.EVENTS,
+)
+_NOT_ENDED = (JobStatus.QUEUED.value, JobStatus.PROCESSING.value, JobStatus.HELD.value)
+# How many keys a SCAN step asks for, how many commands a pipeline carries, how many members a chunk moves.
+_SCAN_COUNT = 1000
+_BATCH = 500
+_CHUNK = 1000
+# How many ids of jobs in flight a refusal names.
+_NAMED = 5
+
+
+class MigrationRefused(OcrgwError):
+    """The store cannot be migrated as it is: why, and what to do, in a sentence or two."""
+
+
+@dataclass(frozen=True)
+class Old:
+    """One key of the old layout and what it is: ``kind`` names it in the counts."""
+
+    key: str
+    kind: str
+    # A key moved whole: its new name.  None for an index split by its members' buckets.
+    to: str | None = None
+    # An index split by its members: each member's new key.
+    split: Callable[[str], str] | None = None
+
+
+@dataclass
+class Report:
+    """What a run found and did (or, dry, would do)."""
+
+    buckets: int
+    dry_run: bool
+    draining: bool = False
+    #: Where the store is, as printed (no password).
+    store: str = ""
+    #: Old keys moved whole (or to be), by kind.
+    moved: Counter[str] = field(default_factory=Counter)
+    #: Members of split indexes moved (or to be), by kind of index.
+    members: Counter[str] = field(default_factory=Counter)
+    #: Old keys deleted, by kind.
+    dropped: Counter[str] = field(default_factory=Counter)
+    #: Idempotency-Key records by where they go: "key's bucket", "parent's bucket" (a redrive's), "job gone".
+    idempotency: Counter[str] = field(default_factory=Counter)
+    #: Old keys whose new name already holds a key of another type: left as they are.
+    conflicts: list[str] = field(default_factory=list)
+    #: Keys under ``ocrgw:`` that are of neither layout: left as they are.
+    unknown: list[str] = field(default_factory=list)
+    #: Keys already in the new layout (a store migrated before, or written by the new version).
+    current: int = 0
+
+    @property
+    def old_keys(self) -> int:
+        return sum(self.moved.values()) + sum(self.dropped.values())
+
+
+def old_key(key: str) -> Old | None:
+    """The old layout's key ``key`` and where it goes; None for a key of the new layout or none."""
+    group = _OLD_GROUP.fullmatch(key)
+    if group is not None:
+        root, rest = group.groups()
+        kind = next((k.rstrip(":") for k in _GROUP_KINDS if rest.startswith(k)), None)
+        if kind is None:
+            return None
+        return Old(key, kind, f"{keys.group_prefix(root)}{rest}")
+    if _OLD_IDEMPOTENCY.fullmatch(key):
+        return Old(key, "idempotency")  # where to: decided by ``_idempotency_targets``, which reads its job
+    roots = _OLD_ROOTS.fullmatch(key)
+    if roots is not None:
+        tag, kind, status = roots.groups()
+        return Old(key, "roots", split=lambda member: keys.roots(kind, status, tag, keys.bucket_of(member)))
+    tenant = _OLD_TENANT.fullmatch(key)
+    if tenant is not None:
+        tag, what = tenant.groups()
+        if what == "webhooks_in_flight":
+            return Old(key, "tenant webhook claims", split=lambda m: keys.tenant_webhooks(tag, keys.bucket_of(m)))
+        # Either means something in flight: the run is refused before anything moves (``in_flight``).
+        return Old(key, f"tenant {what}")
+    fixed = {
+        _OLD_LEASES: (Old(key, "leases", split=lambda m: keys.leases(keys.bucket_of(m)))),
+        _OLD_QUEUED: (Old(key, "queued", split=lambda m: keys.queued(keys.bucket_of(m)))),
+        _OLD_DUE_PARENTS: (Old(key, "parents:due", split=lambda m: keys.due_parents(keys.bucket_of(m)))),
+        _OLD_WEBHOOKS: Old(key, "webhooks", split=lambda m: keys.webhooks(keys.bucket_of(m))),
+        _OLD_EXPIRING: Old(key, "expiring", split=lambda m: keys.expiring(keys.bucket_of(m))),
+        _OLD_SWEEP_LOCK: Old(key, "sweep lock"),  # deleted: no current process takes it
+        _OLD_WORKERS: Old(key, "worker reports", keys.WORKERS),
+    }
+    if key in fixed:
+        return fixed[key]
+    if key.startswith(_OLD_WORKERS + ":"):
+        return Old(key, "worker reports", keys.worker_report(key[len(_OLD_WORKERS) + 1 :]))
+    if key.startswith(_OLD_READY):
+        model, _, lane = key[len(_OLD_READY) :].rpartition(":")
+        return Old(key, "ready", split=lambda m: keys.ready(keys.bucket_of(m), model, lane))
+    if key.startswith(_OLD_WAKEUPS):
+        # A wake-up of the old layout names no bucket: the current pull task takes it from bucket 0.
+        model, _, lane = key[len(_OLD_WAKEUPS) :].rpartition(":")
+        return Old(key, "wakeups", keys.wakeups(0, model, lane))
+    if key.startswith(_OLD_PULL_CALL):
+        return Old(key, "pull_call", keys.pull_call(0, key[len(_OLD_PULL_CALL) :]))
+    return None
+
+
+def is_current_key(key: str) -> bool:
+    """A key of the current layout: a bucket's, or one of the global keys."""
+    if key in (keys.DRAINING, keys.GAUGES) or keys.is_worker_report(key):
+        return True
+    if not key.startswith(_NS + "{"):
+        return False
+    tag = key[len(_NS) + 1 :].partition("}")[0]
+    return tag in keys.bucket_tags(keys.bucket_count())
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+
+class Migration:
+    """A run over one Redis client; ``step`` is called before every write, a pipeline of ``batch`` RENAMEs
+    or a chunk of an index (tests cut a run short with it)."""
+
+    def __init__(
+        self, client: StoreClient, dry_run: bool = False, step: Callable[[], None] | None = None, batch: int = _BATCH
+    ):
+        self.redis = client
+        self.dry_run = dry_run
+        self._step = step or (lambda: None)
+        self._batch = batch  # how many keys one pipeline of RENAMEs moves
+
+    def run(self) -> Report:
+        refuse_cluster(self.redis)
+        report = Report(keys.bucket_count(), self.dry_run, draining=bool(self.redis.exists(keys.DRAINING)))
+        olds: list[Old] = []
+        job_keys: list[str] = []
+        for key in self._scan():
+            old = old_key(key)
+            if old is not None:
+                olds.append(old)
+                if old.kind == "job":
+                    job_keys.append(key)
+            elif is_current_key(key):
+                report.current += 1
+                if _is_current_job_key(key):
+                    job_keys.append(key)
+            else:
+                report.unknown.append(key)
+        if not olds:
+            return report
+        in_flight = self.in_flight(olds, job_keys)
+        if in_flight:
+            raise MigrationRefused(
+                "something is in flight ("
+                + "; ".join(in_flight)
+                + "), and nothing may be. Drain the gateways (python -m gateway.drain on), wait until "
+                "GET /jobs?status=queued and ?status=processing are empty, stop every ocrgw process, then run "
+                "`ocrgw store migrate` again."
+            )
+        idem_targets = self._idempotency_targets([o.key for o in olds if o.kind == "idempotency"], report)
+        whole: list[Old] = []
+        for old in olds:
+            if old.kind == "idempotency":
+                old = Old(old.key, old.kind, idem_targets[old.key])
+            if old.kind == "sweep lock":
+                report.dropped[old.kind] += 1
+                if not self.dry_run:
+                    self._step()
+                    self.redis.delete(old.key)
+            elif old.to is not None:
+                whole.append(old)
+            elif old.split is not None:
+                self._split(old, report)
+        for start in range(0, len(whole), self._batch):
+            self._move_keys(whole[start : start + self._batch], report)
+        return report
+
+    def _scan(self) -> Iterator[str]:
+        seen: set[str] = set()
+        for raw in self.redis.scan_iter(match=_NS + "*", count=_SCAN_COUNT):
+            key = raw.decode() if isinstance(raw, bytes) else raw
+            if key not in seen:  # SCAN may return a key twice
+                seen.add(key)
+                yield key
+
+    def in_flight(self, olds: list[Old], job_keys: list[str]) -> list[str]:
+        """What is in flight, one phrase each; empty when nothing is."""
+        found: list[str] = []
+        counted = {"leases": "lease", "queued": "queued entry", "parents:due": "due parent"}  # an index's entries
+        index_keys = [(o.key, counted[o.kind]) for o in olds if o.kind in counted]
+        index_keys += [(keys.leases(b), "lease") for b in keys.buckets()]
+        index_keys += [(keys.queued(b), "queued entry") for b in keys.buckets()]
+        index_keys += [(keys.due_parents(b), "due parent") for b in keys.buckets()]
+        sizes = Counter[str]()
+        pipe = self.redis.pipeline(transaction=False)
+        for key, _ in index_keys:
+            pipe.zcard(key)
+        for (_, what), size in zip(index_keys, pipe.execute(), strict=True):
+            sizes[what] += int(size)
+        for what, size in sizes.items():
+            if size:
+                found.append(f"{_count(size, what)} in the store")
+        for old in olds:
+            if old.kind == "tenant in_flight":
+                found.append(f"tenant {old.key.split(':')[2]} counts {_text(self.redis.get(old.key))} jobs in flight")
+            elif old.kind == "tenant waiting":
+                found.append(f"tenant {old.key.split(':')[2]} has {self.redis.zcard(old.key)} groups waiting")
+        by_status: dict[str, list[str]] = {}
+        for start in range(0, len(job_keys), _BATCH):
+            batch = job_keys[start : start + _BATCH]
+            pipe = self.redis.pipeline(transaction=False)
+            for key in batch:
+                pipe.hmget(key, Field.ID.value, Field.STATUS.value)
+            for job_id, status in pipe.execute():
+                status = _text(status)
+                if status in _NOT_ENDED:
+                    by_status.setdefault(status, []).append(_text(job_id))
+        for status in _NOT_ENDED:
+            ids = by_status.get(status, [])
+            if ids:
+                named = ", ".join(ids[:_NAMED]) + (", ..." if len(ids) > _NAMED else "")
+                found.append(f"{_count(len(ids), 'job')} {status} ({named})")
+        return found
+
+    def _idempotency_targets(self, records: list[str], report: Report) -> dict[str, str]:
+        """Each old Idempotency-Key record's new key: a creation's in its key's bucket, a redrive's in its parent's.
+
+        A record names its root (``id``); the root's hash says whether the record is its creation's (its
+        tenant and Idempotency-Key hash to the record's digest) or a redrive's (any other key).  A record
+        whose root is gone is put where a creation looks it up.
+        """
+        targets: dict[str, str] = {}
+        for start in range(0, len(records), _BATCH):
+            batch = records[start : start + _BATCH]
+            pipe = self.redis.pipeline(transaction=False)
+            for key in batch:
+                pipe.hget(key, Field.ID.value)
+            roots = [_text(v) for v in pipe.execute()]
+            pipe = self.redis.pipeline(transaction=False)
+            for root in roots:
+                for job_key in _job_keys_of(root):
+                    pipe.hmget(job_key, Field.TENANT.value, Field.IDEMPOTENCY_KEY.value)
+            fields = pipe.execute()
+            for i, (key, root) in enumerate(zip(batch, roots, strict=True)):
+                digest = key.rpartition(":")[2]
+                # As keys.bucket_of_idempotency has it, from the digest the old key already carries.
+                key_bucket = int(digest[:8], 16) % keys.bucket_count()
+                tenant, idem = next(((t, k) for t, k in fields[2 * i : 2 * i + 2] if t is not None), (None, None))
+                if not root or tenant is None:
+                    where, bucket = "job gone", key_bucket
+                elif keys.idempotency(_text(tenant), _text(idem), key_bucket) == _bucket_record(digest, key_bucket):
+                    where, bucket = "key's bucket", key_bucket
+                else:
+                    where, bucket = "parent's bucket", keys.bucket_of(root)
+                report.idempotency[where] += 1
+                targets[key] = _bucket_record(digest, bucket)
+        return targets
+
+    def _move_keys(self, olds: list[Old], report: Report) -> None:
+        """RENAMEs each key to its new name, a pipeline of them at a time (each RENAME atomic on its own)."""
+        if self.dry_run:
+            report.moved.update(old.kind for old in olds)
+            return
+        self._step()
+        pipe = self.redis.pipeline(transaction=False)
+        for old in olds:
+            pipe.renamenx(old.key, old.to or "")
+        for old, renamed in zip(olds, pipe.execute(raise_on_error=False), strict=True):
+            to = old.to or ""
+            if isinstance(renamed, Exception):
+                if "no such key" not in str(renamed).lower():
+                    raise renamed
+                continue  # lapsed since the scan (a call record's TTL): nothing to move
+            if renamed:
+                report.moved[old.kind] += 1
+            elif self.redis.type(old.key) == self.redis.type(to) == b"zset":
+                # Begun by a run cut short (or written since by the new version): the members join it.
+                self._merge(old.key, _always(to), report, old.kind)
+                report.moved[old.kind] += 1
+            else:
+                report.conflicts.append(f"{old.key} -> {old.to}")
+
+    def _split(self, old: Old, report: Report) -> None:
+        assert old.split is not None
+        if self.dry_run:
+            report.moved[old.kind] += 1
+            report.members[old.kind] += int(self.redis.zcard(old.key))
+            return
+        if keys.bucket_count() == 1:
+            # Every member goes to bucket 0 (any id's): one key, renamed whole unless a cut run began it.
+            to = old.split("0" * 32)
+            size = int(self.redis.zcard(old.key))
+            self._step()
+            if self.redis.renamenx(old.key, to):
+                report.moved[old.kind] += 1
+                report.members[old.kind] += size
+                return
+        self._merge(old.key, old.split, report, old.kind)
+        report.moved[old.kind] += 1
+
+    def _merge(self, source: str, to: Callable[[str], str], report: Report, kind: str) -> None:
+        """Moves the sorted set ``source`` a chunk at a time, each member to ``to(member)``, keeping its TTL."""
+        while True:
+            chunk: list[Any] = list(self.redis.zrange(source, 0, _CHUNK - 1, withscores=True))
+            if not chunk:
+                return
+            ttl = int(self.redis.pttl(source))
+            by_key: dict[str, dict[bytes, float]] = {}
+            for member, score in chunk:
+                by_key.setdefault(to(_text(member)), {})[member] = score
+            self._step()
+            pipe = self.redis.pipeline(transaction=True)
+            for key, members in by_key.items():
+                pipe.zadd(key, members)
+                if ttl > 0:
+                    pipe.pexpire(key, ttl)
+            pipe.zrem(source, *[m for m, _ in chunk])
+            pipe.execute()
+            report.members[kind] += len(chunk)
+
+
+def run_from_env(dry_run: bool = False) -> Report:
+    """A run on the store the environment names (REDIS_URL, or Sentinel's), for OCRGW_STORE_BUCKETS buckets."""
+    from jobs.config import Settings
+    from jobs.connections import redis_client
+    from jobs.settings_declaration import without_password
+
+    # Before the settings, which a cluster's want more of (its broker): this is the answer that matters.
+    if os.environ.get("OCRGW_REDIS_CLUSTER", "").strip():
+        raise MigrationRefused(f"OCRGW_REDIS_CLUSTER is set: {CLUSTER_REFUSAL}")
+    settings = Settings.from_env()
+    keys.use_bucket_count(settings.store_buckets)
+    client = redis_client(settings, socket_timeout=60)
+    report = Migration(client, dry_run).run()
+    if settings.redis_sentinels:
+        report.store = f"the master {settings.redis_sentinel_master} of sentinels {settings.redis_sentinels}"
+    else:
+        report.store = without_password(settings.redis_url)
+    return report
+
+
+def describe(report: Report) -> list[str]:
+    """The run's report as lines to print."""
+    lines = [f"store: {report.store} ({_count(report.buckets, 'bucket')})"]
+    if not report.old_keys and not report.conflicts:
+        lines.append(f"nothing to migrate: no key of the old layout ({_count(report.current, 'key')} of the new one)")
+    else:
+        lines.append("would move (dry run, nothing moved):" if report.dry_run else "moved:")
+        width = max(len(kind) for kind in report.moved | report.dropped)
+        for kind, count in sorted(report.moved.items()):
+            members = report.members.get(kind)
+            split = f" ({_count(members, 'member')}, each to its bucket's)" if members is not None else ""
+            lines.append(f"  {kind:<{width}}  {_count(count, 'key')}{split}")
+        for kind, count in sorted(report.dropped.items()):
+            lines.append(f"  {kind:<{width}}  {_count(count, 'key')} deleted (no current process uses it)")
+        if report.idempotency:
+            parts = {
+                "key's bucket": "to the bucket of their (tenant, key)",
+                "parent's bucket": "to their group's bucket (a redrive's)",
+                "job gone": "of a job no longer stored, to the bucket of their (tenant, key)",
+            }
+            said = ", ".join(f"{n} {parts[w]}" for w, n in sorted(report.idempotency.items()))
+            lines.append(f"Idempotency-Key records: {said}; none dropped")
+    for conflict in report.conflicts:
+        lines.append(f"not moved, the new key exists already: {conflict}")
+    if report.unknown:
+        named = ", ".join(report.unknown[:_NAMED]) + (", ..." if len(report.unknown) > _NAMED else "")
+        lines.append(
+            f"left alone, of neither layout: {_count(len(report.unknown), 'key')} ({named}); keys of buckets "
+            "of another OCRGW_STORE_BUCKETS would be among them"
+        )
+    if report.draining:
+        lines.append("the drain flag is set: once the new version runs, `python -m gateway.drain off`")
+    return lines
+
+
+def refuse_cluster(client: Any) -> None:
+    """Refuses a Redis Cluster: a cluster client, or a server with cluster mode on."""
+    enabled = isinstance(client, RedisCluster)
+    if not enabled:
+        try:
+            enabled = bool(client.info("cluster").get("cluster_enabled"))
+        except ResponseError:  # a server without INFO (a fake one) is no cluster node
+            enabled = False
+    if enabled:
+        raise MigrationRefused(CLUSTER_REFUSAL)
+
+
+CLUSTER_REFUSAL = (
+    "the store is a Redis Cluster. `ocrgw store migrate` renames keys within one Redis (a single primary, "
+    "or the master Sentinel names); moving a store onto a cluster is copying it to other servers, which it "
+    "does not do. Migrate on the single primary the old version used, with OCRGW_STORE_BUCKETS as the "
+    "cluster will have it; copying the keys onto the cluster is then yours to do."
+)
+
+
+def _is_current_job_key(key: str) -> bool:
+    """A job's hash of the current layout: ``ocrgw:{<bucket tag>}:<root>:job:<id>``."""
+    parts = key.partition("}:")[2].split(":", 2)
+    return len(parts) == 3 and parts[1] == keys.JOB.rstrip(":")
+
+
+def _job_keys_of(root: str) -> tuple[str, str]:
+    """A root's hash in the old layout and in the new one (a cut run may have moved it already)."""
+    if not root:
+        return ("", "")
+    return (f"{_NS}{{{root}}}:{keys.JOB}{root}", keys.job(root))
+
+
+def _bucket_record(digest: str, bucket: int) -> str:
+    """The new key of the Idempotency-Key record with ``digest``, in ``bucket``."""
+    return f"{keys.bucket_prefix(bucket)}{keys.IDEMPOTENCY}{digest}"
+
+
+def _always(key: str) -> Callable[[str], str]:
+    return lambda _member: key
+
+
+def _count(n: int, what: str) -> str:
+    if n == 1:
+        return f"{n} {what}"
+    if what.endswith("y") and what[-2:-1] not in ("a", "e", "o", "u"):
+        return f"{n} {what[:-1]}ies"
+    return f"{n} {what}s"
+
+
+def _text(value: bytes | str | None) -> str:
+    if value is None:
+        return ""
+    return value.decode() if isinstance(value, bytes) else value
