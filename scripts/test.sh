@@ -12,7 +12,7 @@
 # Without arguments (the CI run) pytest runs twice: the suite on a standalone
 # Redis store, minus the tests marked `cluster`; then, with
 # OCRGW_TEST_STORE=cluster, a smoke subset on a local Redis Cluster (the
-# tests marked `cluster` and a handful of core, controls, fair-share and reliability
+# tests marked `cluster` and a handful of core, controls, fair-share, priority and reliability
 # tests, CLUSTER_SMOKE below), so that the cluster starts in one pass only.
 #
 # Redis and the Celery/gunicorn processes are started by the test fixtures
@@ -60,6 +60,7 @@ CLUSTER_SMOKE=(
     tests/integration/test_cluster_store.py
     tests/integration/test_cluster_failover.py
     tests/integration/test_fair_share.py
+    tests/integration/test_priority_lanes.py
     tests/integration/test_single_jobs.py::test_echo_with_a_delay_completes_with_its_text
     tests/integration/test_single_jobs.py::test_corrupt_png_fails_as_invalid_document_and_the_worker_keeps_serving
     tests/integration/test_fanout.py::test_max_parallel_caps_running_children_below_free_worker_slots

@@ -132,6 +132,9 @@ class Runner:
     # taken before the next batch job of the model that ran (one model's batch work must not hold a
     # worker while another's interactive job waits).
     models: tuple[str, ...] = ()
+    # Whether an interactive job of another bucket waits for a worker (its wake-up in the broker): the
+    # store's ready index tells only of the finishing job's bucket.  Asked only with more than one bucket.
+    interactive_waiting: Callable[[], bool] = lambda: False
     clock: Callable[[], float] = time.monotonic
     # What the heartbeat thread waits with between rounds; a test steps it by hand.
     heartbeat_sleep: Callable[[float], None] = time.sleep
@@ -299,8 +302,10 @@ class Runner:
         )
 
     def _take_next(self, claim: Claim, keep_until: float) -> str | None:
-        """The model whose next ready job to take as this one ends, or None to take none."""
-        if self.clock() < keep_until and not self.draining():
+        """The model whose next ready job to take as this one ends, or None to take none: past the kept-slot
+        window, while shutting down, or while an interactive job waits in the broker, which the worker then
+        takes (the broker's consumer serves interactive queues first)."""
+        if self.clock() < keep_until and not self.draining() and not self.interactive_waiting():
             return claim.model
         return None
 

@@ -12,7 +12,7 @@ from celery.signals import worker_process_init, worker_shutting_down
 from jobs.store import JobStore
 from workers.celery_app import BUILD_PDF_TASK, PULL_TASK, RUN_TASK, app, settings
 from workers.dispatch import publisher
-from workers.lanes import consumed_models
+from workers.lanes import InteractiveWaiting, consumed_models
 from workers.runner import Runner
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,15 @@ def runner() -> Runner:
     global _runner, _runner_pid
     if _runner is None or _runner_pid != os.getpid():
         store = JobStore.from_settings(settings)
-        _runner = Runner(store, publisher(store), draining=lambda: _shutting_down.value, models=consumed_models(app))
+        models = consumed_models(app)
+        _runner = Runner(
+            store,
+            publisher(store),
+            draining=lambda: _shutting_down.value,
+            models=models,
+            # With one bucket the ready index is every job's, and `complete` takes interactive work first.
+            interactive_waiting=InteractiveWaiting(app, models) if settings.store_buckets > 1 else (lambda: False),
+        )
         _runner_pid = os.getpid()
     return _runner
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from jobs import keys
 from jobs.config import Settings
 from jobs.store import JobStore
 from tests.harness import BEAT_READY, CELERY_READY, START_TIMEOUT, ProcGroup, Stack, wait_until
@@ -57,12 +58,13 @@ def lanes_stack(module_procs: ProcGroup) -> Stack:
 
 @pytest.fixture
 def lanes(lanes_stack: Stack) -> Iterator[tuple[Gateway, JobStore]]:
-    store = JobStore.from_settings(Settings.from_env({"REDIS_URL": lanes_stack.redis_url}))
+    store = JobStore.from_settings(Settings.from_env({**lanes_stack.store_env, **lanes_stack.env}))
     with Gateway(lanes_stack.web().base_url) as gateway:
         try:
             yield gateway, store
         finally:
             store.redis.close()
+            keys.use_bucket_count(None)
 
 
 def runs(store: JobStore, parent_id: str) -> list[tuple[int, int]]:

@@ -104,6 +104,26 @@ def test_a_worker_that_is_shutting_down_keeps_no_slot(h):
     assert published(h) == [wake_up()]
 
 
+def test_while_an_interactive_job_waits_in_the_broker_a_worker_keeps_no_slot(h):
+    """With more than one bucket, another bucket's interactive job is known only by its wake-up in the
+    broker: the worker then ends its task, its next child gets a wake-up, and the broker's interactive
+    queue comes first."""
+    asked = []
+
+    def waiting() -> bool:
+        asked.append(True)
+        return len(asked) > 1  # from the second hand-off on
+
+    with_clock(h, interactive_waiting=waiting)
+    parent_id, _ = h.group(3, max_parallel=1)
+
+    assert h.runner.pull("echo", "batch", PINNED_BUCKET) == "completed"
+
+    assert h.adapter.calls == 2  # child 0, child 1 in the kept slot; then the interactive job's turn
+    assert published(h) == [wake_up()]
+    assert h.job(f"{parent_id}-2")["status"] == "queued"
+
+
 def test_only_a_job_of_the_same_model_runs_in_the_kept_slot(h):
     jobs = [
         NewJob(model="echo", content_type="text/plain", payload=b"a"),
