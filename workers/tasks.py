@@ -6,9 +6,18 @@ import ctypes
 import logging
 import multiprocessing
 import os
+from collections.abc import Callable
 
-from celery.signals import worker_process_init, worker_shutting_down
+from celery.signals import (
+    task_prerun,
+    task_received,
+    task_rejected,
+    task_revoked,
+    worker_process_init,
+    worker_shutting_down,
+)
 
+from jobs.registry import is_interactive_queue
 from jobs.store import JobStore
 from workers.celery_app import BUILD_PDF_TASK, PULL_TASK, RUN_TASK, app, settings
 from workers.dispatch import publisher
@@ -35,10 +44,56 @@ def runner() -> Runner:
             draining=lambda: _shutting_down.value,
             models=models,
             # With one bucket the ready index is every job's, and `complete` takes interactive work first.
-            interactive_waiting=InteractiveWaiting(app, models) if settings.store_buckets > 1 else (lambda: False),
+            interactive_waiting=_interactive_waiting_for(models) if settings.store_buckets > 1 else (lambda: False),
         )
         _runner_pid = os.getpid()
     return _runner
+
+
+# Interactive messages this worker's consumer holds that no pool process has started yet: RabbitMQ
+# delivers them to a busy worker at once (a prefetch per consumer), where the queue's count no longer
+# shows them.  Counted up in the main process as they come, down as a process starts one (or as one is
+# revoked or rejected); made before the pool forks, so every pool process reads the same count.
+_interactive_held = multiprocessing.Value(ctypes.c_int, 0)
+
+
+def _is_interactive(delivery_info: dict | None) -> bool:
+    return is_interactive_queue((delivery_info or {}).get("routing_key") or "")
+
+
+def _held_by(change: int) -> None:
+    with _interactive_held.get_lock():
+        _interactive_held.value = max(_interactive_held.value + change, 0)
+
+
+@task_received.connect
+def _interactive_received(request, **_):
+    if _is_interactive(request.delivery_info):
+        _held_by(+1)
+
+
+@task_prerun.connect
+def _interactive_started(task, **_):
+    if _is_interactive(task.request.delivery_info):
+        _held_by(-1)
+
+
+@task_revoked.connect
+def _interactive_revoked(request, **_):
+    if _is_interactive(request.delivery_info):
+        _held_by(-1)
+
+
+@task_rejected.connect
+def _interactive_rejected(message, **_):
+    if _is_interactive(message.delivery_info):
+        _held_by(-1)
+
+
+def _interactive_waiting_for(models: tuple[str, ...]) -> Callable[[], bool]:
+    """Whether an interactive job waits for this worker: its message held here, or still in the broker."""
+    in_broker = InteractiveWaiting(app, models)
+    return lambda: _interactive_held.value > 0 or in_broker()
 
 
 @worker_shutting_down.connect

@@ -22,6 +22,7 @@ import pytest
 
 from jobs import keys
 from jobs.config import Settings
+from jobs.ids import DEFAULT_TENANT
 from jobs.store import JobStore
 from tests.harness import BEAT_READY, CELERY_READY, START_TIMEOUT, ProcGroup, Stack, wait_until
 from tests.integration.fanout_support import Gateway, echo_children, group_body, recorded_micros
@@ -35,11 +36,14 @@ CHILD_MS = 400  # a batch child's time: the interactive job waits for one at mos
 WAIT = 120.0  # bounds a hang only
 
 
-def start_lanes_stack(procs: ProcGroup) -> Stack:
-    """A stack whose one worker process consumes only the echo model's queue (``--queues ocr.echo``)."""
+def start_lanes_stack(procs: ProcGroup, buckets: int | None = None) -> Stack:
+    """A stack whose one worker process consumes only the echo model's queue (``--queues ocr.echo``);
+    its store in ``buckets`` buckets if given (else as the store's default: 1, or 24 on a cluster)."""
     db = procs.fresh_db()
     # Kept slots last as long as a whole group here: only giving way lets the interactive job in.
     env = {"OCRGW_KEEP_SLOT_SECONDS": "60", "OCRGW_SWEEP_INTERVAL": "0.5"}
+    if buckets is not None:
+        env["OCRGW_STORE_BUCKETS"] = str(buckets)
     worker = procs.worker(concurrency=1, queues="ocr.echo", db=db, env=env, wait=False)
     coordinator = procs.coordinator(db=db, env=env, wait=False)
     beat = procs.beat(db=db, env=env, wait=False)
@@ -93,8 +97,17 @@ def busy(store: JobStore, parent_id: str) -> bool:
     return int(view["n_processing"]) == 1 and int(view["n_completed"]) <= BATCH_CHILDREN - 3
 
 
-def submit_interactive(gateway: Gateway) -> str:
-    response = gateway.post_raw(b"now, please", "text/plain", params={"model": "echo", "priority": "interactive"})
+def submit_interactive(gateway: Gateway, away_from: str | None = None) -> str:
+    """An interactive echo job; with ``away_from`` (a root, on more than one bucket), in another bucket than
+    that root's, through an Idempotency-Key of such a bucket (a keyed root is made in its key's bucket)."""
+    headers = {}
+    if away_from is not None:
+        taken = keys.bucket_of(away_from)
+        key = next(f"now-{i}" for i in range(1000) if keys.bucket_of_idempotency(DEFAULT_TENANT, f"now-{i}") != taken)
+        headers["Idempotency-Key"] = key
+    response = gateway.post_raw(
+        b"now, please", "text/plain", params={"model": "echo", "priority": "interactive"}, headers=headers
+    )
     assert response.status_code == 202, response.text
     return response.json()["id"]
 

@@ -21,6 +21,7 @@ import kombu
 import pytest
 from amqp.exceptions import ChannelError
 
+from jobs import keys
 from jobs.config import Settings
 from jobs.store import JobStore
 from tests import harness
@@ -110,28 +111,37 @@ def test_sweep_republishes_a_queued_job_whose_message_was_never_sent(procs):
 # -- priority lanes -----------------------------------------------------------------------------------
 
 
-def test_an_interactive_job_is_delivered_beside_the_batch_backlog_not_behind_it(procs, capsys):
+@pytest.mark.parametrize("buckets", [1, 24])
+def test_an_interactive_job_is_delivered_beside_the_batch_backlog_not_behind_it(procs, capsys, buckets):
     """RabbitMQ has no order across queues: the job is not sure to go first, but it is delivered to the busy
     worker at once (the prefetch is per consumer on quorum queues), so it waits at most for the batch message
-    that worker holds already, never for the backlog (see docs/internals/priority-lanes.md)."""
-    stack = test_priority_lanes.start_lanes_stack(procs)
-    store = JobStore.from_settings(Settings.from_env({"REDIS_URL": stack.redis_url}))
+    that worker holds already, never for the backlog (see docs/internals/priority-lanes.md).  On 24 buckets
+    the job's root is in another bucket than the group's: the worker, chaining its
+    group's children, learns of it from the message its consumer holds."""
+    stack = test_priority_lanes.start_lanes_stack(procs, buckets)
+    store = JobStore.from_settings(Settings.from_env({"REDIS_URL": stack.redis_url, **stack.env}))
     try:
         with Gateway(stack.web().base_url) as gateway:
             parent = test_priority_lanes.submit_batch_group(gateway, max_parallel=0)
             wait_until(lambda: test_priority_lanes.busy(store, parent), WAIT, message="the batch group never started")
-            job_id = test_priority_lanes.submit_interactive(gateway)
+            job_id = test_priority_lanes.submit_interactive(gateway, away_from=parent if buckets > 1 else None)
             job = wait_for_job(store.queries.get, job_id, lambda v: v["status"] == "completed", timeout=WAIT)
             wait_for_job(store.queries.get, parent, lambda v: v["status"] == "completed", timeout=WAIT)
         submitted, started = recorded_micros(job["created_at"]), recorded_micros(job["started_at"])
         batch = test_priority_lanes.runs(store, parent)
         overtaking = [s for s, _ in batch if submitted < s < started]
         with capsys.disabled():
-            print(f"\n[priority lanes on RabbitMQ] {len(overtaking)} batch children started before the interactive job")
+            print(
+                f"\n[priority lanes on RabbitMQ, {buckets} bucket(s)] {len(overtaking)} batch children started "
+                "before the interactive job"
+            )
         assert len(overtaking) <= 1, f"{len(overtaking)} batch children started between the job's submission and start"
         assert sum(1 for s, _ in batch if s > started) >= 2, f"the batch backlog was gone before it: no test ({batch})"
+        if buckets > 1:
+            assert keys.bucket_of(job_id) != keys.bucket_of(parent), "the job and the group share a bucket"
     finally:
         store.redis.close()
+        keys.use_bucket_count(None)
 
 
 # -- workers: redelivery, kept slots, warm shutdown ------------------------------------------------
