@@ -16,6 +16,7 @@ from celery.signals import (
     worker_process_init,
     worker_shutting_down,
 )
+from celery.worker import state as worker_state
 
 from jobs.registry import is_interactive_queue
 from jobs.store import JobStore
@@ -52,8 +53,10 @@ def runner() -> Runner:
 
 # Interactive messages this worker's consumer holds that no pool process has started yet: RabbitMQ
 # delivers them to a busy worker at once (a prefetch per consumer), where the queue's count no longer
-# shows them.  Counted up in the main process as they come, down as a process starts one (or as one is
-# revoked or rejected); made before the pool forks, so every pool process reads the same count.
+# shows them.  Made before the pool forks, so every pool process reads it.  The main process sets it
+# from its reserved requests at each message it receives (so a count a lost connection left stale, its
+# reserved requests dropped with no signal, is right again at the next message); a pool process takes
+# one off as it starts one, as does a revoke or a reject.
 _interactive_held = multiprocessing.Value(ctypes.c_int, 0)
 
 
@@ -68,8 +71,12 @@ def _held_by(change: int) -> None:
 
 @task_received.connect
 def _interactive_received(request, **_):
-    if _is_interactive(request.delivery_info):
-        _held_by(+1)
+    # Reserved requests stay in the set while they run; the active ones have started.
+    waiting = [r for r in list(worker_state.reserved_requests) if r not in worker_state.active_requests]
+    held = sum(1 for r in waiting if r is not request and _is_interactive(r.delivery_info))
+    held += 1 if _is_interactive(request.delivery_info) else 0
+    with _interactive_held.get_lock():
+        _interactive_held.value = held
 
 
 @task_prerun.connect
