@@ -13,9 +13,10 @@ is a broken cap.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -284,3 +285,22 @@ def keyspace(client) -> dict[bytes, bytes]:
 def job_keys(client) -> list[bytes]:
     """The keys of job records (single, parent and child), however many groups exist."""
     return sorted(k for k in client.scan_iter(match=f"{keys.NAMESPACE}:*", count=1000) if b":job:" in k)
+
+
+@contextlib.contextmanager
+def store_of(stack: Any, env: Mapping[str, str], monkeypatch: Any) -> Iterator[Any]:
+    """A ``JobStore`` of ``stack``'s store (its Redis or its cluster, with ``env``'s settings), this process
+    publishing what its creates release to the stack's broker; closed, and the bucket count unset, after."""
+    from jobs.config import Settings
+    from jobs.store import JobStore
+    from workers import dispatch
+    from workers.celery_app import make_celery
+
+    store = JobStore.from_settings(Settings.from_env({**stack.store_env, **env}))
+    monkeypatch.setattr(dispatch, "app", make_celery(Settings(redis_url=stack.redis_url, broker_url=stack.redis_url)))
+    try:
+        yield store
+    finally:
+        dispatch.app.close()
+        store.redis.close()
+        keys.use_bucket_count(None)

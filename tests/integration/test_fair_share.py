@@ -45,16 +45,14 @@ from dataclasses import dataclass
 import pytest
 
 from jobs import keys
-from jobs.config import Settings
 from jobs.fair_share import tenant_of
 from jobs.ids import tenant_tag
 from jobs.records import Idempotency, NewJob, Owner
 from jobs.store import JobStore
 from tests.harness import wait_until
-from tests.integration.fanout_support import peak_overlap, recorded_micros
+from tests.integration.fanout_support import peak_overlap, recorded_micros, store_of
 from tests.integration.polling import wait_for_job
 from workers import dispatch
-from workers.celery_app import make_celery
 
 pytestmark = pytest.mark.integration
 
@@ -101,15 +99,8 @@ def fair_stack(request, procs, monkeypatch) -> Iterator[tuple[JobStore, Layout]]
         "OCRGW_SWEEP_INTERVAL": "0.2",
     }
     stack = procs.stack(db=procs.fresh_db(), concurrency=POOL, env=env)
-    store = JobStore.from_settings(Settings.from_env({**stack.store_env, **env}))
-    # This process publishes what its creates release, to the stack's broker.
-    monkeypatch.setattr(dispatch, "app", make_celery(Settings(redis_url=stack.redis_url, broker_url=stack.redis_url)))
-    try:
+    with store_of(stack, env, monkeypatch) as store:
         yield store, layout
-    finally:
-        dispatch.app.close()
-        store.redis.close()
-        keys.use_bucket_count(None)
 
 
 def submit(store: JobStore, tenant: str, n: int, delay_ms: int, idempotency: Idempotency | None = None) -> str:

@@ -18,17 +18,15 @@ from collections.abc import Iterator
 import pytest
 
 from jobs import keys
-from jobs.config import Settings
 from jobs.ids import tenant_tag
 from jobs.records import NewJob, Owner
 from jobs.store import JobStore
 from jobs.tenant_quota import field
 from tests.harness import wait_until
-from tests.integration.fanout_support import peak_overlap
+from tests.integration.fanout_support import peak_overlap, store_of
 from tests.integration.polling import wait_for_job
 from tests.integration.test_fair_share import runs
 from workers import dispatch
-from workers.celery_app import make_celery
 
 pytestmark = pytest.mark.integration
 
@@ -52,14 +50,8 @@ ENV = {
 @pytest.fixture
 def quota_stack(procs, monkeypatch) -> Iterator[tuple[object, JobStore]]:
     stack = procs.stack(db=procs.fresh_db(), concurrency=POOL, env=ENV)
-    store = JobStore.from_settings(Settings.from_env({"REDIS_URL": stack.redis_url, **ENV}))
-    monkeypatch.setattr(dispatch, "app", make_celery(Settings(redis_url=stack.redis_url, broker_url=stack.redis_url)))
-    try:
+    with store_of(stack, ENV, monkeypatch) as store:
         yield stack, store
-    finally:
-        dispatch.app.close()
-        store.redis.close()
-        keys.use_bucket_count(None)
 
 
 def submit(store: JobStore, n: int) -> str:
