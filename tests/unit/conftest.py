@@ -2,8 +2,8 @@
 builds a key, so that the whole suite runs with one bucket or with many.
 
 The store's behaviour must not depend on the count.  With many, the tenant cap is dealt out to the
-buckets by each tenant's quota ledger (jobs.tenant_quota), so the tests of the cap run with its ledger;
-a test that holds only with one bucket says so (``requires_one_bucket``).
+buckets by each tenant's quota ledger (jobs.tenant_quota), so the tests of the cap run with its ledger:
+every unit test holds with either count.
 
 With many buckets, every root a test creates goes to one bucket, ``PINNED_BUCKET`` (not bucket 0, so that
 a key built in the wrong bucket shows): the order in which workers take ready jobs is per bucket, and
@@ -60,12 +60,6 @@ def spread() -> Iterator[None]:
     _pin(False)
     yield
     _pin(TEST_BUCKETS > 1)
-
-
-def requires_one_bucket() -> None:
-    """Skips a test that holds only with one bucket when the suite runs with many."""
-    if keys.bucket_count() > 1:
-        pytest.skip("holds with OCRGW_STORE_BUCKETS=1 only")
 
 
 @pytest.fixture
