@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from jobs import keys, webhooks
+from jobs import ids, keys, store, webhooks
 from jobs.errors import JobNotFound
 from jobs.ids import tenant_tag
 from jobs.webhooks import Answer, WebhookClaim
@@ -21,9 +22,18 @@ WINDOW = {"webhook_timeout": 0.1, "webhook_claim_margin": 0.1}
 
 
 @pytest.fixture
-def kit(bucket_count, spread) -> Iterator[Kit]:
-    """24 buckets, roots spread over them; a tenant may have two webhooks in flight."""
+def kit(bucket_count, spread, monkeypatch) -> Iterator[Kit]:
+    """24 buckets, each new root in the next one; a tenant may have two webhooks in flight.
+
+    Round robin rather than random, so that any two roots are in different buckets.
+    """
     keys.use_bucket_count(BUCKETS)
+    next_bucket = itertools.count()
+    monkeypatch.setattr(
+        store,
+        "new_job_id",
+        lambda tenant=ids.DEFAULT_TENANT, bucket=None: ids.new_job_id(tenant, next(next_bucket) % BUCKETS),
+    )
     yield make_kit(webhook_backoff=10.0, webhook_tenant_concurrency=2, **WINDOW)
 
 
