@@ -35,7 +35,7 @@ import re
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Literal, NewType
 
@@ -175,8 +175,9 @@ class Transition:
     args: tuple[Arg, ...]
     reply: type
 
-    @property
+    @cached_property
     def reply_fields(self) -> list[tuple[str, Any]]:
+        # Cached: every call's decode reads it, and resolving the hints costs more than the rest of decode.
         hints = typing.get_type_hints(self.reply)
         return [(f.name, hints[f.name]) for f in dataclasses.fields(self.reply)]
 
