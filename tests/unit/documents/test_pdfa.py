@@ -1,0 +1,272 @@
+"""PDF/A-2b on request and no false claim otherwise, each requirement checked with pikepdf on real documents."""
+
+from __future__ import annotations
+
+import io
+
+import pikepdf
+import pytest
+
+from documents.pdfa import srgb_profile
+from documents.searchable_pdf import SourceDocument, searchable_pdf
+from jobs.errors import InvalidDocument
+from jobs.pdf_outputs import DEFAULT_OUTPUT, PdfOutput
+from tests.pdfa_checks import claims, image_streams, opened, pdfa_failures
+from tests.pdfs import text_pdf
+from tests.scans import real_pdf, scanned_pdf
+from tests.unit.documents.test_searchable_pdf import layer_pages
+
+PDF = "application/pdf"
+PDFA = PdfOutput("pdfa")
+# A claim as a PDF/A-1b document with a PDF/UA claim writes it: attributes of its rdf:Description.
+CLAIMING_XMP = b"""<?xpacket begin="\xef\xbb\xbf" id="W5M0MpCehiHzreSzNTczkc9d"?>
+<x:xmpmeta xmlns:x="adobe:ns:meta/">
+ <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+  <rdf:Description rdf:about="" xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/"
+    xmlns:pdfuaid="http://www.aiim.org/pdfua/ns/id/" pdfaid:part="1" pdfaid:conformance="B" pdfuaid:part="1"/>
+  <rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">
+   <dc:title><rdf:Alt><rdf:li xml:lang="x-default">Shared MIME-info Database</rdf:li></rdf:Alt></dc:title>
+  </rdf:Description>
+ </rdf:RDF>
+</x:xmpmeta>
+<?xpacket end="w"?>"""
+
+
+def built(document: bytes, output: PdfOutput = DEFAULT_OUTPUT, pages: dict | None = None) -> bytes:
+    return searchable_pdf([SourceDocument(document, PDF, layer_pages() if pages is None else pages)], output)
+
+
+def edited(document: bytes, change) -> bytes:
+    with pikepdf.open(io.BytesIO(document)) as pdf:
+        change(pdf)
+        buffer = io.BytesIO()
+        pdf.save(buffer, stream_decode_level=pikepdf.StreamDecodeLevel.none, compress_streams=False)  # LZW stays
+        return buffer.getvalue()
+
+
+def claiming_pdfa(document: bytes) -> bytes:
+    """The document as a PDF/A-1b input would come: its XMP claim and an sRGB output intent of its own."""
+
+    def claim(pdf: pikepdf.Pdf) -> None:
+        pdf.Root.Metadata = pdf.make_stream(CLAIMING_XMP, Type=pikepdf.Name.Metadata, Subtype=pikepdf.Name.XML)
+        profile = pdf.make_stream(srgb_profile(), N=3)
+        pdf.Root.OutputIntents = [
+            pikepdf.Dictionary(Type=pikepdf.Name.OutputIntent, S=pikepdf.Name.GTS_PDFA1, DestOutputProfile=profile,
+                               OutputConditionIdentifier=pikepdf.String("sRGB"))
+        ]  # fmt: skip
+
+    return edited(document, claim)
+
+
+def scan_and_pages() -> tuple[bytes, dict[int, dict]]:
+    pages = layer_pages()
+    return scanned_pdf([0, 1]), {0: pages[0], 1: pages[1]}
+
+
+# --- a plain output claims nothing -------------------------------------------------------------
+
+
+def test_a_plain_searchable_copy_of_a_pdfa_input_withdraws_its_claims_and_keeps_the_rest():
+    document = claiming_pdfa(real_pdf())
+    assert claims(document) == {"pdfaid:part": "1", "pdfaid:conformance": "B", "pdfuaid:part": "1"}
+
+    output = built(document)
+
+    assert claims(output) == {}
+    with opened(output) as pdf:
+        assert pdf.open_metadata()["dc:title"] == "Shared MIME-info Database"
+        assert len(pdf.Root.OutputIntents) == 1  # how its colours are meant: no claim, kept
+
+
+def test_a_plain_output_of_a_scan_or_an_image_claims_nothing():
+    scan, pages = scan_and_pages()
+
+    assert claims(built(scan, pages=pages)) == {}
+    assert claims(searchable_pdf([SourceDocument(claiming_pdfa(scan), PDF, pages, only=[1])])) == {}
+
+
+def test_the_checks_find_what_a_plain_output_misses():
+    failures = pdfa_failures(built(real_pdf()))
+
+    assert any(f.startswith("metadata: the catalog has no XMP") for f in failures)
+    assert any(f.startswith("output intent") for f in failures)
+
+
+# --- a PDF/A output meets each requirement -----------------------------------------------------
+
+
+def test_a_scan_made_pdfa_meets_each_requirement_and_keeps_its_image_bytes():
+    scan, pages = scan_and_pages()
+
+    output = built(scan, PDFA, pages)
+
+    assert pdfa_failures(output) == []
+    assert claims(output) == {"pdfaid:part": "2", "pdfaid:conformance": "B"}
+    assert image_streams(output) == image_streams(scan)
+    assert len(output) <= 1.05 * len(built(scan, pages=pages))
+
+
+def test_the_real_born_digital_pdf_made_pdfa_meets_each_requirement_and_keeps_its_pages():
+    output = built(real_pdf(), PDFA)
+
+    assert pdfa_failures(output) == []
+    with opened(output) as pdf, opened(real_pdf()) as source:
+        assert len(pdf.pages) == len(source.pages)
+        for page, original in zip(pdf.pages, source.pages, strict=True):
+            # The page's own content is drawn as it was: its stream is one of the page's, byte for byte.
+            contents = page.obj.Contents
+            streams = contents if isinstance(contents, pikepdf.Array) else [contents]
+            drawn = [stream.read_bytes() for stream in streams]
+            assert original.obj.Contents.read_bytes() in drawn
+        assert "/Outlines" in pdf.Root and "/PageLabels" in pdf.Root
+        info = pdf.docinfo
+        assert (str(info.Creator), str(info.Producer)) == ("LaTeX with hyperref", "pdfTeX-1.40.22")
+        assert str(info.CreationDate) == "D:20220429171908Z" and str(info.ModDate) != "D:20220429171908Z"
+        assert "/Title" not in info  # it was empty: an empty title would be a title to match
+
+
+def test_the_text_layers_font_is_embedded_with_its_tounicode_map():
+    output = built(real_pdf(), PDFA)
+
+    with opened(output) as pdf:
+        font = next(f for f in pdf.pages[0].Resources.Font.values() if f.get("/Subtype") == pikepdf.Name.Type0)
+        descriptor = font.DescendantFonts[0].FontDescriptor
+        assert "/FontFile2" in descriptor and b"beginbfchar" in font.ToUnicode.read_bytes()
+
+
+def test_a_pdfa_input_made_pdfa_claims_2b_and_keeps_its_own_output_intent():
+    output = built(claiming_pdfa(real_pdf()), PDFA)
+
+    assert pdfa_failures(output) == []
+    assert claims(output) == {"pdfaid:part": "2", "pdfaid:conformance": "B"}
+    with opened(output) as pdf:
+        (intent,) = pdf.Root.OutputIntents
+        assert str(intent.OutputConditionIdentifier) == "sRGB"
+
+
+def test_an_owner_password_pdf_made_pdfa_is_no_longer_encrypted():
+    buffer = io.BytesIO()
+    with pikepdf.open(io.BytesIO(real_pdf())) as pdf:
+        pdf.save(buffer, encryption=pikepdf.Encryption(owner="owner", user="", aes=True, R=6))
+
+    output = built(buffer.getvalue(), PDFA)
+
+    assert pdfa_failures(output) == []
+
+
+def test_javascript_and_forbidden_actions_go_and_allowed_ones_stay():
+    def scripted(pdf: pikepdf.Pdf) -> None:
+        script = pikepdf.Dictionary(S=pikepdf.Name.JavaScript, JS=pikepdf.String("app.alert('hi')"))
+        uri = pikepdf.Dictionary(S=pikepdf.Name.URI, URI=pikepdf.String("https://example.org/"))
+        pdf.Root.Names = pikepdf.Dictionary(JavaScript=pikepdf.Dictionary(Names=[pikepdf.String("hi"), script]))
+        pdf.Root.OpenAction = pikepdf.Dictionary(S=pikepdf.Name.JavaScript, JS=pikepdf.String("1"), Next=uri)
+        pdf.Root.AA = pikepdf.Dictionary(WC=script)
+        page = pdf.pages[0].obj
+        page.AA = pikepdf.Dictionary(O=script)
+        page.Annots = pdf.make_indirect([
+            pikepdf.Dictionary(Type=pikepdf.Name.Annot, Subtype=pikepdf.Name.Link, Rect=[0, 0, 50, 50], A=script, F=2),
+            pikepdf.Dictionary(Type=pikepdf.Name.Annot, Subtype=pikepdf.Name.Link, Rect=[0, 60, 50, 90], A=uri),
+            pikepdf.Dictionary(Type=pikepdf.Name.Annot, Subtype=pikepdf.Name.Sound, Rect=[0, 90, 50, 99]),
+        ])  # fmt: skip
+
+    output = built(edited(real_pdf(), scripted), PDFA)
+
+    assert pdfa_failures(output) == []
+    with opened(output) as pdf:
+        assert pdf.Root.OpenAction.S == pikepdf.Name.URI  # the allowed rest of the chain
+        first, second = pdf.pages[0].obj.Annots
+        assert "/A" not in first and int(first.F) == 4  # printable and no longer hidden
+        assert second.A.S == pikepdf.Name.URI
+
+
+def test_a_transparency_group_goes_from_a_page_that_draws_nothing_transparent():
+    def grouped(pdf: pikepdf.Pdf) -> None:
+        for page in pdf.pages:
+            page.obj.Group = pikepdf.Dictionary(S=pikepdf.Name.Transparency, CS=pikepdf.Name.DeviceRGB)
+            page.obj.Resources.XObject.Scan.Interpolate = True  # which PDF/A forbids too
+
+    scan, pages = scan_and_pages()
+    output = built(edited(scan, grouped), PDFA, pages)
+
+    assert pdfa_failures(output) == []
+    assert image_streams(output) == image_streams(scan)
+    with opened(output) as pdf:
+        assert all(page.obj.Resources.XObject.Scan.Interpolate is False for page in pdf.pages)
+
+
+def test_a_page_that_draws_with_transparency_keeps_its_group_which_pdfa_2_allows():
+    def translucent(pdf: pikepdf.Pdf) -> None:
+        page = pdf.pages[0].obj
+        page.Group = pikepdf.Dictionary(S=pikepdf.Name.Transparency, CS=pikepdf.Name.DeviceRGB)
+        page.Resources.ExtGState = pikepdf.Dictionary(Half=pikepdf.Dictionary(ca=0.5))
+
+    scan, pages = scan_and_pages()
+    output = built(edited(scan, translucent), PDFA, pages)
+
+    failures = pdfa_failures(output)
+    assert len(failures) == 1 and failures[0].startswith("transparency:")
+    with opened(output) as pdf:
+        assert "/Group" in pdf.pages[0].obj and "/Group" not in pdf.pages[1].obj
+
+
+# --- what cannot be made PDF/A is refused, with the reason -----------------------------------------
+
+
+def test_a_page_font_not_embedded_refuses_pdfa_naming_it_and_the_plain_pdf_is_still_made():
+    document = text_pdf("Invoice 2291", "Total due 40 EUR")  # fpdf2's core font, Helvetica, is never embedded
+
+    with pytest.raises(InvalidDocument, match="page 1 uses the font Helvetica, which the PDF does not embed"):
+        built(document, PDFA, pages={})
+    assert built(document, pages={}).startswith(b"%PDF-")
+
+
+def test_cmyk_colour_under_the_srgb_intent_refuses_pdfa():
+    def cmyk(pdf: pikepdf.Pdf) -> None:
+        page = pdf.pages[0]
+        page.contents_add(pikepdf.Stream(pdf, b"q 0 0 0 1 k 10 10 20 20 re f Q"), prepend=False)
+
+    scan, pages = scan_and_pages()
+
+    with pytest.raises(InvalidDocument, match="page 1 paints in CMYK colour with an RGB output intent"):
+        built(edited(scan, cmyk), PDFA, pages)
+
+
+def test_lzw_streams_are_stored_again_without_lzw_their_content_unchanged():
+    def lzw_content(pdf: pikepdf.Pdf) -> None:
+        page = pdf.pages[0].obj
+        content = page.Contents.read_bytes()
+        page.Contents = pikepdf.Stream(pdf, lzw(content))
+        page.Contents.Filter = pikepdf.Name.LZWDecode
+
+    scan, pages = scan_and_pages()
+    document = edited(scan, lzw_content)
+    with opened(document) as pdf:
+        assert pdf.pages[0].obj.Contents.Filter == pikepdf.Name.LZWDecode
+        original = pdf.pages[0].obj.Contents.read_bytes()
+
+    output = built(document, PDFA, pages)
+
+    assert pdfa_failures(output) == []
+    with opened(output) as pdf:
+        streams = [s for s in pdf.objects if isinstance(s, pikepdf.Stream)]
+        assert not any("/LZWDecode" in str(s.get("/Filter", "")) for s in streams)
+        assert any(s.read_bytes() == original for s in streams)
+
+
+def lzw(data: bytes) -> bytes:
+    """``data`` compressed as PDF's LZWDecode reads it: 9-bit codes, so no more than the table's first 253 entries."""
+    table = {bytes([i]): i for i in range(256)}
+    codes, current = [256], b""  # clear-table first
+    for byte in data:
+        candidate = current + bytes([byte])
+        if candidate in table:
+            current = candidate
+            continue
+        codes.append(table[current])
+        table[candidate] = len(table) + 2  # 256 and 257 are the clear-table and end codes
+        current = bytes([byte])
+    codes += [table[current], 257]
+    assert len(table) + 2 < 511, "too long for 9-bit codes with early change"
+    bits = "".join(f"{code:09b}" for code in codes)
+    bits += "0" * (-len(bits) % 8)
+    return bytes(int(bits[i : i + 8], 2) for i in range(0, len(bits), 8))
