@@ -29,6 +29,18 @@ INFO_TO_XMP = {
     "/ModDate": "xmp:ModifyDate",
 }
 FONT_FILES = ("/FontFile", "/FontFile2", "/FontFile3")
+# A claim as a PDF/A-1b document with a PDF/UA claim writes it: attributes of its rdf:Description.
+CLAIMING_XMP = b"""<?xpacket begin="\xef\xbb\xbf" id="W5M0MpCehiHzreSzNTczkc9d"?>
+<x:xmpmeta xmlns:x="adobe:ns:meta/">
+ <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+  <rdf:Description rdf:about="" xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/"
+    xmlns:pdfuaid="http://www.aiim.org/pdfua/ns/id/" pdfaid:part="1" pdfaid:conformance="B" pdfuaid:part="1"/>
+  <rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">
+   <dc:title><rdf:Alt><rdf:li xml:lang="x-default">Shared MIME-info Database</rdf:li></rdf:Alt></dc:title>
+  </rdf:Description>
+ </rdf:RDF>
+</x:xmpmeta>
+<?xpacket end="w"?>"""
 
 
 def opened(data: bytes) -> pikepdf.Pdf:
@@ -47,6 +59,23 @@ def claims(data: bytes) -> dict[str, str]:
         if namespace in raw and not found:
             found["namespace"] = namespace.decode()  # a claim pikepdf could not read is still a claim
     return found
+
+
+def claiming_pdfa(document: bytes) -> bytes:
+    """The document as a PDF/A-1b input would come: its XMP claim (and a PDF/UA one) and an sRGB output intent."""
+    with opened(document) as pdf:
+        pdf.Root.Metadata = pdf.make_stream(CLAIMING_XMP, Type=pikepdf.Name.Metadata, Subtype=pikepdf.Name.XML)
+        profile = pdf.make_stream(ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes(), N=3)
+        intent = pikepdf.Dictionary(
+            Type=pikepdf.Name.OutputIntent,
+            S=pikepdf.Name.GTS_PDFA1,
+            DestOutputProfile=profile,
+            OutputConditionIdentifier=pikepdf.String("sRGB"),
+        )
+        pdf.Root.OutputIntents = [intent]
+        buffer = io.BytesIO()
+        pdf.save(buffer)
+        return buffer.getvalue()
 
 
 def pdfa_failures(data: bytes) -> list[str]:

@@ -7,29 +7,16 @@ import io
 import pikepdf
 import pytest
 
-from documents.pdfa import srgb_profile
 from documents.searchable_pdf import SourceDocument, searchable_pdf
 from jobs.errors import InvalidDocument
 from jobs.pdf_outputs import DEFAULT_OUTPUT, PdfOutput
-from tests.pdfa_checks import claims, image_streams, opened, pdfa_failures
+from tests.pdfa_checks import claiming_pdfa, claims, image_streams, opened, pdfa_failures
 from tests.pdfs import text_pdf
 from tests.scans import real_pdf, scanned_pdf
 from tests.unit.documents.test_searchable_pdf import layer_pages
 
 PDF = "application/pdf"
 PDFA = PdfOutput("pdfa")
-# A claim as a PDF/A-1b document with a PDF/UA claim writes it: attributes of its rdf:Description.
-CLAIMING_XMP = b"""<?xpacket begin="\xef\xbb\xbf" id="W5M0MpCehiHzreSzNTczkc9d"?>
-<x:xmpmeta xmlns:x="adobe:ns:meta/">
- <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
-  <rdf:Description rdf:about="" xmlns:pdfaid="http://www.aiim.org/pdfa/ns/id/"
-    xmlns:pdfuaid="http://www.aiim.org/pdfua/ns/id/" pdfaid:part="1" pdfaid:conformance="B" pdfuaid:part="1"/>
-  <rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/">
-   <dc:title><rdf:Alt><rdf:li xml:lang="x-default">Shared MIME-info Database</rdf:li></rdf:Alt></dc:title>
-  </rdf:Description>
- </rdf:RDF>
-</x:xmpmeta>
-<?xpacket end="w"?>"""
 
 
 def built(document: bytes, output: PdfOutput = DEFAULT_OUTPUT, pages: dict | None = None) -> bytes:
@@ -42,20 +29,6 @@ def edited(document: bytes, change) -> bytes:
         buffer = io.BytesIO()
         pdf.save(buffer, stream_decode_level=pikepdf.StreamDecodeLevel.none, compress_streams=False)  # LZW stays
         return buffer.getvalue()
-
-
-def claiming_pdfa(document: bytes) -> bytes:
-    """The document as a PDF/A-1b input would come: its XMP claim and an sRGB output intent of its own."""
-
-    def claim(pdf: pikepdf.Pdf) -> None:
-        pdf.Root.Metadata = pdf.make_stream(CLAIMING_XMP, Type=pikepdf.Name.Metadata, Subtype=pikepdf.Name.XML)
-        profile = pdf.make_stream(srgb_profile(), N=3)
-        pdf.Root.OutputIntents = [
-            pikepdf.Dictionary(Type=pikepdf.Name.OutputIntent, S=pikepdf.Name.GTS_PDFA1, DestOutputProfile=profile,
-                               OutputConditionIdentifier=pikepdf.String("sRGB"))
-        ]  # fmt: skip
-
-    return edited(document, claim)
 
 
 def scan_and_pages() -> tuple[bytes, dict[int, dict]]:
