@@ -251,10 +251,10 @@ class JobQueries:
 
     def stored_pdf(self, job_id: str, variant: str = DEFAULT_OUTPUT.name) -> StoredPdf | None:
         """A variant of the job's searchable PDF as built (or why it could not be), or None while none is kept."""
-        pdf, error = self.redis.hmget(keys.pdf(job_id), keys.pdf_fields(variant))  # type: ignore[misc]
+        pdf, error = self.redis.hmget(keys.pdf(job_id), keys.pdf_fields(variant))
         if pdf is None and error is None:
             return None
-        return StoredPdf(pdf, error.decode() if error is not None else None)
+        return StoredPdf(pdf if isinstance(pdf, bytes) else None, error.decode() if isinstance(error, bytes) else None)
 
     def source_document(self, job_id: str) -> bytes | None:
         """The document a split's child reads its pages of: its parent's payload (None once gone)."""

@@ -222,9 +222,9 @@ def _actions(pdf: pikepdf.Pdf) -> list[str]:
             failures.append(f"JavaScript: object {obj.objgen} has additional actions")
         for key in ("/OpenAction", "/A"):
             action = obj.get(key)
-            scripted = isinstance(action, pikepdf.Dictionary) and (
-                action.get("/S") == pikepdf.Name.JavaScript or "/JS" in action
-            )
+            if not isinstance(action, pikepdf.Dictionary):
+                continue
+            scripted = action.get("/S") == pikepdf.Name.JavaScript or "/JS" in action
             if scripted and not action.is_indirect:  # an indirect one is an object of its own, checked as such
                 failures.append(f"JavaScript: object {obj.objgen}'s {key} is a JavaScript action")
     return failures
@@ -245,6 +245,6 @@ def image_streams(data: bytes) -> list[bytes]:
         return [
             xobject.read_raw_bytes()
             for page in pdf.pages
-            for xobject in page.obj.get("/Resources", {}).get("/XObject", {}).values()
+            for xobject in page.obj.Resources.get("/XObject", pikepdf.Dictionary()).values()
             if xobject.get("/Subtype") == pikepdf.Name.Image
         ]

@@ -136,11 +136,11 @@ def test_javascript_and_forbidden_actions_go_and_allowed_ones_stay():
         pdf.Root.AA = pikepdf.Dictionary(WC=script)
         page = pdf.pages[0].obj
         page.AA = pikepdf.Dictionary(O=script)
-        page.Annots = pdf.make_indirect([
+        page.Annots = pdf.make_indirect(pikepdf.Array([
             pikepdf.Dictionary(Type=pikepdf.Name.Annot, Subtype=pikepdf.Name.Link, Rect=[0, 0, 50, 50], A=script, F=2),
             pikepdf.Dictionary(Type=pikepdf.Name.Annot, Subtype=pikepdf.Name.Link, Rect=[0, 60, 50, 90], A=uri),
             pikepdf.Dictionary(Type=pikepdf.Name.Annot, Subtype=pikepdf.Name.Sound, Rect=[0, 90, 50, 99]),
-        ])  # fmt: skip
+        ]))  # fmt: skip
 
     output = built(edited(real_pdf(), scripted), PDFA)
 
