@@ -56,7 +56,8 @@ them and converts only what the standard forbids:
 What this does not check (no PDF/A validator is at hand): the font programs'
 own contents and their widths against the font dictionaries, embedded files
 (PDF/A-2 allows only PDF/A ones), the colour spaces of inline images and of
-shadings, ICC profiles embedded in the document, XMP properties outside the
+shadings, ICC profiles embedded in the document, the colour spaces of the
+transparency groups a page that draws with transparency keeps, XMP properties outside the
 standard's predefined schemas with no extension schema, annotation
 appearance streams, transfer functions and halftones, and the limits of
 ISO 32000 Annex C (string and name lengths, array sizes).
@@ -147,34 +148,36 @@ def _pages(pdf: pikepdf.Pdf) -> Iterator[tuple[int, pikepdf.Page]]:
     yield from enumerate(pdf.pages, start=1)
 
 
-def _resources_of(page: pikepdf.Page) -> Iterator[tuple[pikepdf.Dictionary, pikepdf.Object | None]]:
-    """Every resource dictionary the page draws with, and the content stream it goes with (None: the page's).
-
-    The page's own, each form XObject's, pattern's and Type 3 font's under it,
-    and its annotations' appearance streams', each once.
-    """
+def _drawings(page: pikepdf.Page) -> Iterator[tuple[pikepdf.Object, pikepdf.Dictionary]]:
+    """Everything the page draws, each once: the page itself, and each form XObject, pattern and Type 3 font under
+    it and each of its annotations' appearance streams, each with the resources it draws with (empty if none)."""
     seen: set[tuple[int, int]] = set()
-    pending: list[tuple[Any, pikepdf.Object | None]] = [(page.obj.get("/Resources"), None)]
+    pending: list[pikepdf.Object] = [page.obj]
     for annotation in _list(page.obj.get("/Annots")):
         if isinstance(annotation, pikepdf.Dictionary):
-            pending.extend((stream.get("/Resources"), stream) for stream in _appearance_streams(annotation))
+            pending.extend(_appearance_streams(annotation))
     while pending:
-        resources, stream = pending.pop()
-        if not isinstance(resources, pikepdf.Dictionary):
-            continue
-        if resources.is_indirect:
-            if resources.objgen in seen:
+        holder = pending.pop()
+        if holder.is_indirect:
+            if holder.objgen in seen:
                 continue
-            seen.add(resources.objgen)
-        yield resources, stream
+            seen.add(holder.objgen)
+        resources = _page_resources(holder) if holder.objgen == page.obj.objgen else holder.get("/Resources")
+        resources = resources if isinstance(resources, pikepdf.Dictionary) else pikepdf.Dictionary()
+        yield holder, resources
         for category in ("/XObject", "/Pattern", "/Font"):
             for child in _values(resources.get(category)):
-                if isinstance(child, pikepdf.Stream | pikepdf.Dictionary) and "/Resources" in child:
-                    if child.is_indirect and child.objgen in seen:
-                        continue
-                    if child.is_indirect:
-                        seen.add(child.objgen)
-                    pending.append((child.get("/Resources"), child if isinstance(child, pikepdf.Stream) else None))
+                drawn = isinstance(child, pikepdf.Stream) and child.get("/Subtype") != pikepdf.Name.Image
+                if drawn or (isinstance(child, pikepdf.Dictionary) and "/Resources" in child):
+                    pending.append(child)
+
+
+def _page_resources(page: pikepdf.Object) -> Any:
+    """The page's resources, its own or inherited from the page tree above it."""
+    node, depth = page, 0
+    while isinstance(node, pikepdf.Dictionary) and "/Resources" not in node and depth < 64:
+        node, depth = node.get("/Parent"), depth + 1
+    return node.get("/Resources") if isinstance(node, pikepdf.Dictionary) else None
 
 
 def _appearance_streams(annotation: pikepdf.Dictionary) -> Iterator[pikepdf.Stream]:
@@ -205,7 +208,7 @@ def _name(value: Any) -> str:
 
 def _refuse_unembedded_fonts(pdf: pikepdf.Pdf) -> None:
     for number, page in _pages(pdf):
-        for resources, _ in _resources_of(page):
+        for _, resources in _drawings(page):
             for font in _values(resources.get("/Font")):
                 if isinstance(font, pikepdf.Dictionary) and not _embedded(font):
                     name = _name(font.get("/BaseFont"))[1:] or "a font with no name"
@@ -266,19 +269,20 @@ def srgb_profile() -> bytes:
 
 def _refuse_unmatched_colours(pdf: pikepdf.Pdf, components: int) -> None:
     operators, space, what = _UNMATCHED[components]
+    parsed: set[tuple[int, int]] = set()  # a form drawn on every page is read once
     for number, page in _pages(pdf):
         reason = f"it cannot be made PDF/A: page {number} paints in {what}, which would need its colours converted"
-        streams: list[pikepdf.Object] = []
-        for resources, stream in _resources_of(page):
-            streams.append(stream if stream is not None else page.obj)
+        for holder, resources in _drawings(page):
             for xobject in _values(resources.get("/XObject")):
                 if isinstance(xobject, pikepdf.Stream) and _uses_space(xobject.get("/ColorSpace"), space):
                     raise InvalidDocument(reason)
             for colour_space in _values(resources.get("/ColorSpace")):
                 if _uses_space(colour_space, space):
                     raise InvalidDocument(reason)
-        for content in streams:
-            if _paints_with(content, operators, space):
+            if holder.objgen != page.obj.objgen and (holder.objgen in parsed or not isinstance(holder, pikepdf.Stream)):
+                continue
+            parsed.add(holder.objgen)
+            if _paints_with(holder, operators, space):
                 raise InvalidDocument(reason)
 
 
@@ -418,10 +422,10 @@ def _clean_fields(fields: Any, seen: set[tuple[int, int]]) -> None:
 
 def _remove_transparency_groups(pdf: pikepdf.Pdf) -> None:
     for _, page in _pages(pdf):
-        drawn = list(_resources_of(page))
-        if any(_draws_transparently(resources) for resources, _ in drawn):
+        drawn = list(_drawings(page))
+        if any(_draws_transparently(resources) for _, resources in drawn):
             continue  # its groups say how it is composited: removing them would change the page
-        for holder in (page.obj, *(stream for _, stream in drawn if stream is not None)):
+        for holder, _ in drawn:
             group = holder.get("/Group")
             if isinstance(group, pikepdf.Dictionary) and group.get("/S") == pikepdf.Name.Transparency:
                 del holder.Group

@@ -204,6 +204,30 @@ def test_cmyk_colour_under_the_srgb_intent_refuses_pdfa():
         built(edited(scan, cmyk), PDFA, pages)
 
 
+def test_what_is_refused_is_found_in_a_form_and_under_resources_the_page_inherits():
+    def cmyk_in_a_form(pdf: pikepdf.Pdf) -> None:
+        form = pikepdf.Stream(pdf, b"0 0 0 1 k 0 0 10 10 re f")
+        form.Type, form.Subtype, form.BBox = pikepdf.Name.XObject, pikepdf.Name.Form, [0, 0, 10, 10]
+        page = pdf.pages[1]
+        page.obj.Resources.XObject.Stamp = pdf.make_indirect(form)
+        page.contents_add(pikepdf.Stream(pdf, b"q /Stamp Do Q"), prepend=False)
+
+    def inherited_resources(pdf: pikepdf.Pdf) -> None:
+        for page in pdf.pages:
+            del page.obj.Resources
+        pdf.Root.Pages.Resources = pdf.make_indirect(pikepdf.Dictionary(Font=pikepdf.Dictionary(
+            F1=pikepdf.Dictionary(Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Courier)
+        )))  # fmt: skip
+
+    document = text_pdf("Invoice 2291")
+    scan, pages = scan_and_pages()
+
+    with pytest.raises(InvalidDocument, match="page 2 paints in CMYK colour"):
+        built(edited(scan, cmyk_in_a_form), PDFA, pages)
+    with pytest.raises(InvalidDocument, match="page 1 uses the font Courier"):
+        built(edited(document, inherited_resources), PDFA, pages={})
+
+
 def test_lzw_streams_are_stored_again_without_lzw_their_content_unchanged():
     def lzw_content(pdf: pikepdf.Pdf) -> None:
         page = pdf.pages[0].obj
