@@ -57,10 +57,10 @@ What this does not check (no PDF/A validator is at hand): the font programs'
 own contents and their widths against the font dictionaries, embedded files
 (PDF/A-2 allows only PDF/A ones), the colour spaces of inline images and of
 shadings, ICC profiles embedded in the document, the colour spaces of the
-transparency groups a page that draws with transparency keeps, XMP properties outside the
-standard's predefined schemas with no extension schema, annotation
-appearance streams, transfer functions and halftones, and the limits of
-ISO 32000 Annex C (string and name lengths, array sizes).
+transparency groups a page that draws with transparency keeps, XMP
+properties outside the standard's predefined schemas with no extension
+schema, annotation appearance streams, transfer functions and halftones,
+and the limits of ISO 32000 Annex C (string and name lengths, array sizes).
 """
 
 from __future__ import annotations
