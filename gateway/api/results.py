@@ -132,6 +132,8 @@ def job_result_pdf(job_id: str, output_type: str | None = None, optimize: int | 
 
 def _variant(queries: JobQueries, record: dict[str, str], output_type: str | None, optimize: int | None) -> PdfOutput:
     """The variant asked for: the query's choices over the job's options (a parent's: its first child's)."""
+    if output_type is not None and optimize is not None:  # the query says it all: no child to read
+        return PdfOutput(output_type, optimize)
     options_of = record if record["kind"] != JobKind.PARENT.value else queries.get(keys.child_id(record["id"], 0))
     try:
         options = json.loads((options_of or {}).get(Field.OPTIONS.value) or "{}")

@@ -16,7 +16,7 @@ from jobs.config import Settings, default_of
 from jobs.records import Dispatch
 from jobs.transitions.spec import BUILD_PDF
 from tests.pdfa_checks import claims, pdfa_failures
-from tests.pdfs import text_pdf
+from tests.pdfs import image_pdf, text_pdf
 from workers import pdf_build
 
 from .support import assert_problem, b64, echo_job, fanout
@@ -290,6 +290,19 @@ def test_the_jobs_options_choose_its_variant_and_the_query_overrides_them(client
     plain = built_variant(client, store, published, job_id, "?output_type=pdf", "pdf")
 
     assert pdfa_failures(pdfa) == [] and claims(plain) == {}
+
+
+def test_a_split_groups_pdf_is_made_as_its_childrens_options_say(client, store, published):
+    scan = image_pdf("page one", "page two")
+    job = {"model": "tesseract", "content_type": "application/pdf", "payload": b64(scan), "split_pages": 1,
+           "options": {"output_type": "pdfa"}}  # fmt: skip
+    parent_id = client.post("/jobs", json=job).get_json()["id"]
+    run(store, f"{parent_id}-0", result_of((1, "page one")))
+    run(store, f"{parent_id}-1", result_of((2, "page two")))
+
+    pdfa = built_variant(client, store, published, parent_id, "", "pdfa")
+
+    assert pdfa_failures(pdfa) == [] and len(pdfium.PdfDocument(pdfa)) == 2
 
 
 def test_a_pdfa_that_cannot_be_made_is_unavailable_with_its_reason_and_the_plain_pdf_is_not(client, store, published):
