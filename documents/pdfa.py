@@ -4,8 +4,12 @@ A PDF says it is PDF/A in its XMP metadata (``pdfaid:part`` and
 ``pdfaid:conformance``), and a searchable copy of a PDF/A document used to
 keep the claim of its input although it was edited since.  A plain output
 now withdraws it (``withdraw_claims``): the ``pdfaid`` properties go, and so
-do ``pdfuaid``'s (a PDF/UA claim: the text layer is not tagged), while the
-rest of the metadata, and any output intent, stays as it was.
+do ``pdfuaid``'s (a PDF/UA claim: the text layer is not tagged) and PDF/X's
+(``pdfxid:GTS_PDFXVersion``, and ``GTS_PDFXVersion`` and
+``GTS_PDFXConformance`` in the document information: nothing checks the
+edited file against PDF/X), while the rest of the metadata, and any output
+intent, stays as it was.  A PDF/A output withdraws the PDF/UA and PDF/X
+claims alike.
 
 ``make_pdfa`` makes the PDF (its pages grafted, its images final) PDF/A-2b
 (ISO 19005-2, level B: what is drawn is preserved) in place, before it is
@@ -83,7 +87,9 @@ PRODUCER = "ocrgw"
 SRGB_CONDITION = "sRGB IEC61966-2.1"
 # The XMP properties that claim a conformance; withdrawn from a plain output, all but PDF/A's own from a PDF/A.
 _PDFA_CLAIMS = ("pdfaid:part", "pdfaid:conformance", "pdfaid:amd", "pdfaid:corr", "pdfaid:rev")
-_OTHER_CLAIMS = ("pdfuaid:part", "pdfuaid:amd", "pdfuaid:corr", "pdfuaid:rev")
+_OTHER_CLAIMS = ("pdfuaid:part", "pdfuaid:amd", "pdfuaid:corr", "pdfuaid:rev", "pdfxid:GTS_PDFXVersion")
+# PDF/X's claims in the document information dictionary.
+_INFO_CLAIMS = ("/GTS_PDFXVersion", "/GTS_PDFXConformance")
 _FORBIDDEN_ACTIONS = frozenset(
     {
         "/JavaScript",
@@ -112,7 +118,8 @@ _UNMATCHED = {
 
 
 def withdraw_claims(pdf: pikepdf.Pdf) -> None:
-    """Removes the document's PDF/A (and PDF/UA) claims from its XMP metadata: it was not made to them."""
+    """Removes the document's PDF/A (and PDF/UA, PDF/X) claims from its metadata: it was not made to them."""
+    _withdraw_info_claims(pdf)
     if "/Metadata" not in pdf.Root:
         return
     with pdf.open_metadata(set_pikepdf_as_editor=False, update_docinfo=False, strict=False) as meta:
@@ -121,6 +128,14 @@ def withdraw_claims(pdf: pikepdf.Pdf) -> None:
                 del meta[claim]
     if pdf.open_metadata(strict=False).pdfa_status:  # metadata too broken to edit: none is better than a false one
         del pdf.Root.Metadata
+
+
+def _withdraw_info_claims(pdf: pikepdf.Pdf) -> None:
+    info = pdf.trailer.get("/Info")
+    if isinstance(info, pikepdf.Dictionary):
+        for key in _INFO_CLAIMS:
+            if key in info:
+                del info[key]
 
 
 def make_pdfa(pdf: pikepdf.Pdf, now: datetime | None = None) -> None:
@@ -487,6 +502,7 @@ def _name_optional_content(pdf: pikepdf.Pdf) -> None:
 
 def _metadata(pdf: pikepdf.Pdf, now: datetime) -> None:
     """The document information dictionary brought up to date, and the XMP metadata made to agree with it."""
+    _withdraw_info_claims(pdf)
     info = pdf.docinfo
     for key in list(info.keys()):
         value = info.get(key)

@@ -48,14 +48,20 @@ def opened(data: bytes) -> pikepdf.Pdf:
 
 
 def claims(data: bytes) -> dict[str, str]:
-    """The conformance claims of the document's XMP metadata: ``pdfaid:*`` and ``pdfuaid:*`` properties."""
+    """The conformance claims of the document's metadata: PDF/A's, PDF/UA's and PDF/X's."""
     with opened(data) as pdf:
         if "/Metadata" not in pdf.Root:
-            return {}
+            info = pdf.trailer.get("/Info")
+            has_x = isinstance(info, pikepdf.Dictionary) and "/GTS_PDFXVersion" in info
+            return {"Info /GTS_PDFXVersion": str(info.GTS_PDFXVersion)} if has_x else {}
         raw = pdf.Root.Metadata.read_bytes()
         meta = pdf.open_metadata()
-        found = {key: str(meta[key]) for key in ("pdfaid:part", "pdfaid:conformance", "pdfuaid:part") if key in meta}
-    for namespace in (b"http://www.aiim.org/pdfa/ns/id/", b"http://www.aiim.org/pdfua/ns/id/"):
+        named = ("pdfaid:part", "pdfaid:conformance", "pdfuaid:part", "pdfxid:GTS_PDFXVersion")
+        found = {key: str(meta[key]) for key in named if key in meta}
+        info = pdf.trailer.get("/Info")
+        if isinstance(info, pikepdf.Dictionary) and "/GTS_PDFXVersion" in info:
+            found["Info /GTS_PDFXVersion"] = str(info.GTS_PDFXVersion)
+    for namespace in (b"http://www.aiim.org/pdfa/ns/id/", b"http://www.aiim.org/pdfua/ns/id/", b"pdfx/ns/id/"):
         if namespace in raw and not found:
             found["namespace"] = namespace.decode()  # a claim pikepdf could not read is still a claim
     return found

@@ -51,6 +51,19 @@ def test_a_plain_searchable_copy_of_a_pdfa_input_withdraws_its_claims_and_keeps_
         assert len(pdf.Root.OutputIntents) == 1  # how its colours are meant: no claim, kept
 
 
+def test_a_pdfx_claim_is_withdrawn_from_a_plain_output_and_from_a_pdfa():
+    def pdfx(pdf: pikepdf.Pdf) -> None:
+        pdf.docinfo["/GTS_PDFXVersion"] = "PDF/X-4"
+        with pdf.open_metadata(set_pikepdf_as_editor=False) as meta:
+            meta["pdfxid:GTS_PDFXVersion"] = "PDF/X-4"
+
+    document = edited(real_pdf(), pdfx)
+    assert claims(document) == {"pdfxid:GTS_PDFXVersion": "PDF/X-4", "Info /GTS_PDFXVersion": "PDF/X-4"}
+
+    assert claims(built(document)) == {}
+    assert claims(built(document, PDFA)) == {"pdfaid:part": "2", "pdfaid:conformance": "B"}
+
+
 def test_a_plain_output_of_a_scan_or_an_image_claims_nothing():
     scan, pages = scan_and_pages()
 
