@@ -189,7 +189,8 @@ def _drawings(page: pikepdf.Page) -> Iterator[tuple[pikepdf.Object, pikepdf.Dict
 
 def _page_resources(page: pikepdf.Object) -> Any:
     """The page's resources, its own or inherited from the page tree above it."""
-    node, depth = page, 0
+    node: Any = page
+    depth = 0
     while isinstance(node, pikepdf.Dictionary) and "/Resources" not in node and depth < 64:
         node, depth = node.get("/Parent"), depth + 1
     return node.get("/Resources") if isinstance(node, pikepdf.Dictionary) else None

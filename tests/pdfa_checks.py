@@ -52,8 +52,9 @@ def claims(data: bytes) -> dict[str, str]:
     with opened(data) as pdf:
         if "/Metadata" not in pdf.Root:
             info = pdf.trailer.get("/Info")
-            has_x = isinstance(info, pikepdf.Dictionary) and "/GTS_PDFXVersion" in info
-            return {"Info /GTS_PDFXVersion": str(info.GTS_PDFXVersion)} if has_x else {}
+            if isinstance(info, pikepdf.Dictionary) and "/GTS_PDFXVersion" in info:
+                return {"Info /GTS_PDFXVersion": str(info.GTS_PDFXVersion)}
+            return {}
         raw = pdf.Root.Metadata.read_bytes()
         meta = pdf.open_metadata()
         named = ("pdfaid:part", "pdfaid:conformance", "pdfuaid:part", "pdfxid:GTS_PDFXVersion")
