@@ -122,10 +122,12 @@ def withdraw_claims(pdf: pikepdf.Pdf) -> None:
     _withdraw_info_claims(pdf)
     if "/Metadata" not in pdf.Root:
         return
+    claimed = [claim for claim in (*_PDFA_CLAIMS, *_OTHER_CLAIMS) if claim in pdf.open_metadata(strict=False)]
+    if not claimed:
+        return  # the metadata as it was
     with pdf.open_metadata(set_pikepdf_as_editor=False, update_docinfo=False, strict=False) as meta:
-        for claim in (*_PDFA_CLAIMS, *_OTHER_CLAIMS):
-            if claim in meta:
-                del meta[claim]
+        for claim in claimed:
+            del meta[claim]
     if pdf.open_metadata(strict=False).pdfa_status:  # metadata too broken to edit: none is better than a false one
         del pdf.Root.Metadata
 
