@@ -19,8 +19,9 @@ them and converts only what the standard forbids:
 - XMP metadata claiming ``pdfaid:part`` 2 and ``pdfaid:conformance`` B, its
   title, author, subject, keywords, creator tool, producer and dates the
   document information dictionary's, which is the source (its empty entries
-  dropped, its modification date now, its creation date now if it had
-  none); the metadata stream stays unfiltered, as the standard asks.
+  dropped, its modification date now, its creation date the XMP's, or now,
+  if it had none or one no reader can read, an entry the XMP cannot hold
+  dropped); the metadata stream stays unfiltered, as the standard asks.
 - An output intent ``GTS_PDFA1`` with an sRGB ICC profile that Little CMS
   makes here (version 4.2, as ICC.1:2004-10 which the standard cites), unless
   the document has a PDF/A output intent with an RGB or CMYK profile already.
@@ -75,7 +76,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pikepdf
-from pikepdf.models.metadata import encode_pdf_date
+from pikepdf.models.metadata import decode_pdf_date, encode_pdf_date
 from PIL import ImageCms
 
 from jobs.errors import InvalidDocument
@@ -88,6 +89,17 @@ SRGB_CONDITION = "sRGB IEC61966-2.1"
 # The XMP properties that claim a conformance; withdrawn from a plain output, all but PDF/A's own from a PDF/A.
 _PDFA_CLAIMS = ("pdfaid:part", "pdfaid:conformance", "pdfaid:amd", "pdfaid:corr", "pdfaid:rev")
 _OTHER_CLAIMS = ("pdfuaid:part", "pdfuaid:amd", "pdfuaid:corr", "pdfuaid:rev", "pdfxid:GTS_PDFXVersion")
+# The document information entries PDF/A holds to their XMP equivalents (ISO 19005-2, 6.6.2.3.1).
+_INFO_IN_XMP = {
+    "/Title": "dc:title",
+    "/Author": "dc:creator",
+    "/Subject": "dc:description",
+    "/Keywords": "pdf:Keywords",
+    "/Creator": "xmp:CreatorTool",
+    "/Producer": "pdf:Producer",
+    "/CreationDate": "xmp:CreateDate",
+    "/ModDate": "xmp:ModifyDate",
+}
 # PDF/X's claims in the document information dictionary.
 _INFO_CLAIMS = ("/GTS_PDFXVersion", "/GTS_PDFXConformance")
 _FORBIDDEN_ACTIONS = frozenset(
@@ -511,19 +523,39 @@ def _metadata(pdf: pikepdf.Pdf, now: datetime) -> None:
         value = info.get(key)
         if isinstance(value, pikepdf.String) and not str(value).strip():
             del info[key]
-    info.ModDate = pikepdf.String(encode_pdf_date(now))
-    if "/CreationDate" not in info:
-        info.CreationDate = pikepdf.String(encode_pdf_date(now))
-    if "/Producer" not in info:
-        info.Producer = pikepdf.String(PRODUCER)
+    if "/CreationDate" in info and _date(info.CreationDate) is None:
+        del info.CreationDate  # a date no reader can read is no date: one is made below
     with pdf.open_metadata(set_pikepdf_as_editor=False, update_docinfo=False, strict=False) as meta:
+        if "/CreationDate" not in info:
+            created = _xmp_date(meta.get("xmp:CreateDate")) or now
+            info.CreationDate = pikepdf.String(encode_pdf_date(created))
+        info.ModDate = pikepdf.String(encode_pdf_date(now))
+        if "/Producer" not in info:
+            info.Producer = pikepdf.String(PRODUCER)
         with warnings.catch_warnings():
             # An entry with no XMP equivalent (/Trapped, a TeX banner) stays in the information, where it may be.
             warnings.simplefilter("ignore", UserWarning)
             meta.load_from_docinfo(info)  # what the information lacks and the XMP has stays
+        for key, prefixed in _INFO_IN_XMP.items():
+            if key in info and prefixed not in meta:  # a value the XMP cannot hold: the two must agree
+                del info[key]
         for claim in (*_PDFA_CLAIMS, *_OTHER_CLAIMS):
             if claim in meta:
                 del meta[claim]
         meta["pdfaid:part"] = PART
         meta["pdfaid:conformance"] = CONFORMANCE
         meta["xmp:MetadataDate"] = now.isoformat()
+
+
+def _date(value: Any) -> datetime | None:
+    try:
+        return decode_pdf_date(str(value))
+    except (ValueError, TypeError):
+        return None
+
+
+def _xmp_date(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value)) if value is not None else None
+    except ValueError:
+        return None

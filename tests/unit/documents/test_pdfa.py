@@ -111,6 +111,21 @@ def test_the_real_born_digital_pdf_made_pdfa_meets_each_requirement_and_keeps_it
         assert "/Title" not in info  # it was empty: an empty title would be a title to match
 
 
+def test_an_unreadable_creation_date_gives_way_to_the_xmps_and_the_two_agree():
+    def dated(pdf: pikepdf.Pdf) -> None:
+        pdf.docinfo["/CreationDate"] = "last Tuesday"
+        pdf.docinfo["/Title"] = "The spec"
+        with pdf.open_metadata(set_pikepdf_as_editor=False, update_docinfo=False) as meta:
+            meta["xmp:CreateDate"] = "2022-04-29T17:19:08+00:00"
+
+    output = built(edited(real_pdf(), dated), PDFA)
+
+    assert pdfa_failures(output) == []
+    with opened(output) as pdf:
+        assert str(pdf.docinfo.CreationDate).startswith("D:20220429171908")
+        assert pdf.open_metadata()["dc:title"] == "The spec"
+
+
 def test_the_text_layers_font_is_embedded_with_its_tounicode_map():
     output = built(real_pdf(), PDFA)
 
