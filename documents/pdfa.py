@@ -29,7 +29,8 @@ them and converts only what the standard forbids:
   match (DeviceCMYK under an RGB intent, DeviceRGB under a CMYK one: an
   image's colour space, or a colour operator of a content stream) cannot be
   made PDF/A without converting its colours, which this does not do: the
-  document is refused with the page and the reason.
+  document is refused with the page and the reason; so is a page with a
+  content stream that cannot be parsed, whose colours cannot be checked.
 - Every font embedded: the glyphless font of the text layer is
   (``documents.invisible_text``, with its ToUnicode map); a page's own font
   that is not cannot be embedded without its program, which ocrgw does not
@@ -157,7 +158,7 @@ def make_pdfa(pdf: pikepdf.Pdf, now: datetime | None = None) -> None:
 
     Raises ``InvalidDocument`` for a document that cannot be made PDF/A
     without drawing its pages again: a font not embedded, a colour space
-    its output intent does not match.
+    its output intent does not match, a content stream that cannot be read.
     """
     now = now or datetime.now(UTC)
     _refuse_unembedded_fonts(pdf)
@@ -312,7 +313,7 @@ def _refuse_unmatched_colours(pdf: pikepdf.Pdf, components: int) -> None:
             if holder.objgen != page.obj.objgen and (holder.objgen in parsed or not isinstance(holder, pikepdf.Stream)):
                 continue
             parsed.add(holder.objgen)
-            if _paints_with(holder, operators, space):
+            if _paints_with(holder, operators, space, number):
                 raise InvalidDocument(reason)
 
 
@@ -328,11 +329,14 @@ def _uses_space(colour_space: Any, space: str) -> bool:
     return False
 
 
-def _paints_with(content: pikepdf.Object, operators: frozenset[str], space: str) -> bool:
+def _paints_with(content: pikepdf.Object, operators: frozenset[str], space: str, number: int) -> bool:
     try:
         instructions = pikepdf.parse_content_stream(content)
     except pikepdf.PdfError:
-        return False  # a stream qpdf cannot parse, no viewer draws either
+        # A viewer draws what comes before the fault, which may be anything: unchecked, it would be a claim unmade.
+        raise InvalidDocument(
+            f"it cannot be made PDF/A: page {number} has a content stream that cannot be read"
+        ) from None
     for instruction in instructions:
         operator = str(instruction.operator)
         if operator in operators:

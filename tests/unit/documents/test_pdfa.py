@@ -10,10 +10,11 @@ import pytest
 from documents.searchable_pdf import SourceDocument, searchable_pdf
 from jobs.errors import InvalidDocument
 from jobs.pdf_outputs import DEFAULT_OUTPUT, PdfOutput
+from tests import bad_documents
 from tests.pdfa_checks import claiming_pdfa, claims, image_streams, opened, pdfa_failures
 from tests.pdfs import text_pdf
 from tests.scans import real_pdf, scanned_pdf
-from tests.unit.documents.test_searchable_pdf import layer_pages
+from tests.unit.documents.test_searchable_pdf import layer_pages, line, ocr_page
 
 PDF = "application/pdf"
 PDFA = PdfOutput("pdfa")
@@ -230,6 +231,15 @@ def test_cmyk_colour_under_the_srgb_intent_refuses_pdfa():
 
     with pytest.raises(InvalidDocument, match="page 1 paints in CMYK colour with an RGB output intent"):
         built(edited(scan, cmyk), PDFA, pages)
+
+
+def test_a_content_stream_that_cannot_be_read_refuses_pdfa_and_the_plain_pdf_is_still_made():
+    document = bad_documents.pdf_with_content(b"0 0 0 1 k 0 0 10 10 re f ] >> (unterminated")
+    pages = {0: ocr_page(1, [line("seen", (10, 10, 200, 40))], 1700, 2200)}
+
+    with pytest.raises(InvalidDocument, match="page 1 has a content stream that cannot be read"):
+        built(document, PDFA, pages)
+    assert claims(built(document, pages=pages)) == {}
 
 
 def test_what_is_refused_is_found_in_a_form_and_under_resources_the_page_inherits():
