@@ -305,3 +305,27 @@ def lzw(data: bytes) -> bytes:
     bits = "".join(f"{code:09b}" for code in codes)
     bits += "0" * (-len(bits) % 8)
     return bytes(int(bits[i : i + 8], 2) for i in range(0, len(bits), 8))
+
+
+def test_the_images_are_optimised_at_the_level_asked_before_the_pdfa_is_made(monkeypatch):
+    import documents.searchable_pdf as searchable
+
+    calls: list[tuple[str, object]] = []
+    real_optimize, real_make_pdfa = searchable.optimize, searchable.make_pdfa
+
+    def optimize(pdf: pikepdf.Pdf, level: int) -> None:
+        calls.append(("optimize", level))
+        real_optimize(pdf, level)
+
+    def make_pdfa(pdf: pikepdf.Pdf) -> None:
+        calls.append(("make_pdfa", None))
+        real_make_pdfa(pdf)
+
+    monkeypatch.setattr(searchable, "optimize", optimize)
+    monkeypatch.setattr(searchable, "make_pdfa", make_pdfa)
+    scan, pages = scan_and_pages()
+
+    output = built(scan, PdfOutput("pdfa", 2), pages)
+
+    assert calls == [("optimize", 2), ("make_pdfa", None)]
+    assert pdfa_failures(output) == []
