@@ -6,6 +6,7 @@ import io
 
 import pikepdf
 import pytest
+from PIL import Image, ImageDraw
 
 from documents.searchable_pdf import SourceDocument, searchable_pdf
 from jobs.errors import InvalidDocument
@@ -329,3 +330,27 @@ def test_the_images_are_optimised_at_the_level_asked_before_the_pdfa_is_made(mon
 
     assert calls == [("optimize", 2), ("make_pdfa", None)]
     assert pdfa_failures(output) == []
+
+
+def image(mode: str, fmt: str) -> bytes:
+    picture = Image.new(mode, (400, 200), "white")
+    ImageDraw.Draw(picture).text((20, 80), "Invoice 2291", fill="black")
+    buffer = io.BytesIO()
+    picture.save(buffer, fmt, dpi=(200, 200))
+    return buffer.getvalue()
+
+
+def test_an_image_with_alpha_made_pdfa_keeps_its_soft_mask_and_meets_each_requirement():
+    page = {0: ocr_page(1, [line("Invoice 2291", (20, 80, 140, 100))], 400, 200)}
+
+    output = searchable_pdf([SourceDocument(image("RGBA", "PNG"), "image/png", page)], PDFA)
+
+    assert pdfa_failures(output) == []
+    with opened(output) as pdf:
+        (drawn,) = pdf.pages[0].Resources.XObject.values()
+        assert "/SMask" in drawn
+
+
+def test_a_cmyk_jpeg_refuses_pdfa_under_the_srgb_intent():
+    with pytest.raises(InvalidDocument, match="page 1 paints in CMYK colour"):
+        searchable_pdf([SourceDocument(image("CMYK", "JPEG"), "image/jpeg", {})], PDFA)
