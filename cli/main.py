@@ -432,6 +432,12 @@ def up(port: int, procfile: Path | None, data_dir: Path | None, redis_port: int 
 @click.option("--force-ocr", is_flag=True, help="OCR every page, also those that have text.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Read at most N pages at once.")
 @click.option("-m", "--model", default="tesseract", show_default=True, help="The model (ocrgw models).")
+@click.option(
+    "--output-type", default="pdf", show_default=True, metavar="pdf|pdfa", help="pdfa: PDF/A-2b (also: pdfa-2)."
+)
+@click.option(
+    "-O", "--optimize", type=int, default=0, show_default=True, metavar="0|1|2", help="1 lossless, 2 also lossy."
+)
 @connects
 def ocr(
     gateway: Gateway,
@@ -445,11 +451,15 @@ def ocr(
     force_ocr: bool,
     jobs: int | None,
     model: str,
+    output_type: str,
+    optimize: int,
 ) -> None:
     """Make INPUT (a PDF or an image) a searchable PDF at OUTPUT, as ocrmypdf does, through the gateway.
 
     Exit statuses follow ocrmypdf's: 1 bad option, 2 bad input, 3 language not installed, 5 output not
     writable, 6 the PDF already has text (see --skip-text, --force-ocr), 7 a page failed, 15 other.
     """
-    request = OcrRequest(model, languages, rotate_pages, deskew, skip_text, force_ocr, jobs)
+    request = OcrRequest(
+        model, languages, rotate_pages, deskew, skip_text, force_ocr, jobs, output_type=output_type, optimize=optimize
+    )
     sys.exit(run_ocr(gateway, input_file, output_file, sidecar, request, say=error))

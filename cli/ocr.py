@@ -14,6 +14,13 @@ OCRed) or ``--force-ocr`` (every page is OCRed; a page whose own text
 already says what OCR read keeps it, with no second copy: see
 ``documents.searchable_pdf``) says what to do with it.
 
+``--output-type pdfa`` makes the output PDF/A-2b (``pdfa-2`` says the
+same; PDF/A-1 and PDF/A-3, which OCRmyPDF also makes, are refused, status
+1); the default is a plain PDF, which claims no PDF/A conformance, not
+OCRmyPDF's default PDF/A.  ``-O/--optimize 0|1|2`` are OCRmyPDF's levels.
+Both are options of the job, so ``ocrgw result ID --format pdf`` gets the
+same PDF afterwards.
+
 Exit statuses are OCRmyPDF's where they mean the same thing (``EXIT_*``):
 a refused option is 1, an unreadable or refused input 2, a language no
 worker has 3, an input with text already 6, a page an engine could not
@@ -62,6 +69,10 @@ _INPUT_PROBLEMS = frozenset(
     }
 )
 _LANGUAGE_PROBLEMS = frozenset({"unsupported_language"})
+#: What --output-type takes: what the gateway makes, and OCRmyPDF's name of the same PDF/A.
+OUTPUT_TYPE_ALIASES = {"pdfa-2": "pdfa"}
+OUTPUT_TYPES = ("pdf", "pdfa", *OUTPUT_TYPE_ALIASES)
+OPTIMIZE_LEVELS = (0, 1, 2)
 PAGE_SEPARATOR = "\f"
 
 
@@ -76,6 +87,8 @@ class OcrRequest:
     skip_text: bool = False
     force_ocr: bool = False
     jobs: int | None = None
+    output_type: str = "pdf"  # OCRmyPDF's --output-type: pdf, or pdfa (PDF/A-2b)
+    optimize: int = 0  # OCRmyPDF's --optimize level
 
     def options(self) -> dict[str, Any]:
         options: dict[str, Any] = {}
@@ -86,6 +99,10 @@ class OcrRequest:
         if self.deskew:
             options["deskew"] = True
         options["text_layer"] = "prefer" if self.skip_text else "ignore"
+        if self.output_type != "pdf":
+            options["output_type"] = OUTPUT_TYPE_ALIASES.get(self.output_type, self.output_type)
+        if self.optimize:
+            options["optimize"] = self.optimize
         return options
 
 
@@ -135,6 +152,14 @@ def _run(
 ) -> None:
     if request.skip_text and request.force_ocr:
         raise OcrFailed(EXIT_BAD_ARGS, "--skip-text and --force-ocr are mutually exclusive")
+    if request.output_type not in OUTPUT_TYPES:
+        raise OcrFailed(
+            EXIT_BAD_ARGS,
+            f"--output-type {request.output_type}: ocrgw makes a plain PDF (pdf) or PDF/A-2b (pdfa, or pdfa-2); "
+            "not PDF/A-1 or PDF/A-3",
+        )
+    if request.optimize not in OPTIMIZE_LEVELS:
+        raise OcrFailed(EXIT_BAD_ARGS, f"--optimize {request.optimize}: the levels are 0, 1 and 2")
     data, content_type = _read_input(input_path)
     if content_type == PDF_TYPE and not (request.skip_text or request.force_ocr):
         page = _first_page_with_text_or_say_what_is_missing(data)

@@ -30,6 +30,12 @@ A single whole PDF is changed where it is and saved; pages of several
 documents are copied into a new PDF, each document's shared objects (a font
 all its pages use) once.  Streams are saved as they are, compressed only if
 they were not, and the small objects in object streams.
+
+Before it is saved the PDF is made as the job's output choice asks
+(``jobs.pdf_outputs``): its images optimised at the level asked
+(``documents.optimize``), then either made PDF/A-2b (``documents.pdfa``),
+or, a plain PDF, stripped of any PDF/A claim its input made, since the
+document it describes was edited.
 """
 
 from __future__ import annotations
@@ -48,9 +54,12 @@ import pikepdf
 from PIL import Image
 
 from documents.invisible_text import GlyphlessFont, Line, Word, drawable, text_content
+from documents.optimize import optimize
 from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
 from documents.pdf_images import POINTS_PER_INCH, add_image_pages
+from documents.pdfa import make_pdfa, withdraw_claims
 from jobs.errors import InvalidDocument
+from jobs.pdf_outputs import DEFAULT_OUTPUT, PDFA, PdfOutput
 from jobs.registry import IMAGE_TYPES
 
 Matrix = tuple[float, float, float, float, float, float]
@@ -91,15 +100,16 @@ class SourceDocument:
     only: Sequence[int] | None = None
 
 
-def searchable_pdf(sources: Sequence[SourceDocument]) -> bytes:
-    """One PDF of the pages of every source, in order, each with its result's text grafted on.
+def searchable_pdf(sources: Sequence[SourceDocument], output: PdfOutput = DEFAULT_OUTPUT) -> bytes:
+    """One PDF of the pages of every source, in order, each with its result's text grafted on, made as
+    ``output`` asks (its images optimised, PDF/A).
 
-    Raises ``InvalidDocument`` for a document that cannot be read.
+    Raises ``InvalidDocument`` for a document that cannot be read (or made PDF/A).
     """
     if not sources:
         raise InvalidDocument("no document to make a PDF of")
     try:
-        return _build(sources)
+        return _build(sources, output)
     except InvalidDocument:
         raise
     except pikepdf.PasswordError:
@@ -108,7 +118,7 @@ def searchable_pdf(sources: Sequence[SourceDocument]) -> bytes:
         raise InvalidDocument(f"cannot read the document: {error}") from None
 
 
-def _build(sources: Sequence[SourceDocument]) -> bytes:
+def _build(sources: Sequence[SourceDocument], output: PdfOutput) -> bytes:
     characters = {c for source in sources for page in _results(source) for c in _page_characters(page)}
     first = sources[0]
     if len(sources) == 1 and _media_type(first) == PDF_TYPE and first.only is None:
@@ -117,14 +127,24 @@ def _build(sources: Sequence[SourceDocument]) -> bytes:
             for index, page in enumerate(pdf.pages):
                 result = first.pages.get(index)
                 _graft(pdf, page, result, font, RENDER_DPI, own.already_say(index, result))
-            return _saved(pdf)
-    with pikepdf.new() as output, _OpenedPdfs() as opened:
-        font = GlyphlessFont(output, characters)
+            return _saved(_finished(pdf, output))
+    with pikepdf.new() as made, _OpenedPdfs() as opened:
+        font = GlyphlessFont(made, characters)
         for source in sources:
             with _OwnTexts(source) as own:
-                for page, index, result, dpi in _added_pages(output, source, opened):
-                    _graft(output, page, result, font, dpi, own.already_say(index, result))
-        return _saved(output)
+                for page, index, result, dpi in _added_pages(made, source, opened):
+                    _graft(made, page, result, font, dpi, own.already_say(index, result))
+        return _saved(_finished(made, output))
+
+
+def _finished(pdf: pikepdf.Pdf, output: PdfOutput) -> pikepdf.Pdf:
+    """The PDF as ``output`` asks: its images optimised first, so that a PDF/A is made of the final images."""
+    optimize(pdf, output.optimize)
+    if output.output_type == PDFA:
+        make_pdfa(pdf)
+    else:
+        withdraw_claims(pdf)
+    return pdf
 
 
 class _OwnTexts:

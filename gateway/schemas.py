@@ -23,6 +23,7 @@ from jobs import webhook_urls
 from jobs.config import default_of
 from jobs.contract import Priority
 from jobs.fields import DigitsInteger, StrictBoolean, StrictInteger, StrictNumber, Text
+from jobs.pdf_outputs import OPTIMIZE_LEVELS, OUTPUT_TYPES
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
 from jobs.records import NewJob
 from jobs.registry import MODEL_NAMES, MODELS, Model
@@ -342,3 +343,16 @@ class ListQuery(Schema):
     )
     limit = _limit()
     cursor = Text(validate=Length(min=1, max=200), metadata={"description": "next_cursor of the previous page."})
+
+
+class ResultPdfQuery(Schema):
+    """What a request for the searchable PDF may choose over the job's options."""
+
+    output_type = Text(
+        validate=OneOf(OUTPUT_TYPES),
+        metadata={"description": "'pdf' or 'pdfa' (PDF/A-2b); default: the job's option output_type, else 'pdf'."},
+    )
+    optimize = DigitsInteger(
+        validate=OneOf(OPTIMIZE_LEVELS),
+        metadata={"description": "0, 1 (lossless) or 2 (lossy); default: the job's option optimize, else 0."},
+    )

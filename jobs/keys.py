@@ -48,6 +48,7 @@ from binascii import crc_hqx
 from functools import cache
 
 from jobs.contract import ROOT_STATUSES, JobKind
+from jobs.pdf_outputs import ALL_OUTPUTS, DEFAULT_OUTPUT
 
 NAMESPACE = "ocrgw"
 CHILD_SEPARATOR = "-"
@@ -300,13 +301,24 @@ def result(job_id: str) -> str:
 
 
 def pdf(job_id: str) -> str:
-    """A terminal job's searchable PDF once built (a hash: ``pdf``, or ``failure`` when it could not be built)."""
+    """A terminal job's searchable PDFs once built: a hash of two fields per variant (``pdf_fields``)."""
     return f"{group_prefix(job_id)}{PDF}{job_id}"
 
 
-def pdf_asked(job_id: str) -> str:
-    """Set (with a TTL) while a build of the job's searchable PDF is asked for, so it is asked once."""
-    return f"{group_prefix(job_id)}{PDF_ASKED}{job_id}"
+def pdf_fields(variant: str = DEFAULT_OUTPUT.name) -> tuple[str, str]:
+    """The fields of ``pdf`` that keep a variant (``jobs.pdf_outputs``): its document, or why it could not be built.
+
+    The default variant's are ``pdf`` and ``failure``, as they were before there were others.
+    """
+    if variant == DEFAULT_OUTPUT.name:
+        return "pdf", "failure"
+    return f"pdf:{variant}", f"failure:{variant}"
+
+
+def pdf_asked(job_id: str, variant: str = DEFAULT_OUTPUT.name) -> str:
+    """Set (with a TTL) while a build of a variant of the job's searchable PDF is asked for, so it is asked once."""
+    asked = f"{group_prefix(job_id)}{PDF_ASKED}{job_id}"
+    return asked if variant == DEFAULT_OUTPUT.name else f"{asked}:{variant}"
 
 
 def parent_or_self(job_id: str) -> str:
@@ -462,7 +474,11 @@ def lua_key_shapes() -> str:
                 f"local function payload_key_of(prefix, id) return prefix .. '{PAYLOAD}' .. id end",
                 f"local function result_key_of(prefix, id) return prefix .. '{RESULT}' .. id end",
                 f"local function pdf_key_of(prefix, id) return prefix .. '{PDF}' .. id end",
-                f"local function pdf_asked_key_of(prefix, id) return prefix .. '{PDF_ASKED}' .. id end",
+                # Every variant's mark: the default's, then each other's with its name after the id.
+                f"local function pdf_asked_keys_of(prefix, id) local asked = prefix .. '{PDF_ASKED}' .. id"
+                "  return {asked"
+                + "".join(f", asked .. ':{v.name}'" for v in ALL_OUTPUTS if not v.is_default)
+                + "} end",
                 f"local function children_key_of(prefix, status) return prefix .. '{CHILDREN}' .. status end",
                 f"local function child_id_of(parent_id, index) return parent_id .. '{CHILD_SEPARATOR}' "
                 "  .. string.format('%d', index) end",

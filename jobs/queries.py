@@ -30,6 +30,7 @@ from jobs.contract import ROOT_KINDS as _ROOT_KINDS
 from jobs.contract import ROOT_STATUSES as _ROOT_STATUSES
 from jobs.contract import Field, JobStatus, count_field
 from jobs.ids import DEFAULT_TENANT, is_job_id, tenant_tag
+from jobs.pdf_outputs import DEFAULT_OUTPUT
 
 #: What a listing may be filtered by, and a page of children.
 ROOT_KINDS = tuple(k.value for k in _ROOT_KINDS)
@@ -248,13 +249,12 @@ class JobQueries:
             return []
         return [value if isinstance(value, bytes) else None for value in self._mget([keys.payload(j) for j in job_ids])]
 
-    def stored_pdf(self, job_id: str) -> StoredPdf | None:
-        """The job's searchable PDF as built (or why it could not be), or None while none is kept."""
-        raw: dict[bytes, bytes] = self.redis.hgetall(keys.pdf(job_id))  # type: ignore[assignment]
-        if not raw:
+    def stored_pdf(self, job_id: str, variant: str = DEFAULT_OUTPUT.name) -> StoredPdf | None:
+        """A variant of the job's searchable PDF as built (or why it could not be), or None while none is kept."""
+        pdf, error = self.redis.hmget(keys.pdf(job_id), keys.pdf_fields(variant))
+        if pdf is None and error is None:
             return None
-        error = raw.get(b"failure")
-        return StoredPdf(raw.get(b"pdf"), error.decode() if error is not None else None)
+        return StoredPdf(pdf if isinstance(pdf, bytes) else None, error.decode() if isinstance(error, bytes) else None)
 
     def source_document(self, job_id: str) -> bytes | None:
         """The document a split's child reads its pages of: its parent's payload (None once gone)."""

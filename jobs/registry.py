@@ -32,6 +32,7 @@ from marshmallow.validate import OneOf, Range, Regexp
 
 from jobs.contract import Priority
 from jobs.fields import StrictBoolean, StrictInteger, StrictNumber, Text
+from jobs.pdf_outputs import OPTIMIZE_LEVELS, OUTPUT_TYPES
 
 #: OCRmyPDF's default ``--rotate-pages-threshold`` (``documents.geometry`` applies it).
 DEFAULT_ROTATE_PAGES_THRESHOLD = 14.0
@@ -90,6 +91,20 @@ class PageOptions(Schema):
         metadata={
             "description": "Straighten each OCRed page that was scanned crooked (within 10 degrees) before reading "
             "it (OCRmyPDF's --deskew); default false. The page's 'skew' says by how much."
+        },
+    )
+    output_type = Text(
+        validate=OneOf(OUTPUT_TYPES),
+        metadata={
+            "description": "The searchable PDF's type (GET /jobs/{id}/result.pdf): 'pdf' (the default) or 'pdfa', "
+            "PDF/A-2b (OCRmyPDF's --output-type). The query's output_type overrides it."
+        },
+    )
+    optimize = StrictInteger(
+        validate=OneOf(OPTIMIZE_LEVELS),
+        metadata={
+            "description": "How the searchable PDF's images are compressed (OCRmyPDF's --optimize): 0 as they came "
+            "(the default), 1 losslessly, 2 also lossily. The query's optimize overrides it."
         },
     )
 

@@ -27,6 +27,7 @@ from jobs.connections import StoreClient, redis_client
 from jobs.contract import JobKind, JobStatus, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
 from jobs.ids import call_token, new_job_id
+from jobs.pdf_outputs import DEFAULT_OUTPUT
 from jobs.queries import JobQueries
 from jobs.records import (
     DEFAULT_OWNER,
@@ -453,23 +454,33 @@ class JobStore(SweepTransitions):
 
     # -- the searchable PDF ------------------------------------------------------------------
 
-    def ask_pdf(self, job_id: str, ttl_seconds: int) -> bool:
-        """Marks a build of the job's searchable PDF as asked for; False when it already was.
+    def ask_pdf(self, job_id: str, ttl_seconds: int, variant: str = DEFAULT_OUTPUT.name) -> bool:
+        """Marks a build of a variant of the job's searchable PDF as asked for; False when it already was.
 
         The mark lapses after ``ttl_seconds``, so a build whose message was
         lost is asked for again by a later request.
         """
-        return bool(self.redis.set(keys.pdf_asked(job_id), "1", nx=True, ex=ttl_seconds))
+        return bool(self.redis.set(keys.pdf_asked(job_id, variant), "1", nx=True, ex=ttl_seconds))
 
-    def record_pdf(self, job_id: str, finished_at: str, pdf: bytes = b"", error: str = "") -> bool:
-        """Keeps the PDF built for the job's ending at ``finished_at`` (or ``error``, why none could be built).
+    def record_pdf(
+        self, job_id: str, finished_at: str, pdf: bytes = b"", error: str = "", variant: str = DEFAULT_OUTPUT.name
+    ) -> bool:
+        """Keeps a variant of the PDF built for the job's ending at ``finished_at`` (or ``error``, why none could
+        be built).
 
         False when the job is gone, or no longer at that ending (a parent redriven meanwhile): nothing kept.
         """
+        pdf_field, failure_field = keys.pdf_fields(variant)
         reply = self.scripts.run(
             RECORD_PDF,
-            keys={"job": keys.job(job_id), "pdf": keys.pdf(job_id), "asked": keys.pdf_asked(job_id)},
-            args={"finished_at": finished_at, "pdf": pdf, "error": error},
+            keys={"job": keys.job(job_id), "pdf": keys.pdf(job_id), "asked": keys.pdf_asked(job_id, variant)},
+            args={
+                "finished_at": finished_at,
+                "pdf_field": pdf_field,
+                "failure_field": failure_field,
+                "pdf": pdf,
+                "error": error,
+            },
         )
         return reply.code == Reply.OK
 

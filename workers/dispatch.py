@@ -41,6 +41,8 @@ def _task_of(d: Dispatch) -> tuple[str, list[str | int]]:
     if d.task == PULL:
         # A wake-up names the bucket whose ready index it is for.
         return PULL_TASK, [d.model, d.priority, d.bucket]
+    if d.task == BUILD_PDF and d.pdf_variant:
+        return BUILD_PDF_TASK, [d.job_id, d.pdf_variant]
     return (BUILD_PDF_TASK if d.task == BUILD_PDF else RUN_TASK), [d.job_id]
 
 

@@ -2,7 +2,9 @@
 
 The gateway asks for it (``ocrgw.build_pdf``, on the queue of the job's
 model) the first time a client wants it, and answers from the store from
-then on.  The PDF is drawn from what the store keeps, with no engine:
+then on.  Each variant (``jobs.pdf_outputs``: a plain PDF or a PDF/A, its
+images optimised or not) is built and kept on its own, from the same
+sources.  The PDF is drawn from what the store keeps, with no engine:
 
 =======================  ================================================
 a single job             its document, every page
@@ -34,6 +36,7 @@ from documents.isolation import run_isolated
 from documents.searchable_pdf import SourceDocument, searchable_pdf
 from jobs.contract import TERMINAL, Field, JobKind, JobStatus
 from jobs.errors import InvalidDocument
+from jobs.pdf_outputs import DEFAULT_OUTPUT, PdfOutput
 from jobs.queries import JobQueries
 from jobs.records import parse_pages
 from jobs.store import JobStore
@@ -43,8 +46,14 @@ log = logging.getLogger(__name__)
 BUILT, FAILED, SKIPPED = "built", "failed", "skipped"
 
 
-def build_pdf(store: JobStore, job_id: str) -> str:
-    """Builds and keeps the job's searchable PDF: BUILT, FAILED (the reason kept), or SKIPPED (nothing to do)."""
+def build_pdf(store: JobStore, job_id: str, variant: str = DEFAULT_OUTPUT.name) -> str:
+    """Builds and keeps a variant of the job's searchable PDF (``jobs.pdf_outputs``): BUILT, FAILED (the reason
+    kept), or SKIPPED (nothing to do)."""
+    try:
+        output = PdfOutput.named(variant)
+    except ValueError:
+        log.warning("job %s: no searchable PDF variant is named %r", job_id, variant)
+        return SKIPPED
     record = store.queries.get(job_id)
     if record is None or JobStatus(record[Field.STATUS.value]) not in TERMINAL:
         log.info("job %s: no searchable PDF to build (gone or not terminal)", job_id)
@@ -52,15 +61,15 @@ def build_pdf(store: JobStore, job_id: str) -> str:
     finished_at = record[Field.FINISHED_AT.value]
     try:
         sources = sources_of(store.queries, record)
-        pdf = run_isolated(searchable_pdf, sources, what="building the searchable PDF")
+        pdf = run_isolated(searchable_pdf, sources, output, what="building the searchable PDF")
     except (InvalidDocument, SoftTimeLimitExceeded, MemoryError) as error:
         # The same build would fail the same way (the document, the time limit, the memory bound): kept as
         # failed, so that the gateway says so instead of asking for it again and again.
         reason = _reason(error)
         log.warning("job %s: no searchable PDF: %s", job_id, reason)
-        store.record_pdf(job_id, finished_at, error=reason)
+        store.record_pdf(job_id, finished_at, error=reason, variant=variant)
         return FAILED
-    if not store.record_pdf(job_id, finished_at, pdf=pdf):
+    if not store.record_pdf(job_id, finished_at, pdf=pdf, variant=variant):
         log.info("job %s ended again or went while its PDF was built: not kept", job_id)
         return SKIPPED
     return BUILT

@@ -18,6 +18,7 @@ from celery.signals import (
 )
 from celery.worker import state as worker_state
 
+from jobs.pdf_outputs import DEFAULT_OUTPUT
 from jobs.registry import is_interactive_queue
 from jobs.store import JobStore
 from workers.celery_app import BUILD_PDF_TASK, PULL_TASK, RUN_TASK, app, settings
@@ -136,9 +137,9 @@ def pull(model: str, lane: str, bucket: int = 0) -> str:
 
 
 @app.task(name=BUILD_PDF_TASK, ignore_result=True)
-def build_pdf(job_id: str) -> str:
-    """A terminal job's searchable PDF, built once and kept in the store (``workers.pdf_build``)."""
+def build_pdf(job_id: str, variant: str = DEFAULT_OUTPUT.name) -> str:
+    """A variant of a terminal job's searchable PDF, built once and kept in the store (``workers.pdf_build``)."""
     # Imported on the first build: pikepdf and fontTools stay out of the processes that never build one.
     from workers import pdf_build
 
-    return pdf_build.build_pdf(runner().store, job_id)
+    return pdf_build.build_pdf(runner().store, job_id, variant)

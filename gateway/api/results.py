@@ -14,11 +14,19 @@ A worker builds it, once (``workers.pdf_build``): the first request asks for
 the build and answers ``202`` with ``Retry-After``; once built, it is kept
 as long as the result and every request answers it at once.  The gateway
 never draws a PDF itself.
+
+A job's PDF comes in variants (``jobs.pdf_outputs``): a plain PDF or a
+PDF/A-2b, its images optimised at OCRmyPDF's levels 0, 1 or 2.  A request
+gets the one the job's options ``output_type`` and ``optimize`` ask for (a
+parent's: its first child's), unless its query names another; each variant
+is built and kept on its own.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
+from urllib.parse import urlencode
 
 from flask import Response, jsonify
 
@@ -28,8 +36,11 @@ from gateway.api.common import ALWAYS, blueprint, record_of
 from gateway.openapi import operation, problems
 from gateway.problems import Problem, require_terminal
 from gateway.publishing import publish_quietly
+from gateway.schemas import ResultPdfQuery
 from gateway.services import services
+from jobs import keys
 from jobs.contract import Field, JobKind, JobStatus, Priority
+from jobs.pdf_outputs import DEFAULT_OUTPUT, PdfOutput
 from jobs.queries import JobQueries
 from jobs.records import Dispatch
 from jobs.registry import DOCUMENT_TYPES
@@ -72,6 +83,7 @@ _RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before asking ag
 
 @blueprint.route("/jobs/<job_id>/result.pdf", methods=["GET"])
 @operation("getResultPdf", "results")
+@blueprint.arguments(ResultPdfQuery, location="query", as_kwargs=True)
 @blueprint.response(
     200,
     _PDF_SCHEMA,
@@ -84,30 +96,52 @@ _RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before asking ag
     description="The PDF is being built (the first request asked for it): ask again after Retry-After.",
     headers=_RETRY_AFTER,
 )
-@problems(blueprint, "job_not_found", "result_not_ready", "no_result", "pdf_unavailable", *ALWAYS)
-def job_result_pdf(job_id: str):
+@problems(blueprint, "job_not_found", "result_not_ready", "no_result", "pdf_unavailable", "invalid_field", *ALWAYS)
+def job_result_pdf(job_id: str, output_type: str | None = None, optimize: int | None = None):
     """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order"""
     record = record_of(job_id)  # another tenant's job is not found
     require_terminal(job_id, record["status"], "PDF")
     queries = services().queries
-    # What is kept answers first: the polls of a build, and every request after it, read no child.
-    stored = queries.stored_pdf(job_id)
+    variant = _variant(queries, record, output_type, optimize).name
+    # What is kept answers first: the polls of a build, and every request after it, read no other child.
+    stored = queries.stored_pdf(job_id, variant)
     if stored is not None and stored.error is not None:
-        raise Problem("pdf_unavailable", f"The searchable PDF of job {job_id} cannot be made: {stored.error}.")
+        raise Problem(
+            "pdf_unavailable", f"The searchable PDF ({variant}) of job {job_id} cannot be made: {stored.error}."
+        )
     if stored is not None and stored.pdf is not None:
         disposition = f'inline; filename="{job_id}.pdf"'
         return Response(stored.pdf, mimetype=PDF_TYPE, headers={"Content-Disposition": disposition})
     model = _pdf_model(queries, record)
     # Asked again once a build could have ended, not before: the task's time limit, and a margin for its queue.
-    if services().store.ask_pdf(job_id, round(services().settings.job_timeout) + PDF_ASK_MARGIN_SECONDS):
+    if services().store.ask_pdf(job_id, round(services().settings.job_timeout) + PDF_ASK_MARGIN_SECONDS, variant):
         # In the job's lane: an interactive job's PDF is built ahead of batch work too.
         lane = record.get(Field.PRIORITY.value) or Priority.BATCH.value
-        publish_quietly(services().publish, [Dispatch(job_id, model, BUILD_PDF, priority=lane)])
-    url = f"/jobs/{job_id}/result.pdf"
+        default = variant == DEFAULT_OUTPUT.name
+        build = Dispatch(job_id, model, BUILD_PDF, priority=lane, pdf_variant="" if default else variant)
+        publish_quietly(services().publish, [build])
+    chosen = {
+        name: value for name, value in (("output_type", output_type), ("optimize", optimize)) if value is not None
+    }
+    url = f"/jobs/{job_id}/result.pdf" + (f"?{urlencode(chosen)}" if chosen else "")
     response = jsonify({"id": job_id, "status": "building", "url": url})
     response.status_code = 202
     response.headers["Retry-After"] = str(PDF_RETRY_AFTER_SECONDS)
     return response
+
+
+def _variant(queries: JobQueries, record: dict[str, str], output_type: str | None, optimize: int | None) -> PdfOutput:
+    """The variant asked for: the query's choices over the job's options (a parent's: its first child's)."""
+    if output_type is not None and optimize is not None:  # the query says it all: no child to read
+        return PdfOutput(output_type, optimize)
+    options_of = record if record["kind"] != JobKind.PARENT.value else queries.get(keys.child_id(record["id"], 0))
+    try:
+        options = json.loads((options_of or {}).get(Field.OPTIONS.value) or "{}")
+        return PdfOutput.of_options(
+            options if isinstance(options, dict) else {}, output_type=output_type, optimize=optimize
+        )
+    except ValueError:  # options no schema of ours checked (a remote model's): the query's choices alone
+        return PdfOutput.of_options({}, output_type=output_type, optimize=optimize)
 
 
 def completed_result(queries: JobQueries, record: dict[str, str], what: str = "result") -> dict[str, Any]:

@@ -6,8 +6,8 @@
   when it ended (finish.lua); a redrive takes it off again, and its next
   ending puts it back with the new time.
 
-  What goes: the root's hash, document, result, searchable PDF (and the
-  mark of a build asked for) and audit stream (its children's events and
+  What goes: the root's hash, document, result, searchable PDFs (and the
+  marks of builds asked for) and audit stream (its children's events and
   webhook attempts included); for a parent, each child's hash, document,
   result and searchable PDF, found through the parent's per-status
   children sets, and those sets.  Not indexed, so not deleted here: the
@@ -93,7 +93,7 @@ end
 -- UNLINK: a document may be large; Redis frees it in the background.
 local function delete_job(id)
   redis.call('UNLINK', job_key_of(A.prefix, id), payload_key_of(A.prefix, id), result_key_of(A.prefix, id),
-    pdf_key_of(A.prefix, id), pdf_asked_key_of(A.prefix, id))
+    pdf_key_of(A.prefix, id), unpack(pdf_asked_keys_of(A.prefix, id)))
   redis.call('ZREM', K.webhooks, id)
 end
 

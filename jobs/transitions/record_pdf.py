@@ -15,6 +15,6 @@ class RecordPdfReply:
 RECORD_PDF = Transition(
     "record_pdf",
     keys=("job", "pdf", "asked"),
-    args=(Arg("finished_at"), Arg("pdf", "bytes"), Arg("error")),
+    args=(Arg("finished_at"), Arg("pdf_field"), Arg("failure_field"), Arg("pdf", "bytes"), Arg("error")),
     reply=RecordPdfReply,
 )

@@ -5,8 +5,9 @@
   earlier attempt stays stale; its earlier runs stay in its intervals); the
   parent goes back to `processing` and will finalize again, with a new audit
   event; completed children and their results are untouched.  The parent's
-  searchable PDF goes (its pages will change), and so does the mark of a
-  build asked for, so the next request asks again once it has ended.  With an
+  searchable PDF goes, every variant of it (its pages will change), and so
+  do the marks of builds asked for, so the next request asks again once it
+  has ended.  With an
   Idempotency-Key, a repeat of the same redrive answers as the first did.
 
   Keys:
@@ -15,7 +16,7 @@
     ROOT_KEYS      (spec.py) the listing's sets of parents, and the expiring
                    index of ended roots waiting for deletion (it leaves it)
   Derived from A.prefix: the children's keys and per-status sets, the
-  parent's searchable PDF and its build's mark; from the
+  parent's searchable PDFs and their builds' marks; from the
   ids, the tenant's keys and its waiting groups (release.lua).
 
   Args:
@@ -78,7 +79,7 @@ redis.call('HINCRBY', K.parent, F.redrives, 1)
 move_root(K.parent, A.parent_id, p[2], STATUS.processing)
 -- Running again: kept until it ends again, whatever the retention of its first ending.
 redis.call('ZREM', K.expiring, A.parent_id)
-redis.call('UNLINK', pdf_key_of(A.prefix, A.parent_id), pdf_asked_key_of(A.prefix, A.parent_id))
+redis.call('UNLINK', pdf_key_of(A.prefix, A.parent_id), unpack(pdf_asked_keys_of(A.prefix, A.parent_id)))
 if A.idempotency_key ~= '' then
   redis.call('HSET', K.idempotency, F.id, A.parent_id, 'fingerprint', A.fingerprint)
   redis.call('EXPIRE', K.idempotency, A.idempotency_ttl)

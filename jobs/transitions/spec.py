@@ -122,6 +122,7 @@ class Dispatch:
     task: str = RUN
     priority: str = Priority.BATCH.value  # a ``Priority`` value: 'interactive' goes to the model's interactive queue
     bucket: int = 0  # a wake-up's: the bucket whose ready index it is for
+    pdf_variant: str = ""  # a BUILD_PDF's: the variant of the PDF to build (jobs.pdf_outputs; '': the default)
 
 
 Dispatches = list[Dispatch]

@@ -24,6 +24,34 @@ def test_the_flags_become_the_models_options():
     assert ocr.OcrRequest().options() == {"text_layer": "ignore"}
 
 
+def test_the_output_type_and_optimize_flags_become_the_jobs_pdf_options():
+    assert ocr.OcrRequest(output_type="pdfa", optimize=2).options() == {
+        "text_layer": "ignore",
+        "output_type": "pdfa",
+        "optimize": 2,
+    }
+    assert ocr.OcrRequest(output_type="pdfa-2").options()["output_type"] == "pdfa"  # OCRmyPDF's name of it
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--output-type", "pdfa-1"], "not PDF/A-1 or PDF/A-3"),
+        (["--output-type", "pdfa-3"], "not PDF/A-1 or PDF/A-3"),
+        (["--output-type", "none"], "a plain PDF (pdf) or PDF/A-2b"),
+        (["-O", "3"], "the levels are 0, 1 and 2"),
+    ],
+)
+def test_an_output_no_gateway_makes_is_status_1_before_anything_is_sent(served, ocrgw, tmp_path, flags, said):
+    document = write(tmp_path, "scan.pdf", image_pdf("words"))
+
+    result = ocrgw("ocr", str(document), str(tmp_path / "out.pdf"), "--force-ocr", *flags)
+
+    assert result.exit_code == ocr.EXIT_BAD_ARGS
+    assert said in result.stderr
+    assert not any(h.get("Content-Type") for h in served.requests)
+
+
 def test_a_pdf_with_text_is_refused_with_status_6_before_anything_is_sent(served, ocrgw, tmp_path):
     document = write(tmp_path, "digital.pdf", text_pdf("already searchable"))
 

@@ -15,7 +15,8 @@ from jobs import keys
 from jobs.config import Settings, default_of
 from jobs.records import Dispatch
 from jobs.transitions.spec import BUILD_PDF
-from tests.pdfs import text_pdf
+from tests.pdfa_checks import claims, pdfa_failures
+from tests.pdfs import image_pdf, text_pdf
 from workers import pdf_build
 
 from .support import assert_problem, b64, echo_job, fanout
@@ -247,3 +248,94 @@ def test_a_redrive_drops_the_parents_pdf_and_a_build_of_the_old_ending_is_not_ke
 
 def test_an_unknown_jobs_pdf_is_404(client):
     assert_problem(client.get(f"/jobs/{'0' * 32}/result.pdf"), 404, "job_not_found")
+
+
+# -- the PDF's variants: output type and optimisation -----------------------------------------------
+
+
+def built_variant(client, store, published, job_id: str, query: str, variant: str) -> bytes:
+    """A variant as a client gets it: asked for by ``query`` (202, one build of ``variant``), built, answered."""
+    published.clear()
+    asked = client.get(f"/jobs/{job_id}/result.pdf{query}")
+    assert asked.status_code == 202, asked.get_data(as_text=True)
+    assert asked.get_json()["url"] == f"/jobs/{job_id}/result.pdf{query}"
+    pdf_variant = "" if variant == "pdf" else variant
+    assert published == [[Dispatch(job_id, "tesseract", BUILD_PDF, pdf_variant=pdf_variant)]]
+    assert pdf_build.build_pdf(store, job_id, variant) == pdf_build.BUILT
+    response = client.get(f"/jobs/{job_id}/result.pdf{query}")
+    assert response.status_code == 200 and response.mimetype == "application/pdf"
+    return response.get_data()
+
+
+def test_the_query_asks_for_a_pdfa_which_is_built_and_kept_beside_the_plain_pdf(client, store, published):
+    job_id = submit_png(client)
+    run(store, job_id, result_of((1, "Invoice 42")))
+    plain = built(client, store, published, job_id).get_data()
+
+    pdfa = built_variant(client, store, published, job_id, "?output_type=pdfa", "pdfa")
+
+    assert pdfa_failures(pdfa) == [] and claims(pdfa) == {"pdfaid:part": "2", "pdfaid:conformance": "B"}
+    assert claims(plain) == {} and pdfa_failures(plain)
+    assert client.get(f"/jobs/{job_id}/result.pdf").get_data() == plain  # still kept, and still plain
+    optimised = built_variant(client, store, published, job_id, "?output_type=pdfa&optimize=2", "pdfa-o2")
+    assert pdfa_failures(optimised) == []
+
+
+def test_the_jobs_options_choose_its_variant_and_the_query_overrides_them(client, store, published):
+    job = {"model": "tesseract", "content_type": "image/png", "payload": b64(png()), "options": {"output_type": "pdfa"}}
+    job_id = client.post("/jobs", json=job).get_json()["id"]
+    run(store, job_id, result_of((1, "Invoice 42")))
+
+    pdfa = built_variant(client, store, published, job_id, "", "pdfa")
+    plain = built_variant(client, store, published, job_id, "?output_type=pdf", "pdf")
+
+    assert pdfa_failures(pdfa) == [] and claims(plain) == {}
+
+
+def test_a_split_groups_pdf_is_made_as_its_childrens_options_say(client, store, published):
+    scan = image_pdf("page one", "page two")
+    job = {"model": "tesseract", "content_type": "application/pdf", "payload": b64(scan), "split_pages": 1,
+           "options": {"output_type": "pdfa"}}  # fmt: skip
+    parent_id = client.post("/jobs", json=job).get_json()["id"]
+    run(store, f"{parent_id}-0", result_of((1, "page one")))
+    run(store, f"{parent_id}-1", result_of((2, "page two")))
+
+    pdfa = built_variant(client, store, published, parent_id, "", "pdfa")
+
+    assert pdfa_failures(pdfa) == [] and len(pdfium.PdfDocument(pdfa)) == 2
+
+
+def test_a_pdfa_that_cannot_be_made_is_unavailable_with_its_reason_and_the_plain_pdf_is_not(client, store, published):
+    job_id = client.post("/jobs?model=tesseract", data=text_pdf("Invoice 42"), content_type="application/pdf")
+    job_id = job_id.get_json()["id"]
+    run(store, job_id, result_of((1, "Invoice 42")))
+    client.get(f"/jobs/{job_id}/result.pdf?output_type=pdfa")
+
+    assert pdf_build.build_pdf(store, job_id, "pdfa") == pdf_build.FAILED
+
+    problem = assert_problem(client.get(f"/jobs/{job_id}/result.pdf?output_type=pdfa"), 409, "pdf_unavailable")
+    assert "Helvetica, which the PDF does not embed" in problem["detail"]
+    assert pdf_texts(built(client, store, published, job_id)) == ["Invoice 42"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["output_type=pdfa-3", "output_type=PDFA", "optimize=3", "optimize=-1", "optimize=x", "optimize=1&optimize=2"],
+)
+def test_a_variant_no_job_can_have_is_refused_and_asks_for_nothing(client, store, published, redis, query):
+    job_id = submit_png(client)
+    run(store, job_id, result_of((1, "Invoice 42")))
+    published.clear()
+
+    assert_problem(client.get(f"/jobs/{job_id}/result.pdf?{query}"), 422, "invalid_field")
+
+    assert published == [] and not redis.keys("*pdf_asked*")
+
+
+@pytest.mark.parametrize("options", [{"output_type": "pdfa-1"}, {"optimize": 3}, {"optimize": "1"}, {"optimize": True}])
+def test_a_job_whose_pdf_options_no_pdf_can_have_is_refused_at_submission(client, redis, options):
+    job = {"model": "tesseract", "content_type": "image/png", "payload": b64(png()), "options": options}
+
+    problem = assert_problem(client.post("/jobs", json=job), 422, "invalid_field")
+
+    assert "options" in problem["errors"] and not redis.keys("*job:*")

@@ -112,6 +112,8 @@ from .get_result_hocr_response_500 import GetResultHocrResponse500
 from .get_result_hocr_response_500_code import GetResultHocrResponse500Code
 from .get_result_hocr_response_503 import GetResultHocrResponse503
 from .get_result_hocr_response_503_code import GetResultHocrResponse503Code
+from .get_result_pdf_optimize import GetResultPdfOptimize
+from .get_result_pdf_output_type import GetResultPdfOutputType
 from .get_result_pdf_response_202 import GetResultPdfResponse202
 from .get_result_pdf_response_202_status import GetResultPdfResponse202Status
 from .get_result_pdf_response_401 import GetResultPdfResponse401
@@ -122,6 +124,8 @@ from .get_result_pdf_response_409 import GetResultPdfResponse409
 from .get_result_pdf_response_409_code import GetResultPdfResponse409Code
 from .get_result_pdf_response_414 import GetResultPdfResponse414
 from .get_result_pdf_response_414_code import GetResultPdfResponse414Code
+from .get_result_pdf_response_422 import GetResultPdfResponse422
+from .get_result_pdf_response_422_code import GetResultPdfResponse422Code
 from .get_result_pdf_response_431 import GetResultPdfResponse431
 from .get_result_pdf_response_431_code import GetResultPdfResponse431Code
 from .get_result_pdf_response_500 import GetResultPdfResponse500
@@ -384,6 +388,8 @@ __all__ = (
     "GetResultHocrResponse500Code",
     "GetResultHocrResponse503",
     "GetResultHocrResponse503Code",
+    "GetResultPdfOptimize",
+    "GetResultPdfOutputType",
     "GetResultPdfResponse202",
     "GetResultPdfResponse202Status",
     "GetResultPdfResponse401",
@@ -394,6 +400,8 @@ __all__ = (
     "GetResultPdfResponse409Code",
     "GetResultPdfResponse414",
     "GetResultPdfResponse414Code",
+    "GetResultPdfResponse422",
+    "GetResultPdfResponse422Code",
     "GetResultPdfResponse431",
     "GetResultPdfResponse431Code",
     "GetResultPdfResponse500",

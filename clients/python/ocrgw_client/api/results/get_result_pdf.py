@@ -6,26 +6,49 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.get_result_pdf_optimize import GetResultPdfOptimize
+from ...models.get_result_pdf_output_type import GetResultPdfOutputType
 from ...models.get_result_pdf_response_202 import GetResultPdfResponse202
 from ...models.get_result_pdf_response_401 import GetResultPdfResponse401
 from ...models.get_result_pdf_response_404 import GetResultPdfResponse404
 from ...models.get_result_pdf_response_409 import GetResultPdfResponse409
 from ...models.get_result_pdf_response_414 import GetResultPdfResponse414
+from ...models.get_result_pdf_response_422 import GetResultPdfResponse422
 from ...models.get_result_pdf_response_431 import GetResultPdfResponse431
 from ...models.get_result_pdf_response_500 import GetResultPdfResponse500
 from ...models.get_result_pdf_response_503 import GetResultPdfResponse503
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     job_id: str,
+    *,
+    output_type: GetResultPdfOutputType | Unset = UNSET,
+    optimize: GetResultPdfOptimize | Unset = UNSET,
 ) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    json_output_type: str | Unset = UNSET
+    if not isinstance(output_type, Unset):
+        json_output_type = output_type.value
+
+    params["output_type"] = json_output_type
+
+    json_optimize: int | Unset = UNSET
+    if not isinstance(optimize, Unset):
+        json_optimize = optimize.value
+
+    params["optimize"] = json_optimize
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/jobs/{job_id}/result.pdf".format(
             job_id=quote(str(job_id), safe=""),
         ),
+        "params": params,
     }
 
     return _kwargs
@@ -39,6 +62,7 @@ def _parse_response(
     | GetResultPdfResponse404
     | GetResultPdfResponse409
     | GetResultPdfResponse414
+    | GetResultPdfResponse422
     | GetResultPdfResponse431
     | GetResultPdfResponse500
     | GetResultPdfResponse503
@@ -69,6 +93,11 @@ def _parse_response(
 
         return response_414
 
+    if response.status_code == 422:
+        response_422 = GetResultPdfResponse422.from_dict(response.json())
+
+        return response_422
+
     if response.status_code == 431:
         response_431 = GetResultPdfResponse431.from_dict(response.json())
 
@@ -98,6 +127,7 @@ def _build_response(
     | GetResultPdfResponse404
     | GetResultPdfResponse409
     | GetResultPdfResponse414
+    | GetResultPdfResponse422
     | GetResultPdfResponse431
     | GetResultPdfResponse500
     | GetResultPdfResponse503
@@ -114,12 +144,15 @@ def sync_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
+    output_type: GetResultPdfOutputType | Unset = UNSET,
+    optimize: GetResultPdfOptimize | Unset = UNSET,
 ) -> Response[
     GetResultPdfResponse202
     | GetResultPdfResponse401
     | GetResultPdfResponse404
     | GetResultPdfResponse409
     | GetResultPdfResponse414
+    | GetResultPdfResponse422
     | GetResultPdfResponse431
     | GetResultPdfResponse500
     | GetResultPdfResponse503
@@ -128,17 +161,21 @@ def sync_detailed(
 
     Args:
         job_id (str):
+        output_type (GetResultPdfOutputType | Unset):
+        optimize (GetResultPdfOptimize | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
+        Response[GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
     """
 
     kwargs = _get_kwargs(
         job_id=job_id,
+        output_type=output_type,
+        optimize=optimize,
     )
 
     response = client.get_httpx_client().request(
@@ -152,12 +189,15 @@ def sync(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
+    output_type: GetResultPdfOutputType | Unset = UNSET,
+    optimize: GetResultPdfOptimize | Unset = UNSET,
 ) -> (
     GetResultPdfResponse202
     | GetResultPdfResponse401
     | GetResultPdfResponse404
     | GetResultPdfResponse409
     | GetResultPdfResponse414
+    | GetResultPdfResponse422
     | GetResultPdfResponse431
     | GetResultPdfResponse500
     | GetResultPdfResponse503
@@ -167,18 +207,22 @@ def sync(
 
     Args:
         job_id (str):
+        output_type (GetResultPdfOutputType | Unset):
+        optimize (GetResultPdfOptimize | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
+        GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
     """
 
     return sync_detailed(
         job_id=job_id,
         client=client,
+        output_type=output_type,
+        optimize=optimize,
     ).parsed
 
 
@@ -186,12 +230,15 @@ async def asyncio_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
+    output_type: GetResultPdfOutputType | Unset = UNSET,
+    optimize: GetResultPdfOptimize | Unset = UNSET,
 ) -> Response[
     GetResultPdfResponse202
     | GetResultPdfResponse401
     | GetResultPdfResponse404
     | GetResultPdfResponse409
     | GetResultPdfResponse414
+    | GetResultPdfResponse422
     | GetResultPdfResponse431
     | GetResultPdfResponse500
     | GetResultPdfResponse503
@@ -200,17 +247,21 @@ async def asyncio_detailed(
 
     Args:
         job_id (str):
+        output_type (GetResultPdfOutputType | Unset):
+        optimize (GetResultPdfOptimize | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
+        Response[GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
     """
 
     kwargs = _get_kwargs(
         job_id=job_id,
+        output_type=output_type,
+        optimize=optimize,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -222,12 +273,15 @@ async def asyncio(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
+    output_type: GetResultPdfOutputType | Unset = UNSET,
+    optimize: GetResultPdfOptimize | Unset = UNSET,
 ) -> (
     GetResultPdfResponse202
     | GetResultPdfResponse401
     | GetResultPdfResponse404
     | GetResultPdfResponse409
     | GetResultPdfResponse414
+    | GetResultPdfResponse422
     | GetResultPdfResponse431
     | GetResultPdfResponse500
     | GetResultPdfResponse503
@@ -237,18 +291,22 @@ async def asyncio(
 
     Args:
         job_id (str):
+        output_type (GetResultPdfOutputType | Unset):
+        optimize (GetResultPdfOptimize | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
+        GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
     """
 
     return (
         await asyncio_detailed(
             job_id=job_id,
             client=client,
+            output_type=output_type,
+            optimize=optimize,
         )
     ).parsed
