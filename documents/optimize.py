@@ -46,6 +46,7 @@ import struct
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pikepdf
@@ -169,7 +170,9 @@ def _repoint(container: pikepdf.Object, replaced: dict[tuple[int, int], pikepdf.
     else:
         return
     for slot in slots:
-        value = container[slot]
+        value: Any = container[slot]
+        if not isinstance(value, pikepdf.Object):
+            continue  # a number, a boolean: pikepdf gives it as Python's
         if value.is_indirect:
             if value.objgen in replaced:
                 container[slot] = replaced[value.objgen]
