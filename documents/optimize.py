@@ -30,14 +30,14 @@ soft mask or a mask, a stencil mask (``/ImageMask``), an image with a
 ``/Decode`` array or a colour-key mask, one in an indexed, CMYK, Lab,
 separation or DeviceN colour space, one of 16 bits, and an image whose soft
 mask has a ``/Matte`` (its colours are premultiplied) are only ever stored
-losslessly.  An ICC-based colour space is kept as it is; an image in one is
-made grey only if its space was plain ``/DeviceRGB``.  Images in JPEG 2000,
+losslessly.  An image in an ICC-based colour space keeps it, and is never
+made grey (only a plain ``/DeviceRGB`` image is).  Images in JPEG 2000,
 JBIG2 and CCITT, inline images in content streams, and streams in filters
 other than Flate are left as they are, and so is the XMP metadata stream
 (PDF/A wants it readable as it is).  An image or stream that cannot be
-decoded, or would inflate past ``MAX_INFLATED_BYTES`` (a zip bomb), is left
-as it came.  Images are found wherever they are drawn from: pages, form
-XObjects, annotations' appearances, patterns.
+decoded, is truncated, or would inflate past ``MAX_INFLATED_BYTES`` (a zip
+bomb) is left as it came.  Images are found wherever they are drawn from:
+pages, form XObjects, annotations' appearances, patterns.
 """
 
 from __future__ import annotations
@@ -153,7 +153,10 @@ def _store_once(pdf: pikepdf.Pdf, images: list[pikepdf.Stream]) -> list[pikepdf.
             kept[key] = image
     if replaced:
         for obj in pdf.objects:
-            _repoint(obj, replaced)
+            try:
+                _repoint(obj, replaced)
+            except _IMAGE_ERRORS as error:  # a damaged object: whatever it referred to is still kept
+                log.info("an object's references were left as they were: %s", error)
     return list(kept.values())
 
 
@@ -297,14 +300,22 @@ def _may_lose(image: pikepdf.Stream, is_mask: bool) -> bool:
 
 
 def _inflates_within(raw: bytes, filters: list[str], limit: int) -> bool:
-    """Whether the stream's data, inflated, is at most ``limit`` bytes (counted a piece at a time)."""
+    """Whether the stream's data is whole (a truncated stream is left as it came) and inflates to ``limit`` at most.
+
+    Inflated a piece at a time and thrown away, so that a zip bomb costs a
+    piece of memory, not what it would inflate to.
+    """
     if not filters:
         return True
-    inflater, size, pending = zlib.decompressobj(), 0, raw
-    while pending and size <= limit:
-        size += len(inflater.decompress(pending, _INFLATE_PIECE))
-        pending = inflater.unconsumed_tail
-    return size <= limit
+    inflater = zlib.decompressobj()
+    piece, size = inflater.decompress(raw, _INFLATE_PIECE), 0
+    while True:
+        size += len(piece)
+        if size > limit:
+            return False
+        if inflater.eof or (not inflater.unconsumed_tail and len(piece) < _INFLATE_PIECE):
+            return inflater.eof
+        piece = inflater.decompress(inflater.unconsumed_tail, _INFLATE_PIECE)
 
 
 def _pixels(samples: bytes, width: int, height: int, components: int | None, bits: int) -> Image.Image | None:

@@ -328,3 +328,25 @@ def test_level_2_keeps_masks_decode_arrays_stencils_and_icc_spaces_lossless():
         assert icc_image.ColorSpace[0] == "/ICCBased" and icc_image.ColorSpace[1].N == 1
         assert filters(icc_image)[-1] == "/DCTDecode"  # an ICC-based grey image may be a JPEG; its space stays
     assert_draws_the_same(data, smaller, 2)
+
+
+def test_a_damaged_image_is_left_as_it_came_and_the_rest_is_optimized():
+    pdf = pikepdf.new()
+    grey = grey_page()
+    truncated = image_stream(pdf, grey)
+    truncated.write(zlib.compress(grey.tobytes())[:5000], filter=pikepdf.Name.FlateDecode)
+    not_a_jpeg = image_stream(pdf, grey)
+    not_a_jpeg.write(b"\xff\xd8 not a JPEG at all" * 100, filter=pikepdf.Name.DCTDecode)
+    odd_width = image_stream(pdf, grey, Width=pikepdf.Name.Wide)
+    damaged = {"/Im0": truncated, "/Im1": not_a_jpeg, "/Im2": odd_width, "/Im3": image_stream(pdf, grey)}
+    add_page(pdf, (144, 144), damaged, b"q 144 0 0 144 0 0 cm /Im3 Do Q")
+    data = saved(pdf)
+    with pikepdf.open(io.BytesIO(data)) as before:
+        raw = {name: before.pages[0].Resources.XObject[name].read_raw_bytes() for name in ("/Im0", "/Im1", "/Im2")}
+
+    smaller = optimized(data, 2)
+
+    with pikepdf.open(io.BytesIO(smaller)) as after:
+        xobjects = after.pages[0].Resources.XObject
+        assert {name: xobjects[name].read_raw_bytes() for name in raw} == raw
+        assert filters(xobjects.Im3)[-1] == "/DCTDecode"
