@@ -99,10 +99,10 @@ def optimize(pdf: pikepdf.Pdf, level: int) -> None:
     if level == 0:
         return
     images = [stream for stream in _streams(pdf) if stream.get("/Subtype") == pikepdf.Name.Image]
-    masks = _masks(images)
     # Identical images first, so that each is encoded once; then again, as
     # the same pixels stored two ways now have the same bytes.
     images = _store_once(pdf, images)
+    masks = _masks(images)  # after: an image kept for a mask's twin is a mask
     max_pixels = configured().max_pixels
     for image in images:
         try:

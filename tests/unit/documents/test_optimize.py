@@ -294,13 +294,17 @@ def test_level_2_keeps_masks_decode_arrays_stencils_and_icc_spaces_lossless():
     icc = pikepdf.Stream(pdf, zlib.compress(b"\x00" * 64))  # a stand-in: only that it stays referenced is checked
     icc.N = 1
     icc_space = pdf.make_indirect(pikepdf.Array([pikepdf.Name.ICCBased, icc]))
-    soft_mask = image_stream(pdf, grey.point(lambda v: 255 - v))
+    inverted = grey.point(lambda v: 255 - v)
+    # The soft mask's twin, drawn as a picture, made first so that it is the one kept: it stays lossless.
+    twin = image_stream(pdf, inverted)
+    soft_mask = image_stream(pdf, inverted)
     stencil_bits = grey.point(lambda v: 255 if v > 160 else 0).convert("1")
     painted = {
         "/WithMask": image_stream(pdf, grey.convert("RGB"), SMask=soft_mask),
         "/Decoded": image_stream(pdf, grey, Decode=[1, 0]),
         "/Stencil": image_stream(pdf, stencil_bits, ImageMask=True),
         "/Icc": image_stream(pdf, grey, ColorSpace=icc_space),
+        "/Twin": twin,
     }
     size = (grey.width * 72 / SCAN_DPI, grey.height * 72 / SCAN_DPI)
     for name in painted:
@@ -316,9 +320,10 @@ def test_level_2_keeps_masks_decode_arrays_stencils_and_icc_spaces_lossless():
     smaller = optimized(data, 2)
 
     with pikepdf.open(io.BytesIO(smaller)) as after:
-        with_mask, decoded, stencil, icc_image = (
+        with_mask, decoded, stencil, icc_image, twin = (
             page.Resources.XObject[name] for page, name in zip(after.pages, painted, strict=True)
         )
+        assert twin.objgen == with_mask.SMask.objgen
         # The masked image may be a JPEG; its soft mask keeps its very samples.
         assert filters(with_mask)[-1] == "/DCTDecode"
         assert filters(with_mask.SMask) == ["/FlateDecode"]
