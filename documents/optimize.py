@@ -52,9 +52,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import mozjpeg_lossless_optimization
-import numpy as np
 import pikepdf
-from PIL import Image
+from PIL import Image, ImageChops
 
 from documents.limits import configured
 
@@ -71,6 +70,9 @@ GREY_SPREAD = 16
 #: A stream that inflates to more than this is left compressed as it came.
 MAX_INFLATED_BYTES = 256 * 1024 * 1024
 _INFLATE_PIECE = 16 * 1024 * 1024
+# A JPEG under this share of the image's Flate at zlib's fastest level beats its Flate at the best level too
+# (which takes at most a tenth or so off the fastest), so that is not worked out.
+_JPEG_SURELY_SMALLER = 0.75
 _TIFF_PHOTOMETRIC, _TIFF_ROWS_PER_STRIP, _TIFF_STRIP_OFFSETS, _TIFF_STRIP_BYTE_COUNTS = 262, 278, 273, 279
 _GREY_SPACES = frozenset({"/DeviceGray", "/CalGray"})
 _RGB_SPACES = frozenset({"/DeviceRGB", "/CalRGB"})
@@ -231,21 +233,32 @@ def _jpeg_forms(image: pikepdf.Stream, jpeg: bytes, lossy: bool) -> list[_Encode
 
 
 def _sample_forms(image: pikepdf.Stream, samples: bytes, width: int, height: int, lossy: bool) -> list[_Encoded]:
-    """Decoded samples in Flate, with the PNG predictors, in Group 4 (1 bit), and (``lossy``) as a JPEG."""
+    """Decoded samples in Group 4 (1 bit), (``lossy``) as a JPEG, and in Flate, with the PNG predictors or without.
+
+    Flate at its best level is slow on a large page (2 s for a 300-dpi
+    colour page), so whether the PNG predictors help is found at zlib's
+    fastest level, and only the better way is compressed at the best; it is
+    not compressed at all when the JPEG is far smaller than even that.
+    """
     bits = int(image.get("/BitsPerComponent", 1 if image.get("/ImageMask") else 8))
     components = _components(image)
-    forms = [_Encoded(zlib.compress(samples, FLATE_LEVEL), pikepdf.Name.FlateDecode)]
+    forms = []
     pixels = _pixels(samples, width, height, components, bits)
-    if pixels is not None:
-        forms.append(_png_predicted(pixels))
     if components == 1 and bits == 1 and len(samples) == height * ((width + 7) // 8):
         group4 = _group4(samples, width, height)
         if group4 is not None:
             forms.append(group4)
-    if lossy and pixels is not None:
-        jpeg = _as_jpeg(image, pixels)
-        if jpeg is not None:
-            forms.append(jpeg)
+    jpeg = _as_jpeg(image, pixels) if lossy and pixels is not None else None
+    if jpeg is not None:
+        forms.append(jpeg)
+    quick_rows = len(zlib.compress(samples, 1))
+    quick_predicted = len(_png_predicted(pixels, 1).data) if pixels is not None else quick_rows + 1
+    if jpeg is not None and len(jpeg.data) < _JPEG_SURELY_SMALLER * min(quick_rows, quick_predicted):
+        return forms
+    if pixels is not None and quick_predicted < quick_rows:
+        forms.append(_png_predicted(pixels, FLATE_LEVEL))
+    else:
+        forms.append(_Encoded(zlib.compress(samples, FLATE_LEVEL), pikepdf.Name.FlateDecode))
     return forms
 
 
@@ -325,10 +338,10 @@ def _pixels(samples: bytes, width: int, height: int, components: int | None, bit
     return Image.frombytes(_PIL_MODES[components], (width, height), samples)
 
 
-def _png_predicted(pixels: Image.Image) -> _Encoded:
+def _png_predicted(pixels: Image.Image, level: int) -> _Encoded:
     """The pixels as a PNG's compressed rows: Flate with the PNG predictors, each row filtered its best way."""
     buffer = io.BytesIO()
-    pixels.save(buffer, "PNG", optimize=True)
+    pixels.save(buffer, "PNG", compress_level=level)
     data = _png_idat(buffer.getvalue())
     parms = pikepdf.Dictionary(Predictor=15, Colors=len(pixels.getbands()), BitsPerComponent=8, Columns=pixels.width)
     return _Encoded(data, pikepdf.Name.FlateDecode, parms)
@@ -378,9 +391,10 @@ def _as_jpeg(image: pikepdf.Stream, pixels: Image.Image) -> _Encoded | None:
 
 
 def _really_grey(pixels: Image.Image) -> bool:
-    channels = np.asarray(pixels)
-    spread = channels.max(axis=2).astype(np.int16) - channels.min(axis=2)
-    return int(spread.max()) <= GREY_SPREAD
+    red, green, blue = pixels.split()
+    apart = (ImageChops.difference(*pair) for pair in ((red, green), (green, blue), (red, blue)))
+    # No pixel's two channels further apart than GREY_SPREAD: nothing left once those within it are made 0.
+    return all(difference.point(lambda v: 255 if v > GREY_SPREAD else 0).getbbox() is None for difference in apart)
 
 
 def _flate_wrapped(encoded: _Encoded) -> _Encoded:
