@@ -4,10 +4,10 @@ Level 0 is the default and changes nothing: every image keeps its bytes.
 
 Level 1 is lossless: every page draws exactly the pixels it drew before.  A
 stream that is Flate-compressed or not compressed at all is compressed
-again at zlib's best level, and kept so only where that is smaller; an image
-among them may also take the PNG predictors (the image encoded as a PNG
-would be, its rows filtered before compression), where that is smaller
-still.  A bitonal image (one component of 1 bit: a black-and-white scan, a
+again at zlib's best level, and kept so only where that is smaller; an
+8-bit grey or RGB image among them may take the PNG predictors instead
+(its rows filtered before compression, as a PNG's are), where zlib's
+fastest level finds them smaller than its rows as they are.  A bitonal image (one component of 1 bit: a black-and-white scan, a
 stencil mask) is stored in CCITT Group 4, the code fax machines and
 scanners use, where that is smaller than Flate (a dithered picture may not
 be).  A JPEG is never encoded again: it may only be wrapped in Flate, which
