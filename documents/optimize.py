@@ -7,13 +7,14 @@ stream that is Flate-compressed or not compressed at all is compressed
 again at zlib's best level, and kept so only where that is smaller; an
 8-bit grey or RGB image among them may take the PNG predictors instead
 (its rows filtered before compression, as a PNG's are), where zlib's
-fastest level finds them smaller than its rows as they are.  A bitonal image (one component of 1 bit: a black-and-white scan, a
-stencil mask) is stored in CCITT Group 4, the code fax machines and
-scanners use, where that is smaller than Flate (a dithered picture may not
-be).  A JPEG is never encoded again: it may only be wrapped in Flate, which
-gives its own bytes back (as OCRmyPDF does at its level 1).  Images whose
-stored bytes and dictionaries are the same, once re-encoded, are stored
-once, every reference pointed at the one kept.
+fastest level finds them smaller than its rows as they are.  A bitonal
+image (one component of 1 bit: a black-and-white scan, a stencil mask) is
+stored in CCITT Group 4, the code fax machines and scanners use, where that
+is smaller than Flate (a dithered picture may not be).  A JPEG is never
+encoded again: it may only be wrapped in Flate, which gives its own bytes
+back (as OCRmyPDF does at its level 1).  Images whose stored bytes and
+dictionaries are the same, once re-encoded, are stored once, every
+reference pointed at the one kept.
 
 Level 2 may lose what the eye does not miss.  An 8-bit grey or colour image
 (a JPEG or a lossless one) is encoded as a JPEG at ``JPEG_QUALITY``, its

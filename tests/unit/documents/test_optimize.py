@@ -320,10 +320,10 @@ def test_level_2_keeps_masks_decode_arrays_stencils_and_icc_spaces_lossless():
     smaller = optimized(data, 2)
 
     with pikepdf.open(io.BytesIO(smaller)) as after:
-        with_mask, decoded, stencil, icc_image, twin = (
+        with_mask, decoded, stencil, icc_image, twin_kept = (
             page.Resources.XObject[name] for page, name in zip(after.pages, painted, strict=True)
         )
-        assert twin.objgen == with_mask.SMask.objgen
+        assert twin_kept.objgen == with_mask.SMask.objgen
         # The masked image may be a JPEG; its soft mask keeps its very samples.
         assert filters(with_mask)[-1] == "/DCTDecode"
         assert filters(with_mask.SMask) == ["/FlateDecode"]
