@@ -182,6 +182,15 @@ def test_a_level_draws_the_same_pages_keeps_the_text_and_is_no_larger(document, 
     assert page_texts(smaller) == page_texts(data)
 
 
+def test_by_default_a_scan_comes_back_its_images_byte_for_byte_within_a_twentieth_of_its_size():
+    scan = image_only_pdf(list(scans()))
+
+    searchable = searchable_scan()
+
+    assert sorted(jpeg_of(stream) for stream in images(searchable)) == sorted(page.jpeg for page in scans())
+    assert len(searchable) <= 1.05 * len(scan)  # the text of three pages is about 10 KB of it
+
+
 def test_level_0_changes_nothing():
     data = searchable_scan()
 
