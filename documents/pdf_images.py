@@ -4,7 +4,9 @@ A JPEG goes in byte for byte (``DCTDecode``): grey, RGB or CMYK, an Adobe
 CMYK JPEG with the inverted ``/Decode`` its inverted samples need.  A PNG's
 compressed data goes in as it is too (``FlateDecode`` with the PNG
 predictors) when the PDF can read it so: not interlaced, no alpha and no
-transparent colour.  Any other image (a TIFF frame, a PNG with alpha) is
+transparent colour.  A TIFF frame in CCITT Group 4 or in JPEG, one strip,
+goes in as its own data too (``CCITTFaxDecode``; ``DCTDecode``, the JPEG's
+tables joined to it).  Any other image (a TIFF frame, a PNG with alpha) is
 decoded and its pixels stored losslessly with ``FlateDecode``: a 1-bit image
 stays 1-bit, a palette stays a palette (``Indexed``), 16-bit grey stays 16
 bits, and an alpha channel becomes a soft mask.  Nothing is ever scaled.
@@ -48,6 +50,9 @@ _TIFF_PHOTOMETRIC, _TIFF_FILL_ORDER, _TIFF_STRIP_OFFSETS, _TIFF_ROWS_PER_STRIP, 
     278,
     279,
 )
+_TIFF_JPEG_TABLES = 347
+# A JPEG-compressed TIFF's photometric interpretation -> the /ColorTransform its JPEG data needs (None: grey).
+_TIFF_JPEG_TRANSFORMS = {("L", 1): None, ("RGB", 2): 0, ("RGB", 6): 1}
 _PNG_COLOURS = {0: 1, 2: 3, 3: 1}  # colour type -> components in the data (palette: one index)
 
 
@@ -110,6 +115,8 @@ def _image_xobject(pdf: pikepdf.Pdf, image: Image.Image, data: bytes, media_type
         as_is = _png_as_is(pdf, data)
     elif media_type == sniffing.TIFF:
         as_is = _group4_as_is(pdf, image, data)
+        if as_is is None:
+            as_is = _tiff_jpeg_as_is(pdf, image, data)
     if as_is is not None:
         return as_is
     image.load()
@@ -215,6 +222,37 @@ def _group4_as_is(pdf: pikepdf.Pdf, image: Image.Image, data: bytes) -> pikepdf.
     # The code's "black" runs are the pixels of value 1; min-is-black makes those white.
     black_is_1 = tags.get(_TIFF_PHOTOMETRIC, 0) == 1
     stream.DecodeParms = pikepdf.Dictionary(K=-1, Columns=image.width, Rows=image.height, BlackIs1=black_is_1)
+    return stream
+
+
+def _tiff_jpeg_as_is(pdf: pikepdf.Pdf, image: Image.Image, data: bytes) -> pikepdf.Stream | None:
+    """A JPEG-compressed TIFF frame's JPEG data as it is (``DCTDecode``), when it is one strip.
+
+    TIFF keeps a JPEG's tables apart (``JPEGTables``) from its strips, so the
+    strip is joined to them to make the whole JPEG a PDF reader decodes.
+    """
+    tags = getattr(image, "tag_v2", None)
+    if tags is None or image.info.get("compression") != "jpeg":
+        return None
+    transform = _TIFF_JPEG_TRANSFORMS.get((image.mode, tags.get(_TIFF_PHOTOMETRIC)), -1)
+    offsets, counts = tags.get(_TIFF_STRIP_OFFSETS), tags.get(_TIFF_STRIP_BYTE_COUNTS)
+    if transform == -1 or not offsets or not counts or len(offsets) != 1 or len(counts) != 1:
+        return None
+    jpeg = data[offsets[0] : offsets[0] + counts[0]]
+    tables = tags.get(_TIFF_JPEG_TABLES)
+    if isinstance(tables, bytes) and tables.startswith(b"\xff\xd8") and tables.endswith(b"\xff\xd9"):
+        jpeg = tables[:-2] + jpeg[2:]  # the tables' SOI, their tables, then the strip after its own SOI
+    try:
+        with Image.open(io.BytesIO(jpeg), formats=("JPEG",)) as whole:
+            if whole.size != image.size or len(whole.getbands()) != len(image.getbands()):
+                return None
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, struct.error):
+        return None
+    stream = _image_stream(pdf, jpeg, image.width, image.height, _JPEG_COLOUR_SPACES[image.mode], 8)
+    stream.Filter = pikepdf.Name.DCTDecode
+    if transform is not None:
+        # TIFF writes no Adobe marker: say whether the samples are YCbCr (1) or RGB as they are (0).
+        stream.DecodeParms = pikepdf.Dictionary(ColorTransform=transform)
     return stream
 
 

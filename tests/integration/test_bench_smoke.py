@@ -94,8 +94,12 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "time_b_over_a": None,
         "mean_page_accuracy": {"a_ocrmypdf", "b_ocrgw"},
         "accuracy_b_minus_a_points": None,
-        "bytes": {"a_ocrmypdf", "b_ocrgw"},
+        "bytes": {"a_ocrmypdf", "b_ocrgw", "b_ocrgw_optimize_2"},
         "size_b_over_a": None,
+        "size_b_over_scan": None,
+        "optimized_size_b_over_a": None,
+        "optimized_accuracy_b_minus_a_points": None,
+        "optimize_seconds": None,
     },
     "submission": {
         "clients": None,

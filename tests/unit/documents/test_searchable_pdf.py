@@ -428,6 +428,27 @@ def test_a_bilevel_tiff_scan_stays_group_4_and_its_size(photometric):
     assert difference(rendering(data, 1), frames[1].convert("L")) < 4  # black on white, not white on black
 
 
+@pytest.mark.parametrize("mode", ["L", "RGB", "YCbCr"])  # TIFF's photometric 1, 2 and 6
+def test_a_jpeg_tiff_scan_keeps_its_jpeg_and_its_size(mode):
+    (scan,) = scanned_pages([2], skewed={2: 3.0})
+    grey = Image.open(io.BytesIO(scan.jpeg)).convert("L")
+    pixels = grey if mode == "L" else ImageOps.colorize(grey, black=(20, 10, 60), white=(250, 240, 220)).convert(mode)
+    buffer = io.BytesIO()
+    pixels.save(buffer, "TIFF", compression="jpeg", quality=80, dpi=(200, 200), tiffinfo={278: pixels.height})
+    tiff = buffer.getvalue()
+
+    data = searchable_pdf([SourceDocument(tiff, TIFF, {})])
+
+    # Its pixels stored losslessly would be half as large again as the TIFF.
+    assert len(data) <= 1.01 * len(tiff)
+    (stream,) = image_streams(data)
+    assert str(stream.Filter) == "/DCTDecode"
+    page = pdfium.PdfDocument(data)[0]
+    shown = page.render(scale=grey.width / page.get_width()).to_pil().convert("RGB")
+    with Image.open(io.BytesIO(tiff)) as decoded:
+        assert ImageChops.difference(shown, decoded.convert("RGB")).getbbox() is None  # the very same pixels
+
+
 # --- turned and skewed scans ------------------------------------------------------------------------------------
 
 
