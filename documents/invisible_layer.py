@@ -21,8 +21,9 @@ string followed on its line by visible text is kept, the one case where old
 invisible text stays.  OCR layers draw their words apart from the page's own
 text, so this case does not arise in them.
 
-Only a content stream that loses something is written again; every other
-stream, the images and the fonts keep their bytes.
+Only a content stream that loses something is written again (a page's
+content in several streams is read as one, and its streams written one by
+one); every other stream, the images and the fonts keep their bytes.
 """
 
 from __future__ import annotations
@@ -55,15 +56,17 @@ class _Removal:
         self.in_forms = 0
 
     def rewrite(self, owner: pikepdf.Object, resources: Any, initial_mode: float, depth: int) -> int:
-        """Rewrites ``owner``'s content (a page or a form XObject) without its invisible strings, if it has any."""
+        """Rewrites ``owner``'s content streams (a page's, or a form XObject's one) that draw invisible strings."""
+        streams = _content_streams(owner)
         try:
-            instructions = pikepdf.parse_content_stream(owner)
+            parsed = [pikepdf.parse_content_stream(stream) for stream in streams]
         except pikepdf.PdfError:
             return 0  # content qpdf cannot parse is left as it is: PDFium may still draw it
-        kept: list[Any] = []
+        # The streams of a page are one content (PDF 1.7, 7.8.2): the mode flows from one into the next.
+        instructions = [instruction for stream in parsed for instruction in stream]
         mode_stack = [initial_mode]
-        shown: list[tuple[int, bool]] = []  # (index in ``kept``, whether it is invisible)
-        for instruction in instructions:
+        shown: dict[int, bool] = {}  # index of a string shown -> whether it is invisible
+        for index, instruction in enumerate(instructions):
             operator = _operator(instruction)
             if operator == "q":
                 mode_stack.append(mode_stack[-1])
@@ -72,20 +75,28 @@ class _Removal:
             elif operator == "Tr" and (mode := _number(instruction.operands)) is not None:
                 mode_stack[-1] = mode
             elif operator in _SHOW:
-                shown.append((len(kept), mode_stack[-1] == INVISIBLE))
+                shown[index] = mode_stack[-1] == INVISIBLE
             elif operator == "Do" and depth < _MAX_FORM_DEPTH:
                 self._form(resources, instruction.operands, mode_stack[-1], depth)
-            kept.append(instruction)
-        dropped = _droppable(kept, dict(shown))
+        dropped = _droppable(instructions, shown)
         if not dropped:
             return 0
-        content = pikepdf.unparse_content_stream(
-            [part for index, instruction in enumerate(kept) for part in _without(instruction, index in dropped)]
-        )
-        if isinstance(owner, pikepdf.Stream):
-            owner.write(content)  # its filter goes with its old data: the saved PDF compresses it again
-        else:
-            owner.Contents = pikepdf.Stream(self._pdf, content)
+        start = 0
+        for position, stream_instructions in enumerate(parsed):
+            indices = range(start, start + len(stream_instructions))
+            start += len(stream_instructions)
+            if dropped.isdisjoint(indices):
+                continue  # kept byte for byte
+            content = pikepdf.unparse_content_stream(
+                [part for index in indices for part in _without(instructions[index], index in dropped)]
+            )
+            if isinstance(owner, pikepdf.Stream):
+                owner.write(content)  # its filter goes with its old data: the saved PDF compresses it again
+            elif isinstance(owner.get("/Contents"), pikepdf.Array):
+                # A new stream, not the old one written over: another page may draw that one too.
+                owner.Contents[position] = pikepdf.Stream(self._pdf, content)
+            else:
+                owner.Contents = pikepdf.Stream(self._pdf, content)
         return len(dropped)
 
     def _form(self, resources: Any, operands: Any, mode: float, depth: int) -> None:
@@ -105,6 +116,17 @@ class _Removal:
         # A form without resources of its own uses those of what draws it (PDF 1.7, 7.8.3).
         own = form.get("/Resources")
         self.in_forms += self.rewrite(form, own if isinstance(own, pikepdf.Dictionary) else resources, mode, depth + 1)
+
+
+def _content_streams(owner: pikepdf.Object) -> list[pikepdf.Stream]:
+    if isinstance(owner, pikepdf.Stream):
+        return [owner]
+    contents = owner.get("/Contents")
+    if isinstance(contents, pikepdf.Array):
+        streams = list(contents)
+        # Anything but streams there is broken content: left as it is.
+        return streams if all(isinstance(stream, pikepdf.Stream) for stream in streams) else []
+    return [contents] if isinstance(contents, pikepdf.Stream) else []
 
 
 def _droppable(instructions: list[Any], shown: dict[int, bool]) -> set[int]:
