@@ -18,7 +18,8 @@ from PIL import Image, ImageChops, ImageDraw, ImageOps, ImageStat
 
 from documents.pages import open_document
 from documents.searchable_pdf import SourceDocument, searchable_pdf
-from jobs.errors import InvalidDocument
+from jobs.errors import EncryptedDocument, InvalidDocument
+from tests.ocr_layers import LEGEND, STALE_WORD, earlier_ocr_pdf, legend_box
 from tests.pdfs import text_pdf
 from tests.scans import POINTS_PER_INCH, SCAN_DPI, image_only_pdf, real_pdf, scanned_pages, source_text
 
@@ -631,10 +632,94 @@ def test_a_document_that_cannot_be_read_raises_invalid_document(source):
 
 
 def test_an_encrypted_pdf_and_no_documents_raise_invalid_document():
-    with pytest.raises(InvalidDocument):
+    with pytest.raises(EncryptedDocument, match="remove the encryption first"):
         searchable_pdf([SourceDocument(_encrypted(), PDF, {})])
     with pytest.raises(InvalidDocument):
         searchable_pdf([])
+
+
+def test_a_pdf_with_an_owner_password_only_comes_out_readable_and_unencrypted():
+    with pikepdf.open(io.BytesIO(image_only_pdf(scanned_pages([0])))) as pdf:
+        buffer = io.BytesIO()
+        restricted = pikepdf.Permissions(extract=False, modify_other=False)
+        pdf.save(buffer, encryption=pikepdf.Encryption(user="", owner="owner", R=6, allow=restricted))
+    owner_only = buffer.getvalue()
+
+    data = searchable_pdf([SourceDocument(owner_only, PDF, {0: layer_pages()[0]})])
+
+    with pikepdf.open(io.BytesIO(data)) as out, pikepdf.open(io.BytesIO(owner_only)) as original:
+        assert not out.is_encrypted
+        assert original.is_encrypted
+        scan = original.pages[0].resources.XObject["/Scan"].read_raw_bytes()
+        assert out.pages[0].resources.XObject["/Scan"].read_raw_bytes() == scan
+    assert "SHARED MIME-INFO DATABASE" in text_of(opened(data), 0)
+
+
+# --- a PDF OCRed before ----------------------------------------------------------------------------
+
+
+def earlier_results(pdf: bytes, **changes: Any) -> dict[int, dict]:
+    """What OCR reads again on the pages of an ``earlier_ocr_pdf``: each page's words and the legend's."""
+    from tests.ocr_layers import _earlier_result
+
+    results = {}
+    for number, index in enumerate((0, 3)):
+        result = _earlier_result(number, index, LEGEND)
+        result["lines"] = [line_ for line_ in result["lines"] if line_["text"] != STALE_WORD]
+        results[number] = {**result, **changes}
+    return results
+
+
+def test_an_ocred_pdf_ocred_again_has_each_word_once_and_its_printed_legend_untouched():
+    document = earlier_ocr_pdf([0, 3])
+    before = [text_of(opened(document), index) for index in range(2)]
+
+    data = searchable_pdf([SourceDocument(document, PDF, earlier_results(document))])
+
+    after = opened(data)
+    with pikepdf.open(io.BytesIO(document)) as old, pikepdf.open(io.BytesIO(data)) as new:
+        for index in range(2):
+            text = text_of(after, index)
+            # The earlier layer is gone (its stale word with it); the new one holds the page's words once.
+            assert STALE_WORD in before[index] and STALE_WORD not in text
+            assert text.count("ZEPHYR") == 1 and before[index].count("ZEPHYR") == 2
+            source_words = source_text((0, 3)[index]).split()
+            assert sorted(text.split()) == sorted(source_words + LEGEND.split())
+            # The scan's bytes and the legend's own stream are as they were, the legend drawn where it was.
+            assert new.pages[index].resources.XObject["/Scan"].read_raw_bytes() == (
+                old.pages[index].resources.XObject["/Scan"].read_raw_bytes()
+            )
+            (legend_stream,) = [
+                s.read_raw_bytes() for s in _streams(old.pages[index].obj.Contents) if b"/Legend" in s.read_bytes()
+            ]
+            assert legend_stream in [s.read_raw_bytes() for s in _streams(new.pages[index].obj.Contents)]
+    legend = legend_box(1700, 2200)
+    assert difference(rendering(document, 0).crop(legend), rendering(data, 0).crop(legend)) < 1
+
+
+def test_a_redo_results_lines_from_the_pages_own_text_are_not_drawn_again():
+    document = earlier_ocr_pdf([0, 3])
+    results = earlier_results(document)
+    for result in results.values():
+        for line_ in result["lines"]:
+            if line_["text"] == LEGEND:
+                line_["source"] = "text_layer"
+                line_["bbox"] = [0, 0, 300, 40]  # even where the page shows nothing: the page draws it itself
+
+    data = searchable_pdf([SourceDocument(document, PDF, results)])
+
+    assert [text_of(opened(data), index).count("ZEPHYR") for index in range(2)] == [1, 1]
+
+
+def test_a_page_answered_from_its_text_keeps_its_earlier_layer():
+    document = earlier_ocr_pdf([0, 3])
+    results = earlier_results(document)
+    results[1] = {**results[1], "source": "text_layer"}
+
+    data = searchable_pdf([SourceDocument(document, PDF, results)])
+
+    assert STALE_WORD not in text_of(opened(data), 0)
+    assert text_of(opened(data), 1) == text_of(opened(document), 1)
 
 
 def test_one_document_in_several_parts_is_copied_once():
