@@ -8,10 +8,10 @@ import pytest
 from PIL import Image
 
 from jobs.errors import AdapterError, InvalidDocument
+from tests.ocr_layers import LEGEND, earlier_ocr_pdf, legend_box
 from tests.pdfs import pdf
 from tests.scans import scanned_pages, scanned_pdf
 from tests.unit.workers.pages import HELLO_PNG, Progress
-from tests.ocr_layers import LEGEND, earlier_ocr_pdf, legend_box
 from workers.adapters.base import Line, PageAdapter, PageResult, Word
 
 MIXED = pdf([("text", "Text page one"), ("image", "IMAGE TWO"), ("text", "Text page three"), ("image", "IMAGE FOUR")])
