@@ -123,9 +123,9 @@ def _content_streams(owner: pikepdf.Object) -> list[pikepdf.Stream]:
         return [owner]
     contents = owner.get("/Contents")
     if isinstance(contents, pikepdf.Array):
-        streams = list(contents)
+        streams = [stream for stream in contents if isinstance(stream, pikepdf.Stream)]
         # Anything but streams there is broken content: left as it is.
-        return streams if all(isinstance(stream, pikepdf.Stream) for stream in streams) else []
+        return streams if len(streams) == len(contents) else []
     return [contents] if isinstance(contents, pikepdf.Stream) else []
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from typing import Any
 
 import pikepdf
 
@@ -69,7 +70,7 @@ def _earlier_result(number: int, index: int, legend: str) -> dict:
     with open_document(real_pdf(), PDF, dpi=SCAN_DPI) as document:
         layer = document.text_layer(index)
     assert layer is not None
-    lines = [
+    lines: list[dict[str, Any]] = [
         {
             "text": line.text,
             "confidence": 0.9,

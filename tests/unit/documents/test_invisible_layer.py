@@ -12,14 +12,14 @@ from tests.ocr_layers import LEGEND, STALE_WORD, earlier_ocr_pdf
 from tests.scans import page_texts
 
 
-def page_with(content: bytes, **resources: pikepdf.Object) -> tuple[pikepdf.Pdf, pikepdf.Page]:
+def page_with(content: bytes) -> tuple[pikepdf.Pdf, pikepdf.Page]:
     pdf = pikepdf.new()
     pdf.add_blank_page(page_size=(612, 792))
     page = pdf.pages[0]
     font = pdf.make_indirect(
         pikepdf.Dictionary(Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica)
     )
-    page.obj.Resources = pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font), **resources)
+    page.obj.Resources = pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font))
     page.obj.Contents = pikepdf.Stream(pdf, content)
     return pdf, page
 
