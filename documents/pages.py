@@ -24,7 +24,7 @@ from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
 from documents import headers, sniffing
 from documents.limits import PIXELS_CEILING, DocumentLimits, check_pages, check_pixels, configured, pdf_render_scale
-from documents.text_layer import TextLayer, has_invisible_text, read_text_layer
+from documents.text_layer import TextLayer, read_own_text, read_text_layer
 from jobs.errors import EncryptedDocument, InvalidDocument
 from jobs.registry import DOCUMENT_TYPES, IMAGE_TYPES
 
@@ -95,9 +95,10 @@ class Document(ABC):
         text drawn invisibly (an earlier OCR layer)."""
         return None
 
-    def has_invisible_text(self, index: int) -> bool:
-        """Whether page ``index`` draws text invisibly (an earlier OCR layer; only PDFs can)."""
-        return False
+    def own_text(self, index: int) -> tuple[TextLayer | None, bool]:
+        """Page ``index``'s visible text (``text_layer(index, visible_only=True)``), and whether it draws text
+        invisibly (an earlier OCR layer); only PDFs have either."""
+        return None, False
 
     @abstractmethod
     def close(self) -> None:
@@ -243,9 +244,9 @@ class _PdfDocument(Document):
         with self._loaded(index) as (page, scale):
             return read_text_layer(page, scale, visible_only=visible_only)
 
-    def has_invisible_text(self, index: int) -> bool:
-        with self._loaded(index) as (page, _):
-            return has_invisible_text(page)
+    def own_text(self, index: int) -> tuple[TextLayer | None, bool]:
+        with self._loaded(index) as (page, scale):
+            return read_own_text(page, scale)
 
     @contextmanager
     def _loaded(self, index: int) -> Iterator[tuple[pdfium.PdfPage, float]]:

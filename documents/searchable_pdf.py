@@ -15,7 +15,7 @@ The page's visible text stays, always, and says its words itself: OCR text
 is not added to a page whose visible text already says most of what OCR
 read (a born-digital page read with ``text_layer: ignore``), and on a page
 that is partly its own text (a scan with a printed legend) no OCR word is
-drawn where a visible word lies (``documents.text_layer.covered``, the
+drawn where a visible word lies (``documents.text_layer.OwnWords``, the
 visible words carried into the pixels OCR read, turned and straightened as
 it read them); a line the result took from the page's own text (``source:
 "text_layer"``, ``text_layer: redo``) is not drawn again either.  An
@@ -58,7 +58,7 @@ from documents.invisible_layer import remove_invisible_text
 from documents.invisible_text import GlyphlessFont, Line, Word, drawable, text_content
 from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
 from documents.pdf_images import POINTS_PER_INCH, add_image_pages
-from documents.text_layer import TextLayer, covered, in_frame, word_boxes
+from documents.text_layer import OwnWords, TextLayer, in_frame
 from jobs.errors import EncryptedDocument, InvalidDocument
 from jobs.registry import IMAGE_TYPES
 
@@ -151,12 +151,12 @@ class _OwnText:
         held = read & Counter(self.visible.text.split())
         return sum(held.values()) >= OWN_TEXT_COVERS * sum(read.values())
 
-    def word_boxes(self, result: dict, displayed: _Displayed, default_dpi: float) -> list[tuple[int, int, int, int]]:
+    def words(self, result: dict, displayed: _Displayed, default_dpi: float) -> OwnWords:
         """The visible words' boxes in the pixels of the page as OCR read it (``_result_frame``)."""
         if self.visible is None:
-            return []
+            return OwnWords(())
         width, height = _result_frame(result, displayed, default_dpi)
-        return word_boxes(
+        return OwnWords.of(
             in_frame(
                 self.visible, round(width), round(height), _rotation(result.get("rotation")), _skew(result.get("skew"))
             )
@@ -176,7 +176,7 @@ class _OwnTexts:
             return None
         if self._document is None:
             self._document = open_document(self._source.document, PDF_TYPE)
-        return _OwnText(self._document.text_layer(index, visible_only=True), self._document.has_invisible_text(index))
+        return _OwnText(*self._document.own_text(index))
 
     def __enter__(self) -> _OwnTexts:
         return self
@@ -311,7 +311,7 @@ def _graft(
     displayed = _displayed(box, turned)
     lines = _result_lines(result)
     if own is not None and lines:
-        lines = [] if own.already_says(result) else _not_on(lines, own.word_boxes(result, displayed, default_dpi))
+        lines = [] if own.already_says(result) else _not_on(lines, own.words(result, displayed, default_dpi))
     if not rotation and not skew and not lines:
         return
     if rotation or "/Rotate" in page.obj:
@@ -475,13 +475,13 @@ def _pixel_box(value: Any) -> PixelBox | None:
     return box
 
 
-def _not_on(lines, taken: list[tuple[int, int, int, int]]):
+def _not_on(lines, taken: OwnWords):
     """The lines without the words that lie on the page's own visible words (``taken``): OCR reading them again."""
     if not taken:
         return lines
     kept = []
     for line_box, words in lines:
-        words = [(text, box) for text, box in words if not covered(box, taken)]
+        words = [(text, box) for text, box in words if not taken.cover(box)]
         if words:
             kept.append((line_box, words))
     return kept

@@ -18,7 +18,7 @@ not something the page shows.  ``visible_only`` leaves it out (PDFium says
 which text object drew each character, and that object its mode), which is
 what a page's own text is when its OCR layer is done again.  A page read again
 is turned and straightened before OCR, so ``in_frame`` carries a layer's
-boxes into the pixels of the page as read, and ``covered`` says whether an
+boxes into the pixels of the page as read, and ``OwnWords`` says whether an
 OCR word lies on the page's own text (the same word, read twice).
 """
 
@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import pypdfium2 as pdfium
@@ -72,16 +74,29 @@ def rendering_size(width_pt: float, height_pt: float, scale: float) -> tuple[int
 def read_text_layer(page: pdfium.PdfPage, scale: float, *, visible_only: bool = False) -> TextLayer | None:
     """The page's text as lines, or None when it has no text other than whitespace (or, ``visible_only``,
     none that is drawn visibly)."""
+    return _read(page, scale, visible_only)[0]
+
+
+def read_own_text(page: pdfium.PdfPage, scale: float) -> tuple[TextLayer | None, bool]:
+    """The page's visible text (``read_text_layer``'s ``visible_only``), and whether it draws any invisibly."""
+    return _read(page, scale, visible_only=True)
+
+
+def _read(page: pdfium.PdfPage, scale: float, visible_only: bool) -> tuple[TextLayer | None, bool]:
     width_pt, height_pt = page.get_size()
     width, height = rendering_size(width_pt, height_pt, scale)
     textpage = page.get_textpage()
+    modes = _RenderModes(textpage)
+    invisible = False
     try:
         lines: list[TextLine] = []
         # The line's words so far, each a list of (character, its box in PDF points).
         words: list[list[tuple[str, tuple[float, float, float, float]]]] = [[]]
         for index in range(textpage.count_chars()):
-            if visible_only and _invisible(textpage, index):
-                continue
+            if modes.invisible(index):
+                invisible = True
+                if visible_only:
+                    continue
             char = _char(textpage, index)
             if char in _LINE_BREAKS:
                 _end_line(lines, words, page, width, height)
@@ -94,22 +109,25 @@ def read_text_layer(page: pdfium.PdfPage, scale: float, *, visible_only: bool = 
         _end_line(lines, words, page, width, height)
     finally:
         textpage.close()
-    return TextLayer(lines, width, height) if lines else None
+    return (TextLayer(lines, width, height) if lines else None), invisible
 
 
-def has_invisible_text(page: pdfium.PdfPage) -> bool:
-    """Whether the page draws any text in render mode 3."""
-    textpage = page.get_textpage()
-    try:
-        return any(_invisible(textpage, index) for index in range(textpage.count_chars()))
-    finally:
-        textpage.close()
+class _RenderModes:
+    """Whether each character is drawn in render mode 3: PDFium names the text object that draws it, and a
+    run of characters shares one, so its mode is asked once a run."""
 
+    def __init__(self, textpage: pdfium.PdfTextPage):
+        self._textpage = textpage
+        self._last: tuple[int, bool] = (0, False)
 
-def _invisible(textpage: pdfium.PdfTextPage, index: int) -> bool:
-    """Whether character ``index`` is drawn in render mode 3 (a generated space or line break has no object)."""
-    text_object = pdfium_c.FPDFText_GetTextObject(textpage, index)
-    return bool(text_object) and pdfium_c.FPDFTextObj_GetTextRenderMode(text_object) == INVISIBLE_MODE
+    def invisible(self, index: int) -> bool:
+        text_object = pdfium_c.FPDFText_GetTextObject(self._textpage, index)
+        address = ctypes.cast(text_object, ctypes.c_void_p).value or 0
+        if not address:  # a space or line break PDFium generated: drawn by nothing
+            return False
+        if address != self._last[0]:
+            self._last = (address, pdfium_c.FPDFTextObj_GetTextRenderMode(text_object) == INVISIBLE_MODE)
+        return self._last[1]
 
 
 def _char(textpage: pdfium.PdfTextPage, index: int) -> str:
@@ -204,22 +222,48 @@ def _turned(x: float, y: float, width: int, height: int, rotation: int) -> tuple
     return x, y
 
 
-def word_boxes(layer: TextLayer | None) -> list[Box]:
-    """Every word's box (a line without words: the line's)."""
-    if layer is None:
-        return []
-    return [word.bbox for line in layer.lines for word in (line.words or (TextWord(line.text, line.bbox),))]
+class OwnWords:
+    """A page's own words' boxes, and whether they cover a word OCR read (``COVERED_SHARE`` of its box).
 
+    Indexed by the bands of pixel rows each box spans, so that a word is held
+    to the few boxes in its rows, not to every word of the page: a page of
+    text is some 500 words, and OCR reads as many.
+    """
 
-def covered(box: tuple[float, float, float, float], by: list[Box]) -> bool:
-    """Whether ``by`` (the page's own words) cover at least ``COVERED_SHARE`` of ``box`` (a word OCR read)."""
-    area = (box[2] - box[0]) * (box[3] - box[1])
-    if area <= 0:
-        return False
-    overlap = 0.0
-    for other in by:
-        width = min(box[2], other[2]) - max(box[0], other[0])
-        height = min(box[3], other[3]) - max(box[1], other[1])
-        if width > 0 and height > 0:
-            overlap += width * height
-    return overlap >= COVERED_SHARE * area
+    _BAND = 64  # pixels: two or three lines of text at 200 dpi
+
+    def __init__(self, boxes: Iterable[Box]):
+        self._boxes = list(boxes)
+        self._bands: dict[int, list[int]] = defaultdict(list)
+        for number, (_, top, _, bottom) in enumerate(self._boxes):
+            for band in range(top // self._BAND, bottom // self._BAND + 1):
+                self._bands[band].append(number)
+
+    @classmethod
+    def of(cls, layer: TextLayer | None) -> OwnWords:
+        """Every word's box of ``layer`` (a line without words: the line's)."""
+        if layer is None:
+            return cls(())
+        return cls(word.bbox for line in layer.lines for word in (line.words or (TextWord(line.text, line.bbox),)))
+
+    def __bool__(self) -> bool:
+        return bool(self._boxes)
+
+    def cover(self, box: tuple[float, float, float, float]) -> bool:
+        """Whether these words cover ``COVERED_SHARE`` of ``box`` or more (a word OCR read: one of them, read again)."""
+        area = (box[2] - box[0]) * (box[3] - box[1])
+        if area <= 0:
+            return False
+        nearby = {
+            number
+            for band in range(int(box[1]) // self._BAND, int(box[3]) // self._BAND + 1)
+            for number in self._bands.get(band, ())
+        }
+        overlap = 0.0
+        for number in nearby:
+            other = self._boxes[number]
+            width = min(box[2], other[2]) - max(box[0], other[0])
+            height = min(box[3], other[3]) - max(box[1], other[1])
+            if width > 0 and height > 0:
+                overlap += width * height
+        return overlap >= COVERED_SHARE * area

@@ -20,7 +20,7 @@ from documents.inspection import inspect
 from documents.isolation import run_isolated
 from documents.limits import configured
 from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
-from documents.text_layer import TextLayer, covered, in_frame, word_boxes
+from documents.text_layer import OwnWords, TextLayer, in_frame
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.registry import DEFAULT_ROTATE_PAGES_THRESHOLD
@@ -255,17 +255,17 @@ def with_visible_text(page: PageResult, layer: TextLayer) -> PageResult:
     lines go top to bottom, then left to right.
     """
     own = in_frame(layer, page.width, page.height, page.rotation, page.skew)
-    taken = word_boxes(own)
+    taken = OwnWords.of(own)
     lines = [
         Line(line.text, 1.0, line.bbox, tuple(Word(word.text, 1.0, word.bbox) for word in line.words), TEXT_LAYER)
         for line in own.lines
     ]
     for line in page.lines:
         if not line.words:
-            if not covered(line.bbox, taken):
+            if not taken.cover(line.bbox):
                 lines.append(line)
             continue
-        words = tuple(word for word in line.words if not covered(word.bbox, taken))
+        words = tuple(word for word in line.words if not taken.cover(word.bbox))
         if words == line.words:
             lines.append(line)
         elif words:

@@ -118,9 +118,9 @@ def test_visible_only_leaves_out_an_earlier_invisible_ocr_layer():
 
     with open_document(data, "application/pdf") as doc:
         everything, visible = doc.text_layer(0), doc.text_layer(0, visible_only=True)
-        assert doc.has_invisible_text(0)
+        assert doc.own_text(0) == (visible, True)
     with open_document(pdf([("text", "only visible words")]), "application/pdf") as doc:
-        assert not doc.has_invisible_text(0)
+        assert doc.own_text(0) == (doc.text_layer(0), False)
 
     assert everything is not None and visible is not None
     assert visible.text == LEGEND
@@ -141,7 +141,7 @@ def test_a_scan_with_only_an_invisible_layer_has_no_visible_text():
     with open_document(layered, "application/pdf") as doc:
         assert doc.text_layer(0) is not None
         assert doc.text_layer(0, visible_only=True) is None
-        assert doc.has_invisible_text(0)
+        assert doc.own_text(0) == (None, True)
 
 
 @pytest.mark.parametrize(("rotation", "skew"), [(0, 0.0), (90, 0.0), (180, 0.0), (270, 0.0), (0, 4.0), (90, -3.0)])
@@ -168,12 +168,15 @@ def test_in_frame_carries_the_boxes_onto_the_page_turned_and_straightened_as_an_
 
 
 def test_a_word_is_covered_when_the_pages_own_words_cover_half_of_it():
-    from documents.text_layer import covered
+    from documents.text_layer import OwnWords
 
-    own = [(100, 100, 200, 130), (210, 100, 300, 130)]
+    own = OwnWords([(100, 100, 200, 130), (210, 100, 300, 130), (100, 2000, 300, 2030)])
 
-    assert covered((102, 98, 198, 132), own)  # the same word, boxed a little differently
-    assert covered((100, 100, 300, 130), own)  # two of them read as one
-    assert not covered((100, 200, 200, 230), own)  # a line below
-    assert not covered((180, 100, 260, 130), [(100, 100, 120, 130)])
-    assert not covered((5, 5, 5, 9), own)  # no area
+    assert own.cover((102, 98, 198, 132))  # the same word, boxed a little differently
+    assert own.cover((100, 100, 300, 130))  # two of them read as one
+    assert own.cover((110, 1990, 290, 2040))  # far down the page
+    assert own.cover((100, 120, 200, 140)) and not own.cover((100, 125, 200, 160))  # across a band's edge
+    assert not own.cover((100, 200, 200, 230))  # a line below
+    assert not OwnWords([(100, 100, 120, 130)]).cover((180, 100, 260, 130))
+    assert not own.cover((5, 5, 5, 9))  # no area
+    assert not OwnWords(()) and not OwnWords(()).cover((0, 0, 10, 10))
