@@ -46,8 +46,8 @@ class Line:
     confidence: float  # 0..1
     bbox: tuple[int, int, int, int]  # x0, y0, x1, y1 in page pixels
     words: tuple[Word, ...] = ()
-    # TEXT_LAYER on an OCRed page: the page's own visible text, kept as it is (``text_layer: redo``).
-    source: str = OCR
+    # None: the page's source.  TEXT_LAYER on an OCRed page: the page's own visible text (``text_layer: redo``).
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def _page_dict(page: PageResult) -> dict[str, Any]:
 
 def _line_dict(line: Line, page_source: str) -> dict[str, Any]:
     out = _text_dict(line) | {"words": [_text_dict(word) for word in line.words]}
-    if line.source != page_source:  # said only where a page mixes the two
+    if line.source is not None and line.source != page_source:  # said only where a page mixes the two
         out["source"] = line.source
     return out
 

@@ -115,8 +115,8 @@ def test_redo_answers_a_page_with_its_visible_text_and_the_ocr_of_the_rest_never
     assert page.source == "ocr"
     # The legend is the page's own visible text, as the PDF has it; the old invisible layer is not.
     assert [(line.text, line.source) for line in page.lines] == [
-        ("scanned words", "ocr"),
-        ("also here", "ocr"),
+        ("scanned words", None),
+        ("also here", None),
         (LEGEND, "text_layer"),
     ]
     assert page.text == f"scanned words\nalso here\n{LEGEND}"
