@@ -8,7 +8,9 @@ twice.  Read again with ``--force-ocr`` or ``--redo-ocr``, each word of the
 output's text (as PDFium extracts it, as a search finds it) is there once:
 the page's words about as often as the source has them, the legend's exactly
 once, the old layer's stray word not at all; and the legend is still drawn
-from its own untouched content stream.  An AES-encrypted PDF that needs a
+from its own untouched content stream.  The same holds of a PDF OCRmyPDF
+made searchable (its layer drawn in a form XObject), made here with the
+OCRmyPDF the tests install.  An AES-encrypted PDF that needs a
 password is refused before anything is stored (422 ``encrypted_document``,
 exit 8); one with an owner password only is read as any other.
 """
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -28,7 +32,7 @@ from PIL import ImageChops, ImageStat
 from cli.ocr import EXIT_ENCRYPTED_PDF
 from tests.integration.live import assert_problem, job_keys
 from tests.integration.test_cli import ocrgw
-from tests.ocr_layers import LEGEND, STALE_WORD, earlier_ocr_pdf, legend_box
+from tests.ocr_layers import LEGEND, STALE_WORD, earlier_ocr_pdf, legend_box, with_visible_text
 from tests.scans import page_accuracy, page_texts, scanned_pdf, source_text
 
 pytestmark = pytest.mark.integration
@@ -39,6 +43,7 @@ MIN_WORDS_FOUND = 0.9
 #: Words beyond what the source has: OCR's misreads, a few in a hundred; a second copy of the text would be 1.0.
 MAX_EXTRA_WORDS = 0.1
 MIN_PAGE_ACCURACY = 0.9
+OCRMYPDF_TIMEOUT = 300  # seconds; bounds a hang of the tool that makes the input, not a speed check
 
 
 def encrypted(pdf: bytes, user: str) -> bytes:
@@ -110,6 +115,32 @@ def test_a_pdf_ocred_before_and_ocred_again_has_each_word_once_and_its_printed_t
             read = " ".join(line["text"] for line in page["lines"] if "source" not in line)
             assert "ZEPHYR" not in read and "QUOKKA" not in read
             assert page_accuracy(source_text(PAGES[page["page"] - 1]), read) >= MIN_PAGE_ACCURACY
+
+
+def test_a_pdf_ocrmypdf_made_searchable_ocred_again_with_force_ocr_has_each_word_once(api, tmp_path):
+    # Given a scan made searchable by OCRmyPDF (its layer drawn in a form XObject), with a legend printed on it
+    (tmp_path / "scan.pdf").write_bytes(scanned_pdf([0]))
+    ocrmypdf = Path(sys.executable).with_name("ocrmypdf")
+    command = [str(ocrmypdf), "-q", "--output-type", "pdf", str(tmp_path / "scan.pdf"), str(tmp_path / "ocrmypdf.pdf")]
+    made = subprocess.run(command, capture_output=True, text=True, timeout=OCRMYPDF_TIMEOUT)
+    assert made.returncode == 0, made.stderr
+    document = with_visible_text((tmp_path / "ocrmypdf.pdf").read_bytes(), LEGEND)
+    (tmp_path / "before.pdf").write_bytes(document)
+    (before,) = page_texts(document)
+    assert page_accuracy(source_text(0), before.replace(LEGEND, "")) >= MIN_PAGE_ACCURACY
+
+    # When ocrgw reads it again, every page OCRed
+    done = ocrgw(api.base_url, "ocr", str(tmp_path / "before.pdf"), str(tmp_path / "after.pdf"), "--force-ocr")
+
+    # Then OCRmyPDF's layer is gone, ocrgw's is there, and a search finds each word once
+    assert done.returncode == 0, done.stderr
+    (after,) = page_texts((tmp_path / "after.pdf").read_bytes())
+    expected = Counter(source_text(0).split() + LEGEND.split())
+    found = Counter(after.split())
+    total = sum(expected.values())
+    assert sum((found & expected).values()) >= MIN_WORDS_FOUND * total, after[:300]
+    assert sum((found - expected).values()) <= MAX_EXTRA_WORDS * total, found - expected
+    assert all(found[word] == 1 for word in LEGEND.split()), after[-200:]
 
 
 def test_an_encrypted_pdf_is_refused_as_encrypted_document_and_ocrgw_ocr_exits_8_with_nothing_stored(api, db, tmp_path):
