@@ -220,3 +220,16 @@ def test_the_children_of_a_split_inspect_their_one_document_once_and_another_doc
     engine.run(MIXED, "application/pdf", {}, pages=(4, 4))  # only the last document is remembered: tried again
 
     assert [len(d) for d in inspected] == [len(MIXED), len(other), len(MIXED)]
+
+
+def test_a_pdf_that_needs_a_password_fails_the_job_as_invalid_document_saying_to_decrypt_it():
+    import pikepdf
+
+    with pikepdf.open(io.BytesIO(MIXED)) as document:
+        buffer = io.BytesIO()
+        document.save(buffer, encryption=pikepdf.Encryption(user="user-secret", owner="owner-secret", R=6))
+
+    with pytest.raises(InvalidDocument, match="remove the encryption first") as raised:
+        RecordingEngine().run(buffer.getvalue(), "application/pdf", {})
+
+    assert raised.value.code == "invalid_document" and raised.value.transient is False
