@@ -23,7 +23,11 @@ text, so this case does not arise in them.
 
 Only a content stream that loses something is written again (a page's
 content in several streams is read as one, and its streams written one by
-one); every other stream, the images and the fonts keep their bytes.
+one); every other stream, the images and the fonts keep their bytes.  A form
+XObject is edited where it is, once, read in the mode of the first ``Do``
+that draws it: a form that other pages draw too loses its invisible text on
+them as well (their visible text stays).  Annotations' appearances are not
+page content and keep what they have.
 """
 
 from __future__ import annotations
