@@ -251,31 +251,41 @@ def with_visible_text(page: PageResult, layer: TextLayer) -> PageResult:
     """The OCRed ``page`` with the page's own visible text (``layer``, as drawn at the page's rendering) in it,
     and without the OCR words that lie on that text: the same words, read a second time.
 
-    The layer's boxes are carried into the pixels of the page as OCR read it (turned, straightened); the
-    lines go top to bottom, then left to right.
+    The layer's boxes are carried into the pixels of the page as OCR read it (turned, straightened).  The
+    engine's lines keep the engine's reading order (a second column after the first), and the page's own
+    lines go in among them by their tops, each before the first engine line that starts below it.
     """
     own = in_frame(layer, page.width, page.height, page.rotation, page.skew)
     taken = OwnWords.of(own)
-    lines = [
-        Line(line.text, 1.0, line.bbox, tuple(Word(word.text, 1.0, word.bbox) for word in line.words), TEXT_LAYER)
-        for line in own.lines
-    ]
-    for line in page.lines:
-        if not line.words:
-            if not taken.cover(line.bbox):
-                lines.append(line)
-            continue
-        words = tuple(word for word in line.words if not taken.cover(word.bbox))
-        if words == line.words:
-            lines.append(line)
-        elif words:
-            text = " ".join(word.text for word in words)
-            confidence = sum(word.confidence for word in words) / len(words)
-            lines.append(
-                replace(line, text=text, confidence=confidence, bbox=union_bbox([w.bbox for w in words]), words=words)
-            )
-    lines.sort(key=lambda line: (line.bbox[1], line.bbox[0]))
+    visible = sorted(
+        (
+            Line(line.text, 1.0, line.bbox, tuple(Word(word.text, 1.0, word.bbox) for word in line.words), TEXT_LAYER)
+            for line in own.lines
+        ),
+        key=lambda line: (line.bbox[1], line.bbox[0]),
+    )
+    read = [line for line in (_not_on_visible(line, taken) for line in page.lines) if line is not None]
+    lines: list[Line] = []
+    for line in read:
+        while visible and visible[0].bbox[1] < line.bbox[1]:
+            lines.append(visible.pop(0))
+        lines.append(line)
+    lines.extend(visible)
     return replace(page, text="\n".join(line.text for line in lines), lines=lines)
+
+
+def _not_on_visible(line: Line, taken: OwnWords) -> Line | None:
+    """The OCR line without its words on the page's visible text; None when nothing is left of it."""
+    if not line.words:
+        return None if taken.cover(line.bbox) else line
+    words = tuple(word for word in line.words if not taken.cover(word.bbox))
+    if words == line.words:
+        return line
+    if not words:
+        return None
+    text = " ".join(word.text for word in words)
+    confidence = sum(word.confidence for word in words) / len(words)
+    return replace(line, text=text, confidence=confidence, bbox=union_bbox([w.bbox for w in words]), words=words)
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,27 @@ def test_redo_ocrs_every_page_and_keeps_a_text_pages_visible_text_beside_what_oc
     assert [line.text for line in result.pages[1].lines] == ["ocr 2"]
 
 
+class TwoColumnReader(PageAdapter):
+    """Reads a two-column page as Tesseract does: the left column top to bottom, then the right one."""
+
+    name = "two-columns"
+
+    def recognise(self, page, image, options, deadline):
+        lines = [
+            Line("left top", 0.9, (100, 1000, 700, 1040)),
+            Line("left bottom", 0.9, (100, 1500, 700, 1540)),
+            Line("right top", 0.9, (900, 1000, 1500, 1040)),
+        ]
+        return PageResult(page, "\n".join(line.text for line in lines), lines)
+
+
+def test_redo_keeps_the_engines_reading_order_and_puts_the_pages_own_lines_in_among_them_by_their_tops():
+    (page,) = TwoColumnReader().run(MIXED, "application/pdf", {"text_layer": "redo"}, pages=(1, 1)).pages
+
+    # The page's own line (near the top) first, then the columns as the engine read them.
+    assert [line.text for line in page.lines] == ["Text page one", "left top", "left bottom", "right top"]
+
+
 def test_prefer_on_an_image_ocrs_it():
     engine = RecordingEngine()
 
