@@ -430,6 +430,9 @@ def up(port: int, procfile: Path | None, data_dir: Path | None, redis_port: int 
 )
 @click.option("--skip-text", is_flag=True, help="Keep the text of pages that have some; OCR the others.")
 @click.option("--force-ocr", is_flag=True, help="OCR every page, also those that have text.")
+@click.option(
+    "--redo-ocr", is_flag=True, help="Replace an earlier OCR layer: keep the visible text, OCR everything else."
+)
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Read at most N pages at once.")
 @click.option("-m", "--model", default="tesseract", show_default=True, help="The model (ocrgw models).")
 @click.option(
@@ -449,6 +452,7 @@ def ocr(
     sidecar: Path | None,
     skip_text: bool,
     force_ocr: bool,
+    redo_ocr: bool,
     jobs: int | None,
     model: str,
     output_type: str,
@@ -457,9 +461,19 @@ def ocr(
     """Make INPUT (a PDF or an image) a searchable PDF at OUTPUT, as ocrmypdf does, through the gateway.
 
     Exit statuses follow ocrmypdf's: 1 bad option, 2 bad input, 3 language not installed, 5 output not
-    writable, 6 the PDF already has text (see --skip-text, --force-ocr), 7 a page failed, 15 other.
+    writable, 6 the PDF already has text (see --skip-text, --force-ocr, --redo-ocr), 7 a page failed,
+    8 the PDF needs a password, 15 other.
     """
     request = OcrRequest(
-        model, languages, rotate_pages, deskew, skip_text, force_ocr, jobs, output_type=output_type, optimize=optimize
+        model,
+        languages,
+        rotate_pages,
+        deskew,
+        skip_text,
+        force_ocr,
+        jobs,
+        output_type=output_type,
+        optimize=optimize,
+        redo_ocr=redo_ocr,
     )
     sys.exit(run_ocr(gateway, input_file, output_file, sidecar, request, say=error))

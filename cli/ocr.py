@@ -10,9 +10,11 @@ as OCRmyPDF writes it.
 
 As with OCRmyPDF, a PDF that already has text on a page is refused (exit
 6) unless ``--skip-text`` (those pages keep their text, the others are
-OCRed) or ``--force-ocr`` (every page is OCRed; a page whose own text
-already says what OCR read keeps it, with no second copy: see
-``documents.searchable_pdf``) says what to do with it.
+OCRed), ``--force-ocr`` (every page is OCRed; an earlier invisible OCR layer
+is replaced, and a page's visible text keeps its words with no second copy:
+see ``documents.searchable_pdf``) or ``--redo-ocr`` (an earlier invisible OCR
+layer is replaced, the visible text is kept as it is, and OCR reads the
+rest) says what to do with it; the three exclude each other.
 
 ``--output-type pdfa`` makes the output PDF/A-2b (``pdfa-2`` says the
 same; PDF/A-1 and PDF/A-3, which OCRmyPDF also makes, are refused, status
@@ -24,7 +26,8 @@ same PDF afterwards.
 Exit statuses are OCRmyPDF's where they mean the same thing (``EXIT_*``):
 a refused option is 1, an unreadable or refused input 2, a language no
 worker has 3, an input with text already 6, a page an engine could not
-read 7, an output that cannot be written 5; a gateway that cannot be
+read 7, a PDF that needs a password to open 8, an output that cannot be
+written 5; a gateway that cannot be
 reached is 15 (OCRmyPDF's "other error"), an interrupt 130.
 """
 
@@ -48,6 +51,7 @@ EXIT_MISSING_DEPENDENCY = 3
 EXIT_FILE_ACCESS_ERROR = 5
 EXIT_ALREADY_DONE_OCR = 6
 EXIT_CHILD_PROCESS_ERROR = 7
+EXIT_ENCRYPTED_PDF = 8
 EXIT_OTHER_ERROR = 15
 EXIT_CTRL_C = 130
 
@@ -73,6 +77,7 @@ _LANGUAGE_PROBLEMS = frozenset({"unsupported_language"})
 OUTPUT_TYPE_ALIASES = {"pdfa-2": "pdfa"}
 OUTPUT_TYPES = ("pdf", "pdfa", *OUTPUT_TYPE_ALIASES)
 OPTIMIZE_LEVELS = (0, 1, 2)
+_ENCRYPTED_PROBLEMS = frozenset({"encrypted_document"})
 PAGE_SEPARATOR = "\f"
 
 
@@ -89,6 +94,7 @@ class OcrRequest:
     jobs: int | None = None
     output_type: str = "pdf"  # OCRmyPDF's --output-type: pdf, or pdfa (PDF/A-2b)
     optimize: int = 0  # OCRmyPDF's --optimize level
+    redo_ocr: bool = False
 
     def options(self) -> dict[str, Any]:
         options: dict[str, Any] = {}
@@ -98,12 +104,15 @@ class OcrRequest:
             options["rotate_pages"] = True
         if self.deskew:
             options["deskew"] = True
-        options["text_layer"] = "prefer" if self.skip_text else "ignore"
+        options["text_layer"] = "prefer" if self.skip_text else "redo" if self.redo_ocr else "ignore"
         if self.output_type != "pdf":
             options["output_type"] = OUTPUT_TYPE_ALIASES.get(self.output_type, self.output_type)
         if self.optimize:
             options["optimize"] = self.optimize
         return options
+
+    def says_what_to_do_with_text(self) -> bool:
+        return self.skip_text or self.force_ocr or self.redo_ocr
 
 
 class OcrFailed(Exception):
@@ -150,8 +159,8 @@ def _run(
     interval: float,
     say: Callable[[str], None],
 ) -> None:
-    if request.skip_text and request.force_ocr:
-        raise OcrFailed(EXIT_BAD_ARGS, "--skip-text and --force-ocr are mutually exclusive")
+    if sum((request.skip_text, request.force_ocr, request.redo_ocr)) > 1:
+        raise OcrFailed(EXIT_BAD_ARGS, "--skip-text, --force-ocr and --redo-ocr are mutually exclusive")
     if request.output_type not in OUTPUT_TYPES:
         raise OcrFailed(
             EXIT_BAD_ARGS,
@@ -161,13 +170,13 @@ def _run(
     if request.optimize not in OPTIMIZE_LEVELS:
         raise OcrFailed(EXIT_BAD_ARGS, f"--optimize {request.optimize}: the levels are 0, 1 and 2")
     data, content_type = _read_input(input_path)
-    if content_type == PDF_TYPE and not (request.skip_text or request.force_ocr):
+    if content_type == PDF_TYPE and not request.says_what_to_do_with_text():
         page = _first_page_with_text_or_say_what_is_missing(data)
         if page is not None:
             raise OcrFailed(
                 EXIT_ALREADY_DONE_OCR,
                 f"page {page} already has text: use --skip-text to OCR only the pages without, "
-                "or --force-ocr to OCR every page",
+                "--force-ocr to OCR every page, or --redo-ocr to replace an earlier OCR layer",
             )
     view = _submit(gateway, data, content_type, request)
     say(f"job {view['id']}")  # what `ocrgw result ID --format hocr` and the others read afterwards
@@ -210,7 +219,8 @@ def _first_page_with_text_or_say_what_is_missing(pdf: bytes) -> int | None:
         raise OcrFailed(
             EXIT_MISSING_DEPENDENCY,
             f"looking for pages that already have text needs {missing.name}, which is not installed: "
-            f"pip install 'ocrgw[{PDF_EXTRA}]' (or pass --skip-text or --force-ocr, which leave that to the gateway)",
+            f"pip install 'ocrgw[{PDF_EXTRA}]' (or pass --skip-text, --force-ocr or --redo-ocr, which leave that "
+            "to the gateway)",
         ) from None
 
 
@@ -263,6 +273,8 @@ def _write(path: Path, data: bytes) -> None:
 def _status_of(problem: ApiError) -> int:
     if problem.code in _LANGUAGE_PROBLEMS:
         return EXIT_MISSING_DEPENDENCY
+    if problem.code in _ENCRYPTED_PROBLEMS:
+        return EXIT_ENCRYPTED_PDF
     if problem.code in _INPUT_PROBLEMS or problem.status == 413:
         return EXIT_INPUT_FILE
     if 400 <= problem.status < 500:

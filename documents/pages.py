@@ -19,12 +19,13 @@ from contextlib import contextmanager
 from typing import Self
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
 from documents import headers, sniffing
 from documents.limits import PIXELS_CEILING, DocumentLimits, check_pages, check_pixels, configured, pdf_render_scale
-from documents.text_layer import TextLayer, read_text_layer
-from jobs.errors import InvalidDocument
+from documents.text_layer import TextLayer, read_own_text, read_text_layer
+from jobs.errors import EncryptedDocument, InvalidDocument
 from jobs.registry import DOCUMENT_TYPES, IMAGE_TYPES
 
 #: The resolution PDF pages are rendered at for the engines (and a searchable PDF takes an image that states none at).
@@ -89,9 +90,15 @@ class Document(ABC):
     def page(self, index: int) -> Image.Image:
         """Page ``index`` (0-based) as an image, RGB or L."""
 
-    def text_layer(self, index: int) -> TextLayer | None:
-        """The text embedded in page ``index``, if it has any (only PDFs can)."""
+    def text_layer(self, index: int, *, visible_only: bool = False) -> TextLayer | None:
+        """The text embedded in page ``index``, if it has any (only PDFs can); ``visible_only``: without the
+        text drawn invisibly (an earlier OCR layer)."""
         return None
+
+    def own_text(self, index: int) -> tuple[TextLayer | None, bool]:
+        """Page ``index``'s visible text (``text_layer(index, visible_only=True)``), and whether it draws text
+        invisibly (an earlier OCR layer); only PDFs have either."""
+        return None, False
 
     @abstractmethod
     def close(self) -> None:
@@ -187,6 +194,9 @@ class _PdfDocument(Document):
             with _PDFIUM_LOCK:
                 self._pdf = pdfium.PdfDocument(data)
         except pdfium.PdfiumError as exc:
+            if exc.err_code == pdfium_c.FPDF_ERR_PASSWORD:
+                # Asked for a password and given none: a user password.  An owner password alone opens.
+                raise EncryptedDocument() from None
             # PDFium also refuses a PDF with an empty page tree, and then its
             # error code is whatever the last failure left behind.
             raise InvalidDocument(f"cannot open the PDF (corrupt, encrypted or without pages): {exc}") from None
@@ -230,9 +240,13 @@ class _PdfDocument(Document):
         image.info["dpi"] = (round(scale * 72),) * 2
         return image
 
-    def text_layer(self, index: int) -> TextLayer | None:
+    def text_layer(self, index: int, *, visible_only: bool = False) -> TextLayer | None:
         with self._loaded(index) as (page, scale):
-            return read_text_layer(page, scale)
+            return read_text_layer(page, scale, visible_only=visible_only)
+
+    def own_text(self, index: int) -> tuple[TextLayer | None, bool]:
+        with self._loaded(index) as (page, scale):
+            return read_own_text(page, scale)
 
     @contextmanager
     def _loaded(self, index: int) -> Iterator[tuple[pdfium.PdfPage, float]]:

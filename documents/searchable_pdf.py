@@ -6,12 +6,19 @@ in invisible text (``documents.invisible_text``) over the boxes the engine
 saw them in, and the glyphless font that stream uses, added to the page's
 resources under a name the page does not use yet: OCRmyPDF's way of
 grafting a text layer.  A page answered from its own text layer
-(``source: "text_layer"``) already has its text and is left as it was; so
-is the text of a page OCRed although it carries text of its own that
-already says most of what OCR read (a born-digital page read with
-``text_layer: ignore``): a second, invisible copy would make every search
-find its words twice, and the PDF a third larger.  A scan with a few words
-stamped on it still gets its text layer.  An
+(``source: "text_layer"``) already has its text and is left as it was.
+
+A word on an OCRed page is found once in the PDF's text, never twice.  An
+earlier invisible layer on the page (text in render mode 3: an earlier OCR)
+is taken off before the new one goes on (``documents.invisible_layer``).
+The page's visible text stays, always, and says its words itself: OCR text
+is not added to a page whose visible text already says most of what OCR
+read (a born-digital page read with ``text_layer: ignore``), and on a page
+that is partly its own text (a scan with a printed legend) no OCR word is
+drawn where a visible word lies (``documents.text_layer.OwnWords``, the
+visible words carried into the pixels OCR read, turned and straightened as
+it read them); a line the result took from the page's own text (``source:
+"text_layer"``, ``text_layer: redo``) is not drawn again either.  An
 image becomes pages of its own, its bytes embedded as they came
 (``documents.pdf_images``).  Nothing is rendered and no image is encoded
 again, so a born-digital PDF comes back its own size and a scan its size
@@ -53,12 +60,14 @@ from typing import Any
 import pikepdf
 from PIL import Image
 
+from documents.invisible_layer import remove_invisible_text
 from documents.invisible_text import GlyphlessFont, Line, Word, drawable, text_content
 from documents.optimize import optimize
 from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
 from documents.pdf_images import POINTS_PER_INCH, add_image_pages
 from documents.pdfa import make_pdfa, withdraw_claims
-from jobs.errors import InvalidDocument
+from documents.text_layer import OwnWords, TextLayer, in_frame
+from jobs.errors import EncryptedDocument, InvalidDocument
 from jobs.pdf_outputs import DEFAULT_OUTPUT, PDFA, PdfOutput
 from jobs.registry import IMAGE_TYPES
 
@@ -113,7 +122,7 @@ def searchable_pdf(sources: Sequence[SourceDocument], output: PdfOutput = DEFAUL
     except InvalidDocument:
         raise
     except pikepdf.PasswordError:
-        raise InvalidDocument("the PDF is encrypted") from None
+        raise EncryptedDocument() from None
     except _DOCUMENT_ERRORS as error:
         raise InvalidDocument(f"cannot read the document: {error}") from None
 
@@ -126,14 +135,14 @@ def _build(sources: Sequence[SourceDocument], output: PdfOutput) -> bytes:
             font = GlyphlessFont(pdf, characters)
             for index, page in enumerate(pdf.pages):
                 result = first.pages.get(index)
-                _graft(pdf, page, result, font, RENDER_DPI, own.already_say(index, result))
+                _graft(pdf, page, result, font, RENDER_DPI, own.of(index, result))
             return _saved(_finished(pdf, output))
     with pikepdf.new() as made, _OpenedPdfs() as opened:
         font = GlyphlessFont(made, characters)
         for source in sources:
             with _OwnTexts(source) as own:
                 for page, index, result, dpi in _added_pages(made, source, opened):
-                    _graft(made, page, result, font, dpi, own.already_say(index, result))
+                    _graft(made, page, result, font, dpi, own.of(index, result))
         return _saved(_finished(made, output))
 
 
@@ -147,6 +156,33 @@ def _finished(pdf: pikepdf.Pdf, output: PdfOutput) -> pikepdf.Pdf:
     return pdf
 
 
+@dataclass(frozen=True)
+class _OwnText:
+    """What an OCRed page of a PDF carries of its own: its visible text, and whether it has an invisible layer."""
+
+    visible: TextLayer | None
+    invisible: bool
+
+    def already_says(self, result: dict) -> bool:
+        """Whether the visible text holds most of the words OCR read on the page (``OWN_TEXT_COVERS``)."""
+        read = Counter(word for _, words in _result_lines(result) for text, _ in words for word in text.split())
+        if not read or self.visible is None:
+            return False
+        held = read & Counter(self.visible.text.split())
+        return sum(held.values()) >= OWN_TEXT_COVERS * sum(read.values())
+
+    def words(self, result: dict, displayed: _Displayed, default_dpi: float) -> OwnWords:
+        """The visible words' boxes in the pixels of the page as OCR read it (``_result_frame``)."""
+        if self.visible is None:
+            return OwnWords(())
+        width, height = _result_frame(result, displayed, default_dpi)
+        return OwnWords.of(
+            in_frame(
+                self.visible, round(width), round(height), _rotation(result.get("rotation")), _skew(result.get("skew"))
+            )
+        )
+
+
 class _OwnTexts:
     """The text a source PDF's pages carry of their own, read (by PDFium) only for pages OCR read."""
 
@@ -154,20 +190,13 @@ class _OwnTexts:
         self._source = source
         self._document: Document | None = None
 
-    def already_say(self, index: int, result: Any) -> bool:
-        """Whether page ``index``'s own text holds most of the words OCR read on it (``OWN_TEXT_COVERS``)."""
+    def of(self, index: int, result: Any) -> _OwnText | None:
+        """Page ``index``'s own text, if it is a PDF's page that OCR read."""
         if _media_type(self._source) != PDF_TYPE or not isinstance(result, dict) or result.get("source") != "ocr":
-            return False
-        read = Counter(word for _, words in _result_lines(result) for text, _ in words for word in text.split())
-        if not read:
-            return False
+            return None
         if self._document is None:
             self._document = open_document(self._source.document, PDF_TYPE)
-        layer = self._document.text_layer(index)
-        if layer is None:
-            return False
-        held = read & Counter(layer.text.split())
-        return sum(held.values()) >= OWN_TEXT_COVERS * sum(read.values())
+        return _OwnText(*self._document.own_text(index))
 
     def __enter__(self) -> _OwnTexts:
         return self
@@ -224,7 +253,7 @@ def _open_pdf(data: bytes) -> pikepdf.Pdf:
     try:
         pdf = pikepdf.open(io.BytesIO(data))
     except pikepdf.PasswordError:
-        raise InvalidDocument("the PDF is encrypted") from None
+        raise EncryptedDocument() from None
     except pikepdf.PdfError as error:
         raise InvalidDocument(f"cannot open the PDF: {error}") from None
     if len(pdf.pages) == 0:
@@ -240,6 +269,9 @@ def _saved(pdf: pikepdf.Pdf) -> bytes:
         compress_streams=True,  # only those without a filter: ours, and any the document left uncompressed
         stream_decode_level=pikepdf.StreamDecodeLevel.none,  # every stream as it was
         object_stream_mode=pikepdf.ObjectStreamMode.generate,
+        # An input with an owner password only (restrictions, no password to open) comes out without it,
+        # as OCRmyPDF makes it: the restrictions are a viewer's courtesy that binds nothing once it opens.
+        encryption=False,
     )
     return buffer.getvalue()
 
@@ -280,18 +312,28 @@ class _Displayed:
 
 
 def _graft(
-    pdf: pikepdf.Pdf, page: pikepdf.Page, result: Any, font: GlyphlessFont, default_dpi: float, has_text: bool = False
+    pdf: pikepdf.Pdf,
+    page: pikepdf.Page,
+    result: Any,
+    font: GlyphlessFont,
+    default_dpi: float,
+    own: _OwnText | None = None,
 ) -> None:
-    """Turn and straighten the page as the result says, and draw its text on it, unless it ``has_text`` already."""
+    """Turn and straighten the page as the result says, and draw its text on it, in place of an earlier
+    invisible layer (``documents.invisible_layer``), except where its ``own`` visible text says it already."""
     if not isinstance(result, dict) or result.get("source") == "text_layer":
         return
+    if own is not None and own.invisible:
+        remove_invisible_text(pdf, page)
     rotation, skew = _rotation(result.get("rotation")), _skew(result.get("skew"))
-    lines = [] if has_text else _result_lines(result)
-    if not rotation and not skew and not lines:
-        return
     box = _page_box(page)
     turned = (_page_rotation(page) + rotation) % 360
     displayed = _displayed(box, turned)
+    lines = _result_lines(result)
+    if own is not None and lines:
+        lines = [] if own.already_says(result) else _not_on(lines, own.words(result, displayed, default_dpi))
+    if not rotation and not skew and not lines:
+        return
     if rotation or "/Rotate" in page.obj:
         page.obj.Rotate = turned
     # The page's own content in a graphics state of its own, so that nothing it leaves set reaches the text.
@@ -428,7 +470,7 @@ def _result_lines(result: dict) -> list[tuple[PixelBox | None, list[tuple[str, P
     """Each line's box and its words with their boxes (the line as one word if it has none), in pixels."""
     lines = []
     for line in _list(result.get("lines")):
-        if not isinstance(line, dict):
+        if not isinstance(line, dict) or line.get("source") == "text_layer":  # the page draws that text itself
             continue
         words = []
         for word in _list(line.get("words")):
@@ -453,10 +495,28 @@ def _pixel_box(value: Any) -> PixelBox | None:
     return box
 
 
-def _placed(lines, result: dict, displayed: _Displayed, default_dpi: float) -> list[Line]:
-    """The lines in the displayed page's points: the result's pixels span the displayed page."""
+def _not_on(lines, taken: OwnWords):
+    """The lines without the words that lie on the page's own visible words (``taken``): OCR reading them again."""
+    if not taken:
+        return lines
+    kept = []
+    for line_box, words in lines:
+        words = [(text, box) for text, box in words if not taken.cover(box)]
+        if words:
+            kept.append((line_box, words))
+    return kept
+
+
+def _result_frame(result: dict, displayed: _Displayed, default_dpi: float) -> tuple[float, float]:
+    """The size in pixels of the page as OCR read it (the space of the result's boxes): the displayed page."""
     width = _positive(result.get("width")) or displayed.width * default_dpi / POINTS_PER_INCH
     height = _positive(result.get("height")) or displayed.height * default_dpi / POINTS_PER_INCH
+    return width, height
+
+
+def _placed(lines, result: dict, displayed: _Displayed, default_dpi: float) -> list[Line]:
+    """The lines in the displayed page's points: the result's pixels span the displayed page."""
+    width, height = _result_frame(result, displayed, default_dpi)
     scale_x, scale_y = displayed.width / width, displayed.height / height
     placed = []
     for line_box, words in lines:

@@ -5,7 +5,8 @@ a group, a PDF before it is split), before anything is stored: the magic
 bytes must be those of the declared type (``415 content_type_mismatch``),
 and what the headers declare must be within ``OCRGW_MAX_PAGES`` and
 ``OCRGW_MAX_IMAGE_PIXELS`` (``422 too_many_pages``, ``422 too_many_pixels``;
-``422 invalid_document`` when the headers cannot be read).  Nothing is
+``422 invalid_document`` when the headers cannot be read, ``422
+encrypted_document`` for a PDF that needs a password to open).  Nothing is
 decoded: a decompression bomb is refused from its header.
 """
 
@@ -17,7 +18,7 @@ from documents import sniffing
 from documents.inspection import inspect
 from documents.limits import DocumentLimits, TooManyPages, TooManyPixels
 from gateway.problems import Problem
-from jobs.errors import InvalidDocument
+from jobs.errors import EncryptedDocument, InvalidDocument
 from jobs.records import NewJob
 
 
@@ -46,6 +47,8 @@ def check_document(job: NewJob, limits: DocumentLimits) -> int:
             height=error.height,
             max_image_pixels=error.max_pixels,
         ) from None
+    except EncryptedDocument as error:
+        raise Problem("encrypted_document", _sentence(error)) from None
     except InvalidDocument as error:
         raise Problem("invalid_document", f"The document cannot be read: {error}.") from None
 

@@ -59,6 +59,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "unknown_model": (422, "Unknown model"),
     "empty_document": (422, "Empty document"),
     "invalid_document": (422, "Document cannot be read"),
+    "encrypted_document": (422, "Document is encrypted"),
     "too_many_pages": (422, "Too many pages"),
     "too_many_pixels": (422, "Page image too large"),
     "no_children": (422, "Fan-out group without children"),

@@ -113,6 +113,13 @@ class LineSchema(WordSchema):
         fields.Nested(WordSchema),
         metadata={"description": "The line's words, in reading order, each inside the line's box."},
     )
+    source = fields.String(
+        validate=OneOf(["text_layer"]),
+        metadata={
+            "description": "Present on an OCRed page only for a line taken from the PDF's own visible text "
+            "(options.text_layer 'redo'); otherwise the line comes from the page's source."
+        },
+    )
 
 
 class PageSchema(Schema):

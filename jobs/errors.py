@@ -114,6 +114,24 @@ class InvalidDocument(AdapterError):
     code = ErrorCode.INVALID_DOCUMENT
 
 
+class EncryptedDocument(InvalidDocument):
+    """Raised when a PDF needs a password to open: nothing in it can be read until its encryption is removed.
+
+    A job that meets one fails as ``invalid_document``; the gateway refuses one at submission with a
+    problem of its own (``encrypted_document``).
+    """
+
+    def __init__(self, message: str = ""):
+        super().__init__(message or ENCRYPTED_MESSAGE)
+
+
+#: What to do about an ``EncryptedDocument``: OCR reads a PDF it can open, and one with a user password it cannot.
+ENCRYPTED_MESSAGE = (
+    "the PDF is encrypted: it needs a password to open; remove the encryption first "
+    "(for example qpdf --decrypt --password=PASSWORD in.pdf out.pdf) and send it again"
+)
+
+
 class EngineUnavailable(AdapterError):
     """Raised when an OCR engine cannot be loaded or started on this host."""
 

@@ -60,10 +60,12 @@ class PageOptions(Schema):
         metadata={"description": "Time budget of the whole document, in seconds."},
     )
     text_layer = Text(
-        validate=OneOf(["ignore", "prefer"]),
+        validate=OneOf(["ignore", "prefer", "redo"]),
         metadata={
             "description": "'prefer': a PDF page that carries text is answered from that text, without OCR "
-            "(the page's source is then 'text_layer'); 'ignore' (the default): every page is OCRed."
+            "(the page's source is then 'text_layer'); 'ignore' (the default): every page is OCRed, and in the "
+            "searchable PDF an earlier invisible OCR layer is replaced; 'redo': an earlier invisible OCR layer "
+            "is replaced, the page's visible text is kept (its lines' source is 'text_layer') and OCR reads the rest."
         },
     )
     first_page = StrictInteger(

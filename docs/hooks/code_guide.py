@@ -124,6 +124,13 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "a PDF that takes more than the gateway's bounds to open.",
         "Check the file opens in a viewer; repair or re-export it. Sending it again will not help.",
     ),
+    "encrypted_document": (
+        "The PDF needs a password to open (a user password): nothing in it can be read, so nothing was stored. "
+        "A PDF with an owner password only (restrictions on printing or copying, no password to open) is "
+        "read as any other.",
+        "Remove the encryption first, for example `qpdf --decrypt --password=PASSWORD in.pdf out.pdf`, and "
+        "send the decrypted PDF. `ocrgw ocr` exits 8 for it, as `ocrmypdf` does.",
+    ),
     "too_many_pages": (
         "The document has more pages than `OCRGW_MAX_PAGES` (`page_count`, `max_pages`).",
         "Split the document into parts within the limit and send each.",

@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
     "unknown_model",
     "empty_document",
     "invalid_document",
+    "encrypted_document",
     "too_many_pages",
     "too_many_pixels",
     "no_children",

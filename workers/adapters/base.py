@@ -20,7 +20,7 @@ from documents.inspection import inspect
 from documents.isolation import run_isolated
 from documents.limits import configured
 from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
-from documents.text_layer import TextLayer
+from documents.text_layer import OwnWords, TextLayer, in_frame
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.registry import DEFAULT_ROTATE_PAGES_THRESHOLD
@@ -30,7 +30,7 @@ T = TypeVar("T")
 
 #: Where a page's text comes from: an engine read its image, or the PDF carried it.
 OCR, TEXT_LAYER = "ocr", "text_layer"
-TEXT_LAYER_CHOICES = ("ignore", "prefer")
+TEXT_LAYER_CHOICES = ("ignore", "prefer", "redo")
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,8 @@ class Line:
     confidence: float  # 0..1
     bbox: tuple[int, int, int, int]  # x0, y0, x1, y1 in page pixels
     words: tuple[Word, ...] = ()
+    # None: the page's source.  TEXT_LAYER on an OCRed page: the page's own visible text (``text_layer: redo``).
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,17 @@ def _page_dict(page: PageResult) -> dict[str, Any]:
         "source": page.source,
         "rotation": int(page.rotation),
         "skew": round(float(page.skew), 2),
-        "lines": [_text_dict(line) | {"words": [_text_dict(word) for word in line.words]} for line in page.lines],
+        "lines": [_line_dict(line, page.source) for line in page.lines],
     }
     if page.width and page.height:
         out["width"], out["height"] = page.width, page.height
+    return out
+
+
+def _line_dict(line: Line, page_source: str) -> dict[str, Any]:
+    out = _text_dict(line) | {"words": [_text_dict(word) for word in line.words]}
+    if line.source is not None and line.source != page_source:  # said only where a page mixes the two
+        out["source"] = line.source
     return out
 
 
@@ -129,8 +138,11 @@ class PageAdapter(Adapter):
     has one time budget however many pages it has.  Subclasses get the
     deadline so an engine that can be interrupted mid-page may honour it.
     ``options["text_layer"] == "prefer"`` answers a PDF page that carries
-    text from that text, without rendering it; ``options["first_page"]``
-    numbers the pages from there (the document is part of a larger one).
+    text from that text, without rendering it; ``"redo"`` OCRs every page
+    and answers with its visible text as the PDF has it and the words OCR
+    read elsewhere (an OCR word on the visible text is that text read a
+    second time, and goes); ``options["first_page"]`` numbers the pages from
+    there (the document is part of a larger one).
 
     Each page is drawn in a child process of its own (``documents.isolation``),
     and the text layers are read in one: a page that makes the decoder abort
@@ -145,7 +157,7 @@ class PageAdapter(Adapter):
 
     def run(self, document, content_type, options, on_page=None, *, pages=None):
         deadline = _deadline(options.get("timeout_s"))
-        prefer_text = _text_layer(options.get("text_layer", "ignore")) == "prefer"
+        text_layer = _text_layer(options.get("text_layer", "ignore"))
         first_page = _first_page(options.get("first_page", 1))
         results = []
         if self.isolate_pages and content_type.split(";", 1)[0].strip().lower() == PDF_TYPE:
@@ -153,7 +165,10 @@ class PageAdapter(Adapter):
         with open_document(document, content_type, dpi=self.dpi) as doc:
             indices = page_indices(pages, doc.page_count)
             total = len(indices)
-            layers = self._text_layers(doc, indices) if prefer_text else [None] * total
+            if text_layer == "ignore":
+                layers: list[TextLayer | None] = [None] * total
+            else:
+                layers = self._text_layers(doc, indices, visible_only=text_layer == "redo")
             for done, index in enumerate(indices):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise AdapterError(
@@ -161,10 +176,11 @@ class PageAdapter(Adapter):
                         code=ErrorCode.ENGINE_TIMEOUT,
                     )
                 layer = layers[done]
-                if layer is not None:
+                if layer is not None and text_layer == "prefer":
                     results.append(_from_text_layer(first_page + done, layer))
                 else:
-                    results.append(self._ocr_page(doc, index, first_page + done, options, deadline))
+                    page = self._ocr_page(doc, index, first_page + done, options, deadline)
+                    results.append(page if layer is None else with_visible_text(page, layer))
                 if on_page is not None:
                     on_page(done + 1, total)
         return OcrResult(pages=results)
@@ -179,11 +195,11 @@ class PageAdapter(Adapter):
         inspect(document, PDF_TYPE, configured(), self.dpi)
         self._inspected = document
 
-    def _text_layers(self, doc: Document, indices: range) -> list[TextLayer | None]:
+    def _text_layers(self, doc: Document, indices: range, *, visible_only: bool) -> list[TextLayer | None]:
         """The text layers of the pages read, in one child: a fork costs more than reading a page's text."""
 
         def read_all() -> list[TextLayer | None]:
-            return [doc.text_layer(index) for index in indices]
+            return [doc.text_layer(index, visible_only=visible_only) for index in indices]
 
         return run_isolated(read_all, what="reading the text layers") if self.isolate_pages else read_all()
 
@@ -229,6 +245,47 @@ def _from_text_layer(number: int, layer: TextLayer) -> PageResult:
         for line in layer.lines
     ]
     return PageResult(number, layer.text, lines, TEXT_LAYER, layer.width, layer.height)
+
+
+def with_visible_text(page: PageResult, layer: TextLayer) -> PageResult:
+    """The OCRed ``page`` with the page's own visible text (``layer``, as drawn at the page's rendering) in it,
+    and without the OCR words that lie on that text: the same words, read a second time.
+
+    The layer's boxes are carried into the pixels of the page as OCR read it (turned, straightened).  The
+    engine's lines keep the engine's reading order (a second column after the first), and the page's own
+    lines go in among them by their tops, each before the first engine line that starts below it.
+    """
+    own = in_frame(layer, page.width, page.height, page.rotation, page.skew)
+    taken = OwnWords.of(own)
+    visible = sorted(
+        (
+            Line(line.text, 1.0, line.bbox, tuple(Word(word.text, 1.0, word.bbox) for word in line.words), TEXT_LAYER)
+            for line in own.lines
+        ),
+        key=lambda line: (line.bbox[1], line.bbox[0]),
+    )
+    read = [line for line in (_not_on_visible(line, taken) for line in page.lines) if line is not None]
+    lines: list[Line] = []
+    for line in read:
+        while visible and visible[0].bbox[1] < line.bbox[1]:
+            lines.append(visible.pop(0))
+        lines.append(line)
+    lines.extend(visible)
+    return replace(page, text="\n".join(line.text for line in lines), lines=lines)
+
+
+def _not_on_visible(line: Line, taken: OwnWords) -> Line | None:
+    """The OCR line without its words on the page's visible text; None when nothing is left of it."""
+    if not line.words:
+        return None if taken.cover(line.bbox) else line
+    words = tuple(word for word in line.words if not taken.cover(word.bbox))
+    if words == line.words:
+        return line
+    if not words:
+        return None
+    text = " ".join(word.text for word in words)
+    confidence = sum(word.confidence for word in words) / len(words)
+    return replace(line, text=text, confidence=confidence, bbox=union_bbox([w.bbox for w in words]), words=words)
 
 
 @dataclass(frozen=True)

@@ -262,6 +262,7 @@ def _page(page: dict[str, Any]) -> PageResult:
             float(line["confidence"]),
             _bbox(line["bbox"]),
             tuple(Word(str(w["text"]), float(w["confidence"]), _bbox(w["bbox"])) for w in line.get("words", ())),
+            source=str(line["source"]) if "source" in line else None,
         )
         for line in page["lines"]
     ]

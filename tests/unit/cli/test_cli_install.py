@@ -135,7 +135,7 @@ def test_ocr_of_a_pdf_without_pypdfium2_names_the_extra(tmp_path):
     (outcome,) = ran["outcomes"]
     assert outcome["code"] == ocr.EXIT_MISSING_DEPENDENCY
     assert "pip install 'ocrgw[pdf]'" in outcome["output"]
-    assert "--skip-text or --force-ocr" in outcome["output"]
+    assert "--skip-text, --force-ocr or --redo-ocr" in outcome["output"]
 
 
 @pytest.mark.parametrize("command", ["up", "config", "store migrate"])

@@ -22,6 +22,8 @@ def test_the_flags_become_the_models_options():
 
     assert request.options() == {"lang": "eng+deu+fra", "rotate_pages": True, "deskew": True, "text_layer": "prefer"}
     assert ocr.OcrRequest().options() == {"text_layer": "ignore"}
+    assert ocr.OcrRequest(force_ocr=True).options() == {"text_layer": "ignore"}
+    assert ocr.OcrRequest(redo_ocr=True).options() == {"text_layer": "redo"}
 
 
 def test_the_output_type_and_optimize_flags_become_the_jobs_pdf_options():
@@ -69,13 +71,17 @@ def test_the_first_page_with_text_is_found_in_a_scan_with_one_digital_page():
     assert ocr.first_page_with_text(b"%PDF-1.7 not really") is None  # the gateway says what is wrong
 
 
-def test_skip_text_with_force_ocr_is_status_1(served, ocrgw, tmp_path):
+@pytest.mark.parametrize(
+    "flags", [("--skip-text", "--force-ocr"), ("--skip-text", "--redo-ocr"), ("--force-ocr", "--redo-ocr")]
+)
+def test_two_of_skip_text_force_ocr_and_redo_ocr_are_status_1(served, ocrgw, tmp_path, flags):
     document = write(tmp_path, "scan.pdf", image_pdf("words"))
 
-    result = ocrgw("ocr", str(document), str(tmp_path / "out.pdf"), "--skip-text", "--force-ocr")
+    result = ocrgw("ocr", str(document), str(tmp_path / "out.pdf"), *flags)
 
     assert result.exit_code == ocr.EXIT_BAD_ARGS
     assert "mutually exclusive" in result.stderr
+    assert not any(h.get("Content-Type") for h in served.requests)  # nothing was submitted
 
 
 def test_an_input_that_is_missing_or_not_a_document_is_status_2(served, ocrgw, tmp_path):
@@ -106,6 +112,7 @@ def test_a_gateway_that_cannot_be_reached_is_status_15(tmp_path):
     [
         ("unsupported_language", 422, ocr.EXIT_MISSING_DEPENDENCY),
         ("invalid_document", 422, ocr.EXIT_INPUT_FILE),
+        ("encrypted_document", 422, ocr.EXIT_ENCRYPTED_PDF),
         ("too_many_pages", 422, ocr.EXIT_INPUT_FILE),
         ("payload_too_large", 413, ocr.EXIT_INPUT_FILE),
         ("invalid_field", 422, ocr.EXIT_BAD_ARGS),

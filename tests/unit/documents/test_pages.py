@@ -240,3 +240,35 @@ def test_a_later_tiff_frame_over_the_pixel_limit_is_invalid_before_any_page_is_d
 
     with pytest.raises(InvalidDocument, match="page 2"):
         open_document(data, "image/tiff", limits=DocumentLimits(max_pixels=10_000))
+
+
+def _encrypted(user: str) -> bytes:
+    import pikepdf
+
+    from tests.pdfs import text_pdf
+
+    with pikepdf.open(io.BytesIO(text_pdf("sealed words"))) as pdf:
+        buffer = io.BytesIO()
+        pdf.save(buffer, encryption=pikepdf.Encryption(user=user, owner="owner-secret", R=6))
+        return buffer.getvalue()
+
+
+def test_a_pdf_that_needs_a_password_is_an_encrypted_document_and_one_with_an_owner_password_only_is_read():
+    from documents.inspection import inspect
+    from documents.limits import configured
+    from jobs.errors import EncryptedDocument
+
+    with pytest.raises(EncryptedDocument, match="remove the encryption first") as raised:
+        open_document(_encrypted("user-secret"), "application/pdf")
+    assert raised.value.code == "invalid_document"  # a job that meets one fails as any unreadable document
+    with pytest.raises(EncryptedDocument):  # in the forked child the gateway and the workers open a PDF in
+        inspect(_encrypted("user-secret"), "application/pdf", configured())
+    with pytest.raises(InvalidDocument) as corrupt:
+        open_document(b"%PDF-1.7\nnot really a pdf", "application/pdf")
+    assert not isinstance(corrupt.value, EncryptedDocument)
+
+    owner_only = _encrypted("")
+    assert inspect(owner_only, "application/pdf", configured()) == 1
+    with open_document(owner_only, "application/pdf") as document:
+        layer = document.text_layer(0)
+        assert layer is not None and layer.text == "sealed words"

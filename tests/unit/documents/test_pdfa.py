@@ -129,7 +129,8 @@ def test_an_unreadable_creation_date_gives_way_to_the_xmps_and_the_two_agree():
 
 
 def test_the_text_layers_font_is_embedded_with_its_tounicode_map():
-    output = built(real_pdf(), PDFA)
+    scan, pages = scan_and_pages()
+    output = built(scan, PDFA, pages)
 
     with opened(output) as pdf:
         font = next(f for f in pdf.pages[0].Resources.Font.values() if f.get("/Subtype") == pikepdf.Name.Type0)

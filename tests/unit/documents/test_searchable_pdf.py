@@ -18,7 +18,8 @@ from PIL import Image, ImageChops, ImageDraw, ImageOps, ImageStat
 
 from documents.pages import open_document
 from documents.searchable_pdf import SourceDocument, searchable_pdf
-from jobs.errors import InvalidDocument
+from jobs.errors import EncryptedDocument, InvalidDocument
+from tests.ocr_layers import LEGEND, STALE_WORD, earlier_ocr_pdf, legend_box
 from tests.pdfs import text_pdf
 from tests.scans import POINTS_PER_INCH, SCAN_DPI, image_only_pdf, real_pdf, scanned_pages, source_text
 
@@ -30,21 +31,9 @@ SKIP_REFERENCE = "Shared MIME-info Database"  # page 1's title, in the real PDF'
 # --- results made by hand, or from the real PDF's own text ------------------------------------
 
 
-def words_of(text: str, bbox) -> list[dict]:
-    """A line's words with boxes shared out by characters, as an engine would box them."""
-    x0, y0, x1, y1 = bbox
-    words, position = [], 0
-    for word in text.split(" "):
-        left = x0 + (x1 - x0) * position / len(text)
-        right = x0 + (x1 - x0) * (position + len(word)) / len(text)
-        words.append({"text": word, "confidence": 0.9, "bbox": [round(left), y0, round(right), y1]})
-        position += len(word) + 1
-    return words
-
-
 @cache
 def layer_pages(pdf: bytes | None = None, *, read_as_is: bool = False) -> dict[int, dict]:
-    """The real PDF's (or ``pdf``'s) text layer as OCR result pages, each line with its words.
+    """The real PDF's (or ``pdf``'s) text layer as OCR result pages, each line with its words where PDFium boxes them.
 
     The words are upper-cased, unless ``read_as_is``: OCR text the page's own text does not hold
     already (a page whose own text says what OCR read gets none added).
@@ -56,11 +45,15 @@ def layer_pages(pdf: bytes | None = None, *, read_as_is: bool = False) -> dict[i
             layer = document.text_layer(index)
             if layer is None:
                 continue
-            texts = [line.text if read_as_is else line.text.upper() for line in layer.lines]
+
+            def read(text: str) -> str:
+                return text if read_as_is else text.upper()
+
             lines = [
-                {"text": text, "confidence": 0.9, "bbox": list(line.bbox), "words": words_of(text, line.bbox)}
-                for text, line in zip(texts, layer.lines, strict=True)
-            ]
+                {"text": read(line.text), "confidence": 0.9, "bbox": list(line.bbox),
+                 "words": [{"text": read(w.text), "confidence": 0.9, "bbox": list(w.bbox)} for w in line.words]}
+                for line in layer.lines
+            ]  # fmt: skip
             pages[index] = ocr_page(index + 1, lines, layer.width, layer.height)
     return pages
 
@@ -168,28 +161,39 @@ def picture(size=(600, 400), mode="RGB") -> Image.Image:
 OCR_PAGES = (1, 6, 12)
 
 
-def test_a_born_digital_pdf_keeps_its_pages_and_gains_words_only_on_its_ocr_pages():
+def test_a_born_digital_pdfs_ocr_pages_gain_no_second_copy_of_the_words_they_show():
+    # Given OCR results that read the pages' own words again, where the pages show them (upper-cased, so
+    # that the page's text does not say what OCR read: only where the words lie tells them apart)
     original = real_pdf()
     pages = {index: {**page, "source": "ocr" if index in OCR_PAGES else "text_layer"}
              for index, page in layer_pages().items()}  # fmt: skip
 
     data = searchable_pdf([SourceDocument(original, PDF, pages)])
 
-    assert len(data) <= 1.2 * len(original)
+    # Then every page keeps its size and its text, and no OCR word is drawn over a word the page shows
+    assert len(data) <= 1.02 * len(original)
     before, after = opened(original), opened(data)
     assert len(after) == len(before) == 17
     for index in range(17):
         assert after[index].get_size() == before[index].get_size()
-        assert text_of(after, index).startswith(text_of(before, index))
-        if index not in OCR_PAGES:
-            assert text_of(after, index) == text_of(before, index)
-    # An OCR page's words are found at their boxes, once more than in the original.
+        assert text_of(after, index) == text_of(before, index)
+
+
+def test_a_scans_ocr_pages_gain_their_words_at_their_boxes_and_only_they():
+    # Given a scan of the real PDF, and OCR results for some of its pages: the real PDF's words at their boxes
+    scan = image_only_pdf(scanned_pages(range(17)))
+    pages = {index: layer_pages()[index] for index in OCR_PAGES}
+
+    data = searchable_pdf([SourceDocument(scan, PDF, pages)])
+
+    # Then only the OCR pages have text, and an OCR page's words are found at their boxes, once
+    after = opened(data)
+    assert [bool(text_of(after, index).strip()) for index in range(17)] == [i in OCR_PAGES for i in range(17)]
     for index in OCR_PAGES:
         page = pages[index]
         for word in first_words(page, 5):
             found = text_at(after, index, word["bbox"], page["width"], page["height"])
-            there = text_at(before, index, word["bbox"], page["width"], page["height"])
-            assert found.count(word["text"]) == there.count(word["text"]) + 1, (word, found)
+            assert found.count(word["text"]) == 1, (word, found)
 
 
 def test_a_born_digital_pdf_read_by_ocr_as_it_says_gains_no_second_copy_of_its_text():
@@ -215,7 +219,8 @@ def test_a_scan_with_a_few_words_stamped_on_it_still_gets_its_text():
 
 def test_a_born_digital_pdfs_untouched_pages_keep_their_content_streams_and_resources_byte_for_byte():
     original = real_pdf()
-    pages = {1: layer_pages()[1]}
+    # OCR read a word in page 2's bottom margin, where the page shows none.
+    pages = {1: ocr_page(2, [line("STAMPED", (300, 2120, 500, 2160))], 1700, 2192)}
 
     data = searchable_pdf([SourceDocument(original, PDF, pages)])
 
@@ -239,21 +244,20 @@ def _streams(contents) -> list:
     return list(contents) if isinstance(contents, pikepdf.Array) else [contents]
 
 
-def test_every_page_of_the_real_pdf_can_take_words_and_stays_its_size():
-    original = real_pdf()
+def test_every_page_of_a_scan_can_take_words_and_the_pdf_stays_its_size():
+    scan = image_only_pdf(scanned_pages(range(17)))
 
-    data = searchable_pdf([SourceDocument(original, PDF, layer_pages())])
+    data = searchable_pdf([SourceDocument(scan, PDF, layer_pages())])
 
-    # Every page OCRed, the words of this text-dense document weigh about a third of it (each word
-    # its codes, a scaling and a displacement): the pages themselves are not copied again.
-    assert len(data) <= 1.4 * len(original)
-    after, before = opened(data), opened(original)
+    # Every page OCRed: the words of this text-dense document (each word its codes, a scaling and a
+    # displacement) weigh little beside the scan; the pages themselves are not copied again.
+    assert len(data) <= 1.1 * len(scan)
+    after, before = opened(data), opened(scan)
     assert [after[i].get_size() for i in range(17)] == [before[i].get_size() for i in range(17)]
-    # Each page's text is there twice: the original and the grafted words, in reading order with spaces.
+    # Each page's words are its text, in reading order with spaces.
     for index in (0, 8):
         words = [w["text"] for line_ in layer_pages()[index]["lines"] for w in line_["words"]]
-        grafted = text_of(after, index)[len(text_of(before, index)) :]
-        assert grafted.split() == words
+        assert text_of(after, index).split() == words
 
 
 def test_a_font_name_the_page_uses_already_is_left_to_it():
@@ -540,12 +544,15 @@ def test_several_documents_follow_each_other_and_each_keeps_its_objects_once():
 def test_only_the_chosen_pages_go_in_in_the_order_given():
     original = real_pdf()
 
-    data = searchable_pdf([SourceDocument(original, PDF, {3: layer_pages()[3]}, only=[3, 1])])
+    # OCR read a word in page 4's bottom margin, where the page shows none.
+    stamped = ocr_page(4, [line("STAMPED", (300, 2120, 500, 2160))], 1700, 2192)
+
+    data = searchable_pdf([SourceDocument(original, PDF, {3: stamped}, only=[3, 1])])
 
     document = opened(data)
     assert len(document) == 2
     assert text_of(document, 0).startswith(source_text(3))
-    assert len(text_of(document, 0)) > len(source_text(3))  # the grafted words
+    assert text_of(document, 0)[len(source_text(3)) :].split() == ["STAMPED"]  # the grafted word
     assert text_of(document, 1) == source_text(1)
     assert len(data) < len(original)
 
@@ -646,10 +653,94 @@ def test_a_document_that_cannot_be_read_raises_invalid_document(source):
 
 
 def test_an_encrypted_pdf_and_no_documents_raise_invalid_document():
-    with pytest.raises(InvalidDocument):
+    with pytest.raises(EncryptedDocument, match="remove the encryption first"):
         searchable_pdf([SourceDocument(_encrypted(), PDF, {})])
     with pytest.raises(InvalidDocument):
         searchable_pdf([])
+
+
+def test_a_pdf_with_an_owner_password_only_comes_out_readable_and_unencrypted():
+    with pikepdf.open(io.BytesIO(image_only_pdf(scanned_pages([0])))) as pdf:
+        buffer = io.BytesIO()
+        restricted = pikepdf.Permissions(extract=False, modify_other=False)
+        pdf.save(buffer, encryption=pikepdf.Encryption(user="", owner="owner", R=6, allow=restricted))
+    owner_only = buffer.getvalue()
+
+    data = searchable_pdf([SourceDocument(owner_only, PDF, {0: layer_pages()[0]})])
+
+    with pikepdf.open(io.BytesIO(data)) as out, pikepdf.open(io.BytesIO(owner_only)) as original:
+        assert not out.is_encrypted
+        assert original.is_encrypted
+        scan = original.pages[0].resources.XObject["/Scan"].read_raw_bytes()
+        assert out.pages[0].resources.XObject["/Scan"].read_raw_bytes() == scan
+    assert "SHARED MIME-INFO DATABASE" in text_of(opened(data), 0)
+
+
+# --- a PDF OCRed before ----------------------------------------------------------------------------
+
+
+def earlier_results(pdf: bytes, **changes: Any) -> dict[int, dict]:
+    """What OCR reads again on the pages of an ``earlier_ocr_pdf``: each page's words and the legend's."""
+    from tests.ocr_layers import _earlier_result
+
+    results = {}
+    for number, index in enumerate((0, 3)):
+        result = _earlier_result(number, index, LEGEND)
+        result["lines"] = [line_ for line_ in result["lines"] if line_["text"] != STALE_WORD]
+        results[number] = {**result, **changes}
+    return results
+
+
+def test_an_ocred_pdf_ocred_again_has_each_word_once_and_its_printed_legend_untouched():
+    document = earlier_ocr_pdf([0, 3])
+    before = [text_of(opened(document), index) for index in range(2)]
+
+    data = searchable_pdf([SourceDocument(document, PDF, earlier_results(document))])
+
+    after = opened(data)
+    with pikepdf.open(io.BytesIO(document)) as old, pikepdf.open(io.BytesIO(data)) as new:
+        for index in range(2):
+            text = text_of(after, index)
+            # The earlier layer is gone (its stale word with it); the new one holds the page's words once.
+            assert STALE_WORD in before[index] and STALE_WORD not in text
+            assert text.count("ZEPHYR") == 1 and before[index].count("ZEPHYR") == 2
+            source_words = source_text((0, 3)[index]).split()
+            assert sorted(text.split()) == sorted(source_words + LEGEND.split())
+            # The scan's bytes and the legend's own stream are as they were, the legend drawn where it was.
+            assert new.pages[index].resources.XObject["/Scan"].read_raw_bytes() == (
+                old.pages[index].resources.XObject["/Scan"].read_raw_bytes()
+            )
+            (legend_stream,) = [
+                s.read_raw_bytes() for s in _streams(old.pages[index].obj.Contents) if b"/Legend" in s.read_bytes()
+            ]
+            assert legend_stream in [s.read_raw_bytes() for s in _streams(new.pages[index].obj.Contents)]
+    legend = legend_box(1700, 2200)
+    assert difference(rendering(document, 0).crop(legend), rendering(data, 0).crop(legend)) < 1
+
+
+def test_a_redo_results_lines_from_the_pages_own_text_are_not_drawn_again():
+    document = earlier_ocr_pdf([0, 3])
+    results = earlier_results(document)
+    for result in results.values():
+        for line_ in result["lines"]:
+            if line_["text"] == LEGEND:
+                line_["source"] = "text_layer"
+                line_["bbox"] = [0, 0, 300, 40]  # even where the page shows nothing: the page draws it itself
+
+    data = searchable_pdf([SourceDocument(document, PDF, results)])
+
+    assert [text_of(opened(data), index).count("ZEPHYR") for index in range(2)] == [1, 1]
+
+
+def test_a_page_answered_from_its_text_keeps_its_earlier_layer():
+    document = earlier_ocr_pdf([0, 3])
+    results = earlier_results(document)
+    results[1] = {**results[1], "source": "text_layer"}
+
+    data = searchable_pdf([SourceDocument(document, PDF, results)])
+
+    assert STALE_WORD not in text_of(opened(data), 0)
+    assert text_of(opened(data), 1) == text_of(opened(document), 1)
 
 
 def test_one_document_in_several_parts_is_copied_once():

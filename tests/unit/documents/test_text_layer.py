@@ -106,3 +106,77 @@ def _png() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (40, 20), "white").save(buffer, "PNG")
     return buffer.getvalue()
+
+
+# --- visible text, and a layer on the page as an engine read it ---------------------------------------
+
+
+def test_visible_only_leaves_out_an_earlier_invisible_ocr_layer():
+    from tests.ocr_layers import LEGEND, earlier_ocr_pdf
+
+    data = earlier_ocr_pdf([0])
+
+    with open_document(data, "application/pdf") as doc:
+        everything, visible = doc.text_layer(0), doc.text_layer(0, visible_only=True)
+        assert doc.own_text(0) == (visible, True)
+    with open_document(pdf([("text", "only visible words")]), "application/pdf") as doc:
+        assert doc.own_text(0) == (doc.text_layer(0), False)
+
+    assert everything is not None and visible is not None
+    assert visible.text == LEGEND
+    assert everything.text.count("ZEPHYR") == 2 and len(everything.text) > 1000
+    assert (visible.width, visible.height) == (everything.width, everything.height)
+
+
+def test_a_scan_with_only_an_invisible_layer_has_no_visible_text():
+    from documents.searchable_pdf import SourceDocument, searchable_pdf
+
+    image_page = pdf([("image", "HELLO WORLD")])
+    with open_document(image_page, "application/pdf") as doc:
+        width, height = doc.page(0).size
+    result = {"source": "ocr", "width": width, "height": height,
+              "lines": [{"text": "HELLO WORLD", "bbox": [10, 10, 300, 60]}]}  # fmt: skip
+    layered = searchable_pdf([SourceDocument(image_page, "application/pdf", {0: result})])
+
+    with open_document(layered, "application/pdf") as doc:
+        assert doc.text_layer(0) is not None
+        assert doc.text_layer(0, visible_only=True) is None
+        assert doc.own_text(0) == (None, True)
+
+
+@pytest.mark.parametrize(("rotation", "skew"), [(0, 0.0), (90, 0.0), (180, 0.0), (270, 0.0), (0, 4.0), (90, -3.0)])
+def test_in_frame_carries_the_boxes_onto_the_page_turned_and_straightened_as_an_engine_reads_it(rotation, skew):
+    from documents.geometry import straighten, turn_upright
+    from documents.text_layer import in_frame
+
+    data = pdf([("text", "Invoice Total 1234")])
+    with open_document(data, "application/pdf") as doc:
+        image, layer = doc.page(0), doc.text_layer(0)
+    assert layer is not None
+    read = straighten(turn_upright(image, rotation), skew)
+
+    framed = in_frame(layer, read.width, read.height, rotation, skew)
+
+    (line,) = framed.lines
+    assert (framed.width, framed.height) == read.size
+    assert covers(line.bbox, ink_box(read), slack=6)
+    assert covers(union([w.bbox for w in line.words]), ink_box(read), slack=6)
+    # Turned, not stretched: a turned box is as large as the line's, give or take what the skew adds.
+    (original,) = layer.lines
+    sides = sorted((original.bbox[2] - original.bbox[0], original.bbox[3] - original.bbox[1]))
+    assert sorted((line.bbox[2] - line.bbox[0], line.bbox[3] - line.bbox[1]))[1] == pytest.approx(sides[1], rel=0.05)
+
+
+def test_a_word_is_covered_when_the_pages_own_words_cover_half_of_it():
+    from documents.text_layer import OwnWords
+
+    own = OwnWords([(100, 100, 200, 130), (210, 100, 300, 130), (100, 2000, 300, 2030)])
+
+    assert own.cover((102, 98, 198, 132))  # the same word, boxed a little differently
+    assert own.cover((100, 100, 300, 130))  # two of them read as one
+    assert own.cover((110, 1990, 290, 2040))  # far down the page
+    assert own.cover((100, 120, 200, 140)) and not own.cover((100, 125, 200, 160))  # across a band's edge
+    assert not own.cover((100, 200, 200, 230))  # a line below
+    assert not OwnWords([(100, 100, 120, 130)]).cover((180, 100, 260, 130))
+    assert not own.cover((5, 5, 5, 9))  # no area
+    assert not OwnWords(()) and not OwnWords(()).cover((0, 0, 10, 10))

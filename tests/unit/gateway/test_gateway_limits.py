@@ -250,3 +250,35 @@ def test_a_control_s_body_over_the_limit_is_413_even_chunked_and_even_if_its_sta
 def test_a_chunked_submission_over_the_limit_is_413(client, keyspace, settings):
     refused(client, keyspace, lambda: chunked(client, "POST", "/jobs?model=echo", b"x" * (settings.max_body_bytes + 1),
                                               "text/plain"), 413, "payload_too_large")  # fmt: skip
+
+
+# -- an encrypted PDF ------------------------------------------------------------------------------------
+
+
+def encrypted(user: str) -> bytes:
+    """A PDF encrypted with AES-256 (R=6), with this user password (empty: an owner password only)."""
+    import pikepdf
+
+    from tests.pdfs import text_pdf
+
+    with pikepdf.open(io.BytesIO(text_pdf("a page of text"))) as pdf:
+        buffer = io.BytesIO()
+        pdf.save(buffer, encryption=pikepdf.Encryption(user=user, owner="owner-secret", R=6))
+        return buffer.getvalue()
+
+
+def test_a_pdf_that_needs_a_password_is_refused_as_encrypted_saying_to_decrypt_it_first(client, keyspace):
+    for send in (
+        lambda: raw(client, encrypted("user-secret"), "application/pdf"),
+        lambda: raw(client, encrypted("user-secret"), "application/pdf", query="&split_pages=1"),
+        lambda: client.post("/jobs", json={**echo_job(), "model": "tesseract", "content_type": "application/pdf",
+                                           "payload": b64(encrypted("user-secret"))}),
+    ):  # fmt: skip
+        body = refused(client, keyspace, send, 422, "encrypted_document")
+
+        assert "remove the encryption first" in body["detail"] and "qpdf --decrypt" in body["detail"]
+
+
+def test_a_pdf_with_an_owner_password_only_is_accepted(client):
+    assert raw(client, encrypted(""), "application/pdf").status_code == 202
+    assert raw(client, encrypted(""), "application/pdf", query="&split_pages=1").status_code == 202

@@ -103,6 +103,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
             "unknown_model",
             "empty_document",
             "invalid_document",
+            "encrypted_document",
             "too_many_pages",
             "too_many_pixels",
             "no_children",

@@ -8,10 +8,11 @@ import pytest
 from PIL import Image
 
 from jobs.errors import AdapterError, InvalidDocument
+from tests.ocr_layers import LEGEND, earlier_ocr_pdf, legend_box
 from tests.pdfs import pdf
 from tests.scans import scanned_pages, scanned_pdf
 from tests.unit.workers.pages import HELLO_PNG, Progress
-from workers.adapters.base import Line, PageAdapter, PageResult
+from workers.adapters.base import Line, PageAdapter, PageResult, Word
 
 MIXED = pdf([("text", "Text page one"), ("image", "IMAGE TWO"), ("text", "Text page three"), ("image", "IMAGE FOUR")])
 
@@ -85,6 +86,79 @@ def test_ignore_is_the_default_and_ocrs_every_page():
 
         assert [p.source for p in result.pages] == ["ocr"] * 4
         assert [page for page, _ in engine.read] == [1, 2, 3, 4]
+
+
+class LegendReader(PageAdapter):
+    """Reads the legend's words where the page prints them, and a line of its own where the page has no text."""
+
+    name = "legend-reader"
+
+    def recognise(self, page, image, options, deadline):
+        x0, y0, x1, y1 = legend_box(*image.size)
+        third = (x1 - x0) // 3
+        on_legend = [Word("Archived", 0.8, (x0, y0, x0 + third, y1)), Word("QUOKKA", 0.7, (x1 - third, y0, x1, y1))]
+        elsewhere = (Word("scanned", 0.9, (200, 300, 400, 340)), Word("words", 0.9, (420, 300, 560, 340)))
+        lines = [
+            Line("scanned words", 0.9, (200, 300, 560, 340), elsewhere),
+            Line("Archived QUOKKA", 0.75, (x0, y0, x1, y1), tuple(on_legend)),
+            Line("also here", 0.9, (200, 400, 560, 440)),  # a line without words, on no visible text
+        ]
+        return PageResult(page, "\n".join(line.text for line in lines), lines)
+
+
+def test_redo_answers_a_page_with_its_visible_text_and_the_ocr_of_the_rest_never_the_same_words_twice():
+    document = earlier_ocr_pdf([0])
+
+    result = LegendReader().run(document, "application/pdf", {"text_layer": "redo"})
+
+    (page,) = result.pages
+    assert page.source == "ocr"
+    # The legend is the page's own visible text, as the PDF has it; the old invisible layer is not.
+    assert [(line.text, line.source) for line in page.lines] == [
+        ("scanned words", None),
+        ("also here", None),
+        (LEGEND, "text_layer"),
+    ]
+    assert page.text == f"scanned words\nalso here\n{LEGEND}"
+    legend_line = page.lines[-1]
+    assert [word.text for word in legend_line.words] == LEGEND.split() and legend_line.confidence == 1.0
+    x0, y0, x1, y1 = legend_box(page.width, page.height)
+    assert abs(legend_line.bbox[0] - x0) < 10 and abs(legend_line.bbox[3] - y1) < 20
+    lines = result.to_dict()["pages"][0]["lines"]
+    assert [line.get("source") for line in lines] == [None, None, "text_layer"]
+
+
+def test_redo_ocrs_every_page_and_keeps_a_text_pages_visible_text_beside_what_ocr_read_elsewhere():
+    engine = RecordingEngine()
+
+    result = engine.run(MIXED, "application/pdf", {"text_layer": "redo"})
+
+    assert [p.source for p in result.pages] == ["ocr"] * 4
+    assert [page for page, _ in engine.read] == [1, 2, 3, 4]
+    # A text page's visible text is its own; the engine's box (1, 2, 3, 4) lies on none of it.
+    assert [line.text for line in result.pages[0].lines] == ["ocr 1", "Text page one"]
+    assert [line.text for line in result.pages[1].lines] == ["ocr 2"]
+
+
+class TwoColumnReader(PageAdapter):
+    """Reads a two-column page as Tesseract does: the left column top to bottom, then the right one."""
+
+    name = "two-columns"
+
+    def recognise(self, page, image, options, deadline):
+        lines = [
+            Line("left top", 0.9, (100, 1000, 700, 1040)),
+            Line("left bottom", 0.9, (100, 1500, 700, 1540)),
+            Line("right top", 0.9, (900, 1000, 1500, 1040)),
+        ]
+        return PageResult(page, "\n".join(line.text for line in lines), lines)
+
+
+def test_redo_keeps_the_engines_reading_order_and_puts_the_pages_own_lines_in_among_them_by_their_tops():
+    (page,) = TwoColumnReader().run(MIXED, "application/pdf", {"text_layer": "redo"}, pages=(1, 1)).pages
+
+    # The page's own line (near the top) first, then the columns as the engine read them.
+    assert [line.text for line in page.lines] == ["Text page one", "left top", "left bottom", "right top"]
 
 
 def test_prefer_on_an_image_ocrs_it():
@@ -167,3 +241,16 @@ def test_the_children_of_a_split_inspect_their_one_document_once_and_another_doc
     engine.run(MIXED, "application/pdf", {}, pages=(4, 4))  # only the last document is remembered: tried again
 
     assert [len(d) for d in inspected] == [len(MIXED), len(other), len(MIXED)]
+
+
+def test_a_pdf_that_needs_a_password_fails_the_job_as_invalid_document_saying_to_decrypt_it():
+    import pikepdf
+
+    with pikepdf.open(io.BytesIO(MIXED)) as document:
+        buffer = io.BytesIO()
+        document.save(buffer, encryption=pikepdf.Encryption(user="user-secret", owner="owner-secret", R=6))
+
+    with pytest.raises(InvalidDocument, match="remove the encryption first") as raised:
+        RecordingEngine().run(buffer.getvalue(), "application/pdf", {})
+
+    assert raised.value.code == "invalid_document" and raised.value.transient is False

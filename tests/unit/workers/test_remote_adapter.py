@@ -106,6 +106,17 @@ def test_an_older_upstream_s_pages_get_no_words_and_stand_as_they_were(upstream)
     assert (shown["rotation"], shown["skew"], shown["lines"][0]["words"]) == (0, 0.0, [])
 
 
+def test_a_redo_page_s_lines_keep_the_source_the_upstream_gave_them(upstream):
+    own = {"text": "Printed legend", "confidence": 1.0, "bbox": [10, 80, 310, 120], "words": [], "source": "text_layer"}
+    redone = page(1, "first page\nPrinted legend")
+    redone["lines"].append(own)
+    upstream.views = [completed(redone)]
+
+    result = adapter_for(upstream.url).run(DOCUMENT, "image/png", {})
+
+    assert result.to_dict()["pages"] == [redone]
+
+
 def test_without_a_key_no_authorization_is_sent(upstream):
     adapter_for(upstream.url).run(DOCUMENT, "image/png", {})
 

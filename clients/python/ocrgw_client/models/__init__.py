@@ -156,6 +156,7 @@ from .job_summary import JobSummary
 from .job_summary_kind import JobSummaryKind
 from .job_summary_status import JobSummaryStatus
 from .line import Line
+from .line_source import LineSource
 from .list_children_response_401 import ListChildrenResponse401
 from .list_children_response_401_code import ListChildrenResponse401Code
 from .list_children_response_404 import ListChildrenResponse404
@@ -432,6 +433,7 @@ __all__ = (
     "JobSummaryKind",
     "JobSummaryStatus",
     "Line",
+    "LineSource",
     "ListChildrenResponse401",
     "ListChildrenResponse401Code",
     "ListChildrenResponse404",

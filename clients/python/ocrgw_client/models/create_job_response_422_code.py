@@ -3,6 +3,7 @@ from enum import StrEnum
 
 class CreateJobResponse422Code(StrEnum):
     EMPTY_DOCUMENT = "empty_document"
+    ENCRYPTED_DOCUMENT = "encrypted_document"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     INVALID_CALLBACK_URL = "invalid_callback_url"
     INVALID_DOCUMENT = "invalid_document"

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.line_source import LineSource
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -21,12 +22,15 @@ class Line:
         bbox (list[int]): x0, y0, x1, y1 in pixels.
         confidence (float): 0 to 1.
         text (str):
+        source (LineSource | Unset): Present on an OCRed page only for a line taken from the PDF's own visible text
+            (options.text_layer 'redo'); otherwise the line comes from the page's source.
         words (list[Word] | Unset): The line's words, in reading order, each inside the line's box.
     """
 
     bbox: list[int]
     confidence: float
     text: str
+    source: LineSource | Unset = UNSET
     words: list[Word] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -35,6 +39,10 @@ class Line:
         confidence = self.confidence
 
         text = self.text
+
+        source: str | Unset = UNSET
+        if not isinstance(self.source, Unset):
+            source = self.source.value
 
         words: list[dict[str, Any]] | Unset = UNSET
         if not isinstance(self.words, Unset):
@@ -52,6 +60,8 @@ class Line:
                 "text": text,
             }
         )
+        if source is not UNSET:
+            field_dict["source"] = source
         if words is not UNSET:
             field_dict["words"] = words
 
@@ -68,6 +78,13 @@ class Line:
 
         text = d.pop("text")
 
+        _source = d.pop("source", UNSET)
+        source: LineSource | Unset
+        if isinstance(_source, Unset):
+            source = UNSET
+        else:
+            source = LineSource(_source)
+
         _words = d.pop("words", UNSET)
         words: list[Word] | Unset = UNSET
         if _words is not UNSET:
@@ -81,6 +98,7 @@ class Line:
             bbox=bbox,
             confidence=confidence,
             text=text,
+            source=source,
             words=words,
         )
 

@@ -6,6 +6,7 @@ class ProblemCode(StrEnum):
     CONTENT_TYPE_MISMATCH = "content_type_mismatch"
     DRAINING = "draining"
     EMPTY_DOCUMENT = "empty_document"
+    ENCRYPTED_DOCUMENT = "encrypted_document"
     GROUP_NOT_FINISHED = "group_not_finished"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     INTERNAL_ERROR = "internal_error"
