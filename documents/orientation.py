@@ -185,7 +185,9 @@ def classify(image: Image.Image) -> Orientation:
 
 def _measured(image: Image.Image) -> np.ndarray:
     """``image`` reduced by a whole factor to at most ``_MEASURE_SIDE`` a side, in grey (reduced first: fewer
-    pixels to convert)."""
+    pixels to convert), whatever its mode."""
+    if image.mode not in ("L", "RGB"):
+        image = image.convert("L")  # PIL reduces neither bilevel nor palette images
     factor = -(-max(image.size) // _MEASURE_SIDE)  # rounded up
     if factor > 1:
         image = image.reduce(factor)

@@ -62,6 +62,15 @@ def test_every_turn_of_a_crooked_jpeg_scan_is_named(index):
     assert_named_right(Image.open(io.BytesIO(page.jpeg)), index)
 
 
+@pytest.mark.parametrize("mode", ["1", "P", "RGB", "RGBA", "CMYK", "I"])
+def test_a_page_in_any_mode_is_named(mode):
+    (page,) = scanned_pages([9], turned={9: 270})
+
+    found = classify(Image.open(io.BytesIO(page.jpeg)).convert(mode))
+
+    assert (found.rotation, found.confidence >= CONFIDENT) == (90, True)
+
+
 def test_a_small_page_of_a_high_resolution_image_is_named():
     # A 2 x 1.5 inch piece of a page at 2400 dpi: the glyphs are large in pixels, the page small in inches.
     page = rendered(5, 2400)
