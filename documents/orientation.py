@@ -18,25 +18,26 @@ too large at that size.  Here the page is fed by its text instead:
    their median height.  A page with fewer than ``MIN_GLYPHS`` (blank,
    noise, a figure without words) is not classified: its confidence is 0.
 2. It is scaled so that its median glyph is ``_GLYPH_HEIGHT`` pixels high,
-   whatever its resolution or its type size; measured on pages of the
-   shared-mime-info and libtasn1 manuals, every turn is named right from
-   25 to 72 dpi equivalents, with the most sureness between 36 and 50 on
-   pages that carry only a few lines, which is where 4 pixels lies.
+   whatever its resolution or its type size (the 10-point text of the
+   pages below comes out at about 57 dpi).  Whole pages fed at anything
+   from 25 to 72 dpi were all named right; on pieces of pages, 4 pixels
+   named the most right of 3, 4 and 5 (below: 1 wrong, against 7 at 3
+   pixels and 3 at 5, one of those 0.87 sure).
 3. Up to ``_MAX_CROPS`` crops of 224x224, from a grid at half-crop steps,
    those holding the most glyph centres (each at least half as many as
    the best), go through the network, and their probabilities are
    averaged.  The confidence is the winning turn's mean probability;
    the network's probabilities top out near 0.93.
 
-Measured on pages of the shared-mime-info specification and of the
-libtasn1 manual rendered at 150 to 300 dpi (JPEG scans, skewed up to 4
-degrees, tests/scans.py), and on a 2x1.5 inch piece of a page at 2400 dpi,
-in all four turns: 284 of 284 named right, confidence 0.88 to 0.93.  On
-800 random pieces of those pages (from a few words to a whole page) 709 had
-glyphs enough, 708 were named right, and the one wrong was 0.75 sure:
-``CONFIDENT`` (0.8) trusts 698 of them and none wrong.  A
-page below it is left to the caller (``documents.geometry`` asks Tesseract's
-OSD).
+Measured in all four turns on the 17 pages of the shared-mime-info
+specification scanned at 150 and 300 dpi (tests/scans.py: JPEG, skewed up
+to 4 degrees), the 36 pages of the libtasn1 manual drawn at 200 dpi, and a
+2x1.5 inch piece of a page drawn at 2400 dpi: 284 of 284 named right, with
+a probability of 0.88 to 0.93.  On 800 random pieces of the pages of both
+(from a few words to a whole page) 709 had glyphs enough, 708 were named
+right, and the one wrong was 0.75 sure: ``CONFIDENT`` (0.8) trusts 698 of
+them and none wrong.  A page below it is left to the caller
+(``documents.geometry`` asks Tesseract's OSD).
 
 Checked: the four turns of text pages and what a page too bare to tell
 looks like.  Not checked: scripts other than Latin, and text printed light
