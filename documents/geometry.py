@@ -106,7 +106,7 @@ def upright(
     ``method`` "auto": the classifier when it is sure, else OSD; "osd": OSD.
     ``threshold`` and ``timeout`` are OSD's (see ``upright_rotation``).
     """
-    if method != OSD:
+    if method == "auto":
         found = classifier.classify(image)
         if found.confidence >= classifier.CONFIDENT:
             return found.rotation, CLASSIFIER
