@@ -32,6 +32,7 @@ BENCHMARKS = {
     "groups_at_once": "bench.groups_at_once",
     "handoff": "bench.handoff",
     "ocr_efficiency": "bench.ocr",
+    "page_orientation": "bench.orientation",
     "pdf_split": "bench.pdf_split",
     "scan_vs_ocrmypdf": "bench.scan",
     "submission": "bench.submission",

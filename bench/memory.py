@@ -9,8 +9,10 @@ child's job hash plus its payload string, minus the payload.
 
 Worker: a worker started with the Procfile's command and no
 OCRGW_PRELOAD_MODELS runs, in turn, a group of echo children, then
-tesseract pages, then paddleocr pages (2 per pool process, capped at the pool
-size); after each, VmRSS of every pool process is read from /proc.  Tesseract
+tesseract pages, then the same with ``rotate_pages`` (the orientation
+classifier's ONNX Runtime session loaded in each pool process), then
+paddleocr pages (2 per pool process, capped at the pool size); after each,
+VmRSS of every pool process is read from /proc.  Tesseract
 runs as one subprocess per page, so its engine is not in the pool process:
 its peak RSS is read separately (getrusage of a process that ran a page).
 """
@@ -120,8 +122,8 @@ def worker_rss(bench: Bench) -> dict:
         app = make_celery(Settings(redis_url=url, broker_url=url))
         pages = [render(t) for t in page_texts(2 * conc, seed=7)]
 
-        def run_group(model: str, payloads: list[bytes], content_type: str) -> None:
-            jobs = [NewJob(model, content_type, p) for p in payloads]
+        def run_group(model: str, payloads: list[bytes], content_type: str, **options) -> None:
+            jobs = [NewJob(model, content_type, p, options=options) for p in payloads]
             with bench.phase(f"a group of {len(jobs)} {model} children", *PHASE_DEADLINE):
                 created = store.create_group(jobs, conc)
                 with app.producer_or_acquire() as producer:
@@ -154,6 +156,8 @@ def worker_rss(bench: Bench) -> dict:
         stages["after_echo"] = snapshot()
         run_group("tesseract", pages, "image/png")
         stages["after_tesseract"] = snapshot()
+        run_group("tesseract", pages, "image/png", rotate_pages=True)
+        stages["after_rotate_pages"] = snapshot()
         run_group("paddleocr", pages, "image/png")
         stages["after_paddleocr"] = snapshot()
         with bench.phase("one page in a tesseract subprocess", *PHASE_DEADLINE):
@@ -190,7 +194,7 @@ def run(bench: Bench) -> dict:
         "redis": redis_fig,
         "worker_pool_rss_mib": {
             stage: rss[stage]["max_rss_mib"]
-            for stage in ("started", "after_echo", "after_tesseract", "after_paddleocr")
+            for stage in ("started", "after_echo", "after_tesseract", "after_rotate_pages", "after_paddleocr")
         },
         "tesseract_subprocess_peak_mib": rss["tesseract_subprocess_peak_mib"],
     }

@@ -2,15 +2,24 @@
 
 OCRmyPDF's ``--rotate-pages`` and ``--deskew``, on a page image.
 
-Orientation is Tesseract's orientation and script detection (OSD, the
-``osd`` traineddata), trusted as OCRmyPDF trusts it: a quarter turn is only
-applied when OSD's confidence reaches a threshold (OCRmyPDF's
-``--rotate-pages-threshold``, 14 by default).  OSD reads the page as drawn,
-up to 3000 pixels a side (a letter page at 270 dpi; a larger page is reduced
-by a whole factor): on a 200-dpi scan halved to 100 dpi its confidence falls
-from about 30 to under 14 on ordinary text pages, so reducing further would
-lose the turns.  A page OSD cannot read (too few characters: a blank page) is left as
-it is; so is one whose OSD fails otherwise: the page is still recognised.
+Orientation is named first by a learned page-orientation classifier
+(``documents.orientation``, in this process), whose turn is applied when
+its class probability reaches ``orientation.CONFIDENT``.  Where it is less
+sure (a page with few words, a figure, a blank page), and on every page when
+a job asks for ``orientation: "osd"``, Tesseract's orientation and script
+detection (OSD, the ``osd`` traineddata) decides, trusted as OCRmyPDF trusts
+it: a quarter turn is only applied when OSD's confidence reaches a threshold
+(OCRmyPDF's ``--rotate-pages-threshold``, 14 by default).  ``correct`` says
+which of the two decided.  OSD costs a ``tesseract`` process that loads its
+models again, 0.7 to 1.0 s a 200-dpi page; the classifier tens of
+milliseconds.
+
+OSD reads the page as drawn, up to 3000 pixels a side (a letter page at 270
+dpi; a larger page is reduced by a whole factor): on a 200-dpi scan halved to
+100 dpi its confidence falls from about 30 to under 14 on ordinary text
+pages, so reducing further would lose the turns.  A page OSD cannot read
+(too few characters: a blank page) is left as it is; so is one whose OSD
+fails otherwise: the page is still recognised.
 
 Skew is found with a projection profile (OpenCV): the ink of a downscaled,
 binarised page is turned through candidate angles and the angle whose row
@@ -32,8 +41,10 @@ import numpy as np
 import pytesseract
 from PIL import Image
 
+from documents import orientation as classifier
+from documents.orientation import Orientation
 from jobs.errors import EngineUnavailable
-from jobs.registry import DEFAULT_ROTATE_PAGES_THRESHOLD
+from jobs.registry import DEFAULT_ORIENTATION, DEFAULT_ROTATE_PAGES_THRESHOLD, ORIENTATION_DECIDERS
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +63,8 @@ _MIN_INK = 0.001
 _MIN_GAIN = 0.02
 
 
-@dataclass(frozen=True)
-class Orientation:
-    rotation: int  # degrees clockwise the page must turn to stand upright: 0, 90, 180 or 270
-    confidence: float  # OSD's orientation confidence; 0 when OSD could not tell
+#: Who decided which way up a page stands (``Geometry.orientation_by``).
+CLASSIFIER, OSD = ORIENTATION_DECIDERS
 
 
 def orientation(image: Image.Image, timeout: float = 0) -> Orientation:
@@ -84,6 +93,24 @@ def upright_rotation(image: Image.Image, threshold: float = DEFAULT_ROTATE_PAGES
     """Degrees clockwise to turn ``image`` to stand upright, 0 unless OSD is at least ``threshold`` confident."""
     found = orientation(image, timeout)
     return found.rotation if found.confidence >= threshold else 0
+
+
+def upright(
+    image: Image.Image,
+    method: str = DEFAULT_ORIENTATION,
+    threshold: float = DEFAULT_ROTATE_PAGES_THRESHOLD,
+    timeout: float = 0,
+) -> tuple[int, str]:
+    """Degrees clockwise to turn ``image`` to stand upright, and who decided (``CLASSIFIER`` or ``OSD``).
+
+    ``method`` "auto": the classifier when it is sure, else OSD; "osd": OSD.
+    ``threshold`` and ``timeout`` are OSD's (see ``upright_rotation``).
+    """
+    if method == "auto":
+        found = classifier.classify(image)
+        if found.confidence >= classifier.CONFIDENT:
+            return found.rotation, CLASSIFIER
+    return upright_rotation(image, threshold, timeout), OSD
 
 
 def turn_upright(image: Image.Image, rotation: int) -> Image.Image:
@@ -124,6 +151,7 @@ class Geometry:
     image: Image.Image  # the page upright and straightened: what the engine reads
     rotation: int
     skew: float
+    orientation_by: str | None = None  # CLASSIFIER or OSD when rotate_pages was asked, else None
 
 
 def correct(
@@ -133,15 +161,20 @@ def correct(
     deskew: bool,
     threshold: float = DEFAULT_ROTATE_PAGES_THRESHOLD,
     deadline: float | None = None,
+    orientation_method: str = DEFAULT_ORIENTATION,
 ) -> Geometry:
-    """``image`` turned upright (``rotate_pages``), then straightened (``deskew``), and what was done."""
-    rotation = 0
+    """``image`` turned upright (``rotate_pages``, found by ``orientation_method``: see ``upright``), then straightened
+    (``deskew``), and what was done.
+
+    ``deadline`` bounds OSD's run; the classifier's work is bounded by its few crops, tens of milliseconds.
+    """
+    rotation, decided_by = 0, None
     if rotate_pages:
         timeout = 0.0 if deadline is None else max(deadline - time.monotonic(), 0.001)
-        rotation = upright_rotation(image, threshold, timeout)
+        rotation, decided_by = upright(image, orientation_method, threshold, timeout)
         image = turn_upright(image, rotation)
     skew = measure_skew(image) if deskew else 0.0
-    return Geometry(straighten(image, skew), rotation, skew)
+    return Geometry(straighten(image, skew), rotation, skew, decided_by)
 
 
 def _reduced(image: Image.Image, side: int) -> np.ndarray:

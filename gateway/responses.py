@@ -12,7 +12,7 @@ from marshmallow.validate import OneOf
 
 from jobs.contract import JobKind, JobStatus, Operation, WebhookOutcome
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS
-from jobs.registry import Location
+from jobs.registry import ORIENTATION_DECIDERS, Location
 
 _STATUSES = [s.value for s in JobStatus]
 #: The named schemas of the two catalogues (``gateway.openapi`` registers them): a job's ``error_code``
@@ -143,6 +143,15 @@ class PageSchema(Schema):
     rotation = fields.Integer(
         validate=OneOf([0, 90, 180, 270]),
         metadata={"description": "Degrees clockwise the page was turned to stand upright (options.rotate_pages)."},
+    )
+    orientation_by = fields.String(
+        allow_none=True,
+        validate=OneOf(ORIENTATION_DECIDERS),
+        metadata={
+            "description": "Who said which way up the page stands (options.rotate_pages): the learned "
+            "'classifier', or Tesseract's orientation detection, 'osd' (options.orientation, or where the "
+            "classifier was unsure); null when nobody was asked."
+        },
     )
     skew = fields.Float(
         metadata={

@@ -36,6 +36,12 @@ from jobs.pdf_outputs import OPTIMIZE_LEVELS, OUTPUT_TYPES
 
 #: OCRmyPDF's default ``--rotate-pages-threshold`` (``documents.geometry`` applies it).
 DEFAULT_ROTATE_PAGES_THRESHOLD = 14.0
+#: How ``rotate_pages`` finds which way up a page stands (``documents.geometry``): the learned classifier,
+#: with Tesseract's OSD where it is unsure ("auto"), or OSD alone ("osd").
+ORIENTATION_METHODS = ("auto", "osd")
+DEFAULT_ORIENTATION = "auto"
+#: Who decided which way up a page stands, as a result's page says it (``orientation_by``).
+ORIENTATION_DECIDERS = ("classifier", "osd")
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff"})
 DOCUMENT_TYPES = IMAGE_TYPES | {"application/pdf"}
 #: The highest ``first_page`` a job may name.
@@ -77,16 +83,25 @@ class PageOptions(Schema):
     )
     rotate_pages = StrictBoolean(
         metadata={
-            "description": "Turn each OCRed page upright (a quarter or half turn) when Tesseract's orientation "
-            "detection is confident enough (OCRmyPDF's --rotate-pages); default false. The page's 'rotation' "
-            "says how far it was turned."
+            "description": "Turn each OCRed page upright (a quarter or half turn) when its orientation is found "
+            "with confidence enough (OCRmyPDF's --rotate-pages; see 'orientation'); default false. The page's "
+            "'rotation' says how far it was turned."
         },
     )
     rotate_pages_threshold = StrictNumber(
         validate=Range(min=0, max=1000),
         metadata={
-            "description": "The orientation confidence a turn needs (OCRmyPDF's --rotate-pages-threshold); "
+            "description": "The confidence Tesseract's orientation detection needs for a turn (OCRmyPDF's "
+            "--rotate-pages-threshold; the classifier's own threshold is fixed); "
             f"default {DEFAULT_ROTATE_PAGES_THRESHOLD}."
+        },
+    )
+    orientation = Text(
+        validate=OneOf(ORIENTATION_METHODS),
+        metadata={
+            "description": "How rotate_pages tells which way up a page stands: 'auto' (the default), a learned "
+            "page-orientation classifier, with Tesseract's orientation detection where the classifier is unsure; "
+            "'osd', Tesseract's orientation detection on every page. The page's 'orientation_by' says which decided."
         },
     )
     deskew = StrictBoolean(

@@ -74,6 +74,13 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "tesseract": {"pages_per_s", "b_over_a", "char_accuracy", "same_text_both_sides"},
         "paddleocr": {"pages_per_s", "b_over_a", "char_accuracy", "same_text_both_sides"},
     },
+    "page_orientation": {
+        "pages": None,
+        "turned": None,
+        "ms_per_page": {"a_osd", "b_classifier"},
+        "time_b_over_a": None,
+        "right": {"a_osd", "b_classifier"},
+    },
     "pdf_split": {
         "pages": None,
         "workers": None,
@@ -119,7 +126,7 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
     "memory": {
         "payload_bytes": None,
         "redis": {"used_memory_delta_per_child", "memory_usage_per_child"},
-        "worker_pool_rss_mib": {"started", "after_echo", "after_tesseract", "after_paddleocr"},
+        "worker_pool_rss_mib": {"started", "after_echo", "after_tesseract", "after_rotate_pages", "after_paddleocr"},
         "tesseract_subprocess_peak_mib": None,
     },
     "priority_lanes": {

@@ -23,7 +23,7 @@ from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
 from documents.text_layer import OwnWords, TextLayer, in_frame
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
-from jobs.registry import DEFAULT_ROTATE_PAGES_THRESHOLD
+from jobs.registry import DEFAULT_ORIENTATION, DEFAULT_ROTATE_PAGES_THRESHOLD, ORIENTATION_METHODS
 
 ProgressCallback = Callable[[int, int], None]  # (pages_done, pages_total)
 T = TypeVar("T")
@@ -64,6 +64,8 @@ class PageResult:
     # turned to stand upright, then degrees counter-clockwise it was turned about its centre to straighten it.
     rotation: int = 0
     skew: float = 0.0
+    # Who said which way up the page stands: "classifier" or "osd"; None when nobody was asked.
+    orientation_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ def _page_dict(page: PageResult) -> dict[str, Any]:
         "source": page.source,
         "rotation": int(page.rotation),
         "skew": round(float(page.skew), 2),
+        "orientation_by": page.orientation_by,
         "lines": [_line_dict(line, page.source) for line in page.lines],
     }
     if page.width and page.height:
@@ -211,8 +214,9 @@ class PageAdapter(Adapter):
     def _ocr_page(self, doc: Document, index: int, number: int, options: dict, deadline: float | None) -> PageResult:
         """Draws the page (in a child), stands it upright and straightens it as the options ask, and reads it.
 
-        The geometry runs here, on the drawn image: it only reads pixels (and
-        runs tesseract's OSD in a subprocess), so a child would buy nothing.
+        The geometry runs here, on the drawn image: it only reads pixels (with
+        the orientation classifier this process loaded once, or tesseract's OSD
+        in a subprocess), so a child would buy nothing.
         """
         geometry = _geometry_options(options)
         image = self._read(doc.page, index)
@@ -226,13 +230,22 @@ class PageAdapter(Adapter):
                 deskew=geometry.deskew,
                 threshold=geometry.threshold,
                 deadline=deadline,
+                orientation_method=geometry.orientation,
             )
             image = page.image
-            rotation, skew = page.rotation, page.skew
+            rotation, skew, orientation_by = page.rotation, page.skew, page.orientation_by
         else:
-            rotation, skew = 0, 0.0
+            rotation, skew, orientation_by = 0, 0.0, None
         result = self.recognise(number, image, options, deadline)
-        return replace(result, source=OCR, width=image.width, height=image.height, rotation=rotation, skew=skew)
+        return replace(
+            result,
+            source=OCR,
+            width=image.width,
+            height=image.height,
+            rotation=rotation,
+            skew=skew,
+            orientation_by=orientation_by,
+        )
 
     @abstractmethod
     def recognise(self, page: int, image: Image.Image, options: dict, deadline: float | None) -> PageResult:
@@ -293,10 +306,11 @@ class GeometryOptions:
     rotate_pages: bool
     deskew: bool
     threshold: float
+    orientation: str = DEFAULT_ORIENTATION
 
 
 def _geometry_options(options: dict) -> GeometryOptions:
-    """OCRmyPDF's ``rotate_pages``, ``rotate_pages_threshold`` and ``deskew``, checked."""
+    """OCRmyPDF's ``rotate_pages``, ``rotate_pages_threshold`` and ``deskew``, and ``orientation``, checked."""
     switches = {}
     for name in ("rotate_pages", "deskew"):
         value = options.get(name, False)
@@ -308,7 +322,12 @@ def _geometry_options(options: dict) -> GeometryOptions:
         raise AdapterError(
             "options.rotate_pages_threshold must be a number from 0 to 1000", code=ErrorCode.INVALID_OPTIONS
         )
-    return GeometryOptions(switches["rotate_pages"], switches["deskew"], float(threshold))
+    orientation = options.get("orientation", DEFAULT_ORIENTATION)
+    if orientation not in ORIENTATION_METHODS:
+        raise AdapterError(
+            f"options.orientation must be one of {', '.join(ORIENTATION_METHODS)}", code=ErrorCode.INVALID_OPTIONS
+        )
+    return GeometryOptions(switches["rotate_pages"], switches["deskew"], float(threshold), orientation)
 
 
 def _deadline(timeout_s: Any) -> float | None:

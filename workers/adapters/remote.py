@@ -45,7 +45,7 @@ from documents.pages import PDF_TYPE, pdf_pages
 from jobs.config import Settings
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
-from jobs.registry import RemoteModel
+from jobs.registry import ORIENTATION_DECIDERS, RemoteModel
 from workers.adapters.base import Adapter, Line, OcrResult, PageResult, Word
 
 CONNECT_TIMEOUT_SECONDS = 5.0
@@ -255,7 +255,7 @@ def _result(view: dict[str, Any], upstream_id: str) -> OcrResult:
 
 
 def _page(page: dict[str, Any]) -> PageResult:
-    """An upstream page as this API's; an older upstream's page has no words, rotation or skew."""
+    """An upstream page as this API's; an older upstream's page has no words, rotation, skew or orientation_by."""
     lines = [
         Line(
             str(line["text"]),
@@ -275,6 +275,7 @@ def _page(page: dict[str, Any]) -> PageResult:
         height=int(page.get("height", 0)),
         rotation=int(page.get("rotation", 0)),
         skew=float(page.get("skew", 0.0)),
+        orientation_by=page.get("orientation_by") if page.get("orientation_by") in ORIENTATION_DECIDERS else None,
     )
 
 

@@ -1,4 +1,8 @@
-"""A page's geometry on real scans (tests/scans.py): which way up it stands, and how crooked it is."""
+"""A page's geometry on real scans (tests/scans.py): which way up it stands, and how crooked it is.
+
+OSD is tested here through ``orientation`` and ``upright_rotation``; the classifier that decides
+first in tests/unit/documents/test_orientation.py.
+"""
 
 from __future__ import annotations
 
@@ -56,7 +60,7 @@ def test_a_blank_page_is_left_as_it_is():
 
     assert geometry.orientation(blank) == geometry.Orientation(0, 0.0)  # OSD: too few characters
     page = correct(blank, rotate_pages=True, deskew=True)
-    assert (page.rotation, page.skew) == (0, 0.0)
+    assert (page.rotation, page.skew, page.orientation_by) == (0, 0.0, "osd")  # the classifier: too few glyphs
     assert page.image is blank
 
 
@@ -73,7 +77,7 @@ def test_a_turned_and_crooked_page_is_stood_up_then_straightened_keeping_the_upr
 
     page = correct(scan(5, turned=270, skewed=-3.4), rotate_pages=True, deskew=True)
 
-    assert page.rotation == 90
+    assert (page.rotation, page.orientation_by) == (90, "classifier")
     assert page.skew == pytest.approx(3.4, abs=0.3)
     assert page.image.size == upright.size
 

@@ -233,6 +233,7 @@ def test_models_show_the_registry(client):
         assert options["rotate_pages"]["type"] == options["deskew"]["type"] == "boolean"
         assert options["rotate_pages_threshold"]["type"] == "number"
         assert "14.0" in options["rotate_pages_threshold"]["description"]
+        assert options["orientation"]["enum"] == ["auto", "osd"]
 
 
 def test_a_result_page_documents_its_geometry_and_each_line_its_words(spec):
@@ -240,6 +241,7 @@ def test_a_result_page_documents_its_geometry_and_each_line_its_words(spec):
     page_ref = schemas["Result"]["properties"]["pages"]["items"]["$ref"]
     page = schemas[page_ref.rsplit("/", 1)[1]]["properties"]
     assert page["rotation"]["enum"] == [0, 90, 180, 270] and page["skew"]["type"] == "number"
+    assert page["orientation_by"]["enum"] == ["classifier", "osd", None] and page["orientation_by"]["nullable"] is True
     line = schemas[page["lines"]["items"]["$ref"].rsplit("/", 1)[1]]["properties"]
     word = schemas[line["words"]["items"]["$ref"].rsplit("/", 1)[1]]["properties"]
     assert set(word) == {"text", "confidence", "bbox"}

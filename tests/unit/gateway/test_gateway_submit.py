@@ -61,6 +61,15 @@ def test_json_single_job_is_accepted(client, store, published):
     assert claim.options == {"delay_ms": 1.5, "fail": False, "tag": [1]}
 
 
+def test_the_page_geometry_options_are_taken_as_given(client, store):
+    options = {"rotate_pages": True, "orientation": "osd", "rotate_pages_threshold": 5, "deskew": True}
+
+    response = client.post("/jobs", json=png_job(options=options))
+
+    assert response.status_code == 202, response.get_json()
+    assert store.claim(response.get_json()["id"]).options == options
+
+
 def test_json_without_fanout_is_a_single_job(client):
     response = client.post("/jobs", json={"model": "echo", "payload": b64(b"x"), "content_type": "text/plain"})
 
@@ -298,6 +307,13 @@ REFUSED = {
     "tesseract lang not a language": (
         "/jobs",
         post_json(png_job(options={"lang": "eng; rm -rf /"})),
+        422,
+        "invalid_field",
+        None,
+    ),
+    "tesseract orientation unknown": (
+        "/jobs",
+        post_json(png_job(options={"rotate_pages": True, "orientation": "sideways"})),
         422,
         "invalid_field",
         None,

@@ -41,6 +41,7 @@ def page(number: int, text: str, **fields: Any) -> dict[str, Any]:
         "source": "ocr",
         "rotation": 0,
         "skew": 0.0,
+        "orientation_by": None,
         "lines": [
             {
                 "text": text,

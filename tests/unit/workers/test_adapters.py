@@ -25,6 +25,7 @@ def test_result_text_joins_pages_and_to_dict_is_json_ready():
                 height=20,
                 rotation=90,
                 skew=-1.23456,
+                orientation_by="classifier",
             ),
             PageResult(2, "two", [], source="text_layer"),
         ]
@@ -40,6 +41,7 @@ def test_result_text_joins_pages_and_to_dict_is_json_ready():
                 "source": "ocr",
                 "rotation": 90,
                 "skew": -1.23,
+                "orientation_by": "classifier",
                 "lines": [
                     {
                         "text": "one",
@@ -51,7 +53,15 @@ def test_result_text_joins_pages_and_to_dict_is_json_ready():
                 "width": 10,
                 "height": 20,
             },
-            {"page": 2, "text": "two", "source": "text_layer", "rotation": 0, "skew": 0.0, "lines": []},
+            {
+                "page": 2,
+                "text": "two",
+                "source": "text_layer",
+                "rotation": 0,
+                "skew": 0.0,
+                "orientation_by": None,
+                "lines": [],
+            },
         ],
     }
 
@@ -97,6 +107,7 @@ def test_echo_returns_the_payload_with_a_line_per_non_empty_line():
                 "source": "ocr",
                 "rotation": 0,
                 "skew": 0.0,
+                "orientation_by": None,
                 "lines": [
                     {
                         "text": "héllo",

@@ -47,6 +47,7 @@ def test_prefer_answers_text_pages_from_their_text_and_ocrs_the_others():
     # A text page's words come from its characters, as sure as its lines; it is never turned or straightened.
     assert [(w.text, w.confidence) for w in text_page.lines[0].words] == [("Text", 1.0), ("page", 1.0), ("one", 1.0)]
     assert [(p.rotation, p.skew) for p in result.pages] == [(0, 0.0)] * 4
+    assert [p.orientation_by for p in result.pages][::2] == [None, None]  # nobody asked which way up text stands
 
 
 def test_a_page_is_stood_upright_and_straightened_before_the_engine_reads_it():
@@ -60,13 +61,14 @@ def test_a_page_is_stood_upright_and_straightened_before_the_engine_reads_it():
     with Image.open(io.BytesIO(upright.jpeg)) as image:
         upright_size = image.size
     # Fed a quarter turn clockwise: three more quarters clockwise stand it up; then it is turned back 2.6°.
-    assert (page.rotation, page.source) == (270, "ocr")
+    assert (page.rotation, page.source, page.orientation_by) == (270, "ocr", "classifier")
     assert page.skew == pytest.approx(-2.6, abs=0.3)
     [(number, read_size)] = engine.read
     # Drawn from the PDF page, the scan may gain a pixel: the page's size in points is rounded up.
     assert number == 1 and read_size == pytest.approx(upright_size, abs=1)
     assert (page.width, page.height) == read_size
     assert result.to_dict()["pages"][0]["rotation"] == 270
+    assert result.to_dict()["pages"][0]["orientation_by"] == "classifier"
 
 
 def test_pages_are_read_as_they_are_unless_the_options_ask():
@@ -191,6 +193,8 @@ def test_first_page_numbers_the_pages_in_the_whole_document_and_progress_stays_l
         {"deskew": 1},
         {"rotate_pages": True, "rotate_pages_threshold": -1},
         {"rotate_pages": True, "rotate_pages_threshold": True},
+        {"rotate_pages": True, "orientation": "sideways"},
+        {"rotate_pages": True, "orientation": None},
     ],
 )
 def test_bad_options_fail_the_job_once(options):

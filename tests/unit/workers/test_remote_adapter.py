@@ -96,14 +96,28 @@ def test_the_document_goes_up_as_a_json_job_and_the_upstreams_pages_come_back(up
 
 def test_an_older_upstream_s_pages_get_no_words_and_stand_as_they_were(upstream):
     older = page(1, "first page", lines=[{"text": "first page", "confidence": 0.9, "bbox": [10, 20, 310, 60]}])
-    for field in ("rotation", "skew"):
+    for field in ("rotation", "skew", "orientation_by"):
         del older[field]
     upstream.views = [completed(older)]
 
     result = adapter_for(upstream.url).run(DOCUMENT, "image/png", {})
 
     [shown] = result.to_dict()["pages"]
-    assert (shown["rotation"], shown["skew"], shown["lines"][0]["words"]) == (0, 0.0, [])
+    assert (shown["rotation"], shown["skew"], shown["orientation_by"]) == (0, 0.0, None)
+    assert shown["lines"][0]["words"] == []
+
+
+def test_who_stood_an_upstream_page_up_comes_along_and_nothing_else_does(upstream):
+    upstream.views = [
+        completed(
+            page(1, "turned", rotation=90, orientation_by="classifier"),
+            page(2, "odd", orientation_by="a guess"),
+        )
+    ]
+
+    result = adapter_for(upstream.url).run(DOCUMENT, "image/png", {"rotate_pages": True})
+
+    assert [p.orientation_by for p in result.pages] == ["classifier", None]
 
 
 def test_a_redo_page_s_lines_keep_the_source_the_upstream_gave_them(upstream):

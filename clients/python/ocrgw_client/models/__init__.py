@@ -214,6 +214,9 @@ from .model_location import ModelLocation
 from .model_options import ModelOptions
 from .models import Models
 from .page import Page
+from .page_orientation_by_type_1 import PageOrientationByType1
+from .page_orientation_by_type_2_type_1 import PageOrientationByType2Type1
+from .page_orientation_by_type_3_type_1 import PageOrientationByType3Type1
 from .page_rotation import PageRotation
 from .page_source import PageSource
 from .parent_view import ParentView
@@ -491,6 +494,9 @@ __all__ = (
     "ModelOptions",
     "Models",
     "Page",
+    "PageOrientationByType1",
+    "PageOrientationByType2Type1",
+    "PageOrientationByType3Type1",
     "PageRotation",
     "PageSource",
     "ParentView",

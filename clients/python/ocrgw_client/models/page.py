@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.page_orientation_by_type_1 import PageOrientationByType1
+from ..models.page_orientation_by_type_2_type_1 import PageOrientationByType2Type1
+from ..models.page_orientation_by_type_3_type_1 import PageOrientationByType3Type1
 from ..models.page_rotation import PageRotation
 from ..models.page_source import PageSource
 from ..types import UNSET, Unset
@@ -25,6 +28,10 @@ class Page:
         text (str):
         child_index (int | Unset): In a merged result: the child it comes from.
         height (int | Unset): Its height in pixels.
+        orientation_by (None | PageOrientationByType1 | PageOrientationByType2Type1 | PageOrientationByType3Type1 |
+            Unset): Who said which way up the page stands (options.rotate_pages): the learned 'classifier', or Tesseract's
+            orientation detection, 'osd' (options.orientation, or where the classifier was unsure); null when nobody was
+            asked.
         rotation (PageRotation | Unset): Degrees clockwise the page was turned to stand upright (options.rotate_pages).
         skew (float | Unset): Degrees counter-clockwise the upright page was turned about its centre to straighten it
             (options.deskew); 0 when it was not.
@@ -38,6 +45,9 @@ class Page:
     text: str
     child_index: int | Unset = UNSET
     height: int | Unset = UNSET
+    orientation_by: (
+        None | PageOrientationByType1 | PageOrientationByType2Type1 | PageOrientationByType3Type1 | Unset
+    ) = UNSET
     rotation: PageRotation | Unset = UNSET
     skew: float | Unset = UNSET
     source: PageSource | Unset = UNSET
@@ -56,6 +66,18 @@ class Page:
         child_index = self.child_index
 
         height = self.height
+
+        orientation_by: None | str | Unset
+        if isinstance(self.orientation_by, Unset):
+            orientation_by = UNSET
+        elif isinstance(self.orientation_by, PageOrientationByType1):
+            orientation_by = self.orientation_by.value
+        elif isinstance(self.orientation_by, PageOrientationByType2Type1):
+            orientation_by = self.orientation_by.value
+        elif isinstance(self.orientation_by, PageOrientationByType3Type1):
+            orientation_by = self.orientation_by.value
+        else:
+            orientation_by = self.orientation_by
 
         rotation: int | Unset = UNSET
         if not isinstance(self.rotation, Unset):
@@ -82,6 +104,8 @@ class Page:
             field_dict["child_index"] = child_index
         if height is not UNSET:
             field_dict["height"] = height
+        if orientation_by is not UNSET:
+            field_dict["orientation_by"] = orientation_by
         if rotation is not UNSET:
             field_dict["rotation"] = rotation
         if skew is not UNSET:
@@ -113,6 +137,43 @@ class Page:
 
         height = d.pop("height", UNSET)
 
+        def _parse_orientation_by(
+            data: object,
+        ) -> None | PageOrientationByType1 | PageOrientationByType2Type1 | PageOrientationByType3Type1 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                orientation_by_type_1 = PageOrientationByType1(data)
+
+                return orientation_by_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                orientation_by_type_2_type_1 = PageOrientationByType2Type1(data)
+
+                return orientation_by_type_2_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                orientation_by_type_3_type_1 = PageOrientationByType3Type1(data)
+
+                return orientation_by_type_3_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(
+                None | PageOrientationByType1 | PageOrientationByType2Type1 | PageOrientationByType3Type1 | Unset, data
+            )
+
+        orientation_by = _parse_orientation_by(d.pop("orientation_by", UNSET))
+
         _rotation = d.pop("rotation", UNSET)
         rotation: PageRotation | Unset
         if isinstance(_rotation, Unset):
@@ -137,6 +198,7 @@ class Page:
             text=text,
             child_index=child_index,
             height=height,
+            orientation_by=orientation_by,
             rotation=rotation,
             skew=skew,
             source=source,
