@@ -1,11 +1,15 @@
-"""Tesseract 5 through pytesseract, on pages drawn for the test."""
+"""Tesseract 5, resident in the process through tesserocr, on pages drawn for the test."""
 
 from __future__ import annotations
 
+import io
 import os
+import time
 
 import pytest
+from PIL import Image
 
+from documents.pages import open_document
 from jobs.errors import AdapterError, EngineUnavailable, InvalidDocument
 from tests.scans import scanned_pdf
 from tests.unit.workers.pages import (
@@ -20,17 +24,30 @@ from tests.unit.workers.pages import (
     words,
 )
 from workers.adapters import get_adapter
+from workers.adapters import tesseract as tesseract_module
 from workers.adapters.tesseract import TesseractAdapter
 
 # --- tesseract ---------------------------------------------------------------
 
 
-def fake_tesseract(directory, script: str):
-    """An executable standing in for the tesseract binary, running ``script`` in sh."""
-    fake = directory / "tesseract"
-    fake.write_text(f"#!/bin/sh\n{script}\n")
-    fake.chmod(0o755)
-    return fake
+def scanned_page(index: int) -> Image.Image:
+    """Page ``index`` of the real PDF, scanned at 200 dpi and drawn as a worker draws it."""
+    with open_document(scanned_pdf([index]), "application/pdf") as doc:
+        return doc.page(0)
+
+
+def small_page() -> Image.Image:
+    return Image.open(io.BytesIO(HELLO_PNG)).convert("RGB")
+
+
+def big_page() -> Image.Image:
+    pages = [scanned_page(index) for index in (2, 3, 4, 5)]
+    width, height = pages[0].size
+    sheet = Image.new("L", (width * 4, height), 255)
+    for at, page in enumerate(pages):
+        sheet.paste(page.convert("L"), (at * width, 0))
+    sheet.info["dpi"] = pages[0].info["dpi"]
+    return sheet
 
 
 @pytest.fixture(scope="module")
@@ -95,17 +112,21 @@ def test_a_budget_spent_before_the_page_reaches_tesseract_is_a_transient_timeout
     assert caught.value.transient is True
 
 
-def test_tesseract_still_working_when_the_budget_ends_is_stopped_with_a_transient_timeout(monkeypatch, tmp_path):
-    """A tesseract that never answers, so the budget always ends while it works."""
-    adapter = TesseractAdapter()
-    adapter._installed_languages()  # from the real binary, before swapping it out
-    monkeypatch.setattr("pytesseract.pytesseract.tesseract_cmd", str(fake_tesseract(tmp_path, "exec sleep 600")))
+def test_a_page_still_being_read_when_the_budget_ends_is_stopped_and_the_engine_reads_the_next_one(tesseract):
+    """Four scanned pages side by side take Tesseract seconds; the budget ends 50 ms into them."""
+    page = big_page()
+    tesseract.recognise(1, small_page(), {}, None)  # the engine loaded, so the budget goes to the page
+    engine = tesseract._engines.get("eng")
 
     with pytest.raises(AdapterError) as caught:
-        adapter.run(HELLO_PNG, "image/png", {"timeout_s": 0.5})
+        tesseract.recognise(1, page, {}, time.monotonic() + 0.05)
 
     assert caught.value.code == "engine_timeout"
     assert caught.value.transient is True
+    # The same engine, kept, reads the next page whole; and the next job.
+    assert {"HELLO", "OCRGW"} <= words(tesseract.recognise(2, small_page(), {}, None).text)
+    assert {"HELLO", "OCRGW"} <= words(tesseract.run(HELLO_PNG, "image/png", {}).text)
+    assert tesseract._engines.get("eng") is engine and not engine.ended
 
 
 def test_tesseract_bad_document_is_invalid(tesseract):
@@ -120,16 +141,29 @@ def test_missing_tesseract_binary_means_engine_unavailable(monkeypatch, tmp_path
         TesseractAdapter().run(HELLO_PNG, "image/png", {})
 
 
-def test_tesseract_crash_is_a_transient_adapter_error(monkeypatch, tmp_path):
+@pytest.mark.parametrize(
+    "failure",
+    [
+        pytest.param(lambda: None, id="Recognize answered false"),
+        pytest.param(lambda: (_ for _ in ()).throw(RuntimeError("Error reading image")), id="the image refused"),
+    ],
+)
+def test_tesseract_failing_on_a_page_is_a_transient_error_and_the_next_page_gets_a_new_engine(monkeypatch, failure):
+    """Tesseract reports a failure inside as Recognize answering false (with no deadline passed)."""
     adapter = TesseractAdapter()
-    adapter._installed_languages()  # from the real binary, before swapping it out
-    fake = fake_tesseract(tmp_path, "echo 'Error: simulated crash' >&2\nexit 1")
-    monkeypatch.setattr("pytesseract.pytesseract.tesseract_cmd", str(fake))
+    adapter.run(HELLO_PNG, "image/png", {})
+    failed = adapter._engines.get("eng")
+    monkeypatch.setattr(tesseract_module._Engine, "read", lambda self, *args: failure())
 
-    with pytest.raises(AdapterError, match="simulated crash") as caught:
+    with pytest.raises(AdapterError, match="tesseract failed on page 1") as caught:
         adapter.run(HELLO_PNG, "image/png", {})
     assert type(caught.value) is AdapterError
     assert caught.value.transient is True
+    monkeypatch.undo()
+
+    assert failed.ended and adapter._engines.get("eng") is None
+    assert {"HELLO", "OCRGW"} <= words(adapter.run(HELLO_PNG, "image/png", {}).text)
+    assert adapter._engines.get("eng") not in (None, failed)
 
 
 def test_tesseract_limits_openmp_threads_unless_told_otherwise(monkeypatch):
