@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import io
 import os
+import threading
 import time
 
+import pytesseract
 import pytest
 from PIL import Image
 
@@ -207,3 +210,93 @@ def test_tesseract_leaves_a_page_alone_unless_asked(tesseract):
     hello = next(line for line in page.lines if "HELLO" in line.text.upper())
     assert [word.text.upper() for word in hello.words] == ["HELLO", "OCRGW", "42"]
     assert hello.words[0].bbox[2] <= hello.words[1].bbox[0]
+
+
+# --- the resident engines ------------------------------------------------------
+
+
+@pytest.fixture
+def made(monkeypatch):
+    """Every TessBaseAPI made from here on, with the languages it was made for."""
+    import tesserocr
+
+    apis = []
+    real = tesserocr.PyTessBaseAPI
+
+    def counted(*args, **kwargs):
+        api = real(*args, **kwargs)
+        apis.append(api.GetInitLanguagesAsString())
+        return api
+
+    monkeypatch.setattr(tesserocr, "PyTessBaseAPI", counted)
+    return apis
+
+
+def test_one_engine_per_language_is_made_on_first_use_and_reads_every_page_and_job_after(made):
+    adapter = TesseractAdapter()
+    assert made == []  # nothing loaded before a page asks for it
+
+    first = adapter.run(two_page_pdf(), "application/pdf", {})
+    second = adapter.run(HELLO_PNG, "image/png", {"psm": 11})  # another job, another psm: the same engine
+
+    assert made == ["eng"]
+    assert {"FIRST", "SECOND"} <= words(first.text) and {"HELLO", "INVOICE"} <= words(second.text)
+
+
+def test_two_languages_get_two_engines_and_the_least_recently_used_goes_past_the_bound(made):
+    adapter = TesseractAdapter()
+    adapter._engines.limit = 2
+
+    adapter.run(HELLO_PNG, "image/png", {"lang": "eng"})
+    adapter.run(HELLO_PNG, "image/png", {"lang": "eng+deu"})
+    eng, both = adapter._engines.get("eng"), adapter._engines.get("eng+deu")
+    adapter.run(HELLO_PNG, "image/png", {"lang": "eng"})  # eng used last: eng+deu is now the oldest
+    adapter.run(HELLO_PNG, "image/png", {"lang": "deu"})
+
+    assert made == ["eng", "eng+deu", "deu"]
+    assert both is not None and both.ended and adapter._engines.get("eng+deu") is None
+    assert adapter._engines.get("eng") is eng and not eng.ended and len(adapter._engines) == 2
+    adapter.run(HELLO_PNG, "image/png", {"lang": "eng+deu"})  # asked again: loaded again
+    assert made == ["eng", "eng+deu", "deu", "eng+deu"]
+
+
+def test_threads_sharing_an_engine_read_their_pages_one_at_a_time_each_its_own_text():
+    adapter = TesseractAdapter()
+    pages = {n: png(draw([(40, 60, f"PAGE {n} OF {n * 111}")], size=(700, 200))) for n in range(1, 5)}
+    results: dict[int, set[str]] = {}
+
+    def read(n):
+        for _ in range(3):
+            results[n] = words(adapter.run(pages[n], "image/png", {}).text)
+
+    threads = [threading.Thread(target=read, args=(n,)) for n in pages]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert results == {n: {"PAGE", str(n), "OF", str(n * 111)} for n in pages}
+    assert len(adapter._engines) == 1
+
+
+def test_the_resident_engine_reads_a_real_page_as_the_tesseract_binary_does():
+    """The same page image and options through ``tesseract`` (pytesseract) and through the engine in the process.
+
+    The two libtesseracts are not the same release (Debian's binary, the wheel's library), so a character
+    may differ; the lines, their boxes and the paragraphs may not.
+    """
+    page = scanned_page(4)
+    dpi = round(page.info["dpi"][0])
+    binary = tesseract_module._page_result(
+        1, pytesseract.image_to_data(page.convert("L"), config=f"--dpi {dpi}", output_type=pytesseract.Output.DICT)
+    )
+
+    resident = TesseractAdapter().recognise(1, page, {}, None)
+
+    assert len(resident.lines) == len(binary.lines) > 30
+    for ours, theirs in zip(resident.lines, binary.lines, strict=True):
+        assert max(abs(a - b) for a, b in zip(ours.bbox, theirs.bbox, strict=True)) <= 4, (ours.text, theirs.text)
+    assert resident.text.count("\n\n") == binary.text.count("\n\n")  # the same paragraphs
+    ours_words = [word.text for line in resident.lines for word in line.words]
+    theirs_words = [word.text for line in binary.lines for word in line.words]
+    assert difflib.SequenceMatcher(None, ours_words, theirs_words).ratio() >= 0.99
