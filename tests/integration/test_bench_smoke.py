@@ -97,6 +97,13 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "bytes": {"a_ocrmypdf", "b_ocrgw"},
         "size_b_over_a": None,
     },
+    "tesseract_engine": {
+        "pages": None,
+        "seconds_per_page": {"a_binary", "b_resident"},
+        "time_b_over_a": None,
+        "mean_page_accuracy": {"a_binary", "b_resident"},
+        "accuracy_b_minus_a_points": None,
+    },
     "submission": {
         "clients": None,
         "children_per_group": None,
