@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import math
 import os
 import re
 import resource
@@ -109,7 +110,9 @@ class TesseractAdapter(PageAdapter):
         with self._engines.use(lang, lambda: _Engine(self._installed()[0], lang)) as engine:
             timeout_ms = 0  # Tesseract: no limit
             if deadline is not None:
-                timeout_ms = max(round((deadline - time.monotonic()) * 1000), 1)  # 0 would be no limit
+                # Rounded up, so that Tesseract never stops before the deadline it is checked against below;
+                # at least 1, since 0 would be no limit.
+                timeout_ms = max(math.ceil((deadline - time.monotonic()) * 1000), 1)
             with _leptonica_messages() as messages:
                 try:
                     tsv = engine.read(grey, resolution, psm, timeout_ms)

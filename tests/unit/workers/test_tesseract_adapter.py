@@ -164,7 +164,7 @@ def test_tesseract_failing_on_a_page_is_a_transient_error_and_the_next_page_gets
     assert caught.value.transient is True
     monkeypatch.undo()
 
-    assert failed.ended and adapter._engines.get("eng") is None
+    assert failed is not None and failed.ended and adapter._engines.get("eng") is None
     assert {"HELLO", "OCRGW"} <= words(adapter.run(HELLO_PNG, "image/png", {}).text)
     assert adapter._engines.get("eng") not in (None, failed)
 
@@ -255,7 +255,7 @@ def test_two_languages_get_two_engines_and_the_least_recently_used_goes_past_the
 
     assert made == ["eng", "eng+deu", "deu"]
     assert both is not None and both.ended and adapter._engines.get("eng+deu") is None
-    assert adapter._engines.get("eng") is eng and not eng.ended and len(adapter._engines) == 2
+    assert eng is not None and adapter._engines.get("eng") is eng and not eng.ended and len(adapter._engines) == 2
     adapter.run(HELLO_PNG, "image/png", {"lang": "eng+deu"})  # asked again: loaded again
     assert made == ["eng", "eng+deu", "deu", "eng+deu"]
 
