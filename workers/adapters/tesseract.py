@@ -4,8 +4,9 @@ A page costs one engine run and nothing around it: the page image goes to
 Tesseract as it is in memory, and the language's models stay loaded from one
 page to the next.  Run as a ``tesseract`` subprocess per page, each page
 paid for a PNG written and read back, a process started, its traineddata
-loaded and its TSV parsed: on the scan benchmark's pages that was a third of
-the time (1.00 s a page against 0.67 s resident, the same accuracy).
+loaded and its TSV parsed: on the scan benchmark's pages, a third of its
+time (1.00 s a page against 0.67 s resident, the same accuracy; the
+benchmark ``tesseract_engine``).
 
 Engines.  One ``TessBaseAPI`` per language combination (``eng``,
 ``eng+deu``), made on its first page in the process and kept; the page
@@ -31,16 +32,20 @@ process) also stops a page in the middle: tesserocr polls for signals while
 Tesseract works.
 
 Memory.  Tesseract is held to the pool process's address-space limit
-(``workers.process_limits``) directly.  A C++ allocation that fails is a
-``MemoryError``; a failed allocation in Leptonica, Tesseract's image
-library, is only a message, after which Tesseract may go on with a piece of
-the page missing, so Leptonica's messages are taken off stderr and a page
-during which one said an allocation failed fails ``resource_limit`` (never
-retried: the same page would fail again).  Either way the engine is ended
-and the next page gets a new one.  What would still end the process (a
-crash inside Tesseract) is handled as any lost pool process is: Celery
-replaces it, and the sweep gives the job another attempt when its lease
-expires, until its last (``lease_expired``).
+(``workers.process_limits``) directly, and it does not always survive
+reaching it: after a failed allocation Leptonica, its image library, hands
+it no image, which it may read through (SIGSEGV, the process gone).  So a
+page is first weighed against what is left of the limit
+(``PAGE_BYTES_PER_PIXEL``, ``ENGINE_BYTES``) and refused
+``resource_limit`` if it does not fit; never retried, the same page would
+fail again.  An allocation that fails inside Tesseract all the same fails
+the page ``resource_limit`` too: a C++ one is a ``MemoryError``; a
+Leptonica one is only a message, after which Tesseract may go on with a
+piece of the page missing, so Leptonica's messages are taken off stderr and
+heard.  Either way the engine is ended and the next page gets a new one.
+What would still end the process is handled as any lost pool process is:
+Celery replaces it, and the sweep gives the job another attempt when its
+lease expires, until its last (``lease_expired``).
 """
 
 from __future__ import annotations
