@@ -195,10 +195,12 @@ class _Engine:
     """One ``TessBaseAPI`` with a language combination loaded."""
 
     def __init__(self, tessdata: str, lang: str) -> None:
-        # Imported here, after OMP_THREAD_LIMIT is set: the adapter's module is imported by the gateway's
-        # tests and tools that never read a page.
-        import tesserocr
-
+        # Imported with the first engine, after the adapter set OMP_THREAD_LIMIT: an OpenMP build of
+        # libtesseract reads it once, when it loads.
+        try:
+            import tesserocr
+        except ImportError:
+            raise EngineUnavailable("tesserocr is not installed on this worker (pip install 'ocrgw[server]')") from None
         try:
             self.api = tesserocr.PyTessBaseAPI(path=tessdata, lang=lang)
         except RuntimeError as exc:
