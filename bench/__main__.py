@@ -35,6 +35,7 @@ BENCHMARKS = {
     "page_orientation": "bench.orientation",
     "pdf_split": "bench.pdf_split",
     "scan_vs_ocrmypdf": "bench.scan",
+    "tesseract_engine": "bench.tesseract_engine",
     "submission": "bench.submission",
     "sweep_scaling": "bench.sweep",
     "memory": "bench.memory",

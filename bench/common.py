@@ -294,6 +294,13 @@ def machine(bench: Bench | None) -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError, IndexError):
         info["tesseract"] = ""
     try:
+        import tesserocr
+
+        # The libtesseract the workers read pages with (the wheel's), beside the binary's above.
+        info["libtesseract"] = tesserocr.tesseract_version().split()[1]
+    except (ImportError, IndexError):
+        info["libtesseract"] = ""
+    try:
         from importlib.metadata import version
 
         info["onnxruntime"] = version("onnxruntime")

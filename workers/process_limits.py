@@ -6,12 +6,13 @@ An address-space limit (``RLIMIT_AS``, ``OCRGW_WORKER_MEMORY_LIMIT_MB``)
 turns whatever would have grown past it into a failed allocation: a
 ``MemoryError`` in Python, which fails that job (``resource_limit``) and
 leaves the process serving the next one, instead of the kernel's OOM killer
-picking a process of the host.  Child processes inherit it, so a
-``tesseract`` run is held to the same bound.  Address space counts mappings
+picking a process of the host.  Tesseract, which reads pages in this
+process, is held to it; child processes inherit it (the ``tesseract``
+binary the orientation step runs).  Address space counts mappings
 an engine reserves but never touches, so the limit sits well above the
 resident memory a job needs (about 1 GB for a 50 Mpx page on PP-OCRv4).
 
-Temporary files (pytesseract writes each page image for ``tesseract``) go to
+Temporary files (pytesseract writes each page image for ``tesseract``'s OSD) go to
 a directory of the process's own, ``<tmp>/ocrgw-worker/<pid>``.  pytesseract
 deletes its files, but a process killed in the middle of a page (the hard
 time limit, a crash) cannot: the next pool process to start removes the

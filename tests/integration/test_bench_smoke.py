@@ -108,6 +108,13 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "optimized_accuracy_b_minus_a_points": None,
         "optimize_seconds": None,
     },
+    "tesseract_engine": {
+        "pages": None,
+        "seconds_per_page": {"a_binary", "b_resident"},
+        "time_b_over_a": None,
+        "mean_page_accuracy": {"a_binary", "b_resident"},
+        "accuracy_b_minus_a_points": None,
+    },
     "submission": {
         "clients": None,
         "children_per_group": None,

@@ -7,10 +7,13 @@ transitions recorded, and the one audit event of the job.
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
+from PIL import Image
 
+from documents.pages import open_document
 from tests import bad_documents
 from tests.integration.live import (
     ECHO_TIMEOUT,
@@ -23,6 +26,7 @@ from tests.integration.live import (
     squashed,
 )
 from tests.integration.polling import wait_for_job
+from tests.scans import scanned_pdf
 
 pytestmark = pytest.mark.integration
 
@@ -162,3 +166,36 @@ def test_echo_as_a_raw_text_body(api):
 
     assert job["status"] == "completed", job
     assert (job["model"], job["content_type"], job["result"]["text"]) == ("echo", "text/plain", "grüße")
+
+
+def test_a_tesseract_page_past_the_jobs_budget_is_stopped_in_the_middle_and_the_worker_reads_the_next_job(
+    api, current_deployment, tmp_path
+):
+    # Given a page Tesseract takes several seconds to read: four scanned pages side by side
+    log_from = len(current_deployment.worker.log_text())
+    with open_document(scanned_pdf([2, 3, 4, 5]), "application/pdf") as doc:
+        scans = [doc.page(i).convert("L") for i in range(doc.page_count)]
+    sheet = Image.new("L", (scans[0].width * len(scans), scans[0].height), 255)
+    for at, scan in enumerate(scans):
+        sheet.paste(scan, (at * scan.width, 0))
+    page = io.BytesIO()
+    sheet.save(page, "PNG", dpi=(200, 200))
+
+    # When it is read with a budget of a fraction of that
+    job = {
+        "model": "tesseract",
+        "content_type": "image/png",
+        "payload": b64(page.getvalue()),
+        "options": {"timeout_s": 2.0},
+    }
+    ended = wait_for_job(api.job, accepted(api.post_json(job)), timeout=OCR_TIMEOUT)
+
+    # Then Tesseract is stopped in the middle of the page (not before it: "after 0 of 1 pages")
+    assert (ended["status"], ended["error_code"]) == ("failed", "engine_timeout"), ended
+    assert ended["error"] == "tesseract ran out of time on page 1"
+    # And the same pool processes, none lost, read the next Tesseract job
+    good = png_bytes(tmp_path, WORDS)
+    after = wait_for_job(api.job, accepted(api.post_raw(good, "image/png", model="tesseract")), timeout=OCR_TIMEOUT)
+    assert after["status"] == "completed" and WORDS in after["result"]["text"], after
+    log = current_deployment.worker.log_text()[log_from:]
+    assert "WorkerLostError" not in log and "exited with" not in log, log[-5000:]

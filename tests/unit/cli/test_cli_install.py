@@ -46,6 +46,7 @@ SERVER_MODULES = [
     "onnxruntime",
     "rapidocr_onnxruntime",
     "pytesseract",
+    "tesserocr",
     "prometheus_client",
     "jobs",
     "documents",

@@ -29,7 +29,6 @@ CATALOGUE_MODULE = ROOT / "jobs" / "contract.py"
 OTHER_VOCABULARIES = {
     ("coordinator/sweep.py", "lease_expired"): "the sweep's action, as its metric names it",
     ("observability/metrics.py", "lease_expired"): "an attempt's outcome, as its metric names it",
-    ("workers/adapters/tesseract.py", "timeout"): "a word of pytesseract's message when it timed out",
 }
 DOCS = ROOT / "docs"
 TABLE_PAGE = DOCS / "api" / "jobs.md"

@@ -12,7 +12,6 @@ import os
 import resource
 import tempfile
 
-import pytesseract
 import pytest
 
 from documents import pages
@@ -22,10 +21,11 @@ from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from tests import bad_documents as bad
 from tests.pdfs import pdf
+from tests.scans import scanned_pdf
 from tests.unit.workers.pages import HELLO_PNG
 from tests.unit.workers.runner_support import make
 from workers import process_limits
-from workers.adapters import base
+from workers.adapters import base, tesseract
 from workers.adapters.base import PageResult
 from workers.adapters.echo import EchoAdapter
 from workers.adapters.paddleocr import PaddleOcrAdapter
@@ -71,18 +71,52 @@ def test_paddleocr_lets_a_memory_error_through_instead_of_retrying_it(monkeypatc
         adapter.run(HELLO_PNG, "image/png", {})
 
 
-def test_tesseract_out_of_memory_is_a_permanent_resource_limit(monkeypatch):
+@pytest.mark.parametrize("headroom_mb", [60, 115, 200, 300])
+def test_a_page_tesseract_cannot_read_under_the_limit_is_a_permanent_resource_limit_and_the_next_page_reads(
+    headroom_mb,
+):
+    """A 33 Mpx page under a limit some MiB above what the process holds: refused before Tesseract starts.
+
+    115 MiB is where Tesseract, left to fail an allocation, ended this process with SIGSEGV.
+    """
+    outcome, next_text = run_isolated(_read_big_page_then_a_small_one, headroom_mb << 20)
+
+    assert outcome == ErrorCode.RESOURCE_LIMIT
+    assert "HELLO" in next_text
+
+
+@pytest.mark.parametrize("headroom_mb", [10, 30, 60, 70, 78])
+def test_an_allocation_that_fails_inside_tesseract_fails_the_page_resource_limit_never_a_piece_of_it(
+    monkeypatch, headroom_mb
+):
+    """Past the check (weighed at nothing here), Leptonica's failed allocations are heard, not left to stderr."""
+    monkeypatch.setattr(tesseract, "PAGE_BYTES_PER_PIXEL", 0)
+    monkeypatch.setattr(tesseract, "ENGINE_BYTES", 0)
+
+    outcome, next_text = run_isolated(_read_big_page_then_a_small_one, headroom_mb << 20, True)
+
+    assert outcome in (ErrorCode.RESOURCE_LIMIT, "whole")
+    assert "HELLO" in next_text
+
+
+def _read_big_page_then_a_small_one(headroom: int, preload: bool = False) -> tuple[str, str]:
+    page = pages.open_document(scanned_pdf([4]), "application/pdf")
+    with page as doc:
+        small = doc.page(0).convert("L")
+    big = small.resize((small.width * 3, small.height * 3))
+    big.info["dpi"] = (600, 600)
     adapter = TesseractAdapter()
-    monkeypatch.setattr(adapter, "_lang", lambda options: "eng")
-
-    def fail(*args, **kwargs):
-        raise pytesseract.TesseractError(1, "Error in pixCreateNoInit: pixdata_malloc fail for data")
-
-    monkeypatch.setattr(pytesseract, "image_to_data", fail)
-    with pytest.raises(AdapterError) as caught:
-        adapter.run(HELLO_PNG, "image/png", {})
-
-    assert (caught.value.code, caught.value.transient) == (ErrorCode.RESOURCE_LIMIT, False)
+    whole = adapter.recognise(1, big, {}, None) if preload else None
+    limit = _current_address_space() + headroom
+    resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))  # soft: lifted after the page
+    try:
+        result = adapter.recognise(1, big, {}, None)
+        outcome = "whole" if result == whole else f"{len(result.lines)} lines"
+    except AdapterError as error:
+        assert error.transient is False
+        outcome = error.code
+    resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    return outcome, adapter.run(HELLO_PNG, "image/png", {}).text
 
 
 def test_echo_refuses_a_text_of_more_pages_than_allowed_before_making_them():
