@@ -27,6 +27,7 @@ class GetResultPdfResponse422:
             - `content_type_mismatch` (415): Content type does not match the document
             - `draining` (503): Gateway draining
             - `empty_document` (422): Empty document
+            - `encrypted_document` (422): Document is encrypted
             - `group_not_finished` (409): Group still running
             - `idempotency_key_reused` (422): Idempotency-Key reused for a different request
             - `internal_error` (500): Internal error
