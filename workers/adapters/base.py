@@ -16,14 +16,15 @@ from typing import Any, TypeVar
 
 from PIL import Image
 
+from documents import resolution
 from documents.inspection import inspect
 from documents.isolation import run_isolated
 from documents.limits import configured
-from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
+from documents.pages import PDF_TYPE, Document, open_document
 from documents.text_layer import TextLayer
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
-from jobs.registry import DEFAULT_ROTATE_PAGES_THRESHOLD
+from jobs.registry import DEFAULT_ROTATE_PAGES_THRESHOLD, MAX_IMAGE_DPI_OPTION, MIN_IMAGE_DPI_OPTION
 
 ProgressCallback = Callable[[int, int], None]  # (pages_done, pages_total)
 T = TypeVar("T")
@@ -62,6 +63,10 @@ class PageResult:
     # turned to stand upright, then degrees counter-clockwise it was turned about its centre to straighten it.
     rotation: int = 0
     skew: float = 0.0
+    # The resolution the page was read at, and where it comes from (``documents.resolution``); 0 and ''
+    # when the page has no image.
+    dpi: float = 0.0
+    dpi_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,8 @@ def _page_dict(page: PageResult) -> dict[str, Any]:
     }
     if page.width and page.height:
         out["width"], out["height"] = page.width, page.height
+    if page.dpi:
+        out["dpi"], out["dpi_source"] = round(float(page.dpi), 2), page.dpi_source
     return out
 
 
@@ -137,7 +144,8 @@ class PageAdapter(Adapter):
     fails the job as ``invalid_document`` and leaves this process serving.
     """
 
-    dpi = RENDER_DPI
+    #: The resolution PDF pages are drawn at; None: each page's content decides (``documents.resolution``).
+    dpi: float | None = None
     #: False reads the pages in this process (tests of engines, where a fork per page buys nothing).
     isolate_pages = True
     #: The last PDF that passed inspection in this process (see ``_inspect_once``).
@@ -200,6 +208,8 @@ class PageAdapter(Adapter):
         """
         geometry = _geometry_options(options)
         image = self._read(doc.page, index)
+        given = _image_dpi(options.get("image_dpi"))
+        read_at = _resolution(image, given)
         if geometry.rotate_pages or geometry.deskew:
             # Imported when asked for: OpenCV weighs tens of megabytes in every process that loads it.
             from documents.geometry import correct
@@ -215,8 +225,22 @@ class PageAdapter(Adapter):
             rotation, skew = page.rotation, page.skew
         else:
             rotation, skew = 0, 0.0
+        if read_at is not None:
+            image.info["dpi"] = (read_at.dpi, read_at.dpi)  # the engine's hint (Tesseract's --dpi)
         result = self.recognise(number, image, options, deadline)
-        return replace(result, source=OCR, width=image.width, height=image.height, rotation=rotation, skew=skew)
+        if read_at is None:
+            # An image that states no resolution: its text says what it is (the engine has read it already).
+            read_at = resolution.estimate_image_dpi(image.width, image.height, _line_heights(result))
+        return replace(
+            result,
+            source=OCR,
+            width=image.width,
+            height=image.height,
+            rotation=rotation,
+            skew=skew,
+            dpi=read_at.dpi,
+            dpi_source=read_at.source,
+        )
 
     @abstractmethod
     def recognise(self, page: int, image: Image.Image, options: dict, deadline: float | None) -> PageResult:
@@ -228,7 +252,34 @@ def _from_text_layer(number: int, layer: TextLayer) -> PageResult:
         Line(line.text, 1.0, line.bbox, tuple(Word(word.text, 1.0, word.bbox) for word in line.words))
         for line in layer.lines
     ]
-    return PageResult(number, layer.text, lines, TEXT_LAYER, layer.width, layer.height)
+    return PageResult(
+        number, layer.text, lines, TEXT_LAYER, layer.width, layer.height, dpi=layer.dpi, dpi_source=layer.dpi_source
+    )
+
+
+def _resolution(image: Image.Image, given: float | None) -> resolution.Resolution | None:
+    """The resolution a drawn page says it was drawn at, or ``given`` for an image document; None: unknown yet.
+
+    ``options.image_dpi`` is for images, as OCRmyPDF's ``--image-dpi``: a PDF page's resolution is its own.
+    """
+    source = image.info.get("dpi_source")
+    dpi = image.info.get("dpi")
+    if source not in (None, resolution.STATED) and dpi:
+        return resolution.Resolution(float(dpi[0]), source)
+    if given is not None:
+        return resolution.Resolution(given, resolution.OPTION)
+    if source == resolution.STATED and dpi:
+        return resolution.Resolution(round(float(dpi[0]), 2), resolution.STATED)
+    return None
+
+
+def _line_heights(result: PageResult) -> list[float]:
+    """The heights of the page's lines of a few words: what ``documents.resolution`` estimates from."""
+    heights = []
+    for line in result.lines:
+        if len(line.words) >= resolution.MIN_WORDS_A_LINE or len(line.text.split()) >= resolution.MIN_WORDS_A_LINE:
+            heights.append(float(line.bbox[3] - line.bbox[1]))
+    return heights
 
 
 @dataclass(frozen=True)
@@ -252,6 +303,21 @@ def _geometry_options(options: dict) -> GeometryOptions:
             "options.rotate_pages_threshold must be a number from 0 to 1000", code=ErrorCode.INVALID_OPTIONS
         )
     return GeometryOptions(switches["rotate_pages"], switches["deskew"], float(threshold))
+
+
+def _image_dpi(value: Any) -> float | None:
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not MIN_IMAGE_DPI_OPTION <= value <= MAX_IMAGE_DPI_OPTION
+    ):
+        raise AdapterError(
+            f"options.image_dpi must be a number from {MIN_IMAGE_DPI_OPTION} to {MAX_IMAGE_DPI_OPTION}",
+            code=ErrorCode.INVALID_OPTIONS,
+        )
+    return float(value)
 
 
 def _deadline(timeout_s: Any) -> float | None:
