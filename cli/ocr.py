@@ -65,6 +65,10 @@ _LANGUAGE_PROBLEMS = frozenset({"unsupported_language"})
 PAGE_SEPARATOR = "\f"
 
 
+#: The range of the option image_dpi (the gateway's, ``jobs.registry``, which the command line does not import).
+MIN_IMAGE_DPI, MAX_IMAGE_DPI = 50, 4800
+
+
 @dataclass(frozen=True)
 class OcrRequest:
     """What the flags ask for."""
@@ -76,6 +80,7 @@ class OcrRequest:
     skip_text: bool = False
     force_ocr: bool = False
     jobs: int | None = None
+    image_dpi: float | None = None  # an image's resolution, as OCRmyPDF's --image-dpi
 
     def options(self) -> dict[str, Any]:
         options: dict[str, Any] = {}
@@ -86,6 +91,8 @@ class OcrRequest:
         if self.deskew:
             options["deskew"] = True
         options["text_layer"] = "prefer" if self.skip_text else "ignore"
+        if self.image_dpi is not None:
+            options["image_dpi"] = int(self.image_dpi) if float(self.image_dpi).is_integer() else self.image_dpi
         return options
 
 

@@ -34,6 +34,7 @@ from jobs.registry import DOCUMENT_TYPES, IMAGE_TYPES
 #: The resolution of a result page that records none (one stored before pages recorded theirs).
 RENDER_DPI = 200
 PDF_TYPE = "application/pdf"
+_ONE_TO_ONE = 1 - 1e-6
 
 # The page and pixel limits are checked from the headers before Pillow opens
 # an image (``documents.limits``); Pillow's own bomb check stays as a backstop
@@ -267,7 +268,9 @@ class _PdfDocument(Document):
                     else:
                         wanted = resolution.Resolution(self._dpi, resolution.OPTION)
                     scale = pdf_render_scale(page_number, width, height, wanted.dpi, self._limits)
-                    yield page, scale, wanted.source
+                    # A hair under: PDFium rounds a side up and holds a page's size as a 32-bit float; a
+                    # scan's 1694 pixels over 609.84 points must come back 1694 at 200 dpi, not 1695.
+                    yield page, scale * _ONE_TO_ONE, wanted.source
                 finally:
                     page.close()
         except pdfium.PdfiumError as exc:

@@ -40,9 +40,10 @@ resolution that sheet implies is near the estimate, the sheet is taken,
 one whose implied resolution is a usual one first.  A4 and A5 share an
 aspect (as do A3 and A4): the implied resolutions differ by 41%, and the
 estimate, within 15%, tells them apart.  A page with too few lines of text
-to measure is sized by its sheet alone if its aspect fits exactly one at
-a usual resolution, and else taken at ``FALLBACK_DPI``, the most common
-scanning resolution (``"assumed"``).
+to measure (a photograph, a blank sheet) is sized by the sheet its aspect
+fits at the usual resolution nearest ``FALLBACK_DPI`` (the most common
+scanning resolution), within a factor of two, and else taken at
+``FALLBACK_DPI`` (``"assumed"``).
 
 The estimate needs the page's words, so the page is read first and its
 resolution decided after, not the other way round: the pixels the engine
@@ -85,6 +86,8 @@ MIN_WORDS_A_LINE = 3
 ASPECT_TOLERANCE = 0.015
 #: How far (as a ratio) a sheet's implied resolution may be from the text's estimate for the sheet to be taken.
 SNAP_RATIO = 1.3
+#: The same, for a page with too little text, around ``FALLBACK_DPI``: any usual resolution from 150 to 600.
+ASSUMED_SNAP_RATIO = 2.0
 #: Resolutions scanners offer; a sheet implying one of these (within ``USUAL_TOLERANCE``) is the likelier.
 USUAL_DPIS = (72, 96, 100, 150, 200, 240, 300, 400, 600, 1200)
 USUAL_TOLERANCE = 0.02
@@ -223,9 +226,9 @@ def credible_dpi(value: object) -> float:
 def estimate_image_dpi(width_px: int, height_px: int, line_heights_px: Sequence[float]) -> Resolution:
     """The resolution of an image of ``width_px`` x ``height_px`` that states none, from its lines' heights."""
     text = _text_estimate(line_heights_px)
-    sheet = _sheet_dpi(width_px, height_px, text)
+    sheet = _sheet_dpi(width_px, height_px, text or FALLBACK_DPI, SNAP_RATIO if text else ASSUMED_SNAP_RATIO)
     if sheet is not None:
-        return Resolution(sheet, ESTIMATED)
+        return Resolution(sheet, ESTIMATED if text else ASSUMED)
     if text is not None:
         return Resolution(_round_to_usual(text), ESTIMATED)
     return Resolution(FALLBACK_DPI, ASSUMED)
@@ -250,12 +253,9 @@ def sheet_candidates(width_px: int, height_px: int) -> list[tuple[str, float]]:
     return found
 
 
-def _sheet_dpi(width_px: int, height_px: int, estimate: float | None) -> float | None:
+def _sheet_dpi(width_px: int, height_px: int, estimate: float, ratio: float) -> float | None:
     candidates = sheet_candidates(width_px, height_px)
-    if estimate is None:
-        at_usual = [dpi for _, dpi in candidates if _usual(dpi) is not None]
-        return _usual(at_usual[0]) if len(at_usual) == 1 else None
-    near = [dpi for _, dpi in candidates if max(dpi / estimate, estimate / dpi) <= SNAP_RATIO]
+    near = [dpi for _, dpi in candidates if max(dpi / estimate, estimate / dpi) <= ratio]
     if not near:
         return None
     # A usual scanning resolution first; among equals, the nearest to the estimate.

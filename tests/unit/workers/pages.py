@@ -51,13 +51,14 @@ class Progress(list):
 def source_lines(index: int) -> list[TextLine]:
     """The lines of page ``index`` of the real PDF behind tests/scans.py, boxed in its upright scan's pixels.
 
-    A scan is the page drawn at ``SCAN_DPI``, the adapters' rendering dpi: its
-    text layer read at that dpi boxes each word where the upright scan shows it.
+    A scan is the page drawn at ``SCAN_DPI``, which the adapters draw it at
+    again (its image's pixels one to one): its text layer read at that dpi
+    boxes each word where the upright scan shows it.
     """
     from documents.pages import open_document
-    from tests.scans import real_pdf
+    from tests.scans import SCAN_DPI, real_pdf
 
-    with open_document(real_pdf(), "application/pdf") as doc:
+    with open_document(real_pdf(), "application/pdf", dpi=SCAN_DPI) as doc:
         layer = doc.text_layer(index)
     assert layer is not None
     return layer.lines

@@ -209,6 +209,7 @@ from .model_location import ModelLocation
 from .model_options import ModelOptions
 from .models import Models
 from .page import Page
+from .page_dpi_source import PageDpiSource
 from .page_rotation import PageRotation
 from .page_source import PageSource
 from .parent_view import ParentView
@@ -481,6 +482,7 @@ __all__ = (
     "ModelOptions",
     "Models",
     "Page",
+    "PageDpiSource",
     "PageRotation",
     "PageSource",
     "ParentView",

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
 
+from ..models.page_dpi_source import PageDpiSource
 from ..models.page_rotation import PageRotation
 from ..models.page_source import PageSource
 from ..types import UNSET, Unset
@@ -24,6 +25,12 @@ class Page:
         page (int): 1-based; in the whole document (a split's child, options.first_page).
         text (str):
         child_index (int | Unset): In a merged result: the child it comes from.
+        dpi (float | Unset): The resolution the page was read at, in dots per inch: the scale of its bboxes (for a page
+            answered from its text layer, the resolution it would have been drawn at).
+        dpi_source (PageDpiSource | Unset): Where dpi comes from: 'content' (a PDF page drawn so that its images' pixels
+            land one to one), 'vector' (a PDF page without such an image, or with visible text, at 300 dpi), 'stated' (the
+            image's own), 'option' (options.image_dpi), 'estimated' (from the image's text and the sheet its size fits),
+            'assumed' (an image with too little text to tell, at 300 dpi).
         height (int | Unset): Its height in pixels.
         rotation (PageRotation | Unset): Degrees clockwise the page was turned to stand upright (options.rotate_pages).
         skew (float | Unset): Degrees counter-clockwise the upright page was turned about its centre to straighten it
@@ -37,6 +44,8 @@ class Page:
     page: int
     text: str
     child_index: int | Unset = UNSET
+    dpi: float | Unset = UNSET
+    dpi_source: PageDpiSource | Unset = UNSET
     height: int | Unset = UNSET
     rotation: PageRotation | Unset = UNSET
     skew: float | Unset = UNSET
@@ -54,6 +63,12 @@ class Page:
         text = self.text
 
         child_index = self.child_index
+
+        dpi = self.dpi
+
+        dpi_source: str | Unset = UNSET
+        if not isinstance(self.dpi_source, Unset):
+            dpi_source = self.dpi_source.value
 
         height = self.height
 
@@ -80,6 +95,10 @@ class Page:
         )
         if child_index is not UNSET:
             field_dict["child_index"] = child_index
+        if dpi is not UNSET:
+            field_dict["dpi"] = dpi
+        if dpi_source is not UNSET:
+            field_dict["dpi_source"] = dpi_source
         if height is not UNSET:
             field_dict["height"] = height
         if rotation is not UNSET:
@@ -111,6 +130,15 @@ class Page:
 
         child_index = d.pop("child_index", UNSET)
 
+        dpi = d.pop("dpi", UNSET)
+
+        _dpi_source = d.pop("dpi_source", UNSET)
+        dpi_source: PageDpiSource | Unset
+        if isinstance(_dpi_source, Unset):
+            dpi_source = UNSET
+        else:
+            dpi_source = PageDpiSource(_dpi_source)
+
         height = d.pop("height", UNSET)
 
         _rotation = d.pop("rotation", UNSET)
@@ -136,6 +164,8 @@ class Page:
             page=page,
             text=text,
             child_index=child_index,
+            dpi=dpi,
+            dpi_source=dpi_source,
             height=height,
             rotation=rotation,
             skew=skew,
