@@ -273,24 +273,27 @@ def high_resolution_page(
     dpi: float = 2400,
     width_in: float = 2.0,
     height_in: float = 1.5,
+    reduction: float = 3.0,
     page_index: int = 4,
-    corner: tuple[float, float] = (119.0, 400.0),
+    corner: tuple[float, float] = (106.0, 120.0),
     pdf: bytes | None = None,
 ) -> ResolutionCase:
-    """A ``width_in`` x ``height_in`` inch PDF page holding one image drawn at ``dpi`` from a real page's text.
+    """A ``width_in`` x ``height_in`` inch PDF page holding one image of ``dpi`` on it, of a real page's text.
 
-    The region's top left ``corner`` is in points from the page's top left (by default, in page 5's text
-    column, eight lines of body text); its top and bottom fall between two lines; its image is a
-    lossless grey PNG's data (``FlateDecode``) placed to fill the page, as a microfilm or a slide scan is.
+    What a microfilm or a slide holds: a region ``reduction`` times the page's size, of a real page's text
+    (by default 6 x 4.5 inches of page 5's text column, some 25 lines), scanned so finely that its type,
+    three times smaller on the page, still has all its detail.  The region's top left ``corner`` is in points
+    from the real page's top left; its top and bottom fall between two lines.  The image is a lossless grey
+    PNG's data (``FlateDecode``) placed to fill the page.
     """
     source = pdfium.PdfDocument(pdf or real_pdf())
     try:
         _, page_height = source[page_index].get_size()
         left = corner[0]
         top = _between_lines(source, page_index, page_height - corner[1], upwards=True)
-        bottom = _between_lines(source, page_index, top - height_in * POINTS_PER_INCH, upwards=True)
-        region = (left, bottom, left + width_in * POINTS_PER_INCH, top)
-        image = _rendered_region(source, page_index, dpi, region)
+        bottom = _between_lines(source, page_index, top - height_in * reduction * POINTS_PER_INCH, upwards=True)
+        region = (left, bottom, left + width_in * reduction * POINTS_PER_INCH, top)
+        image = _rendered_region(source, page_index, dpi / reduction, region)
         reference = _region_text(source, page_index, region)
     finally:
         source.close()

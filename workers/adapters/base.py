@@ -209,6 +209,7 @@ class PageAdapter(Adapter):
         geometry = _geometry_options(options)
         image = self._read(doc.page, index)
         given = _image_dpi(options.get("image_dpi"))
+        an_image = image.info.get("dpi_source") in (None, resolution.STATED)  # not a drawn PDF page
         read_at = _resolution(image, given)
         if geometry.rotate_pages or geometry.deskew:
             # Imported when asked for: OpenCV weighs tens of megabytes in every process that loads it.
@@ -225,8 +226,14 @@ class PageAdapter(Adapter):
             rotation, skew = page.rotation, page.skew
         else:
             rotation, skew = 0, 0.0
-        if read_at is not None:
-            image.info["dpi"] = (read_at.dpi, read_at.dpi)  # the engine's hint (Tesseract's --dpi)
+        # The engine's hint (Tesseract's --dpi) is what says how large the type is, and only an image's own
+        # resolution, or one given for it, says that: a PDF page's drawing resolution does not (a slide of a
+        # page drawn at 2400 dpi holds type a third its size), and told it, Tesseract takes the dots on the
+        # i and the commas for specks and drops them.  Left to itself, it measures the type.
+        if read_at is not None and an_image:
+            image.info["dpi"] = (read_at.dpi, read_at.dpi)
+        else:
+            image.info.pop("dpi", None)
         result = self.recognise(number, image, options, deadline)
         if read_at is None:
             # An image that states no resolution: its text says what it is (the engine has read it already).

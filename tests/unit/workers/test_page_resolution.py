@@ -69,6 +69,18 @@ def test_a_stated_resolution_is_used_as_it_is_and_image_dpi_overrides_it():
 
     assert _read(stated, {}) == (240, "stated")
     assert _read(stated, {"image_dpi": 300}) == (300, "option")
+    engine = LinesEngine(line_height=40)
+    engine.run(stated, "image/png", {})
+    assert engine.told == [(240, 240)]
+
+
+def test_a_pdf_pages_drawing_resolution_is_not_told_to_the_engine_which_measures_the_type_itself():
+    engine = LinesEngine(line_height=40)
+
+    page = engine.run(scanned_pdf([0]), "application/pdf", {}).pages[0]
+
+    assert (page.dpi, page.dpi_source) == (200, "content")
+    assert engine.told == [None]
 
 
 def test_image_dpi_leaves_a_pdf_pages_resolution_its_own():
