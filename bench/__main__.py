@@ -34,6 +34,7 @@ BENCHMARKS = {
     "ocr_efficiency": "bench.ocr",
     "pdf_split": "bench.pdf_split",
     "scan_vs_ocrmypdf": "bench.scan",
+    "resolution_vs_ocrmypdf": "bench.resolution",
     "submission": "bench.submission",
     "sweep_scaling": "bench.sweep",
     "memory": "bench.memory",
