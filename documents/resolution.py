@@ -35,7 +35,8 @@ states none, or overrides what it states (``"option"``, as OCRmyPDF's
 been read (``"estimated"``), from the height of its lines of text: body
 text is set at 9 to 12 pt and its lines (ascender to descender) measure
 about 0.8 to 0.9 of that (``LINE_HEIGHT_POINTS``), so the median line's height in
-pixels gives the resolution within about 15%.  That alone would size a
+pixels gives the resolution within about 15% (an engine whose line boxes are
+taller, as PP-OCRv4's detector's are, says how tall).  That alone would size a
 page 15% wrong; but most scans are of a standard sheet (A4, Letter, Legal,
 A5, ...) at a usual scanner resolution (150, 200, 300 dpi, ...), and where
 the image's aspect is that of a sheet within ``ASPECT_TOLERANCE``, and the
@@ -83,7 +84,7 @@ MIN_IMAGE_DPI = 150
 CONTENT_SHARE = 0.1
 #: An image document with no stated resolution and too little text to measure is taken at this.
 FALLBACK_DPI = 300
-#: The height of a line of body text, top of its ascenders to bottom of its descenders, in points.
+#: The height of Tesseract's box of a line of body text, top of its ascenders to bottom of its descenders, in points.
 LINE_HEIGHT_POINTS = 9.5
 #: Fewer measured lines than this and the text says nothing reliable about the resolution.
 MIN_MEASURED_LINES = 3
@@ -230,9 +231,14 @@ def credible_dpi(value: object) -> float:
     return value if math.isfinite(value) and _MIN_CREDIBLE_DPI <= value < 1e6 else 0.0
 
 
-def estimate_image_dpi(width_px: int, height_px: int, line_heights_px: Sequence[float]) -> Resolution:
-    """The resolution of an image of ``width_px`` x ``height_px`` that states none, from its lines' heights."""
-    text = _text_estimate(line_heights_px)
+def estimate_image_dpi(
+    width_px: int, height_px: int, line_heights_px: Sequence[float], line_height_points: float = LINE_HEIGHT_POINTS
+) -> Resolution:
+    """The resolution of an image of ``width_px`` x ``height_px`` that states none, from its lines' heights.
+
+    ``line_height_points``: how tall the engine's box of a line of body text is, in points.
+    """
+    text = _text_estimate(line_heights_px, line_height_points)
     sheet = _sheet_dpi(width_px, height_px, text or FALLBACK_DPI, SNAP_RATIO if text else ASSUMED_SNAP_RATIO)
     if sheet is not None:
         return Resolution(sheet, ESTIMATED if text else ASSUMED)
@@ -241,11 +247,11 @@ def estimate_image_dpi(width_px: int, height_px: int, line_heights_px: Sequence[
     return Resolution(FALLBACK_DPI, ASSUMED)
 
 
-def _text_estimate(line_heights_px: Sequence[float]) -> float | None:
+def _text_estimate(line_heights_px: Sequence[float], line_height_points: float) -> float | None:
     heights = [h for h in line_heights_px if h > 0]
     if len(heights) < MIN_MEASURED_LINES:
         return None
-    return statistics.median(heights) * POINTS_PER_INCH / LINE_HEIGHT_POINTS
+    return statistics.median(heights) * POINTS_PER_INCH / line_height_points
 
 
 def sheet_candidates(width_px: int, height_px: int) -> list[tuple[str, float]]:

@@ -17,7 +17,9 @@ OCRmyPDF reads the PNGs, told ``--image-dpi 300``, at 0.994 and 0.995.
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pikepdf
 import pytest
@@ -38,7 +40,7 @@ MIN_SCAN_ACCURACY = 0.98
 SIZE_TOLERANCE = 0.10
 
 
-def read(gateway, document: bytes, content_type: str, **options) -> dict:
+def read(gateway, document: bytes, content_type: str, **options) -> Mapping[str, Any]:
     body = {"model": "tesseract", "content_type": content_type, "payload": b64(document), "options": options}
     job = wait_for_job(gateway.job, accepted(gateway.post_json(body))["id"], timeout=OCR_TIMEOUT)
     assert job["status"] == "completed", job

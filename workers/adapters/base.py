@@ -146,6 +146,9 @@ class PageAdapter(Adapter):
 
     #: The resolution PDF pages are drawn at; None: each page's content decides (``documents.resolution``).
     dpi: float | None = None
+    #: How tall this engine's box of a line of body text is, in points: what an image's resolution is
+    #: estimated from when it states none (``documents.resolution``).
+    line_height_points = resolution.LINE_HEIGHT_POINTS
     #: False reads the pages in this process (tests of engines, where a fork per page buys nothing).
     isolate_pages = True
     #: The last PDF that passed inspection in this process (see ``_inspect_once``).
@@ -237,7 +240,9 @@ class PageAdapter(Adapter):
         result = self.recognise(number, image, options, deadline)
         if read_at is None:
             # An image that states no resolution: its text says what it is (the engine has read it already).
-            read_at = resolution.estimate_image_dpi(image.width, image.height, _line_heights(result))
+            read_at = resolution.estimate_image_dpi(
+                image.width, image.height, _line_heights(result), self.line_height_points
+            )
         return replace(
             result,
             source=OCR,

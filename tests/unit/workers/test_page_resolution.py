@@ -13,6 +13,7 @@ from jobs.errors import AdapterError
 from tests.pdfs import pdf
 from tests.scans import scanned_pdf
 from workers.adapters.base import Line, PageAdapter, PageResult, Word
+from workers.adapters.paddleocr import PaddleOcrAdapter
 
 
 class LinesEngine(PageAdapter):
@@ -103,3 +104,13 @@ def _read(document: bytes, options: dict, content_type: str = "image/png") -> tu
 
 def _page_dict(engine: LinesEngine, document: bytes) -> dict:
     return engine.run(document, "image/png", {}).to_dict()["pages"][0]
+
+
+def test_an_engine_with_taller_line_boxes_says_how_tall_and_estimates_the_same():
+    class TallBoxes(LinesEngine):
+        line_height_points = 11.8  # PP-OCRv4's
+
+    page = TallBoxes(line_height=49).run(png(LETTER_AT_300), "image/png", {}).pages[0]  # 11.8 pt at 300 dpi
+
+    assert (page.dpi, page.dpi_source) == (300, "estimated")
+    assert PaddleOcrAdapter.line_height_points > LinesEngine.line_height_points
