@@ -122,6 +122,9 @@ _MIN_CREDIBLE_DPI = 10
 _INVISIBLE_TEXT = (pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE, pdfium_c.FPDF_TEXTRENDERMODE_CLIP)
 # Deeper forms than this are not looked into (PDFium draws them all the same).
 _MAX_FORM_DEPTH = 8
+# A page's objects are looked at up to this many, forms' included: a form drawing a form a hundred times,
+# and so on down, would otherwise be a walk without end; what was seen by then decides.
+_MAX_OBJECTS = 200_000
 
 Matrix = tuple[float, float, float, float, float, float]
 
@@ -164,10 +167,14 @@ def _page_objects(page: pdfium.PdfPage) -> Iterable[tuple[int, pdfium_c.FPDF_PAG
     """Every object drawn on the page, forms looked into, with the matrix that maps it onto the page."""
     identity: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
     stack: list[tuple[pdfium_c.FPDF_PAGEOBJECT | None, Matrix, int]] = [(None, identity, 0)]
+    seen = 0
     while stack:
         form, outer, depth = stack.pop()
         count = pdfium_c.FPDFPage_CountObjects(page.raw) if form is None else pdfium_c.FPDFFormObj_CountObjects(form)
         for index in range(max(count, 0)):
+            seen += 1
+            if seen > _MAX_OBJECTS:
+                return
             obj = (
                 pdfium_c.FPDFPage_GetObject(page.raw, index)
                 if form is None

@@ -262,3 +262,12 @@ def test_a_stated_resolution_sizes_the_page_whatever_else_a_result_says():
 
     assert _page_inches(stated, {"dpi": 150, "dpi_source": "stated"}) == (17.0, 22.0)
     assert _page_inches(stated, None) == (17.0, 22.0)
+
+
+def test_a_page_of_forms_drawing_forms_is_measured_from_what_a_bounded_walk_sees(monkeypatch):
+    monkeypatch.setattr(resolution, "_MAX_OBJECTS", 3)
+    # Four images; the walk stops after three objects, the 300-dpi image among them.
+    images = [((600, 300), "144 0 0 72 0 0"), ((300, 150), "144 0 0 72 0 0"), ((150, 75), "144 0 0 72 0 0")]
+    page = drawn(page_pdf((144, 72), [*images, ((1200, 600), "144 0 0 72 0 0")]))
+
+    assert (page.info["dpi"], page.info["dpi_source"]) == ((300, 300), "content")
