@@ -1,6 +1,6 @@
 """Decode uploaded documents into page images for the OCR engines; read a PDF page's text; count and cut PDFs.
 
-Pages are rendered lazily: a 200-page PDF at 200 dpi is over 2 GB of RGB
+Pages are rendered lazily: a 200-page PDF at 300 dpi is over 5 GB of RGB
 pixels, so a worker holds one page at a time while the page count is known
 up front for progress reporting.  Each PDF page is drawn at the resolution
 its content needs (``documents.resolution``), and the page image says what
