@@ -38,7 +38,7 @@ def two_page_pdf() -> bytes:
     first = draw([(80, 200, "FIRST PAGE 111")])
     second = draw([(80, 200, "SECOND PAGE 222")])
     buf = io.BytesIO()
-    # 200 px per inch, the adapters' rendering dpi: pages come back at this size.
+    # 200 px per inch: the adapters draw a page at its image's resolution, so pages come back at this size.
     first.save(buf, "PDF", resolution=200, save_all=True, append_images=[second])
     return buf.getvalue()
 
