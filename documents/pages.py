@@ -5,9 +5,10 @@ pixels, so a worker holds one page at a time while the page count is known
 up front for progress reporting.  Each PDF page is drawn at the resolution
 its content needs (``documents.resolution``), and the page image says what
 that was and why (``info["dpi"]``, ``info["dpi_source"]``); an image's
-page says the resolution it states, if it states one.  Every way a document can fail to decode
-surfaces as ``InvalidDocument`` so the job fails once instead of retrying
-(and a PDF the gateway is asked to split is refused at submission).
+page says the resolution it states, if it states one.  Every way a
+document can fail to decode surfaces as ``InvalidDocument`` so the job
+fails once instead of retrying (and a PDF the gateway is asked to split is
+refused at submission).
 """
 
 from __future__ import annotations

@@ -210,8 +210,8 @@ class PageAdapter(Adapter):
         runs tesseract's OSD in a subprocess), so a child would buy nothing.
         """
         geometry = _geometry_options(options)
-        image = self._read(doc.page, index)
         given = _image_dpi(options.get("image_dpi"))
+        image = self._read(doc.page, index)
         an_image = image.info.get("dpi_source") in (None, resolution.STATED)  # not a drawn PDF page
         read_at = _resolution(image, given)
         if geometry.rotate_pages or geometry.deskew:
