@@ -40,14 +40,16 @@ taller, as PP-OCRv4's detector's are, says how tall).  That alone would size a
 page 15% wrong; but most scans are of a standard sheet (A4, Letter, Legal,
 A5, ...) at a usual scanner resolution (150, 200, 300 dpi, ...), and where
 the image's aspect is that of a sheet within ``ASPECT_TOLERANCE``, and the
-resolution that sheet implies is near the estimate, the sheet is taken,
-one whose implied resolution is a usual one first.  A4 and A5 share an
-aspect (as do A3 and A4): the implied resolutions differ by 41%, and the
-estimate, within 15%, tells them apart.  A page with too few lines of text
-to measure (a photograph, a blank sheet) is sized by the sheet its aspect
-fits at the usual resolution nearest ``FALLBACK_DPI`` (the most common
-scanning resolution), within a factor of two, and else taken at
-``FALLBACK_DPI`` (``"assumed"``).
+resolution that sheet implies is near the estimate, the sheet is taken:
+first one at a usual resolution within 30% of the estimate, then one at a
+usual resolution within a factor of two (a page mostly of small type, a
+table or a listing, measures a third coarser than it is, and its sheet
+and resolution still say what it is), then any within 30%.  A4 and A5
+share an aspect (as do A3 and A4): the implied resolutions differ by 41%,
+and the estimate tells them apart.  A page with too few lines of text to
+measure (a photograph, a blank sheet) is sized the same way as if its
+text had said ``FALLBACK_DPI`` (the most common scanning resolution), and
+else taken at that (``"assumed"``).
 
 The estimate needs the page's words, so the page is read first and its
 resolution decided after, not the other way round: the pixels the engine
@@ -94,8 +96,8 @@ MIN_WORDS_A_LINE = 3
 ASPECT_TOLERANCE = 0.015
 #: How far (as a ratio) a sheet's implied resolution may be from the text's estimate for the sheet to be taken.
 SNAP_RATIO = 1.3
-#: The same, for a page with too little text, around ``FALLBACK_DPI``: any usual resolution from 150 to 600.
-ASSUMED_SNAP_RATIO = 2.0
+#: How far a sheet's implied resolution may be from the estimate when it is a usual one.
+WIDE_SNAP_RATIO = 2.0
 #: Resolutions scanners offer; a sheet implying one of these (within ``USUAL_TOLERANCE``) is the likelier.
 USUAL_DPIS = (72, 96, 100, 150, 200, 240, 300, 400, 600, 1200)
 USUAL_TOLERANCE = 0.02
@@ -246,7 +248,7 @@ def estimate_image_dpi(
     ``line_height_points``: how tall the engine's box of a line of body text is, in points.
     """
     text = _text_estimate(line_heights_px, line_height_points)
-    sheet = _sheet_dpi(width_px, height_px, text or FALLBACK_DPI, SNAP_RATIO if text else ASSUMED_SNAP_RATIO)
+    sheet = _sheet_dpi(width_px, height_px, text or FALLBACK_DPI)
     if sheet is not None:
         return Resolution(sheet, ESTIMATED if text else ASSUMED)
     if text is not None:
@@ -273,15 +275,17 @@ def sheet_candidates(width_px: int, height_px: int) -> list[tuple[str, float]]:
     return found
 
 
-def _sheet_dpi(width_px: int, height_px: int, estimate: float, ratio: float) -> float | None:
-    candidates = sheet_candidates(width_px, height_px)
-    near = [dpi for _, dpi in candidates if max(dpi / estimate, estimate / dpi) <= ratio]
-    if not near:
-        return None
-    # A usual scanning resolution first; among equals, the nearest to the estimate.
-    best = min(near, key=lambda dpi: (_usual(dpi) is None, abs(math.log(dpi / estimate))))
-    usual = _usual(best)
-    return usual if usual is not None else round(best, 2)
+def _sheet_dpi(width_px: int, height_px: int, estimate: float) -> float | None:
+    """The resolution of the sheet the image is a scan of, judged against ``estimate``; None: no sheet fits."""
+    candidates = [dpi for _, dpi in sheet_candidates(width_px, height_px)]
+    at_usual = [usual for dpi in candidates if (usual := _usual(dpi)) is not None]
+    # A sheet at a usual resolution near the estimate, then one further off (a page of small type, read
+    # as a third coarser than it is, is still that sheet), then any sheet near it.
+    for options, ratio in ((at_usual, SNAP_RATIO), (at_usual, WIDE_SNAP_RATIO), (candidates, SNAP_RATIO)):
+        close = [dpi for dpi in options if max(dpi / estimate, estimate / dpi) <= ratio]
+        if close:
+            return round(min(close, key=lambda dpi: abs(math.log(dpi / estimate))), 2)
+    return None
 
 
 def _usual(dpi: float) -> float | None:

@@ -212,9 +212,22 @@ def test_a_scan_of_a_sheet_snaps_to_it_at_its_usual_resolution_though_the_text_i
 
 
 def test_a4_and_a5_share_an_aspect_and_the_text_tells_them_apart():
-    # 1748 x 2480: A5 at 300 dpi, or A4 at 211 dpi
+    # 1748 x 2480 is A5 at 300 dpi (or A4 at 211); 1654 x 2339 is A4 at 200 dpi (or A5 at 283).
     assert estimate_image_dpi(1748, 2480, lines_of(resolution.LINE_HEIGHT_POINTS, 300)).dpi == 300
-    assert estimate_image_dpi(1748, 2480, lines_of(resolution.LINE_HEIGHT_POINTS, 211)).dpi == pytest.approx(211, abs=1)
+    assert estimate_image_dpi(1654, 2339, lines_of(resolution.LINE_HEIGHT_POINTS, 200)).dpi == 200
+
+
+def test_a_page_of_small_type_still_snaps_to_its_sheet_at_a_usual_resolution():
+    # Tesseract on a page of the test PDF that is mostly a listing in small type: a third under the truth.
+    for size, true_dpi in [((2550, 3300), 300), ((1700, 2200), 200), ((2480, 3508), 300), ((1654, 2339), 200)]:
+        estimate = estimate_image_dpi(*size, lines_of(resolution.LINE_HEIGHT_POINTS * 0.68, true_dpi))
+        assert estimate == Resolution(true_dpi, "estimated"), size
+
+
+def test_a_sheet_at_an_odd_resolution_is_taken_when_no_usual_one_is_near():
+    # 2150 x 3041: A4 at 260 dpi (A3 at 184, B4 at 218, B5 at 310, A5 at 367, A6 at 520): none usual.
+    estimate = estimate_image_dpi(2150, 3041, lines_of(resolution.LINE_HEIGHT_POINTS, 255))
+    assert estimate.dpi == pytest.approx(260, abs=1)
 
 
 def test_a_scan_of_no_standard_sheet_takes_the_texts_estimate_rounded_to_a_usual_resolution():
