@@ -277,14 +277,15 @@ def sheet_candidates(width_px: int, height_px: int) -> list[tuple[str, float]]:
 
 def _sheet_dpi(width_px: int, height_px: int, estimate: float) -> float | None:
     """The resolution of the sheet the image is a scan of, judged against ``estimate``; None: no sheet fits."""
-    candidates = [dpi for _, dpi in sheet_candidates(width_px, height_px)]
-    at_usual = [usual for dpi in candidates if (usual := _usual(dpi)) is not None]
+    candidates: list[float] = [dpi for _, dpi in sheet_candidates(width_px, height_px)]
+    at_usual: list[float] = [usual for dpi in candidates if (usual := _usual(dpi)) is not None]
     # A sheet at a usual resolution near the estimate, then one further off (a page of small type, read
     # as a third coarser than it is, is still that sheet), then any sheet near it.
     for options, ratio in ((at_usual, SNAP_RATIO), (at_usual, WIDE_SNAP_RATIO), (candidates, SNAP_RATIO)):
         close = [dpi for dpi in options if max(dpi / estimate, estimate / dpi) <= ratio]
         if close:
-            return round(min(close, key=lambda dpi: abs(math.log(dpi / estimate))), 2)
+            nearest: float = min(close, key=lambda dpi: abs(math.log(dpi / estimate)))
+            return round(nearest, 2)
     return None
 
 
