@@ -1,6 +1,6 @@
 """resolution_vs_ocrmypdf: pages at resolutions other than a scanner's 200 or 300 dpi, read by ocrgw and by OCRmyPDF.
 
-Three documents, made from the real PDF behind ``tests/scans.py`` (the
+Four documents, made from the real PDF behind ``tests/scans.py`` (the
 freedesktop shared-mime-info specification, born-digital, so each region's
 text layer is the truth):
 
@@ -8,6 +8,10 @@ text layer is the truth):
     a 2 x 1.5 inch PDF page holding one 4800 x 3500 pixel image: 6 x 4.5
     inches of page 5's text column reduced three times, as a slide or a
     microfilm holds a page (``high_resolution_page``);
+``region_2400dpi``
+    the same page size and resolution holding 2 x 1.5 inches of page 5 at
+    its own size, its type as large as on the page, its right edge cutting
+    words (``high_resolution_page(reduction=1)``);
 ``png_no_dpi_letter``, ``png_no_dpi_a4``
     page 2 scanned at 300 dpi onto a Letter and an A4 sheet, in grey, saved
     as a PNG without a pHYs chunk: an image that states no resolution
@@ -18,7 +22,7 @@ defaults otherwise), which refuses an image without a resolution: it is
 given the true one, ``--image-dpi 300``; and (b) ocrgw, ``POST /jobs``
 with Tesseract and no options, until ``GET /jobs/{id}/result.pdf`` gives
 the searchable PDF: the slide drawn at its image's 2400 dpi, the PNGs'
-resolution estimated from their text.  And, as context, (p) the slide read
+resolution estimated from their text.  And, as context, (p) each PDF read
 in this process by the Tesseract adapter drawing its page at the fixed 200
 dpi every page was drawn at before.
 
@@ -62,6 +66,7 @@ FORMER_DPI = 200
 def cases() -> dict[str, ResolutionCase]:
     return {
         "slide_2400dpi": high_resolution_page(),
+        "region_2400dpi": high_resolution_page(reduction=1.0),
         "png_no_dpi_letter": unstated_png(sheet="letter"),
         "png_no_dpi_a4": unstated_png(sheet="a4"),
     }
@@ -106,7 +111,7 @@ def run_ocrgw(bench: Bench, case: ResolutionCase) -> tuple[float, bytes, dict[st
 
 
 def former_accuracy(case: ResolutionCase) -> float:
-    """The slide read as before: its page drawn at ``FORMER_DPI``, whatever its content."""
+    """The PDF read as before: its page drawn at ``FORMER_DPI``, whatever its content."""
     from workers.adapters.tesseract import TesseractAdapter
 
     class FixedDpi(TesseractAdapter):

@@ -109,7 +109,7 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
             "ocrgw_size_error",
             "seconds",
         }
-        for name in ("slide_2400dpi", "png_no_dpi_letter", "png_no_dpi_a4")
+        for name in ("slide_2400dpi", "region_2400dpi", "png_no_dpi_letter", "png_no_dpi_a4")
     },
     "submission": {
         "clients": None,
