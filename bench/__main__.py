@@ -36,6 +36,7 @@ BENCHMARKS = {
     "pdf_split": "bench.pdf_split",
     "scan_vs_ocrmypdf": "bench.scan",
     "tesseract_engine": "bench.tesseract_engine",
+    "resolution_vs_ocrmypdf": "bench.resolution",
     "submission": "bench.submission",
     "sweep_scaling": "bench.sweep",
     "memory": "bench.memory",

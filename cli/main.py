@@ -24,7 +24,7 @@ import click
 
 from cli import extras, stack, views, waiting
 from cli.client import DEFAULT_URL, FORMATS, ApiError, Gateway, Unreachable
-from cli.ocr import OcrRequest
+from cli.ocr import MAX_IMAGE_DPI, MIN_IMAGE_DPI, OcrRequest
 from cli.ocr import run as run_ocr
 from cli.output import Printer, is_terminal
 from cli.submitting import SubmitError, build, parse_options, read_documents
@@ -100,6 +100,13 @@ def _page_geometry(**switches: bool) -> dict[str, bool]:
     return {name: True for name, on in switches.items() if on}
 
 
+def _image_resolution(image_dpi: float | None) -> dict[str, float | int]:
+    """``--image-dpi`` as the option, a whole number as an integer (as it was typed, most likely)."""
+    if image_dpi is None:
+        return {}
+    return {"image_dpi": int(image_dpi) if image_dpi.is_integer() else image_dpi}
+
+
 json_flag = click.option("--json", "as_json", is_flag=True, help="Print the gateway's JSON answer as it is.")
 
 
@@ -122,6 +129,12 @@ def main(ctx: click.Context, url: str, api_key: str | None) -> None:
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE", help="A model option (repeatable).")
 @click.option("--rotate-pages", is_flag=True, help="Turn pages upright first (the option rotate_pages).")
 @click.option("--deskew", is_flag=True, help="Straighten crooked pages first (the option deskew).")
+@click.option(
+    "--image-dpi",
+    type=click.FloatRange(min=MIN_IMAGE_DPI, max=MAX_IMAGE_DPI),
+    metavar="DPI",
+    help="An image's resolution, instead of the one it states or an estimate (the option image_dpi).",
+)
 @click.option("--content-type", metavar="TYPE", help="The files' media type, if their bytes and names do not say.")
 @click.option("--callback-url", metavar="URL", help="Where the job's view is POSTed once it ends.")
 @click.option(
@@ -153,6 +166,7 @@ def submit(
     options: tuple[str, ...],
     rotate_pages: bool,
     deskew: bool,
+    image_dpi: float | None,
     content_type: str | None,
     callback_url: str | None,
     priority: str | None,
@@ -172,7 +186,9 @@ def submit(
             model=model,
             max_parallel=max_parallel,
             split_pages=split_pages,
-            options=parse_options(options) | _page_geometry(rotate_pages=rotate_pages, deskew=deskew),
+            options=parse_options(options)
+            | _page_geometry(rotate_pages=rotate_pages, deskew=deskew)
+            | _image_resolution(image_dpi),
             callback_url=callback_url,
             idempotency_key=idempotency_key,
             priority=priority,
@@ -433,6 +449,12 @@ def up(port: int, procfile: Path | None, data_dir: Path | None, redis_port: int 
 @click.option(
     "--redo-ocr", is_flag=True, help="Replace an earlier OCR layer: keep the visible text, OCR everything else."
 )
+@click.option(
+    "--image-dpi",
+    type=click.FloatRange(min=MIN_IMAGE_DPI, max=MAX_IMAGE_DPI),
+    metavar="DPI",
+    help="An image's resolution, instead of the one it states (without it, one is estimated from its text).",
+)
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N", help="Read at most N pages at once.")
 @click.option("-m", "--model", default="tesseract", show_default=True, help="The model (ocrgw models).")
 @click.option(
@@ -453,6 +475,7 @@ def ocr(
     skip_text: bool,
     force_ocr: bool,
     redo_ocr: bool,
+    image_dpi: float | None,
     jobs: int | None,
     model: str,
     output_type: str,
@@ -475,5 +498,6 @@ def ocr(
         output_type=output_type,
         optimize=optimize,
         redo_ocr=redo_ocr,
+        image_dpi=image_dpi,
     )
     sys.exit(run_ocr(gateway, input_file, output_file, sidecar, request, say=error))

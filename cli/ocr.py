@@ -81,6 +81,10 @@ _ENCRYPTED_PROBLEMS = frozenset({"encrypted_document"})
 PAGE_SEPARATOR = "\f"
 
 
+#: The range of the option image_dpi (the gateway's, ``jobs.registry``, which the command line does not import).
+MIN_IMAGE_DPI, MAX_IMAGE_DPI = 50, 4800
+
+
 @dataclass(frozen=True)
 class OcrRequest:
     """What the flags ask for."""
@@ -95,6 +99,7 @@ class OcrRequest:
     output_type: str = "pdf"  # OCRmyPDF's --output-type: pdf, or pdfa (PDF/A-2b)
     optimize: int = 0  # OCRmyPDF's --optimize level
     redo_ocr: bool = False
+    image_dpi: float | None = None  # an image's resolution, as OCRmyPDF's --image-dpi
 
     def options(self) -> dict[str, Any]:
         options: dict[str, Any] = {}
@@ -109,6 +114,8 @@ class OcrRequest:
             options["output_type"] = OUTPUT_TYPE_ALIASES.get(self.output_type, self.output_type)
         if self.optimize:
             options["optimize"] = self.optimize
+        if self.image_dpi is not None:
+            options["image_dpi"] = int(self.image_dpi) if float(self.image_dpi).is_integer() else self.image_dpi
         return options
 
     def says_what_to_do_with_text(self) -> bool:

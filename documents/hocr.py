@@ -1,7 +1,9 @@
 """A result as hOCR (http://kba.github.io/hocr-spec/1.2/): an XHTML document of pages, lines and words.
 
 Each page is an ``ocr_page`` (``bbox 0 0 W H; ppageno N-1``: the page's
-number in the whole document, counted from 0 as the spec counts), holding
+number in the whole document, counted from 0 as the spec counts; and
+``scan_res D D``, the resolution it was read at, when the result records
+one), holding
 one ``ocr_carea`` with one ``ocr_par`` around its lines (a result keeps no
 blocks or paragraphs, so a page has one of each, around all its lines), an
 ``ocr_line`` per line and an ``ocrx_word`` per word (``bbox ...; x_wconf
@@ -66,6 +68,9 @@ def render_hocr(pages: Sequence[Mapping[str, Any]], title: str = SOFTWARE) -> st
 def _page(index: int, page: Mapping[str, Any]) -> list[str]:
     width, height = page_size(page) or (0, 0)
     title = f"bbox 0 0 {width} {height}; ppageno {int(page['page']) - 1}"
+    dpi = page.get("dpi")
+    if isinstance(dpi, int | float) and not isinstance(dpi, bool) and dpi > 0:
+        title += f"; scan_res {round(dpi)} {round(dpi)}"  # what sizes a page made from it (hocr-pdf, hocrtransform)
     parts = [f"  <div{attributes([('class', 'ocr_page'), ('id', f'page_{index}'), ('title', title)])}>\n"]
     lines = page.get("lines") or []
     if lines:

@@ -3,7 +3,11 @@
 What a worker would refuse before decoding (``documents.pages``), found
 without decoding: the page count of a PDF, a TIFF or a text (a form feed
 separates a text's pages), every TIFF page's and the image's pixel size, and
-every PDF page's size at the render resolution.  An image's headers are
+every PDF page's size.  A worker draws a PDF page at the resolution its
+content needs (``documents.resolution``), and smaller when that would be
+more pixels than a page may have, down to ``MIN_RENDER_DPI``: a page is
+refused only when it is too large even there, which its size alone says,
+so the gateway never reads a page's content to decide.  An image's headers are
 walked in Python, with work bounded by the body size and the page limit.
 
 A PDF is opened by PDFium (its cross-reference table and page tree, no page
@@ -23,8 +27,8 @@ import resource
 
 from documents import headers
 from documents.isolation import run_isolated
-from documents.limits import DocumentLimits, check_pages, check_pixels, pdf_render_scale
-from documents.pages import PDF_TYPE, RENDER_DPI, _PdfDocument
+from documents.limits import MIN_RENDER_DPI, DocumentLimits, check_pages, check_pixels, pdf_render_scale
+from documents.pages import PDF_TYPE, _PdfDocument
 from documents.sniffing import TEXT
 from jobs.registry import IMAGE_TYPES
 
@@ -35,12 +39,14 @@ INSPECTION_MEMORY_BYTES = 512 << 20
 INSPECTION_CPU_SECONDS = 30
 
 
-def inspect(data: bytes, media_type: str, limits: DocumentLimits, dpi: int = RENDER_DPI) -> int:
+def inspect(data: bytes, media_type: str, limits: DocumentLimits, dpi: float | None = None) -> int:
     """The document's page count, once it is within ``limits``.
 
     Raises ``TooManyPages``, ``TooManyPixels`` or, for headers that cannot be
-    read, ``InvalidDocument``.  A type with no pages to count (none the
-    registry has today) counts one.
+    read, ``InvalidDocument``.  A PDF's pages are held to ``dpi`` if given
+    (what a caller that draws them at ``dpi`` needs), else to
+    ``MIN_RENDER_DPI``.  A type with no pages to count (none the registry
+    has today) counts one.
     """
     if media_type == PDF_TYPE:
         return run_isolated(_bounded_pdf, data, limits, dpi, what="opening the PDF")
@@ -57,7 +63,7 @@ def inspect(data: bytes, media_type: str, limits: DocumentLimits, dpi: int = REN
     return 1
 
 
-def _bounded_pdf(data: bytes, limits: DocumentLimits, dpi: int) -> int:
+def _bounded_pdf(data: bytes, limits: DocumentLimits, dpi: float | None) -> int:
     _lower(resource.RLIMIT_AS, _address_space() + INSPECTION_MEMORY_BYTES)
     _lower(resource.RLIMIT_CPU, INSPECTION_CPU_SECONDS)  # a fork starts with no CPU time used
     return _pdf(data, limits, dpi)
@@ -77,8 +83,8 @@ def _address_space() -> int:
         return int(statm.read().split()[0]) * resource.getpagesize()
 
 
-def _pdf(data: bytes, limits: DocumentLimits, dpi: int) -> int:
+def _pdf(data: bytes, limits: DocumentLimits, dpi: float | None) -> int:
     with _PdfDocument(data, dpi, limits) as pdf:
         for page, (width, height) in enumerate(pdf.page_sizes(), start=1):
-            pdf_render_scale(page, width, height, dpi, limits)
+            pdf_render_scale(page, width, height, dpi or MIN_RENDER_DPI, limits)
         return pdf.page_count

@@ -7,10 +7,11 @@ a worker allocate what a bomb asks for.  A document over a limit is an
 ``InvalidDocument`` to the workers (the job fails once, ``invalid_document``)
 and a ``too_many_pages`` or ``too_many_pixels`` problem to the gateway.
 
-A PDF page is drawn at whatever size one asks: one too large for the render
-resolution is drawn smaller (an A0 drawing fits at about 180 dpi), but never
-below ``MIN_RENDER_DPI``, where text stops being legible; a page too large
-even there (the 200 x 200 inch page PDF allows) is refused like an image bomb.
+A PDF page is drawn at whatever size one asks: one too large for the
+resolution its content needs (``documents.resolution``) is drawn smaller
+(an A0 drawing fits at about 180 dpi), but never below ``MIN_RENDER_DPI``,
+where text stops being legible; a page too large even there (the 200 x 200
+inch page PDF allows) is refused like an image bomb.
 """
 
 from __future__ import annotations

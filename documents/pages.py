@@ -1,10 +1,14 @@
 """Decode uploaded documents into page images for the OCR engines; read a PDF page's text; count and cut PDFs.
 
-Pages are rendered lazily: a 200-page PDF at 200 dpi is over 2 GB of RGB
+Pages are rendered lazily: a 200-page PDF at 300 dpi is over 5 GB of RGB
 pixels, so a worker holds one page at a time while the page count is known
-up front for progress reporting.  Every way a document can fail to decode
-surfaces as ``InvalidDocument`` so the job fails once instead of retrying
-(and a PDF the gateway is asked to split is refused at submission).
+up front for progress reporting.  Each PDF page is drawn at the resolution
+its content needs (``documents.resolution``), and the page image says what
+that was and why (``info["dpi"]``, ``info["dpi_source"]``); an image's
+page says the resolution it states, if it states one.  Every way a
+document can fail to decode surfaces as ``InvalidDocument`` so the job
+fails once instead of retrying (and a PDF the gateway is asked to split is
+refused at submission).
 """
 
 from __future__ import annotations
@@ -16,21 +20,23 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Self
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
-from documents import headers, sniffing
+from documents import headers, resolution, sniffing
 from documents.limits import PIXELS_CEILING, DocumentLimits, check_pages, check_pixels, configured, pdf_render_scale
 from documents.text_layer import TextLayer, read_own_text, read_text_layer
 from jobs.errors import EncryptedDocument, InvalidDocument
 from jobs.registry import DOCUMENT_TYPES, IMAGE_TYPES
 
-#: The resolution PDF pages are rendered at for the engines (and a searchable PDF takes an image that states none at).
+#: The resolution of a result page that records none (one stored before pages recorded theirs).
 RENDER_DPI = 200
 PDF_TYPE = "application/pdf"
+_ONE_TO_ONE = 1 - 1e-6
 
 # The page and pixel limits are checked from the headers before Pillow opens
 # an image (``documents.limits``); Pillow's own bomb check stays as a backstop
@@ -112,9 +118,12 @@ class Document(ABC):
 
 
 def open_document(
-    document: bytes, content_type: str, dpi: int = RENDER_DPI, limits: DocumentLimits | None = None
+    document: bytes, content_type: str, dpi: float | None = None, limits: DocumentLimits | None = None
 ) -> Document:
-    """The document, once its page count and page sizes are within ``limits`` (default: the configured ones)."""
+    """The document, once its page count and page sizes are within ``limits`` (default: the configured ones).
+
+    A PDF's pages are drawn at ``dpi``, or (None) each at the resolution its content needs.
+    """
     limits = limits or configured()
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type not in DOCUMENT_TYPES:
@@ -129,7 +138,7 @@ def open_document(
 
 
 def render_pages(
-    document: bytes, content_type: str, dpi: int = RENDER_DPI, limits: DocumentLimits | None = None
+    document: bytes, content_type: str, dpi: float | None = None, limits: DocumentLimits | None = None
 ) -> list[Image.Image]:
     """All pages at once; for small documents and tests (the adapters stream)."""
     with open_document(document, content_type, dpi, limits) as doc:
@@ -177,18 +186,25 @@ class _ImageDocument(Document):
             # Pillow read this frame's header itself: it must say what the walk above did.
             check_pixels(page, *self._image.size, self._limits)
             self._image.load()
-            return _normalise(_upright(self._image))
+            page_image = _normalise(_upright(self._image))
         except InvalidDocument:
             raise
         except _DECODE_ERRORS as exc:
             raise InvalidDocument(f"cannot decode page {page} of the image: {exc}") from None
+        # The engines and the result hold to what the image states, and to nothing Pillow made up.
+        page_image.info.pop("dpi", None)
+        stated = resolution.stated_dpi(self._image)
+        if stated is not None:
+            page_image.info["dpi"] = stated
+            page_image.info["dpi_source"] = resolution.STATED
+        return page_image
 
     def close(self) -> None:
         self._image.close()
 
 
 class _PdfDocument(Document):
-    def __init__(self, data: bytes, dpi: int, limits: DocumentLimits, *, check_count: bool = True):
+    def __init__(self, data: bytes, dpi: float | None, limits: DocumentLimits, *, check_count: bool = True):
         self._dpi, self._limits = dpi, limits
         try:
             with _PDFIUM_LOCK:
@@ -230,34 +246,46 @@ class _PdfDocument(Document):
             yield size
 
     def page(self, index: int) -> Image.Image:
-        with self._loaded(index) as (page, scale):
+        with self._loaded(index) as (page, scale, source):
             bitmap = page.render(scale=scale, rev_byteorder=True)
             try:
                 # A copy: the bitmap's buffer dies with the bitmap.
                 image = bitmap.to_pil().convert("RGB")
             finally:
                 bitmap.close()
+        # What it was drawn at: below what its content asks for when the pixel limit shrank it.
         image.info["dpi"] = (round(scale * 72),) * 2
+        image.info["dpi_source"] = source
         return image
 
     def text_layer(self, index: int, *, visible_only: bool = False) -> TextLayer | None:
-        with self._loaded(index) as (page, scale):
-            return read_text_layer(page, scale, visible_only=visible_only)
+        # Sized as the page would be drawn, so that the boxes of every page of a result are in one kind of space.
+        with self._loaded(index) as (page, scale, source):
+            layer = read_text_layer(page, scale, visible_only=visible_only)
+        return None if layer is None else replace(layer, dpi=round(scale * 72), dpi_source=source)
 
     def own_text(self, index: int) -> tuple[TextLayer | None, bool]:
-        with self._loaded(index) as (page, scale):
+        with self._loaded(index) as (page, scale, _):
             return read_own_text(page, scale)
 
     @contextmanager
-    def _loaded(self, index: int) -> Iterator[tuple[pdfium.PdfPage, float]]:
-        """Page ``index`` and the scale it renders at, under the PDFium lock; PDFium's failures as InvalidDocument."""
+    def _loaded(self, index: int) -> Iterator[tuple[pdfium.PdfPage, float, str]]:
+        """Page ``index``, the scale it renders at and why, under the PDFium lock; PDFium's failures as
+        InvalidDocument."""
         page_number = index + 1
         try:
             with _PDFIUM_LOCK:
                 page = self._pdf[index]
                 try:
                     width, height = page.get_size()
-                    yield page, pdf_render_scale(page_number, width, height, self._dpi, self._limits)
+                    if self._dpi is None:
+                        wanted = resolution.pdf_page_resolution(page)
+                    else:
+                        wanted = resolution.Resolution(self._dpi, resolution.OPTION)
+                    scale = pdf_render_scale(page_number, width, height, wanted.dpi, self._limits)
+                    # A hair under: PDFium rounds a side up and holds a page's size as a 32-bit float; a
+                    # scan's 1694 pixels over 609.84 points must come back 1694 at 200 dpi, not 1695.
+                    yield page, scale * _ONE_TO_ONE, wanted.source
                 finally:
                     page.close()
         except pdfium.PdfiumError as exc:

@@ -11,8 +11,10 @@ decoded and its pixels stored losslessly with ``FlateDecode``: a 1-bit image
 stays 1-bit, a palette stays a palette (``Indexed``), 16-bit grey stays 16
 bits, and an alpha channel becomes a soft mask.  Nothing is ever scaled.
 
-The page is as large as the image at its resolution, as img2pdf makes it;
-an image that states none is taken at the engines' rendering dpi.  The
+The page is as large as the image at its resolution, as img2pdf makes it:
+the one it states, or the one its result recorded (``options.image_dpi``,
+or the estimate of ``documents.resolution``) for an image that states none
+or was given one; without either, ``RENDER_DPI``.  The
 engines read an image turned as its EXIF orientation says
 (``documents.pages``), so the page shows it that way without touching the
 image: ``/Rotate`` for the quarter and half turns, a mirroring matrix in the
@@ -24,7 +26,7 @@ from __future__ import annotations
 import io
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pikepdf
@@ -32,11 +34,10 @@ from PIL import ExifTags, Image, UnidentifiedImageError
 
 from documents import sniffing
 from documents.pages import RENDER_DPI
+from documents.resolution import stated_dpi
 from jobs.errors import InvalidDocument
 
 POINTS_PER_INCH = 72
-# A resolution below this is no real resolution (an unset pHYs, a JFIF aspect ratio).
-_MIN_DPI = 10
 _IMAGE_FORMATS = ("PNG", "JPEG", "TIFF")
 _JPEG_COLOUR_SPACES = {"L": pikepdf.Name.DeviceGray, "RGB": pikepdf.Name.DeviceRGB, "CMYK": pikepdf.Name.DeviceCMYK}
 # EXIF orientation -> (/Rotate, whether the displayed image is the stored one mirrored).
@@ -64,8 +65,13 @@ class ImagePage:
     dpi: float
 
 
-def add_image_pages(pdf: pikepdf.Pdf, data: bytes, frames: Sequence[int] | None) -> list[ImagePage]:
-    """A page for each of ``frames`` (0-based; None: every frame) of the image, appended to ``pdf``."""
+def add_image_pages(
+    pdf: pikepdf.Pdf, data: bytes, frames: Sequence[int] | None, dpis: Mapping[int, float] | None = None
+) -> list[ImagePage]:
+    """A page for each of ``frames`` (0-based; None: every frame) of the image, appended to ``pdf``.
+
+    ``dpis``: by frame, the resolution to size its page at instead of the one it states.
+    """
     media_type = sniffing.sniff(data)
     if media_type not in (sniffing.PNG, sniffing.JPEG, sniffing.TIFF):
         raise InvalidDocument("the image is not a PNG, JPEG or TIFF image")
@@ -81,13 +87,13 @@ def add_image_pages(pdf: pikepdf.Pdf, data: bytes, frames: Sequence[int] | None)
         pages = []
         for index in chosen:
             image.seek(index)
-            pages.append(_add_page(pdf, image, data, media_type))
+            pages.append(_add_page(pdf, image, data, media_type, (dpis or {}).get(index)))
         return pages
 
 
-def _add_page(pdf: pikepdf.Pdf, image: Image.Image, data: bytes, media_type: str) -> ImagePage:
+def _add_page(pdf: pikepdf.Pdf, image: Image.Image, data: bytes, media_type: str, dpi: float | None) -> ImagePage:
     xobject = _image_xobject(pdf, image, data, media_type)
-    dpi_x, dpi_y = _dpi(image)
+    dpi_x, dpi_y = (dpi, dpi) if dpi else _dpi(image)
     width, height = image.width * POINTS_PER_INCH / dpi_x, image.height * POINTS_PER_INCH / dpi_y
     orientation = _orientation(image)
     placement, box = _placement(orientation, width, height)
@@ -150,28 +156,8 @@ def _orientation(image: Image.Image) -> int:
 
 
 def _dpi(image: Image.Image) -> tuple[float, float]:
-    """The image's resolution, each axis; the engines' rendering dpi where it states none."""
-    if image.format == "JPEG" and not _jpeg_states_dpi(image):
-        return float(RENDER_DPI), float(RENDER_DPI)
-    values = []
-    for index in (0, 1):
-        try:
-            value = float(image.info["dpi"][index])
-        except (KeyError, TypeError, ValueError, IndexError):
-            value = 0.0
-        values.append(value if _MIN_DPI <= value < 1e6 else 0.0)
-    x, y = values
-    return (x or y or float(RENDER_DPI)), (y or x or float(RENDER_DPI))
-
-
-def _jpeg_states_dpi(image: Image.Image) -> bool:
-    """Whether the JPEG's JFIF header or EXIF give a resolution (Pillow says 72 dpi for EXIF without one)."""
-    if image.info.get("jfif_unit") in (1, 2):  # dots per inch or per centimetre; 0 is an aspect ratio
-        return True
-    try:
-        return ExifTags.Base.XResolution in image.getexif()
-    except (OSError, ValueError, SyntaxError, struct.error):
-        return False
+    """The image's resolution, each axis; ``RENDER_DPI`` where it states none."""
+    return stated_dpi(image) or (float(RENDER_DPI), float(RENDER_DPI))
 
 
 def _jpeg(pdf: pikepdf.Pdf, image: Image.Image, data: bytes) -> pikepdf.Stream:

@@ -66,6 +66,7 @@ from documents.optimize import optimize
 from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
 from documents.pdf_images import POINTS_PER_INCH, add_image_pages
 from documents.pdfa import make_pdfa, withdraw_claims
+from documents.resolution import ASSUMED, ESTIMATED, OPTION
 from documents.text_layer import OwnWords, TextLayer, in_frame
 from jobs.errors import EncryptedDocument, InvalidDocument
 from jobs.pdf_outputs import DEFAULT_OUTPUT, PDFA, PdfOutput
@@ -73,6 +74,8 @@ from jobs.registry import IMAGE_TYPES
 
 Matrix = tuple[float, float, float, float, float, float]
 _FONT_NAME_PREFIX = "/OCRgwText"
+#: A result page's ``dpi_source`` whose ``dpi`` sizes an image's page rather than what the image states.
+GIVEN_DPI_SOURCES = frozenset({OPTION, ESTIMATED, ASSUMED})
 #: The share of the words OCR read on a page that its own text must hold for no OCR text to be added to it.
 OWN_TEXT_COVERS = 0.8
 # What reading a malformed document can raise, beside InvalidDocument: qpdf's
@@ -230,7 +233,9 @@ def _added_pages(
     """The source's pages added to ``output``, each with its index, its result, and the dpi of a sizeless result."""
     media_type = _media_type(source)
     if media_type in IMAGE_TYPES:
-        added = add_image_pages(output, source.document, source.only)
+        # A page is sized by the resolution its result recorded, where that is not simply the image's own.
+        dpis = {index: dpi for index, result in source.pages.items() if (dpi := _given_dpi(result))}
+        added = add_image_pages(output, source.document, source.only, dpis)
         indices = range(len(added)) if source.only is None else source.only
         return [
             (image.page, index, source.pages.get(index), image.dpi) for image, index in zip(added, indices, strict=True)
@@ -247,6 +252,13 @@ def _added_pages(
         output.pages.append(pdf.pages[index])
         pages.append((output.pages[-1], index, source.pages.get(index), RENDER_DPI))
     return pages
+
+
+def _given_dpi(result: Any) -> float | None:
+    """The resolution a result page recorded for an image that states none, or was given one."""
+    if not isinstance(result, dict) or result.get("dpi_source") not in GIVEN_DPI_SOURCES:
+        return None
+    return _positive(result.get("dpi")) or None
 
 
 def _open_pdf(data: bytes) -> pikepdf.Pdf:

@@ -60,6 +60,9 @@ class TextLayer:
     lines: list[TextLine]
     width: int  # the rendering's size in pixels: the space of the boxes
     height: int
+    # The resolution of that space, and why the page would be drawn at it (``documents.resolution``).
+    dpi: float = 0.0
+    dpi_source: str = ""
 
     @property
     def text(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields
 from marshmallow.validate import OneOf
 
+from documents.resolution import DPI_SOURCES
 from jobs.contract import JobKind, JobStatus, Operation, WebhookOutcome
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS
 from jobs.registry import ORIENTATION_DECIDERS, Location
@@ -158,6 +159,21 @@ class PageSchema(Schema):
             "description": "Degrees counter-clockwise the upright page was turned about its centre to straighten "
             "it (options.deskew); 0 when it was not."
         }
+    )
+    dpi = fields.Float(
+        metadata={
+            "description": "The resolution the page was read at, in dots per inch: the scale of its bboxes "
+            "(for a page answered from its text layer, the resolution it would have been drawn at)."
+        }
+    )
+    dpi_source = fields.String(
+        validate=OneOf(list(DPI_SOURCES)),
+        metadata={
+            "description": "Where dpi comes from: 'content' (a PDF page drawn so that its images' pixels land one "
+            "to one), 'vector' (a PDF page without such an image, or with visible text, at 300 dpi), 'stated' "
+            "(the image's own), 'option' (options.image_dpi), 'estimated' (from the image's text and the sheet "
+            "its size fits), 'assumed' (an image with too little text to tell, at 300 dpi)."
+        },
     )
     child_index = fields.Integer(metadata={"description": "In a merged result: the child it comes from."})
 

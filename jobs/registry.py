@@ -46,6 +46,8 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff"})
 DOCUMENT_TYPES = IMAGE_TYPES | {"application/pdf"}
 #: The highest ``first_page`` a job may name.
 MAX_FIRST_PAGE = 1_000_000
+#: The range of ``options.image_dpi``: a fax's coarsest mode to a film scanner's finest.
+MIN_IMAGE_DPI_OPTION, MAX_IMAGE_DPI_OPTION = 50, 4800
 
 
 class Location(str, Enum):
@@ -122,6 +124,14 @@ class PageOptions(Schema):
         metadata={
             "description": "How the searchable PDF's images are compressed (OCRmyPDF's --optimize): 0 as they came "
             "(the default), 1 losslessly, 2 also lossily. The query's optimize overrides it."
+        },
+    )
+    image_dpi = StrictNumber(
+        validate=Range(min=MIN_IMAGE_DPI_OPTION, max=MAX_IMAGE_DPI_OPTION),
+        metadata={
+            "description": "The resolution of an image document, in dots per inch, instead of the one it states "
+            "(OCRmyPDF's --image-dpi): it sizes the searchable PDF's page. Without it, an image that states none "
+            "gets one estimated from its text. Ignored for PDFs. The page's 'dpi' and 'dpi_source' say what was used."
         },
     )
 

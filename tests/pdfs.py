@@ -4,7 +4,7 @@ A text page has its words as PDF text (Helvetica, no font embedded), so
 PDFium reads them back without OCR; an image page is the picture of its
 words (``scripts/make_sample.py``'s page, drawn with Pillow's bundled font),
 which only OCR can read.  Sizes are in points; an image page is placed at
-200 dpi so that the workers' rendering (200 dpi) gives its pixels back 1:1.
+200 dpi, and the workers draw it at its image's resolution: its pixels back 1:1.
 """
 
 from __future__ import annotations

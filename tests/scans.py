@@ -203,3 +203,147 @@ def page_accuracy(reference: str, text: str) -> float:
     if not reference:
         return 1.0 if not text else 0.0
     return max(0.0, 1 - levenshtein(reference, text) / len(reference))
+
+
+# -- pages at other resolutions ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResolutionCase:
+    """A document made from a region of a real page, and the text of that region: what its OCR is held to."""
+
+    document: bytes
+    content_type: str
+    reference: str
+    width_in: float  # the true size of what was scanned, in inches
+    height_in: float
+    dpi: float  # the true resolution of its pixels
+
+
+def _rendered_region(
+    source: pdfium.PdfDocument, index: int, dpi: float, region: tuple[float, float, float, float]
+) -> Image.Image:
+    """``region`` (left, bottom, right, top, in points) of page ``index``, drawn at ``dpi`` in grey."""
+    page = source[index]
+    try:
+        width, height = page.get_size()
+        left, bottom, right, top = region
+        bitmap = page.render(
+            scale=dpi / POINTS_PER_INCH, grayscale=True, crop=(left, bottom, width - right, height - top)
+        )
+        try:
+            return bitmap.to_pil().convert("L")
+        finally:
+            bitmap.close()
+    finally:
+        page.close()
+
+
+def _region_text(source: pdfium.PdfDocument, index: int, region: tuple[float, float, float, float]) -> str:
+    page = source[index]
+    try:
+        text_page = page.get_textpage()
+        try:
+            return text_page.get_text_bounded(*region)
+        finally:
+            text_page.close()
+    finally:
+        page.close()
+
+
+def _between_lines(source: pdfium.PdfDocument, index: int, y: float, upwards: bool) -> float:
+    """The nearest height to ``y`` (in points, searching up or down) that crosses no character of the page."""
+    page = source[index]
+    try:
+        text_page = page.get_textpage()
+        try:
+            boxes = [text_page.get_charbox(i) for i in range(text_page.count_chars())]
+        finally:
+            text_page.close()
+    finally:
+        page.close()
+    step = 1.0 if upwards else -1.0
+    while any(bottom < y < top for _, bottom, _, top in boxes):
+        y += step
+    return y
+
+
+def high_resolution_page(
+    *,
+    dpi: float = 2400,
+    width_in: float = 2.0,
+    height_in: float = 1.5,
+    reduction: float = 3.0,
+    page_index: int = 4,
+    corner: tuple[float, float] = (106.0, 120.0),
+    pdf: bytes | None = None,
+) -> ResolutionCase:
+    """A ``width_in`` x ``height_in`` inch PDF page holding one image of ``dpi`` on it, of a real page's text.
+
+    What a microfilm or a slide holds: a region ``reduction`` times the page's size, of a real page's text
+    (by default 6 x 4.5 inches of page 5's text column, some 25 lines), scanned so finely that its type,
+    three times smaller on the page, still has all its detail.  The region's top left ``corner`` is in points
+    from the real page's top left; its top and bottom fall between two lines.  The image is a lossless grey
+    PNG's data (``FlateDecode``) placed to fill the page.
+    """
+    source = pdfium.PdfDocument(pdf or real_pdf())
+    try:
+        _, page_height = source[page_index].get_size()
+        left = corner[0]
+        top = _between_lines(source, page_index, page_height - corner[1], upwards=True)
+        bottom = _between_lines(source, page_index, top - height_in * reduction * POINTS_PER_INCH, upwards=True)
+        region = (left, bottom, left + width_in * reduction * POINTS_PER_INCH, top)
+        image = _rendered_region(source, page_index, dpi / reduction, region)
+        reference = _region_text(source, page_index, region)
+    finally:
+        source.close()
+    document = pikepdf.Pdf.new()
+    stream = pikepdf.Stream(document, image.tobytes())
+    stream.Type, stream.Subtype = pikepdf.Name.XObject, pikepdf.Name.Image
+    stream.Width, stream.Height = image.size
+    stream.ColorSpace, stream.BitsPerComponent = pikepdf.Name.DeviceGray, 8
+    points_wide, points_high = image.width * POINTS_PER_INCH / dpi, image.height * POINTS_PER_INCH / dpi
+    content = f"q {points_wide:.4f} 0 0 {points_high:.4f} 0 0 cm /Im0 Do Q".encode()
+    document.pages.append(
+        pikepdf.Page(
+            pikepdf.Dictionary(
+                Type=pikepdf.Name.Page,
+                MediaBox=[0, 0, points_wide, points_high],
+                Resources=pikepdf.Dictionary(XObject=pikepdf.Dictionary(Im0=stream)),
+                Contents=pikepdf.Stream(document, content),
+            )
+        )
+    )
+    buffer = io.BytesIO()
+    document.save(buffer, compress_streams=True)
+    return ResolutionCase(buffer.getvalue(), "application/pdf", reference, points_wide / 72, points_high / 72, dpi)
+
+
+#: Sheets a page is scanned on: (width, height) in inches.
+SHEETS = {"letter": (8.5, 11.0), "a4": (210 / 25.4, 297 / 25.4)}
+
+
+def unstated_png(
+    *, sheet: str = "letter", dpi: int = 300, page_index: int = 1, pdf: bytes | None = None
+) -> ResolutionCase:
+    """A real page scanned on a ``sheet`` at ``dpi`` in grey, saved as a PNG that states no resolution (no pHYs).
+
+    The real page is about US Letter: on A4 it is centred, its sides cut by the narrower sheet.
+    """
+    sheet_w, sheet_h = SHEETS[sheet]
+    source = pdfium.PdfDocument(pdf or real_pdf())
+    try:
+        width, height = source[page_index].get_size()
+        rendered = _rendered_region(source, page_index, dpi, (0.0, 0.0, width, height))
+        # What lands on the sheet: the page centred on it.
+        left = (width - sheet_w * POINTS_PER_INCH) / 2
+        bottom = (height - sheet_h * POINTS_PER_INCH) / 2
+        region = (max(left, 0.0), max(bottom, 0.0), width - max(left, 0.0), height - max(bottom, 0.0))
+        reference = _region_text(source, page_index, region)
+    finally:
+        source.close()
+    scan = Image.new("L", (round(sheet_w * dpi), round(sheet_h * dpi)), 255)
+    scan.paste(rendered, ((scan.width - rendered.width) // 2, (scan.height - rendered.height) // 2))
+    buffer = io.BytesIO()
+    scan.save(buffer, "PNG")  # Pillow writes a pHYs chunk only when asked to (dpi=...)
+    return ResolutionCase(buffer.getvalue(), "image/png", reference, sheet_w, sheet_h, dpi)

@@ -115,6 +115,20 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "mean_page_accuracy": {"a_binary", "b_resident"},
         "accuracy_b_minus_a_points": None,
     },
+    "resolution_vs_ocrmypdf": {
+        name: {
+            "true_dpi",
+            "true_inches",
+            "accuracy",
+            "accuracy_b_minus_a_points",
+            "ocrgw_dpi",
+            "ocrgw_dpi_source",
+            "ocrgw_inches",
+            "ocrgw_size_error",
+            "seconds",
+        }
+        for name in ("slide_2400dpi", "region_2400dpi", "png_no_dpi_letter", "png_no_dpi_a4")
+    },
     "submission": {
         "clients": None,
         "children_per_group": None,

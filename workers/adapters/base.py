@@ -16,14 +16,21 @@ from typing import Any, TypeVar
 
 from PIL import Image
 
+from documents import resolution
 from documents.inspection import inspect
 from documents.isolation import run_isolated
 from documents.limits import configured
-from documents.pages import PDF_TYPE, RENDER_DPI, Document, open_document
+from documents.pages import PDF_TYPE, Document, open_document
 from documents.text_layer import OwnWords, TextLayer, in_frame
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
-from jobs.registry import DEFAULT_ORIENTATION, DEFAULT_ROTATE_PAGES_THRESHOLD, ORIENTATION_METHODS
+from jobs.registry import (
+    DEFAULT_ORIENTATION,
+    DEFAULT_ROTATE_PAGES_THRESHOLD,
+    MAX_IMAGE_DPI_OPTION,
+    MIN_IMAGE_DPI_OPTION,
+    ORIENTATION_METHODS,
+)
 
 ProgressCallback = Callable[[int, int], None]  # (pages_done, pages_total)
 T = TypeVar("T")
@@ -66,6 +73,10 @@ class PageResult:
     skew: float = 0.0
     # Who said which way up the page stands: "classifier" or "osd"; None when nobody was asked.
     orientation_by: str | None = None
+    # The resolution the page was read at, and where it comes from (``documents.resolution``); 0 and ''
+    # when the page has no image.
+    dpi: float = 0.0
+    dpi_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,6 +106,8 @@ def _page_dict(page: PageResult) -> dict[str, Any]:
     }
     if page.width and page.height:
         out["width"], out["height"] = page.width, page.height
+    if page.dpi:
+        out["dpi"], out["dpi_source"] = round(float(page.dpi), 2), page.dpi_source
     return out
 
 
@@ -152,7 +165,11 @@ class PageAdapter(Adapter):
     fails the job as ``invalid_document`` and leaves this process serving.
     """
 
-    dpi = RENDER_DPI
+    #: The resolution PDF pages are drawn at; None: each page's content decides (``documents.resolution``).
+    dpi: float | None = None
+    #: How tall this engine's box of a line of body text is, in points: what an image's resolution is
+    #: estimated from when it states none (``documents.resolution``).
+    line_height_points = resolution.LINE_HEIGHT_POINTS
     #: False reads the pages in this process (tests of engines, where a fork per page buys nothing).
     isolate_pages = True
     #: The last PDF that passed inspection in this process (see ``_inspect_once``).
@@ -219,7 +236,10 @@ class PageAdapter(Adapter):
         in a subprocess), so a child would buy nothing.
         """
         geometry = _geometry_options(options)
+        given = _image_dpi(options.get("image_dpi"))
         image = self._read(doc.page, index)
+        an_image = image.info.get("dpi_source") in (None, resolution.STATED)  # not a drawn PDF page
+        read_at = _resolution(image, given)
         if geometry.rotate_pages or geometry.deskew:
             # Imported when asked for: OpenCV weighs tens of megabytes in every process that loads it.
             from documents.geometry import correct
@@ -236,7 +256,20 @@ class PageAdapter(Adapter):
             rotation, skew, orientation_by = page.rotation, page.skew, page.orientation_by
         else:
             rotation, skew, orientation_by = 0, 0.0, None
+        # The engine's hint (Tesseract's --dpi) is what says how large the type is, and only an image's own
+        # resolution, or one given for it, says that: a PDF page's drawing resolution does not (a slide of a
+        # page drawn at 2400 dpi holds type a third its size), and told it, Tesseract takes the dots on the
+        # i and the commas for specks and drops them.  Left to itself, it measures the type.
+        if read_at is not None and an_image:
+            image.info["dpi"] = (read_at.dpi, read_at.dpi)
+        else:
+            image.info.pop("dpi", None)
         result = self.recognise(number, image, options, deadline)
+        if read_at is None:
+            # An image that states no resolution: its text says what it is (the engine has read it already).
+            read_at = resolution.estimate_image_dpi(
+                image.width, image.height, _line_heights(result), self.line_height_points
+            )
         return replace(
             result,
             source=OCR,
@@ -245,6 +278,8 @@ class PageAdapter(Adapter):
             rotation=rotation,
             skew=skew,
             orientation_by=orientation_by,
+            dpi=read_at.dpi,
+            dpi_source=read_at.source,
         )
 
     @abstractmethod
@@ -257,7 +292,34 @@ def _from_text_layer(number: int, layer: TextLayer) -> PageResult:
         Line(line.text, 1.0, line.bbox, tuple(Word(word.text, 1.0, word.bbox) for word in line.words))
         for line in layer.lines
     ]
-    return PageResult(number, layer.text, lines, TEXT_LAYER, layer.width, layer.height)
+    return PageResult(
+        number, layer.text, lines, TEXT_LAYER, layer.width, layer.height, dpi=layer.dpi, dpi_source=layer.dpi_source
+    )
+
+
+def _resolution(image: Image.Image, given: float | None) -> resolution.Resolution | None:
+    """The resolution a drawn page says it was drawn at, or ``given`` for an image document; None: unknown yet.
+
+    ``options.image_dpi`` is for images, as OCRmyPDF's ``--image-dpi``: a PDF page's resolution is its own.
+    """
+    source = image.info.get("dpi_source")
+    dpi = image.info.get("dpi")
+    if source not in (None, resolution.STATED) and dpi:
+        return resolution.Resolution(float(dpi[0]), source)
+    if given is not None:
+        return resolution.Resolution(given, resolution.OPTION)
+    if source == resolution.STATED and dpi:
+        return resolution.Resolution(round(float(dpi[0]), 2), resolution.STATED)
+    return None
+
+
+def _line_heights(result: PageResult) -> list[float]:
+    """The heights of the page's lines of a few words: what ``documents.resolution`` estimates from."""
+    heights = []
+    for line in result.lines:
+        if len(line.words) >= resolution.MIN_WORDS_A_LINE or len(line.text.split()) >= resolution.MIN_WORDS_A_LINE:
+            heights.append(float(line.bbox[3] - line.bbox[1]))
+    return heights
 
 
 def with_visible_text(page: PageResult, layer: TextLayer) -> PageResult:
@@ -328,6 +390,21 @@ def _geometry_options(options: dict) -> GeometryOptions:
             f"options.orientation must be one of {', '.join(ORIENTATION_METHODS)}", code=ErrorCode.INVALID_OPTIONS
         )
     return GeometryOptions(switches["rotate_pages"], switches["deskew"], float(threshold), orientation)
+
+
+def _image_dpi(value: Any) -> float | None:
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not MIN_IMAGE_DPI_OPTION <= value <= MAX_IMAGE_DPI_OPTION
+    ):
+        raise AdapterError(
+            f"options.image_dpi must be a number from {MIN_IMAGE_DPI_OPTION} to {MAX_IMAGE_DPI_OPTION}",
+            code=ErrorCode.INVALID_OPTIONS,
+        )
+    return float(value)
 
 
 def _deadline(timeout_s: Any) -> float | None:

@@ -45,6 +45,9 @@ def engine_threads(requested: int) -> int:
 
 class PaddleOcrAdapter(PageAdapter):
     name = "paddleocr"
+    #: Its detector's boxes hold a margin round each line: measured on real pages scanned at 300 dpi, a
+    #: quarter taller than Tesseract's lines.
+    line_height_points = 11.8
 
     def __init__(self, threads: int | None = None, providers: tuple[str, ...] | None = None) -> None:
         if threads is None or providers is None:

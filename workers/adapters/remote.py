@@ -42,6 +42,7 @@ from typing import Any
 import requests
 
 from documents.pages import PDF_TYPE, pdf_pages
+from documents.resolution import DPI_SOURCES
 from jobs.config import Settings
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
@@ -255,7 +256,7 @@ def _result(view: dict[str, Any], upstream_id: str) -> OcrResult:
 
 
 def _page(page: dict[str, Any]) -> PageResult:
-    """An upstream page as this API's; an older upstream's page has no words, rotation, skew or orientation_by."""
+    """An upstream page as this API's; an older upstream's page has no words, rotation, skew, orientation_by or dpi."""
     lines = [
         Line(
             str(line["text"]),
@@ -276,6 +277,9 @@ def _page(page: dict[str, Any]) -> PageResult:
         rotation=int(page.get("rotation", 0)),
         skew=float(page.get("skew", 0.0)),
         orientation_by=page.get("orientation_by") if page.get("orientation_by") in ORIENTATION_DECIDERS else None,
+        # The resolution the upstream read it at: an image's searchable PDF is sized from it.
+        dpi=float(page.get("dpi", 0.0)) if page.get("dpi_source") in DPI_SOURCES else 0.0,
+        dpi_source=str(page["dpi_source"]) if page.get("dpi_source") in DPI_SOURCES else "",
     )
 
 

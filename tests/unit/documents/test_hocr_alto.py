@@ -189,3 +189,11 @@ def test_a_confidence_out_of_range_is_held_to_it():
 
     assert [hocr_properties(w)["x_wconf"] for w in of_class(hocr, "ocrx_word")] == [["100"], ["0"]]
     assert [s.get("WC") for s in alto.iter(f"{ALTO}String")] == ["1", "0"]
+
+
+def test_an_hocr_page_says_the_resolution_its_result_recorded():
+    pages = [dict(PAGES[0]) | {"dpi": 300.0, "dpi_source": "estimated"}, PAGES[1]]
+
+    titles = [p.get("title") for p in hocr_pages(render_hocr(pages))]
+
+    assert titles == ["bbox 0 0 800 300; ppageno 2; scan_res 300 300", "bbox 0 0 1200 900; ppageno 3"]

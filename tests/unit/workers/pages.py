@@ -38,7 +38,7 @@ def two_page_pdf() -> bytes:
     first = draw([(80, 200, "FIRST PAGE 111")])
     second = draw([(80, 200, "SECOND PAGE 222")])
     buf = io.BytesIO()
-    # 200 px per inch, the adapters' rendering dpi: pages come back at this size.
+    # 200 px per inch: the adapters draw a page at its image's resolution, so pages come back at this size.
     first.save(buf, "PDF", resolution=200, save_all=True, append_images=[second])
     return buf.getvalue()
 
@@ -51,13 +51,14 @@ class Progress(list):
 def source_lines(index: int) -> list[TextLine]:
     """The lines of page ``index`` of the real PDF behind tests/scans.py, boxed in its upright scan's pixels.
 
-    A scan is the page drawn at ``SCAN_DPI``, the adapters' rendering dpi: its
-    text layer read at that dpi boxes each word where the upright scan shows it.
+    A scan is the page drawn at ``SCAN_DPI``, which the adapters draw it at
+    again (its image's pixels one to one): its text layer read at that dpi
+    boxes each word where the upright scan shows it.
     """
     from documents.pages import open_document
-    from tests.scans import real_pdf
+    from tests.scans import SCAN_DPI, real_pdf
 
-    with open_document(real_pdf(), "application/pdf") as doc:
+    with open_document(real_pdf(), "application/pdf", dpi=SCAN_DPI) as doc:
         layer = doc.text_layer(index)
     assert layer is not None
     return layer.lines

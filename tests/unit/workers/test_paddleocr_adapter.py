@@ -67,7 +67,7 @@ def test_paddle_joins_boxes_on_one_visual_line(paddle):
 def test_paddle_blank_page_has_no_lines(paddle):
     result = paddle.run(png(Image.new("RGB", (600, 600), "white")), "image/png", {})
 
-    assert result.pages == [PageResult(page=1, text="", lines=[], width=600, height=600)]
+    assert result.pages == [PageResult(page=1, text="", lines=[], width=600, height=600, dpi=300, dpi_source="assumed")]
 
 
 def test_paddle_engine_failure_is_a_transient_adapter_error(monkeypatch):

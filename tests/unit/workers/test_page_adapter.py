@@ -40,8 +40,9 @@ def test_prefer_answers_text_pages_from_their_text_and_ocrs_the_others():
     assert [page for page, _ in engine.read] == [2, 4]
     text_page = result.pages[0]
     assert [(line.text, line.confidence) for line in text_page.lines] == [("Text page one", 1.0)]
-    # Both kinds say which pixels their boxes are in: the page rendered at the adapter's dpi.
-    assert (text_page.width, text_page.height) == (1700, 2200)
+    # Both kinds say which pixels their boxes are in: the page as it would be drawn (text only: at 300 dpi).
+    assert (text_page.width, text_page.height) == (2550, 3300)
+    assert (text_page.dpi, text_page.dpi_source) == (300, "vector")
     assert (result.pages[1].width, result.pages[1].height) == engine.read[0][1]
     assert result.to_dict()["pages"][0]["source"] == "text_layer"
     # A text page's words come from its characters, as sure as its lines; it is never turned or straightened.

@@ -258,3 +258,15 @@ def test_a_split_childs_pages_alone_go_up(upstream):
     with open_document(sent, "application/pdf") as doc:
         layers = [doc.text_layer(i) for i in range(doc.page_count)]
     assert [layer.text if layer else None for layer in layers] == ["Page 3", "Page 4"]
+
+
+def test_the_upstreams_resolution_of_a_page_is_kept_and_one_of_no_known_source_dropped(upstream):
+    estimated = page(1, "first page") | {"dpi": 300, "dpi_source": "estimated"}
+    unknown = page(2, "second page") | {"dpi": 72, "dpi_source": "guessed"}
+    upstream.views = [completed(estimated, unknown)]
+
+    result = adapter_for(upstream.url).run(DOCUMENT, "image/png", {})
+
+    first, second = result.to_dict()["pages"]
+    assert (first["dpi"], first["dpi_source"]) == (300, "estimated")
+    assert "dpi" not in second and "dpi_source" not in second

@@ -214,6 +214,7 @@ from .model_location import ModelLocation
 from .model_options import ModelOptions
 from .models import Models
 from .page import Page
+from .page_dpi_source import PageDpiSource
 from .page_orientation_by_type_1 import PageOrientationByType1
 from .page_orientation_by_type_2_type_1 import PageOrientationByType2Type1
 from .page_orientation_by_type_3_type_1 import PageOrientationByType3Type1
@@ -494,6 +495,7 @@ __all__ = (
     "ModelOptions",
     "Models",
     "Page",
+    "PageDpiSource",
     "PageOrientationByType1",
     "PageOrientationByType2Type1",
     "PageOrientationByType3Type1",

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.page_dpi_source import PageDpiSource
 from ..models.page_orientation_by_type_1 import PageOrientationByType1
 from ..models.page_orientation_by_type_2_type_1 import PageOrientationByType2Type1
 from ..models.page_orientation_by_type_3_type_1 import PageOrientationByType3Type1
@@ -27,6 +28,12 @@ class Page:
         page (int): 1-based; in the whole document (a split's child, options.first_page).
         text (str):
         child_index (int | Unset): In a merged result: the child it comes from.
+        dpi (float | Unset): The resolution the page was read at, in dots per inch: the scale of its bboxes (for a page
+            answered from its text layer, the resolution it would have been drawn at).
+        dpi_source (PageDpiSource | Unset): Where dpi comes from: 'content' (a PDF page drawn so that its images' pixels
+            land one to one), 'vector' (a PDF page without such an image, or with visible text, at 300 dpi), 'stated' (the
+            image's own), 'option' (options.image_dpi), 'estimated' (from the image's text and the sheet its size fits),
+            'assumed' (an image with too little text to tell, at 300 dpi).
         height (int | Unset): Its height in pixels.
         orientation_by (None | PageOrientationByType1 | PageOrientationByType2Type1 | PageOrientationByType3Type1 |
             Unset): Who said which way up the page stands (options.rotate_pages): the learned 'classifier', or Tesseract's
@@ -44,6 +51,8 @@ class Page:
     page: int
     text: str
     child_index: int | Unset = UNSET
+    dpi: float | Unset = UNSET
+    dpi_source: PageDpiSource | Unset = UNSET
     height: int | Unset = UNSET
     orientation_by: (
         None | PageOrientationByType1 | PageOrientationByType2Type1 | PageOrientationByType3Type1 | Unset
@@ -64,6 +73,12 @@ class Page:
         text = self.text
 
         child_index = self.child_index
+
+        dpi = self.dpi
+
+        dpi_source: str | Unset = UNSET
+        if not isinstance(self.dpi_source, Unset):
+            dpi_source = self.dpi_source.value
 
         height = self.height
 
@@ -102,6 +117,10 @@ class Page:
         )
         if child_index is not UNSET:
             field_dict["child_index"] = child_index
+        if dpi is not UNSET:
+            field_dict["dpi"] = dpi
+        if dpi_source is not UNSET:
+            field_dict["dpi_source"] = dpi_source
         if height is not UNSET:
             field_dict["height"] = height
         if orientation_by is not UNSET:
@@ -134,6 +153,15 @@ class Page:
         text = d.pop("text")
 
         child_index = d.pop("child_index", UNSET)
+
+        dpi = d.pop("dpi", UNSET)
+
+        _dpi_source = d.pop("dpi_source", UNSET)
+        dpi_source: PageDpiSource | Unset
+        if isinstance(_dpi_source, Unset):
+            dpi_source = UNSET
+        else:
+            dpi_source = PageDpiSource(_dpi_source)
 
         height = d.pop("height", UNSET)
 
@@ -197,6 +225,8 @@ class Page:
             page=page,
             text=text,
             child_index=child_index,
+            dpi=dpi,
+            dpi_source=dpi_source,
             height=height,
             orientation_by=orientation_by,
             rotation=rotation,
