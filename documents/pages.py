@@ -262,11 +262,12 @@ class _PdfDocument(Document):
         # Sized as the page would be drawn, so that the boxes of every page of a result are in one kind of space.
         with self._loaded(index) as (page, scale, source):
             layer = read_text_layer(page, scale, visible_only=visible_only)
-        return None if layer is None else replace(layer, dpi=round(scale * 72), dpi_source=source)
+        return _drawn_at(layer, scale, source)
 
     def own_text(self, index: int) -> tuple[TextLayer | None, bool]:
-        with self._loaded(index) as (page, scale, _):
-            return read_own_text(page, scale)
+        with self._loaded(index) as (page, scale, source):
+            layer, invisible = read_own_text(page, scale)
+        return _drawn_at(layer, scale, source), invisible
 
     @contextmanager
     def _loaded(self, index: int) -> Iterator[tuple[pdfium.PdfPage, float, str]]:
@@ -309,6 +310,11 @@ class _PdfDocument(Document):
     def close(self) -> None:
         with _PDFIUM_LOCK:
             self._pdf.close()
+
+
+def _drawn_at(layer: TextLayer | None, scale: float, source: str) -> TextLayer | None:
+    """``layer`` saying the resolution its page is drawn at, and why that one."""
+    return None if layer is None else replace(layer, dpi=round(scale * 72), dpi_source=source)
 
 
 def _upright(image: Image.Image) -> Image.Image:
