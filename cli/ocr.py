@@ -27,7 +27,8 @@ Exit statuses are OCRmyPDF's where they mean the same thing (``EXIT_*``):
 a refused option is 1, an unreadable or refused input 2, a language no
 worker has 3, an input with text already 6, a page an engine could not
 read 7, a PDF that needs a password to open 8, an output that cannot be
-written 5; a gateway that cannot be
+written 5, a searchable PDF the gateway could not make 4 (10 for a PDF/A:
+OCRmyPDF's "PDF/A conversion failed"); a gateway that cannot be
 reached is 15 (OCRmyPDF's "other error"), an interrupt 130.
 """
 
@@ -48,10 +49,12 @@ EXIT_OK = 0
 EXIT_BAD_ARGS = 1
 EXIT_INPUT_FILE = 2
 EXIT_MISSING_DEPENDENCY = 3
+EXIT_INVALID_OUTPUT_PDF = 4
 EXIT_FILE_ACCESS_ERROR = 5
 EXIT_ALREADY_DONE_OCR = 6
 EXIT_CHILD_PROCESS_ERROR = 7
 EXIT_ENCRYPTED_PDF = 8
+EXIT_PDFA_CONVERSION_FAILED = 10
 EXIT_OTHER_ERROR = 15
 EXIT_CTRL_C = 130
 
@@ -190,7 +193,14 @@ def _run(
     final = waiting.wait(gateway, view["id"], waiting.display_for(sys.stderr, view["id"]), interval)
     if final["status"] != "completed":
         raise OcrFailed(EXIT_CHILD_PROCESS_ERROR, "\n".join(waiting.why_not_completed(gateway, final)))
-    pdf = gateway.result_pdf(final["id"])
+    try:
+        pdf = gateway.result_pdf(final["id"])
+    except ApiError as problem:
+        if problem.code != "pdf_unavailable":
+            raise
+        # The text was read; the PDF could not be made of it (a PDF/A of a page whose fonts are not embedded).
+        pdfa = OUTPUT_TYPE_ALIASES.get(request.output_type, request.output_type) == "pdfa"
+        raise OcrFailed(EXIT_PDFA_CONVERSION_FAILED if pdfa else EXIT_INVALID_OUTPUT_PDF, str(problem)) from None
     _write(output_path, pdf)
     if sidecar is not None:
         _write(sidecar, sidecar_text(gateway.result(final["id"])).encode())

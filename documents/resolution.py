@@ -77,6 +77,8 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import ExifTags, Image
 
+from jobs.registry import MAX_IMAGE_DPI_OPTION, MIN_IMAGE_DPI_OPTION
+
 POINTS_PER_INCH = 72
 #: A page without an image that covers a share of it is drawn at this (and one with visible text at no less).
 VECTOR_DPI = 300
@@ -252,7 +254,8 @@ def estimate_image_dpi(
     if sheet is not None:
         return Resolution(sheet, ESTIMATED if text else ASSUMED)
     if text is not None:
-        return Resolution(_round_to_usual(text), ESTIMATED)
+        # Within what options.image_dpi may say: a page of a few huge or tiny lines sizes no page from 1 dpi.
+        return Resolution(min(max(_round_to_usual(text), MIN_IMAGE_DPI_OPTION), MAX_IMAGE_DPI_OPTION), ESTIMATED)
     return Resolution(FALLBACK_DPI, ASSUMED)
 
 

@@ -167,7 +167,14 @@ class _OwnText:
     invisible: bool
 
     def already_says(self, result: dict) -> bool:
-        """Whether the visible text holds most of the words OCR read on the page (``OWN_TEXT_COVERS``)."""
+        """Whether the visible text holds most of the words OCR read on the page (``OWN_TEXT_COVERS``).
+
+        Never for a page read with ``text_layer: redo``: its result holds the page's visible text already
+        (lines of source ``text_layer``), and what OCR read beside it is, by then, only what that text
+        does not say; that those words also occur in the body (a figure's labels) is no reason to drop them.
+        """
+        if any(isinstance(line, dict) and line.get("source") == "text_layer" for line in _list(result.get("lines"))):
+            return False
         read = Counter(word for _, words in _result_lines(result) for text, _ in words for word in text.split())
         if not read or self.visible is None:
             return False

@@ -31,7 +31,7 @@ class PdfOutput:
     def __post_init__(self) -> None:
         if self.output_type not in OUTPUT_TYPES:
             raise ValueError(f"output_type must be one of {', '.join(OUTPUT_TYPES)}, not {self.output_type!r}")
-        if isinstance(self.optimize, bool) or self.optimize not in OPTIMIZE_LEVELS:
+        if type(self.optimize) is not int or self.optimize not in OPTIMIZE_LEVELS:  # 1.0 would name no variant
             raise ValueError(f"optimize must be one of 0, 1, 2, not {self.optimize!r}")
 
     @property

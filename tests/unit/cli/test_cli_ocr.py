@@ -7,6 +7,7 @@ import json
 import pytest
 
 from cli import ocr
+from cli.client import ApiError
 from cli.main import main
 from tests.pdfs import image_pdf, text_pdf
 
@@ -130,3 +131,30 @@ def test_the_sidecar_has_each_pages_text_with_a_form_feed_between_pages():
 
     assert ocr.sidecar_text(result) == "one\n\ftwo\n"
     assert json.dumps(ocr.sidecar_text({"text": "only"})) == '"only"'
+
+
+class _GatewayWithoutThePdf:
+    """A gateway whose job completes and whose searchable PDF cannot be made (409 pdf_unavailable)."""
+
+    def submit_json(self, job, headers):
+        return {"id": "job-1"}
+
+    def result_pdf(self, job_id):
+        raise ApiError(409, "No PDF", "a page's font is not embedded, which PDF/A requires", "pdf_unavailable")
+
+
+@pytest.mark.parametrize(
+    ("output_type", "status"), [("pdf", ocr.EXIT_INVALID_OUTPUT_PDF), ("pdfa", ocr.EXIT_PDFA_CONVERSION_FAILED)]
+)
+def test_a_pdf_the_gateway_could_not_make_is_status_4_or_10_for_a_pdfa(monkeypatch, tmp_path, output_type, status):
+    monkeypatch.setattr(
+        ocr.waiting, "wait", lambda gateway, job_id, display, interval: {"status": "completed", "id": job_id}
+    )
+    document = write(tmp_path, "scan.pdf", image_pdf("words"))
+    said: list[str] = []
+    request = ocr.OcrRequest(force_ocr=True, output_type=output_type)
+
+    returned = ocr.run(_GatewayWithoutThePdf(), document, tmp_path / "out.pdf", None, request, said.append)  # type: ignore[arg-type]
+
+    assert returned == status
+    assert "not embedded" in said[-1] and not (tmp_path / "out.pdf").exists()

@@ -284,3 +284,9 @@ def test_a_page_of_forms_drawing_forms_is_measured_from_what_a_bounded_walk_sees
     page = drawn(page_pdf((144, 72), [*images, ((1200, 600), "144 0 0 72 0 0")]))
 
     assert (page.info["dpi"], page.info["dpi_source"]) == ((300, 300), "content")
+
+
+@pytest.mark.parametrize(("line_px", "dpi"), [(2.0, 50), (4000.0, 4800)])
+def test_an_estimate_from_absurd_lines_stays_within_what_image_dpi_may_say(line_px, dpi):
+    # A long strip fits no sheet, so its lines alone would say 15 or 30,000 dpi.
+    assert estimate_image_dpi(5000, 300, [line_px] * 5) == Resolution(dpi, resolution.ESTIMATED)

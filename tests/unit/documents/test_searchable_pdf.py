@@ -732,6 +732,20 @@ def test_a_redo_results_lines_from_the_pages_own_text_are_not_drawn_again():
     assert [text_of(opened(data), index).count("ZEPHYR") for index in range(2)] == [1, 1]
 
 
+def test_a_redo_pages_ocr_words_beside_its_text_are_drawn_even_when_the_body_says_them_too():
+    original = real_pdf()
+    own = layer_pages(original, read_as_is=True)[1]
+    body = [{**line_, "source": "text_layer"} for line_ in own["lines"]]
+    # What OCR read beside the page's text (a figure's labels, say) in the bottom margin: words the body has too.
+    labels = " ".join(own["text"].split()[:3])
+    result = ocr_page(2, [*body, line(labels, (300, 2120, 900, 2160))], own["width"], own["height"])
+
+    data = searchable_pdf([SourceDocument(original, PDF, {1: result})])
+
+    before, after = text_of(opened(original), 1), text_of(opened(data), 1)
+    assert after.split() == before.split() + labels.split()
+
+
 def test_a_page_answered_from_its_text_keeps_its_earlier_layer():
     document = earlier_ocr_pdf([0, 3])
     results = earlier_results(document)
