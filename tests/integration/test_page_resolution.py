@@ -150,12 +150,12 @@ def test_ocrgw_ocr_sizes_an_image_without_a_resolution_by_its_text_or_by_image_d
     scan = unstated_png(sheet="letter")
     (tmp_path / "scan.png").write_bytes(scan.document)
 
-    # When ocrgw ocr makes it searchable, once as it is and once told its resolution
+    # When ocrgw ocr makes it searchable, once as it is and once told another resolution than its text says
     estimated = ocrgw(api.base_url, "ocr", str(tmp_path / "scan.png"), str(tmp_path / "estimated.pdf"))
-    given = ocrgw(api.base_url, "ocr", "--image-dpi", "300", str(tmp_path / "scan.png"), str(tmp_path / "given.pdf"))
+    given = ocrgw(api.base_url, "ocr", "--image-dpi", "150", str(tmp_path / "scan.png"), str(tmp_path / "given.pdf"))
 
-    # Then both are a Letter page
+    # Then the estimate makes it a Letter page, and the resolution given, twice its size each way
     assert estimated.returncode == 0, estimated.stderr
     assert given.returncode == 0, given.stderr
     assert_size((tmp_path / "estimated.pdf").read_bytes(), 8.5, 11.0)
-    assert page_inches((tmp_path / "given.pdf").read_bytes()) == pytest.approx((8.5, 11.0))
+    assert page_inches((tmp_path / "given.pdf").read_bytes()) == pytest.approx((17.0, 22.0))
