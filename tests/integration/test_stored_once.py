@@ -10,6 +10,7 @@ first request asks for it (202, Retry-After), the next ones get the kept PDF.
 
 from __future__ import annotations
 
+import base64
 import io
 import random
 
@@ -81,8 +82,9 @@ def test_a_split_stores_its_document_once_and_each_child_reads_its_page(gateway,
     before = used_memory(db)
 
     # When it is split one page a child (each page read from its text layer)
-    response = gateway.post_raw(document, "application/pdf",
-                                {"model": "tesseract", "split_pages": "1", "max_parallel": "4"})  # fmt: skip
+    response = gateway.post_json({"model": "tesseract", "content_type": "application/pdf",
+                                  "payload": base64.b64encode(document).decode("ascii"),
+                                  "split_pages": 1, "max_parallel": 4, "options": {"text_layer": "prefer"}})  # fmt: skip
     assert response.status_code == 202, response.text
     parent_id = response.json()["id"]
 
