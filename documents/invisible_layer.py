@@ -37,8 +37,8 @@ from typing import Any
 
 import pikepdf
 
-#: The render mode that draws nothing and adds nothing to the clipping path (PDF 1.7, table 106).
-INVISIBLE = 3
+from documents.text_layer import INVISIBLE_MODE
+
 _SHOW = frozenset({"Tj", "TJ", "'", '"'})
 #: Operators after which a text's position no longer depends on what was shown before it.
 _REPOSITION = frozenset({"BT", "ET", "Td", "TD", "Tm", "T*", "'", '"'})
@@ -79,7 +79,7 @@ class _Removal:
             elif operator == "Tr" and (mode := _number(instruction.operands)) is not None:
                 mode_stack[-1] = mode
             elif operator in _SHOW:
-                shown[index] = mode_stack[-1] == INVISIBLE
+                shown[index] = mode_stack[-1] == INVISIBLE_MODE
             elif operator == "Do" and depth < _MAX_FORM_DEPTH:
                 self._form(resources, instruction.operands, mode_stack[-1], depth)
         dropped = _droppable(instructions, shown)

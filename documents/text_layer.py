@@ -34,7 +34,9 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 _LINE_BREAKS = frozenset("\r\n")
-#: FPDF_TEXTRENDERMODE_INVISIBLE: text that draws nothing (PDF 1.7, table 106).
+#: FPDF_TEXTRENDERMODE_INVISIBLE: text that draws nothing and adds nothing to the clipping path (PDF 1.7,
+#: table 106), the mode of an OCR layer: what is told apart from visible text here, and taken off a page by
+#: ``documents.invisible_layer``.
 INVISIBLE_MODE = 3
 #: The share of an OCR word's box that the page's own words must cover for it to be one of them, read again.
 COVERED_SHARE = 0.5
