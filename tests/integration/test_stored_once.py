@@ -82,9 +82,8 @@ def test_a_split_stores_its_document_once_and_each_child_reads_its_page(gateway,
     before = used_memory(db)
 
     # When it is split one page a child (each page read from its text layer)
-    payload = base64.b64encode(document).decode("ascii")
-    response = gateway.post_json({"model": "tesseract", "content_type": "application/pdf", "payload": payload,
-                                  "split_pages": 1, "max_parallel": 4, "options": {"text_layer": "prefer"}})  # fmt: skip
+    job = {"model": "tesseract", "content_type": "application/pdf", "payload": base64.b64encode(document).decode()}
+    response = gateway.post_json({**job, "split_pages": 1, "max_parallel": 4, "options": {"text_layer": "prefer"}})
     assert response.status_code == 202, response.text
     parent_id = response.json()["id"]
 
