@@ -481,7 +481,10 @@ def main(argv: list[str] | None = None) -> int:
     group = ProcGroup(work, label="redis cluster")
     cluster = LocalCluster(group, work, primaries=args.primaries, replicas=args.replicas, password=args.password)
     # SIGTERM stops the cluster as Ctrl-C does; the nodes run in sessions of their own, so neither reaches them.
+    # Ctrl-C's handler is set too: started from a background job of a shell without job control (`cmd &` in a
+    # script), a process inherits SIGINT ignored, and Python then leaves it so: Ctrl-C would never stop it.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         cluster.start()
         print(f"Redis Cluster up, logs in {work / 'logs'}", flush=True)
