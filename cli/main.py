@@ -24,7 +24,7 @@ import click
 
 from cli import extras, stack, views, waiting
 from cli.client import DEFAULT_URL, FORMATS, ApiError, Gateway, Unreachable
-from cli.ocr import MAX_IMAGE_DPI, MIN_IMAGE_DPI, OcrRequest
+from cli.ocr import MAX_IMAGE_DPI, MIN_IMAGE_DPI, OcrRequest, image_resolution
 from cli.ocr import run as run_ocr
 from cli.output import Printer, is_terminal
 from cli.submitting import SubmitError, build, parse_options, read_documents
@@ -98,13 +98,6 @@ def _url_option(envvar: str | None, default: str | None) -> Callable[..., Any]:
 def _page_geometry(**switches: bool) -> dict[str, bool]:
     """The geometry options a flag turns on; a flag left off sends nothing, so the model's default holds."""
     return {name: True for name, on in switches.items() if on}
-
-
-def _image_resolution(image_dpi: float | None) -> dict[str, float | int]:
-    """``--image-dpi`` as the option, a whole number as an integer (as it was typed, most likely)."""
-    if image_dpi is None:
-        return {}
-    return {"image_dpi": int(image_dpi) if image_dpi.is_integer() else image_dpi}
 
 
 json_flag = click.option("--json", "as_json", is_flag=True, help="Print the gateway's JSON answer as it is.")
@@ -188,7 +181,7 @@ def submit(
             split_pages=split_pages,
             options=parse_options(options)
             | _page_geometry(rotate_pages=rotate_pages, deskew=deskew)
-            | _image_resolution(image_dpi),
+            | image_resolution(image_dpi),
             callback_url=callback_url,
             idempotency_key=idempotency_key,
             priority=priority,

@@ -117,12 +117,18 @@ class OcrRequest:
             options["output_type"] = OUTPUT_TYPE_ALIASES.get(self.output_type, self.output_type)
         if self.optimize:
             options["optimize"] = self.optimize
-        if self.image_dpi is not None:
-            options["image_dpi"] = int(self.image_dpi) if float(self.image_dpi).is_integer() else self.image_dpi
+        options.update(image_resolution(self.image_dpi))
         return options
 
     def says_what_to_do_with_text(self) -> bool:
         return self.skip_text or self.force_ocr or self.redo_ocr
+
+
+def image_resolution(image_dpi: float | None) -> dict[str, float | int]:
+    """``--image-dpi`` as the option, a whole number as an integer (as it was typed, most likely)."""
+    if image_dpi is None:
+        return {}
+    return {"image_dpi": int(image_dpi) if float(image_dpi).is_integer() else image_dpi}
 
 
 class OcrFailed(Exception):
