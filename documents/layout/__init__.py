@@ -42,14 +42,21 @@ from documents.structure import Block, Box, Table
 
 
 class WordLike(Protocol):
-    text: str
-    bbox: Box
+    @property
+    def text(self) -> str: ...
+    @property
+    def bbox(self) -> Box: ...
 
 
 class LineLike(Protocol):
-    text: str
-    bbox: Box
-    words: Sequence[WordLike]
+    """An engine's line (``workers.adapters.base.Line``) or a PDF's (``documents.text_layer.TextLine``)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def bbox(self) -> Box: ...
+    @property
+    def words(self) -> Sequence[WordLike]: ...
 
 
 @dataclass(frozen=True)
