@@ -78,7 +78,7 @@ def structured_pdf(page_number: int = 3) -> tuple[bytes, Drawn]:
     pdf.set_font("Helvetica", "B", 22)
     pdf.cell(width, 28, TITLE, align="L")
 
-    y = 104
+    y: float = 104
     pdf.set_font("Helvetica", "B", 15)
     pdf.set_xy(54, y)
     pdf.cell(width, 18, SECTION)
