@@ -176,3 +176,21 @@ def test_a_model_that_cannot_load_raises_to_the_caller(monkeypatch: pytest.Monke
     lines = [Line("Shared MIME-info Database", 0.9, (160, 90, 473, 108))]
     with pytest.raises(Exception):  # noqa: B017 - whatever ONNX Runtime raises, the caller records it
         analyse(image, lines, width=image.width, height=image.height, dpi=SCAN_DPI)
+
+
+def test_a_scanned_lists_items_and_a_hyphenated_word_joined_back():
+    # Given a scanned page of bullets, numbered steps, and a paragraph with "data-" at a line's end
+    image = scan(layout_pages.list_pdf())
+    image.info["dpi"] = (SCAN_DPI, SCAN_DPI)
+    page = TesseractAdapter().recognise(1, image, {}, None)
+    # When it is laid out
+    layout = analyse(image, page.lines, width=image.width, height=image.height, dpi=SCAN_DPI)
+    # Then each bullet is an item without its bullet, each step an item with its number, and "database" is whole
+    items = [b.text for b in of_type(layout, structure.LIST_ITEM)]
+    expected = [*layout_pages.BULLETS, *layout_pages.STEPS]
+    assert len(items) == len(expected), items
+    for found, wanted in zip(items, expected, strict=True):
+        assert similar(found, wanted) > 0.97, (found, wanted)
+    texts = [b.text for b in of_type(layout, structure.TEXT)]
+    assert any(similar(t, layout_pages.HYPHENATED_TEXT) > 0.97 and "database" in t for t in texts), texts
+    assert any(similar(t, layout_pages.LIST_INTRO) > 0.95 for t in texts), texts
