@@ -98,6 +98,7 @@ class ProblemSchema(Schema):
     installed_languages = fields.List(
         fields.String(), metadata={"description": "unsupported_language: the languages the live workers have."}
     )
+    options = fields.List(fields.String(), metadata={"description": "invalid_options: the options refused."})
 
 
 # -- results ----------------------------------------------------------------------------------
