@@ -38,6 +38,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 from fpdf import FPDF
 
+from documents.structure import CAPTION, LIST_ITEM, SECTION_HEADER, TABLE, TEXT, TITLE
 from tests.scans import SCAN_DPI, image_only_pdf, scan_page
 
 LICENCES = Path("/usr/share/common-licenses")
@@ -49,6 +50,9 @@ TEXT_WIDTH = PAGE_WIDTH - 2 * MARGIN
 #: Type sizes in points: the title, a section, a subsection, the body, a sidebar's, the running header's.
 TITLE_SIZE, SECTION_SIZE, SUBSECTION_SIZE, BODY_SIZE, SMALL_SIZE, RUNNING_SIZE = 22.0, 15.0, 12.5, 10.5, 9.0, 9.0
 LEADING = 1.35  # line height over type size
+#: Between the text and what stands beside it (a sidebar, a table): as narrow as a column gap may be.
+SIDEBAR_GAP = 16.0
+BESIDE_TEXT_TABLE_WIDTHS = (100.0, 60.0, 60.0)
 RUNNING_HEADER = "Notes on Free Software Licences"
 SEED = 32
 
@@ -79,15 +83,41 @@ class Truth:
 
     name: str
     number: int
-    body: list[str] = field(default_factory=list)  # blocks in reading order
+    blocks: list[tuple[str, str]] = field(default_factory=list)  # (type, text) of the body, in reading order
     headings: list[tuple[int, str]] = field(default_factory=list)  # (level, text) in reading order
     tables: list[TableTruth] = field(default_factory=list)
     header: str = RUNNING_HEADER
     footer: str = ""
     figure_words: list[str] = field(default_factory=list)
 
+    @property
+    def body(self) -> list[str]:
+        return [text for _, text in self.blocks]
+
     def body_text(self) -> str:
         return "\n\n".join(self.body)
+
+    def markdown(self) -> str:
+        """The page as a person would write it in Markdown: what a perfect reading of it gives."""
+        out = [f"<!-- page {self.number} -->"]
+        tables = iter(self.tables)
+        levels = dict((text, level) for level, text in self.headings)
+        for kind, text in self.blocks:
+            if kind in (TITLE, SECTION_HEADER):
+                out.append("#" * levels[text] + " " + text)
+            elif kind == LIST_ITEM:
+                out.append(f"- {text}")
+            elif kind == TABLE:
+                cells = next(tables).cells
+                rule = "|" + "---|" * len(cells[0])
+                out.append(
+                    "\n".join(
+                        ["| " + " | ".join(cells[0]) + " |", rule, *("| " + " | ".join(r) + " |" for r in cells[1:])]
+                    )
+                )
+            else:
+                out.append(text)
+        return "\n\n".join(out) + "\n"
 
 
 @dataclass(frozen=True)
@@ -199,7 +229,7 @@ class Page:
         width: float = TEXT_WIDTH,
         y: float | None = None,
         after: float = 8.0,
-        body: bool = True,
+        kind: str = TEXT,
     ) -> float:
         """Draws ``text`` wrapped in ``width``; answers the height it took."""
         top = self.y if y is None else y
@@ -209,34 +239,42 @@ class Page:
         height = self.document.get_y() - top
         if y is None:
             self.y = top + height + after
-        if body:
-            self.truth.body.append(text)
+        self.truth.blocks.append((kind, text))
         return height + after
 
     def heading(self, text: str, level: int, **where: float) -> float:
         size = {TITLE_LEVEL: TITLE_SIZE, SECTION_LEVEL: SECTION_SIZE, SUBSECTION_LEVEL: SUBSECTION_SIZE}[level]
         self.truth.headings.append((level, text))
-        return self.text(text, size=size, style="B", after=6.0 if level > 1 else 10.0, **where)
+        kind = TITLE if level == TITLE_LEVEL else SECTION_HEADER
+        return self.text(text, size=size, style="B", after=6.0 if level > 1 else 10.0, kind=kind, **where)
 
     def bullets(self, items: Sequence[str]) -> None:
         for item in items:
             # A drawn square, not a glyph: Helvetica's Latin-1 has no bullet.
             self.document.set_fill_color(0, 0, 0)
             self.document.rect(MARGIN + 7, self.y + BODY_SIZE * LEADING / 2 - 1.8, 3.6, 3.6, style="F")
-            self.text(item, x=MARGIN + 18, width=TEXT_WIDTH - 18, after=3.0)
+            self.text(item, x=MARGIN + 18, width=TEXT_WIDTH - 18, after=3.0, kind=LIST_ITEM)
         self.y += 5
 
-    def table(self, truth: TableTruth, *, x: float = MARGIN, widths: Sequence[float], y: float | None = None) -> float:
+    def table(
+        self,
+        truth: TableTruth,
+        *,
+        x: float = MARGIN,
+        widths: Sequence[float],
+        y: float | None = None,
+        row_height: float = BODY_SIZE * LEADING + 6,
+    ) -> float:
         """Draws a table: every cell ruled when ``bordered``, else three rules (top, under the header, bottom)."""
         top = self.y if y is None else y
-        row_height = BODY_SIZE * LEADING + 6
         document = self.document
+        numeric = [all(row[c].replace(",", "").isdigit() for row in truth.cells[1:]) for c in range(truth.cols)]
         for r, row in enumerate(truth.cells):
             document.set_font("helvetica", "B" if r == 0 else "", BODY_SIZE)
             left = x
             for c, (cell, width) in enumerate(zip(row, widths, strict=True)):
                 document.set_xy(left, top + r * row_height)
-                align = "R" if c and cell.replace(",", "").isdigit() else "L"
+                align = "R" if numeric[c] else "L"
                 document.cell(width, row_height, cell, border=1 if truth.bordered else 0, align=align)
                 left += width
         bottom = top + len(truth.cells) * row_height
@@ -248,7 +286,7 @@ class Page:
             document.set_line_width(0.4)
             document.line(x, top + row_height, right, top + row_height)
         self.truth.tables.append(truth)
-        self.truth.body.append(truth.text())
+        self.truth.blocks.append((TABLE, truth.text()))
         if y is None:
             self.y = bottom + 12
         return bottom - top + 12
@@ -362,7 +400,7 @@ def tables_page(page: Page, material: Material) -> None:
         True,
         (("Licence", "Lines", "Words", "Paragraphs"), *((n, f"{a:,}", f"{b:,}", f"{c:,}") for n, a, b, c in counts)),
     )
-    page.text(bordered.caption, style="I")
+    page.text(bordered.caption, style="I", kind=CAPTION)
     page.table(bordered, x=MARGIN + 44, widths=(120, 70, 70, 100))
     page.text(paragraphs[1])
     borderless = TableTruth(
@@ -370,7 +408,7 @@ def tables_page(page: Page, material: Material) -> None:
         False,
         (("MIME type", "Extension", "Description"), *MIME_TYPES),
     )
-    page.text(borderless.caption, style="I")
+    page.text(borderless.caption, style="I", kind=CAPTION)
     page.table(borderless, x=MARGIN + 44, widths=(140, 80, 160))
     page.text(paragraphs[2])
 
@@ -382,50 +420,70 @@ def figure_page(page: Page, material: Material) -> None:
     x, w, h = MARGIN + 84, 300.0, 170.0
     page.bar_chart([(n, words) for n, _, words, _ in licence_counts()], "Words per licence", x=x, y=page.y, w=w, h=h)
     page.y += h + 8
-    page.text("Figure 1. How long each licence text is, in words.", style="I", x=x, width=w)
+    page.text("Figure 1. How long each licence text is, in words.", style="I", kind=CAPTION, x=x, width=w)
     page.text(paragraphs[1])
     page.heading(material.title(), SUBSECTION_LEVEL)
     page.text(paragraphs[2])
 
 
+def glance_facts() -> list[str]:
+    """Short facts of the GPL, read from its text: what a sidebar's box holds."""
+    text = GPL.read_text(encoding="utf-8")
+    version = re.search(r"Version (\d+), (\d+ \w+ \d+)", text)
+    assert version is not None, "the GPL names its version and date"
+    return [
+        f"Version {version.group(1)}",
+        f"Dated {version.group(2)}",
+        f"{len(gpl_sections())} sections of prose",
+        f"{len(text.splitlines()):,} lines",
+        f"{len(text.split()):,} words",
+        "Free Software Foundation",
+    ]
+
+
 def sidebar_page(page: Page, material: Material) -> None:
-    name, paragraphs = material.paragraphs(3, longest=520)
+    """A column of short facts at the left of the text, its lines as far apart as the text's: read across
+    the page, each fact runs on into a line of the text.  Read column by column, the facts come first."""
+    name, paragraphs = material.paragraphs(2, longest=520)
     page.heading(name, SECTION_LEVEL)
-    main_width, gap = 300.0, 16.0
+    side_width = 120.0
+    main_x = MARGIN + side_width + SIDEBAR_GAP
+    main_width = PAGE_WIDTH - MARGIN - main_x
     top = page.y
+    facts = glance_facts()
+    line = BODY_SIZE * LEADING
+    page.heading("At a glance", SUBSECTION_LEVEL, x=MARGIN, width=side_width, y=top - 2)
+    page.document.set_font("helvetica", "", BODY_SIZE)
+    for i, fact in enumerate(facts, start=1):
+        page.document.set_xy(MARGIN, top + i * line)
+        page.document.cell(side_width, line, fact)
+    page.truth.blocks.append((TEXT, " ".join(facts)))
     y = top
     for paragraph in paragraphs:
-        y += page.text(paragraph, width=main_width, y=y)
-    side_x, side_width = MARGIN + main_width + gap, TEXT_WIDTH - main_width - gap
-    name, notes = material.paragraphs(2, longest=300)
-    page.document.set_fill_color(235, 235, 235)
-    side_y = top
-    heights = []
-    side_y += page.heading(name, SUBSECTION_LEVEL, x=side_x + 6, width=side_width - 12, y=side_y + 6)
-    for note in notes:
-        heights.append(page.text(note, size=SMALL_SIZE, x=side_x + 6, width=side_width - 12, y=side_y + 6))
-        side_y += heights[-1]
-    page.document.set_line_width(0.6)
-    page.document.rect(side_x, top, side_width, side_y - top + 6)
-    page.y = max(y, side_y + 12) + 6
+        y += page.text(paragraph, x=main_x, width=main_width, y=y, after=line)
+    page.y = max(y, top + (len(facts) + 2) * line) + 6
     name, (closing,) = material.paragraphs(1, longest=360)
     page.text(closing)
 
 
 def table_beside_text_page(page: Page, material: Material) -> None:
+    """A borderless table beside a paragraph, its rows as far apart as the paragraph's lines: read across
+    the page, each row runs on into a line of the paragraph."""
     name, paragraphs = material.paragraphs(3, longest=420)
     page.heading(name, SECTION_LEVEL)
     page.text(paragraphs[0])
     table = TableTruth(
         "Table 3. Lines of each licence.",
-        True,
-        (("Licence", "Lines"), *((n, f"{a:,}") for n, a, _, _ in licence_counts())),
+        False,
+        (("Licence", "Lines", "Words"), *((n, f"{a:,}", f"{b:,}") for n, a, b, _ in licence_counts())),
     )
     top = page.y
-    page.text(table.caption, style="I", width=190, y=top)
-    height = page.table(table, widths=(110, 70), y=top + 18)
-    page.text(paragraphs[1], x=MARGIN + 200, width=TEXT_WIDTH - 200, y=top)
-    page.y = top + max(height + 18, 200)
+    height = page.text(table.caption, style="I", kind=CAPTION, width=200, y=top, after=0)
+    widths = BESIDE_TEXT_TABLE_WIDTHS
+    height += page.table(table, widths=widths, y=top + height, row_height=BODY_SIZE * LEADING)
+    left = MARGIN + sum(widths) + SIDEBAR_GAP
+    page.text(paragraphs[1], x=left, width=PAGE_WIDTH - MARGIN - left, y=top)
+    page.y = top + max(height, 150)
     page.text(paragraphs[2])
 
 
@@ -440,6 +498,7 @@ def caption_beside_figure_page(page: Page, material: Material) -> None:
     page.text(
         "Figure 2. How many paragraphs each licence text has: the Apache licence's are long, the GPL's many.",
         style="I",
+        kind=CAPTION,
         x=MARGIN + w + 20,
         width=TEXT_WIDTH - w - 20,
         y=top + h - 60,
