@@ -82,6 +82,7 @@ ACCOUNTS = DrawnTable(
         ["Revenue from services", "1,204", "1,356", "1,498", "10.5%"],
         ["Cost of sales", "612", "701", "755", "7.7%"],
         ["Gross profit", "592", "655", "743", "13.4%"],
+        ["Research & development", "96", "104", "", "-3.1%"],
         ["Operating expenses", "310", "", "352", "4.2%"],
         ["Net income", "282", "317", "391", "23.3%"],
     ],
