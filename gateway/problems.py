@@ -42,6 +42,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "invalid_metrics_token": (401, "Invalid metrics token"),
     "on_prem_required": (403, "Document must stay on premises"),
     "job_not_found": (404, "Job not found"),
+    "table_not_found": (404, "Table not found"),
     "result_not_ready": (409, "Result not ready"),
     "job_finished": (409, "Job already finished"),
     "not_a_group": (409, "Not a fan-out group"),

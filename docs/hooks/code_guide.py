@@ -52,6 +52,13 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "and it was deleted.",
         "Check the id and the key you send; a job ended longer ago than the retention is gone for good.",
     ),
+    "table_not_found": (
+        "The job's result has no table of that number: tables are numbered from 1 over the whole document "
+        "(`tables` in `GET /jobs/{id}/result` lists them), and a result has tables only when the job asked for "
+        "`layout` and a page had one. `tables` in the problem says how many there are.",
+        "Ask for a number `tables` lists; for a document read without layout, submit it again with "
+        "`options.layout: true`.",
+    ),
     "result_not_ready": (
         "The job (or group) has not ended yet; `job_status` says where it is.",
         "Poll `GET /jobs/{id}` (or wait for the webhook) until its status is terminal, then ask again.",

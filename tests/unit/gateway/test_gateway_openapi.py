@@ -61,6 +61,8 @@ def test_every_route_of_the_api_is_documented(app, spec):
         "/jobs/{job_id}/result.pdf",
         "/jobs/{job_id}/result.hocr",
         "/jobs/{job_id}/result.alto",
+        "/jobs/{job_id}/result.md",
+        "/jobs/{job_id}/tables/{number}.csv",
         "/jobs/{job_id}/events",
         "/jobs/{job_id}/retry",
         "/models",
