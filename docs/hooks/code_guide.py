@@ -176,7 +176,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "its range is `invalid_field` instead; a job that got past the gateway and is refused by its worker "
         "fails with the job error code of the same name.",
         "Drop the option, or send the document to a model that reads pages (`tesseract`, `paddleocr`; "
-        "`GET /models`).",
+        "`GET /models`). See [Layout](../documents/layout.md).",
     ),
     "request_header_fields_too_large": (
         "A header is longer than 8190 bytes, or there are more than 100 headers; answered before any route runs.",
