@@ -54,6 +54,7 @@ class GetJobResponse404:
             - `request_header_fields_too_large` (431): Request headers too large
             - `result_not_ready` (409): Result not ready
             - `store_unavailable` (503): Job store unavailable
+            - `table_not_found` (404): Table not found
             - `too_many_children` (422): Too many children
             - `too_many_pages` (422): Too many pages
             - `too_many_pixels` (422): Page image too large
@@ -84,6 +85,7 @@ class GetJobResponse404:
         models (list[str] | Unset): The known models.
         page (int | Unset): too_many_pixels: the page (1-based) that is too large.
         page_count (int | Unset): too_many_pages: how many the document has (absent: more than could be counted).
+        tables (int | Unset): table_not_found: how many tables the result has.
         width (int | Unset): too_many_pixels: its width in pixels (as drawn, for a PDF).
     """
 
@@ -110,6 +112,7 @@ class GetJobResponse404:
     models: list[str] | Unset = UNSET
     page: int | Unset = UNSET
     page_count: int | Unset = UNSET
+    tables: int | Unset = UNSET
     width: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -180,6 +183,8 @@ class GetJobResponse404:
 
         page_count = self.page_count
 
+        tables = self.tables
+
         width = self.width
 
         field_dict: dict[str, Any] = {}
@@ -229,6 +234,8 @@ class GetJobResponse404:
             field_dict["page"] = page
         if page_count is not UNSET:
             field_dict["page_count"] = page_count
+        if tables is not UNSET:
+            field_dict["tables"] = tables
         if width is not UNSET:
             field_dict["width"] = width
 
@@ -312,6 +319,8 @@ class GetJobResponse404:
 
         page_count = d.pop("page_count", UNSET)
 
+        tables = d.pop("tables", UNSET)
+
         width = d.pop("width", UNSET)
 
         get_job_response_404 = cls(
@@ -338,6 +347,7 @@ class GetJobResponse404:
             models=models,
             page=page,
             page_count=page_count,
+            tables=tables,
             width=width,
         )
 

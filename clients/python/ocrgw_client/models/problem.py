@@ -53,6 +53,7 @@ class Problem:
             - `request_header_fields_too_large` (431): Request headers too large
             - `result_not_ready` (409): Result not ready
             - `store_unavailable` (503): Job store unavailable
+            - `table_not_found` (404): Table not found
             - `too_many_children` (422): Too many children
             - `too_many_pages` (422): Too many pages
             - `too_many_pixels` (422): Page image too large
@@ -83,6 +84,7 @@ class Problem:
         models (list[str] | Unset): The known models.
         page (int | Unset): too_many_pixels: the page (1-based) that is too large.
         page_count (int | Unset): too_many_pages: how many the document has (absent: more than could be counted).
+        tables (int | Unset): table_not_found: how many tables the result has.
         width (int | Unset): too_many_pixels: its width in pixels (as drawn, for a PDF).
     """
 
@@ -109,6 +111,7 @@ class Problem:
     models: list[str] | Unset = UNSET
     page: int | Unset = UNSET
     page_count: int | Unset = UNSET
+    tables: int | Unset = UNSET
     width: int | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -178,6 +181,8 @@ class Problem:
 
         page_count = self.page_count
 
+        tables = self.tables
+
         width = self.width
 
         field_dict: dict[str, Any] = {}
@@ -227,6 +232,8 @@ class Problem:
             field_dict["page"] = page
         if page_count is not UNSET:
             field_dict["page_count"] = page_count
+        if tables is not UNSET:
+            field_dict["tables"] = tables
         if width is not UNSET:
             field_dict["width"] = width
 
@@ -310,6 +317,8 @@ class Problem:
 
         page_count = d.pop("page_count", UNSET)
 
+        tables = d.pop("tables", UNSET)
+
         width = d.pop("width", UNSET)
 
         problem = cls(
@@ -336,6 +345,7 @@ class Problem:
             models=models,
             page=page,
             page_count=page_count,
+            tables=tables,
             width=width,
         )
 

@@ -33,6 +33,7 @@ class ProblemCode(StrEnum):
     REQUEST_HEADER_FIELDS_TOO_LARGE = "request_header_fields_too_large"
     RESULT_NOT_READY = "result_not_ready"
     STORE_UNAVAILABLE = "store_unavailable"
+    TABLE_NOT_FOUND = "table_not_found"
     TOO_MANY_CHILDREN = "too_many_children"
     TOO_MANY_PAGES = "too_many_pages"
     TOO_MANY_PIXELS = "too_many_pixels"
