@@ -52,6 +52,8 @@ measured again.
 from __future__ import annotations
 
 import base64
+import contextlib
+import io
 import json
 import time
 from collections.abc import Callable
@@ -200,14 +202,15 @@ def read_without_layout(bench: Bench, document: bytes, options: dict[str, Any]) 
 def peer() -> Callable[[bytes], Reading] | None:
     """pymupdf4llm's Markdown of a born-digital page, when it is installed (a reference only)."""
     try:
-        import pymupdf
-        import pymupdf4llm
+        with contextlib.redirect_stdout(io.StringIO()):  # it advertises another package of its own on import
+            import pymupdf
+            import pymupdf4llm
     except ImportError:
         return None
 
     def read(document: bytes) -> Reading:
         start = time.perf_counter()
-        with pymupdf.open(stream=document, filetype="pdf") as pdf:
+        with pymupdf.open(stream=document, filetype="pdf") as pdf, contextlib.redirect_stdout(io.StringIO()):
             markdown = pymupdf4llm.to_markdown(pdf, show_progress=False)
         return Reading(markdown, [], time.perf_counter() - start)
 
