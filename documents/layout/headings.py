@@ -28,7 +28,10 @@ lines of body-sized type is a paragraph it mistook, and is text.  A short text
 block (at most two lines, not ending a sentence) whose type is at least
 ``MISSED_RATIO`` times the body's is a heading the model missed; on a
 born-digital page a one-line bold block that does not end a sentence is one
-too, of level 3.
+too, of level 3.  So is the first line of a text block (``leads``) when it
+does not end a sentence and is set ``MISSED_RATIO`` times larger than the
+block's other lines, or bold above lines that are not: the model framed a
+heading with its text (the title of a sidebar's box).
 """
 
 from __future__ import annotations
@@ -93,3 +96,20 @@ def is_missed_heading(text: str, size: float | None, body: float | None, lines: 
 def is_mistaken_heading(size: float | None, body: float | None, lines: int) -> bool:
     """Whether a region the model calls a heading is a paragraph."""
     return lines > MAX_HEADING_LINES and (size is None or not body or size < SECTION_RATIO * body)
+
+
+def leads(
+    text: str,
+    size: float | None,
+    rest: Sequence[float | None],
+    bold: bool | None,
+    rest_bold: Sequence[bool | None] | None,
+) -> bool:
+    """Whether the first line of a text block (``text``, of type ``size``, ``bold``) is a heading over the
+    block's other lines (their sizes ``rest``, their boldness ``rest_bold``)."""
+    if not rest or not text.strip() or text.rstrip()[-1:] in ".:;,":
+        return False
+    sizes = [s for s in rest if s]
+    if size and sizes and size >= MISSED_RATIO * statistics.median(sizes):
+        return True
+    return bool(bold) and rest_bold is not None and not any(rest_bold)
