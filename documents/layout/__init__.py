@@ -111,6 +111,7 @@ def analyse(
         [d.box for d in drafts],
         [" ".join(p.text for p in d.pieces) for d in drafts],
         [_line_height(d) for d in drafts],
+        [len(d.pieces) for d in drafts],
     )
     for draft, kind in zip(drafts, kinds, strict=True):
         draft.kind = kind
