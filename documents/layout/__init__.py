@@ -105,6 +105,8 @@ def analyse(
     drafts = [d for group in groups for d in _drafts(group, sizes, bold)]
     body = _body_size(drafts, sizes)
     for draft in drafts:
+        _running(draft, height, sizes, body)
+    for draft in drafts:
         _decide_heading(draft, sizes, bold, body)
     kinds, described = captions.attach(
         [d.kind for d in drafts],
@@ -147,6 +149,8 @@ def analyse(
     return PageLayout(pieces, blocks)
 
 
+#: The most words a running header or footer the model framed as text may have (``Page 3 of 7``, a short title).
+RUNNING_WORDS = 6
 #: A gap between two lines' tops wider than this many times the page's line spacing starts a new paragraph.
 PARAGRAPH_PITCH = 1.4
 #: A line indented by more than this many of its heights, with the next back at the margin, opens a paragraph.
@@ -288,6 +292,21 @@ def _decide_heading(draft: _Draft, sizes: Sizes, bold: Sequence[bool | None] | N
         text = " ".join(p.text for p in draft.pieces)
         if headings.is_missed_heading(text, size, body, len(draft.pieces), is_bold):
             draft.kind, draft.level = headings.level(size, body)
+
+
+def _running(draft: _Draft, height: int, sizes: Sizes, body: float | None) -> None:
+    """A text block of one short line in the page's top or bottom margin, not set larger than the body (a
+    heading), is its running header or footer (a page number the model framed as text)."""
+    if draft.kind != structure.TEXT or len(draft.pieces) != 1 or len(draft.pieces[0].texts) > RUNNING_WORDS:
+        return
+    size = sizes[draft.pieces[0]]
+    if size is not None and body is not None and size >= headings.MISSED_RATIO * body:
+        return
+    box = draft.pieces[0].box
+    if box[3] <= placement.MARGIN * height:
+        draft.kind = structure.PAGE_HEADER
+    elif box[1] >= (1 - placement.MARGIN) * height:
+        draft.kind = structure.PAGE_FOOTER
 
 
 def _line_height(draft: _Draft) -> float:

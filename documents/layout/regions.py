@@ -8,7 +8,7 @@ core).  ``OCRGW_LAYOUT_MODEL`` names another ONNX file in its place.  The
 model sees the page at 608x800 pixels whatever its size, so the page is
 reduced before it is handed over (fewer pixels to convert and resize), never
 below that size, and the boxes are scaled back to the page's line pixels.  On a 200-dpi letter page it
-takes 0.14 to 0.19 s here; loaded, it adds 33 MB to a process.
+takes 0.14 to 0.18 s here; loaded, it adds 33 MB to a process.
 
 CDLA has ten classes; each is the kind of block it becomes (``KINDS``).
 CDLA's ``title`` is any heading: its level, and so whether it is the page's

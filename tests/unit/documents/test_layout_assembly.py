@@ -60,24 +60,24 @@ def test_a_text_region_round_two_columns_is_read_column_by_column(model_answers)
 def test_a_line_two_regions_share_is_cut_and_every_piece_is_in_one_block(model_answers):
     # A sidebar's heading that the engine read as one line with the main text's first line.
     model_answers(
-        [Region(structure.TEXT, (140, 90, 560, 300), 0.95), Region(structure.TEXT, (600, 90, 1550, 300), 0.95)]
+        [Region(structure.TEXT, (140, 290, 560, 500), 0.95), Region(structure.TEXT, (600, 290, 1550, 500), 0.95)]
     )
     lines = [
         Line(
             "At glance You may convey",
             0.9,
-            (150, 96, 1100, 138),
+            (150, 296, 1100, 338),
             (
-                Word("At", 0.9, (150, 96, 180, 130)),
-                Word("glance", 0.9, (190, 96, 300, 138)),
-                Word("You", 0.9, (620, 104, 670, 130)),
-                Word("may", 0.9, (680, 104, 740, 130)),
-                Word("convey", 0.9, (750, 104, 850, 130)),
+                Word("At", 0.9, (150, 296, 180, 330)),
+                Word("glance", 0.9, (190, 296, 300, 338)),
+                Word("You", 0.9, (620, 304, 670, 330)),
+                Word("may", 0.9, (680, 304, 740, 330)),
+                Word("convey", 0.9, (750, 304, 850, 330)),
             ),
         ),
-        line(140, 150, "Version", "3"),
-        line(175, 150, "674", "lines"),
-        line(140, 620, "a", "covered", "work", "in", "object", "code."),
+        line(340, 150, "Version", "3"),
+        line(375, 150, "674", "lines"),
+        line(340, 620, "a", "covered", "work", "in", "object", "code."),
     ]
     layout = analyse(PAGE, lines, width=WIDTH, height=HEIGHT, dpi=200)
     assert texts(layout) == [
@@ -95,12 +95,12 @@ def test_a_figures_words_and_its_caption(model_answers):
     model_answers(
         [
             Region(structure.FIGURE, (400, 500, 1300, 900), 0.9),
-            Region(structure.TEXT, (150, 100, 1550, 200), 0.9),
+            Region(structure.TEXT, (150, 300, 1550, 400), 0.9),
             Region(structure.CAPTION, (500, 920, 1200, 950), 0.7),
         ]
     )
     lines = [
-        line(100, 150, "Body", "text", "of", "the", "page."),
+        line(300, 150, "Body", "text", "of", "the", "page."),
         line(600, 500, "Packages"),
         line(600, 900, "Cache"),
         line(920, 500, "Figure", "1.", "The", "flow."),
@@ -114,3 +114,18 @@ def test_a_figures_words_and_its_caption(model_answers):
     figure, caption = layout.blocks[1], layout.blocks[2]
     assert (figure.caption, caption.caption_of) == (2, 1)
     assert structure.body_text(b.to_dict() for b in layout.blocks) == "Body text of the page.\n\nFigure 1. The flow."
+
+
+def test_a_page_number_the_model_framed_as_text_is_the_footer(model_answers):
+    model_answers(
+        [Region(structure.TEXT, (150, 300, 1550, 400), 0.9), Region(structure.TEXT, (780, 2075, 920, 2110), 0.8)]
+    )
+    lines = [line(300, 150, "Body", "text", "of", "the", "page."), line(2080, 786, "Page", "2", "of", "7")]
+    layout = analyse(PAGE, lines, width=WIDTH, height=HEIGHT, dpi=200)
+    assert texts(layout) == [(structure.TEXT, "Body text of the page."), (structure.PAGE_FOOTER, "Page 2 of 7")]
+
+
+def test_a_short_paragraph_above_the_margin_is_not_a_footer(model_answers):
+    model_answers([Region(structure.TEXT, (150, 1900, 1550, 1940), 0.9)])
+    layout = analyse(PAGE, [line(1900, 150, "The", "end.")], width=WIDTH, height=HEIGHT, dpi=200)
+    assert texts(layout) == [(structure.TEXT, "The end.")]
