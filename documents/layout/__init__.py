@@ -283,7 +283,8 @@ def _decide_heading(draft: _Draft, sizes: Sizes, bold: Sequence[bool | None] | N
     found = [s for p in draft.pieces if (s := sizes[p])]
     size = statistics.median(found) if found else None
     if draft.kind == structure.TITLE:
-        if headings.is_mistaken_heading(size, body, len(draft.pieces)):
+        text = " ".join(p.text for p in draft.pieces)
+        if headings.is_mistaken_heading(size, body, len(draft.pieces), text):
             draft.kind = structure.TEXT
             return
         draft.kind, draft.level = headings.level(size, body)

@@ -24,7 +24,9 @@ text come out as levels 1, 2 and 3; a 14-point heading over 11-point text
 boxes, which vary by a few per cent from line to line.
 
 A region the model calls a heading that holds more than ``MAX_HEADING_LINES``
-lines of body-sized type is a paragraph it mistook, and is text.  A short text
+lines of body-sized type is a paragraph it mistook, and is text; so is one of
+``SENTENCE_WORDS`` words or more that ends like a sentence (``.``, ``:``) and
+is not set larger than the body (``The files created are:``).  A short text
 block (at most two lines, not ending a sentence) whose type is at least
 ``MISSED_RATIO`` times the body's is a heading the model missed; on a
 born-digital page a one-line bold block that does not end a sentence is one
@@ -47,6 +49,8 @@ SECTION_RATIO = 1.3
 #: A short text block whose type is this much larger than the body's is a heading the model did not see.
 MISSED_RATIO = 1.15
 MAX_HEADING_LINES = 3
+#: A heading the model found that ends like a sentence, of this many words or more, is a sentence.
+SENTENCE_WORDS = 4
 #: The share of the type's size a word's box covers, by the letters it holds.
 _DESCENDERS = frozenset("gjpqy,;()[]{}|/")
 _TALL = frozenset("bdfhiklt0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ!?&%$#@'\"")
@@ -93,9 +97,13 @@ def is_missed_heading(text: str, size: float | None, body: float | None, lines: 
     return bold and lines == 1
 
 
-def is_mistaken_heading(size: float | None, body: float | None, lines: int) -> bool:
-    """Whether a region the model calls a heading is a paragraph."""
-    return lines > MAX_HEADING_LINES and (size is None or not body or size < SECTION_RATIO * body)
+def is_mistaken_heading(size: float | None, body: float | None, lines: int, text: str = "") -> bool:
+    """Whether a region the model calls a heading is a paragraph, or a sentence that introduces one."""
+    body_sized = size is None or not body or size < SECTION_RATIO * body
+    if lines > MAX_HEADING_LINES and body_sized:
+        return True
+    sentence = len(text.split()) >= SENTENCE_WORDS and text.rstrip()[-1:] in ".:;,"
+    return sentence and (size is None or not body or size < MISSED_RATIO * body)
 
 
 def leads(
