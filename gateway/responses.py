@@ -8,9 +8,10 @@ every answer of the test suite against the document made from them.
 from __future__ import annotations
 
 from marshmallow import Schema, fields
-from marshmallow.validate import OneOf
+from marshmallow.validate import OneOf, Range
 
 from documents.resolution import DPI_SOURCES
+from documents.structure import BLOCK_TYPES, MAX_LEVEL, TITLE_LEVEL
 from jobs.contract import JobKind, JobStatus, Operation, WebhookOutcome
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS
 from jobs.registry import ORIENTATION_DECIDERS, Location
@@ -98,6 +99,8 @@ class ProblemSchema(Schema):
     installed_languages = fields.List(
         fields.String(), metadata={"description": "unsupported_language: the languages the live workers have."}
     )
+    options = fields.List(fields.String(), metadata={"description": "invalid_options: the options refused."})
+    tables = fields.Integer(metadata={"description": "table_not_found: how many tables the result has."})
 
 
 # -- results ----------------------------------------------------------------------------------
@@ -121,6 +124,68 @@ class LineSchema(WordSchema):
             "(options.text_layer 'redo'); otherwise the line comes from the page's source."
         },
     )
+
+
+def _box(description: str) -> fields.List:
+    return fields.List(fields.Integer(), required=True, metadata={"description": description})
+
+
+class CellSchema(Schema):
+    row = fields.Integer(required=True, metadata={"description": "The cell's first row, from 0."})
+    col = fields.Integer(required=True, metadata={"description": "Its first column, from 0."})
+    row_span = fields.Integer(required=True, metadata={"description": "How many rows it covers (1 or more)."})
+    col_span = fields.Integer(required=True, metadata={"description": "How many columns it covers (1 or more)."})
+    bbox = _box("x0, y0, x1, y1 in pixels of the page, as the lines' boxes.")
+    text = fields.String(required=True, metadata={"description": "The page's words that fall in the cell."})
+
+
+class TableSchema(Schema):
+    """A table's structure: its grid and its cells, read from the page's own words (no second OCR)."""
+
+    rows = fields.Integer(required=True)
+    cols = fields.Integer(required=True)
+    cells = fields.List(fields.Nested(CellSchema), required=True)
+    html = fields.String(required=True, metadata={"description": "The table as an HTML <table>, spans included."})
+
+
+class BlockSchema(Schema):
+    """A region of the page as a person sees it (options.layout), in reading order."""
+
+    order = fields.Integer(required=True, metadata={"description": "Its place in the page's reading order, from 0."})
+    type = fields.String(required=True, validate=OneOf(BLOCK_TYPES))
+    bbox = _box("x0, y0, x1, y1 in pixels of the page, as the lines' boxes.")
+    lines = fields.List(
+        fields.Integer(),
+        required=True,
+        metadata={
+            "description": "Its lines, indices into the page's lines, top to bottom; every line is in one block."
+        },
+    )
+    text = fields.String(
+        required=True,
+        metadata={
+            "description": "Its lines as one paragraph (a word hyphenated at a line's end joined back); a table's: "
+            "its rows, one a line, its cells apart by tabs."
+        },
+    )
+    level = fields.Integer(
+        validate=Range(min=TITLE_LEVEL, max=MAX_LEVEL),
+        metadata={"description": "Headings only: 1 for a title, 2 or 3 for a section header."},
+    )
+    table = fields.Nested(TableSchema, metadata={"description": "Tables only, once their structure was read."})
+    caption = fields.Integer(metadata={"description": "A figure's or table's: the order of its caption's block."})
+    caption_of = fields.Integer(metadata={"description": "A caption's: the order of the block it describes."})
+
+
+class TableSummarySchema(Schema):
+    """A table of the result, by the number ``GET /jobs/{id}/tables/{number}.csv`` gives it."""
+
+    number = fields.Integer(required=True, metadata={"description": "From 1, over the whole document."})
+    page = fields.Integer(required=True, metadata={"description": "The page it is on."})
+    block = fields.Integer(required=True, metadata={"description": "Its block's order on that page."})
+    rows = fields.Integer(required=True)
+    cols = fields.Integer(required=True)
+    caption = _nullable_string(metadata={"description": "Its caption's text, if it has one."})
 
 
 class PageSchema(Schema):
@@ -176,11 +241,36 @@ class PageSchema(Schema):
         },
     )
     child_index = fields.Integer(metadata={"description": "In a merged result: the child it comes from."})
+    blocks = fields.List(
+        fields.Nested(BlockSchema),
+        metadata={
+            "description": "options.layout: the page's blocks in reading order (none on a page without text); "
+            "absent without layout, or when it failed on this page (layout_error)."
+        },
+    )
+    layout_error = fields.String(
+        metadata={
+            "description": "options.layout: why the layout of this page could not be read; the page keeps its "
+            "plain lines and the job completes."
+        }
+    )
 
 
 class ResultSchema(Schema):
-    text = fields.String(required=True)
+    text = fields.String(
+        required=True,
+        metadata={
+            "description": "The pages' texts; with options.layout, each page's body blocks in reading order "
+            "(no running header or footer, no words of a figure)."
+        },
+    )
     pages = fields.List(fields.Nested(PageSchema), required=True)
+    tables = fields.List(
+        fields.Nested(TableSummarySchema),
+        metadata={
+            "description": "options.layout: the document's tables, numbered from 1 (present once a page has blocks)."
+        },
+    )
 
 
 class MergedChildSchema(Schema):

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from documents.structure import tables_of
 from gateway.links import Links
 from gateway.schemas import DEFAULT_PAGE_LIMIT
 from jobs.contract import TERMINAL, JobKind, JobStatus, Operation, count_field
@@ -188,7 +189,19 @@ def merged_result(queries: JobQueries, record: Record) -> dict[str, Any]:
                 "error_code": _null(child["error_code"]),
             }
         )
-    return {"text": "\n\n".join(texts), "pages": pages, "children": summary}
+    return with_tables({"text": "\n\n".join(texts), "pages": pages, "children": summary})
+
+
+def with_tables(result: dict[str, Any]) -> dict[str, Any]:
+    """The result, with the tables of its pages listed (``tables``) when a page has layout.
+
+    Listed from the pages as they are answered, so that a parent's numbers are the whole document's, as
+    ``GET /jobs/{id}/tables/{n}.csv`` counts them, whatever its children's results say of their own.
+    """
+    pages = result.get("pages") or []
+    if not any(page.get("blocks") for page in pages):
+        return result
+    return {**result, "tables": tables_of(pages)}
 
 
 def _terminal(counts: dict[str, int]) -> int:

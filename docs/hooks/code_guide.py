@@ -52,6 +52,13 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "and it was deleted.",
         "Check the id and the key you send; a job ended longer ago than the retention is gone for good.",
     ),
+    "table_not_found": (
+        "The job's result has no table of that number: tables are numbered from 1 over the whole document "
+        "(`tables` in `GET /jobs/{id}/result` lists them), and a result has tables only when the job asked for "
+        "`layout` and a page had one. `tables` in the problem says how many there are.",
+        "Ask for a number `tables` lists; for a document read without layout, submit it again with "
+        "`options.layout: true`.",
+    ),
     "result_not_ready": (
         "The job (or group) has not ended yet; `job_status` says where it is.",
         "Poll `GET /jobs/{id}` (or wait for the webhook) until its status is terminal, then ask again.",
@@ -161,6 +168,15 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "(`missing_languages`, `installed_languages`).",
         "Use an installed language (`GET /models`), or have the operator install it on the workers "
         "(see [Languages](../documents/languages.md)).",
+    ),
+    "invalid_options": (
+        "The options are well formed, and the job's model cannot honour one of them (`options`): "
+        "`layout: true` on a model that gives no words with boxes (`echo`, or a remote model whose upstream "
+        "model is `echo`), since a page's layout is found from its words. An option of the wrong type or out of "
+        "its range is `invalid_field` instead; a job that got past the gateway and is refused by its worker "
+        "fails with the job error code of the same name.",
+        "Drop the option, or send the document to a model that reads pages (`tesseract`, `paddleocr`; "
+        "`GET /models`). See [Layout](../documents/layout.md).",
     ),
     "request_header_fields_too_large": (
         "A header is longer than 8190 bytes, or there are more than 100 headers; answered before any route runs.",

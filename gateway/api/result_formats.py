@@ -1,11 +1,18 @@
-"""A result as a document OCR tools read: GET /jobs/{id}/result.hocr (hOCR) and GET /jobs/{id}/result.alto (ALTO).
+"""A result as a document other tools read: GET /jobs/{id}/result.hocr (hOCR), GET /jobs/{id}/result.alto (ALTO),
+GET /jobs/{id}/result.md (Markdown), and GET /jobs/{id}/tables/{n}.csv (a table of it as CSV).
 
-Both are drawn from the pages of what ``GET /jobs/{id}/result`` answers (a
+Each is drawn from the pages of what ``GET /jobs/{id}/result`` answers (a
 completed single job's or child's result, a terminal parent's merged one,
-its completed children's pages in document order), by ``documents.hocr``
-and ``documents.alto``, with no engine; they answer the same problems.  A
-terminal parent without a completed child has no pages, and so neither
-document (``no_result``, as its searchable PDF).
+its completed children's pages in document order), by ``documents.hocr``,
+``documents.alto``, ``documents.markdown`` and ``documents.table_export``,
+with no engine; they answer the same problems.  A terminal parent without a
+completed child has no pages, and so no document (``no_result``, as its
+searchable PDF).
+
+A table is numbered from 1 over the whole document, as the result's
+``tables`` lists them (a parent's over its children's pages in document
+order); a number the result has no table for is ``404 table_not_found``,
+and so is any number for a result read without layout.
 """
 
 from __future__ import annotations
@@ -17,6 +24,9 @@ from flask import Response
 
 from documents.alto import render_alto
 from documents.hocr import render_hocr
+from documents.markdown import render_markdown
+from documents.structure import tables_of
+from documents.table_export import table_block, table_csv
 from gateway import views
 from gateway.api.common import ALWAYS, blueprint, record_of
 from gateway.api.results import completed_result
@@ -28,6 +38,8 @@ from jobs.contract import JobKind
 #: hOCR is HTML (XHTML, which an HTML parser reads as well): served as HTML, a browser shows its text.
 HOCR_TYPE = "text/html"
 ALTO_TYPE = "application/xml"
+MARKDOWN_TYPE = "text/markdown"
+CSV_TYPE = "text/csv"
 _DOCUMENT_SCHEMA = {"type": "string"}
 _PROBLEMS = ("job_not_found", "result_not_ready", "no_result", *ALWAYS)
 
@@ -58,6 +70,51 @@ def job_result_hocr(job_id: str):
 def job_result_alto(job_id: str):
     """A job's result as ALTO v4: a completed single job's or child's, a terminal parent's merged one"""
     return _document(job_id, lambda pages: render_alto(pages, document_id=job_id), ALTO_TYPE, "xml")
+
+
+@blueprint.route("/jobs/<job_id>/result.md", methods=["GET"])
+@operation("getResultMarkdown", "results")
+@blueprint.response(
+    200,
+    _DOCUMENT_SCHEMA,
+    content_type=MARKDOWN_TYPE,
+    description="The result as Markdown: each page's headings, paragraphs, lists, tables and captions in reading "
+    "order (with options.layout; a page without layout gives its lines), a `<!-- page N -->` comment at each "
+    "page's start, no running headers or footers.",
+)
+@problems(blueprint, *_PROBLEMS)
+def job_result_markdown(job_id: str):
+    """A job's result as Markdown: a completed single job's or child's, a terminal parent's merged one"""
+    return _document(job_id, render_markdown, MARKDOWN_TYPE, "md")
+
+
+@blueprint.route("/jobs/<job_id>/tables/<int:number>.csv", methods=["GET"])
+@operation("getResultTableCsv", "results")
+@blueprint.response(
+    200,
+    _DOCUMENT_SCHEMA,
+    content_type=CSV_TYPE,
+    description="Table `number` of the result (from 1, over the whole document, as the result's `tables` lists "
+    "them) as CSV: a row per row of the table, a spanning cell's text at its first row and column.",
+)
+@problems(blueprint, "table_not_found", *_PROBLEMS)
+def job_result_table_csv(job_id: str, number: int):
+    """A table of a job's result as CSV (options.layout): a completed single job's or child's, a terminal
+    parent's merged one"""
+    pages = _pages(job_id)
+    block = table_block(pages, number)
+    if block is None:
+        count = len(tables_of(pages))
+        raise Problem(
+            "table_not_found",
+            f"The result of job {job_id} has {count} table{'' if count == 1 else 's'}; there is no table {number}.",
+            tables=count,
+        )
+    return Response(
+        table_csv(block["table"]).encode(),
+        content_type=f"{CSV_TYPE}; charset=utf-8",
+        headers={"Content-Disposition": f'inline; filename="{job_id}-table-{number}.csv"'},
+    )
 
 
 def _document(job_id: str, render: Callable[[list[dict[str, Any]]], str], media_type: str, suffix: str) -> Response:

@@ -61,7 +61,7 @@ def job_result(job_id: str):
     if record["kind"] == JobKind.PARENT.value:
         require_terminal(job_id, record["status"])
         return jsonify(views.merged_result(queries, record))
-    return jsonify(completed_result(queries, record))
+    return jsonify(views.with_tables(completed_result(queries, record)))
 
 
 #: How long past the job time limit (OCRGW_JOB_TIMEOUT, a build's too) a request waits before asking for a build

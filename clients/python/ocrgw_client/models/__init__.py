@@ -1,5 +1,7 @@
 """Contains all the data models used in inputs/outputs"""
 
+from .block import Block
+from .block_type import BlockType
 from .cancel_job_response_401 import CancelJobResponse401
 from .cancel_job_response_401_code import CancelJobResponse401Code
 from .cancel_job_response_403 import CancelJobResponse403
@@ -17,6 +19,7 @@ from .cancel_job_response_500_code import CancelJobResponse500Code
 from .cancel_job_response_503 import CancelJobResponse503
 from .cancel_job_response_503_code import CancelJobResponse503Code
 from .cap import Cap
+from .cell import Cell
 from .child_summary import ChildSummary
 from .child_summary_status import ChildSummaryStatus
 from .children_page import ChildrenPage
@@ -112,6 +115,20 @@ from .get_result_hocr_response_500 import GetResultHocrResponse500
 from .get_result_hocr_response_500_code import GetResultHocrResponse500Code
 from .get_result_hocr_response_503 import GetResultHocrResponse503
 from .get_result_hocr_response_503_code import GetResultHocrResponse503Code
+from .get_result_markdown_response_401 import GetResultMarkdownResponse401
+from .get_result_markdown_response_401_code import GetResultMarkdownResponse401Code
+from .get_result_markdown_response_404 import GetResultMarkdownResponse404
+from .get_result_markdown_response_404_code import GetResultMarkdownResponse404Code
+from .get_result_markdown_response_409 import GetResultMarkdownResponse409
+from .get_result_markdown_response_409_code import GetResultMarkdownResponse409Code
+from .get_result_markdown_response_414 import GetResultMarkdownResponse414
+from .get_result_markdown_response_414_code import GetResultMarkdownResponse414Code
+from .get_result_markdown_response_431 import GetResultMarkdownResponse431
+from .get_result_markdown_response_431_code import GetResultMarkdownResponse431Code
+from .get_result_markdown_response_500 import GetResultMarkdownResponse500
+from .get_result_markdown_response_500_code import GetResultMarkdownResponse500Code
+from .get_result_markdown_response_503 import GetResultMarkdownResponse503
+from .get_result_markdown_response_503_code import GetResultMarkdownResponse503Code
 from .get_result_pdf_optimize import GetResultPdfOptimize
 from .get_result_pdf_output_type import GetResultPdfOutputType
 from .get_result_pdf_response_202 import GetResultPdfResponse202
@@ -146,6 +163,20 @@ from .get_result_response_500 import GetResultResponse500
 from .get_result_response_500_code import GetResultResponse500Code
 from .get_result_response_503 import GetResultResponse503
 from .get_result_response_503_code import GetResultResponse503Code
+from .get_result_table_csv_response_401 import GetResultTableCsvResponse401
+from .get_result_table_csv_response_401_code import GetResultTableCsvResponse401Code
+from .get_result_table_csv_response_404 import GetResultTableCsvResponse404
+from .get_result_table_csv_response_404_code import GetResultTableCsvResponse404Code
+from .get_result_table_csv_response_409 import GetResultTableCsvResponse409
+from .get_result_table_csv_response_409_code import GetResultTableCsvResponse409Code
+from .get_result_table_csv_response_414 import GetResultTableCsvResponse414
+from .get_result_table_csv_response_414_code import GetResultTableCsvResponse414Code
+from .get_result_table_csv_response_431 import GetResultTableCsvResponse431
+from .get_result_table_csv_response_431_code import GetResultTableCsvResponse431Code
+from .get_result_table_csv_response_500 import GetResultTableCsvResponse500
+from .get_result_table_csv_response_500_code import GetResultTableCsvResponse500Code
+from .get_result_table_csv_response_503 import GetResultTableCsvResponse503
+from .get_result_table_csv_response_503_code import GetResultTableCsvResponse503Code
 from .group import Group
 from .job import Job
 from .job_list import JobList
@@ -277,10 +308,14 @@ from .single_job_view import SingleJobView
 from .single_job_view_kind import SingleJobViewKind
 from .single_job_view_status import SingleJobViewStatus
 from .status import Status
+from .table import Table
+from .table_summary import TableSummary
 from .webhook_error_code import WebhookErrorCode
 from .word import Word
 
 __all__ = (
+    "Block",
+    "BlockType",
     "CancelJobResponse401",
     "CancelJobResponse401Code",
     "CancelJobResponse403",
@@ -298,6 +333,7 @@ __all__ = (
     "CancelJobResponse503",
     "CancelJobResponse503Code",
     "Cap",
+    "Cell",
     "ChildrenPage",
     "ChildrenPageStatusType1",
     "ChildrenPageStatusType2Type1",
@@ -393,6 +429,20 @@ __all__ = (
     "GetResultHocrResponse500Code",
     "GetResultHocrResponse503",
     "GetResultHocrResponse503Code",
+    "GetResultMarkdownResponse401",
+    "GetResultMarkdownResponse401Code",
+    "GetResultMarkdownResponse404",
+    "GetResultMarkdownResponse404Code",
+    "GetResultMarkdownResponse409",
+    "GetResultMarkdownResponse409Code",
+    "GetResultMarkdownResponse414",
+    "GetResultMarkdownResponse414Code",
+    "GetResultMarkdownResponse431",
+    "GetResultMarkdownResponse431Code",
+    "GetResultMarkdownResponse500",
+    "GetResultMarkdownResponse500Code",
+    "GetResultMarkdownResponse503",
+    "GetResultMarkdownResponse503Code",
     "GetResultPdfOptimize",
     "GetResultPdfOutputType",
     "GetResultPdfResponse202",
@@ -427,6 +477,20 @@ __all__ = (
     "GetResultResponse500Code",
     "GetResultResponse503",
     "GetResultResponse503Code",
+    "GetResultTableCsvResponse401",
+    "GetResultTableCsvResponse401Code",
+    "GetResultTableCsvResponse404",
+    "GetResultTableCsvResponse404Code",
+    "GetResultTableCsvResponse409",
+    "GetResultTableCsvResponse409Code",
+    "GetResultTableCsvResponse414",
+    "GetResultTableCsvResponse414Code",
+    "GetResultTableCsvResponse431",
+    "GetResultTableCsvResponse431Code",
+    "GetResultTableCsvResponse500",
+    "GetResultTableCsvResponse500Code",
+    "GetResultTableCsvResponse503",
+    "GetResultTableCsvResponse503Code",
     "Group",
     "Job",
     "JobList",
@@ -558,6 +622,8 @@ __all__ = (
     "SingleJobViewKind",
     "SingleJobViewStatus",
     "Status",
+    "Table",
+    "TableSummary",
     "WebhookErrorCode",
     "Word",
 )

@@ -5,9 +5,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.merged_child import MergedChild
     from ..models.page import Page
+    from ..models.table_summary import TableSummary
 
 
 T = TypeVar("T", bound="MergedResult")
@@ -19,12 +22,16 @@ class MergedResult:
     Attributes:
         children (list[MergedChild]):
         pages (list[Page]):
-        text (str):
+        text (str): The pages' texts; with options.layout, each page's body blocks in reading order (no running header
+            or footer, no words of a figure).
+        tables (list[TableSummary] | Unset): options.layout: the document's tables, numbered from 1 (present once a page
+            has blocks).
     """
 
     children: list[MergedChild]
     pages: list[Page]
     text: str
+    tables: list[TableSummary] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         children = []
@@ -39,6 +46,13 @@ class MergedResult:
 
         text = self.text
 
+        tables: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.tables, Unset):
+            tables = []
+            for tables_item_data in self.tables:
+                tables_item = tables_item_data.to_dict()
+                tables.append(tables_item)
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -48,6 +62,8 @@ class MergedResult:
                 "text": text,
             }
         )
+        if tables is not UNSET:
+            field_dict["tables"] = tables
 
         return field_dict
 
@@ -55,6 +71,7 @@ class MergedResult:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.merged_child import MergedChild  # noqa: PLC0415
         from ..models.page import Page  # noqa: PLC0415
+        from ..models.table_summary import TableSummary  # noqa: PLC0415
 
         d = dict(src_dict)
         children = []
@@ -73,10 +90,20 @@ class MergedResult:
 
         text = d.pop("text")
 
+        _tables = d.pop("tables", UNSET)
+        tables: list[TableSummary] | Unset = UNSET
+        if _tables is not UNSET:
+            tables = []
+            for tables_item_data in _tables:
+                tables_item = TableSummary.from_dict(tables_item_data)
+
+                tables.append(tables_item)
+
         merged_result = cls(
             children=children,
             pages=pages,
             text=text,
+            tables=tables,
         )
 
         return merged_result

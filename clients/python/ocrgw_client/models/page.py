@@ -14,6 +14,7 @@ from ..models.page_source import PageSource
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.block import Block
     from ..models.line import Line
 
 
@@ -27,6 +28,8 @@ class Page:
         lines (list[Line]):
         page (int): 1-based; in the whole document (a split's child, options.first_page).
         text (str):
+        blocks (list[Block] | Unset): options.layout: the page's blocks in reading order (none on a page without text);
+            absent without layout, or when it failed on this page (layout_error).
         child_index (int | Unset): In a merged result: the child it comes from.
         dpi (float | Unset): The resolution the page was read at, in dots per inch: the scale of its bboxes (for a page
             answered from its text layer, the resolution it would have been drawn at).
@@ -35,6 +38,8 @@ class Page:
             image's own), 'option' (options.image_dpi), 'estimated' (from the image's text and the sheet its size fits),
             'assumed' (an image with too little text to tell, at 300 dpi).
         height (int | Unset): Its height in pixels.
+        layout_error (str | Unset): options.layout: why the layout of this page could not be read; the page keeps its
+            plain lines and the job completes.
         orientation_by (None | PageOrientationByType1 | PageOrientationByType2Type1 | PageOrientationByType3Type1 |
             Unset): Who said which way up the page stands (options.rotate_pages): the learned 'classifier', or Tesseract's
             orientation detection, 'osd' (options.orientation, or where the classifier was unsure); null when nobody was
@@ -50,10 +55,12 @@ class Page:
     lines: list[Line]
     page: int
     text: str
+    blocks: list[Block] | Unset = UNSET
     child_index: int | Unset = UNSET
     dpi: float | Unset = UNSET
     dpi_source: PageDpiSource | Unset = UNSET
     height: int | Unset = UNSET
+    layout_error: str | Unset = UNSET
     orientation_by: (
         None | PageOrientationByType1 | PageOrientationByType2Type1 | PageOrientationByType3Type1 | Unset
     ) = UNSET
@@ -72,6 +79,13 @@ class Page:
 
         text = self.text
 
+        blocks: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.blocks, Unset):
+            blocks = []
+            for blocks_item_data in self.blocks:
+                blocks_item = blocks_item_data.to_dict()
+                blocks.append(blocks_item)
+
         child_index = self.child_index
 
         dpi = self.dpi
@@ -81,6 +95,8 @@ class Page:
             dpi_source = self.dpi_source.value
 
         height = self.height
+
+        layout_error = self.layout_error
 
         orientation_by: None | str | Unset
         if isinstance(self.orientation_by, Unset):
@@ -115,6 +131,8 @@ class Page:
                 "text": text,
             }
         )
+        if blocks is not UNSET:
+            field_dict["blocks"] = blocks
         if child_index is not UNSET:
             field_dict["child_index"] = child_index
         if dpi is not UNSET:
@@ -123,6 +141,8 @@ class Page:
             field_dict["dpi_source"] = dpi_source
         if height is not UNSET:
             field_dict["height"] = height
+        if layout_error is not UNSET:
+            field_dict["layout_error"] = layout_error
         if orientation_by is not UNSET:
             field_dict["orientation_by"] = orientation_by
         if rotation is not UNSET:
@@ -138,6 +158,7 @@ class Page:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.block import Block  # noqa: PLC0415
         from ..models.line import Line  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -152,6 +173,15 @@ class Page:
 
         text = d.pop("text")
 
+        _blocks = d.pop("blocks", UNSET)
+        blocks: list[Block] | Unset = UNSET
+        if _blocks is not UNSET:
+            blocks = []
+            for blocks_item_data in _blocks:
+                blocks_item = Block.from_dict(blocks_item_data)
+
+                blocks.append(blocks_item)
+
         child_index = d.pop("child_index", UNSET)
 
         dpi = d.pop("dpi", UNSET)
@@ -164,6 +194,8 @@ class Page:
             dpi_source = PageDpiSource(_dpi_source)
 
         height = d.pop("height", UNSET)
+
+        layout_error = d.pop("layout_error", UNSET)
 
         def _parse_orientation_by(
             data: object,
@@ -224,10 +256,12 @@ class Page:
             lines=lines,
             page=page,
             text=text,
+            blocks=blocks,
             child_index=child_index,
             dpi=dpi,
             dpi_source=dpi_source,
             height=height,
+            layout_error=layout_error,
             orientation_by=orientation_by,
             rotation=rotation,
             skew=skew,

@@ -1,0 +1,252 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.get_result_markdown_response_401 import GetResultMarkdownResponse401
+from ...models.get_result_markdown_response_404 import GetResultMarkdownResponse404
+from ...models.get_result_markdown_response_409 import GetResultMarkdownResponse409
+from ...models.get_result_markdown_response_414 import GetResultMarkdownResponse414
+from ...models.get_result_markdown_response_431 import GetResultMarkdownResponse431
+from ...models.get_result_markdown_response_500 import GetResultMarkdownResponse500
+from ...models.get_result_markdown_response_503 import GetResultMarkdownResponse503
+from ...types import Response
+
+
+def _get_kwargs(
+    job_id: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/jobs/{job_id}/result.md".format(
+            job_id=quote(str(job_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> (
+    GetResultMarkdownResponse401
+    | GetResultMarkdownResponse404
+    | GetResultMarkdownResponse409
+    | GetResultMarkdownResponse414
+    | GetResultMarkdownResponse431
+    | GetResultMarkdownResponse500
+    | GetResultMarkdownResponse503
+    | str
+    | None
+):
+    if response.status_code == 200:
+        response_200 = response.text
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = GetResultMarkdownResponse401.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = GetResultMarkdownResponse404.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = GetResultMarkdownResponse409.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 414:
+        response_414 = GetResultMarkdownResponse414.from_dict(response.json())
+
+        return response_414
+
+    if response.status_code == 431:
+        response_431 = GetResultMarkdownResponse431.from_dict(response.json())
+
+        return response_431
+
+    if response.status_code == 500:
+        response_500 = GetResultMarkdownResponse500.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = GetResultMarkdownResponse503.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[
+    GetResultMarkdownResponse401
+    | GetResultMarkdownResponse404
+    | GetResultMarkdownResponse409
+    | GetResultMarkdownResponse414
+    | GetResultMarkdownResponse431
+    | GetResultMarkdownResponse500
+    | GetResultMarkdownResponse503
+    | str
+]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[
+    GetResultMarkdownResponse401
+    | GetResultMarkdownResponse404
+    | GetResultMarkdownResponse409
+    | GetResultMarkdownResponse414
+    | GetResultMarkdownResponse431
+    | GetResultMarkdownResponse500
+    | GetResultMarkdownResponse503
+    | str
+]:
+    """A job's result as Markdown: a completed single job's or child's, a terminal parent's merged one
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> (
+    GetResultMarkdownResponse401
+    | GetResultMarkdownResponse404
+    | GetResultMarkdownResponse409
+    | GetResultMarkdownResponse414
+    | GetResultMarkdownResponse431
+    | GetResultMarkdownResponse500
+    | GetResultMarkdownResponse503
+    | str
+    | None
+):
+    """A job's result as Markdown: a completed single job's or child's, a terminal parent's merged one
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str
+    """
+
+    return sync_detailed(
+        job_id=job_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[
+    GetResultMarkdownResponse401
+    | GetResultMarkdownResponse404
+    | GetResultMarkdownResponse409
+    | GetResultMarkdownResponse414
+    | GetResultMarkdownResponse431
+    | GetResultMarkdownResponse500
+    | GetResultMarkdownResponse503
+    | str
+]:
+    """A job's result as Markdown: a completed single job's or child's, a terminal parent's merged one
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> (
+    GetResultMarkdownResponse401
+    | GetResultMarkdownResponse404
+    | GetResultMarkdownResponse409
+    | GetResultMarkdownResponse414
+    | GetResultMarkdownResponse431
+    | GetResultMarkdownResponse500
+    | GetResultMarkdownResponse503
+    | str
+    | None
+):
+    """A job's result as Markdown: a completed single job's or child's, a terminal parent's merged one
+
+    Args:
+        job_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str
+    """
+
+    return (
+        await asyncio_detailed(
+            job_id=job_id,
+            client=client,
+        )
+    ).parsed

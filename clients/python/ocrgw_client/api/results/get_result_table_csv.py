@@ -1,0 +1,270 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.get_result_table_csv_response_401 import GetResultTableCsvResponse401
+from ...models.get_result_table_csv_response_404 import GetResultTableCsvResponse404
+from ...models.get_result_table_csv_response_409 import GetResultTableCsvResponse409
+from ...models.get_result_table_csv_response_414 import GetResultTableCsvResponse414
+from ...models.get_result_table_csv_response_431 import GetResultTableCsvResponse431
+from ...models.get_result_table_csv_response_500 import GetResultTableCsvResponse500
+from ...models.get_result_table_csv_response_503 import GetResultTableCsvResponse503
+from ...types import Response
+
+
+def _get_kwargs(
+    job_id: str,
+    number: int,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/jobs/{job_id}/tables/{number}.csv".format(
+            job_id=quote(str(job_id), safe=""),
+            number=quote(str(number), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> (
+    GetResultTableCsvResponse401
+    | GetResultTableCsvResponse404
+    | GetResultTableCsvResponse409
+    | GetResultTableCsvResponse414
+    | GetResultTableCsvResponse431
+    | GetResultTableCsvResponse500
+    | GetResultTableCsvResponse503
+    | str
+    | None
+):
+    if response.status_code == 200:
+        response_200 = response.text
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = GetResultTableCsvResponse401.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = GetResultTableCsvResponse404.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = GetResultTableCsvResponse409.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 414:
+        response_414 = GetResultTableCsvResponse414.from_dict(response.json())
+
+        return response_414
+
+    if response.status_code == 431:
+        response_431 = GetResultTableCsvResponse431.from_dict(response.json())
+
+        return response_431
+
+    if response.status_code == 500:
+        response_500 = GetResultTableCsvResponse500.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = GetResultTableCsvResponse503.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[
+    GetResultTableCsvResponse401
+    | GetResultTableCsvResponse404
+    | GetResultTableCsvResponse409
+    | GetResultTableCsvResponse414
+    | GetResultTableCsvResponse431
+    | GetResultTableCsvResponse500
+    | GetResultTableCsvResponse503
+    | str
+]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    job_id: str,
+    number: int,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[
+    GetResultTableCsvResponse401
+    | GetResultTableCsvResponse404
+    | GetResultTableCsvResponse409
+    | GetResultTableCsvResponse414
+    | GetResultTableCsvResponse431
+    | GetResultTableCsvResponse500
+    | GetResultTableCsvResponse503
+    | str
+]:
+    """A table of a job's result as CSV (options.layout): a completed single job's or child's, a terminal
+    parent's merged one
+
+    Args:
+        job_id (str):
+        number (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+        number=number,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    job_id: str,
+    number: int,
+    *,
+    client: AuthenticatedClient | Client,
+) -> (
+    GetResultTableCsvResponse401
+    | GetResultTableCsvResponse404
+    | GetResultTableCsvResponse409
+    | GetResultTableCsvResponse414
+    | GetResultTableCsvResponse431
+    | GetResultTableCsvResponse500
+    | GetResultTableCsvResponse503
+    | str
+    | None
+):
+    """A table of a job's result as CSV (options.layout): a completed single job's or child's, a terminal
+    parent's merged one
+
+    Args:
+        job_id (str):
+        number (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str
+    """
+
+    return sync_detailed(
+        job_id=job_id,
+        number=number,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    job_id: str,
+    number: int,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[
+    GetResultTableCsvResponse401
+    | GetResultTableCsvResponse404
+    | GetResultTableCsvResponse409
+    | GetResultTableCsvResponse414
+    | GetResultTableCsvResponse431
+    | GetResultTableCsvResponse500
+    | GetResultTableCsvResponse503
+    | str
+]:
+    """A table of a job's result as CSV (options.layout): a completed single job's or child's, a terminal
+    parent's merged one
+
+    Args:
+        job_id (str):
+        number (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+        number=number,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    job_id: str,
+    number: int,
+    *,
+    client: AuthenticatedClient | Client,
+) -> (
+    GetResultTableCsvResponse401
+    | GetResultTableCsvResponse404
+    | GetResultTableCsvResponse409
+    | GetResultTableCsvResponse414
+    | GetResultTableCsvResponse431
+    | GetResultTableCsvResponse500
+    | GetResultTableCsvResponse503
+    | str
+    | None
+):
+    """A table of a job's result as CSV (options.layout): a completed single job's or child's, a terminal
+    parent's merged one
+
+    Args:
+        job_id (str):
+        number (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str
+    """
+
+    return (
+        await asyncio_detailed(
+            job_id=job_id,
+            number=number,
+            client=client,
+        )
+    ).parsed
