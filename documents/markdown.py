@@ -161,11 +161,10 @@ def _table(block: Mapping[str, Any]) -> Iterator[str]:
     if has_span(table) and table.get("html"):
         yield str(table["html"]).strip()
         return
-    rows = grid(table)
-    header, body = rows[0], rows[1:]
-    lines = [_row(header), "|" + "|".join(" --- " for _ in header) + "|"]
-    lines.extend(_row(row) for row in body)
-    yield "\n".join(lines)
+    header, *body = grid(table)
+    drawn = [_row(header), "|" + "|".join(" --- " for _ in header) + "|"]
+    drawn.extend(_row(row) for row in body)
+    yield "\n".join(drawn)
 
 
 def _row(cells: Sequence[str]) -> str:

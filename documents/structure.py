@@ -134,7 +134,7 @@ def body_text(blocks: Iterable[Mapping[str, Any]]) -> str:
 def tables_of(pages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The tables of a result's pages (in document order), numbered from 1 as ``GET /jobs/{id}/tables/{n}.csv``
     numbers them: each with its page, its block's order, its size and its caption's text."""
-    found = []
+    found: list[dict[str, Any]] = []
     for page in pages:
         blocks = {b["order"]: b for b in page.get("blocks") or ()}
         for block in sorted(blocks.values(), key=lambda b: b["order"]):

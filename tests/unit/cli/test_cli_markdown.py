@@ -91,11 +91,11 @@ def test_the_markdown_flag_reaches_the_run(monkeypatch: pytest.MonkeyPatch, ocrg
     monkeypatch.setattr(cli_main, "run_ocr", run)
 
     with_flag = ocrgw("ocr", str(scan(tmp_path)), str(tmp_path / "out.pdf"), "--markdown", str(tmp_path / "o.md"))
-    assert with_flag.exit_code == 0, with_flag.output
-    assert seen["request"].layout is True and seen["markdown"] == tmp_path / "o.md"
-
+    asked = dict(seen)
     without = ocrgw("ocr", str(scan(tmp_path)), str(tmp_path / "out.pdf"))
-    assert without.exit_code == 0, without.output
+
+    assert with_flag.exit_code == without.exit_code == 0, with_flag.output + without.output
+    assert asked["request"].layout is True and asked["markdown"] == tmp_path / "o.md"
     assert seen["request"].layout is False and seen["markdown"] is None
 
 

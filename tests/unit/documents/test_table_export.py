@@ -45,5 +45,6 @@ def test_tables_are_found_by_the_numbers_tables_of_gives_them():
     for entry in numbered:
         block = table_block(pages, entry["number"])
         assert block is not None and block["order"] == entry["block"]
-    assert table_block(pages, 2)["table"]["cells"][0]["col_span"] == 2
+    spanning = table_block(pages, 2)
+    assert spanning is not None and spanning["table"]["cells"][0]["col_span"] == 2
     assert table_block(pages, 0) is None and table_block(pages, 3) is None
