@@ -61,6 +61,8 @@ from documents.structure import (
 )
 from documents.table_export import grid, has_span
 
+#: What a caption is drawn after.
+_CAPTIONED = frozenset({TABLE, FIGURE})
 #: A section header's level when its block names none.
 _DEFAULT_SECTION_LEVEL = 2
 #: What starts a list item that says its own number: ``1.``, ``12)``, ``a)``, ``(iv)``.
@@ -94,7 +96,7 @@ def _page(page: Mapping[str, Any]) -> Iterator[str]:
         kind = block["type"]
         if kind in NOT_BODY - {FIGURE}:
             continue  # a running header or footer between two list items does not end the list
-        if kind == CAPTION and by_order.get(block.get("caption_of")) is not None:
+        if kind == CAPTION and _described(block, by_order) is not None:
             continue  # drawn after what it describes
         if kind == LIST_ITEM:
             item = _list_item(str(block.get("text") or ""))
@@ -105,12 +107,20 @@ def _page(page: Mapping[str, Any]) -> Iterator[str]:
             yield "\n".join(items)
             items = []
         yield from _block(block)
-        if kind in (TABLE, FIGURE) and block.get("caption") is not None:
-            caption = by_order.get(block["caption"])
-            if caption is not None:
-                yield from _block(caption)
+        caption = by_order.get(block.get("caption")) if kind in _CAPTIONED else None
+        if caption is not None and _described(caption, by_order) is block:
+            yield from _block(caption)
     if items:
         yield "\n".join(items)
+
+
+def _described(caption: Mapping[str, Any], by_order: Mapping[Any, Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The figure or table a caption describes, when that block names it as its caption too: only then is the
+    caption moved after it (a caption that names nothing, or a block that does not claim it, stays in place)."""
+    described = by_order.get(caption.get("caption_of"))
+    if described is None or described["type"] not in _CAPTIONED or described.get("caption") != caption["order"]:
+        return None
+    return described
 
 
 def _block(block: Mapping[str, Any]) -> Iterator[str]:
