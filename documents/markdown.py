@@ -67,8 +67,9 @@ _CAPTIONED = frozenset({TABLE, FIGURE})
 _DEFAULT_SECTION_LEVEL = 2
 #: What starts a list item that says its own number: ``1.``, ``12)``, ``a)``, ``(iv)``.
 _NUMBERED = re.compile(r"^\s*(\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,5})[.)])\s+(.*)$", re.DOTALL)
-#: A bullet a list item was printed with, read as a character of its text.
-_BULLET = re.compile(r"^\s*[-•·◦▪▫■□●○*+>o»–—]\s+(.*)$", re.DOTALL)
+#: A bullet a list item was printed with, read as a character of its text (``=``: how Tesseract often reads a
+#: round bullet).
+_BULLET = re.compile(r"^\s*[-•·◦▪▫■□●○*+>o»–—=]\s+(.*)$", re.DOTALL)
 #: A line start Markdown reads as structure: a heading, a quote, a list item, a numbered item, a rule, a fence.
 _BLOCK_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|\d{1,9}(?=[.)](?:\s|$))|={3,}|-{3,}|`{3,}|~{3,})")
 

@@ -89,6 +89,7 @@ def test_a_figure_without_a_caption_shows_nothing():
         ("• first", "- first"),
         ("- first", "- first"),
         ("o first", "- first"),
+        ("= first", "- first"),
         ("3. third", "3. third"),
         ("b) second", "- b) second"),
         ("plain item", "- plain item"),
