@@ -37,6 +37,11 @@ from jobs.registry import DOCUMENT_TYPES, IMAGE_TYPES
 RENDER_DPI = 200
 PDF_TYPE = "application/pdf"
 _ONE_TO_ONE = 1 - 1e-6
+#: How a page answered from its text layer is drawn for its layout alone (``Document.layout_image``): the
+#: layout model reads an image of some 800 pixels, so more would be drawn for nothing.  At most
+#: ``LAYOUT_MAX_SIDE`` pixels a side, whatever the page's size.
+LAYOUT_DPI = 100
+LAYOUT_MAX_SIDE = 1600
 
 # The page and pixel limits are checked from the headers before Pillow opens
 # an image (``documents.limits``); Pillow's own bomb check stays as a backstop
@@ -105,6 +110,11 @@ class Document(ABC):
         """Page ``index``'s visible text (``text_layer(index, visible_only=True)``), and whether it draws text
         invisibly (an earlier OCR layer); only PDFs have either."""
         return None, False
+
+    def layout_image(self, index: int) -> Image.Image:
+        """Page ``index`` as its layout model sees it, when no engine reads it (its text is its text layer's):
+        a PDF page is drawn small (``LAYOUT_DPI``), which costs a fraction of drawing it for OCR."""
+        return self.page(index)
 
     @abstractmethod
     def close(self) -> None:
@@ -268,6 +278,17 @@ class _PdfDocument(Document):
         with self._loaded(index) as (page, scale, source):
             layer, invisible = read_own_text(page, scale)
         return _drawn_at(layer, scale, source), invisible
+
+    def layout_image(self, index: int) -> Image.Image:
+        with self._loaded(index) as (page, scale, _):
+            width, height = page.get_size()
+            small = min(LAYOUT_DPI / 72, LAYOUT_MAX_SIDE / max(width, height, 1), scale)
+            bitmap = page.render(scale=small, rev_byteorder=True)
+            try:
+                image = bitmap.to_pil().convert("RGB")
+            finally:
+                bitmap.close()
+        return image
 
     @contextmanager
     def _loaded(self, index: int) -> Iterator[tuple[pdfium.PdfPage, float, str]]:

@@ -20,12 +20,20 @@ what a page's own text is when its OCR layer is done again.  A page read again
 is turned and straightened before OCR, so ``in_frame`` carries a layer's
 boxes into the pixels of the page as read, and ``OwnWords`` says whether an
 OCR word lies on the page's own text (the same word, read twice).
+
+Each line also says how its type is set, for a page's layout
+(``documents.layout``) to tell headings apart: its size in points (the
+median over its characters, ``FPDFText_GetFontSize``) and whether it is bold
+(most of its characters drawn with a font of weight 600 or more, or one
+whose name says Bold, as the standard fonts say it: PDFium gives them no
+weight).
 """
 
 from __future__ import annotations
 
 import ctypes
 import math
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -40,6 +48,8 @@ _LINE_BREAKS = frozenset("\r\n")
 INVISIBLE_MODE = 3
 #: The share of an OCR word's box that the page's own words must cover for it to be one of them, read again.
 COVERED_SHARE = 0.5
+#: The weight from which a font is bold (CSS's semibold and up).
+BOLD_WEIGHT = 600
 
 Box = tuple[int, int, int, int]
 
@@ -55,6 +65,8 @@ class TextLine:
     text: str
     bbox: tuple[int, int, int, int]  # x0, y0, x1, y1 in the rendering's pixels
     words: tuple[TextWord, ...] = ()
+    font_size: float | None = None  # points, the median over its characters; None: not known
+    bold: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -95,8 +107,9 @@ def _read(page: pdfium.PdfPage, scale: float, visible_only: bool) -> tuple[TextL
     invisible = False
     try:
         lines: list[TextLine] = []
-        # The line's words so far, each a list of (character, its box in PDF points).
+        # The line's words so far, each a list of (character, its box in PDF points), and its characters' styles.
         words: list[list[tuple[str, tuple[float, float, float, float]]]] = [[]]
+        styles: list[tuple[float, bool]] = []
         for index in range(textpage.count_chars()):
             if modes.invisible(index):
                 invisible = True
@@ -104,26 +117,46 @@ def _read(page: pdfium.PdfPage, scale: float, visible_only: bool) -> tuple[TextL
                     continue
             char = _char(textpage, index)
             if char in _LINE_BREAKS:
-                _end_line(lines, words, page, width, height)
-                words = [[]]
+                _end_line(lines, words, page, width, height, styles)
+                words, styles = [[]], []
             elif char.isspace():
                 if words[-1]:
                     words.append([])
             else:
                 words[-1].append((char, textpage.get_charbox(index, loose=True)))
-        _end_line(lines, words, page, width, height)
+                styles.append(modes.style(index))
+        _end_line(lines, words, page, width, height, styles)
     finally:
         textpage.close()
     return (TextLayer(lines, width, height) if lines else None), invisible
 
 
 class _RenderModes:
-    """Whether each character is drawn in render mode 3: PDFium names the text object that draws it, and a
-    run of characters shares one, so its mode is asked once a run."""
+    """Whether each character is drawn in render mode 3, and in which style: PDFium names the text object
+    that draws it, and a run of characters shares one, so its mode and font are asked once a run."""
 
     def __init__(self, textpage: pdfium.PdfTextPage):
         self._textpage = textpage
         self._last: tuple[int, bool] = (0, False)
+        self._last_font: tuple[int, bool] = (0, False)
+        self._name = ctypes.create_string_buffer(128)
+        self._flags = ctypes.c_int()
+
+    def style(self, index: int) -> tuple[float, bool]:
+        """The character's font size in points, and whether its font is bold."""
+        size = float(pdfium_c.FPDFText_GetFontSize(self._textpage, index))
+        text_object = pdfium_c.FPDFText_GetTextObject(self._textpage, index)
+        address = ctypes.cast(text_object, ctypes.c_void_p).value or 0
+        if not address or address != self._last_font[0]:
+            weight = pdfium_c.FPDFText_GetFontWeight(self._textpage, index)
+            bold = weight >= BOLD_WEIGHT
+            if not bold:
+                length = pdfium_c.FPDFText_GetFontInfo(
+                    self._textpage, index, self._name, len(self._name), ctypes.byref(self._flags)
+                )
+                bold = length > 0 and b"bold" in self._name.value.lower()
+            self._last_font = (address, bold)
+        return size, self._last_font[1]
 
     def invisible(self, index: int) -> bool:
         text_object = pdfium_c.FPDFText_GetTextObject(self._textpage, index)
@@ -143,8 +176,9 @@ def _char(textpage: pdfium.PdfTextPage, index: int) -> str:
     return chr(code)
 
 
-def _end_line(lines, words, page, width, height) -> None:
-    """Adds the line of ``words`` (each a list of characters and their boxes) if it shows anything."""
+def _end_line(lines, words, page, width, height, styles) -> None:
+    """Adds the line of ``words`` (each a list of characters and their boxes, ``styles`` their characters'
+    sizes and boldness) if it shows anything."""
     placed = [word for word in (_place_word(chars, page, width, height) for chars in words if chars) if word]
     if not placed:
         return
@@ -154,7 +188,9 @@ def _end_line(lines, words, page, width, height) -> None:
         max(word.bbox[2] for word in placed),
         max(word.bbox[3] for word in placed),
     )
-    lines.append(TextLine(" ".join(word.text for word in placed), bbox, tuple(placed)))
+    font_size = round(statistics.median(size for size, _ in styles), 2) if styles else None
+    bold = sum(1 for _, is_bold in styles if is_bold) * 2 > len(styles) if styles else None
+    lines.append(TextLine(" ".join(word.text for word in placed), bbox, tuple(placed), font_size, bold))
 
 
 def _place_word(chars, page, width, height) -> TextWord | None:
@@ -210,7 +246,9 @@ def in_frame(layer: TextLayer, width: int, height: int, rotation: int = 0, skew:
         )
 
     lines = [
-        TextLine(line.text, placed(line.bbox), tuple(TextWord(word.text, placed(word.bbox)) for word in line.words))
+        replace(
+            line, bbox=placed(line.bbox), words=tuple(TextWord(word.text, placed(word.bbox)) for word in line.words)
+        )
         for line in layer.lines
     ]
     return replace(layer, lines=lines, width=width, height=height)

@@ -68,6 +68,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "idempotency_key_reused": (422, "Idempotency-Key reused for a different request"),
     "invalid_callback_url": (422, "Callback URL refused"),
     "unsupported_language": (422, "Language not installed on any worker"),
+    "invalid_options": (422, "Option the model cannot honour"),
     "request_header_fields_too_large": (431, "Request headers too large"),
     "internal_error": (500, "Internal error"),
     "draining": (503, "Gateway draining"),

@@ -99,6 +99,7 @@ class ProblemSchema(Schema):
     installed_languages = fields.List(
         fields.String(), metadata={"description": "unsupported_language: the languages the live workers have."}
     )
+    options = fields.List(fields.String(), metadata={"description": "invalid_options: the options refused."})
     tables = fields.Integer(metadata={"description": "table_not_found: how many tables the result has."})
 
 

@@ -75,6 +75,18 @@ def accepting_model(name: str, content_type: str) -> Model:
     return model
 
 
+def check_honoured(model: Model, options: dict) -> None:
+    """``422 invalid_options`` for a well-formed option ``model`` cannot honour: a page's layout is found
+    from its words and their boxes, which a model such as echo does not give."""
+    if options.get("layout") is True and not model.gives_words:
+        raise Problem(
+            "invalid_options",
+            f"Model {model.name} gives no words with boxes, from which a page's layout is found: "
+            "options.layout needs a model that reads pages (GET /models).",
+            options=["layout"],
+        )
+
+
 def check_not_empty(payload: bytes) -> None:
     if not payload:
         raise Problem("empty_document", "The document is empty.")
@@ -201,9 +213,11 @@ class JobSchema(_Document):
     @validates_schema(skip_on_field_errors=True)
     def _model_takes_it(self, data, **_):
         model = accepting_model(data["model"], media_type(data["content_type"]))
-        errors = model.options_schema.validate(data.get("options", {}))
+        options = data.get("options", {})
+        errors = model.options_schema.validate(options)
         if errors:
             raise ValidationError({"options": errors})
+        check_honoured(model, options)
 
     @post_load
     def _new_job(self, data, **_) -> NewJob | SplitRequest:

@@ -126,6 +126,16 @@ class PageOptions(Schema):
             "(the default), 1 losslessly, 2 also lossily. The query's optimize overrides it."
         },
     )
+    layout = StrictBoolean(
+        metadata={
+            "description": "Find each page's layout (title, section headers, paragraphs, lists, tables with their "
+            "cells, figures, captions, page header and footer) and read it in reading order: the page gains "
+            "'blocks', its 'text' becomes its body (no page header or footer, no words inside a figure) and its "
+            "'lines' come in reading order; the result gains 'tables'. Default false. A page whose layout fails "
+            "keeps its plain lines and says why in 'layout_error'. Only a model that gives words with boxes "
+            "takes it, else 422 invalid_options."
+        },
+    )
     image_dpi = StrictNumber(
         validate=Range(min=MIN_IMAGE_DPI_OPTION, max=MAX_IMAGE_DPI_OPTION),
         metadata={
@@ -210,6 +220,8 @@ class Model:
     remote: RemoteModel | None = None  # where a remote model sends its documents; its adapter is built with it
     # Reads Tesseract languages (options.lang): a job may name only those the live workers have.
     reads_languages: bool = False
+    # Its pages come with words and their boxes: what a page's layout (options.layout) is found from.
+    gives_words: bool = True
 
     @property
     def queue(self) -> str:
@@ -277,6 +289,7 @@ MODELS: dict[str, Model] = {
             frozenset({"text/plain"}),
             EchoOptions,
             "workers.adapters.echo:EchoAdapter",
+            gives_words=False,
         ),
     )
 }
@@ -295,7 +308,9 @@ REMOTE_CONTENT_TYPES = frozenset().union(*(m.content_types for m in MODELS.value
 
 
 def remote_entry(remote: RemoteModel) -> Model:
-    """The registry's entry of a remote model."""
+    """The registry's entry of a remote model.  It gives words when its upstream model does: a built-in
+    model's name says whether; any other name is the upstream's to judge."""
+    upstream = MODELS.get(remote.upstream_model) if remote.upstream_model in BUILT_IN_MODELS else None
     return Model(
         remote.name,
         f"remote: model {remote.upstream_model} of an upstream ocrgw",
@@ -304,6 +319,7 @@ def remote_entry(remote: RemoteModel) -> Model:
         RemoteOptions,
         REMOTE_ADAPTER,
         remote,
+        gives_words=upstream.gives_words if upstream is not None else True,
     )
 
 

@@ -122,6 +122,8 @@ install_system_packages() {
     for lang in "${WANTED_TESSDATA[@]}"; do
         have_tessdata "$lang" || missing+=("$(tessdata_package "$lang")")
     done
+    # The dictionary a word hyphenated at a line's end is looked up in (documents/layout/paragraphs.py).
+    [[ -f /usr/share/dict/american-english ]] || missing+=(wamerican)
     if [[ $FOR_TESTS -eq 1 ]]; then
         command -v chromium >/dev/null 2>&1 || missing+=(chromium)
         command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)

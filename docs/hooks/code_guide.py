@@ -169,6 +169,15 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "Use an installed language (`GET /models`), or have the operator install it on the workers "
         "(see [Languages](../documents/languages.md)).",
     ),
+    "invalid_options": (
+        "The options are well formed, and the job's model cannot honour one of them (`options`): "
+        "`layout: true` on a model that gives no words with boxes (`echo`, or a remote model whose upstream "
+        "model is `echo`), since a page's layout is found from its words. An option of the wrong type or out of "
+        "its range is `invalid_field` instead; a job that got past the gateway and is refused by its worker "
+        "fails with the job error code of the same name.",
+        "Drop the option, or send the document to a model that reads pages (`tesseract`, `paddleocr`; "
+        "`GET /models`). See [Layout](../documents/layout.md).",
+    ),
     "request_header_fields_too_large": (
         "A header is longer than 8190 bytes, or there are more than 100 headers; answered before any route runs.",
         "Send fewer or shorter headers.",

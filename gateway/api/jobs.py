@@ -61,6 +61,7 @@ log = logging.getLogger(__name__)
     "invalid_callback_url",
     "on_prem_required",
     "unsupported_language",
+    "invalid_options",
     "draining",
     *ALWAYS,
 )

@@ -3,17 +3,33 @@
 An adapter turns a document (bytes plus content type) into an ``OcrResult``.
 Everything the task stores comes from ``OcrResult.to_dict()``, so engines can
 be swapped without the task, the store or the gateway noticing.
+
+Layout.  With ``options.layout`` each page, once read, goes through
+``documents.layout.analyse`` in this process (its models are resident, as the
+orientation classifier is): an OCRed page with the very image the engine
+read (upright and straightened), a page answered from its text layer with
+the page drawn small for the model and its lines' font sizes and weights
+(no OCR runs), a ``redo`` page with its own text and OCR's words together.
+The page's lines come back in reading order, a line the layout cut in two
+as two lines; its ``blocks`` are set, and its ``text`` becomes its body
+(``documents.structure.body_text``).  The layout runs within the job's time
+budget (checked before it starts) and the worker process's memory limit.  A
+layout that fails on a page, for any reason, leaves that page as it was read
+with ``layout_error`` saying why: a page's text is worth more than its
+structure, so the job never fails for it.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
+from billiard.exceptions import SoftTimeLimitExceeded
 from PIL import Image
 
 from documents import resolution
@@ -21,6 +37,7 @@ from documents.inspection import inspect
 from documents.isolation import run_isolated
 from documents.limits import configured
 from documents.pages import PDF_TYPE, Document, open_document
+from documents.structure import body_text, tables_of
 from documents.text_layer import OwnWords, TextLayer, in_frame
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
@@ -32,8 +49,12 @@ from jobs.registry import (
     ORIENTATION_METHODS,
 )
 
+log = logging.getLogger(__name__)
+
 ProgressCallback = Callable[[int, int], None]  # (pages_done, pages_total)
 T = TypeVar("T")
+#: How much of a layout's failure a page keeps in ``layout_error``; the log has all of it.
+LAYOUT_ERROR_CHARS = 300
 
 #: Where a page's text comes from: an engine read its image, or the PDF carried it.
 OCR, TEXT_LAYER = "ocr", "text_layer"
@@ -77,6 +98,10 @@ class PageResult:
     # when the page has no image.
     dpi: float = 0.0
     dpi_source: str = ""
+    # With options.layout: the page's blocks in reading order, as ``documents.structure`` shapes them (None:
+    # no layout was asked, or it failed), and why it failed.
+    blocks: tuple[Mapping[str, Any], ...] | None = None
+    layout_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,10 +113,11 @@ class OcrResult:
         return "\n\n".join(page.text.rstrip() for page in self.pages)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "pages": [_page_dict(page) for page in self.pages],
-        }
+        pages = [_page_dict(page) for page in self.pages]
+        out: dict[str, Any] = {"text": self.text, "pages": pages}
+        if any(page.blocks is not None for page in self.pages):
+            out["tables"] = tables_of(pages)
+        return out
 
 
 def _page_dict(page: PageResult) -> dict[str, Any]:
@@ -108,6 +134,10 @@ def _page_dict(page: PageResult) -> dict[str, Any]:
         out["width"], out["height"] = page.width, page.height
     if page.dpi:
         out["dpi"], out["dpi_source"] = round(float(page.dpi), 2), page.dpi_source
+    if page.blocks is not None:
+        out["blocks"] = [dict(block) for block in page.blocks]
+    if page.layout_error is not None:
+        out["layout_error"] = page.layout_error
     return out
 
 
@@ -179,6 +209,8 @@ class PageAdapter(Adapter):
         deadline = _deadline(options.get("timeout_s"))
         text_layer = _text_layer(options.get("text_layer", "ignore"))
         first_page = _first_page(options.get("first_page", 1))
+        layout = _switch(options, "layout")
+        known_words: set[str] = set()  # the document's words so far, for the layout's hyphenation
         results = []
         if self.isolate_pages and content_type.split(";", 1)[0].strip().lower() == PDF_TYPE:
             self._inspect_once(document)
@@ -186,21 +218,30 @@ class PageAdapter(Adapter):
             indices = page_indices(pages, doc.page_count)
             total = len(indices)
             if text_layer == "ignore":
-                layers: list[TextLayer | None] = [None] * total
+                layers: list[tuple[TextLayer | None, Image.Image | None]] = [(None, None)] * total
             else:
-                layers = self._text_layers(doc, indices, visible_only=text_layer == "redo")
+                layers = self._text_layers(
+                    doc, indices, visible_only=text_layer == "redo", drawn=layout and text_layer == "prefer"
+                )
             for done, index in enumerate(indices):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise AdapterError(
                         f"{self.name} ran out of time after {done} of {total} pages",
                         code=ErrorCode.ENGINE_TIMEOUT,
                     )
-                layer = layers[done]
+                layer, drawn = layers[done]
                 if layer is not None and text_layer == "prefer":
-                    results.append(_from_text_layer(first_page + done, layer))
+                    page = _from_text_layer(first_page + done, layer)
+                    if layout and drawn is not None:
+                        styles = [line.font_size for line in layer.lines], [line.bold for line in layer.lines]
+                        page = laid_out(page, drawn, known_words, deadline, styles)
                 else:
-                    page = self._ocr_page(doc, index, first_page + done, options, deadline)
-                    results.append(page if layer is None else with_visible_text(page, layer))
+                    page, image = self._ocr_page(doc, index, first_page + done, options, deadline)
+                    page = page if layer is None else with_visible_text(page, layer)
+                    if layout:
+                        page = laid_out(page, image, known_words, deadline)
+                    del image
+                results.append(page)
                 if on_page is not None:
                     on_page(done + 1, total)
         return OcrResult(pages=results)
@@ -215,11 +256,19 @@ class PageAdapter(Adapter):
         inspect(document, PDF_TYPE, configured(), self.dpi)
         self._inspected = document
 
-    def _text_layers(self, doc: Document, indices: range, *, visible_only: bool) -> list[TextLayer | None]:
-        """The text layers of the pages read, in one child: a fork costs more than reading a page's text."""
+    def _text_layers(
+        self, doc: Document, indices: range, *, visible_only: bool, drawn: bool = False
+    ) -> list[tuple[TextLayer | None, Image.Image | None]]:
+        """The text layers of the pages read, in one child: a fork costs more than reading a page's text.
+        ``drawn``: each page that has one is drawn small for its layout too (``Document.layout_image``), in
+        the same child, since a page answered from its text is drawn for nothing else."""
 
-        def read_all() -> list[TextLayer | None]:
-            return [doc.text_layer(index, visible_only=visible_only) for index in indices]
+        def read_all() -> list[tuple[TextLayer | None, Image.Image | None]]:
+            read = []
+            for index in indices:
+                layer = doc.text_layer(index, visible_only=visible_only)
+                read.append((layer, doc.layout_image(index) if drawn and layer is not None else None))
+            return read
 
         return run_isolated(read_all, what="reading the text layers") if self.isolate_pages else read_all()
 
@@ -228,8 +277,11 @@ class PageAdapter(Adapter):
             return read(index)
         return run_isolated(read, index, what=f"page {index + 1}")
 
-    def _ocr_page(self, doc: Document, index: int, number: int, options: dict, deadline: float | None) -> PageResult:
-        """Draws the page (in a child), stands it upright and straightens it as the options ask, and reads it.
+    def _ocr_page(
+        self, doc: Document, index: int, number: int, options: dict, deadline: float | None
+    ) -> tuple[PageResult, Image.Image]:
+        """Draws the page (in a child), stands it upright and straightens it as the options ask, and reads it;
+        the page read, and the image it was read from (what its layout is found on).
 
         The geometry runs here, on the drawn image: it only reads pixels (with
         the orientation classifier this process loaded once, or tesseract's OSD
@@ -270,7 +322,7 @@ class PageAdapter(Adapter):
             read_at = resolution.estimate_image_dpi(
                 image.width, image.height, _line_heights(result), self.line_height_points
             )
-        return replace(
+        read = replace(
             result,
             source=OCR,
             width=image.width,
@@ -281,6 +333,7 @@ class PageAdapter(Adapter):
             dpi=read_at.dpi,
             dpi_source=read_at.source,
         )
+        return read, image
 
     @abstractmethod
     def recognise(self, page: int, image: Image.Image, options: dict, deadline: float | None) -> PageResult:
@@ -295,6 +348,84 @@ def _from_text_layer(number: int, layer: TextLayer) -> PageResult:
     return PageResult(
         number, layer.text, lines, TEXT_LAYER, layer.width, layer.height, dpi=layer.dpi, dpi_source=layer.dpi_source
     )
+
+
+def laid_out(
+    page: PageResult,
+    image: Image.Image,
+    known_words: set[str],
+    deadline: float | None,
+    styles: tuple[Sequence[float | None], Sequence[bool | None]] | None = None,
+) -> PageResult:
+    """``page`` with its layout (``documents.layout.analyse`` on ``image``): its lines in reading order, its
+    blocks, its body as its text; or, when the layout fails, as it was with ``layout_error``.
+
+    ``known_words`` (lower case) gains this page's words first: a word hyphenated across two of its lines is
+    joined back when this page, an earlier one or the dictionary has it whole.  ``styles``: the font size and
+    boldness of each line, for a page whose lines came from its text layer.
+    """
+    known_words.update(_plain_words(page.lines))
+    if not page.lines:
+        return replace(page, blocks=())
+    if deadline is not None and time.monotonic() >= deadline:
+        raise AdapterError(f"ran out of time before the layout of page {page.page}", code=ErrorCode.ENGINE_TIMEOUT)
+    # Imported with the first page laid out: ONNX Runtime and the models weigh on every process that loads them.
+    from documents.layout import LineLike, analyse
+
+    font_sizes, bold = styles if styles is not None else (None, None)
+    try:
+        layout = analyse(
+            image,
+            cast("Sequence[LineLike]", page.lines),  # the protocol's members are writable, a frozen Line's not
+            width=page.width,
+            height=page.height,
+            dpi=page.dpi,
+            font_sizes=font_sizes,
+            bold=bold,
+            known_words=frozenset(known_words),
+        )
+        lines = [_piece(page.lines[piece.line], piece.words) for piece in layout.pieces]
+        blocks = tuple(block.to_dict() for block in layout.blocks)
+    except SoftTimeLimitExceeded:  # the job's time is up: that ends the job, not the layout alone
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the models do, the page keeps what OCR read
+        log.warning("the layout of page %s failed; the page keeps its plain lines", page.page, exc_info=True)
+        return replace(page, layout_error=f"{type(exc).__name__}: {exc}"[:LAYOUT_ERROR_CHARS])
+    return replace(page, lines=lines, blocks=blocks, text=body_text(blocks))
+
+
+def _piece(line: Line, words: Sequence[int] | None) -> Line:
+    """The line, or the part of it made of its words ``words`` (a line the layout's regions cut in two)."""
+    if words is None:
+        return line
+    kept = tuple(line.words[number] for number in words)
+    if not kept:
+        raise ValueError("the layout gave a piece of a line without words")
+    return replace(
+        line,
+        text=" ".join(word.text for word in kept),
+        confidence=sum(word.confidence for word in kept) / len(kept),
+        bbox=union_bbox([word.bbox for word in kept]),
+        words=kept,
+    )
+
+
+def _plain_words(lines: Sequence[Line]) -> set[str]:
+    """The lines' words in lower case, without the punctuation round them."""
+    found = set()
+    for line in lines:
+        for word in line.text.split():
+            plain = word.strip(".,;:!?\"'()[]{}<>«»“”‘’-–—").lower()
+            if plain:
+                found.add(plain)
+    return found
+
+
+def _switch(options: dict, name: str) -> bool:
+    value = options.get(name, False)
+    if not isinstance(value, bool):
+        raise AdapterError(f"options.{name} must be true or false", code=ErrorCode.INVALID_OPTIONS)
+    return value
 
 
 def _resolution(image: Image.Image, given: float | None) -> resolution.Resolution | None:

@@ -3,8 +3,8 @@
 One run is one upstream job: POST /jobs (JSON, the document in base64,
 ``Authorization: Bearer`` when the upstream has a key), then GET /jobs/{id}
 with a growing interval until the upstream job ends or the job's time is
-up.  The upstream's pages (text, lines, boxes, page sizes) become this
-job's result as they are.
+up.  The upstream's pages (text, lines, boxes, page sizes, and with
+``options.layout`` their blocks) become this job's result as they are.
 
 What can go wrong, and what the job's ``error_code`` then is (whether each is
 retried: the catalogue, ``jobs.contract.ErrorCode``):
@@ -280,6 +280,8 @@ def _page(page: dict[str, Any]) -> PageResult:
         # The resolution the upstream read it at: an image's searchable PDF is sized from it.
         dpi=float(page.get("dpi", 0.0)) if page.get("dpi_source") in DPI_SOURCES else 0.0,
         dpi_source=str(page["dpi_source"]) if page.get("dpi_source") in DPI_SOURCES else "",
+        blocks=tuple(dict(block) for block in page["blocks"]) if isinstance(page.get("blocks"), list) else None,
+        layout_error=str(page["layout_error"]) if page.get("layout_error") is not None else None,
     )
 
 

@@ -180,3 +180,47 @@ def test_a_word_is_covered_when_the_pages_own_words_cover_half_of_it():
     assert not OwnWords([(100, 100, 120, 130)]).cover((180, 100, 260, 130))
     assert not own.cover((5, 5, 5, 9))  # no area
     assert not OwnWords(()) and not OwnWords(()).cover((0, 0, 10, 10))
+
+
+def styled_pdf() -> bytes:
+    """A title in Helvetica-Bold 20 pt, a line of Times 11 pt, and a line in Times 14 pt, mostly bold.  PDFium
+    gives the standard fonts no weight: their names say Bold."""
+    from fpdf import FPDF
+
+    document = FPDF()
+    document.add_page()
+    document.set_font("Helvetica", "B", 20)
+    document.cell(text="Annual report")
+    document.ln(12)
+    document.set_font("Times", "", 11)
+    document.cell(text="Body text of the report")
+    document.ln(8)
+    document.set_font("Times", "B", 14)
+    document.cell(text="Mostly bold words ")
+    document.set_font("Times", "", 14)
+    document.cell(text="then")
+    document.ln(8)
+    return bytes(document.output())
+
+
+def test_a_lines_font_size_in_points_and_boldness_come_with_it():
+    with open_document(styled_pdf(), "application/pdf") as doc:
+        layer = doc.text_layer(0)
+
+    assert layer is not None
+    assert [(line.text, line.font_size, line.bold) for line in layer.lines] == [
+        ("Annual report", 20.0, True),
+        ("Body text of the report", 11.0, False),
+        ("Mostly bold words then", 14.0, True),
+    ]
+
+
+def test_a_pages_drawing_for_its_layout_is_small_whatever_it_is_drawn_at_for_ocr():
+    with open_document(styled_pdf(), "application/pdf") as doc:
+        small = doc.layout_image(0)
+        full = doc.page(0)
+
+    # A4 at 100 dpi, and at the 300 dpi that vector text is drawn at for OCR.
+    assert small.size == (827, 1170)
+    assert full.size == (2481, 3508)
+    assert ink_box(small) == pytest.approx(tuple(v / 3 for v in ink_box(full)), abs=3)

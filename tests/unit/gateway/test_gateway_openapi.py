@@ -113,6 +113,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
             "idempotency_key_reused",
             "invalid_callback_url",
             "unsupported_language",
+            "invalid_options",
         },
         "431": {"request_header_fields_too_large"},
         "500": {"internal_error"},

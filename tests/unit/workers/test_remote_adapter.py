@@ -131,6 +131,26 @@ def test_a_redo_page_s_lines_keep_the_source_the_upstream_gave_them(upstream):
     assert result.to_dict()["pages"] == [redone]
 
 
+def test_an_upstream_pages_layout_comes_along_and_so_do_its_tables(upstream):
+    laid_out = page(1, "Results")
+    laid_out["blocks"] = [{"order": 0, "type": "title", "bbox": [10, 20, 310, 60], "lines": [0], "text": "Results",
+                           "level": 1},
+                          {"order": 1, "type": "table", "bbox": [10, 80, 310, 120], "lines": [], "text": "a",
+                           "table": {"rows": 1, "cols": 1, "html": "<table></table>",
+                                     "cells": [{"row": 0, "col": 0, "row_span": 1, "col_span": 1,
+                                                "bbox": [10, 80, 310, 120], "text": "a"}]}}]  # fmt: skip
+    failed = page(2, "second page")
+    failed["layout_error"] = "RuntimeError: the model could not be loaded"
+    upstream.views = [completed(laid_out, failed)]
+
+    result = adapter_for(upstream.url).run(DOCUMENT, "image/png", {"layout": True}).to_dict()
+
+    assert result["pages"] == [laid_out, failed]
+    assert result["tables"] == [{"number": 1, "page": 1, "block": 1, "rows": 1, "cols": 1, "caption": None}]
+    [submitted] = upstream.of("POST")
+    assert submitted.json()["options"] == {"layout": True}
+
+
 def test_without_a_key_no_authorization_is_sent(upstream):
     adapter_for(upstream.url).run(DOCUMENT, "image/png", {})
 
