@@ -70,6 +70,8 @@ _NUMBERED = re.compile(r"^\s*(\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,5})[.)])\s+(.*)
 #: A bullet a list item was printed with, read as a character of its text (``=``: how Tesseract often reads a
 #: round bullet).
 _BULLET = re.compile(r"^\s*[-•·◦▪▫■□●○*+>o»–—=]\s+(.*)$", re.DOTALL)
+#: What Markdown takes for the optional closing sequence of a heading: a run of ``#`` after a space, at its end.
+_CLOSING_HASHES = re.compile(r"(\s)(#+)$")
 #: A line start Markdown reads as structure: a heading, a quote, a list item, a numbered item, a rule, a fence.
 _BLOCK_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|\d{1,9}(?=[.)](?:\s|$))|={3,}|-{3,}|`{3,}|~{3,})")
 
@@ -135,13 +137,14 @@ def _block(block: Mapping[str, Any]) -> Iterator[str]:
     if not text.strip():
         return
     if kind == TITLE:
-        yield "#" * TITLE_LEVEL + " " + _escape_inline(_one_line(text))
+        yield "#" * TITLE_LEVEL + " " + _heading(text)
     elif kind == SECTION_HEADER:
         level = block.get("level") or _DEFAULT_SECTION_LEVEL
         level = min(max(int(level), TITLE_LEVEL + 1), MAX_LEVEL)
-        yield "#" * level + " " + _escape_inline(_one_line(text))
+        yield "#" * level + " " + _heading(text)
     elif kind == CAPTION:
-        yield f"*{_escape_inline(_one_line(text))}*"
+        # A ``*`` of its own would end the emphasis early
+        yield "*" + _escape_inline(_one_line(text)).replace("*", "\\*") + "*"
     else:  # text, formula, and a type this renderer does not know: a paragraph
         yield _escape(_one_line(text))
 
@@ -184,6 +187,11 @@ def _row(cells: Sequence[str]) -> str:
 
 def _cell(text: str) -> str:
     return _escape_inline(text).replace("|", "\\|")
+
+
+def _heading(text: str) -> str:
+    """A heading's text; a ``#`` run at its end escaped, which Markdown would take for the heading's closing."""
+    return _CLOSING_HASHES.sub(lambda m: m.group(1) + "\\" + m.group(2), _escape_inline(_one_line(text)))
 
 
 def _one_line(text: str) -> str:

@@ -118,3 +118,14 @@ def test_a_caption_whose_block_does_not_claim_it_stays_where_it_stands():
     assert found.index("*Table 1: Ships per quarter*") + 1 == found.index(
         "| Quarter | Ships |\n| --- | --- |\n| Q1 \\| first | 120 |"
     )
+
+
+def test_a_heading_ending_in_hashes_and_a_caption_with_a_star_keep_their_text():
+    page = structured_page()
+    page["blocks"][2]["text"] = "Ships by pier #"
+    page["blocks"][6]["text"] = "Table 1: ships* per quarter"
+
+    found = chunks(render_markdown([page]))
+
+    assert "## Ships by pier \\#" in found
+    assert "*Table 1: ships\\* per quarter*" in found
