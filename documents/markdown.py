@@ -12,7 +12,9 @@ theirs), then its body blocks in reading order, a blank line between two:
 - a ``list_item`` is ``- item``; an item that starts with its own number or
   letter (``1.``, ``2)``, ``a)``) keeps it as a numbered item, one that
   starts with a bullet (``•``, ``-``, ``*``, ``o``...) has it replaced by
-  ``-``; the items that follow one another form one list;
+  ``-``; the items that follow one another form one list, a bulleted or a
+  numbered one (where they change from one to the other, a new list
+  starts);
 - a ``table`` is a GitHub table, its first row the header, where every cell
   holds one position of the grid; a table with a cell spanning several rows
   or columns, which a GitHub table cannot draw, is given as its HTML, which
@@ -103,6 +105,10 @@ def _page(page: Mapping[str, Any]) -> Iterator[str]:
             continue  # drawn after what it describes
         if kind == LIST_ITEM:
             item = _list_item(str(block.get("text") or ""))
+            if item and items and _ordered(item) != _ordered(items[-1]):
+                # A numbered item right under a bulleted one would be read as that item's text: a list of its own
+                yield "\n".join(items)
+                items = []
             if item:
                 items.append(item)
             continue
@@ -147,6 +153,10 @@ def _block(block: Mapping[str, Any]) -> Iterator[str]:
         yield "*" + _escape_inline(_one_line(text)).replace("*", "\\*") + "*"
     else:  # text, formula, and a type this renderer does not know: a paragraph
         yield _escape(_one_line(text))
+
+
+def _ordered(item: str) -> bool:
+    return not item.startswith("- ")
 
 
 def _list_item(text: str) -> str:

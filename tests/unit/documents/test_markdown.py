@@ -22,7 +22,8 @@ def test_a_page_reads_as_its_body_in_reading_order():
         "# Harbour Traffic",
         "## 1 Ships and cargo",
         "More ships came in than in any year before, and they brought more cargo.",
-        "- containers\n2. bulk goods",
+        "- containers",
+        "2. bulk goods",
         "| Quarter | Ships |\n| --- | --- |\n| Q1 \\| first | 120 |",
         "*Table 1: Ships per quarter*",
         "*Figure 1: The two basins*",
@@ -129,3 +130,10 @@ def test_a_heading_ending_in_hashes_and_a_caption_with_a_star_keep_their_text():
 
     assert "## Ships by pier \\#" in found
     assert "*Table 1: ships\\* per quarter*" in found
+
+
+def test_items_of_one_kind_form_one_list():
+    page = structured_page()
+    page["blocks"][5]["text"] = "• bulk goods"
+
+    assert "\n- containers\n- bulk goods\n" in render_markdown([page])
