@@ -75,7 +75,7 @@ _BULLET = re.compile(r"^\s*[-•·◦▪▫■□●○*+>o»–—=]\s+(.*)$", 
 #: What Markdown takes for the optional closing sequence of a heading: a run of ``#`` after a space, at its end.
 _CLOSING_HASHES = re.compile(r"(\s)(#+)$")
 #: A line start Markdown reads as structure: a heading, a quote, a list item, a numbered item, a rule, a fence.
-_BLOCK_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|\d{1,9}(?=[.)](?:\s|$))|={3,}|-{3,}|`{3,}|~{3,})")
+_BLOCK_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|\d{1,9}[.)](?=\s|$)|={3,}|-{3,}|`{3,}|~{3,})")
 
 
 def render_markdown(pages: Sequence[Mapping[str, Any]]) -> str:
@@ -210,8 +210,15 @@ def _one_line(text: str) -> str:
 
 def _escape(text: str) -> str:
     """A paragraph's text, so that Markdown reads it as a paragraph and nothing else."""
-    text = _escape_inline(text)
-    return _BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text, count=1)
+    return _BLOCK_START.sub(_escaped_start, _escape_inline(text), count=1)
+
+
+def _escaped_start(found: re.Match[str]) -> str:
+    """The marker with a backslash before its punctuation (only punctuation can be escaped: ``1\\.``, not ``\\1.``)."""
+    indent, marker = found.groups()
+    if marker[0].isdigit():
+        return indent + marker[:-1] + "\\" + marker[-1]
+    return indent + "\\" + marker
 
 
 def _escape_inline(text: str) -> str:
