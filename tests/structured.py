@@ -342,7 +342,7 @@ class Material:
 
     def paragraphs(self, count: int, longest: int = 620) -> tuple[str, list[str]]:
         """A section's name and ``count`` of its paragraphs (from the next sections when it runs short)."""
-        name, out = "", []
+        name, out = "", list[str]()
         for _ in range(4 * len(self.sections)):
             section = self.section()
             fresh = [p for p in section.paragraphs if len(p) <= longest and p not in self.used][: count - len(out)]
