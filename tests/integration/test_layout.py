@@ -19,7 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +101,7 @@ def the_set() -> StructuredSet:
 
 
 @pytest.fixture(scope="module")
-def scanned_group(module_gateway: Gateway, the_set: StructuredSet) -> dict[str, Any]:
+def scanned_group(module_gateway: Gateway, the_set: StructuredSet) -> Mapping[str, Any]:
     """The scanned pages, laid out by Tesseract's worker: a group of one page a child, read in parallel."""
     indices = [[truth.name for truth in the_set.pages].index(name) for name in SCANNED]
     document = scanned(the_set.pdf, indices)
@@ -122,7 +122,7 @@ def scanned_group(module_gateway: Gateway, the_set: StructuredSet) -> dict[str, 
     return view
 
 
-def scanned_page(group: dict[str, Any], name: str) -> dict[str, Any]:
+def scanned_page(group: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return group["result"]["pages"][SCANNED.index(name)]
 
 
