@@ -20,9 +20,10 @@ theirs), then its body blocks in reading order, a blank line between two:
   or columns, which a GitHub table cannot draw, is given as its HTML, which
   Markdown carries as it is; a table whose structure could not be read
   gives its lines;
-- a ``caption`` is an italic paragraph right after the figure or table it
-  describes, wherever it stands on the page (above a table, as is usual, or
-  below); a caption that describes nothing stays where it stands;
+- a ``caption`` is an italic paragraph where the reading order puts it:
+  beside the figure or table it describes (the layout reads a caption next to
+  what it describes), above a table, as is usual, or below; moving every
+  caption after its table would put a table's title under it;
 - a ``figure`` shows as its caption alone: the words drawn inside it (the
   labels of a chart, the text of a photographed sign) are not the
   document's text, and stay in the JSON on the figure's block;
@@ -63,8 +64,6 @@ from documents.structure import (
 )
 from documents.table_export import grid, has_span
 
-#: What a caption is drawn after.
-_CAPTIONED = frozenset({TABLE, FIGURE})
 #: A section header's level when its block names none.
 _DEFAULT_SECTION_LEVEL = 2
 #: What starts a list item that says its own number: ``1.``, ``12)``, ``a)``, ``(iv)``.
@@ -95,14 +94,11 @@ def _page(page: Mapping[str, Any]) -> Iterator[str]:
             if text:
                 yield _escape(text)
         return
-    by_order = {b["order"]: b for b in blocks}
     items: list[str] = []  # the list being drawn: its items stand one under another
     for block in blocks:
         kind = block["type"]
         if kind in NOT_BODY - {FIGURE}:
             continue  # a running header or footer between two list items does not end the list
-        if kind == CAPTION and _described(block, by_order) is not None:
-            continue  # drawn after what it describes
         if kind == LIST_ITEM:
             item = _list_item(str(block.get("text") or ""))
             if item and items and _ordered(item) != _ordered(items[-1]):
@@ -116,20 +112,8 @@ def _page(page: Mapping[str, Any]) -> Iterator[str]:
             yield "\n".join(items)
             items = []
         yield from _block(block)
-        caption = by_order.get(block.get("caption")) if kind in _CAPTIONED else None
-        if caption is not None and _described(caption, by_order) is block:
-            yield from _block(caption)
     if items:
         yield "\n".join(items)
-
-
-def _described(caption: Mapping[str, Any], by_order: Mapping[Any, Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The figure or table a caption describes, when that block names it as its caption too: only then is the
-    caption moved after it (a caption that names nothing, or a block that does not claim it, stays in place)."""
-    described = by_order.get(caption.get("caption_of"))
-    if described is None or described["type"] not in _CAPTIONED or described.get("caption") != caption["order"]:
-        return None
-    return described
 
 
 def _block(block: Mapping[str, Any]) -> Iterator[str]:
