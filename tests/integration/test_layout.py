@@ -41,6 +41,8 @@ ACROSS = ("sidebar", "table_beside_text")
 BORDERED_CELL_ACCURACY, BORDERLESS_CELL_ACCURACY = 0.9, 0.8
 #: The F1 of the headings found (their page, level and text) against the truth's, born-digital.
 HEADING_F1 = 0.9
+#: How many letters and digits of a block find it in a page's text read by PP-OCRv4.
+SQUASHED_CHARS = 25
 #: How many words of a block find it in a page's text.
 SNIPPET_WORDS = 5
 
@@ -255,6 +257,44 @@ def test_a_groups_markdown_holds_its_pages_in_order_with_their_headings(scanned_
     # No running header or page number in it
     assert plain(RUNNING_HEADER) not in plain(markdown)
     assert not re.search(r"(?i)page \d of \d", markdown)
+
+
+# -- PP-OCRv4 --------------------------------------------------------------------------------------
+
+
+def squashed(text: str) -> str:
+    """Only the letters and digits: PP-OCRv4's recogniser drops most spaces between words."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def test_paddleocrs_pages_are_laid_out_as_tesseracts_are(module_gateway, the_set):
+    # Given the two-column page and the tables page, scanned, read by PP-OCRv4 with layout
+    names = [truth.name for truth in the_set.pages]
+    indices = [names.index("two_columns"), names.index("tables")]
+    job = accepted(
+        module_gateway.post_json(
+            {
+                "model": "paddleocr",
+                "content_type": "application/pdf",
+                "payload": b64(scanned(the_set.pdf, indices)),
+                "options": {"layout": True},
+            }
+        )
+    )
+    view = wait_for_job(module_gateway.job, job, timeout=OCR_TIMEOUT)
+    assert view["status"] == "completed", view
+    columns, tables = view["result"]["pages"]
+
+    # Then the columns are read one after the other, every block of the truth in its order
+    text = squashed(columns["text"])
+    places = [text.find(squashed(block)[:SQUASHED_CHARS]) for block in by_name(the_set.pages, "two_columns").body]
+    assert -1 not in places and places == sorted(places), places
+    # And the bordered table's cells are in their rows and columns
+    truth = by_name(the_set.pages, "tables").tables[0]
+    first = next(block["table"] for block in tables["blocks"] if block["type"] == "table")
+    read = {(cell["row"], cell["col"]): squashed(cell["text"]) for cell in first["cells"]}
+    right = sum(read.get((r, c)) == squashed(text) for r, row in enumerate(truth.cells) for c, text in enumerate(row))
+    assert right >= BORDERED_CELL_ACCURACY * truth.rows * truth.cols, first["cells"]
 
 
 # -- born-digital pages -----------------------------------------------------------------------------
