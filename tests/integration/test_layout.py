@@ -382,3 +382,32 @@ def test_a_page_whose_layout_model_fails_keeps_its_lines_and_the_job_completes(s
     assert page["layout_error"]
     assert page["lines"] and plain(RUNNING_HEADER) in plain(page["text"])
     assert plain(the_set.pages[0].headings[0][1]) in plain(page["text"])
+
+
+def test_a_table_model_that_fails_fails_only_the_pages_with_tables(stack_factory, the_set, broken_model):
+    # Given a worker whose table model cannot be loaded, and a report page (no table) before the tables page
+    broken = stack_factory(env={"OCRGW_TABLE_MODEL": str(broken_model)}, concurrency=1)
+    names = [truth.name for truth in the_set.pages]
+    document = scanned(the_set.pdf, [names.index("report"), names.index("tables")])
+
+    with Gateway(broken.web().base_url) as gateway:
+        job = accepted(
+            gateway.post_json(
+                {
+                    "model": "tesseract",
+                    "content_type": "application/pdf",
+                    "payload": b64(document),
+                    "options": {"layout": True},
+                }
+            )
+        )
+        view = wait_for_job(gateway.job, job, timeout=OCR_TIMEOUT)
+
+    # Then the job completes: the page without a table is laid out, the tables page keeps its plain lines
+    assert view["status"] == "completed", view
+    report, tables = view["result"]["pages"]
+    assert report["blocks"] and "layout_error" not in report
+    assert plain(RUNNING_HEADER) not in plain(report["text"])
+    assert "blocks" not in tables and "table structure model" in tables["layout_error"]
+    assert plain("Table 1. The licence texts Debian ships") in plain(tables["text"])
+    assert view["result"]["tables"] == []
