@@ -29,7 +29,7 @@ A page is laid out in steps, each in its own module:
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -101,9 +101,11 @@ def analyse(
     words = [_words(line) for line in lines]
     found = regions.find(image, width=width, height=height)
     groups = placement.place(words, found, height=height)
-    sizes = _sizes(words, font_sizes)
-    drafts = [d for group in groups for d in _drafts(group)]
+    sizes = _sizes(groups, font_sizes)
+    drafts = [d for group in groups for d in _drafts(group, sizes, bold)]
     body = _body_size(drafts, sizes)
+    for draft in drafts:
+        _running(draft, height, sizes, body)
     for draft in drafts:
         _decide_heading(draft, sizes, bold, body)
     kinds, described = captions.attach(
@@ -111,6 +113,7 @@ def analyse(
         [d.box for d in drafts],
         [" ".join(p.text for p in d.pieces) for d in drafts],
         [_line_height(d) for d in drafts],
+        [len(d.pieces) for d in drafts],
     )
     for draft, kind in zip(drafts, kinds, strict=True):
         draft.kind = kind
@@ -146,10 +149,16 @@ def analyse(
     return PageLayout(pieces, blocks)
 
 
+#: The most words a running header or footer the model framed as text may have (``Page 3 of 7``, a short title).
+RUNNING_WORDS = 6
 #: A gap between two lines' tops wider than this many times the page's line spacing starts a new paragraph.
 PARAGRAPH_PITCH = 1.4
 #: A line indented by more than this many of its heights, with the next back at the margin, opens a paragraph.
 PARAGRAPH_INDENT = 1.2
+
+
+#: The type size of each piece of a page's lines.
+Sizes = Mapping[placement.PlacedPiece, float | None]
 
 
 @dataclass(eq=False)
@@ -174,24 +183,45 @@ def _words(line: LineLike) -> list[tuple[str, Box]]:
     return found or [(line.text, line.bbox)]
 
 
-def _sizes(words: Sequence[Sequence[tuple[str, Box]]], font_sizes: Sequence[float | None] | None) -> list[float | None]:
-    """Each line's type size: its font's in points when the PDF gave it, else estimated from its words' heights."""
+def _sizes(groups: Sequence[placement.Group], font_sizes: Sequence[float | None] | None) -> Sizes:
+    """Each piece's type size: its line's font size in points when the PDF gave it, else estimated from the
+    piece's own words (a line the engine read across a sidebar and the text beside it has two sizes)."""
+    pieces = [p for group in groups for p in group.pieces]
     if font_sizes is not None:
-        return list(font_sizes)
-    return [headings.line_size(w) for w in words]
+        return {p: font_sizes[p.line] for p in pieces}
+    return {p: headings.line_size(list(zip(p.texts, p.boxes, strict=True))) for p in pieces}
 
 
-def _drafts(group: placement.Group) -> list[_Draft]:
-    """A group as blocks: its pieces in line order, a text group cut into list items or paragraphs."""
-    ordered = [group.pieces[i] for i in line_order([p.box for p in group.pieces])]
-    if group.kind != structure.TEXT or len(ordered) < 2:
-        return [_Draft(group.kind, group.region, ordered)]
+def _drafts(group: placement.Group, sizes: Sizes, bold: Sequence[bool | None] | None) -> list[_Draft]:
+    """A group as blocks: its pieces in line order, a text group cut into list items or paragraphs.
+
+    A text group's lines are put in reading order as blocks are (``block_order``), not merely top to bottom:
+    the model sometimes frames two columns as one text region, and its lines must still be read column by
+    column; a paragraph then ends where the reading goes back up or across to the next column.
+    """
+    boxes = [p.box for p in group.pieces]
+    if group.kind != structure.TEXT or len(boxes) < 2:
+        return [_Draft(group.kind, group.region, [group.pieces[i] for i in line_order(boxes)])]
+    ordered = [group.pieces[i] for i in block_order(boxes)]
+    if headings.leads(
+        ordered[0].text,
+        sizes[ordered[0]],
+        [sizes[p] for p in ordered[1:]],
+        bold[ordered[0].line] if bold is not None else None,
+        [bold[p.line] for p in ordered[1:]] if bold is not None else None,
+    ):
+        # A heading the model framed with the text under it (the title of a sidebar's box): a block of its own.
+        return [
+            _Draft(structure.TEXT, None, ordered[:1]),
+            *_drafts(placement.Group(group.kind, None, ordered[1:]), sizes, bold),
+        ]
     pitch = _line_pitch(ordered)
     height = statistics.median(p.box[3] - p.box[1] for p in ordered)
     found = lists.items([lists.ListLine(list(zip(p.texts, p.boxes, strict=True))) for p in ordered], height)
     if found is None:
         parts = _paragraphs(ordered, pitch, indents=True)
-        return [_Draft(structure.TEXT, group.region if i == 0 else None, part) for i, part in enumerate(parts)]
+        # The region's box is a paragraph's only when it is one: it may frame several, or two columns.
+        return [_Draft(structure.TEXT, group.region if len(parts) == 1 else None, part) for part in parts]
     drafts = []
     for item in found:
         pieces = [ordered[i] for i in item.lines]
@@ -215,8 +245,8 @@ def _line_pitch(ordered: list[placement.PlacedPiece]) -> float | None:
 def _paragraphs(
     ordered: list[placement.PlacedPiece], pitch: float | None, *, indents: bool
 ) -> list[list[placement.PlacedPiece]]:
-    """A block's lines cut where a paragraph ends: a gap wider than ``pitch`` allows, or (``indents``) an
-    indented first line."""
+    """A block's lines cut where a paragraph ends: a gap wider than ``pitch`` allows, a move to another column,
+    or (``indents``) an indented first line."""
     if pitch is None:
         return [ordered]
     left = min(p.box[0] for p in ordered)
@@ -230,31 +260,31 @@ def _paragraphs(
             and piece.box[0] - left > PARAGRAPH_INDENT * height
             and (i + 1 < len(ordered) and ordered[i + 1].box[0] - left < 0.5 * height)
         )
-        if gap > PARAGRAPH_PITCH * pitch or indented:
+        next_column = gap < 0 or piece.box[0] >= previous.box[2]  # back up, or across: the reading moved on
+        if gap > PARAGRAPH_PITCH * pitch or indented or next_column:
             parts.append([piece])
         else:
             parts[-1].append(piece)
     return parts
 
 
-def _body_size(drafts: Sequence[_Draft], sizes: Sequence[float | None]) -> float | None:
+def _body_size(drafts: Sequence[_Draft], sizes: Sizes) -> float | None:
     """The type size of the page's body: the median over the lines of its text and list blocks (of all its
     lines when it has none)."""
-    body = [sizes[p.line] for d in drafts if d.kind in (structure.TEXT, structure.LIST_ITEM) for p in d.pieces]
-    found = [s for s in body if s] or [s for s in sizes if s]
+    body = [sizes[p] for d in drafts if d.kind in (structure.TEXT, structure.LIST_ITEM) for p in d.pieces]
+    found = [s for s in body if s] or [s for s in sizes.values() if s]
     return statistics.median(found) if found else None
 
 
-def _decide_heading(
-    draft: _Draft, sizes: Sequence[float | None], bold: Sequence[bool | None] | None, body: float | None
-):
+def _decide_heading(draft: _Draft, sizes: Sizes, bold: Sequence[bool | None] | None, body: float | None):
     """A heading's type and level; a paragraph the model took for a heading made text, and the reverse."""
     if not draft.pieces:
         return
-    found = [s for p in draft.pieces if (s := sizes[p.line])]
+    found = [s for p in draft.pieces if (s := sizes[p])]
     size = statistics.median(found) if found else None
     if draft.kind == structure.TITLE:
-        if headings.is_mistaken_heading(size, body, len(draft.pieces)):
+        text = " ".join(p.text for p in draft.pieces)
+        if headings.is_mistaken_heading(size, body, len(draft.pieces), text):
             draft.kind = structure.TEXT
             return
         draft.kind, draft.level = headings.level(size, body)
@@ -263,6 +293,21 @@ def _decide_heading(
         text = " ".join(p.text for p in draft.pieces)
         if headings.is_missed_heading(text, size, body, len(draft.pieces), is_bold):
             draft.kind, draft.level = headings.level(size, body)
+
+
+def _running(draft: _Draft, height: int, sizes: Sizes, body: float | None) -> None:
+    """A text block of one short line in the page's top or bottom margin, not set larger than the body (a
+    heading), is its running header or footer (a page number the model framed as text)."""
+    if draft.kind != structure.TEXT or len(draft.pieces) != 1 or len(draft.pieces[0].texts) > RUNNING_WORDS:
+        return
+    size = sizes[draft.pieces[0]]
+    if size is not None and body is not None and size >= headings.MISSED_RATIO * body:
+        return
+    box = draft.pieces[0].box
+    if box[3] <= placement.MARGIN * height:
+        draft.kind = structure.PAGE_HEADER
+    elif box[1] >= (1 - placement.MARGIN) * height:
+        draft.kind = structure.PAGE_FOOTER
 
 
 def _line_height(draft: _Draft) -> float:

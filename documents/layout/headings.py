@@ -24,11 +24,16 @@ text come out as levels 1, 2 and 3; a 14-point heading over 11-point text
 boxes, which vary by a few per cent from line to line.
 
 A region the model calls a heading that holds more than ``MAX_HEADING_LINES``
-lines of body-sized type is a paragraph it mistook, and is text.  A short text
+lines of body-sized type is a paragraph it mistook, and is text; so is one of
+``SENTENCE_WORDS`` words or more that ends like a sentence (``.``, ``:``) and
+is not set larger than the body (``The files created are:``).  A short text
 block (at most two lines, not ending a sentence) whose type is at least
 ``MISSED_RATIO`` times the body's is a heading the model missed; on a
 born-digital page a one-line bold block that does not end a sentence is one
-too, of level 3.
+too, of level 3.  So is the first line of a text block (``leads``) when it
+does not end a sentence and is set ``MISSED_RATIO`` times larger than the
+block's other lines, or bold above lines that are not: the model framed a
+heading with its text (the title of a sidebar's box).
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ SECTION_RATIO = 1.3
 #: A short text block whose type is this much larger than the body's is a heading the model did not see.
 MISSED_RATIO = 1.15
 MAX_HEADING_LINES = 3
+#: A heading the model found that ends like a sentence, of this many words or more, is a sentence.
+SENTENCE_WORDS = 4
 #: The share of the type's size a word's box covers, by the letters it holds.
 _DESCENDERS = frozenset("gjpqy,;()[]{}|/")
 _TALL = frozenset("bdfhiklt0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ!?&%$#@'\"")
@@ -90,6 +97,27 @@ def is_missed_heading(text: str, size: float | None, body: float | None, lines: 
     return bold and lines == 1
 
 
-def is_mistaken_heading(size: float | None, body: float | None, lines: int) -> bool:
-    """Whether a region the model calls a heading is a paragraph."""
-    return lines > MAX_HEADING_LINES and (size is None or not body or size < SECTION_RATIO * body)
+def is_mistaken_heading(size: float | None, body: float | None, lines: int, text: str = "") -> bool:
+    """Whether a region the model calls a heading is a paragraph, or a sentence that introduces one."""
+    body_sized = size is None or not body or size < SECTION_RATIO * body
+    if lines > MAX_HEADING_LINES and body_sized:
+        return True
+    sentence = len(text.split()) >= SENTENCE_WORDS and text.rstrip()[-1:] in ".:;,"
+    return sentence and (size is None or not body or size < MISSED_RATIO * body)
+
+
+def leads(
+    text: str,
+    size: float | None,
+    rest: Sequence[float | None],
+    bold: bool | None,
+    rest_bold: Sequence[bool | None] | None,
+) -> bool:
+    """Whether the first line of a text block (``text``, of type ``size``, ``bold``) is a heading over the
+    block's other lines (their sizes ``rest``, their boldness ``rest_bold``)."""
+    if not rest or not text.strip() or text.rstrip()[-1:] in ".:;,":
+        return False
+    sizes = [s for s in rest if s]
+    if size and sizes and size >= MISSED_RATIO * statistics.median(sizes):
+        return True
+    return bool(bold) and rest_bold is not None and not any(rest_bold)

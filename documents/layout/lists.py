@@ -2,7 +2,9 @@
 
 An item starts at a line whose first word is a bullet (``BULLETS``), a word
 glued to a bullet (``•globs2``), or an enumerator (``1.``, ``2)``, ``a)``,
-``(iv)``); the lines after it, up to the next item's start, continue it.  An
+``(iv)``); the lines after it, up to the next item's start, continue it.  A
+bulleted item whose text hangs right of its bullet ends at a line that starts
+back at the bullet without one: the paragraph after a list.  An
 enumerator starts items only when at least two lines of the block start with
 one (a sentence may begin with ``1.`` by chance, a list does not have one
 item); a bullet starts one on its own.
@@ -47,7 +49,7 @@ class ListLine:
 class Item:
     lines: tuple[int, ...]  # indices into the block's lines
     texts: tuple[str, ...]  # those lines' texts, the bullet left out
-    is_item: bool  # False for the lines before the first item (an introduction)
+    is_item: bool  # False for the lines before the first item (an introduction) or after a list's end
 
 
 def items(lines: Sequence[ListLine], letter_height: float) -> list[Item] | None:
@@ -63,11 +65,17 @@ def items(lines: Sequence[ListLine], letter_height: float) -> list[Item] | None:
     current: list[int] = []
     texts: list[str] = []
     is_item = False
+    hanging: int | None = None  # where a bulleted item's text starts, when it hangs right of its bullet
     for i, line in enumerate(lines):
-        if starts[i] and (current or i == 0):
+        back_at_bullet = hanging is not None and not starts[i] and line.x0 < hanging - HANGING * letter_height
+        if (starts[i] and (current or i == 0)) or back_at_bullet:
             if current:
                 found.append(Item(tuple(current), tuple(texts), is_item))
-            current, texts, is_item = [], [], True
+            current, texts, is_item = [], [], starts[i]
+            hanging = None
+            if starts[i] and marks[i] == "bullet" and len(line.words) > 1:
+                text_start = line.words[1][1][0]
+                hanging = text_start if text_start - line.x0 > HANGING * letter_height else None
         words = [w for w, _ in line.words]
         if starts[i] and marks[i] == "bullet":
             words = _without_bullet(words)

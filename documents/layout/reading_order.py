@@ -12,12 +12,12 @@ Blocks are ordered by a recursive XY-cut that knows columns:
    new run below it: full-width blocks break the columns.  Two columns whose
    paragraphs happen to end at the same height stay columns, since their
    bands agree.
-3. Bands read together are cut into columns at their gutters, left to
-   right, and each column is ordered the same way (it may hold columns of
-   its own).  A column less than ``NARROW`` times as wide as the widest one
-   beside it is a sidebar, a margin note or a caption beside a figure: it is
-   read after the wide columns, whichever side it stands on, since the main
-   text is what the page is about and a reader comes back to the aside.
+3. Bands read together are cut into columns at their gutters, and read
+   column by column, left to right, each column ordered the same way (it may
+   hold columns of its own).  A sidebar is a column like any other: at the
+   left of the text it is read first, at its right after it, as a reader
+   who goes down the page column by column meets it; so is a table or a
+   caption beside a paragraph.
 4. Blocks that overlap both ways and cannot be cut are read top to bottom,
    then left to right.
 
@@ -30,9 +30,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from documents.structure import Box
-
-#: A column narrower than this share of the widest column beside it is read after it.
-NARROW = 0.5
 
 
 def block_order(boxes: Sequence[Box]) -> list[int]:
@@ -54,10 +51,7 @@ def _order(items: list[int], boxes: Sequence[Box]) -> list[int]:
         return [i for run in runs for i in _order(run, boxes)]
     columns = _cut(items, boxes, axis=0)
     if len(columns) > 1:
-        widest = max(_extent(c, boxes, 0) for c in columns)
-        main = [c for c in columns if _extent(c, boxes, 0) >= NARROW * widest]
-        asides = [c for c in columns if _extent(c, boxes, 0) < NARROW * widest]
-        return [i for column in main + asides for i in _order(column, boxes)]
+        return [i for column in columns for i in _order(column, boxes)]
     if len(bands) > 1:
         return [i for band in bands for i in _order(band, boxes)]
     return sorted(items, key=lambda i: (boxes[i][1], boxes[i][0]))
@@ -97,10 +91,6 @@ def _agree(run: list[int], band: list[int], boxes: Sequence[Box]) -> bool:
 
 def _crosses(items: list[int], gutters: list[tuple[int, int]], boxes: Sequence[Box]) -> bool:
     return any(boxes[i][0] < left and boxes[i][2] > right for i in items for left, right in gutters)
-
-
-def _extent(items: list[int], boxes: Sequence[Box], axis: int) -> int:
-    return max(boxes[i][axis + 2] for i in items) - min(boxes[i][axis] for i in items)
 
 
 def line_order(boxes: Sequence[Box]) -> list[int]:

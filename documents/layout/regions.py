@@ -6,9 +6,9 @@ on ONNX Runtime in the worker process: one session per process, made on first
 use and kept (``detector``), on one thread (the workers run one process per
 core).  ``OCRGW_LAYOUT_MODEL`` names another ONNX file in its place.  The
 model sees the page at 608x800 pixels whatever its size, so the page is
-reduced before it is handed over (fewer pixels to convert and resize) and the
-boxes are scaled back to the page's line pixels.  On a 200-dpi letter page it
-takes 0.14 to 0.19 s here; loaded, it adds 33 MB to a process.
+reduced before it is handed over (fewer pixels to convert and resize), never
+below that size, and the boxes are scaled back to the page's line pixels.  On a 200-dpi letter page it
+takes 0.14 to 0.18 s here; loaded, it adds 33 MB to a process.
 
 CDLA has ten classes; each is the kind of block it becomes (``KINDS``).
 CDLA's ``title`` is any heading: its level, and so whether it is the page's
@@ -79,8 +79,8 @@ _SPECIFIC = frozenset(
 )
 #: Kinds that own the words inside them.
 _CONTAINERS = frozenset({structure.TABLE, structure.FIGURE})
-#: The longer side the page is reduced to before the model's own resize to 608x800.
-_MODEL_SIDE = 1024
+#: The model's input, width and height: the page is resized to it.
+_MODEL_INPUT = (608, 800)
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,10 @@ detector: LoadedOnce[Detector] = LoadedOnce(_load)
 
 def find(image: Image.Image, *, width: int, height: int) -> list[Region]:
     """The reconciled regions of the page ``image``, in the space of a ``width`` x ``height`` page."""
-    factor = max(1, -(-max(image.size) // _MODEL_SIDE))
+    # Reduced by a whole factor, but never below the model's input: a page drawn smaller is enlarged again
+    # by the model's resize, and loses what the model sees (a sidebar on a page drawn at 100 dpi and reduced
+    # to half looked like one figure with the text beside it).
+    factor = max(1, min(image.size[0] // _MODEL_INPUT[0], image.size[1] // _MODEL_INPUT[1]))
     seen = image.reduce(factor) if factor > 1 and image.mode in ("L", "RGB") else image
     scale_x, scale_y = width / seen.size[0], height / seen.size[1]
     regions = []

@@ -161,8 +161,7 @@ def scan(data: bytes, dpi: int = SCAN_DPI) -> Image.Image:
 LIST_HEADING = "Files created"
 LIST_INTRO = "The files created by update-mime-database are:"
 BULLETS = (
-    "globs, which maps names to MIME types and is kept for older readers of the database that do not know the "
-    "weights",
+    "globs, which maps names to MIME types and is kept for older readers of the database that do not know the weights",
     "magic, which maps the contents of a file to MIME types",
     "aliases, which maps aliases to MIME types",
 )

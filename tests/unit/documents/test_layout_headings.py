@@ -31,6 +31,13 @@ def test_a_long_body_sized_region_called_a_heading_is_a_paragraph():
     assert not is_mistaken_heading(10.2, 10.0, lines=1)
 
 
+def test_a_body_sized_sentence_called_a_heading_is_text():
+    assert is_mistaken_heading(10.2, 10.0, lines=1, text="The files created by update-mime-database are:")
+    assert not is_mistaken_heading(15, 10.0, lines=1, text="The files created by update-mime-database are:")
+    assert not is_mistaken_heading(10.2, 10.0, lines=1, text="1.2. What is this spec?")
+    assert not is_mistaken_heading(10.2, 10.0, lines=1, text="1. Introduction.")
+
+
 def test_a_short_large_line_the_model_missed_is_a_heading():
     assert is_missed_heading("Directory layout", 12, 10, lines=1, bold=False)
     assert is_missed_heading("Directory layout", 10, 10, lines=1, bold=True)  # born-digital, bold

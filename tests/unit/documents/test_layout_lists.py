@@ -66,3 +66,16 @@ def test_a_lone_letter_without_a_hanging_indent_is_a_word():
 def test_a_paragraph_is_not_a_list():
     assert items([line(100, "Each", "element"), line(140, "has", "a", "type")], HEIGHT) is None
     assert items([], HEIGHT) is None
+
+
+def test_a_bulleted_list_ends_at_a_line_back_at_the_bullet():
+    block = [
+        line(100, "•", "<MIME>/mime.cache", "(the", "same", "information,"),
+        line(135, "in", "a", "binary", "format)", x=186),
+        line(185, "The", "format", "of", "these", "files", "is", "explained", "below."),
+        line(220, "This", "step", "serves", "several", "purposes."),
+    ]
+    assert texts(items(block, HEIGHT)) == [
+        (True, "<MIME>/mime.cache (the same information, in a binary format)"),
+        (False, "The format of these files is explained below. This step serves several purposes."),
+    ]

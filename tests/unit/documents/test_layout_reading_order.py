@@ -1,4 +1,4 @@
-"""Blocks read as a person reads them: columns in turn, full-width blocks breaking them, asides after."""
+"""Blocks read as a person reads them: columns in turn, left to right, full-width blocks breaking them."""
 
 from documents.layout.reading_order import block_order, line_order
 
@@ -43,10 +43,12 @@ def test_a_column_continues_below_where_the_other_column_ended():
     assert read(RIGHT_1, left_long, LEFT_1, LEFT_2) == [LEFT_1, LEFT_2, left_long, RIGHT_1]
 
 
-def test_a_narrow_sidebar_is_read_after_the_main_column_on_either_side():
+def test_a_sidebar_is_a_column_read_where_it_stands():
+    # Its lines as far apart as the text's: read across, each would run on into a line of the text.
     main_1, main_2 = (500, 300, 1550, 700), (500, 740, 1550, 1200)
     sidebar = (150, 300, 420, 800)
-    assert read(sidebar, main_2, main_1) == [main_1, main_2, sidebar]
+    below = (150, 1250, 1550, 1400)
+    assert read(below, sidebar, main_2, main_1) == [sidebar, main_1, main_2, below]
     right_sidebar = (1300, 300, 1550, 800)
     main_left_1, main_left_2 = (150, 300, 1200, 700), (150, 740, 1200, 1200)
     assert read(right_sidebar, main_left_2, main_left_1) == [main_left_1, main_left_2, right_sidebar]
