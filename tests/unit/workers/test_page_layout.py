@@ -219,7 +219,7 @@ def test_a_born_digital_page_is_laid_out_from_its_text_layer_drawn_small_with_it
     assert page.source == "text_layer"
     assert [line.text for line in first["lines"]] == ["Heading line"]
     assert first["font_sizes"] == [24.0] and first["bold"] == [False]  # tests.pdfs' text: Helvetica, 24 pt
-    # Drawn 800 pixels tall for the model, while the lines are in the pixels of the page drawn at 300 dpi.
+    # Drawn to cover the model's 608x800 input, while the lines are in the pixels of the page drawn at 300 dpi.
     assert (page.width, page.height, page.dpi) == (first["width"], first["height"], first["dpi"]) == (2550, 3300, 300)
     assert first["image"].size == (619, 800)
     # The image page is read by the engine, and laid out on the image it read.
