@@ -45,7 +45,9 @@ unless the words contradict it:
 
 Then the words' structure is given instead.  It has no row spans, and a
 cell's text that wraps onto a second line becomes a second row; a header
-is never marked as such.
+is never marked as such.  Nothing joins rows: in a borderless table whose
+cells wrap, the network too may give a wrapped cell's lines rows of their
+own (docs/documents/tables.md has the measure).
 
 Checked (tests/unit/documents/test_tables.py): ruled, borderless and long
 borderless tables drawn by fpdf2 at 200 dpi, their words from the PDF's
