@@ -8,7 +8,7 @@ import re
 import pypdfium2 as pdfium
 from PIL import Image
 
-from bench.structure_scores import plain, words
+from bench.structure_scores import plain, reading_order, words
 from tests.scans import SCAN_DPI, page_texts
 from tests.structured import GPL, LAYOUTS, SEED, structured_set
 
@@ -70,3 +70,18 @@ def test_a_page_alone_and_a_page_scanned() -> None:
     with Image.open(io.BytesIO(data)) as jpeg:
         assert jpeg.format == "JPEG" and jpeg.mode == "L"
         assert jpeg.size == (round(612 * SCAN_DPI / 72), round(792 * SCAN_DPI / 72))
+
+
+def test_tesseract_reads_across_what_stands_side_by_side_and_in_order_elsewhere() -> None:
+    """The set keeps pages where Tesseract's own page order (PSM 3) is wrong, for the layout to be held against."""
+    from workers.adapters import get_adapter
+
+    tesseract = get_adapter("tesseract")
+    names = [truth.name for truth in SET.pages]
+    distance = {}
+    for name in ("report", "sidebar", "table_beside_text"):
+        index = names.index(name)
+        (page,) = tesseract.run(SET.scan(index), "application/pdf", {}).pages
+        distance[name] = reading_order(SET.pages[index].body_text(), page.text)
+    assert distance["report"] < 0.05, distance  # its running header and footer, and a slip or two
+    assert distance["sidebar"] > 0.15 and distance["table_beside_text"] > 0.15, distance
