@@ -23,10 +23,10 @@ DEFAULT_URL = "http://localhost:8000"
 #: Seconds to connect, and then for each read of an answer; a large group's POST
 #: is parsed and stored before the gateway answers, hence the long read.
 TIMEOUTS = (10.0, 120.0)
-#: The forms of a result: its text, its JSON, a searchable PDF, hOCR, ALTO XML.
-FORMATS = ("text", "json", "pdf", "hocr", "alto")
+#: The forms of a result: its text, its JSON, a searchable PDF, hOCR, ALTO XML, Markdown.
+FORMATS = ("text", "json", "pdf", "hocr", "alto", "md")
 #: The forms the gateway renders, by the suffix of their URL (``/jobs/{id}/result.<suffix>``).
-RENDERED = ("pdf", "hocr", "alto")
+RENDERED = ("pdf", "hocr", "alto", "md")
 #: How long a searchable PDF being built (202 with Retry-After) is waited for before giving up.
 PDF_WAIT_SECONDS = 300.0
 #: The wait between asks when a 202 names none.

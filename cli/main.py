@@ -254,7 +254,8 @@ def status(gateway: Gateway, job_id: str, as_json: bool) -> None:
 @connects
 def result(gateway: Gateway, job_id: str, fmt: str, output: Path | None, as_json: bool) -> None:
     """A job's result: its text, its JSON (--json, --format json), a searchable PDF (--format pdf),
-    hOCR (--format hocr) or ALTO XML (--format alto)."""
+    hOCR (--format hocr), ALTO XML (--format alto) or Markdown (--format md: headings, paragraphs in reading
+    order and tables when the job asked for layout)."""
     fmt = "json" if as_json else fmt
     if fmt == "pdf" and output is None and is_terminal(sys.stdout):
         raise click.UsageError("a PDF is binary: write it with -o FILE, or pipe it")
@@ -437,6 +438,12 @@ def up(port: int, procfile: Path | None, data_dir: Path | None, redis_port: int 
 @click.option(
     "--sidecar", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path), help="Write the text here."
 )
+@click.option(
+    "--markdown",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    metavar="FILE",
+    help="Read each page's layout too (the option layout) and write the document as Markdown here.",
+)
 @click.option("--skip-text", is_flag=True, help="Keep the text of pages that have some; OCR the others.")
 @click.option("--force-ocr", is_flag=True, help="OCR every page, also those that have text.")
 @click.option(
@@ -465,6 +472,7 @@ def ocr(
     rotate_pages: bool,
     deskew: bool,
     sidecar: Path | None,
+    markdown: Path | None,
     skip_text: bool,
     force_ocr: bool,
     redo_ocr: bool,
@@ -492,5 +500,6 @@ def ocr(
         optimize=optimize,
         redo_ocr=redo_ocr,
         image_dpi=image_dpi,
+        layout=markdown is not None,
     )
-    sys.exit(run_ocr(gateway, input_file, output_file, sidecar, request, say=error))
+    sys.exit(run_ocr(gateway, input_file, output_file, sidecar, request, say=error, markdown=markdown))

@@ -6,7 +6,10 @@ once; an image is one job.  The live progress goes to stderr, the
 searchable PDF (the original pages with the text added) to OUTPUT, the
 job's id to stderr first (for ``ocrgw result ID --format hocr`` and the like), the
 text to ``--sidecar``, one page after another, a form feed between pages,
-as OCRmyPDF writes it.
+as OCRmyPDF writes it.  ``--markdown FILE`` asks the job for each page's
+layout too (the option ``layout``) and writes the document's Markdown
+(``GET /jobs/{id}/result.md``: headings, paragraphs in reading order,
+tables, no running headers or page numbers) to FILE.
 
 As with OCRmyPDF, a PDF that already has text on a page is refused (exit
 6) unless ``--skip-text`` (those pages keep their text, the others are
@@ -103,6 +106,7 @@ class OcrRequest:
     optimize: int = 0  # OCRmyPDF's --optimize level
     redo_ocr: bool = False
     image_dpi: float | None = None  # an image's resolution, as OCRmyPDF's --image-dpi
+    layout: bool = False  # read each page's layout (--markdown)
 
     def options(self) -> dict[str, Any]:
         options: dict[str, Any] = {}
@@ -118,6 +122,8 @@ class OcrRequest:
         if self.optimize:
             options["optimize"] = self.optimize
         options.update(image_resolution(self.image_dpi))
+        if self.layout:
+            options["layout"] = True
         return options
 
     def says_what_to_do_with_text(self) -> bool:
@@ -147,10 +153,11 @@ def run(
     request: OcrRequest,
     say: Callable[[str], None],
     interval: float = waiting.POLL_SECONDS,
+    markdown: Path | None = None,
 ) -> int:
     """Runs the whole command; returns its exit status, having said why on failure."""
     try:
-        _run(gateway, input_path, output_path, sidecar, request, interval, say)
+        _run(gateway, input_path, output_path, sidecar, request, interval, say, markdown)
     except OcrFailed as failed:
         say(failed.why)
         return failed.status
@@ -174,6 +181,7 @@ def _run(
     request: OcrRequest,
     interval: float,
     say: Callable[[str], None],
+    markdown: Path | None = None,
 ) -> None:
     if sum((request.skip_text, request.force_ocr, request.redo_ocr)) > 1:
         raise OcrFailed(EXIT_BAD_ARGS, "--skip-text, --force-ocr and --redo-ocr are mutually exclusive")
@@ -210,6 +218,8 @@ def _run(
     _write(output_path, pdf)
     if sidecar is not None:
         _write(sidecar, sidecar_text(gateway.result(final["id"])).encode())
+    if markdown is not None:
+        _write(markdown, gateway.result_rendered(final["id"], "md"))
 
 
 def _read_input(path: Path) -> tuple[bytes, str]:

@@ -61,12 +61,15 @@ from documents.structure import (
 )
 from documents.table_export import grid, has_span
 
+#: What a caption is drawn after.
+_CAPTIONED = frozenset({TABLE, FIGURE})
 #: A section header's level when its block names none.
 _DEFAULT_SECTION_LEVEL = 2
 #: What starts a list item that says its own number: ``1.``, ``12)``, ``a)``, ``(iv)``.
 _NUMBERED = re.compile(r"^\s*(\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,5})[.)])\s+(.*)$", re.DOTALL)
-#: A bullet a list item was printed with, read as a character of its text.
-_BULLET = re.compile(r"^\s*[-•·◦▪▫■□●○*+>o»–—]\s+(.*)$", re.DOTALL)
+#: A bullet a list item was printed with, read as a character of its text (``=``: how Tesseract often reads a
+#: round bullet).
+_BULLET = re.compile(r"^\s*[-•·◦▪▫■□●○*+>o»–—=]\s+(.*)$", re.DOTALL)
 #: A line start Markdown reads as structure: a heading, a quote, a list item, a numbered item, a rule, a fence.
 _BLOCK_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|\d{1,9}(?=[.)](?:\s|$))|={3,}|-{3,}|`{3,}|~{3,})")
 
@@ -94,7 +97,7 @@ def _page(page: Mapping[str, Any]) -> Iterator[str]:
         kind = block["type"]
         if kind in NOT_BODY - {FIGURE}:
             continue  # a running header or footer between two list items does not end the list
-        if kind == CAPTION and by_order.get(block.get("caption_of")) is not None:
+        if kind == CAPTION and _described(block, by_order) is not None:
             continue  # drawn after what it describes
         if kind == LIST_ITEM:
             item = _list_item(str(block.get("text") or ""))
@@ -105,12 +108,20 @@ def _page(page: Mapping[str, Any]) -> Iterator[str]:
             yield "\n".join(items)
             items = []
         yield from _block(block)
-        if kind in (TABLE, FIGURE) and block.get("caption") is not None:
-            caption = by_order.get(block["caption"])
-            if caption is not None:
-                yield from _block(caption)
+        caption = by_order.get(block.get("caption")) if kind in _CAPTIONED else None
+        if caption is not None and _described(caption, by_order) is block:
+            yield from _block(caption)
     if items:
         yield "\n".join(items)
+
+
+def _described(caption: Mapping[str, Any], by_order: Mapping[Any, Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The figure or table a caption describes, when that block names it as its caption too: only then is the
+    caption moved after it (a caption that names nothing, or a block that does not claim it, stays in place)."""
+    described = by_order.get(caption.get("caption_of"))
+    if described is None or described["type"] not in _CAPTIONED or described.get("caption") != caption["order"]:
+        return None
+    return described
 
 
 def _block(block: Mapping[str, Any]) -> Iterator[str]:
@@ -161,11 +172,10 @@ def _table(block: Mapping[str, Any]) -> Iterator[str]:
     if has_span(table) and table.get("html"):
         yield str(table["html"]).strip()
         return
-    rows = grid(table)
-    header, body = rows[0], rows[1:]
-    lines = [_row(header), "|" + "|".join(" --- " for _ in header) + "|"]
-    lines.extend(_row(row) for row in body)
-    yield "\n".join(lines)
+    header, *body = grid(table)
+    drawn = [_row(header), "|" + "|".join(" --- " for _ in header) + "|"]
+    drawn.extend(_row(row) for row in body)
+    yield "\n".join(drawn)
 
 
 def _row(cells: Sequence[str]) -> str:

@@ -1,12 +1,12 @@
-"""A table of a result as rows of text: the grid its cells fill, as CSV, found by its number in the document.
+"""A table of a result as rows of text (the grid its cells fill), and found by its number in the document.
 
 A table block's ``table`` (``documents.structure``) lists its cells, each at
 its row and column and spanning ``row_span`` x ``col_span`` positions of the
 grid.  As rows of text, a spanning cell's text stands once, at its top-left
 position, and the positions it covers beyond that are empty: a reader of the
 CSV sees each value once, where the table starts it, as a spreadsheet shows
-merged cells.  A position no cell covers (the structure model saw no cell
-there) is empty too.
+merged cells (as ``documents.table_csv`` writes it).  A position no cell
+covers is empty too.
 
 Tables are numbered from 1 over the whole document, page after page and in
 reading order on a page, as ``documents.structure.tables_of`` numbers them:
@@ -15,8 +15,6 @@ reading order on a page, as ``documents.structure.tables_of`` numbers them:
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -37,14 +35,6 @@ def grid(table: Mapping[str, Any]) -> list[list[str]]:
 def has_span(table: Mapping[str, Any]) -> bool:
     """Whether a cell of the table covers more than one position of its grid."""
     return any(int(c.get("row_span", 1)) > 1 or int(c.get("col_span", 1)) > 1 for c in table.get("cells") or ())
-
-
-def table_csv(table: Mapping[str, Any]) -> str:
-    """The table as CSV (RFC 4180: CRLF line ends, a field quoted where it holds a comma, quote or line end)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerows(grid(table))
-    return out.getvalue()
 
 
 def table_blocks(pages: Sequence[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:

@@ -104,6 +104,47 @@ CLIMATE = DrawnTable(
     width=420,
 )
 
+#: Twenty cities and their visitors: a long borderless table of names and numbers in a smaller type.
+VISITORS = DrawnTable(
+    [
+        ["City", "Visitors", "Hotels", "Share"],
+        *(
+            [city, f"{visitors:,}", str(hotels), f"{share:.1f}%"]
+            for city, visitors, hotels, share in zip(
+                [
+                    "Oslo",
+                    "Madrid",
+                    "Cairo",
+                    "Lima",
+                    "Quito",
+                    "Dakar",
+                    "Hanoi",
+                    "Perth",
+                    "Turin",
+                    "Bergen",
+                    "Lyon",
+                    "Porto",
+                    "Accra",
+                    "Delhi",
+                    "Seoul",
+                    "Tokyo",
+                    "Osaka",
+                    "Kyoto",
+                    "Rome",
+                    "Milan",
+                ],
+                range(4127, 99999, 4679),
+                range(17, 900, 43),
+                (1.5 * n + 0.3 for n in range(20)),
+                strict=False,
+            )
+        ),
+    ],
+    borders="NONE",
+    font_size=9,
+    width=360,
+)
+
 
 @dataclass(frozen=True)
 class DrawnPage:

@@ -42,14 +42,21 @@ from documents.structure import Block, Box, Table
 
 
 class WordLike(Protocol):
-    text: str
-    bbox: Box
+    @property
+    def text(self) -> str: ...
+    @property
+    def bbox(self) -> Box: ...
 
 
 class LineLike(Protocol):
-    text: str
-    bbox: Box
-    words: Sequence[WordLike]
+    """An engine's line (``workers.adapters.base.Line``) or a PDF's (``documents.text_layer.TextLine``)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def bbox(self) -> Box: ...
+    @property
+    def words(self) -> Sequence[WordLike]: ...
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,7 @@ def analyse(
     found = regions.find(image, width=width, height=height)
     groups = placement.place(words, found, height=height)
     sizes = _sizes(words, font_sizes)
-    drafts = [d for group in groups for d in _drafts(group, sizes, bold, width)]
+    drafts = [d for group in groups for d in _drafts(group)]
     body = _body_size(drafts, sizes)
     for draft in drafts:
         _decide_heading(draft, sizes, bold, body)
@@ -174,44 +181,54 @@ def _sizes(words: Sequence[Sequence[tuple[str, Box]]], font_sizes: Sequence[floa
     return [headings.line_size(w) for w in words]
 
 
-def _drafts(group: placement.Group, sizes: list[float | None], bold: Sequence[bool | None] | None, width: int):
+def _drafts(group: placement.Group) -> list[_Draft]:
     """A group as blocks: its pieces in line order, a text group cut into list items or paragraphs."""
     ordered = [group.pieces[i] for i in line_order([p.box for p in group.pieces])]
     if group.kind != structure.TEXT or len(ordered) < 2:
         return [_Draft(group.kind, group.region, ordered)]
+    pitch = _line_pitch(ordered)
     height = statistics.median(p.box[3] - p.box[1] for p in ordered)
     found = lists.items([lists.ListLine(list(zip(p.texts, p.boxes, strict=True))) for p in ordered], height)
-    if found is not None:
-        return [
-            _Draft(
-                structure.LIST_ITEM if item.is_item else structure.TEXT,
-                None,
-                [ordered[i] for i in item.lines],
-                list(item.texts),
-            )
-            for item in found
-        ]
-    return [
-        _Draft(structure.TEXT, group.region if i == 0 else None, part) for i, part in enumerate(_paragraphs(ordered))
-    ]
+    if found is None:
+        parts = _paragraphs(ordered, pitch, indents=True)
+        return [_Draft(structure.TEXT, group.region if i == 0 else None, part) for i, part in enumerate(parts)]
+    drafts = []
+    for item in found:
+        pieces = [ordered[i] for i in item.lines]
+        texts = dict(zip(item.lines, item.texts, strict=True))
+        # An item ends where a paragraph would: the text after a list's last item is not part of it.
+        for n, part in enumerate(_paragraphs(pieces, pitch, indents=not item.is_item)):
+            kind = structure.LIST_ITEM if item.is_item and n == 0 else structure.TEXT
+            drafts.append(_Draft(kind, None, part, [texts[ordered.index(p)] for p in part]))
+    return drafts
 
 
-def _paragraphs(ordered: list[placement.PlacedPiece]) -> list[list[placement.PlacedPiece]]:
-    """A text region's lines cut where a paragraph ends: a wide gap, or an indented first line."""
+def _line_pitch(ordered: list[placement.PlacedPiece]) -> float | None:
+    """The distance from one line's top to the next's in a block: the tightest there is (a paragraph's gap is
+    wider), None for a block of one row."""
     tops = [p.box[1] for p in ordered]
-    heights = [p.box[3] - p.box[1] for p in ordered]
-    pitches = [b - a for a, b in zip(tops, tops[1:], strict=False) if b - a > 0.5 * statistics.median(heights)]
-    if not pitches:
+    least = 0.5 * statistics.median(p.box[3] - p.box[1] for p in ordered)
+    pitches = [b - a for a, b in zip(tops, tops[1:], strict=False) if b - a > least]
+    return min(pitches) if pitches else None
+
+
+def _paragraphs(
+    ordered: list[placement.PlacedPiece], pitch: float | None, *, indents: bool
+) -> list[list[placement.PlacedPiece]]:
+    """A block's lines cut where a paragraph ends: a gap wider than ``pitch`` allows, or (``indents``) an
+    indented first line."""
+    if pitch is None:
         return [ordered]
-    pitch = min(pitches)  # the tightest spacing in the block is its lines'; a paragraph's gap is wider
     left = min(p.box[0] for p in ordered)
     parts: list[list[placement.PlacedPiece]] = [[ordered[0]]]
     for i in range(1, len(ordered)):
         piece, previous = ordered[i], ordered[i - 1]
         gap = piece.box[1] - previous.box[1]
         height = piece.box[3] - piece.box[1]
-        indented = piece.box[0] - left > PARAGRAPH_INDENT * height and (
-            i + 1 < len(ordered) and ordered[i + 1].box[0] - left < 0.5 * height
+        indented = (
+            indents
+            and piece.box[0] - left > PARAGRAPH_INDENT * height
+            and (i + 1 < len(ordered) and ordered[i + 1].box[0] - left < 0.5 * height)
         )
         if gap > PARAGRAPH_PITCH * pitch or indented:
             parts.append([piece])

@@ -10,8 +10,9 @@ item); a bullet starts one on its own.
 Tesseract reads a small round bullet as a letter or a sign: ``e``, ``«``,
 ``°``, ``o``, ``©``...  Such a glyph is taken for a bullet only when it stands
 alone at a hanging indent: a one-character first word with the rest of its
-line starting where the block's other item or continuation lines start
-(within a letter's height), or the same glyph opening two or more lines.
+line starting where another line of the block starts (within half a
+letter's height), and well right of the glyph; or the same glyph opening two
+or more lines.
 
 A bullet is left out of the item's text (Markdown and HTML draw their own);
 a number is kept, since it is part of what the item says (``2)`` may be cited).
@@ -28,6 +29,8 @@ from documents.structure import Box
 BULLETS = frozenset("•·◦▪▫‣⁃∙○●■□►▸-*–—")
 #: What Tesseract reads a small round or square bullet as, when it reads it at all.
 MISREAD_BULLETS = frozenset("e«°o©¢»+®@")
+#: How near, in letter heights, a continuation line's start must be to the text after a bullet.
+HANGING = 0.5
 _ENUMERATOR = re.compile(r"^(\d{1,3}[.)]|[a-zA-Z][.)]|\((\d{1,3}|[a-z]|[ivxlc]{1,6})\))$")
 
 
@@ -85,11 +88,10 @@ def _mark(i: int, lines: Sequence[ListLine], letter_height: float) -> str | None
         return "number"
     if first in MISREAD_BULLETS and len(lines[i].words) > 1:
         same_glyph = sum(1 for line in lines if line.words[0][0] == first and len(line.words) > 1)
-        text_start = lines[i].words[1][1][0]
-        hanging = any(abs(line.x0 - text_start) <= letter_height for j, line in enumerate(lines) if j != i) or any(
-            abs(line.words[1][1][0] - text_start) <= letter_height and line.words[0][0] in BULLETS
-            for line in lines
-            if len(line.words) > 1
+        glyph_start, text_start = lines[i].x0, lines[i].words[1][1][0]
+        near = HANGING * letter_height
+        hanging = text_start - glyph_start > near and any(
+            abs(line.x0 - text_start) <= near for j, line in enumerate(lines) if j != i
         )
         if same_glyph >= 2 or hanging:
             return "bullet"

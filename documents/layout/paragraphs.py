@@ -8,7 +8,8 @@ whole word decides: ``exam-`` + ``ple`` is ``example`` when the word (lower
 case, its punctuation aside) is known, either to the rest of the document
 (``known_words``, which the caller collects from the document's other lines)
 or to the dictionary; otherwise the hyphen stays and no space is put in
-(``self-`` + ``contained`` is ``self-contained``).
+(``self-`` + ``contained`` is ``self-contained``, ``MIME-`` + ``Info`` is
+``MIME-Info``, ``3-`` + ``7`` is ``3-7``).
 
 The dictionary is ``/usr/share/dict/words`` (Debian's ``wamerican``: about
 100,000 English words with their plurals and tenses), read once per process
@@ -61,10 +62,11 @@ def join(lines: Sequence[str], known_words: frozenset[str] = frozenset()) -> str
         if not out:
             out = line
             continue
-        cut, rest = _CUT.search(out), _REST.match(line)
-        if cut and rest:
-            whole = (cut.group(1) + rest.group(1)).lower()
-            known = whole in known_words or whole in dictionary()
+        cut = _CUT.search(out)
+        if cut:
+            rest = _REST.match(line)
+            whole = (cut.group(1) + rest.group(1)).lower() if rest else None
+            known = whole is not None and (whole in known_words or whole in dictionary())
             out = out[: cut.end(1) if known else cut.end()] + line
             continue
         out = f"{out} {line}"

@@ -47,12 +47,15 @@ Then the words' structure is given instead.  It has no row spans, and a
 cell's text that wraps onto a second line becomes a second row; a header
 is never marked as such.
 
-Checked (tests/unit/documents/test_tables.py): ruled and borderless tables
-drawn by fpdf2 at 200 dpi, their words from the PDF's text layer and from
-Tesseract on a JPEG scan of them; a header cell spanning two columns and
-one spanning two rows; the words' fallback when the network is made to miss
-a column.  Not checked: tables turned on the page, tables that run over
-pages, nested tables, and text in cells written top to bottom.
+Checked (tests/unit/documents/test_tables.py): ruled, borderless and long
+borderless tables drawn by fpdf2 at 200 dpi, their words from the PDF's
+text layer and from Tesseract on a JPEG scan of them; a header cell
+spanning two columns and one spanning two rows; a page drawn smaller than
+its lines; the words' structure taking over from a network that merges
+columns or sees part of the table; an empty row the network adds, dropped;
+an odd answer decoded into a grid covered once.  Not checked: tables turned
+on the page, tables that run over pages, nested tables, and text in cells
+written top to bottom.
 """
 
 from __future__ import annotations
@@ -231,6 +234,9 @@ def _model_structure(image: Image.Image, region: Box, scale: float) -> _Structur
 def _decoded(tokens: Sequence[str], boxes: Sequence[tuple[float, ...]]) -> _Structure:
     """The grid the tokens describe: each cell at the first free place of its row, a span cut short where it
     would overlap a cell already placed, short rows made up with empty cells."""
+    # A row span is cut at the last row the tokens open: past it would be rows of nothing.
+    first_cell = next((n for n, t in enumerate(tokens) if t.startswith("<td")), len(tokens))
+    row_count = tokens.count("<tr>") + (0 if "<tr>" in tokens[:first_cell] else 1)
     taken: dict[tuple[int, int], int] = {}
     found: list[tuple[int, int, int, int, tuple[float, ...] | None]] = []
     row, col, cell_index, header_rows, in_head = -1, 0, 0, 0, False
@@ -258,6 +264,7 @@ def _decoded(tokens: Sequence[str], boxes: Sequence[tuple[float, ...]]) -> _Stru
                         row_span = max(1, number)
                     i += 1
             row = max(row, 0)  # a cell before any <tr> opens the first row
+            row_span = max(1, min(row_span, row_count - row))
             while (row, col) in taken:
                 col += 1
             col_span = next((n for n in range(1, col_span) if (row, col + n) in taken), col_span)
@@ -367,8 +374,8 @@ def _word_structure(words: Sequence[tuple[str, Box]]) -> _Structure:
         return _Structure(0, 0, [])
     lines = _lines(words)
     letter = statistics.median(box[3] - box[1] for _, box in words)
-    left = min(box[0] for _, box in words)
-    right = max(box[2] for _, box in words)
+    left = int(min(box[0] for _, box in words))
+    right = int(max(box[2] for _, box in words))
     gaps = _column_gaps(lines, left, right, letter)
     # Columns lie between the gaps; a word belongs to the columns it reaches beyond half of a gap into.
     edges = [left] + [x for gap in gaps for x in gap] + [right]
@@ -428,7 +435,7 @@ def _column_gaps(
     for line in lines:
         covered = np.zeros(width + 1, dtype=bool)
         for _, box in line:
-            covered[box[0] - left : box[2] - left + 1] = True
+            covered[int(box[0]) - left : int(box[2]) - left + 1] = True
         crossings += covered
     allowed = int(_CROSSING_SHARE * len(lines))
     free = crossings <= allowed

@@ -4,7 +4,7 @@ GET /jobs/{id}/result.md (Markdown), and GET /jobs/{id}/tables/{n}.csv (a table 
 Each is drawn from the pages of what ``GET /jobs/{id}/result`` answers (a
 completed single job's or child's result, a terminal parent's merged one,
 its completed children's pages in document order), by ``documents.hocr``,
-``documents.alto``, ``documents.markdown`` and ``documents.table_export``,
+``documents.alto``, ``documents.markdown`` and ``documents.table_csv``,
 with no engine; they answer the same problems.  A terminal parent without a
 completed child has no pages, and so no document (``no_result``, as its
 searchable PDF).
@@ -26,7 +26,8 @@ from documents.alto import render_alto
 from documents.hocr import render_hocr
 from documents.markdown import render_markdown
 from documents.structure import tables_of
-from documents.table_export import table_block, table_csv
+from documents.table_csv import table_csv
+from documents.table_export import table_block
 from gateway import views
 from gateway.api.common import ALWAYS, blueprint, record_of
 from gateway.api.results import completed_result

@@ -27,7 +27,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from billiard.exceptions import SoftTimeLimitExceeded
 from PIL import Image
@@ -370,13 +370,13 @@ def laid_out(
     if deadline is not None and time.monotonic() >= deadline:
         raise AdapterError(f"ran out of time before the layout of page {page.page}", code=ErrorCode.ENGINE_TIMEOUT)
     # Imported with the first page laid out: ONNX Runtime and the models weigh on every process that loads them.
-    from documents.layout import LineLike, analyse
+    from documents.layout import analyse
 
     font_sizes, bold = styles if styles is not None else (None, None)
     try:
         layout = analyse(
             image,
-            cast("Sequence[LineLike]", page.lines),  # the protocol's members are writable, a frozen Line's not
+            page.lines,
             width=page.width,
             height=page.height,
             dpi=page.dpi,

@@ -78,7 +78,7 @@ def structured_pdf(page_number: int = 3) -> tuple[bytes, Drawn]:
     pdf.set_font("Helvetica", "B", 22)
     pdf.cell(width, 28, TITLE, align="L")
 
-    y = 104
+    y: float = 104
     pdf.set_font("Helvetica", "B", 15)
     pdf.set_xy(54, y)
     pdf.cell(width, 18, SECTION)
@@ -156,3 +156,55 @@ def scan(data: bytes, dpi: int = SCAN_DPI) -> Image.Image:
     buffer = io.BytesIO()
     image.save(buffer, "JPEG", quality=80)
     return Image.open(io.BytesIO(buffer.getvalue()))
+
+
+LIST_HEADING = "Files created"
+LIST_INTRO = "The files created by update-mime-database are:"
+BULLETS = (
+    "globs, which maps names to MIME types and is kept for older readers of the database that do not know the "
+    "weights",
+    "magic, which maps the contents of a file to MIME types",
+    "aliases, which maps aliases to MIME types",
+)
+STEPS = ("1. Install the package file.", "2. Run update-mime-database on the directory.")
+#: A paragraph set line by line, its first line ending in a word cut by a hyphen.
+HYPHENATED = (
+    "Each application that wishes to contribute to the MIME data-",
+    "base will install a single XML file, named after the application.",
+)
+HYPHENATED_TEXT = (
+    "Each application that wishes to contribute to the MIME database will install a single XML file, "
+    "named after the application."
+)
+
+
+def list_pdf() -> bytes:
+    """A letter page: a heading, a sentence, three bullets (one of two lines, at a hanging indent), two numbered
+    steps, and a paragraph whose first line ends in a hyphenated word."""
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 15)
+    pdf.set_xy(54, 64)
+    pdf.cell(400, 18, LIST_HEADING)
+    pdf.set_font("Helvetica", "", 10)
+    pdf.set_xy(54, 96)
+    pdf.cell(400, 12.5, LIST_INTRO)
+    y = 116.0
+    for item in BULLETS:
+        pdf.set_xy(64, y)
+        pdf.cell(10, 12.5, "\x95")  # the bullet in Helvetica's encoding (WinAnsi)
+        pdf.set_xy(78, y)
+        pdf.multi_cell(300, 12.5, item)
+        y = pdf.get_y() + 3
+    y += 10
+    for step in STEPS:
+        pdf.set_xy(54, y)
+        pdf.cell(400, 12.5, step)
+        y += 15.5
+    y += 12
+    for line in HYPHENATED:
+        pdf.set_xy(54, y)
+        pdf.cell(400, 12.5, line)
+        y += 12.5
+    return bytes(pdf.output())

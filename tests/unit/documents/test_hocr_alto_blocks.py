@@ -33,7 +33,7 @@ HOCR_ELEMENTS = {"page_header": "ocr_header", "page_footer": "ocr_footer", "tabl
 
 def line_number(element: ET.Element) -> int:
     """The line's place in the page's ``lines``, from its id (``line_P_N``)."""
-    return int((element.get("id") or element.get("ID", "")).rsplit("_", 1)[1]) - 1
+    return int((element.get("id") or element.get("ID") or "").rsplit("_", 1)[1]) - 1
 
 
 def in_reading_order(page: dict) -> list[list]:

@@ -89,6 +89,7 @@ def test_a_figure_without_a_caption_shows_nothing():
         ("• first", "- first"),
         ("- first", "- first"),
         ("o first", "- first"),
+        ("= first", "- first"),
         ("3. third", "3. third"),
         ("b) second", "- b) second"),
         ("plain item", "- plain item"),
@@ -106,3 +107,14 @@ def test_a_heading_without_a_level_is_a_section():
     del page["blocks"][2]["level"]
 
     assert "\n## 1 Ships and cargo\n" in render_markdown([page])
+
+
+def test_a_caption_whose_block_does_not_claim_it_stays_where_it_stands():
+    page = structured_page()
+    del page["blocks"][7]["caption"]  # the table no longer names the caption above it
+
+    found = chunks(render_markdown([page]))
+
+    assert found.index("*Table 1: Ships per quarter*") + 1 == found.index(
+        "| Quarter | Ships |\n| --- | --- |\n| Q1 \\| first | 120 |"
+    )

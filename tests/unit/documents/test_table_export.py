@@ -1,12 +1,9 @@
-"""A table as rows of text and as CSV, and the document's tables by their numbers."""
+"""A table as rows of text, and the document's tables by their numbers."""
 
 from __future__ import annotations
 
-import csv
-import io
-
 from documents.structure import tables_of
-from documents.table_export import grid, table_block, table_csv
+from documents.table_export import grid, table_block
 
 from .structured_pages import SPANNING, TABLE, figure_without_words_page, plain_page, structured_page
 
@@ -25,16 +22,6 @@ def test_a_position_no_cell_covers_is_empty():
     assert grid(table)[2] == ["", ""]
 
 
-def test_csv_quotes_what_needs_it_and_reads_back_to_the_grid():
-    table = TABLE.to_dict()
-    table["cells"][3]["text"] = 'one, "two"\nthree'
-
-    text = table_csv(table)
-
-    assert text.endswith("\r\n")
-    assert list(csv.reader(io.StringIO(text))) == [["Quarter", "Ships"], ["Q1 | first", 'one, "two" three']]
-
-
 def test_tables_are_found_by_the_numbers_tables_of_gives_them():
     pages = [structured_page(1), plain_page(2, "no table"), figure_without_words_page(3),
              structured_page(4, table=SPANNING)]  # fmt: skip
@@ -45,5 +32,6 @@ def test_tables_are_found_by_the_numbers_tables_of_gives_them():
     for entry in numbered:
         block = table_block(pages, entry["number"])
         assert block is not None and block["order"] == entry["block"]
-    assert table_block(pages, 2)["table"]["cells"][0]["col_span"] == 2
+    spanning = table_block(pages, 2)
+    assert spanning is not None and spanning["table"]["cells"][0]["col_span"] == 2
     assert table_block(pages, 0) is None and table_block(pages, 3) is None

@@ -24,6 +24,7 @@ from tests.tables import (
     ACCOUNTS,
     CLIMATE,
     COUNTRIES,
+    VISITORS,
     DrawnTable,
     draw,
     page_image,
@@ -111,6 +112,14 @@ def test_spanned_header_cells_keep_their_spans(source: str) -> None:
     )
 
 
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_long_borderless_table_in_small_type_has_every_cell_in_its_row_and_column(source: str) -> None:
+    table = read(VISITORS, source)
+
+    assert (table.rows, table.cols) == (21, 4)
+    assert_every_cell(VISITORS, table, source)
+
+
 def test_cells_boxes_are_in_the_line_space_of_a_page_drawn_smaller() -> None:
     """A born-digital page's image is drawn at half the scale of its lines: the cells still hold their words."""
     page = draw(COUNTRIES)
@@ -196,6 +205,35 @@ def test_a_model_that_merges_columns_gives_way_to_the_words(model_answering) -> 
     assert_every_cell(ACCOUNTS, table)
 
 
+def test_a_model_that_sees_part_of_the_table_gives_way_to_the_words(model_answering) -> None:
+    def first_rows(tokens: list[str], boxes: np.ndarray):
+        third_row_end = [n for n, token in enumerate(tokens) if token == "</tr>"][2]
+        cells = sum(1 for token in tokens[:third_row_end] if token.startswith("<td"))
+        return tokens[: third_row_end + 1], boxes[:cells]
+
+    model_answering(first_rows)
+
+    table = read(ACCOUNTS, "text layer")
+
+    assert (table.rows, table.cols) == (7, 5)
+    assert_every_cell(ACCOUNTS, table)
+
+
+def test_an_empty_row_the_model_adds_above_the_table_is_dropped(model_answering) -> None:
+    """The spanned table, which only the model reads right: its structure is kept, without the row."""
+
+    def empty_title_row(tokens: list[str], boxes: np.ndarray):
+        above = [boxes[:, 0].min(), boxes[:, 1].min() - 40, boxes[:, 2].max(), boxes[:, 1].min() - 2]
+        return ["<tr>", "<td", ' colspan="5"', ">", "</td>", "</tr>", *tokens], np.vstack([above, boxes])
+
+    model_answering(empty_title_row)
+
+    table = read(CLIMATE, "text layer")
+
+    assert (table.rows, table.cols) == (5, 5)
+    assert_every_cell(CLIMATE, table)
+
+
 def test_a_header_row_is_th_only_when_the_model_says_thead(model_answering) -> None:
     def with_head(tokens: list[str], boxes: np.ndarray):
         first_end = tokens.index("</tr>")
@@ -220,6 +258,31 @@ def test_a_region_without_words_gives_empty_cells_and_an_empty_region_no_table()
 
     assert blank.rows >= 1 and all(cell.text == "" for cell in blank.cells)
     assert (nothing.rows, nothing.cols, nothing.cells, nothing.html) == (0, 0, (), "<table></table>")
+
+
+def test_an_odd_answer_of_the_model_still_makes_a_grid_covered_once() -> None:
+    """A cell before any row, a row span past the last row, a column span over a place a row span took, a row
+    shorter than the others, and fewer boxes than cells."""
+    tokens = ["<td", ' rowspan="9"', ">", "</td>", "<td></td>", "<td", ' rowspan="2"', ">", "</td>", "</tr>"]
+    tokens += ["<tr>", "<td", ' colspan="3"', ">", "</td>", "</tr>", "<tr>", "<td></td>", "</tr>"]
+    boxes = [(0.0, 0.0, 10.0, 30.0), (10.0, 0.0, 20.0, 10.0), (20.0, 0.0, 30.0, 20.0)]
+
+    structure = tables._decoded(tokens, boxes)
+
+    places = {(p.row, p.col): (p.row_span, p.col_span) for p in structure.places}
+    assert (structure.rows, structure.cols) == (3, 3)
+    assert places[(0, 0)] == (3, 1)  # cut at the last row
+    assert places[(0, 2)] == (2, 1)
+    assert places[(1, 1)] == (1, 1)  # from the first free place, cut where the row span took the next
+    assert places[(2, 1)] == places[(2, 2)] == (1, 1)  # the last made up
+    assert all(len(p.box) == 4 and all(np.isfinite(p.box)) for p in structure.places)
+    covered = sorted(
+        (r, c)
+        for p in structure.places
+        for r in range(p.row, p.row + p.row_span)
+        for c in range(p.col, p.col + p.col_span)
+    )
+    assert covered == [(r, c) for r in range(3) for c in range(3)]
 
 
 def test_the_model_is_loaded_once_per_process() -> None:

@@ -8,6 +8,7 @@ class CreateJobResponse422Code(StrEnum):
     INVALID_CALLBACK_URL = "invalid_callback_url"
     INVALID_DOCUMENT = "invalid_document"
     INVALID_FIELD = "invalid_field"
+    INVALID_OPTIONS = "invalid_options"
     NO_CHILDREN = "no_children"
     TOO_MANY_CHILDREN = "too_many_children"
     TOO_MANY_PAGES = "too_many_pages"

@@ -16,6 +16,7 @@ class ProblemCode(StrEnum):
     INVALID_DOCUMENT = "invalid_document"
     INVALID_FIELD = "invalid_field"
     INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key"
+    INVALID_OPTIONS = "invalid_options"
     JOB_FINISHED = "job_finished"
     JOB_NOT_FOUND = "job_not_found"
     MALFORMED_JSON = "malformed_json"

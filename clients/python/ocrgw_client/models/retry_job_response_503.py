@@ -37,6 +37,7 @@ class RetryJobResponse503:
             - `invalid_document` (422): Document cannot be read
             - `invalid_field` (422): Invalid field
             - `invalid_idempotency_key` (400): Invalid Idempotency-Key header
+            - `invalid_options` (422): Option the model cannot honour
             - `job_finished` (409): Job already finished
             - `job_not_found` (404): Job not found
             - `malformed_json` (400): Malformed JSON body
@@ -83,6 +84,7 @@ class RetryJobResponse503:
         max_pages (int | Unset): too_many_pages: the most a document may have.
         missing_languages (list[str] | Unset): unsupported_language: the languages no live worker has.
         models (list[str] | Unset): The known models.
+        options (list[str] | Unset): invalid_options: the options refused.
         page (int | Unset): too_many_pixels: the page (1-based) that is too large.
         page_count (int | Unset): too_many_pages: how many the document has (absent: more than could be counted).
         tables (int | Unset): table_not_found: how many tables the result has.
@@ -110,6 +112,7 @@ class RetryJobResponse503:
     max_pages: int | Unset = UNSET
     missing_languages: list[str] | Unset = UNSET
     models: list[str] | Unset = UNSET
+    options: list[str] | Unset = UNSET
     page: int | Unset = UNSET
     page_count: int | Unset = UNSET
     tables: int | Unset = UNSET
@@ -179,6 +182,10 @@ class RetryJobResponse503:
         if not isinstance(self.models, Unset):
             models = self.models
 
+        options: list[str] | Unset = UNSET
+        if not isinstance(self.options, Unset):
+            options = self.options
+
         page = self.page
 
         page_count = self.page_count
@@ -230,6 +237,8 @@ class RetryJobResponse503:
             field_dict["missing_languages"] = missing_languages
         if models is not UNSET:
             field_dict["models"] = models
+        if options is not UNSET:
+            field_dict["options"] = options
         if page is not UNSET:
             field_dict["page"] = page
         if page_count is not UNSET:
@@ -315,6 +324,8 @@ class RetryJobResponse503:
 
         models = cast(list[str], d.pop("models", UNSET))
 
+        options = cast(list[str], d.pop("options", UNSET))
+
         page = d.pop("page", UNSET)
 
         page_count = d.pop("page_count", UNSET)
@@ -345,6 +356,7 @@ class RetryJobResponse503:
             max_pages=max_pages,
             missing_languages=missing_languages,
             models=models,
+            options=options,
             page=page,
             page_count=page_count,
             tables=tables,
