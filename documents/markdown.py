@@ -12,7 +12,9 @@ theirs), then its body blocks in reading order, a blank line between two:
 - a ``list_item`` is ``- item``; an item that starts with its own number or
   letter (``1.``, ``2)``, ``a)``) keeps it as a numbered item, one that
   starts with a bullet (``•``, ``-``, ``*``, ``o``...) has it replaced by
-  ``-``; the items that follow one another form one list;
+  ``-``; the items that follow one another form one list, a bulleted or a
+  numbered one (where they change from one to the other, a new list
+  starts);
 - a ``table`` is a GitHub table, its first row the header, where every cell
   holds one position of the grid; a table with a cell spanning several rows
   or columns, which a GitHub table cannot draw, is given as its HTML, which
@@ -70,8 +72,10 @@ _NUMBERED = re.compile(r"^\s*(\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,5})[.)])\s+(.*)
 #: A bullet a list item was printed with, read as a character of its text (``=``: how Tesseract often reads a
 #: round bullet).
 _BULLET = re.compile(r"^\s*[-•·◦▪▫■□●○*+>o»–—=]\s+(.*)$", re.DOTALL)
+#: What Markdown takes for the optional closing sequence of a heading: a run of ``#`` after a space, at its end.
+_CLOSING_HASHES = re.compile(r"(\s)(#+)$")
 #: A line start Markdown reads as structure: a heading, a quote, a list item, a numbered item, a rule, a fence.
-_BLOCK_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|\d{1,9}(?=[.)](?:\s|$))|={3,}|-{3,}|`{3,}|~{3,})")
+_BLOCK_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|\d{1,9}[.)](?=\s|$)|={3,}|-{3,}|`{3,}|~{3,})")
 
 
 def render_markdown(pages: Sequence[Mapping[str, Any]]) -> str:
@@ -101,6 +105,10 @@ def _page(page: Mapping[str, Any]) -> Iterator[str]:
             continue  # drawn after what it describes
         if kind == LIST_ITEM:
             item = _list_item(str(block.get("text") or ""))
+            if item and items and _ordered(item) != _ordered(items[-1]):
+                # A numbered item right under a bulleted one would be read as that item's text: a list of its own
+                yield "\n".join(items)
+                items = []
             if item:
                 items.append(item)
             continue
@@ -135,15 +143,20 @@ def _block(block: Mapping[str, Any]) -> Iterator[str]:
     if not text.strip():
         return
     if kind == TITLE:
-        yield "#" * TITLE_LEVEL + " " + _escape_inline(_one_line(text))
+        yield "#" * TITLE_LEVEL + " " + _heading(text)
     elif kind == SECTION_HEADER:
         level = block.get("level") or _DEFAULT_SECTION_LEVEL
         level = min(max(int(level), TITLE_LEVEL + 1), MAX_LEVEL)
-        yield "#" * level + " " + _escape_inline(_one_line(text))
+        yield "#" * level + " " + _heading(text)
     elif kind == CAPTION:
-        yield f"*{_escape_inline(_one_line(text))}*"
+        # A ``*`` of its own would end the emphasis early
+        yield "*" + _escape_inline(_one_line(text)).replace("*", "\\*") + "*"
     else:  # text, formula, and a type this renderer does not know: a paragraph
         yield _escape(_one_line(text))
+
+
+def _ordered(item: str) -> bool:
+    return not item.startswith("- ")
 
 
 def _list_item(text: str) -> str:
@@ -186,14 +199,26 @@ def _cell(text: str) -> str:
     return _escape_inline(text).replace("|", "\\|")
 
 
+def _heading(text: str) -> str:
+    """A heading's text; a ``#`` run at its end escaped, which Markdown would take for the heading's closing."""
+    return _CLOSING_HASHES.sub(lambda m: m.group(1) + "\\" + m.group(2), _escape_inline(_one_line(text)))
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
 def _escape(text: str) -> str:
     """A paragraph's text, so that Markdown reads it as a paragraph and nothing else."""
-    text = _escape_inline(text)
-    return _BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text, count=1)
+    return _BLOCK_START.sub(_escaped_start, _escape_inline(text), count=1)
+
+
+def _escaped_start(found: re.Match[str]) -> str:
+    """The marker with a backslash before its punctuation (only punctuation can be escaped: ``1\\.``, not ``\\1.``)."""
+    indent, marker = found.groups()
+    if marker[0].isdigit():
+        return indent + marker[:-1] + "\\" + marker[-1]
+    return indent + "\\" + marker
 
 
 def _escape_inline(text: str) -> str:

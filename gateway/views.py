@@ -193,13 +193,14 @@ def merged_result(queries: JobQueries, record: Record) -> dict[str, Any]:
 
 
 def with_tables(result: dict[str, Any]) -> dict[str, Any]:
-    """The result, with the tables of its pages listed (``tables``) when a page has layout.
+    """The result, with the tables of its pages listed (``tables``) when a page was laid out (has ``blocks``, even
+    none: a page without text), as a worker lists them.
 
     Listed from the pages as they are answered, so that a parent's numbers are the whole document's, as
     ``GET /jobs/{id}/tables/{n}.csv`` counts them, whatever its children's results say of their own.
     """
     pages = result.get("pages") or []
-    if not any(page.get("blocks") for page in pages):
+    if all(page.get("blocks") is None for page in pages):
         return result
     return {**result, "tables": tables_of(pages)}
 

@@ -318,7 +318,8 @@ def test_a_pdf_uploaded_through_the_form_is_split_read_drawn_on_a_timeline_and_d
 
     result = gateway.get(f"/jobs/{parent_id}/result")
     saved = {}
-    for format, name in (("text", "txt"), ("json", "json"), ("pdf", "pdf"), ("hocr", "hocr"), ("alto", "xml")):
+    formats = (("text", "txt"), ("json", "json"), ("pdf", "pdf"), ("hocr", "hocr"), ("alto", "xml"), ("md", "md"))
+    for format, name in formats:
         browser.find_element(By.CSS_SELECTOR, f'#group .downloads button[data-format="{format}"]').click()
         filename = f"{parent_id}.{name}"
         saved[format] = wait(browser, lambda b, f=filename: downloaded(downloads, f), f"{filename} saved", timeout=180)
@@ -334,6 +335,8 @@ def test_a_pdf_uploaded_through_the_form_is_split_read_drawn_on_a_timeline_and_d
     hocr_read = [[w.text for line in hocr_words(page) for w in line] for page in hocr_pages(saved["hocr"].read_text())]
     alto_read = [[w.text for line in alto_words(page) for w in line] for page in alto_pages(saved["alto"].read_text())]
     assert hocr_read == words and alto_read == words
+    markdown = gateway.http.get(f"{gateway.base_url}/jobs/{parent_id}/result.md", timeout=30)
+    assert saved["md"].read_bytes() == markdown.content
     keep_screenshot(browser, tmp_path, "dashboard-downloads.png")
 
     # A child's page saves the child's own result.

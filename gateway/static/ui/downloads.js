@@ -1,4 +1,4 @@
-// A finished job's result saved as a file: its text, its JSON, its searchable PDF, hOCR or ALTO.
+// A finished job's result saved as a file: its text, its JSON, its searchable PDF, hOCR, ALTO or Markdown.
 // The API wants the key in the Authorization header, which a plain link cannot send: each button
 // fetches with it, and saves what came through a link to a Blob with `download` set.
 import { api, jobApi, problemText, send } from "./common.js";
@@ -10,6 +10,7 @@ const FORMATS = {
   pdf: { path: "/result.pdf", suffix: "pdf" },
   hocr: { path: "/result.hocr", suffix: "hocr" },
   alto: { path: "/result.alto", suffix: "xml" },
+  md: { path: "/result.md", suffix: "md" },
 };
 // How often a PDF being built is asked for again, at most, when the answer names no Retry-After.
 const PDF_RETRY_MS = 1000;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from markdown_it import MarkdownIt
 
 from documents.markdown import render_markdown
 
@@ -22,7 +23,8 @@ def test_a_page_reads_as_its_body_in_reading_order():
         "# Harbour Traffic",
         "## 1 Ships and cargo",
         "More ships came in than in any year before, and they brought more cargo.",
-        "- containers\n2. bulk goods",
+        "- containers",
+        "2. bulk goods",
         "| Quarter | Ships |\n| --- | --- |\n| Q1 \\| first | 120 |",
         "*Table 1: Ships per quarter*",
         "*Figure 1: The two basins*",
@@ -118,3 +120,63 @@ def test_a_caption_whose_block_does_not_claim_it_stays_where_it_stands():
     assert found.index("*Table 1: Ships per quarter*") + 1 == found.index(
         "| Quarter | Ships |\n| --- | --- |\n| Q1 \\| first | 120 |"
     )
+
+
+def test_a_heading_ending_in_hashes_and_a_caption_with_a_star_keep_their_text():
+    page = structured_page()
+    page["blocks"][2]["text"] = "Ships by pier #"
+    page["blocks"][6]["text"] = "Table 1: ships* per quarter"
+
+    found = chunks(render_markdown([page]))
+
+    assert "## Ships by pier \\#" in found
+    assert "*Table 1: ships\\* per quarter*" in found
+
+
+def test_items_of_one_kind_form_one_list():
+    page = structured_page()
+    page["blocks"][5]["text"] = "• bulk goods"
+
+    assert "\n- containers\n- bulk goods\n" in render_markdown([page])
+
+
+def read_by_commonmark(markdown: str) -> list[tuple[str, str]]:
+    """What a CommonMark reader with GitHub's tables (markdown-it) makes of the Markdown: each block it opens
+    (its tag) and the inline text in it; a list, where it opens."""
+    found, opened = [], ""
+    for token in MarkdownIt("commonmark").enable("table").parse(markdown):
+        if token.type == "inline":
+            found.append((opened, token.content))
+        elif token.type.endswith("_open"):
+            opened = token.tag
+            if opened in ("ul", "ol"):
+                found.append((opened, ""))
+        elif token.type == "html_block":
+            found.append(("html", token.content.strip()))
+    return found
+
+
+def test_a_commonmark_reader_sees_the_pages_structure():
+    read = read_by_commonmark(render_markdown([structured_page(), plain_page(8, "# not a heading", "1. not an item")]))
+
+    assert read == [
+        ("html", "<!-- page 7 -->"),
+        ("h1", "Harbour Traffic"),
+        ("h2", "1 Ships and cargo"),
+        ("p", "More ships came in than in any year before, and they brought more cargo."),
+        ("ul", ""),
+        ("p", "containers"),  # a tight list's item is a hidden paragraph
+        ("ol", ""),
+        ("p", "bulk goods"),
+        ("th", "Quarter"),
+        ("th", "Ships"),
+        ("td", "Q1 | first"),
+        ("td", "120"),
+        ("p", "*Table 1: Ships per quarter*"),
+        ("p", "*Figure 1: The two basins*"),
+        ("h3", "1.1 Method"),
+        ("p", "x = a + b"),
+        ("html", "<!-- page 8 -->"),
+        ("p", "\\# not a heading"),
+        ("p", "1\\. not an item"),
+    ]

@@ -160,3 +160,11 @@ def test_a_page_whose_layout_failed_is_documented_and_gives_its_lines(client, st
 
     assert result["pages"][0]["layout_error"] == "the layout model failed: bad file"
     assert markdown.startswith("<!-- page 1 -->\n\nkept line\n\n<!-- page 2 -->")
+
+
+def test_a_group_laid_out_with_no_table_lists_none(client, store):
+    parent_id = client.post("/jobs", json=fanout(echo_job("a"))).get_json()["id"]
+    blank = {**plain_page(1), "blocks": []}  # laid out, and nothing on it
+    run(store, f"{parent_id}-0", result_of(blank))
+
+    assert json_of(client.get(f"/jobs/{parent_id}/result"))["tables"] == []
