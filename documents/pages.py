@@ -37,11 +37,11 @@ from jobs.registry import DOCUMENT_TYPES, IMAGE_TYPES
 RENDER_DPI = 200
 PDF_TYPE = "application/pdf"
 _ONE_TO_ONE = 1 - 1e-6
-#: How a page answered from its text layer is drawn for its layout alone (``Document.layout_image``): the
-#: layout model reads an image of some 800 pixels, so more would be drawn for nothing.  At most
-#: ``LAYOUT_MAX_SIDE`` pixels a side, whatever the page's size.
-LAYOUT_DPI = 100
-LAYOUT_MAX_SIDE = 1600
+#: What the layout model reads (``documents.layout.regions``), width and height in pixels: a page answered
+#: from its text layer is drawn for its layout alone (``Document.layout_image``) just large enough to cover
+#: it.  Larger would be drawn to be thrown away by the model's resize; smaller would be enlarged by it, and
+#: lose what the model sees (a letter page comes out at 73 dpi, as a 200-dpi scan does once reduced for it).
+LAYOUT_INPUT = (608, 800)
 
 # The page and pixel limits are checked from the headers before Pillow opens
 # an image (``documents.limits``); Pillow's own bomb check stays as a backstop
@@ -113,7 +113,7 @@ class Document(ABC):
 
     def layout_image(self, index: int) -> Image.Image:
         """Page ``index`` as its layout model sees it, when no engine reads it (its text is its text layer's):
-        a PDF page is drawn small (``LAYOUT_DPI``), which costs a fraction of drawing it for OCR."""
+        a PDF page is drawn small (``LAYOUT_INPUT``), which costs a fraction of drawing it for OCR."""
         return self.page(index)
 
     @abstractmethod
@@ -282,7 +282,7 @@ class _PdfDocument(Document):
     def layout_image(self, index: int) -> Image.Image:
         with self._loaded(index) as (page, scale, _):
             width, height = page.get_size()
-            small = min(LAYOUT_DPI / 72, LAYOUT_MAX_SIDE / max(width, height, 1), scale)
+            small = min(max(LAYOUT_INPUT[0] / max(width, 1), LAYOUT_INPUT[1] / max(height, 1)), scale)
             bitmap = page.render(scale=small, rev_byteorder=True)
             try:
                 image = bitmap.to_pil().convert("RGB")

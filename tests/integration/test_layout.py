@@ -41,6 +41,8 @@ ACROSS = ("sidebar", "table_beside_text")
 BORDERED_CELL_ACCURACY, BORDERLESS_CELL_ACCURACY = 0.9, 0.8
 #: The F1 of the headings found (their page, level and text) against the truth's, born-digital.
 HEADING_F1 = 0.9
+#: How many letters and digits of a block find it in a page's text read by PP-OCRv4.
+SQUASHED_CHARS = 25
 #: How many words of a block find it in a page's text.
 SNIPPET_WORDS = 5
 
@@ -257,6 +259,44 @@ def test_a_groups_markdown_holds_its_pages_in_order_with_their_headings(scanned_
     assert not re.search(r"(?i)page \d of \d", markdown)
 
 
+# -- PP-OCRv4 --------------------------------------------------------------------------------------
+
+
+def squashed(text: str) -> str:
+    """Only the letters and digits: PP-OCRv4's recogniser drops most spaces between words."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def test_paddleocrs_pages_are_laid_out_as_tesseracts_are(module_gateway, the_set):
+    # Given the two-column page and the tables page, scanned, read by PP-OCRv4 with layout
+    names = [truth.name for truth in the_set.pages]
+    indices = [names.index("two_columns"), names.index("tables")]
+    job = accepted(
+        module_gateway.post_json(
+            {
+                "model": "paddleocr",
+                "content_type": "application/pdf",
+                "payload": b64(scanned(the_set.pdf, indices)),
+                "options": {"layout": True},
+            }
+        )
+    )
+    view = wait_for_job(module_gateway.job, job, timeout=OCR_TIMEOUT)
+    assert view["status"] == "completed", view
+    columns, tables = view["result"]["pages"]
+
+    # Then the columns are read one after the other, every block of the truth in its order
+    text = squashed(columns["text"])
+    places = [text.find(squashed(block)[:SQUASHED_CHARS]) for block in by_name(the_set.pages, "two_columns").body]
+    assert -1 not in places and places == sorted(places), places
+    # And the bordered table's cells are in their rows and columns
+    truth = by_name(the_set.pages, "tables").tables[0]
+    first = next(block["table"] for block in tables["blocks"] if block["type"] == "table")
+    read = {(cell["row"], cell["col"]): squashed(cell["text"]) for cell in first["cells"]}
+    right = sum(read.get((r, c)) == squashed(text) for r, row in enumerate(truth.cells) for c, text in enumerate(row))
+    assert right >= BORDERED_CELL_ACCURACY * truth.rows * truth.cols, first["cells"]
+
+
 # -- born-digital pages -----------------------------------------------------------------------------
 
 
@@ -289,9 +329,7 @@ def test_a_born_digital_pdf_is_laid_out_from_its_text_and_fonts_without_ocr(modu
     assert 2 * right / (len(found) + len(truth)) >= HEADING_F1, (found, truth)
     for page, truth_page in zip(pages, the_set.pages, strict=True):
         assert plain(RUNNING_HEADER) not in plain(page["text"])
-        if truth_page.name in ACROSS or truth_page.name not in SCANNED:
-            continue
-        # And the body of the pages laid out as reports usually are is the truth's, in order
+        # And its body is the truth's, in order: across columns, beside a sidebar, a table or a figure
         places = read_in_order(page["text"], truth_page.body)
         assert -1 not in places and places == sorted(places), (truth_page.name, places)
 
@@ -344,3 +382,32 @@ def test_a_page_whose_layout_model_fails_keeps_its_lines_and_the_job_completes(s
     assert page["layout_error"]
     assert page["lines"] and plain(RUNNING_HEADER) in plain(page["text"])
     assert plain(the_set.pages[0].headings[0][1]) in plain(page["text"])
+
+
+def test_a_table_model_that_fails_fails_only_the_pages_with_tables(stack_factory, the_set, broken_model):
+    # Given a worker whose table model cannot be loaded, and a report page (no table) before the tables page
+    broken = stack_factory(env={"OCRGW_TABLE_MODEL": str(broken_model)}, concurrency=1)
+    names = [truth.name for truth in the_set.pages]
+    document = scanned(the_set.pdf, [names.index("report"), names.index("tables")])
+
+    with Gateway(broken.web().base_url) as gateway:
+        job = accepted(
+            gateway.post_json(
+                {
+                    "model": "tesseract",
+                    "content_type": "application/pdf",
+                    "payload": b64(document),
+                    "options": {"layout": True},
+                }
+            )
+        )
+        view = wait_for_job(gateway.job, job, timeout=OCR_TIMEOUT)
+
+    # Then the job completes: the page without a table is laid out, the tables page keeps its plain lines
+    assert view["status"] == "completed", view
+    report, tables = view["result"]["pages"]
+    assert report["blocks"] and "layout_error" not in report
+    assert plain(RUNNING_HEADER) not in plain(report["text"])
+    assert "blocks" not in tables and "table structure model" in tables["layout_error"]
+    assert plain("Table 1. The licence texts Debian ships") in plain(tables["text"])
+    assert view["result"]["tables"] == []

@@ -220,7 +220,7 @@ def test_a_pages_drawing_for_its_layout_is_small_whatever_it_is_drawn_at_for_ocr
         small = doc.layout_image(0)
         full = doc.page(0)
 
-    # A4 at 100 dpi, and at the 300 dpi that vector text is drawn at for OCR.
-    assert small.size == (827, 1170)
+    # A4 just covering the layout model's 608x800 input, and at the 300 dpi vector text is drawn at for OCR.
+    assert small.size == (608, 860)
     assert full.size == (2481, 3508)
-    assert ink_box(small) == pytest.approx(tuple(v / 3 for v in ink_box(full)), abs=3)
+    assert ink_box(small) == pytest.approx(tuple(v * 608 / 2481 for v in ink_box(full)), abs=3)

@@ -219,9 +219,9 @@ def test_a_born_digital_page_is_laid_out_from_its_text_layer_drawn_small_with_it
     assert page.source == "text_layer"
     assert [line.text for line in first["lines"]] == ["Heading line"]
     assert first["font_sizes"] == [24.0] and first["bold"] == [False]  # tests.pdfs' text: Helvetica, 24 pt
-    # Drawn at 100 dpi for the model, while the lines are in the pixels of the page drawn at 300.
+    # Drawn to cover the model's 608x800 input, while the lines are in the pixels of the page drawn at 300 dpi.
     assert (page.width, page.height, page.dpi) == (first["width"], first["height"], first["dpi"]) == (2550, 3300, 300)
-    assert first["image"].size == (850, 1100)
+    assert first["image"].size == (619, 800)
     # The image page is read by the engine, and laid out on the image it read.
     assert second["image"] is reader.images[0] and second["font_sizes"] is None
 
@@ -256,4 +256,4 @@ def test_a_born_digital_pages_small_drawing_comes_from_the_one_child_that_reads_
     reader.run(pdf([("text", "one"), ("image", "TWO")]), "application/pdf", {"layout": True, "text_layer": "prefer"})
 
     assert children == ["reading the text layers", "page 2"]
-    assert stand_in.calls[0]["image"].size == (850, 1100)
+    assert stand_in.calls[0]["image"].size == (619, 800)
