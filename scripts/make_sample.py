@@ -77,8 +77,7 @@ def write_sample(path: str | Path, texts: list[str]) -> Path:
         raise ValueError("need at least one text")
     pages = [render_page(t) for t in texts]
     if path.suffix.lower() == ".pdf":
-        pages[0].save(path, "PDF", save_all=True, append_images=pages[1:],
-                      resolution=PDF_RESOLUTION)
+        pages[0].save(path, "PDF", save_all=True, append_images=pages[1:], resolution=PDF_RESOLUTION)
     elif len(pages) == 1:
         pages[0].save(path)
     else:
