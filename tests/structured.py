@@ -27,6 +27,7 @@ holds no running header or footer and no figure's words.
 
 from __future__ import annotations
 
+import datetime
 import io
 import random
 import re
@@ -518,10 +519,14 @@ LAYOUTS: tuple[tuple[str, Callable[[Page, Material], None]], ...] = (
 )
 
 
+FIXED_DATE = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+
+
 @cache
 def structured_set(seed: int = SEED) -> StructuredSet:
     """The set's pages drawn as one born-digital PDF, and their truth."""
     document = FPDF(unit="pt")
+    document.set_creation_date(FIXED_DATE)  # else two builds a second apart differ in their dates
     document.set_auto_page_break(False)
     document.set_margins(MARGIN, MARGIN)
     material = Material(seed)

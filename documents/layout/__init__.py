@@ -30,14 +30,18 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PIL import Image
 
 from documents import structure
 from documents.layout import captions, headings, lists, paragraphs, placement, regions
 from documents.layout.reading_order import block_order, line_order
+
+if TYPE_CHECKING:  # the table model's module is imported when a page has a table, not before
+    from documents.layout.tables import SeenTable
 from documents.structure import Block, Box, Table
 
 
@@ -70,6 +74,39 @@ class Piece:
 
 
 @dataclass(frozen=True)
+class Sight:
+    """What the models see of a page before its words are known: the layout model's regions and the structure
+    model's answer on each table region.  Neither needs the words, so ``look`` may run while the engine reads
+    the page (``look_ahead``), and ``analyse`` only puts the words in."""
+
+    regions: list[regions.Region]
+    tables: list[SeenTable]
+
+
+def look(image: Image.Image, *, width: int, height: int) -> Sight:
+    """The models' sight of the page ``image`` (drawn at ``image.width / width`` of the lines' space)."""
+    from documents.layout.tables import see_table
+
+    found = regions.find(image, width=width, height=height)
+    scale = image.size[0] / width
+    return Sight(found, [see_table(image, r.box, scale=scale) for r in found if r.kind == structure.TABLE])
+
+
+_looking: ThreadPoolExecutor | None = None
+
+
+def look_ahead(image: Image.Image, *, width: int, height: int) -> Future[Sight]:
+    """``look`` on a thread of its own, started now: the engine reads the page meanwhile, and a page's
+    layout then costs little more than its reading while a core is free.  ONNX Runtime lets go of the GIL
+    while a model runs, as Tesseract and PP-OCRv4 do while they read.  One thread per process: a worker
+    process reads one page at a time."""
+    global _looking
+    if _looking is None:
+        _looking = ThreadPoolExecutor(max_workers=1, thread_name_prefix="layout")
+    return _looking.submit(look, image, width=width, height=height)
+
+
+@dataclass(frozen=True)
 class PageLayout:
     pieces: list[Piece]  # the page's lines in reading order; each block's ``lines`` index into this list
     blocks: list[Block]  # in reading order: ``blocks[i].order == i``
@@ -85,6 +122,7 @@ def analyse(
     font_sizes: Sequence[float | None] | None = None,
     bold: Sequence[bool | None] | None = None,
     known_words: frozenset[str] = frozenset(),
+    sight: Sight | None = None,
 ) -> PageLayout:
     """The layout of a page of ``width`` x ``height`` pixels (the space of the lines' boxes, read at ``dpi``)
     whose lines are ``lines`` (in the engine's order).
@@ -94,12 +132,15 @@ def analyse(
     one per line when the page's text came from the PDF, are its font's size in points and weight.
     ``known_words`` are words (lower case) the rest of the document holds: a word hyphenated at a line's end
     is joined back when it, or the dictionary, knows the whole word.  A page without lines has no blocks.
+    ``sight``: what the models saw of ``image`` already (``look``); without it they look now.
     Raises on a model failure; the caller keeps the page's plain lines and records the error.
     """
     if not lines:
         return PageLayout([], [])
     words = [_words(line) for line in lines]
-    found = regions.find(image, width=width, height=height)
+    if sight is None:
+        sight = look(image, width=width, height=height)
+    found = sight.regions
     groups = placement.place(words, found, height=height)
     sizes = _sizes(groups, font_sizes)
     drafts = [d for group in groups for d in _drafts(group, sizes, bold)]
@@ -127,7 +168,7 @@ def analyse(
         pieces.extend(Piece(p.line, p.words) for p in draft.pieces)
         table = None
         if draft.kind == structure.TABLE:
-            table = _table(image, draft, width=width)
+            table = _table(image, draft, width=width, seen=sight.tables)
             text = "\n".join(_rows(table))
         else:
             text = paragraphs.join(draft.texts or [p.text for p in draft.pieces], known_words)
@@ -326,12 +367,13 @@ def _block_order(drafts: Sequence[_Draft]) -> list[int]:
     return headers + [rest[i] for i in block_order([drafts[i].box for i in rest])] + footers
 
 
-def _table(image: Image.Image, draft: _Draft, *, width: int) -> Table:
+def _table(image: Image.Image, draft: _Draft, *, width: int, seen: Sequence[SeenTable]) -> Table:
     """The table's structure, its cells filled with the words inside it (no second reading)."""
     from documents.layout.tables import read_table
 
     words = [(t, b) for p in draft.pieces for t, b in zip(p.texts, p.boxes, strict=True)]
-    return read_table(image, draft.box, words, scale=image.size[0] / width)
+    its = next((table for table in seen if table.region == draft.region), None)
+    return read_table(image, draft.box, words, scale=image.size[0] / width, seen=its)
 
 
 def _rows(table: Table) -> list[str]:

@@ -193,16 +193,45 @@ def _load() -> Structurer:
 structurer: LoadedOnce[Structurer] = LoadedOnce(_load)
 
 
-def read_table(image: Image.Image, region: Box, words: Sequence[tuple[str, Box]], *, scale: float = 1.0) -> Table:
+@dataclass(frozen=True)
+class SeenTable:
+    """What the structure model saw of a table's region, before the page's words are known: the model needs
+    only the image, so it can look while the engine reads (``documents.layout.look``)."""
+
+    region: Box
+    structure: _Structure
+
+    def covers(self, box: Box) -> bool:
+        """Whether the crop the model saw holds all of ``box``: then what it saw is the table of ``box``."""
+        x0, y0, x1, y1 = self.region
+        margin = _MARGIN * min(x1 - x0, y1 - y0)
+        return x0 - margin <= box[0] and y0 - margin <= box[1] and box[2] <= x1 + margin and box[3] <= y1 + margin
+
+
+def see_table(image: Image.Image, region: Box, *, scale: float = 1.0) -> SeenTable:
+    """The structure model's answer on ``region`` of the page (in line pixels; ``image`` at ``scale``)."""
+    return SeenTable(region, _model_structure(image, region, scale))
+
+
+def read_table(
+    image: Image.Image,
+    region: Box,
+    words: Sequence[tuple[str, Box]],
+    *,
+    scale: float = 1.0,
+    seen: SeenTable | None = None,
+) -> Table:
     """The table in ``region`` of the page, its cells' text made of ``words`` (those of the page's words whose
     box lies mostly in the region; the others are left out).
 
     ``region`` and the words' boxes are in the page's line pixel space; ``image`` is the page drawn at ``scale``
-    image pixels per line pixel.  The cells' boxes are in the line pixel space.  Raises ``TableModelError``
-    when the structure model cannot be loaded or fails.
+    image pixels per line pixel.  The cells' boxes are in the line pixel space.  ``seen``: what the model saw
+    of this table already, used when its crop covers ``region``.  Raises ``TableModelError`` when the
+    structure model cannot be loaded or fails.
     """
     inside = [(text, box) for text, box in words if text.strip() and _share_in(box, region) >= _HELD]
-    model = _trimmed(_model_structure(image, region, scale), inside)
+    structure = seen.structure if seen is not None and seen.covers(region) else _model_structure(image, region, scale)
+    model = _trimmed(structure, inside)
     by_words = _word_structure(inside)
     chosen = model if _model_holds(model, by_words, inside) else by_words
     if chosen is by_words:

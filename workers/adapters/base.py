@@ -26,8 +26,9 @@ import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from billiard.exceptions import SoftTimeLimitExceeded
 from PIL import Image
@@ -48,6 +49,9 @@ from jobs.registry import (
     MIN_IMAGE_DPI_OPTION,
     ORIENTATION_METHODS,
 )
+
+if TYPE_CHECKING:  # the layout is imported with the first page laid out (see laid_out)
+    from documents.layout import Sight
 
 log = logging.getLogger(__name__)
 
@@ -236,11 +240,11 @@ class PageAdapter(Adapter):
                         styles = [line.font_size for line in layer.lines], [line.bold for line in layer.lines]
                         page = laid_out(page, drawn, known_words, deadline, styles)
                 else:
-                    page, image = self._ocr_page(doc, index, first_page + done, options, deadline)
+                    page, image, sight = self._ocr_page(doc, index, first_page + done, options, deadline, layout)
                     page = page if layer is None else with_visible_text(page, layer)
                     if layout:
-                        page = laid_out(page, image, known_words, deadline)
-                    del image
+                        page = laid_out(page, image, known_words, deadline, sight=sight)
+                    del image, sight
                 results.append(page)
                 if on_page is not None:
                     on_page(done + 1, total)
@@ -278,10 +282,11 @@ class PageAdapter(Adapter):
         return run_isolated(read, index, what=f"page {index + 1}")
 
     def _ocr_page(
-        self, doc: Document, index: int, number: int, options: dict, deadline: float | None
-    ) -> tuple[PageResult, Image.Image]:
+        self, doc: Document, index: int, number: int, options: dict, deadline: float | None, layout: bool = False
+    ) -> tuple[PageResult, Image.Image, Future[Sight] | None]:
         """Draws the page (in a child), stands it upright and straightens it as the options ask, and reads it;
-        the page read, and the image it was read from (what its layout is found on).
+        the page read, the image it was read from (what its layout is found on) and, with ``layout``, what the
+        layout's models see of that image, looked at while the engine read it.
 
         The geometry runs here, on the drawn image: it only reads pixels (with
         the orientation classifier this process loaded once, or tesseract's OSD
@@ -316,6 +321,11 @@ class PageAdapter(Adapter):
             image.info["dpi"] = (read_at.dpi, read_at.dpi)
         else:
             image.info.pop("dpi", None)
+        sight = None
+        if layout:
+            from documents.layout import look_ahead  # as analyse: the models load with the first page laid out
+
+            sight = look_ahead(image, width=image.width, height=image.height)
         result = self.recognise(number, image, options, deadline)
         if read_at is None:
             # An image that states no resolution: its text says what it is (the engine has read it already).
@@ -333,7 +343,7 @@ class PageAdapter(Adapter):
             dpi=read_at.dpi,
             dpi_source=read_at.source,
         )
-        return read, image
+        return read, image, sight
 
     @abstractmethod
     def recognise(self, page: int, image: Image.Image, options: dict, deadline: float | None) -> PageResult:
@@ -356,13 +366,16 @@ def laid_out(
     known_words: set[str],
     deadline: float | None,
     styles: tuple[Sequence[float | None], Sequence[bool | None]] | None = None,
+    *,
+    sight: Future[Sight] | None = None,
 ) -> PageResult:
     """``page`` with its layout (``documents.layout.analyse`` on ``image``): its lines in reading order, its
     blocks, its body as its text; or, when the layout fails, as it was with ``layout_error``.
 
     ``known_words`` (lower case) gains this page's words first: a word hyphenated across two of its lines is
     joined back when this page, an earlier one or the dictionary has it whole.  ``styles``: the font size and
-    boldness of each line, for a page whose lines came from its text layer.
+    boldness of each line, for a page whose lines came from its text layer.  ``sight``: what the models saw of
+    ``image`` while the engine read it (``documents.layout.look_ahead``); without it they look now.
     """
     known_words.update(_plain_words(page.lines))
     if not page.lines:
@@ -383,6 +396,7 @@ def laid_out(
             font_sizes=font_sizes,
             bold=bold,
             known_words=frozenset(known_words),
+            sight=sight.result() if sight is not None else None,
         )
         lines = [_piece(page.lines[piece.line], piece.words) for piece in layout.pieces]
         blocks = tuple(block.to_dict() for block in layout.blocks)

@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from documents.layout import tables
-from documents.layout.tables import TableModelError, read_table, text_of
+from documents.layout.tables import TableModelError, read_table, see_table, text_of
 from documents.orientation import LoadedOnce
 from documents.structure import Table
 from documents.table_csv import table_csv
@@ -118,6 +118,17 @@ def test_a_long_borderless_table_in_small_type_has_every_cell_in_its_row_and_col
 
     assert (table.rows, table.cols) == (21, 4)
     assert_every_cell(VISITORS, table, source)
+
+
+def test_what_the_model_saw_of_a_region_before_the_words_gives_the_same_table() -> None:
+    page = draw(COUNTRIES)
+    image, words = page_image(page), words_of_text_layer(page)
+    seen = see_table(image, page.region)
+
+    assert read_table(image, page.region, words, seen=seen) == read_table(image, page.region, words)
+    assert seen.covers(page.region)
+    x0, y0, x1, y1 = page.region
+    assert not seen.covers((x0, y0, x1 + (x1 - x0) // 2, y1))  # a table grown past the crop is looked at again
 
 
 def test_cells_boxes_are_in_the_line_space_of_a_page_drawn_smaller() -> None:

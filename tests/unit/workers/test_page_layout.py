@@ -52,6 +52,9 @@ class Reader(PageAdapter):
         return PageResult(page, "engine text", list(self.lines))
 
 
+SIGHT = documents.layout.Sight([], [])
+
+
 @dataclass
 class StandIn:
     """documents.layout.analyse, answering a known layout and recording what it was given."""
@@ -78,6 +81,7 @@ class StandIn:
 def stand_in(monkeypatch) -> StandIn:
     layout = StandIn()
     monkeypatch.setattr(documents.layout, "analyse", layout)
+    monkeypatch.setattr(documents.layout, "look", lambda image, **_: SIGHT)  # the models are the stand-in's
     return layout
 
 
@@ -257,3 +261,10 @@ def test_a_born_digital_pages_small_drawing_comes_from_the_one_child_that_reads_
 
     assert children == ["reading the text layers", "page 2"]
     assert stand_in.calls[0]["image"].size == (619, 800)
+
+
+def test_an_ocr_pages_layout_is_given_what_the_models_saw_while_the_engine_read_it(stand_in):
+    Reader().run(HELLO_PNG, "image/png", {"layout": True})
+
+    (call,) = stand_in.calls
+    assert call["sight"] is SIGHT
