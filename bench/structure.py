@@ -55,9 +55,11 @@ import base64
 import contextlib
 import io
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bench.common import STACK_DB, check, median, micros, print_table, result, wait_parent
@@ -106,6 +108,7 @@ class Reading:
     markdown: str
     pages: list[dict[str, Any]] = field(default_factory=list)  # the JSON result's pages (none for a peer)
     seconds: float = float("nan")
+    cpu_seconds: float = float("nan")  # the worker's processes' CPU time over the job (its drawing children's too)
 
 
 @dataclass
@@ -160,10 +163,12 @@ def json_tables(pages: list[dict[str, Any]]) -> list[dict]:
 # -- the sides -----------------------------------------------------------------------------
 
 
-def submit(bench: Bench, document: bytes, options: dict[str, Any]) -> tuple[dict[str, Any], float]:
-    """One job through the stack, to its end: its view, and its run time (Redis times of the worker's claim
-    and completion: no queueing, no HTTP)."""
+def submit(bench: Bench, document: bytes, options: dict[str, Any]) -> tuple[dict[str, Any], float, float]:
+    """One job through the stack, to its end: its view, its run time (Redis times of the worker's claim
+    and completion: no queueing, no HTTP), and the CPU time the worker's processes spent meanwhile (the
+    layout's models look at a page while the engine reads it: the run time alone would hide their cost)."""
     stack = bench.stack()
+    cpu_before = pool_cpu_seconds(bench)
     body = {
         "model": "tesseract",
         "content_type": "application/pdf",
@@ -175,7 +180,8 @@ def submit(bench: Bench, document: bytes, options: dict[str, Any]) -> tuple[dict
     view = stack.http.get_json(f"/jobs/{job['id']}")
     if status != "completed":
         raise AssertionError(f"a page's job ended {status}: {view.get('error')}")
-    return view, (micros(view["finished_at"]) - micros(view["started_at"])) / 1e6
+    cpu = pool_cpu_seconds(bench) - cpu_before
+    return view, (micros(view["finished_at"]) - micros(view["started_at"])) / 1e6, cpu
 
 
 def markdown_of(bench: Bench, job_id: str) -> str:
@@ -190,13 +196,13 @@ def markdown_of(bench: Bench, job_id: str) -> str:
 
 
 def read_with_layout(bench: Bench, document: bytes, options: dict[str, Any]) -> Reading:
-    view, seconds = submit(bench, document, {**options, "layout": True})
-    return Reading(markdown_of(bench, view["id"]), view["result"]["pages"], seconds)
+    view, seconds, cpu = submit(bench, document, {**options, "layout": True})
+    return Reading(markdown_of(bench, view["id"]), view["result"]["pages"], seconds, cpu)
 
 
 def read_without_layout(bench: Bench, document: bytes, options: dict[str, Any]) -> Reading:
-    view, seconds = submit(bench, document, options)
-    return Reading(view["result"]["text"], view["result"]["pages"], seconds)
+    view, seconds, cpu = submit(bench, document, options)
+    return Reading(view["result"]["text"], view["result"]["pages"], seconds, cpu)
 
 
 def peer() -> Callable[[bytes], Reading] | None:
@@ -222,6 +228,16 @@ def peer() -> Callable[[bytes], Reading] | None:
 
 def pool_rss_mib(bench: Bench) -> dict[int, float]:
     return {pid: vm_status(pid)["VmRSS"] / 1024 for pid in pool_children(bench.stack().worker.pid)}
+
+
+def pool_cpu_seconds(bench: Bench) -> float:
+    """The CPU time of the worker's pool processes so far, with that of the children they waited for (each
+    page is drawn in a child)."""
+    ticks = 0
+    for pid in pool_children(bench.stack().worker.pid):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def growth_mib(before: dict[int, float], after: dict[int, float]) -> float:
@@ -253,6 +269,7 @@ def run(bench: Bench) -> dict:
 
     readings: dict[str, dict[int, Reading]] = {side: {} for side in (SCAN, TESSERACT, BORN_DIGITAL, BORN_DIGITAL_PLAIN)}
     seconds: dict[str, dict[int, list[float]]] = {side: {i: [] for i in indices} for side in readings}
+    cpu: dict[str, dict[int, list[float]]] = {side: {i: [] for i in indices} for side in readings}
     sides: dict[str, Callable[[int], Reading]] = {
         SCAN: lambda i: read_with_layout(bench, scans[i], ocr),
         TESSERACT: lambda i: read_without_layout(bench, scans[i], ocr),
@@ -267,6 +284,7 @@ def run(bench: Bench) -> dict:
                     reading = sides[side](i)
                     readings[side][i] = reading
                     seconds[side][i].append(reading.seconds)
+                    cpu[side][i].append(reading.cpu_seconds)
 
     reference = peer()
     if reference is not None:
@@ -288,6 +306,9 @@ def run(bench: Bench) -> dict:
     layout_cost = [
         on / off for i in indices for on, off in zip(seconds[SCAN][i], seconds[TESSERACT][i], strict=True) if off > 0
     ]
+    layout_cpu_cost = [
+        on / off for i in indices for on, off in zip(cpu[SCAN][i], cpu[TESSERACT][i], strict=True) if off > 0
+    ]
     born_digital_speed = [
         ocr_seconds / structure
         for i in indices
@@ -304,6 +325,7 @@ def run(bench: Bench) -> dict:
         "sides": {side: s.figures() for side, s in scores.items()},
         "scan_pages_read_worse_than_tesseract_order": worse,
         "layout_cost_on_over_off": median(layout_cost),
+        "layout_cpu_cost_on_over_off": median(layout_cpu_cost),
         "born_digital_speed_ocr_over_structure": median(born_digital_speed),
         "seconds_per_page": {side: median(t for ts in per.values() for t in ts) for side, per in seconds.items()},
         "worker_pool_rss_mib": {"before_layout": before, "after_layout": after},
@@ -373,12 +395,14 @@ def run(bench: Bench) -> dict:
         ["figure", "value"],
         [
             ["scan, layout on / off (median of per-page ratios)", figures["layout_cost_on_over_off"]],
+            ["scan, layout on / off, the worker's CPU time (no target)", figures["layout_cpu_cost_on_over_off"]],
             ["born-digital: OCR of its scan / its structure", figures["born_digital_speed_ocr_over_structure"]],
             ["worker pool process growth with the models, MiB", figures["memory_growth_mib"]],
         ],
     )
     context = {
         "seconds": {side: {str(i): ts for i, ts in per.items()} for side, per in seconds.items()},
+        "cpu_seconds": {side: {str(i): ts for i, ts in per.items()} for side, per in cpu.items()},
         "markdown": {side: {str(i): r.markdown for i, r in per.items()} for side, per in readings.items()},
     }
     return result(NAME, options, figures=figures, checks=checks, context=context, method=__doc__ or "")

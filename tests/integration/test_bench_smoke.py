@@ -182,6 +182,7 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "sides": {"scan_layout", "scan_tesseract_order", "born_digital_layout", "born_digital_text_layer_order"},
         "scan_pages_read_worse_than_tesseract_order": None,
         "layout_cost_on_over_off": None,
+        "layout_cpu_cost_on_over_off": None,
         "born_digital_speed_ocr_over_structure": None,
         "seconds_per_page": None,
         "worker_pool_rss_mib": {"before_layout", "after_layout"},
