@@ -141,7 +141,7 @@ def analyse(
     if sight is None:
         sight = look(image, width=width, height=height)
     found = sight.regions
-    groups = placement.place(words, found, height=height)
+    groups = _rejoined(placement.place(words, found, height=height))
     sizes = _sizes(groups, font_sizes)
     drafts = [d for group in groups for d in _drafts(group, sizes, bold)]
     body = _body_size(drafts, sizes)
@@ -272,6 +272,60 @@ def _drafts(group: placement.Group, sizes: Sizes, bold: Sequence[bool | None] | 
             kind = structure.LIST_ITEM if item.is_item and n == 0 else structure.TEXT
             drafts.append(_Draft(kind, None, part, [texts[ordered.index(p)] for p in part]))
     return drafts
+
+
+def _rejoined(groups: list[placement.Group]) -> list[placement.Group]:
+    """The page's groups with two text regions the model drew one under the other, in one column and a line's
+    pitch apart, made one: the model cuts a paragraph or a list where nothing ends (a bulleted list cut
+    between an item and the line that continues it), and the paragraphs and items of the group are found
+    again from its lines (``_drafts``).  Regions a paragraph's gap apart stay two."""
+    texts = sorted(
+        (g for g in groups if g.kind == structure.TEXT and g.region is not None and g.pieces),
+        key=lambda g: regions.union([p.box for p in g.pieces])[1],
+    )
+    merged: dict[int, placement.Group] = {}  # id of a group taken in -> the group it went into
+    for upper, lower in zip(texts, texts[1:], strict=False):
+        into = merged.get(id(upper), upper)
+        if _continues(into, lower, groups):
+            into.pieces.extend(lower.pieces)
+            into.region = regions.union([into.region, lower.region]) if into.region and lower.region else None
+            merged[id(lower)] = into
+    return [g for g in groups if id(g) not in merged]
+
+
+def _continues(upper: placement.Group, lower: placement.Group, groups: Sequence[placement.Group]) -> bool:
+    above, below = regions.union([p.box for p in upper.pieces]), regions.union([p.box for p in lower.pieces])
+    narrower = min(above[2] - above[0], below[2] - below[0])
+    shared = min(above[2], below[2]) - max(above[0], below[0])
+    if narrower <= 0 or shared < 0.5 * narrower or below[1] < above[3]:
+        return False
+    if any(  # another block between the two: they are not one run of lines
+        g is not upper
+        and g is not lower
+        and g.pieces
+        and _between(regions.union([p.box for p in g.pieces]), above, below)
+        for g in groups
+    ):
+        return False
+    last = max(upper.pieces, key=lambda p: p.box[1])
+    first = min(lower.pieces, key=lambda p: p.box[1])
+    pitches = [p for p in (_line_pitch(_by_top(upper.pieces)), _line_pitch(_by_top(lower.pieces))) if p]
+    if not pitches:
+        return False
+    return first.box[1] - last.box[1] <= PARAGRAPH_PITCH * min(pitches)
+
+
+def _by_top(pieces: Sequence[placement.PlacedPiece]) -> list[placement.PlacedPiece]:
+    return sorted(pieces, key=lambda p: p.box[1])
+
+
+def _between(box: Box, above: Box, below: Box) -> bool:
+    return (
+        box[1] >= above[3] - 1
+        and box[3] <= below[1] + 1
+        and box[0] < min(above[2], below[2])
+        and box[2] > max(above[0], below[0])
+    )
 
 
 def _line_pitch(ordered: list[placement.PlacedPiece]) -> float | None:

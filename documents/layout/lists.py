@@ -10,7 +10,7 @@ one (a sentence may begin with ``1.`` by chance, a list does not have one
 item); a bullet starts one on its own.
 
 Tesseract reads a small round bullet as a letter or a sign: ``e``, ``«``,
-``°``, ``o``, ``©``...  Such a glyph is taken for a bullet only when it stands
+``°``, ``o``, ``©``, ``=``...  Such a glyph is taken for a bullet only when it stands
 alone at a hanging indent: a one-character first word with the rest of its
 line starting where another line of the block starts (within half a
 letter's height), and well right of the glyph; or the same glyph opening two
@@ -30,7 +30,7 @@ from documents.structure import Box
 
 BULLETS = frozenset("•·◦▪▫‣⁃∙○●■□►▸-*–—")
 #: What Tesseract reads a small round or square bullet as, when it reads it at all.
-MISREAD_BULLETS = frozenset("e«°o©¢»+®@")
+MISREAD_BULLETS = frozenset("e«°o©¢»+®@=")
 #: How near, in letter heights, a continuation line's start must be to the text after a bullet.
 HANGING = 0.5
 _ENUMERATOR = re.compile(r"^(\d{1,3}[.)]|[a-zA-Z][.)]|\((\d{1,3}|[a-z]|[ivxlc]{1,6})\))$")

@@ -129,3 +129,44 @@ def test_a_short_paragraph_above_the_margin_is_not_a_footer(model_answers):
     model_answers([Region(structure.TEXT, (150, 1900, 1550, 1940), 0.9)])
     layout = analyse(PAGE, [line(1900, 150, "The", "end.")], width=WIDTH, height=HEIGHT, dpi=200)
     assert texts(layout) == [(structure.TEXT, "The end.")]
+
+
+def test_a_list_the_model_cut_between_an_item_and_its_next_line_is_one_list(model_answers):
+    # Given three items with bullets Tesseract read as '=', and two regions that cut the second item
+    model_answers(
+        [Region(structure.TEXT, (200, 880, 1500, 965), 0.9), Region(structure.TEXT, (200, 970, 1500, 1090), 0.9)]
+    )
+    lines = [
+        line(886, 219, "=", "The", "first", "item."),
+        line(933, 219, "=", "The", "second", "item", "goes"),
+        line(973, 260, "on", "here."),
+        line(1021, 219, "=", "The", "third", "item"),
+        line(1061, 260, "ends."),
+    ]
+    # When it is laid out
+    layout = analyse(PAGE, lines, width=WIDTH, height=HEIGHT, dpi=200)
+    # Then each item is one list item, the second with the line that continues it
+    assert texts(layout) == [
+        (structure.LIST_ITEM, "The first item."),
+        (structure.LIST_ITEM, "The second item goes on here."),
+        (structure.LIST_ITEM, "The third item ends."),
+    ]
+
+
+def test_two_text_regions_a_paragraphs_gap_apart_stay_two_paragraphs(model_answers):
+    model_answers(
+        [Region(structure.TEXT, (200, 100, 1500, 170), 0.9), Region(structure.TEXT, (200, 200, 1500, 270), 0.9)]
+    )
+    lines = [
+        line(100, 210, "One", "paragraph", "begins"),
+        line(140, 210, "and", "ends."),
+        line(205, 210, "Another", "begins"),
+        line(245, 210, "and", "ends."),
+    ]
+
+    layout = analyse(PAGE, lines, width=WIDTH, height=HEIGHT, dpi=200)
+
+    assert texts(layout) == [
+        (structure.TEXT, "One paragraph begins and ends."),
+        (structure.TEXT, "Another begins and ends."),
+    ]
