@@ -73,8 +73,11 @@ _NUMBERED = re.compile(r"^\s*(\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,5})[.)])\s+(.*)
 _BULLET = re.compile(r"^\s*[-•·◦▪▫■□●○*+>o»–—=]\s+(.*)$", re.DOTALL)
 #: What Markdown takes for the optional closing sequence of a heading: a run of ``#`` after a space, at its end.
 _CLOSING_HASHES = re.compile(r"(\s)(#+)$")
-#: A line start Markdown reads as structure: a heading, a quote, a list item, a numbered item, a rule, a fence.
-_BLOCK_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|\d{1,9}[.)](?=\s|$)|={3,}|-{3,}|`{3,}|~{3,})")
+#: A line start Markdown reads as structure: a heading, a quote, a list item, a numbered item, a rule (``---``,
+#: ``***``, ``___``: a form's signature line), a fence.
+_BLOCK_START = re.compile(
+    r"^(\s*)(#{1,6}(?=\s|$)|>|[-+*](?=\s|$)|\d{1,9}[.)](?=\s|$)|={3,}|-{3,}|`{3,}|~{3,}|[*_](?:\s*[*_]){2,})"
+)
 
 
 def render_markdown(pages: Sequence[Mapping[str, Any]]) -> str:

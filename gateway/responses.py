@@ -158,7 +158,8 @@ class BlockSchema(Schema):
         fields.Integer(),
         required=True,
         metadata={
-            "description": "Its lines, indices into the page's lines, top to bottom; every line is in one block."
+            "description": "Its lines, indices into the page's lines, in reading order (top to bottom, column by "
+            "column where the block holds two); every line is in exactly one block."
         },
     )
     text = fields.String(

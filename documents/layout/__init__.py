@@ -70,7 +70,7 @@ class Piece:
     cut in two (a table's row read as one line with the text beside it) is two pieces."""
 
     line: int
-    words: tuple[int, ...] | None = None
+    words: tuple[int, ...] | None = None  # places among the line's words that are not blank
 
 
 @dataclass(frozen=True)
@@ -168,8 +168,10 @@ def analyse(
         pieces.extend(Piece(p.line, p.words) for p in draft.pieces)
         table = None
         if draft.kind == structure.TABLE:
+            from documents.layout.tables import text_of
+
             table = _table(image, draft, width=width, seen=sight.tables)
-            text = "\n".join(_rows(table))
+            text = text_of(table)
         else:
             text = paragraphs.join(draft.texts or [p.text for p in draft.pieces], known_words)
         caption_of = described.get(d)
@@ -386,7 +388,11 @@ def _decide_heading(draft: _Draft, sizes: Sizes, bold: Sequence[bool | None] | N
     elif draft.kind == structure.TEXT:
         is_bold = bold is not None and all(bold[p.line] for p in draft.pieces)
         text = " ".join(p.text for p in draft.pieces)
-        if headings.is_missed_heading(text, size, body, len(draft.pieces), is_bold):
+        if headings.is_missed_heading(text, size, body, len(draft.pieces), is_bold) and not captions.reads_like_caption(
+            text
+        ):
+            # A bold line under a figure ("Figure 3 Revenue by region") is its caption, which ``captions``
+            # attaches next, not a heading.
             draft.kind, draft.level = headings.level(size, body)
 
 
@@ -428,11 +434,3 @@ def _table(image: Image.Image, draft: _Draft, *, width: int, seen: Sequence[Seen
     words = [(t, b) for p in draft.pieces for t, b in zip(p.texts, p.boxes, strict=True)]
     its = next((table for table in seen if table.region == draft.region), None)
     return read_table(image, draft.box, words, scale=image.size[0] / width, seen=its)
-
-
-def _rows(table: Table) -> list[str]:
-    """A table's text: a line per row, its cells apart by tabs."""
-    rows: dict[int, list[tuple[int, str]]] = {}
-    for cell in table.cells:
-        rows.setdefault(cell.row, []).append((cell.col, cell.text))
-    return ["\t".join(text for _, text in sorted(rows[r])) for r in sorted(rows)]

@@ -30,6 +30,11 @@ _LOOKS_LIKE_CAPTION = re.compile(r"^(fig(ure)?\.?|table|chart|plate|diagram)\s*[
 _DESCRIBED = frozenset({structure.FIGURE, structure.TABLE})
 
 
+def reads_like_caption(text: str) -> bool:
+    """Whether ``text`` opens as a caption does: "Figure 2.", "Table 1", "Fig. 3"."""
+    return bool(_LOOKS_LIKE_CAPTION.match(text.strip()))
+
+
 def attach(
     kinds: Sequence[str],
     boxes: Sequence[Box],

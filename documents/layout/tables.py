@@ -90,6 +90,8 @@ MODEL_ENVIRONMENT = "OCRGW_TABLE_MODEL"
 #: The share of the region's shorter side added around it before the network sees it: a table's outer
 #: rules and the first and last letters drawn close to the region's edge stay in view.
 _MARGIN = 0.03
+#: The largest crop the network is given, in its input's sides (488 pixels): a table drawn larger is shrunk.
+_LARGEST_CROP_SIDES = 8
 #: The side the network reads its input at (SLANet-plus's 488 x 488, the image scaled to fit and padded).
 _INPUT_SIDE = 488
 #: A word is in a cell when at least this share of its box lies in the cell's box.
@@ -201,12 +203,6 @@ class SeenTable:
     region: Box
     structure: _Structure
 
-    def covers(self, box: Box) -> bool:
-        """Whether the crop the model saw holds all of ``box``: then what it saw is the table of ``box``."""
-        x0, y0, x1, y1 = self.region
-        margin = _MARGIN * min(x1 - x0, y1 - y0)
-        return x0 - margin <= box[0] and y0 - margin <= box[1] and box[2] <= x1 + margin and box[3] <= y1 + margin
-
 
 def see_table(image: Image.Image, region: Box, *, scale: float = 1.0) -> SeenTable:
     """The structure model's answer on ``region`` of the page (in line pixels; ``image`` at ``scale``)."""
@@ -226,11 +222,12 @@ def read_table(
 
     ``region`` and the words' boxes are in the page's line pixel space; ``image`` is the page drawn at ``scale``
     image pixels per line pixel.  The cells' boxes are in the line pixel space.  ``seen``: what the model saw
-    of this table already, used when its crop covers ``region``.  Raises ``TableModelError`` when the
-    structure model cannot be loaded or fails.
+    of this table's region already (the layout model's box, which ``region`` may exceed by the edges of words
+    that stick out of it): the model is not asked again.  Raises ``TableModelError`` when the structure model
+    cannot be loaded or fails.
     """
     inside = [(text, box) for text, box in words if text.strip() and _share_in(box, region) >= _HELD]
-    structure = seen.structure if seen is not None and seen.covers(region) else _model_structure(image, region, scale)
+    structure = seen.structure if seen is not None else _model_structure(image, region, scale)
     model = _trimmed(structure, inside)
     by_words = _word_structure(inside)
     chosen = model if _model_holds(model, by_words, inside) else by_words
@@ -256,7 +253,17 @@ def _model_structure(image: Image.Image, region: Box, scale: float) -> _Structur
     right, bottom = min(image.width, int(round(x1 + margin))), min(image.height, int(round(y1 + margin)))
     if right - left < 2 or bottom - top < 2:
         return _Structure(0, 0, [])
-    tokens, boxes = structurer()(image.crop((left, top, right, bottom)))
+    crop = image.crop((left, top, right, bottom))
+    # The network sees _INPUT_SIDE pixels a side: a crop of a very large page is made smaller first, so that
+    # the copies made for it (RGB, BGR) stay bounded beside an engine reading that page.  Only then: the
+    # network's own resize of an ordinary crop is what its answers were measured on.
+    shrink = max(crop.size) / (_LARGEST_CROP_SIDES * _INPUT_SIDE)
+    if shrink > 1:
+        size = (max(1, round(crop.width / shrink)), max(1, round(crop.height / shrink)))
+        crop = crop.resize(size, Image.Resampling.BILINEAR)
+    tokens, boxes = structurer()(crop)
+    if shrink > 1:
+        boxes *= shrink
     boxes[:, 0::2] = (boxes[:, 0::2] + left) / scale
     boxes[:, 1::2] = (boxes[:, 1::2] + top) / scale
     return _decoded(tokens, [tuple(b) for b in boxes.tolist()])

@@ -89,8 +89,21 @@ def job_result_markdown(job_id: str):
     return _document(job_id, render_markdown, MARKDOWN_TYPE, "md")
 
 
-@blueprint.route("/jobs/<job_id>/tables/<int:number>.csv", methods=["GET"])
+@blueprint.route("/jobs/<job_id>/tables/<number>.csv", methods=["GET"])
 @operation("getResultTableCsv", "results")
+# Taken as any path segment and read here: a number that is no table's, or no number at all, is table_not_found,
+# not the router's bare not_found.
+@blueprint.doc(
+    parameters=[
+        {
+            "in": "path",
+            "name": "number",
+            "required": True,
+            "description": "The table's number, from 1, over the whole document.",
+            "schema": {"type": "integer", "minimum": 1},
+        }
+    ]
+)
 @blueprint.response(
     200,
     _DOCUMENT_SCHEMA,
@@ -99,11 +112,11 @@ def job_result_markdown(job_id: str):
     "them) as CSV: a row per row of the table, a spanning cell's text at its first row and column.",
 )
 @problems(blueprint, "table_not_found", *_PROBLEMS)
-def job_result_table_csv(job_id: str, number: int):
+def job_result_table_csv(job_id: str, number: str):
     """A table of a job's result as CSV (options.layout): a completed single job's or child's, a terminal
     parent's merged one"""
     pages = _pages(job_id)
-    block = table_block(pages, number)
+    block = table_block(pages, int(number)) if number.isascii() and number.isdigit() and len(number) < 10 else None
     if block is None:
         count = len(tables_of(pages))
         raise Problem(

@@ -26,7 +26,7 @@ import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -221,24 +221,26 @@ class PageAdapter(Adapter):
         with open_document(document, content_type, dpi=self.dpi) as doc:
             indices = page_indices(pages, doc.page_count)
             total = len(indices)
+            drawn_small = layout and text_layer == "prefer"  # born-digital pages, drawn for their layout alone
+            drawings: dict[int, Image.Image] = {}
             if text_layer == "ignore":
-                layers: list[tuple[TextLayer | None, Image.Image | None]] = [(None, None)] * total
+                layers: list[TextLayer | None] = [None] * total
             else:
-                layers = self._text_layers(
-                    doc, indices, visible_only=text_layer == "redo", drawn=layout and text_layer == "prefer"
-                )
+                layers, drawings = self._text_layers(doc, indices, visible_only=text_layer == "redo", drawn=drawn_small)
             for done, index in enumerate(indices):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise AdapterError(
                         f"{self.name} ran out of time after {done} of {total} pages",
                         code=ErrorCode.ENGINE_TIMEOUT,
                     )
-                layer, drawn = layers[done]
+                layer = layers[done]
                 if layer is not None and text_layer == "prefer":
                     page = _from_text_layer(first_page + done, layer)
-                    if layout and drawn is not None:
+                    if drawn_small:
+                        if index not in drawings:
+                            drawings = self._layout_images(doc, _with_layers(indices[done:], layers[done:]))
                         styles = [line.font_size for line in layer.lines], [line.bold for line in layer.lines]
-                        page = laid_out(page, drawn, known_words, deadline, styles)
+                        page = laid_out(page, drawings.pop(index), known_words, deadline, styles)
                 else:
                     page, image, sight = self._ocr_page(doc, index, first_page + done, options, deadline, layout)
                     page = page if layer is None else with_visible_text(page, layer)
@@ -262,19 +264,26 @@ class PageAdapter(Adapter):
 
     def _text_layers(
         self, doc: Document, indices: range, *, visible_only: bool, drawn: bool = False
-    ) -> list[tuple[TextLayer | None, Image.Image | None]]:
+    ) -> tuple[list[TextLayer | None], dict[int, Image.Image]]:
         """The text layers of the pages read, in one child: a fork costs more than reading a page's text.
-        ``drawn``: each page that has one is drawn small for its layout too (``Document.layout_image``), in
-        the same child, since a page answered from its text is drawn for nothing else."""
+        ``drawn``: the first pages that have one are drawn small for their layout too
+        (``Document.layout_image``), in the same child, since a page answered from its text is drawn for
+        nothing else (``_layout_images`` draws the others, a few at a time)."""
 
-        def read_all() -> list[tuple[TextLayer | None, Image.Image | None]]:
-            read = []
-            for index in indices:
-                layer = doc.text_layer(index, visible_only=visible_only)
-                read.append((layer, doc.layout_image(index) if drawn and layer is not None else None))
-            return read
+        def read_all() -> tuple[list[TextLayer | None], dict[int, Image.Image]]:
+            layers = [doc.text_layer(index, visible_only=visible_only) for index in indices]
+            wanted = _with_layers(indices, layers) if drawn else []
+            return layers, {index: doc.layout_image(index) for index in wanted}
 
         return run_isolated(read_all, what="reading the text layers") if self.isolate_pages else read_all()
+
+    def _layout_images(self, doc: Document, wanted: list[int]) -> dict[int, Image.Image]:
+        """Pages ``wanted`` drawn small for their layout, in one child."""
+
+        def draw() -> dict[int, Image.Image]:
+            return {index: doc.layout_image(index) for index in wanted}
+
+        return run_isolated(draw, what="drawing pages for their layout") if self.isolate_pages else draw()
 
     def _read(self, read: Callable[[int], T], index: int) -> T:
         if not self.isolate_pages:
@@ -326,7 +335,11 @@ class PageAdapter(Adapter):
             from documents.layout import look_ahead  # as analyse: the models load with the first page laid out
 
             sight = look_ahead(image, width=image.width, height=image.height)
-        result = self.recognise(number, image, options, deadline)
+        try:
+            result = self.recognise(number, image, options, deadline)
+        except BaseException:
+            _settle(sight)
+            raise
         if read_at is None:
             # An image that states no resolution: its text says what it is (the engine has read it already).
             read_at = resolution.estimate_image_dpi(
@@ -348,6 +361,16 @@ class PageAdapter(Adapter):
     @abstractmethod
     def recognise(self, page: int, image: Image.Image, options: dict, deadline: float | None) -> PageResult:
         """Recognise one rendered page (RGB or L); ``deadline`` is a ``time.monotonic()`` value."""
+
+
+#: How many born-digital pages are drawn for their layout at once, in one child: a fork spared for each page,
+#: and a bounded number of drawings (about 1.5 MB each) held at a time, whatever the document's length.
+LAYOUT_DRAWINGS_AT_ONCE = 8
+
+
+def _with_layers(indices: Sequence[int], layers: Sequence[TextLayer | None]) -> list[int]:
+    """The next pages of ``indices`` that have a text layer, as many as are drawn for their layout at once."""
+    return [index for index, layer in zip(indices, layers, strict=True) if layer is not None][:LAYOUT_DRAWINGS_AT_ONCE]
 
 
 def _from_text_layer(number: int, layer: TextLayer) -> PageResult:
@@ -379,8 +402,10 @@ def laid_out(
     """
     known_words.update(_plain_words(page.lines))
     if not page.lines:
+        _settle(sight)
         return replace(page, blocks=())
     if deadline is not None and time.monotonic() >= deadline:
+        _settle(sight)
         raise AdapterError(f"ran out of time before the layout of page {page.page}", code=ErrorCode.ENGINE_TIMEOUT)
     # Imported with the first page laid out: ONNX Runtime and the models weigh on every process that loads them.
     from documents.layout import analyse
@@ -408,11 +433,20 @@ def laid_out(
     return replace(page, lines=lines, blocks=blocks, text=body_text(blocks))
 
 
+def _settle(sight: Future[Sight] | None) -> None:
+    """The models' look at a page whose layout will not be made, ended before the page is left: the look must
+    not run on while this process forks to draw the next page (a child of a process whose other thread holds
+    a lock inside ONNX Runtime can wait on it forever), nor beside the next page's look."""
+    if sight is not None and not sight.cancel():
+        wait([sight])
+
+
 def _piece(line: Line, words: Sequence[int] | None) -> Line:
     """The line, or the part of it made of its words ``words`` (a line the layout's regions cut in two)."""
     if words is None:
         return line
-    kept = tuple(line.words[number] for number in words)
+    read = [word for word in line.words if word.text.strip()]  # as the layout numbers them
+    kept = tuple(read[number] for number in words)
     if not kept:
         raise ValueError("the layout gave a piece of a line without words")
     return replace(

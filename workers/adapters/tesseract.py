@@ -84,6 +84,10 @@ RESIDENT_LANGUAGES = 4
 #: engine to load: a page that would not fit under the process's limit is refused before Tesseract starts.
 PAGE_BYTES_PER_PIXEL = 8
 ENGINE_BYTES = 128 << 20
+#: What the layout's models may take beside the engine while it reads (``options.layout``: they look at the page
+#: on a thread of their own meanwhile): the layout model's activations at its fixed input, and the table model's
+#: on a crop it sees at most twice its input, with their copies; measured below 150 MB, kept with room to spare.
+LAYOUT_BYTES = 256 << 20
 #: How Leptonica and the C++ runtime say an allocation failed.
 _OUT_OF_MEMORY = re.compile(rb"malloc fail|bad_alloc|[Cc]annot allocate memory|[Oo]ut of memory|no memory left")
 #: ``tesseract --list-langs``'s first line: List of available languages in "/usr/share/.../tessdata/" (3):
@@ -109,7 +113,7 @@ class TesseractAdapter(PageAdapter):
     def recognise(self, page, image, options, deadline):
         lang = self._lang(options)
         psm = _psm(options)
-        _check_headroom(page, image, loading=lang not in self._engines)
+        _check_headroom(page, image, loading=lang not in self._engines, layout=options.get("layout") is True)
         grey = image.convert("L")
         resolution = _resolution(image)
         with self._engines.use(lang, lambda: _Engine(self._installed()[0], lang)) as engine:
@@ -275,7 +279,7 @@ class _Engines:
         return self._engines.get(lang)
 
 
-def _check_headroom(page: int, image, loading: bool) -> None:
+def _check_headroom(page: int, image, loading: bool, layout: bool = False) -> None:
     """Refuses a page that would take Tesseract past the process's address-space limit.
 
     Tesseract does not always survive a failed allocation: a NULL image
@@ -286,7 +290,11 @@ def _check_headroom(page: int, image, loading: bool) -> None:
     limit = resource.getrlimit(resource.RLIMIT_AS)[0]
     if limit == resource.RLIM_INFINITY:
         return
-    needed = image.width * image.height * PAGE_BYTES_PER_PIXEL + (ENGINE_BYTES if loading else 0)
+    needed = (
+        image.width * image.height * PAGE_BYTES_PER_PIXEL
+        + (ENGINE_BYTES if loading else 0)
+        + (LAYOUT_BYTES if layout else 0)
+    )
     left = limit - _address_space()
     if needed > left:
         raise AdapterError(

@@ -170,3 +170,26 @@ def test_two_text_regions_a_paragraphs_gap_apart_stay_two_paragraphs(model_answe
         (structure.TEXT, "One paragraph begins and ends."),
         (structure.TEXT, "Another begins and ends."),
     ]
+
+
+def test_a_bold_caption_under_a_figure_on_a_born_digital_page_is_its_caption_not_a_heading(model_answers):
+    model_answers(
+        [
+            Region(structure.FIGURE, (200, 100, 1400, 700), 0.9),
+            Region(structure.TEXT, (200, 720, 1400, 750), 0.9),
+            Region(structure.TEXT, (200, 800, 1500, 900), 0.9),
+        ]
+    )
+    lines = [
+        line(722, 200, "Figure", "3", "Revenue", "by", "region"),
+        line(800, 210, "The", "body", "of", "the", "page", "goes", "on", "here"),
+        line(840, 210, "and", "ends."),
+    ]
+
+    layout = analyse(
+        PAGE, lines, width=WIDTH, height=HEIGHT, dpi=200, font_sizes=[10.5, 10.5, 10.5], bold=[True, False, False]
+    )
+
+    figure, caption = layout.blocks[0], layout.blocks[1]
+    assert (figure.type, caption.type, caption.text) == (structure.FIGURE, structure.CAPTION, "Figure 3 Revenue by region")
+    assert figure.caption == caption.order and caption.caption_of == figure.order

@@ -169,3 +169,9 @@ def test_a_commonmark_reader_sees_the_pages_structure():
         ("p", "\\# not a heading"),
         ("p", "1\\. not an item"),
     ]
+
+
+def test_a_line_of_underscores_or_stars_keeps_its_text_and_is_no_rule():
+    read = read_by_commonmark(render_markdown([plain_page(3, "__________", "***", "_ _ _")]))
+
+    assert read == [("html", "<!-- page 3 -->"), ("p", "\\__________"), ("p", "\\***"), ("p", "\\_ _ _")]

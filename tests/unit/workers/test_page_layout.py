@@ -8,6 +8,7 @@ the real models are run on real pages in tests/unit/documents and tests/integrat
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -268,3 +269,48 @@ def test_an_ocr_pages_layout_is_given_what_the_models_saw_while_the_engine_read_
 
     (call,) = stand_in.calls
     assert call["sight"] is SIGHT
+
+
+def test_a_long_born_digital_documents_pages_are_drawn_for_their_layout_a_few_at_a_time(stand_in, monkeypatch):
+    children = []
+    isolated = base.run_isolated
+
+    def counted(function, *args, what):
+        children.append(what)
+        return isolated(function, *args, what=what)
+
+    monkeypatch.setattr(base, "run_isolated", counted)
+    monkeypatch.setattr(base, "LAYOUT_DRAWINGS_AT_ONCE", 4)
+    reader = Reader()
+    reader.isolate_pages = True
+
+    result = reader.run(
+        pdf([("text", f"page {n}") for n in range(1, 11)]), "application/pdf", {"layout": True, "text_layer": "prefer"}
+    )
+
+    # The first four drawn with the text layers, then four, then the last two: never all ten held at once.
+    assert children == ["reading the text layers", "drawing pages for their layout", "drawing pages for their layout"]
+    assert len(stand_in.calls) == len(result.pages) == 10
+
+
+def test_the_models_look_is_over_before_a_page_whose_reading_failed_is_left(stand_in, monkeypatch):
+    looked = threading.Event()
+    release = threading.Event()
+
+    def slow_look(image, **_):
+        release.wait(timeout=10)
+        looked.set()
+        return SIGHT
+
+    class Failing(Reader):
+        def recognise(self, page, image, options, deadline):
+            threading.Timer(0.2, release.set).start()
+            raise AdapterError("the engine failed", code=ErrorCode.ENGINE_UNAVAILABLE)
+
+    monkeypatch.setattr(documents.layout, "look", slow_look)
+
+    with pytest.raises(AdapterError):
+        Failing().run(HELLO_PNG, "image/png", {"layout": True})
+
+    # No thread of the models runs on while the process forks for its next page.
+    assert looked.is_set()

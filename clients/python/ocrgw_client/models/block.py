@@ -20,7 +20,8 @@ class Block:
     """
     Attributes:
         bbox (list[int]): x0, y0, x1, y1 in pixels of the page, as the lines' boxes.
-        lines (list[int]): Its lines, indices into the page's lines, top to bottom; every line is in one block.
+        lines (list[int]): Its lines, indices into the page's lines, in reading order (top to bottom, column by column
+            where the block holds two); every line is in exactly one block.
         order (int): Its place in the page's reading order, from 0.
         text (str): Its lines as one paragraph (a word hyphenated at a line's end joined back); a table's: its rows, one
             a line, its cells apart by tabs.
