@@ -191,5 +191,9 @@ def test_a_bold_caption_under_a_figure_on_a_born_digital_page_is_its_caption_not
     )
 
     figure, caption = layout.blocks[0], layout.blocks[1]
-    assert (figure.type, caption.type, caption.text) == (structure.FIGURE, structure.CAPTION, "Figure 3 Revenue by region")
+    assert (figure.type, caption.type, caption.text) == (
+        structure.FIGURE,
+        structure.CAPTION,
+        "Figure 3 Revenue by region",
+    )
     assert figure.caption == caption.order and caption.caption_of == figure.order
