@@ -174,14 +174,20 @@ def submit(
     Prints the job's id (its view with --json). The type of each file is read from its bytes or its name.
     """
     try:
+        documents = read_documents(list(files), content_type)
         request = build(
-            read_documents(list(files), content_type),
+            documents,
             model=model,
             max_parallel=max_parallel,
             split_pages=split_pages,
-            options=parse_options(options)
-            | _page_geometry(rotate_pages=rotate_pages, deskew=deskew)
-            | image_resolution(image_dpi),
+            options=_with_layout_for_markdown(
+                parse_options(options)
+                | _page_geometry(rotate_pages=rotate_pages, deskew=deskew)
+                | image_resolution(image_dpi),
+                fmt=fmt,
+                model=model,
+                content_types={d.content_type for d in documents},
+            ),
             callback_url=callback_url,
             idempotency_key=idempotency_key,
             priority=priority,
@@ -219,6 +225,15 @@ def _wait(gateway: Gateway, job_id: str, interval: float) -> dict[str, Any]:
     except KeyboardInterrupt:
         error(f"stopped waiting; the job goes on: ocrgw status {job_id}")
         sys.exit(EXIT_INTERRUPTED)
+
+
+def _with_layout_for_markdown(options: dict, *, fmt: str, model: str | None, content_types: set[str]) -> dict:
+    """``options`` with ``layout`` on when the result is asked for as Markdown (``--format md``): headings,
+    tables and paragraphs in reading order are what Markdown is for.  Not where the model reads no pages (echo,
+    plain text), which would refuse it, nor over the option given by hand."""
+    if fmt != "md" or "layout" in options or model == "echo" or content_types <= {"text/plain"}:
+        return options
+    return {**options, "layout": True}
 
 
 def _write_result(gateway: Gateway, view: dict[str, Any], fmt: str, output: Path) -> None:

@@ -113,3 +113,20 @@ def test_submit_writes_the_markdown_and_result_prints_it(served, ocrgw, tmp_path
     assert served_markdown.status_code == 200
     assert out.read_bytes() == printed.stdout_bytes == served_markdown.content
     assert served_markdown.text == "<!-- page 1 -->\n\nfirst words\n"
+
+
+@pytest.mark.parametrize(
+    ("options", "model", "types", "layout"),
+    [
+        ({}, None, {"application/pdf"}, True),  # Markdown of a scan: its structure is what is asked for
+        ({}, "tesseract", {"image/png", "application/pdf"}, True),
+        ({}, "echo", {"text/plain"}, None),  # a model without words would refuse it
+        ({}, None, {"text/plain"}, None),
+        ({"layout": False}, None, {"application/pdf"}, False),  # the option given by hand stands
+    ],
+)
+def test_submit_asks_for_the_layout_when_the_result_is_wanted_as_markdown(options, model, types, layout):
+    asked = cli_main._with_layout_for_markdown(options, fmt="md", model=model, content_types=types)
+
+    assert asked.get("layout") is layout
+    assert "layout" not in cli_main._with_layout_for_markdown({}, fmt="text", model=None, content_types=types)
