@@ -92,7 +92,6 @@ BORDERED_CELLS_TARGET = 0.9
 BORDERLESS_CELLS_TARGET = 0.8
 LAYOUT_COST_TARGET = 1.25  # layout on / off, a scanned page with Tesseract
 BORN_DIGITAL_SPEED_TARGET = 10.0  # OCR of the scan / the born-digital page's structure
-MEMORY_GROWTH_TARGET_MIB = 150.0
 
 SCAN = "scan_layout"
 TESSERACT = "scan_tesseract_order"
@@ -366,7 +365,6 @@ def run(bench: Bench) -> dict:
             ">=",
             BORN_DIGITAL_SPEED_TARGET,
         ),
-        check("worker memory growth", figures["memory_growth_mib"], "<=", MEMORY_GROWTH_TARGET_MIB, " MiB"),
     ]
     headers = ["side", "reading order", "heading F1", "bordered cells", "borderless cells", "in body", "s/page"]
     rows = [
@@ -397,7 +395,10 @@ def run(bench: Bench) -> dict:
             ["scan, layout on / off (median of per-page ratios)", figures["layout_cost_on_over_off"]],
             ["scan, layout on / off, the worker's CPU time (no target)", figures["layout_cpu_cost_on_over_off"]],
             ["born-digital: OCR of its scan / its structure", figures["born_digital_speed_ocr_over_structure"]],
-            ["worker pool process growth with the models, MiB", figures["memory_growth_mib"]],
+            [
+                "worker pool process growth over its first layout jobs, MiB (context: memory checks it)",
+                figures["memory_growth_mib"],
+            ],
         ],
     )
     context = {

@@ -108,7 +108,7 @@ class Detector:
         try:
             found: Any = self.model(np.asarray(image.convert("RGB"))[:, :, ::-1])  # the runner takes BGR arrays
         finally:
-            _give_back_freed_memory()
+            give_back_freed_memory()
         return [
             (str(c), tuple(b), float(s)) for c, b, s in zip(found.class_names, found.boxes, found.scores, strict=True)
         ]
@@ -125,7 +125,7 @@ def _trimmer() -> Callable[[int], int] | None:
 _malloc_trim = _trimmer()
 
 
-def _give_back_freed_memory() -> None:
+def give_back_freed_memory() -> None:
     """The model's activations (about 70 MB at its 608x800 input), freed by ONNX Runtime after a run, handed
     back to the system.  glibc keeps large freed blocks on its heap once it has raised its mmap threshold,
     and a worker's memory grew by 100 MB over 40 pages without this (30 MB with it, the model's weights);

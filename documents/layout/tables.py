@@ -75,6 +75,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from documents.layout.regions import give_back_freed_memory
 from documents.orientation import LoadedOnce
 from documents.structure import Box, Cell, Table
 from jobs.errors import OcrgwError
@@ -261,7 +262,10 @@ def _model_structure(image: Image.Image, region: Box, scale: float) -> _Structur
     if shrink > 1:
         size = (max(1, round(crop.width / shrink)), max(1, round(crop.height / shrink)))
         crop = crop.resize(size, Image.Resampling.BILINEAR)
-    tokens, boxes = structurer()(crop)
+    try:
+        tokens, boxes = structurer()(crop)
+    finally:
+        give_back_freed_memory()  # the network's activations, as the layout model's
     if shrink > 1:
         boxes *= shrink
     boxes[:, 0::2] = (boxes[:, 0::2] + left) / scale

@@ -147,8 +147,16 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
     "memory": {
         "payload_bytes": None,
         "redis": {"used_memory_delta_per_child", "memory_usage_per_child"},
-        "worker_pool_rss_mib": {"started", "after_echo", "after_tesseract", "after_rotate_pages", "after_paddleocr"},
+        "worker_pool_rss_mib": {
+            "started",
+            "after_echo",
+            "after_tesseract",
+            "after_layout",
+            "after_rotate_pages",
+            "after_paddleocr",
+        },
         "tesseract_subprocess_peak_mib": None,
+        "layout_growth_mib": None,
     },
     "priority_lanes": {
         "jobs_per_round": None,
