@@ -236,6 +236,8 @@ def test_the_document_swagger_ui_and_models_are_served(api):
         "/jobs/{job_id}/result.pdf",
         "/jobs/{job_id}/result.hocr",
         "/jobs/{job_id}/result.alto",
+        "/jobs/{job_id}/result.md",
+        "/jobs/{job_id}/tables/{number}.csv",
         "/jobs/{job_id}/events",
         "/jobs/{job_id}/retry",
         "/models",
