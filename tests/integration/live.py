@@ -116,7 +116,8 @@ def ocrgw_keyspace(client: Redis) -> dict[bytes, bytes | None]:
     on their own.  The sweep lock is excluded too: beat's sweep takes and
     drops it several times a second whatever the gateway does; and so are
     the call records of claims and completions, which expire on their own,
-    and the workers' reports of their languages, which they renew on their own.
+    and the workers' reports of their languages, which they renew on their own, and the job gauges, which
+    the sweep counts again on its own.
     A key that expires between the scan and its DUMP maps to None.
     """
     prefix = f"{keys.NAMESPACE}:".encode()
@@ -126,6 +127,7 @@ def ocrgw_keyspace(client: Redis) -> dict[bytes, bytes | None]:
         if not keys.is_sweep_lock(key)
         and not keys.is_call_record(key.decode())
         and not keys.is_worker_report(key.decode())
+        and key != keys.GAUGES.encode()
     }
 
 

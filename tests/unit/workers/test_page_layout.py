@@ -294,10 +294,11 @@ def test_a_long_born_digital_documents_pages_are_drawn_for_their_layout_a_few_at
 
 
 def test_the_models_look_is_over_before_a_page_whose_reading_failed_is_left(stand_in, monkeypatch):
-    looked = threading.Event()
+    started, looked = threading.Event(), threading.Event()
     release = threading.Event()
 
     def slow_look(image, **_):
+        started.set()
         release.wait(timeout=10)
         looked.set()
         return SIGHT
@@ -312,5 +313,6 @@ def test_the_models_look_is_over_before_a_page_whose_reading_failed_is_left(stan
     with pytest.raises(AdapterError):
         Failing().run(HELLO_PNG, "image/png", {"layout": True})
 
-    # No thread of the models runs on while the process forks for its next page.
-    assert looked.is_set()
+    # No thread of the models runs on while the process forks for its next page: the look was called off
+    # before it began, or it has ended.
+    assert looked.is_set() or not started.is_set()
