@@ -183,7 +183,7 @@ def _row(cells: Sequence[str]) -> str:
 
 
 def _cell(text: str) -> str:
-    return _escape_inline(text).replace("|", "\\|")
+    return _escape_inline(" ".join(text.split())).replace("|", "\\|")  # a line break would end the row
 
 
 def _heading(text: str) -> str:

@@ -19,15 +19,11 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
+from documents.table_export import grid
+
 
 def table_csv(table: Mapping[str, Any]) -> str:
     """``table`` (a ``documents.structure.Table`` as a dict) as CSV text."""
-    rows, cols = int(table["rows"]), int(table["cols"])
-    grid = [[""] * cols for _ in range(rows)]
-    for cell in table.get("cells") or ():
-        row, col = int(cell["row"]), int(cell["col"])
-        if 0 <= row < rows and 0 <= col < cols:
-            grid[row][col] = str(cell.get("text") or "")
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\r\n").writerows(grid)
+    csv.writer(buffer, lineterminator="\r\n").writerows(grid(table))
     return buffer.getvalue()

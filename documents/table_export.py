@@ -22,13 +22,14 @@ from documents.structure import TABLE
 
 
 def grid(table: Mapping[str, Any]) -> list[list[str]]:
-    """The table's ``rows`` x ``cols`` texts; a spanning cell's at its top-left position only."""
+    """The table's ``rows`` x ``cols`` texts; a spanning cell's at its top-left position only, the rest of its
+    span empty: what a table's Markdown, its CSV and its text are written from."""
     rows, cols = int(table["rows"]), int(table["cols"])
     texts = [["" for _ in range(cols)] for _ in range(rows)]
     for cell in table.get("cells") or ():
         row, col = int(cell["row"]), int(cell["col"])
         if 0 <= row < rows and 0 <= col < cols:
-            texts[row][col] = " ".join(str(cell.get("text") or "").split())
+            texts[row][col] = str(cell.get("text") or "")
     return texts
 
 

@@ -73,6 +73,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from documents import table_export
 from documents.layout.regions import give_back_freed_memory
 from documents.model_files import packaged_model
 from documents.orientation import LoadedOnce
@@ -231,7 +232,7 @@ def read_table(
 def text_of(table: Table) -> str:
     """A table as text: its rows, one a line, its cells apart by tabs (a spanned cell's text in its first
     place, the rest of the span empty)."""
-    grid = _grid(table.rows, table.cols, [(c.row, c.col, c.text) for c in table.cells])
+    grid = table_export.grid(table.to_dict())
     return "\n".join("\t".join(row) for row in grid)
 
 
@@ -591,11 +592,3 @@ def _share_in(box: Box, region: Box) -> float:
     if width <= 0 or height <= 0:
         return 0.0
     return width * height / max((x1 - x0) * (y1 - y0), 1)
-
-
-def _grid(rows: int, cols: int, cells: Sequence[tuple[int, int, str]]) -> list[list[str]]:
-    grid = [[""] * cols for _ in range(rows)]
-    for row, col, text in cells:
-        if 0 <= row < rows and 0 <= col < cols:
-            grid[row][col] = text
-    return grid
