@@ -145,7 +145,7 @@ def _check_webhook_events(data: dict, *, has_children: bool, where: str = "split
 class WebhookEventNames(fields.String):
     """A query's ``webhook_events``: event names separated by commas, loaded as a list."""
 
-    def _deserialize(self, value, attr, data, **kwargs) -> list[str]:
+    def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
         events = text.split(",")
         unknown = [e for e in events if e not in WEBHOOK_EVENTS]

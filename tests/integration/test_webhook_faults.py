@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -138,6 +138,11 @@ def test_a_callback_whose_name_server_never_answers_fails_as_a_timeout_and_other
     assert json.loads(got.body)["id"] == reachable and verify(SECRET, got)
 
 
+def delivered(gateway: Gateway, job_id: str) -> Callable[[], bool]:
+    """Whether the job's webhook was delivered, asked each time the result is called."""
+    return lambda: any(e["outcome"] == "delivered" for e in webhook_events(gateway, job_id))
+
+
 class HoldingReceiver:
     """Records every request and answers 200 only once opened; until then each request is held unanswered."""
 
@@ -191,11 +196,7 @@ def test_a_deliverer_killed_mid_group_leaves_each_child_s_webhook_delivered_once
         deliverers.kill_and_restart()
         receiver.opened.set()
         for job_id in jobs:
-            wait_until(
-                lambda job_id=job_id: any(e["outcome"] == "delivered" for e in webhook_events(gateway, job_id)),
-                WAIT,
-                message=lambda job_id=job_id: f"{job_id}: {webhook_events(gateway, job_id)}",
-            )
+            wait_until(delivered(gateway, job_id), WAIT, message=f"the webhook of {job_id} not delivered")
         received = list(receiver.received)
     finally:
         receiver.close()
@@ -209,7 +210,7 @@ def test_a_deliverer_killed_mid_group_leaves_each_child_s_webhook_delivered_once
     for job_id in jobs:
         outcomes = [e["outcome"] for e in webhook_events(gateway, job_id)]
         assert outcomes.count("delivered") == 1, (job_id, outcomes)
-    ids_of = {}
+    ids_of: dict[str, set[str]] = {}
     for request in received:
         ids_of.setdefault(json.loads(request.body)["id"], set()).add(request.headers["webhook-id"])
     assert all(len(ids) == 1 for ids in ids_of.values())
