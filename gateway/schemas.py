@@ -130,16 +130,14 @@ def _webhook_events(description: str = _WEBHOOK_EVENTS_DOC) -> fields.List:
     )
 
 
-def _check_webhook_events(data: dict, *, has_children: bool, where: str = "split_pages") -> None:
+def _check_webhook_events(data: dict, *, has_children: bool) -> None:
     """``webhook_events`` need a ``callback_url`` to go to, and ``child.completed`` a job that has children."""
     if "webhook_events" not in data:
         return
     if not data.get("callback_url"):
         raise ValidationError({"webhook_events": ["Needs callback_url: the webhooks are sent there."]})
     if WebhookEvent.CHILD_COMPLETED.value in data["webhook_events"] and not has_children:
-        raise ValidationError(
-            {"webhook_events": [f"child.completed needs children: a job has them only with {where}."]}
-        )
+        raise ValidationError({"webhook_events": ["child.completed needs children: a job has them with split_pages."]})
 
 
 class WebhookEventNames(fields.String):

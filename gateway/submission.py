@@ -27,6 +27,12 @@ On-prem enforcement is here too: a document that must stay on premises
 (its own ``on_prem``, its group's, or the caller's ``require_on_prem``)
 may not name a cloud model, and the mark goes on with each job, for the
 worker to check again before anything leaves.
+
+A group's ``webhook_events`` are settled here as well: a group (or a split
+PDF) that asks for ``child.completed`` gives each child without a
+``callback_url`` of its own the group's, so that each child's end is a
+webhook on the path every job's takes, and one that does not list
+``job.completed`` keeps none for itself.
 """
 
 from __future__ import annotations
