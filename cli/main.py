@@ -27,7 +27,7 @@ from cli.client import DEFAULT_URL, FORMATS, ApiError, Gateway, Unreachable
 from cli.ocr import MAX_IMAGE_DPI, MIN_IMAGE_DPI, OcrRequest, image_resolution
 from cli.ocr import run as run_ocr
 from cli.output import Printer, is_terminal
-from cli.submitting import SubmitError, build, parse_options, read_documents
+from cli.submitting import WEBHOOK_EVENTS, SubmitError, build, parse_options, read_documents
 
 EXIT_NOT_COMPLETED = 1
 EXIT_PROBLEM = 3
@@ -131,6 +131,14 @@ def main(ctx: click.Context, url: str, api_key: str | None) -> None:
 @click.option("--content-type", metavar="TYPE", help="The files' media type, if their bytes and names do not say.")
 @click.option("--callback-url", metavar="URL", help="Where the job's view is POSTed once it ends.")
 @click.option(
+    "--webhook-event",
+    "webhook_events",
+    multiple=True,
+    type=click.Choice(WEBHOOK_EVENTS),
+    help="Which webhooks go to --callback-url (repeatable): child.completed, one per child as it ends; "
+    "job.completed, the whole job's (the default).",
+)
+@click.option(
     "--priority",
     type=click.Choice(["interactive", "batch"]),
     help="interactive: ahead of the model's batch work (the gateway's default: batch).",
@@ -162,6 +170,7 @@ def submit(
     image_dpi: float | None,
     content_type: str | None,
     callback_url: str | None,
+    webhook_events: tuple[str, ...],
     priority: str | None,
     wait: bool,
     output: Path | None,
@@ -191,6 +200,7 @@ def submit(
             callback_url=callback_url,
             idempotency_key=idempotency_key,
             priority=priority,
+            webhook_events=webhook_events,
         )
     except SubmitError as why:
         raise click.UsageError(str(why)) from None

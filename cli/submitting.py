@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import mimetypes
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,9 @@ _MAGIC = (
 )
 #: A group's children must name a model; the gateway's own default applies to a single job only.
 GROUP_DEFAULT_MODEL = "tesseract"
+
+#: What ``--webhook-event`` may name: the gateway's ``webhook_events`` (the CLI imports nothing of the server).
+WEBHOOK_EVENTS = ("job.completed", "child.completed")
 
 
 class SubmitError(Exception):
@@ -101,9 +105,13 @@ def build(
     callback_url: str | None,
     idempotency_key: str | None,
     priority: str | None = None,
+    webhook_events: Sequence[str] = (),
 ) -> Request:
     """The request that submits ``documents`` as one job or one group."""
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    if webhook_events and not callback_url:
+        raise SubmitError("--webhook-event names webhooks sent to --callback-url: give it too")
+    events = list(dict.fromkeys(webhook_events))  # a name given twice is asked for once
     if len(documents) > 1:
         if split_pages is not None:
             raise SubmitError("--split-pages splits one PDF; give one file, or several files without it")
@@ -111,6 +119,8 @@ def build(
         fanout: dict[str, Any] = {"max_parallel": max_parallel or 0, "children": children}
         if callback_url:
             fanout["callback_url"] = callback_url
+        if events:
+            fanout["webhook_events"] = events
         if priority:
             fanout["priority"] = priority
         return Request(headers, json={"fanout": fanout})
@@ -123,6 +133,8 @@ def build(
             job.update(split_pages=split_pages, max_parallel=max_parallel or 0)
         if callback_url:
             job["callback_url"] = callback_url
+        if events:
+            job["webhook_events"] = events
         if priority:
             job["priority"] = priority
         return Request(headers, json=job)
@@ -133,6 +145,8 @@ def build(
         params.update(split_pages=split_pages, max_parallel=max_parallel or 0)
     if callback_url:
         params["callback_url"] = callback_url
+    if events:
+        params["webhook_events"] = ",".join(events)
     if priority:
         params["priority"] = priority
     return Request(headers, body=document.data, content_type=document.content_type, params=params)

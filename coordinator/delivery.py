@@ -10,8 +10,10 @@ elsewhere (DNS rebinding).  TLS still verifies the certificate against the
 name, and the Host header carries it.
 
 An attempt has one deadline, ``OCRGW_WEBHOOK_TIMEOUT`` after it starts, for
-connecting, TLS, sending and reading the status and headers together (the
-body of the answer is never read): a socket timeout alone bounds each read,
+resolving the host name, connecting, TLS, sending and reading the status and
+headers together (the body of the answer is never read): a name whose
+resolver never answers fails the attempt as a timeout at the deadline, like
+a receiver that never answers.  A socket timeout alone bounds each read,
 and a receiver answering a byte at a time would hold a deliverer's thread
 for as long as it liked.  What an attempt records says what failed or was
 refused, never which address the host name resolved to; the log says more.
@@ -30,6 +32,7 @@ import ssl
 import threading
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from jobs import webhook_urls
 from jobs.contract import WebhookErrorCode
@@ -81,24 +84,32 @@ def headers(body: bytes, attempt: int, secret: str, timestamp: int, message_id: 
 def post(url: str, body: bytes, request_headers: Mapping[str, str], *, timeout: float, allow_private: bool) -> Answer:
     """POSTs ``body`` to ``url`` once; never raises for anything the network or the receiver does.
 
-    Connecting, TLS, sending and the answer's status and headers all end
-    within ``timeout`` seconds together, or the attempt fails as a timeout.
+    Resolving the host name, connecting, TLS, sending and the answer's status
+    and headers all end within ``timeout`` seconds together, or the attempt
+    fails as a timeout.
     """
     try:
         target = webhook_urls.parse(url)
     except InvalidCallbackUrl as error:
         return Answer(None, AttemptError.INVALID_URL, str(error))
-    try:
-        addresses = resolve(target)
-    except (socket.gaierror, UnicodeError) as error:
-        return Answer(
-            None, AttemptError.UNRESOLVABLE, UNRESOLVABLE_ERROR, detail=f"{target.host} does not resolve: {error}"
-        )
-    if not allow_private:
-        refused = _refused(target, addresses)
-        if refused is not None:
-            return refused
     with Deadline(timeout) as deadline:
+        try:
+            addresses = resolve(target, deadline)
+        except ResolutionTimedOut:
+            return Answer(
+                None,
+                AttemptError.TIMEOUT,
+                f"the host name did not resolve within {deadline.seconds:g} s",
+                detail=f"{target.host} did not resolve within {deadline.seconds:g} s",
+            )
+        except (socket.gaierror, UnicodeError) as error:
+            return Answer(
+                None, AttemptError.UNRESOLVABLE, UNRESOLVABLE_ERROR, detail=f"{target.host} does not resolve: {error}"
+            )
+        if not allow_private:
+            refused = _refused(target, addresses)
+            if refused is not None:
+                return refused
         return _exchange(target, addresses, body, request_headers, deadline)
 
 
@@ -156,15 +167,66 @@ def answer_to(status: int, location: str | None = None) -> Answer:
     return Answer(status, AttemptError.HTTP_ERROR, f"answered {status}")
 
 
-def resolve(target: Target) -> list[IPAddress]:
-    """Every address of the target's host, in the resolver's order (an IP literal is its own)."""
-    infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
+class ResolutionTimedOut(TimeoutError):
+    """Raised when the system resolver has not answered for a host name by the attempt's deadline."""
+
+
+def resolve(target: Target, deadline: Deadline | None = None) -> list[IPAddress]:
+    """Every address of the target's host, in the resolver's order (an IP literal is its own).
+
+    With a ``deadline``, a name's lookup ends by it or raises
+    ``ResolutionTimedOut``.  ``getaddrinfo`` takes no timeout of its own (a
+    resolver that never answers holds it for the resolver's own timeouts,
+    ``resolv.conf``'s, and a receiver's own name server can be made never to
+    answer), so the lookup runs in a thread of its own and the attempt waits
+    for it only until the deadline: a lookup still running then is left to
+    end in its thread, by those timeouts, holding nothing of the attempt's.
+    An IP literal needs no lookup and gets no thread.
+    """
+    if deadline is None or _is_literal(target.host):
+        infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
+    else:
+        infos = _Lookup(target).within(deadline)
     addresses: list[IPAddress] = []
     for _family, _type, _proto, _name, sockaddr in infos:
         address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
         if address not in addresses:
             addresses.append(address)
     return addresses
+
+
+def _is_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+class _Lookup:
+    """One ``getaddrinfo`` call in a daemon thread, which the attempt waits for until its deadline."""
+
+    def __init__(self, target: Target):
+        self.target = target
+        self.done = threading.Event()
+        self.infos: list[Any] = []
+        self.error: BaseException | None = None
+
+    def within(self, deadline: Deadline) -> list[Any]:
+        threading.Thread(target=self._run, name=f"webhook-lookup {self.target.host}", daemon=True).start()
+        if not self.done.wait(max(deadline.left(), 0.0)):
+            raise ResolutionTimedOut(f"{self.target.host} did not resolve within {deadline.seconds:g} s")
+        if self.error is not None:
+            raise self.error
+        return self.infos
+
+    def _run(self) -> None:
+        try:
+            self.infos = socket.getaddrinfo(self.target.host, self.target.port, type=socket.SOCK_STREAM)
+        except BaseException as error:  # handed to the attempt, which raises it in its own thread
+            self.error = error
+        finally:
+            self.done.set()
 
 
 def _connect(

@@ -53,7 +53,9 @@ _WEBHOOK = {
             "group again each time it ends), ocrgw POSTs its view, the document `getJob` answers by default "
             "(a group's with the first page of its children), to that URL. Each child of a JSON group may "
             "name its own `callback_url` too (`fanout.children[i].callback_url`): its own webhook, the same "
-            "request.\n\n"
+            "request. A group (or a split PDF) whose `webhook_events` names `child.completed` sends each child's "
+            "view to its `callback_url` as the child ends, and its own view only if `job.completed` is named "
+            "too (the default is `job.completed` alone).\n\n"
             "Delivery is at least once: verify the signature over the exact bytes received, refuse a "
             "timestamp too far from now, and drop a `webhook-id` already seen. Only a `2xx` answer ends it; "
             "anything else is tried again after `OCRGW_WEBHOOK_BACKOFF`, doubling up to "
@@ -84,7 +86,7 @@ _WEBHOOK = {
                 "description": (
                     "Not delivered, tried again later: any other status (a `3xx` too: redirects are not "
                     "followed), or no status line and headers within `OCRGW_WEBHOOK_TIMEOUT` of the attempt's "
-                    "start, or no connection."
+                    "start (the host name's lookup included), or no connection."
                 )
             },
         },

@@ -21,7 +21,7 @@ from marshmallow.validate import Length, OneOf, Range
 from gateway.problems import Problem
 from jobs import webhook_urls
 from jobs.config import default_of
-from jobs.contract import Priority
+from jobs.contract import Priority, WebhookEvent
 from jobs.fields import DigitsInteger, StrictBoolean, StrictInteger, StrictNumber, Text
 from jobs.pdf_outputs import OPTIMIZE_LEVELS, OUTPUT_TYPES
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
@@ -103,6 +103,56 @@ def _callback_url() -> Text:
     )
 
 
+WEBHOOK_EVENTS = [e.value for e in WebhookEvent]
+_WEBHOOK_EVENTS_DOC = (
+    "Which webhooks go to callback_url: 'job.completed' (the default), one when the whole job ends; "
+    "'child.completed', one per child as it ends (completed, failed or cancelled), its own view, signed and "
+    "retried as the job's. A child with a callback_url of its own gets its webhook there instead. "
+    "Unknown names: invalid_field."
+)
+
+
+def webhook_events_of(data: dict) -> tuple[str, ...]:
+    """The webhooks a loaded job or group asks for: its ``webhook_events``, else the job's own alone."""
+    return tuple(data.get("webhook_events") or (WebhookEvent.JOB_COMPLETED.value,))
+
+
+def _distinct(events: list[str]) -> None:
+    if len(set(events)) != len(events):
+        raise ValidationError("Names an event more than once.")
+
+
+def _webhook_events(description: str = _WEBHOOK_EVENTS_DOC) -> fields.List:
+    return fields.List(
+        Text(validate=OneOf(WEBHOOK_EVENTS)),
+        validate=[Length(min=1), _distinct],
+        metadata={"description": description, "minItems": 1, "uniqueItems": True},
+    )
+
+
+def _check_webhook_events(data: dict, *, has_children: bool) -> None:
+    """``webhook_events`` need a ``callback_url`` to go to, and ``child.completed`` a job that has children."""
+    if "webhook_events" not in data:
+        return
+    if not data.get("callback_url"):
+        raise ValidationError({"webhook_events": ["Needs callback_url: the webhooks are sent there."]})
+    if WebhookEvent.CHILD_COMPLETED.value in data["webhook_events"] and not has_children:
+        raise ValidationError({"webhook_events": ["child.completed needs children: a job has them with split_pages."]})
+
+
+class WebhookEventNames(fields.String):
+    """A query's ``webhook_events``: event names separated by commas, loaded as a list."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        events = text.split(",")
+        unknown = [e for e in events if e not in WEBHOOK_EVENTS]
+        if unknown:
+            raise ValidationError(f"Unknown event {unknown[0]!r}: give any of {', '.join(WEBHOOK_EVENTS)}.")
+        _distinct(events)
+        return events
+
+
 class Base64(fields.String):
     """Standard base64 with padding; decoded by the schema once every other field is known good."""
 
@@ -146,6 +196,7 @@ class SplitRequest:
     job: NewJob  # the whole document, with the options each part gets
     split_pages: int  # pages per child (the last one may have fewer)
     max_parallel: int  # <= 0: no cap
+    webhook_events: tuple[str, ...] = (WebhookEvent.JOB_COMPLETED.value,)  # which webhooks go to its callback_url
 
 
 _SPLIT_PAGES_DOC = (
@@ -170,10 +221,17 @@ class RawQuerySchema(_Document):
     max_parallel = DigitsInteger(validate=_CAP_RANGE, metadata={"description": _SPLIT_CAP_DOC})
     on_prem = fields.Boolean(truthy={"true"}, falsy={"false"}, metadata={"description": _ON_PREM_DOC})
     priority = _priority(f"{_PRIORITY_DOC} With split_pages: every part's.")
+    webhook_events = WebhookEventNames(
+        metadata={
+            "description": f"{_WEBHOOK_EVENTS_DOC} Here separated by commas; child.completed with split_pages only.",
+            "example": "job.completed,child.completed",
+        }
+    )
 
     @validates_schema
     def _split_rules(self, data, **_):
         _cap_needs_split(data)
+        _check_webhook_events(data, has_children="split_pages" in data)
 
 
 class JobSchema(_Document):
@@ -205,10 +263,15 @@ class JobSchema(_Document):
     max_parallel = StrictInteger(validate=_CAP_RANGE, metadata={"description": f"{_SPLIT_CAP_DOC} <= 0: no cap."})
     on_prem = StrictBoolean(metadata={"description": f"{_ON_PREM_DOC} In a group, the group's on_prem applies too."})
     priority = _priority(f"{_PRIORITY_DOC} Not in a group's child: a child runs in its group's lane.")
+    webhook_events = _webhook_events(
+        f"{_WEBHOOK_EVENTS_DOC} child.completed with split_pages only; not in a group's child "
+        "(give fanout.webhook_events)."
+    )
 
     @validates_schema
     def _split_rules(self, data, **_):
         _cap_needs_split(data)
+        _check_webhook_events(data, has_children="split_pages" in data)
 
     @validates_schema(skip_on_field_errors=True)
     def _model_takes_it(self, data, **_):
@@ -238,7 +301,7 @@ class JobSchema(_Document):
             priority=data.get("priority", Priority.BATCH.value),
         )
         if "split_pages" in data:
-            return SplitRequest(job, data["split_pages"], data.get("max_parallel", 0))
+            return SplitRequest(job, data["split_pages"], data.get("max_parallel", 0), webhook_events_of(data))
         return job
 
 
@@ -283,6 +346,11 @@ class FanoutSchema(Schema):
     callback_url = _callback_url()
     on_prem = StrictBoolean(metadata={"description": f"{_ON_PREM_DOC} Applies to every child."})
     priority = _priority(f"{_PRIORITY_DOC} The group's and every child's.")
+    webhook_events = _webhook_events()
+
+    @validates_schema
+    def _webhooks_go_somewhere(self, data, **_):
+        _check_webhook_events(data, has_children=True)
 
 
 class GroupSchema(Schema):

@@ -27,6 +27,12 @@ On-prem enforcement is here too: a document that must stay on premises
 (its own ``on_prem``, its group's, or the caller's ``require_on_prem``)
 may not name a cloud model, and the mark goes on with each job, for the
 worker to check again before anything leaves.
+
+A group's ``webhook_events`` are settled here as well: a group (or a split
+PDF) that asks for ``child.completed`` gives each child without a
+``callback_url`` of its own the group's, so that each child's end is a
+webhook on the path every job's takes, and one that does not list
+``job.completed`` keeps none for itself.
 """
 
 from __future__ import annotations
@@ -45,9 +51,17 @@ from documents.limits import DocumentLimits
 from documents.pages import PDF_TYPE
 from gateway.document_checks import check_document
 from gateway.problems import Problem, for_child, invalid_field
-from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, SplitRequest, accepting_model, check_not_empty
+from gateway.schemas import (
+    GroupSchema,
+    JobSchema,
+    RawQuerySchema,
+    SplitRequest,
+    accepting_model,
+    check_not_empty,
+    webhook_events_of,
+)
 from jobs.config import Settings
-from jobs.contract import ErrorCode, Priority
+from jobs.contract import ErrorCode, Priority, WebhookEvent
 from jobs.records import GroupRules, NewJob
 from jobs.registry import MODELS
 from jobs.webhook_urls import InvalidCallbackUrl, check_submitted
@@ -167,11 +181,12 @@ class Parser:
             *([callback_url] if callback_url else []),
             *(["on_prem"] if asked_on_prem else []),
             *([f"priority={query['priority']}"] if "priority" in query else []),
+            *([f"webhook_events={','.join(query['webhook_events'])}"] if "webhook_events" in query else []),
         )
         page_count = check_document(job, self.limits)
         if "split_pages" not in query:
             return Submission([job], None, fingerprint(*request))
-        split = SplitRequest(job, query["split_pages"], query.get("max_parallel", 0))
+        split = SplitRequest(job, query["split_pages"], query.get("max_parallel", 0), webhook_events_of(query))
         return self._split(
             split, fingerprint(*request, "split", str(split.split_pages), str(split.max_parallel)), page_count
         )
@@ -220,6 +235,10 @@ class Parser:
                     raise invalid_field({"split_pages": ["A child of a fan-out group cannot be split."]})
                 if "priority" in child:
                     raise invalid_field({"priority": ["A child runs in its group's lane: give fanout.priority."]})
+                if "webhook_events" in child:
+                    raise invalid_field(
+                        {"webhook_events": ["A child's webhooks are its group's: give fanout.webhook_events."]}
+                    )
                 job = _kept_on_prem(job, group_on_prem)
                 check_languages(job, languages)
                 self._callback_url(job.callback_url)
@@ -227,8 +246,12 @@ class Parser:
             except Problem as problem:
                 raise for_child(problem, index) from None
             jobs.append(job)
-        rules = _rules(group, len(jobs), group_callback_url)
-        jobs = [replace(j, priority=rules.priority) for j in jobs]
+        events = webhook_events_of(group)
+        rules = _rules(group, len(jobs), group_callback_url if WebhookEvent.JOB_COMPLETED in events else "")
+        jobs = [
+            replace(j, priority=rules.priority, callback_url=_child_callback_url(j, group_callback_url, events))
+            for j in jobs
+        ]
         return Submission(jobs, rules, request_print)
 
     def _callback_url(self, url: str) -> str:
@@ -245,7 +268,7 @@ class Parser:
     def _split(self, request: SplitRequest, request_print: str, page_count: int) -> Submission:
         """The group of the PDF's page ranges: each child names its pages of the one stored document,
         numbered in the whole.  ``page_count``: what checking the document counted (within the page limit)."""
-        job = request.job
+        job, events = request.job, request.webhook_events
         if job.content_type != PDF_TYPE:
             raise invalid_field({"split_pages": [f"Only a PDF ({PDF_TYPE}) can be split, not {job.content_type}."]})
         # A document that is itself part of a larger one numbers its pages from there.
@@ -259,13 +282,15 @@ class Parser:
                 source_pages=(first, min(first + per_child - 1, page_count)),
                 pages=min(per_child, page_count - first + 1),
                 options={**job.options, "first_page": first_page + first - 1},
-                callback_url="",  # the group's, below: one callback for the whole document
+                # The group's, below (one callback for the whole document), and each part's if asked.
+                callback_url=job.callback_url if WebhookEvent.CHILD_COMPLETED in events else "",
             )
             for first in range(1, page_count + 1, per_child)
         ]
+        group_url = job.callback_url if WebhookEvent.JOB_COMPLETED in events else ""
         return Submission(
             children,
-            GroupRules(max_parallel=request.max_parallel, callback_url=job.callback_url, priority=job.priority),
+            GroupRules(max_parallel=request.max_parallel, callback_url=group_url, priority=job.priority),
             request_print,
             split=True,
             source=job.payload,
@@ -318,6 +343,16 @@ def _kept_on_prem(job: NewJob, required: bool) -> NewJob:
         job = replace(job, on_prem=True)
     check_location(job.model, job.on_prem)
     return job
+
+
+def _child_callback_url(child: NewJob, group_url: str, events: Sequence[str]) -> str:
+    """Where a child's webhook goes: its own callback_url, else the group's if the group asked for
+    ``child.completed``, else nowhere.  Each child that has one is on the same path as any job's webhook
+    (the store puts a terminal job with a callback_url on its webhooks index), so each child gets one
+    delivery per run, to one URL, signed with its root's tenant's secret."""
+    if child.callback_url:
+        return child.callback_url
+    return group_url if WebhookEvent.CHILD_COMPLETED in events else ""
 
 
 def _rules(group: dict[str, Any], total: int, callback_url: str) -> GroupRules:

@@ -453,7 +453,8 @@ class Settings:
         "OCRGW_WEBHOOK_TIMEOUT",
         seconds(),
         10.0,
-        "seconds a webhook attempt may take in all: to connect, send and get the answer's status and headers",
+        "seconds a webhook attempt may take in all: to resolve the host name, connect, send and get the answer's "
+        "status and headers",
     )
     webhook_tenant_concurrency: int = setting(
         "OCRGW_WEBHOOK_TENANT_CONCURRENCY",

@@ -64,6 +64,16 @@ class WebhookOutcome(str, Enum):
     SUPERSEDED = "superseded"  # a later attempt was claimed meanwhile and decides what follows
 
 
+class WebhookEvent(StrEnum):
+    """What a group's ``webhook_events`` may ask for: a webhook when the group ends, one per child as it ends.
+
+    "completed" means ended, as a job's webhook always has: completed, failed or cancelled (the view says which).
+    """
+
+    JOB_COMPLETED = "job.completed"  # the group (its parent) ended: the default, and all there was before
+    CHILD_COMPLETED = "child.completed"  # a child ended: one webhook per child, per run of it
+
+
 class WebhookErrorCode(StrEnum):
     """The ``error_code`` of a failed webhook attempt, as its event records it (``coordinator.delivery``).
 
@@ -76,7 +86,7 @@ class WebhookErrorCode(StrEnum):
     PRIVATE_ADDRESS = "private_address"  # the host resolves to an address the policy refuses
     UNRESOLVABLE = "unresolvable"  # the host name does not resolve
     CONNECTION_FAILED = "connection_failed"  # no address accepted a connection, or TLS failed
-    TIMEOUT = "timeout"  # no connection, or not the whole answer, within OCRGW_WEBHOOK_TIMEOUT
+    TIMEOUT = "timeout"  # no lookup, no connection, or not the whole answer, within OCRGW_WEBHOOK_TIMEOUT
     BAD_RESPONSE = "bad_response"  # the answer was not HTTP
     REDIRECT = "redirect"  # a 3xx: redirects are not followed
     HTTP_ERROR = "http_error"  # any other status outside 2xx

@@ -39,7 +39,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
@@ -960,9 +960,14 @@ class ProcGroup:
         env: Mapping[str, str] | None = None,
         wait: bool = True,
         timeout: float = START_TIMEOUT,
+        wrapped_in: Sequence[str] = (),
     ) -> Proc:
-        """The webhook deliverer: a Celery worker of the coordinator on the webhooks queue, with a thread pool."""
+        """The webhook deliverer: a Celery worker of the coordinator on the webhooks queue, with a thread pool.
+
+        ``wrapped_in``: a command that runs it (its arguments last), such as one giving it a resolver of its own.
+        """
         argv = [
+            *wrapped_in,
             *(sys.executable, "-m", "celery", "-A", "coordinator", "worker", "--loglevel", "INFO"),
             *("--queues", "webhooks", "--pool", "threads", "--concurrency", str(concurrency)),
             *("--hostname", f"webhooks-{uniq()}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"),

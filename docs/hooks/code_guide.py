@@ -253,9 +253,10 @@ WEBHOOK_ERRORS: dict[str, tuple[str, str]] = {
         "Check the receiver is up and listening, and that its certificate is valid for the host name.",
     ),
     "timeout": (
-        "No connection, or not the whole status line and headers of the answer, within "
-        "`OCRGW_WEBHOOK_TIMEOUT`. Not a job's `timeout`: the job itself ended.",
-        "Have the receiver answer at once (a `2xx`) and do its work afterwards.",
+        "No answer for the host name from its name server, no connection, or not the whole status line and "
+        "headers of the answer, within `OCRGW_WEBHOOK_TIMEOUT`. Not a job's `timeout`: the job itself ended.",
+        "Have the receiver answer at once (a `2xx`) and do its work afterwards; check that the host name's "
+        "name servers answer.",
     ),
     "bad_response": (
         "The receiver's answer was not HTTP.",

@@ -176,6 +176,48 @@ def test_a_group_s_parent_and_a_child_with_its_own_callback_each_get_theirs(gate
     )
 
 
+def test_a_group_asking_for_child_completed_sends_each_child_once_and_itself_once_signed(gateway, beta):
+    # Alpha's group of eight (one fails) asks for every child's end and its own; beta's group, at the same
+    # time, asks for its own alone.  Each receiver counts what it got.
+    with Receiver() as receiver:
+        children = [echo_child(f"page {i}", fail=i == 3) for i in range(8)]
+        alpha_body = group_body(children, max_parallel=3)
+        alpha_body["fanout"].update(
+            callback_url=receiver.url("/alpha"), webhook_events=["child.completed", "job.completed"]
+        )
+        alpha_parent = submitted(gateway, alpha_body)
+        beta_body = group_body([echo_child(f"beta {i}") for i in range(3)], max_parallel=3)
+        beta_body["fanout"]["callback_url"] = receiver.url("/beta")
+        beta_parent = submitted(beta, beta_body)
+
+        alpha_jobs = [alpha_parent, *(f"{alpha_parent}-{i}" for i in range(8))]
+        for job_id in alpha_jobs:
+            wait_until(delivered_check(gateway, job_id), WAIT, message=f"the webhook of {job_id} not delivered")
+        wait_until(delivered_check(beta, beta_parent), WAIT, message="beta's group's webhook not delivered")
+        to_alpha, to_beta = receiver.to("/alpha"), receiver.to("/beta")
+
+    views = [json.loads(r.body) for r in to_alpha]
+    assert sorted(v["id"] for v in views) == sorted(alpha_jobs)  # each child once, the group once
+    assert len({r.headers["webhook-id"] for r in to_alpha}) == len(alpha_jobs)
+    for request in to_alpha:
+        Webhook(ALPHA_SECRET).verify(request.body, request.headers)
+        assert verify(ALPHA_SECRET, request)
+    by_id = {v["id"]: v for v in views}
+    assert [by_id[f"{alpha_parent}-{i}"]["status"] for i in range(8)] == ["completed"] * 3 + ["failed"] + [
+        "completed"
+    ] * 4
+    assert all(by_id[f"{alpha_parent}-{i}"]["parent_id"] == alpha_parent for i in range(8))
+    assert (by_id[alpha_parent]["kind"], by_id[alpha_parent]["status"]) == ("parent", "failed")
+    # Each child's view is the one its own GET answers.
+    assert by_id[f"{alpha_parent}-5"] == gateway.get(f"/jobs/{alpha_parent}-5")
+    # Beta did not ask: its group's end alone.
+    assert [json.loads(r.body)["id"] for r in to_beta] == [beta_parent]
+    Webhook(BETA_SECRET).verify(to_beta[0].body, to_beta[0].headers)
+    # One delivered attempt per job, each an event of the group.
+    webhook_events_seen = [e for e in gateway.events(alpha_parent) if e["operation"] == "webhook"]
+    assert sorted(e["job_id"] for e in webhook_events_seen if e["outcome"] == "delivered") == sorted(alpha_jobs)
+
+
 def test_a_webhook_answered_500_is_retried_after_the_backoff_with_the_same_id_and_both_attempts_are_events(
     gateway,
 ):

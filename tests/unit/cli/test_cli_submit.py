@@ -256,3 +256,42 @@ def test_an_unreachable_gateway_is_one_line(tmp_path):
 )
 def test_a_files_type_comes_from_its_bytes_then_its_name(tmp_path, name, data, expected):
     assert content_type_of(tmp_path / name, data) == expected
+
+
+@pytest.mark.parametrize("shape", ["raw", "json", "group"])
+def test_webhook_events_ask_for_each_child_s_webhook_in_every_shape(served, ocrgw, tmp_path, shape):
+    served.worker.pause()  # only what the gateway stored matters here
+    hook = "https://hooks.example/done"
+    if shape == "group":
+        files = [str(write(tmp_path, f"p{i}.txt", f"text {i}")) for i in range(2)]
+        extra = ["--model", "echo"]
+    else:
+        files = [str(write(tmp_path, "report.bin", pdf([("text", f"page {n}") for n in range(1, 5)])))]
+        extra = ["--split-pages", "2", *(["--deskew"] if shape == "json" else [])]  # an option makes it JSON
+
+    result = ocrgw(
+        "submit", *files, *extra, "--callback-url", hook, "--webhook-event", "child.completed", "--webhook-event",
+        "child.completed",
+    )  # fmt: skip
+
+    assert result.exit_code == 0, result.output
+    parent = result.stdout.strip()
+    callbacks = [
+        served.redis.hget(keys.job(job_id), "callback_url") for job_id in (parent, f"{parent}-0", f"{parent}-1")
+    ]
+    assert callbacks == [b"", hook.encode(), hook.encode()]  # child.completed alone: the children's, not the group's
+
+
+def test_webhook_events_without_a_callback_url_is_a_usage_error(served, ocrgw, tmp_path):
+    result = ocrgw("submit", str(write(tmp_path, "one.txt", "x")), "--webhook-event", "job.completed")
+
+    assert result.exit_code == 2
+    assert "--webhook-event names webhooks sent to --callback-url" in result.stderr
+    assert not [h for h in served.requests if h.get("Content-Type")]
+
+
+def test_the_cli_s_webhook_events_are_the_gateway_s():
+    from cli.submitting import WEBHOOK_EVENTS
+    from jobs.contract import WebhookEvent
+
+    assert set(WEBHOOK_EVENTS) == {e.value for e in WebhookEvent}

@@ -7,8 +7,11 @@ import hashlib
 import hmac
 import json
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from standardwebhooks import Webhook
@@ -17,6 +20,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from coordinator import delivery
 from coordinator.delivery import AttemptError, answer_to, post
 from tests.harness import free_port
+from tests.silent_resolver import SilentResolver, resolving_with
 from tests.webhook_receiver import Receiver, verify
 
 SECRET = "test-secret-0123456789"
@@ -245,3 +249,70 @@ def record_connections(monkeypatch) -> list[tuple[str, int]]:
 
     monkeypatch.setattr(socket, "create_connection", create_connection)
     return made
+
+
+# -- the host name's lookup, within the attempt's deadline ------------------------------------------
+
+# Run under the silent resolver: one attempt at a name, its answer as JSON on stdout.
+_ATTEMPT_AT_A_NAME = """
+import json, sys
+from coordinator import delivery
+answer = delivery.post(sys.argv[1], b"{}", {}, timeout=float(sys.argv[2]), allow_private=True)
+print(json.dumps({"status": answer.status, "error_code": answer.error_code, "error": answer.error}))
+"""
+
+
+def test_a_name_whose_resolver_never_answers_fails_as_a_timeout_at_the_attempt_s_deadline(tmp_path):
+    # glibc's own getaddrinfo, in a process whose /etc/resolv.conf names a server that never answers and
+    # waits 2 x 30 s for it: only the attempt's deadline (1 s) can end the lookup with a timeout.  Without
+    # it the attempt would wait out the resolver and record the name as unresolvable.
+    with SilentResolver(tmp_path) as resolver:
+        run = subprocess.run(
+            resolving_with(
+                resolver,
+                [sys.executable, "-c", _ATTEMPT_AT_A_NAME, "http://hooks.never-answers.example/hook", "1"],
+            ),
+            capture_output=True,
+            text=True,
+            timeout=120,  # bounds a hang only
+            cwd=Path(__file__).parents[3],
+        )
+        asked = resolver.asked
+
+    assert run.returncode == 0, run.stderr
+    answer = json.loads(run.stdout)
+    assert answer == {
+        "status": None,
+        "error_code": AttemptError.TIMEOUT,
+        "error": "the host name did not resolve within 1 s",
+    }
+    assert "hooks.never-answers.example" in asked  # the lookup went to the silent server
+
+
+def test_a_lookup_past_the_deadline_is_a_timeout_and_one_that_answers_in_time_is_used(monkeypatch):
+    release = threading.Event()
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host == "slow.example":
+            release.wait(30)  # answers only once the test is done with it
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        return (
+            [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+            if host == "quick.example"
+            else real(host, port, *args, **kwargs)
+        )
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    try:
+        with Receiver() as receiver:
+            late = send("http://slow.example/hook", timeout=0.3)
+            quick = send(f"http://quick.example:{receiver.port}/hook", timeout=5)
+            [got] = receiver.received
+    finally:
+        release.set()
+
+    assert (late.status, late.error_code) == (None, AttemptError.TIMEOUT)
+    assert late.error == "the host name did not resolve within 0.3 s"
+    assert "slow.example" in late.detail
+    assert quick.delivered and got.headers["Host"] == f"quick.example:{receiver.port}"

@@ -301,6 +301,35 @@ def test_the_webhook_id_is_the_same_on_every_retry_and_new_when_a_redriven_group
     assert first_id != second_id
 
 
+def test_a_child_that_runs_again_after_a_redrive_sends_its_new_ending_with_a_new_webhook_id(store):
+    # What a group with webhook_events ["child.completed"] stores: each child carries the group's URL, the
+    # parent none.
+    signed = tenants_store(store, webhook_backoff=0.001, webhook_backoff_max=0.001)
+    with Receiver() as receiver:
+        url = receiver.url("/pages")
+        parent = signed.create_group(
+            [echo("c0", url), echo("c1", url)], GroupRules(max_parallel=0, callback_url=""), owner=Owner("alpha")
+        ).job_id
+        first, second = keys.child_id(parent, 0), keys.child_id(parent, 1)
+        complete(signed, first, "c0")
+        claim = signed.claim(second)
+        assert claim is not None
+        signed.fail(second, claim.attempt, "engine_timeout", "too slow")
+        ids = {job_id: deliver_until_delivered(signed, job_id) for job_id in (first, second)}
+        controls.redrive(signed, parent, tenant="alpha")
+        complete(signed, second, "c1")
+        again = deliver_until_delivered(signed, second)
+
+        got = receiver.to("/pages")
+    assert [json.loads(r.body)["id"] for r in got] == [first, second, second]
+    assert [json.loads(r.body)["status"] for r in got] == ["completed", "failed", "completed"]
+    assert [r.headers["webhook-id"] for r in got] == [ids[first], ids[second], again]
+    assert again != ids[second]
+    for request in got:
+        Webhook(ALPHA).verify(request.body, request.headers)  # each child's, its root's tenant's secret
+    assert webhooks.pending(signed) == {}  # the parent asked for nothing
+
+
 def deliver_until_delivered(store: JobStore, job_id: str) -> str:
     """Delivers the job's webhook, attempt after attempt, until one is delivered; returns its webhook-id."""
     deliverer = Deliverer(store)

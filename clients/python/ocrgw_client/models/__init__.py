@@ -58,6 +58,7 @@ from .event_status import EventStatus
 from .events import Events
 from .fanout import Fanout
 from .fanout_priority import FanoutPriority
+from .fanout_webhook_events_item import FanoutWebhookEventsItem
 from .get_health_response_414 import GetHealthResponse414
 from .get_health_response_414_code import GetHealthResponse414Code
 from .get_health_response_431 import GetHealthResponse431
@@ -186,6 +187,7 @@ from .job_priority import JobPriority
 from .job_summary import JobSummary
 from .job_summary_kind import JobSummaryKind
 from .job_summary_status import JobSummaryStatus
+from .job_webhook_events_item import JobWebhookEventsItem
 from .line import Line
 from .line_source import LineSource
 from .list_children_response_401 import ListChildrenResponse401
@@ -372,6 +374,7 @@ __all__ = (
     "EventStatus",
     "Fanout",
     "FanoutPriority",
+    "FanoutWebhookEventsItem",
     "GetHealthResponse414",
     "GetHealthResponse414Code",
     "GetHealthResponse431",
@@ -500,6 +503,7 @@ __all__ = (
     "JobSummary",
     "JobSummaryKind",
     "JobSummaryStatus",
+    "JobWebhookEventsItem",
     "Line",
     "LineSource",
     "ListChildrenResponse401",

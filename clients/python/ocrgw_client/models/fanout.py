@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from attrs import define as _attrs_define
 
 from ..models.fanout_priority import FanoutPriority
+from ..models.fanout_webhook_events_item import FanoutWebhookEventsItem
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -33,6 +34,10 @@ class Fanout:
             tolerated_failures.
         tolerated_failures (int | Unset): Children that may fail (or be cancelled) with the group still completed;
             default 0: any failure fails the group once every child has ended (collect-all).
+        webhook_events (list[FanoutWebhookEventsItem] | Unset): Which webhooks go to callback_url: 'job.completed' (the
+            default), one when the whole job ends; 'child.completed', one per child as it ends (completed, failed or
+            cancelled), its own view, signed and retried as the job's. A child with a callback_url of its own gets its
+            webhook there instead. Unknown names: invalid_field.
     """
 
     children: list[Job]
@@ -43,6 +48,7 @@ class Fanout:
     priority: FanoutPriority | Unset = UNSET
     tolerated_failure_percentage: float | Unset = UNSET
     tolerated_failures: int | Unset = UNSET
+    webhook_events: list[FanoutWebhookEventsItem] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         children = []
@@ -66,6 +72,13 @@ class Fanout:
 
         tolerated_failures = self.tolerated_failures
 
+        webhook_events: list[str] | Unset = UNSET
+        if not isinstance(self.webhook_events, Unset):
+            webhook_events = []
+            for webhook_events_item_data in self.webhook_events:
+                webhook_events_item = webhook_events_item_data.value
+                webhook_events.append(webhook_events_item)
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -86,6 +99,8 @@ class Fanout:
             field_dict["tolerated_failure_percentage"] = tolerated_failure_percentage
         if tolerated_failures is not UNSET:
             field_dict["tolerated_failures"] = tolerated_failures
+        if webhook_events is not UNSET:
+            field_dict["webhook_events"] = webhook_events
 
         return field_dict
 
@@ -120,6 +135,15 @@ class Fanout:
 
         tolerated_failures = d.pop("tolerated_failures", UNSET)
 
+        _webhook_events = d.pop("webhook_events", UNSET)
+        webhook_events: list[FanoutWebhookEventsItem] | Unset = UNSET
+        if _webhook_events is not UNSET:
+            webhook_events = []
+            for webhook_events_item_data in _webhook_events:
+                webhook_events_item = FanoutWebhookEventsItem(webhook_events_item_data)
+
+                webhook_events.append(webhook_events_item)
+
         fanout = cls(
             children=children,
             max_parallel=max_parallel,
@@ -129,6 +153,7 @@ class Fanout:
             priority=priority,
             tolerated_failure_percentage=tolerated_failure_percentage,
             tolerated_failures=tolerated_failures,
+            webhook_events=webhook_events,
         )
 
         return fanout

@@ -7,6 +7,7 @@ from attrs import define as _attrs_define
 
 from ..models.job_model import JobModel
 from ..models.job_priority import JobPriority
+from ..models.job_webhook_events_item import JobWebhookEventsItem
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -38,6 +39,11 @@ class Job:
         split_pages (int | Unset): Split the PDF into children of this many pages each (the last may have fewer): the
             job becomes a fan-out group, each child's pages keep their page numbers in the whole document. A PDF only; not
             in a group's child.
+        webhook_events (list[JobWebhookEventsItem] | Unset): Which webhooks go to callback_url: 'job.completed' (the
+            default), one when the whole job ends; 'child.completed', one per child as it ends (completed, failed or
+            cancelled), its own view, signed and retried as the job's. A child with a callback_url of its own gets its
+            webhook there instead. Unknown names: invalid_field. child.completed with split_pages only; not in a group's
+            child (give fanout.webhook_events).
     """
 
     content_type: str
@@ -51,6 +57,7 @@ class Job:
     pages: int | Unset = UNSET
     priority: JobPriority | Unset = UNSET
     split_pages: int | Unset = UNSET
+    webhook_events: list[JobWebhookEventsItem] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         content_type = self.content_type
@@ -79,6 +86,13 @@ class Job:
 
         split_pages = self.split_pages
 
+        webhook_events: list[str] | Unset = UNSET
+        if not isinstance(self.webhook_events, Unset):
+            webhook_events = []
+            for webhook_events_item_data in self.webhook_events:
+                webhook_events_item = webhook_events_item_data.value
+                webhook_events.append(webhook_events_item)
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -104,6 +118,8 @@ class Job:
             field_dict["priority"] = priority
         if split_pages is not UNSET:
             field_dict["split_pages"] = split_pages
+        if webhook_events is not UNSET:
+            field_dict["webhook_events"] = webhook_events
 
         return field_dict
 
@@ -144,6 +160,15 @@ class Job:
 
         split_pages = d.pop("split_pages", UNSET)
 
+        _webhook_events = d.pop("webhook_events", UNSET)
+        webhook_events: list[JobWebhookEventsItem] | Unset = UNSET
+        if _webhook_events is not UNSET:
+            webhook_events = []
+            for webhook_events_item_data in _webhook_events:
+                webhook_events_item = JobWebhookEventsItem(webhook_events_item_data)
+
+                webhook_events.append(webhook_events_item)
+
         job = cls(
             content_type=content_type,
             model=model,
@@ -156,6 +181,7 @@ class Job:
             pages=pages,
             priority=priority,
             split_pages=split_pages,
+            webhook_events=webhook_events,
         )
 
         return job

@@ -35,6 +35,7 @@ def _get_kwargs(
     max_parallel: int | Unset = UNSET,
     on_prem: bool | Unset = UNSET,
     priority: CreateJobPriority | Unset = UNSET,
+    webhook_events: str | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -66,6 +67,8 @@ def _get_kwargs(
         json_priority = priority.value
 
     params["priority"] = json_priority
+
+    params["webhook_events"] = webhook_events
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -216,6 +219,7 @@ def sync_detailed(
     max_parallel: int | Unset = UNSET,
     on_prem: bool | Unset = UNSET,
     priority: CreateJobPriority | Unset = UNSET,
+    webhook_events: str | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[
     CreateJobResponse400
@@ -262,6 +266,7 @@ def sync_detailed(
         max_parallel (int | Unset):
         on_prem (bool | Unset):
         priority (CreateJobPriority | Unset):
+        webhook_events (str | Unset):  Example: job.completed,child.completed.
         idempotency_key (str | Unset):
         body (Group | Job):
 
@@ -283,6 +288,7 @@ def sync_detailed(
         max_parallel=max_parallel,
         on_prem=on_prem,
         priority=priority,
+        webhook_events=webhook_events,
         idempotency_key=idempotency_key,
     )
 
@@ -305,6 +311,7 @@ def sync(
     max_parallel: int | Unset = UNSET,
     on_prem: bool | Unset = UNSET,
     priority: CreateJobPriority | Unset = UNSET,
+    webhook_events: str | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> (
     CreateJobResponse400
@@ -352,6 +359,7 @@ def sync(
         max_parallel (int | Unset):
         on_prem (bool | Unset):
         priority (CreateJobPriority | Unset):
+        webhook_events (str | Unset):  Example: job.completed,child.completed.
         idempotency_key (str | Unset):
         body (Group | Job):
 
@@ -374,6 +382,7 @@ def sync(
         max_parallel=max_parallel,
         on_prem=on_prem,
         priority=priority,
+        webhook_events=webhook_events,
         idempotency_key=idempotency_key,
     ).parsed
 
@@ -390,6 +399,7 @@ async def asyncio_detailed(
     max_parallel: int | Unset = UNSET,
     on_prem: bool | Unset = UNSET,
     priority: CreateJobPriority | Unset = UNSET,
+    webhook_events: str | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[
     CreateJobResponse400
@@ -436,6 +446,7 @@ async def asyncio_detailed(
         max_parallel (int | Unset):
         on_prem (bool | Unset):
         priority (CreateJobPriority | Unset):
+        webhook_events (str | Unset):  Example: job.completed,child.completed.
         idempotency_key (str | Unset):
         body (Group | Job):
 
@@ -457,6 +468,7 @@ async def asyncio_detailed(
         max_parallel=max_parallel,
         on_prem=on_prem,
         priority=priority,
+        webhook_events=webhook_events,
         idempotency_key=idempotency_key,
     )
 
@@ -477,6 +489,7 @@ async def asyncio(
     max_parallel: int | Unset = UNSET,
     on_prem: bool | Unset = UNSET,
     priority: CreateJobPriority | Unset = UNSET,
+    webhook_events: str | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> (
     CreateJobResponse400
@@ -524,6 +537,7 @@ async def asyncio(
         max_parallel (int | Unset):
         on_prem (bool | Unset):
         priority (CreateJobPriority | Unset):
+        webhook_events (str | Unset):  Example: job.completed,child.completed.
         idempotency_key (str | Unset):
         body (Group | Job):
 
@@ -547,6 +561,7 @@ async def asyncio(
             max_parallel=max_parallel,
             on_prem=on_prem,
             priority=priority,
+            webhook_events=webhook_events,
             idempotency_key=idempotency_key,
         )
     ).parsed
