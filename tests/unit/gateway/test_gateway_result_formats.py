@@ -18,7 +18,7 @@ from tests.unit.documents.markup_support import (
 
 from .support import assert_problem, echo_job, fanout
 
-FORMATS = [("hocr", "text/html"), ("alto", "application/xml")]
+FORMATS = [("hocr", "application/xhtml+xml"), ("alto", "application/xml")]
 
 
 @pytest.fixture
