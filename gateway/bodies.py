@@ -33,7 +33,7 @@ def is_json_type(mimetype: str) -> bool:
 
 
 def json_type_required(detail: str) -> Problem:
-    return Problem("json_content_type_required", detail, expected=JSON_TYPE)
+    return Problem("json_content_type_required", detail)
 
 
 def read_body(request: Request, *, cache: bool = True) -> bytes:
