@@ -247,7 +247,7 @@ def test_the_manuals_debian_12_commands_install_the_tracing_extra_with_debians_o
     # The server extra is left out here (some 650 MB): the tracing extra is the one that failed to resolve.
     for command in commands:
         command = command.replace(DOCUMENTED_VENV, str(venv)).replace(DOCUMENTED_WHEEL, f"'{metadata_wheel}[otel]'")
-        run(shlex.split(command), cwd=tmp_path)
+        run([*shlex.split(command)], cwd=tmp_path)
 
     assert installed(venv / "bin") >= TRACING_PACKAGES
     run([venv / "bin" / "python", "-m", "pip", "check"], cwd=tmp_path)
