@@ -30,7 +30,7 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "or names no one host (two `Host` headers, say). A page of another site that has its own name "
         "resolve to the gateway's address (DNS rebinding) is refused this way.",
         "Reach the gateway by a name its operator lists, or by its IP address; an operator adds the names "
-        "clients use to `OCRGW_ALLOWED_HOSTS` (see [Browsers](../../security/browsers.md)). Nothing was stored.",
+        "clients use to `OCRGW_ALLOWED_HOSTS` (see [Browsers](../security/browsers.md)). Nothing was stored.",
     ),
     "missing_api_key": (
         "The request has no `Authorization: Bearer <key>` header (or another scheme, or an empty token), "
