@@ -46,8 +46,13 @@ def test_the_manual_runs_its_theme_and_its_own_inline_scripts_under_its_policy(g
     browser.get(f"{gateway.base_url}/manual/security/browsers/")
 
     wait(browser, lambda b: b.execute_script("return typeof __md_get === 'function'"), "the theme's inline script run")
-    # The theme's bundle (a file of the site) ran too: it wires the search box up.
-    wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, "[data-md-component=search-query]"), "the search box")
+    # The theme's bundle (a file of the site) runs too, and its search worker: a query finds pages.
+    query = wait(browser, lambda b: b.find_element(By.CSS_SELECTOR, "[data-md-component=search-query]"), "search")
+    wait(browser, lambda b: query.is_displayed(), "the search box")
+    query.click()
+    query.send_keys("allowed hosts")
+    found = wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, ".md-search-result__item"), "search results")
+    assert found
     assert script_errors(browser) == []
 
 
