@@ -43,7 +43,7 @@ from marshmallow import Schema, ValidationError
 
 from documents.limits import DocumentLimits
 from documents.pages import PDF_TYPE
-from gateway.bodies import UNASKED_TYPES, is_json_type, json_type_required
+from gateway.bodies import JSON_TYPE, UNASKED_TYPES, is_json_type, json_type_required
 from gateway.document_checks import check_document
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, SplitRequest, accepting_model, check_not_empty
@@ -53,7 +53,6 @@ from jobs.records import GroupRules, NewJob
 from jobs.registry import MODELS
 from jobs.webhook_urls import InvalidCallbackUrl, check_submitted
 
-JSON_TYPE = "application/json"
 # Visible ASCII but the comma: a header sent twice reaches the app as one value, the two joined by a comma
 # (gunicorn joins them, as RFC 9110 allows for a list), so a comma is the one trace of a repeat it leaves.
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x2b\x2d-\x7e]{1,255}")
