@@ -9,6 +9,8 @@ names the extra to install, never an ImportError from deep inside Celery or Flas
 from __future__ import annotations
 
 import re
+import shlex
+import sys
 from importlib import metadata
 
 DISTRIBUTION = "ocrgw"
@@ -48,11 +50,21 @@ def missing_from(extra: str) -> list[str]:
     return missing
 
 
+def install_hint(extra: str) -> str:
+    """The commands that install ``extra`` into this very environment, pip upgraded first.
+
+    Debian 12's own pip (23.0) is older than the extras' packages were made for, and may fail to
+    resolve them where a current pip does; upgrading it first costs a few seconds.
+    """
+    python = shlex.quote(sys.executable)
+    return f"{python} -m pip install --upgrade pip && {python} -m pip install 'ocrgw[{extra}]'"
+
+
 def require(extra: str, command: str) -> None:
     """Raises :class:`MissingExtra` naming what to install when ``extra`` is not all here."""
     missing = missing_from(extra)
     if missing:
         raise MissingExtra(
             f"`ocrgw {command}` needs the {extra} packages, and {', '.join(missing)} "
-            f"{'is' if len(missing) == 1 else 'are'} not installed: pip install 'ocrgw[{extra}]'"
+            f"{'is' if len(missing) == 1 else 'are'} not installed: {install_hint(extra)}"
         )

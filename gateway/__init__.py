@@ -28,7 +28,7 @@ def create_app(
     # runs its module once, as __main__, without importing it first.
     from flask import Flask
 
-    from gateway import auth, dashboard, drain, manual, metrics, openapi, problems, services, views
+    from gateway import auth, browser, dashboard, drain, manual, metrics, openapi, problems, services, views
     from gateway.api import blueprint as api_blueprint
     from gateway.languages import LiveLanguages
     from gateway.submission import Parser
@@ -57,6 +57,8 @@ def create_app(
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     api = openapi.create_api(app)
     problems.register(app)
+    # Before the key check: a request under another site's name is refused whoever sends it.
+    browser.install(app, settings.allowed_hosts)
     auth.install(app, settings.api_keys)
     models = views.models(openapi.options_json_schema(api))
     languages = LiveLanguages(store.workers)

@@ -27,6 +27,8 @@ from gunicorn.http import errors
 from gunicorn.http.wsgi import Response, default_environ
 from gunicorn.workers.gthread import ThreadWorker
 
+from gateway.browser import ALWAYS as ALWAYS_SENT
+from gateway.browser import CSP, NOT_A_PAGE
 from gateway.problems import CATALOGUE, MEDIA_TYPE, type_of
 
 #: What this worker names it, as ``observability.gunicorn_config`` and the tests give it to gunicorn.
@@ -112,11 +114,14 @@ def _document(type_: str, title: str, status: int, detail: str, code: str) -> by
 
 
 def _http_response(status: int, body: bytes) -> bytes:
+    # What the app sends with every answer (gateway.browser), these included.
+    protections = "".join(f"{name}: {value}\r\n" for name, value in {**ALWAYS_SENT, CSP: NOT_A_PAGE}.items())
     head = (
         f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
         "Connection: close\r\n"
         f"Content-Type: {MEDIA_TYPE}\r\n"
         f"Content-Length: {len(body)}\r\n"
+        f"{protections}"
         "\r\n"
     )
     return head.encode("latin-1") + body

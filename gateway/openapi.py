@@ -32,7 +32,7 @@ from webargs.flaskparser import FlaskParser
 
 from gateway import responses, schemas
 from gateway.auth import SECURITY_SCHEME
-from gateway.bodies import read_body
+from gateway.bodies import read_json_body
 from gateway.problems import CATALOGUE, MEDIA_TYPE, OUTSIDE_API_CODES, PLAIN_HTTP_CODES, invalid_field
 from gateway.responses import ERROR_CODE_SCHEMA, PROBLEM_CODE_SCHEMA, WEBHOOK_ERROR_CODE_SCHEMA
 from gateway.submission import parse_json_object
@@ -89,7 +89,7 @@ class QueryParser(FlaskParser):
 
     def load_json(self, req, schema):
         # The same strict reading as POST /jobs (size, duplicate keys, NaN, depth); no body: no fields.
-        body = read_body(req)
+        body = read_json_body(req)
         return parse_json_object(body) if body else {}
 
     def handle_error(self, error, req, schema, *, error_status_code, error_headers):

@@ -49,6 +49,7 @@ from marshmallow import Schema, ValidationError
 
 from documents.limits import DocumentLimits
 from documents.pages import PDF_TYPE
+from gateway.bodies import JSON_TYPE, UNASKED_TYPES, is_json_type, json_type_required
 from gateway.document_checks import check_document
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import (
@@ -66,8 +67,9 @@ from jobs.records import GroupRules, NewJob
 from jobs.registry import MODELS
 from jobs.webhook_urls import InvalidCallbackUrl, check_submitted
 
-JSON_TYPE = "application/json"
-_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+# Visible ASCII but the comma: a header sent twice reaches the app as one value, the two joined by a comma
+# (gunicorn joins them, as RFC 9110 allows for a list), so a comma is the one trace of a repeat it leaves.
+_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x2b\x2d-\x7e]{1,255}")
 # Bumped if the encoding below ever changes, so that old records cannot match new requests.
 _FINGERPRINT_VERSION = b"ocrgw-request-v1"
 
@@ -91,13 +93,18 @@ class Submission:
 
 
 def idempotency_key(values: Sequence[str]) -> str | None:
-    """The request's Idempotency-Key, or None; a malformed or repeated header is refused."""
+    """The request's Idempotency-Key, or None; a malformed or repeated header is refused.
+
+    ``values``: each occurrence of the header as the server passed it on.  A WSGI server may pass two
+    as one, joined by a comma, which no key may hold: either way a repeat is refused, never read as a
+    key of its own (``k1,k2``) that would make a retry sending one of them a new request.
+    """
     if not values:
         return None
     if len(values) > 1 or not _IDEMPOTENCY_KEY.fullmatch(values[0]):
         raise Problem(
             "invalid_idempotency_key",
-            "Idempotency-Key must be given once, as 1 to 255 visible ASCII characters.",
+            "Idempotency-Key must be given once, as 1 to 255 visible ASCII characters other than a comma.",
         )
     return values[0]
 
@@ -140,8 +147,14 @@ class Parser:
         languages the live workers have, None when no worker is live (every
         language is then accepted).
         """
-        if content_type == JSON_TYPE:
+        if is_json_type(content_type):
             return self._json(path, args, body, require_on_prem, languages)
+        if content_type in UNASKED_TYPES and _is_json_object(body):
+            # A browser sends this type from any site unasked: JSON under it is a job some page sends.
+            raise json_type_required(
+                f"This body is a JSON object sent as {content_type!r}: send a JSON job as {JSON_TYPE}, "
+                "and a text document that is JSON as a JSON job, its bytes in base64 in payload."
+            )
         return self._raw(path, content_type, args, body, require_on_prem, languages)
 
     # -- a raw document: the body is the file ------------------------------------------
@@ -383,6 +396,15 @@ def parse_json_object(body: bytes) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise Problem("malformed_json", "The JSON body must be an object.")
     return data
+
+
+def _is_json_object(body: bytes) -> bool:
+    if body.lstrip()[:1] != b"{":
+        return False
+    try:
+        return isinstance(json.loads(body), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -53,6 +53,8 @@ from jobs.settings_declaration import (
 )
 from jobs.webhook_secrets import BadSecrets, read_secrets_file
 
+# A host name or an IP address (an IPv6 one without brackets), as OCRGW_ALLOWED_HOSTS lists them.
+_ALLOWED_HOST = re.compile(r"[a-z0-9_:.-]{1,253}")
 # No setting goes beyond 1 Gpx (3 GB a page as RGB); Pillow's own check is set to it.
 MAX_IMAGE_PIXELS_LIMIT = 1_000_000_000
 # How long a claim or complete remembers what it answered, for the same call
@@ -197,6 +199,20 @@ class _RemoteKeysFile(mf.Field):
                 raise ValidationError("malformed line")  # never repeated: the line holds a key
             keys[name] = key
         return tuple(sorted(keys.items()))
+
+
+class _AllowedHosts(mf.Field):
+    """``ocr.example.org, .example.net`` -> ("ocr.example.org", ".example.net"); ``*`` alone for any host."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any):
+        names = [name.strip().lower() for name in str(value).split(",") if name.strip()]
+        if "*" in names and len(names) > 1:
+            raise ValidationError("* stands alone")
+        for name in names:
+            bare = name.removeprefix(".").rstrip(".").removeprefix("[").removesuffix("]")
+            if name != "*" and not _ALLOWED_HOST.fullmatch(bare):
+                raise ValidationError(f"{name!r} is no host name")
+        return tuple(names)
 
 
 class _HostPorts(mf.Field):
@@ -514,6 +530,21 @@ class Settings:
         "there are no keys and one `default` tenant",
         secret=True,
         from_file=False,  # OCRGW_API_KEYS_FILE is the keys file, of digests
+    )
+    # The Host names the gateway answers to (gateway.browser); () for its defaults.
+    allowed_hosts: tuple[str, ...] = setting(
+        "OCRGW_ALLOWED_HOSTS",
+        Kind(
+            _AllowedHosts(),
+            "a comma-separated list of host names, .domain for a domain and its subdomains, or *",
+            "`name,.domain,...` or `*`",
+            explains=True,
+        ),
+        (),
+        "the `Host` names the gateway answers to (`.example.org`: the domain and its subdomains; `*`: any); any "
+        "other is `400 host_not_allowed`. An IP address is always accepted, and the probes answer any `Host` "
+        "(see Browsers)",
+        default_doc="`localhost`, `.localhost` and this machine's host names",
     )
     # Models served by an upstream ocrgw (their keys apart, below): see ``remotes``.
     remote_models: tuple[RemoteModel, ...] = setting(

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
@@ -95,7 +96,15 @@ def configure(role: str, environ: Mapping[str, str] = os.environ) -> bool:
         from observability import tracing_sampler
     except ImportError as missing:
         # Asked for, not installed: the process runs on untraced rather than not at all.
-        log.warning("tracing asked for but not installed (pip install 'ocrgw[otel]'): %s", missing)
+        # pip first: Debian 12's own (23.0) may fail to resolve the extra where a current pip does.
+        python = sys.executable
+        log.warning(
+            "tracing asked for but not installed "
+            "(%s -m pip install --upgrade pip && %s -m pip install 'ocrgw[otel]'): %s",
+            python,
+            python,
+            missing,
+        )
         return False
 
     limits = SpanLimits()

@@ -19,9 +19,18 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "Encode the document with standard, padded base64 (no URL-safe alphabet, no line breaks).",
     ),
     "invalid_idempotency_key": (
-        "The `Idempotency-Key` header is empty, longer than 255 characters, or has characters "
-        "other than visible ASCII.",
-        "Send 1 to 255 visible ASCII characters, e.g. a UUID.",
+        "The `Idempotency-Key` header is empty, longer than 255 characters, has characters "
+        "other than visible ASCII, has a comma, or was sent more than once (a server may pass two "
+        "headers on joined by a comma: `k1,k2`).",
+        "Send the header once, with 1 to 255 visible ASCII characters other than a comma, e.g. a UUID. "
+        "Nothing was stored.",
+    ),
+    "host_not_allowed": (
+        "The request's `Host` header names a host this gateway does not answer to (`OCRGW_ALLOWED_HOSTS`), "
+        "or names no one host (two `Host` headers, say). A page of another site that has its own name "
+        "resolve to the gateway's address (DNS rebinding) is refused this way.",
+        "Reach the gateway by a name its operator lists, or by its IP address; an operator adds the names "
+        "clients use to `OCRGW_ALLOWED_HOSTS` (see [Browsers](../security/browsers.md)). Nothing was stored.",
     ),
     "missing_api_key": (
         "The request has no `Authorization: Bearer <key>` header (or another scheme, or an empty token), "
@@ -113,6 +122,15 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     "content_type_mismatch": (
         "The document's first bytes are not those of its declared type (`declared`, `detected`).",
         "Declare the type the bytes really are, or send the right file.",
+    ),
+    "json_content_type_required": (
+        "A body that is JSON was sent with another `Content-Type` than `application/json` (or a `+json` "
+        "type): a JSON body to `PATCH /jobs/{id}` or `POST /jobs/{id}/retry`, any body or `Content-Type` "
+        "there that is not JSON, or a `text/plain` (or form) document to `POST /jobs` that is a JSON object. "
+        "A browser sends such a request from any site without asking first; one with "
+        "`Content-Type: application/json` it sends only if the gateway allows it, which it never does.",
+        "Send the JSON with `Content-Type: application/json`. A text document that is itself a JSON object "
+        "goes as a JSON job, its bytes in base64 in `payload`. Nothing was stored or changed.",
     ),
     "invalid_field": (
         "The request is readable but a field, option or query parameter is wrong; `errors` names each.",

@@ -25,8 +25,10 @@ blueprint = Blueprint("api", __name__, url_prefix="/", description="OCR jobs, fa
 
 #: A request line or headers past what gunicorn reads: answered before any route runs (gateway.gunicorn_worker).
 SERVER_LIMITS = ("uri_too_long", "request_header_fields_too_large")
+#: A Host the gateway does not answer to: refused before any route but the probes runs (gateway.browser).
+HOST_CHECK = ("host_not_allowed",)
 #: Every route but the probes wants an API key; every read may find Redis away; every route may hit a bug.
-ALWAYS = (*AUTH_PROBLEMS, "store_unavailable", "internal_error", *SERVER_LIMITS)
+ALWAYS = (*AUTH_PROBLEMS, "store_unavailable", "internal_error", *SERVER_LIMITS, *HOST_CHECK)
 #: A body past OCRGW_MAX_BODY_BYTES, refused before it is read.
 WITH_A_BODY = ("payload_too_large",)
 JOB_VIEW = one_of("SingleJobView", "ParentView")

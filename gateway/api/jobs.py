@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
     "missing_content_type",
     "unsupported_content_type",
     "content_type_mismatch",
+    "json_content_type_required",
     "invalid_field",
     "unknown_model",
     "empty_document",

@@ -8,7 +8,7 @@ from flask import jsonify
 from redis.exceptions import RedisError
 
 from gateway import drain, views
-from gateway.api.common import SERVER_LIMITS, blueprint
+from gateway.api.common import HOST_CHECK, SERVER_LIMITS, blueprint
 from gateway.auth import AUTH_PROBLEMS
 from gateway.openapi import operation, problems
 from gateway.problems import RETRY_AFTER_SECONDS, Problem
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 @blueprint.route("/models", methods=["GET"])
 @operation("listModels", "models")
 @blueprint.response(200, ModelsSchema)
-@problems(blueprint, *AUTH_PROBLEMS, "internal_error", *SERVER_LIMITS)
+@problems(blueprint, *AUTH_PROBLEMS, "internal_error", *SERVER_LIMITS, *HOST_CHECK)
 def models():
     """The models: engine, where it runs, the content types and options it takes, the languages of the live workers"""
     return jsonify(views.with_languages(services().models, services().languages.get()))

@@ -13,6 +13,13 @@ A table is numbered from 1 over the whole document, as the result's
 ``tables`` lists them (a parent's over its children's pages in document
 order); a number the result has no table for is ``404 table_not_found``,
 and so is any number for a result read without layout.
+
+hOCR is XHTML: a browser that opened it as a page on the gateway's origin
+would run any script in it beside the dashboard, which keeps the user's API
+key there.  It is served as ``application/xhtml+xml`` (what it is, read by
+an XML parser, not guessed at by an HTML one) with ``Content-Security-Policy:
+sandbox`` and nothing allowed (``gateway.browser.SANDBOXED_DOCUMENT``): a
+browser shows it, on an opaque origin of its own, and runs nothing.
 """
 
 from __future__ import annotations
@@ -31,13 +38,14 @@ from documents.table_export import table_block
 from gateway import views
 from gateway.api.common import ALWAYS, blueprint, record_of
 from gateway.api.results import completed_result
+from gateway.browser import CSP, SANDBOXED_DOCUMENT
 from gateway.openapi import operation, problems
 from gateway.problems import Problem, require_terminal
 from gateway.services import services
 from jobs.contract import JobKind
 
-#: hOCR is HTML (XHTML, which an HTML parser reads as well): served as HTML, a browser shows its text.
-HOCR_TYPE = "text/html"
+#: hOCR is XHTML: served as such, and sandboxed (see above).
+HOCR_TYPE = "application/xhtml+xml"
 ALTO_TYPE = "application/xml"
 MARKDOWN_TYPE = "text/markdown"
 CSV_TYPE = "text/csv"
@@ -51,12 +59,15 @@ _PROBLEMS = ("job_not_found", "result_not_ready", "no_result", *ALWAYS)
     200,
     _DOCUMENT_SCHEMA,
     content_type=HOCR_TYPE,
-    description="The result as hOCR 1.2: pages, lines and words with their boxes and confidences, in XHTML.",
+    description="The result as hOCR 1.2: pages, lines and words with their boxes and confidences, in XHTML; "
+    "sent with `Content-Security-Policy: sandbox`, so a browser that shows it runs nothing in it.",
 )
 @problems(blueprint, *_PROBLEMS)
 def job_result_hocr(job_id: str):
     """A job's result as hOCR: a completed single job's or child's, a terminal parent's merged one"""
-    return _document(job_id, lambda pages: render_hocr(pages, title=job_id), HOCR_TYPE, "hocr")
+    document = _document(job_id, lambda pages: render_hocr(pages, title=job_id), HOCR_TYPE, "hocr")
+    document.headers[CSP] = SANDBOXED_DOCUMENT
+    return document
 
 
 @blueprint.route("/jobs/<job_id>/result.alto", methods=["GET"])

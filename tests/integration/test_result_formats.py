@@ -50,7 +50,7 @@ def fetched(gateway: Gateway, job_id: str, suffix: str, media_type: str) -> str:
 def assert_documents_hold_the_result(gateway: Gateway, job_id: str) -> list[dict[str, Any]]:
     """The job's hOCR and ALTO against its JSON result, page by page and word by word; the JSON's pages."""
     pages = gateway.get(f"/jobs/{job_id}/result")["pages"]
-    hocr = hocr_pages(fetched(gateway, job_id, "hocr", "text/html"))
+    hocr = hocr_pages(fetched(gateway, job_id, "hocr", "application/xhtml+xml"))
     alto = alto_pages(fetched(gateway, job_id, "alto", "application/xml"))
 
     assert [hocr_box(page) for page in hocr] == [(0, 0, p["width"], p["height"]) for p in pages]

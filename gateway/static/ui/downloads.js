@@ -19,8 +19,10 @@ const PDF_ASKS = 120;
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Saved as bytes, whatever the answer's type: a blob: URL has this page's origin, and a document a browser
+// could run there (hOCR is XHTML) must never be opened as a page, only saved.
 function save(blob, filename) {
-  const url = URL.createObjectURL(blob);
+  const url = URL.createObjectURL(new Blob([blob], { type: "application/octet-stream" }));
   const link = document.createElement("a");
   link.href = url;
   link.download = filename;

@@ -157,7 +157,7 @@ def test_a_server_command_without_the_server_extra_says_which_extra_to_install(m
     assert result.exit_code == 1
     assert (
         result.output == "ocrgw: `ocrgw " + command + "` needs the server packages, and celery is not installed: "
-        "pip install 'ocrgw[server]'\n"
+        f"{sys.executable} -m pip install --upgrade pip && {sys.executable} -m pip install 'ocrgw[server]'\n"
     )
 
 

@@ -111,7 +111,7 @@ def test_the_same_request_under_another_key_is_another_job(client):
     assert first["id"] != second["id"]
 
 
-@pytest.mark.parametrize("key", ["", " ", "a b", "x" * 256, "tab\t", "caf\u00e9"], ids=repr)
+@pytest.mark.parametrize("key", ["", " ", "a b", "x" * 256, "tab\t", "caf\u00e9", "k1,k2", ","], ids=repr)
 def test_malformed_keys_are_refused_and_store_nothing(client, keyspace, key):
     before = keyspace()
 
@@ -121,10 +121,12 @@ def test_malformed_keys_are_refused_and_store_nothing(client, keyspace, key):
     assert keyspace() == before
 
 
-def test_a_repeated_key_header_is_refused(client):
+def test_a_repeated_key_header_is_refused_and_stores_nothing(client, keyspace):
+    before = keyspace()
     headers = [("Idempotency-Key", "a"), ("Idempotency-Key", "b")]
 
     assert_problem(client.post("/jobs", json=echo_job(), headers=headers), 400, "invalid_idempotency_key")
+    assert keyspace() == before
 
 
 def test_keys_up_to_255_visible_characters_are_accepted(client):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+
 import pytest
 
 from gateway import create_app, manual
@@ -106,3 +109,33 @@ def test_the_manual_is_outside_the_api_document(settings, store):
     spec = make_app(settings, store).test_client().get("/openapi.json").get_json()
 
     assert not [path for path in spec["paths"] if path.startswith("/manual")]
+
+
+def test_a_symlink_out_of_the_site_is_not_found(site, settings, store, tmp_path):
+    (site / "leak.toml").symlink_to(tmp_path / "pyproject.toml")
+    (site / "outside").symlink_to(tmp_path, target_is_directory=True)
+    client = make_app(settings, store).test_client()
+
+    for path in ("/manual/leak.toml", "/manual/outside/pyproject.toml", "/manual/outside", "/manual/outside/"):
+        answer = fetch(client, path)
+        assert OUTSIDE_SECRET not in answer.data, path
+        assert_problem(client.get(path), 404, "not_found")
+
+
+def test_a_symlink_within_the_site_is_served(site, settings, store):
+    (site / "also.css").symlink_to(site / "style.css")
+    client = make_app(settings, store).test_client()
+
+    assert fetch(client, "/manual/also.css").data == b"h1 {}"
+
+
+def test_a_page_allows_its_own_inline_scripts_by_hash_and_no_other(site, settings, store):
+    (site / "index.html").write_text("<h1>ocrgw</h1><script>var a = 1;</script><script src='x.js'></script>")
+    client = make_app(settings, store).test_client()
+
+    policy = fetch(client, "/manual/").headers["Content-Security-Policy"]
+
+    digest = base64.b64encode(hashlib.sha256(b"var a = 1;").digest()).decode()
+    assert f"script-src 'self' 'sha256-{digest}';" in policy
+    assert "frame-ancestors 'none'" in policy
+    assert "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]

@@ -94,12 +94,17 @@ def test_each_operation_documents_the_problems_it_answers(spec):
         return problem_codes(spec["paths"][path][method])
 
     assert codes("/jobs", "post") == {
-        "400": {"malformed_json", "invalid_base64", "invalid_idempotency_key"},
+        "400": {"malformed_json", "invalid_base64", "invalid_idempotency_key", "host_not_allowed"},
         "401": {"missing_api_key", "invalid_api_key"},
         "403": {"on_prem_required"},
         "413": {"payload_too_large"},
         "414": {"uri_too_long"},
-        "415": {"missing_content_type", "unsupported_content_type", "content_type_mismatch"},
+        "415": {
+            "missing_content_type",
+            "unsupported_content_type",
+            "content_type_mismatch",
+            "json_content_type_required",
+        },
         "422": {
             "invalid_field",
             "unknown_model",
@@ -127,9 +132,19 @@ def test_each_operation_documents_the_problems_it_answers(spec):
     assert codes("/jobs", "get")["422"] == {"invalid_field"}
     assert codes("/jobs/{job_id}", "patch")["413"] == {"payload_too_large"}
     assert codes("/jobs/{job_id}/retry", "post")["413"] == {"payload_too_large"}
+    # A JSON body under another type (which a page of any site may send) is refused.
+    for path, method in (("/jobs/{job_id}", "patch"), ("/jobs/{job_id}/retry", "post")):
+        assert codes(path, method)["415"] == {"json_content_type_required"}, f"{method} {path}"
     # An on_prem_only key starts no cloud model through a control either.
     for path, method in (("/jobs/{job_id}", "patch"), ("/jobs/{job_id}", "delete"), ("/jobs/{job_id}/retry", "post")):
         assert codes(path, method)["403"] == {"on_prem_required"}, f"{method} {path}"
+
+
+def test_every_operation_but_the_probes_documents_the_host_check(spec):
+    for path, method, operation in operations(spec):
+        codes = problem_codes(operation)
+        checked = "host_not_allowed" in codes.get("400", set())
+        assert checked == (path not in ("/healthz", "/readyz")), f"{method} {path}"
 
 
 def test_every_operation_documents_the_request_line_and_headers_gunicorn_refuses(spec):
@@ -163,7 +178,7 @@ def test_hocr_is_documented_as_html_and_alto_as_xml(spec):
     def ok(path):
         return spec["paths"][path]["get"]["responses"]["200"]["content"]
 
-    assert ok("/jobs/{job_id}/result.hocr") == {"text/html": {"schema": {"type": "string"}}}
+    assert ok("/jobs/{job_id}/result.hocr") == {"application/xhtml+xml": {"schema": {"type": "string"}}}
     assert ok("/jobs/{job_id}/result.alto") == {"application/xml": {"schema": {"type": "string"}}}
 
 

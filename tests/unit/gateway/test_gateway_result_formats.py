@@ -18,7 +18,7 @@ from tests.unit.documents.markup_support import (
 
 from .support import assert_problem, echo_job, fanout
 
-FORMATS = [("hocr", "text/html"), ("alto", "application/xml")]
+FORMATS = [("hocr", "application/xhtml+xml"), ("alto", "application/xml")]
 
 
 @pytest.fixture
@@ -166,3 +166,15 @@ def test_a_failed_job_or_a_group_without_a_completed_child_has_no_document(clien
 @pytest.mark.parametrize("fmt", ["hocr", "alto"])
 def test_an_unknown_jobs_document_is_404(client, fmt):
     assert_problem(client.get(f"/jobs/{'0' * 32}/result.{fmt}"), 404, "job_not_found")
+
+
+def test_hocr_is_sandboxed_so_no_browser_runs_it_on_the_gateways_origin(client, store):
+    job_id = client.post("/jobs", json=echo_job("x")).get_json()["id"]
+    run(store, job_id, result_of(page_of(1, "<script>alert(1)</script>")))
+
+    response = ok(client.get(f"/jobs/{job_id}/result.hocr"), "application/xhtml+xml")
+
+    policy = [directive.strip() for directive in response.headers["Content-Security-Policy"].split(";")]
+    assert "sandbox" in policy and "default-src 'none'" in policy
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert b"<script>" not in response.data  # the words' text is escaped, and the sandbox holds anyway

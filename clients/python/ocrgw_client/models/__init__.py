@@ -2,6 +2,8 @@
 
 from .block import Block
 from .block_type import BlockType
+from .cancel_job_response_400 import CancelJobResponse400
+from .cancel_job_response_400_code import CancelJobResponse400Code
 from .cancel_job_response_401 import CancelJobResponse401
 from .cancel_job_response_401_code import CancelJobResponse401Code
 from .cancel_job_response_403 import CancelJobResponse403
@@ -66,6 +68,8 @@ from .get_health_response_431_code import GetHealthResponse431Code
 from .get_health_response_500 import GetHealthResponse500
 from .get_health_response_500_code import GetHealthResponse500Code
 from .get_job_children import GetJobChildren
+from .get_job_response_400 import GetJobResponse400
+from .get_job_response_400_code import GetJobResponse400Code
 from .get_job_response_401 import GetJobResponse401
 from .get_job_response_401_code import GetJobResponse401Code
 from .get_job_response_404 import GetJobResponse404
@@ -88,6 +92,8 @@ from .get_readiness_response_500 import GetReadinessResponse500
 from .get_readiness_response_500_code import GetReadinessResponse500Code
 from .get_readiness_response_503 import GetReadinessResponse503
 from .get_readiness_response_503_code import GetReadinessResponse503Code
+from .get_result_alto_response_400 import GetResultAltoResponse400
+from .get_result_alto_response_400_code import GetResultAltoResponse400Code
 from .get_result_alto_response_401 import GetResultAltoResponse401
 from .get_result_alto_response_401_code import GetResultAltoResponse401Code
 from .get_result_alto_response_404 import GetResultAltoResponse404
@@ -102,6 +108,8 @@ from .get_result_alto_response_500 import GetResultAltoResponse500
 from .get_result_alto_response_500_code import GetResultAltoResponse500Code
 from .get_result_alto_response_503 import GetResultAltoResponse503
 from .get_result_alto_response_503_code import GetResultAltoResponse503Code
+from .get_result_hocr_response_400 import GetResultHocrResponse400
+from .get_result_hocr_response_400_code import GetResultHocrResponse400Code
 from .get_result_hocr_response_401 import GetResultHocrResponse401
 from .get_result_hocr_response_401_code import GetResultHocrResponse401Code
 from .get_result_hocr_response_404 import GetResultHocrResponse404
@@ -116,6 +124,8 @@ from .get_result_hocr_response_500 import GetResultHocrResponse500
 from .get_result_hocr_response_500_code import GetResultHocrResponse500Code
 from .get_result_hocr_response_503 import GetResultHocrResponse503
 from .get_result_hocr_response_503_code import GetResultHocrResponse503Code
+from .get_result_markdown_response_400 import GetResultMarkdownResponse400
+from .get_result_markdown_response_400_code import GetResultMarkdownResponse400Code
 from .get_result_markdown_response_401 import GetResultMarkdownResponse401
 from .get_result_markdown_response_401_code import GetResultMarkdownResponse401Code
 from .get_result_markdown_response_404 import GetResultMarkdownResponse404
@@ -134,6 +144,8 @@ from .get_result_pdf_optimize import GetResultPdfOptimize
 from .get_result_pdf_output_type import GetResultPdfOutputType
 from .get_result_pdf_response_202 import GetResultPdfResponse202
 from .get_result_pdf_response_202_status import GetResultPdfResponse202Status
+from .get_result_pdf_response_400 import GetResultPdfResponse400
+from .get_result_pdf_response_400_code import GetResultPdfResponse400Code
 from .get_result_pdf_response_401 import GetResultPdfResponse401
 from .get_result_pdf_response_401_code import GetResultPdfResponse401Code
 from .get_result_pdf_response_404 import GetResultPdfResponse404
@@ -150,6 +162,8 @@ from .get_result_pdf_response_500 import GetResultPdfResponse500
 from .get_result_pdf_response_500_code import GetResultPdfResponse500Code
 from .get_result_pdf_response_503 import GetResultPdfResponse503
 from .get_result_pdf_response_503_code import GetResultPdfResponse503Code
+from .get_result_response_400 import GetResultResponse400
+from .get_result_response_400_code import GetResultResponse400Code
 from .get_result_response_401 import GetResultResponse401
 from .get_result_response_401_code import GetResultResponse401Code
 from .get_result_response_404 import GetResultResponse404
@@ -164,6 +178,8 @@ from .get_result_response_500 import GetResultResponse500
 from .get_result_response_500_code import GetResultResponse500Code
 from .get_result_response_503 import GetResultResponse503
 from .get_result_response_503_code import GetResultResponse503Code
+from .get_result_table_csv_response_400 import GetResultTableCsvResponse400
+from .get_result_table_csv_response_400_code import GetResultTableCsvResponse400Code
 from .get_result_table_csv_response_401 import GetResultTableCsvResponse401
 from .get_result_table_csv_response_401_code import GetResultTableCsvResponse401Code
 from .get_result_table_csv_response_404 import GetResultTableCsvResponse404
@@ -190,6 +206,8 @@ from .job_summary_status import JobSummaryStatus
 from .job_webhook_events_item import JobWebhookEventsItem
 from .line import Line
 from .line_source import LineSource
+from .list_children_response_400 import ListChildrenResponse400
+from .list_children_response_400_code import ListChildrenResponse400Code
 from .list_children_response_401 import ListChildrenResponse401
 from .list_children_response_401_code import ListChildrenResponse401Code
 from .list_children_response_404 import ListChildrenResponse404
@@ -205,6 +223,8 @@ from .list_children_response_500_code import ListChildrenResponse500Code
 from .list_children_response_503 import ListChildrenResponse503
 from .list_children_response_503_code import ListChildrenResponse503Code
 from .list_children_status import ListChildrenStatus
+from .list_job_events_response_400 import ListJobEventsResponse400
+from .list_job_events_response_400_code import ListJobEventsResponse400Code
 from .list_job_events_response_401 import ListJobEventsResponse401
 from .list_job_events_response_401_code import ListJobEventsResponse401Code
 from .list_job_events_response_404 import ListJobEventsResponse404
@@ -218,6 +238,8 @@ from .list_job_events_response_500_code import ListJobEventsResponse500Code
 from .list_job_events_response_503 import ListJobEventsResponse503
 from .list_job_events_response_503_code import ListJobEventsResponse503Code
 from .list_jobs_kind import ListJobsKind
+from .list_jobs_response_400 import ListJobsResponse400
+from .list_jobs_response_400_code import ListJobsResponse400Code
 from .list_jobs_response_401 import ListJobsResponse401
 from .list_jobs_response_401_code import ListJobsResponse401Code
 from .list_jobs_response_414 import ListJobsResponse414
@@ -231,6 +253,8 @@ from .list_jobs_response_500_code import ListJobsResponse500Code
 from .list_jobs_response_503 import ListJobsResponse503
 from .list_jobs_response_503_code import ListJobsResponse503Code
 from .list_jobs_status import ListJobsStatus
+from .list_models_response_400 import ListModelsResponse400
+from .list_models_response_400_code import ListModelsResponse400Code
 from .list_models_response_401 import ListModelsResponse401
 from .list_models_response_401_code import ListModelsResponse401Code
 from .list_models_response_414 import ListModelsResponse414
@@ -275,6 +299,8 @@ from .retry_job_response_413 import RetryJobResponse413
 from .retry_job_response_413_code import RetryJobResponse413Code
 from .retry_job_response_414 import RetryJobResponse414
 from .retry_job_response_414_code import RetryJobResponse414Code
+from .retry_job_response_415 import RetryJobResponse415
+from .retry_job_response_415_code import RetryJobResponse415Code
 from .retry_job_response_422 import RetryJobResponse422
 from .retry_job_response_422_code import RetryJobResponse422Code
 from .retry_job_response_431 import RetryJobResponse431
@@ -298,6 +324,8 @@ from .set_job_cap_response_413 import SetJobCapResponse413
 from .set_job_cap_response_413_code import SetJobCapResponse413Code
 from .set_job_cap_response_414 import SetJobCapResponse414
 from .set_job_cap_response_414_code import SetJobCapResponse414Code
+from .set_job_cap_response_415 import SetJobCapResponse415
+from .set_job_cap_response_415_code import SetJobCapResponse415Code
 from .set_job_cap_response_422 import SetJobCapResponse422
 from .set_job_cap_response_422_code import SetJobCapResponse422Code
 from .set_job_cap_response_431 import SetJobCapResponse431
@@ -318,6 +346,8 @@ from .word import Word
 __all__ = (
     "Block",
     "BlockType",
+    "CancelJobResponse400",
+    "CancelJobResponse400Code",
     "CancelJobResponse401",
     "CancelJobResponse401Code",
     "CancelJobResponse403",
@@ -382,6 +412,8 @@ __all__ = (
     "GetHealthResponse500",
     "GetHealthResponse500Code",
     "GetJobChildren",
+    "GetJobResponse400",
+    "GetJobResponse400Code",
     "GetJobResponse401",
     "GetJobResponse401Code",
     "GetJobResponse404",
@@ -404,6 +436,8 @@ __all__ = (
     "GetReadinessResponse500Code",
     "GetReadinessResponse503",
     "GetReadinessResponse503Code",
+    "GetResultAltoResponse400",
+    "GetResultAltoResponse400Code",
     "GetResultAltoResponse401",
     "GetResultAltoResponse401Code",
     "GetResultAltoResponse404",
@@ -418,6 +452,8 @@ __all__ = (
     "GetResultAltoResponse500Code",
     "GetResultAltoResponse503",
     "GetResultAltoResponse503Code",
+    "GetResultHocrResponse400",
+    "GetResultHocrResponse400Code",
     "GetResultHocrResponse401",
     "GetResultHocrResponse401Code",
     "GetResultHocrResponse404",
@@ -432,6 +468,8 @@ __all__ = (
     "GetResultHocrResponse500Code",
     "GetResultHocrResponse503",
     "GetResultHocrResponse503Code",
+    "GetResultMarkdownResponse400",
+    "GetResultMarkdownResponse400Code",
     "GetResultMarkdownResponse401",
     "GetResultMarkdownResponse401Code",
     "GetResultMarkdownResponse404",
@@ -450,6 +488,8 @@ __all__ = (
     "GetResultPdfOutputType",
     "GetResultPdfResponse202",
     "GetResultPdfResponse202Status",
+    "GetResultPdfResponse400",
+    "GetResultPdfResponse400Code",
     "GetResultPdfResponse401",
     "GetResultPdfResponse401Code",
     "GetResultPdfResponse404",
@@ -466,6 +506,8 @@ __all__ = (
     "GetResultPdfResponse500Code",
     "GetResultPdfResponse503",
     "GetResultPdfResponse503Code",
+    "GetResultResponse400",
+    "GetResultResponse400Code",
     "GetResultResponse401",
     "GetResultResponse401Code",
     "GetResultResponse404",
@@ -480,6 +522,8 @@ __all__ = (
     "GetResultResponse500Code",
     "GetResultResponse503",
     "GetResultResponse503Code",
+    "GetResultTableCsvResponse400",
+    "GetResultTableCsvResponse400Code",
     "GetResultTableCsvResponse401",
     "GetResultTableCsvResponse401Code",
     "GetResultTableCsvResponse404",
@@ -506,6 +550,8 @@ __all__ = (
     "JobWebhookEventsItem",
     "Line",
     "LineSource",
+    "ListChildrenResponse400",
+    "ListChildrenResponse400Code",
     "ListChildrenResponse401",
     "ListChildrenResponse401Code",
     "ListChildrenResponse404",
@@ -521,6 +567,8 @@ __all__ = (
     "ListChildrenResponse503",
     "ListChildrenResponse503Code",
     "ListChildrenStatus",
+    "ListJobEventsResponse400",
+    "ListJobEventsResponse400Code",
     "ListJobEventsResponse401",
     "ListJobEventsResponse401Code",
     "ListJobEventsResponse404",
@@ -534,6 +582,8 @@ __all__ = (
     "ListJobEventsResponse503",
     "ListJobEventsResponse503Code",
     "ListJobsKind",
+    "ListJobsResponse400",
+    "ListJobsResponse400Code",
     "ListJobsResponse401",
     "ListJobsResponse401Code",
     "ListJobsResponse414",
@@ -547,6 +597,8 @@ __all__ = (
     "ListJobsResponse503",
     "ListJobsResponse503Code",
     "ListJobsStatus",
+    "ListModelsResponse400",
+    "ListModelsResponse400Code",
     "ListModelsResponse401",
     "ListModelsResponse401Code",
     "ListModelsResponse414",
@@ -591,6 +643,8 @@ __all__ = (
     "RetryJobResponse413Code",
     "RetryJobResponse414",
     "RetryJobResponse414Code",
+    "RetryJobResponse415",
+    "RetryJobResponse415Code",
     "RetryJobResponse422",
     "RetryJobResponse422Code",
     "RetryJobResponse431",
@@ -614,6 +668,8 @@ __all__ = (
     "SetJobCapResponse413Code",
     "SetJobCapResponse414",
     "SetJobCapResponse414Code",
+    "SetJobCapResponse415",
+    "SetJobCapResponse415Code",
     "SetJobCapResponse422",
     "SetJobCapResponse422Code",
     "SetJobCapResponse431",

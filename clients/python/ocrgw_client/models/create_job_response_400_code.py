@@ -2,6 +2,7 @@ from enum import StrEnum
 
 
 class CreateJobResponse400Code(StrEnum):
+    HOST_NOT_ALLOWED = "host_not_allowed"
     INVALID_BASE64 = "invalid_base64"
     INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key"
     MALFORMED_JSON = "malformed_json"

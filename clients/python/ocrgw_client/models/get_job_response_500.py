@@ -29,6 +29,7 @@ class GetJobResponse500:
             - `empty_document` (422): Empty document
             - `encrypted_document` (422): Document is encrypted
             - `group_not_finished` (409): Group still running
+            - `host_not_allowed` (400): Host not allowed
             - `idempotency_key_reused` (422): Idempotency-Key reused for a different request
             - `internal_error` (500): Internal error
             - `invalid_api_key` (401): Invalid API key
@@ -40,6 +41,7 @@ class GetJobResponse500:
             - `invalid_options` (422): Option the model cannot honour
             - `job_finished` (409): Job already finished
             - `job_not_found` (404): Job not found
+            - `json_content_type_required` (415): JSON body without a JSON Content-Type
             - `malformed_json` (400): Malformed JSON body
             - `method_not_allowed` (405): plain HTTP
             - `missing_api_key` (401): API key required

@@ -7,6 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.children_page import ChildrenPage
+from ...models.list_children_response_400 import ListChildrenResponse400
 from ...models.list_children_response_401 import ListChildrenResponse401
 from ...models.list_children_response_404 import ListChildrenResponse404
 from ...models.list_children_response_414 import ListChildrenResponse414
@@ -55,6 +56,7 @@ def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
     ChildrenPage
+    | ListChildrenResponse400
     | ListChildrenResponse401
     | ListChildrenResponse404
     | ListChildrenResponse414
@@ -68,6 +70,11 @@ def _parse_response(
         response_200 = ChildrenPage.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = ListChildrenResponse400.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = ListChildrenResponse401.from_dict(response.json())
@@ -114,6 +121,7 @@ def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
     ChildrenPage
+    | ListChildrenResponse400
     | ListChildrenResponse401
     | ListChildrenResponse404
     | ListChildrenResponse414
@@ -139,6 +147,7 @@ def sync_detailed(
     limit: int | Unset = 20,
 ) -> Response[
     ChildrenPage
+    | ListChildrenResponse400
     | ListChildrenResponse401
     | ListChildrenResponse404
     | ListChildrenResponse414
@@ -160,7 +169,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ChildrenPage | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503]
+        Response[ChildrenPage | ListChildrenResponse400 | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -186,6 +195,7 @@ def sync(
     limit: int | Unset = 20,
 ) -> (
     ChildrenPage
+    | ListChildrenResponse400
     | ListChildrenResponse401
     | ListChildrenResponse404
     | ListChildrenResponse414
@@ -208,7 +218,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ChildrenPage | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503
+        ChildrenPage | ListChildrenResponse400 | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503
     """
 
     return sync_detailed(
@@ -229,6 +239,7 @@ async def asyncio_detailed(
     limit: int | Unset = 20,
 ) -> Response[
     ChildrenPage
+    | ListChildrenResponse400
     | ListChildrenResponse401
     | ListChildrenResponse404
     | ListChildrenResponse414
@@ -250,7 +261,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ChildrenPage | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503]
+        Response[ChildrenPage | ListChildrenResponse400 | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -274,6 +285,7 @@ async def asyncio(
     limit: int | Unset = 20,
 ) -> (
     ChildrenPage
+    | ListChildrenResponse400
     | ListChildrenResponse401
     | ListChildrenResponse404
     | ListChildrenResponse414
@@ -296,7 +308,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ChildrenPage | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503
+        ChildrenPage | ListChildrenResponse400 | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503
     """
 
     return (

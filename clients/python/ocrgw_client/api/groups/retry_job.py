@@ -15,6 +15,7 @@ from ...models.retry_job_response_404 import RetryJobResponse404
 from ...models.retry_job_response_409 import RetryJobResponse409
 from ...models.retry_job_response_413 import RetryJobResponse413
 from ...models.retry_job_response_414 import RetryJobResponse414
+from ...models.retry_job_response_415 import RetryJobResponse415
 from ...models.retry_job_response_422 import RetryJobResponse422
 from ...models.retry_job_response_431 import RetryJobResponse431
 from ...models.retry_job_response_500 import RetryJobResponse500
@@ -55,6 +56,7 @@ def _parse_response(
     | RetryJobResponse409
     | RetryJobResponse413
     | RetryJobResponse414
+    | RetryJobResponse415
     | RetryJobResponse422
     | RetryJobResponse431
     | RetryJobResponse500
@@ -101,6 +103,11 @@ def _parse_response(
 
         return response_414
 
+    if response.status_code == 415:
+        response_415 = RetryJobResponse415.from_dict(response.json())
+
+        return response_415
+
     if response.status_code == 422:
         response_422 = RetryJobResponse422.from_dict(response.json())
 
@@ -138,6 +145,7 @@ def _build_response(
     | RetryJobResponse409
     | RetryJobResponse413
     | RetryJobResponse414
+    | RetryJobResponse415
     | RetryJobResponse422
     | RetryJobResponse431
     | RetryJobResponse500
@@ -165,6 +173,7 @@ def sync_detailed(
     | RetryJobResponse409
     | RetryJobResponse413
     | RetryJobResponse414
+    | RetryJobResponse415
     | RetryJobResponse422
     | RetryJobResponse431
     | RetryJobResponse500
@@ -181,7 +190,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503]
+        Response[ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -210,6 +219,7 @@ def sync(
     | RetryJobResponse409
     | RetryJobResponse413
     | RetryJobResponse414
+    | RetryJobResponse415
     | RetryJobResponse422
     | RetryJobResponse431
     | RetryJobResponse500
@@ -227,7 +237,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503
+        ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503
     """
 
     return sync_detailed(
@@ -251,6 +261,7 @@ async def asyncio_detailed(
     | RetryJobResponse409
     | RetryJobResponse413
     | RetryJobResponse414
+    | RetryJobResponse415
     | RetryJobResponse422
     | RetryJobResponse431
     | RetryJobResponse500
@@ -267,7 +278,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503]
+        Response[ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -294,6 +305,7 @@ async def asyncio(
     | RetryJobResponse409
     | RetryJobResponse413
     | RetryJobResponse414
+    | RetryJobResponse415
     | RetryJobResponse422
     | RetryJobResponse431
     | RetryJobResponse500
@@ -311,7 +323,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503
+        ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503
     """
 
     return (

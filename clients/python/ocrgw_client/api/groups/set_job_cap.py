@@ -15,6 +15,7 @@ from ...models.set_job_cap_response_404 import SetJobCapResponse404
 from ...models.set_job_cap_response_409 import SetJobCapResponse409
 from ...models.set_job_cap_response_413 import SetJobCapResponse413
 from ...models.set_job_cap_response_414 import SetJobCapResponse414
+from ...models.set_job_cap_response_415 import SetJobCapResponse415
 from ...models.set_job_cap_response_422 import SetJobCapResponse422
 from ...models.set_job_cap_response_431 import SetJobCapResponse431
 from ...models.set_job_cap_response_500 import SetJobCapResponse500
@@ -55,6 +56,7 @@ def _parse_response(
     | SetJobCapResponse409
     | SetJobCapResponse413
     | SetJobCapResponse414
+    | SetJobCapResponse415
     | SetJobCapResponse422
     | SetJobCapResponse431
     | SetJobCapResponse500
@@ -101,6 +103,11 @@ def _parse_response(
 
         return response_414
 
+    if response.status_code == 415:
+        response_415 = SetJobCapResponse415.from_dict(response.json())
+
+        return response_415
+
     if response.status_code == 422:
         response_422 = SetJobCapResponse422.from_dict(response.json())
 
@@ -138,6 +145,7 @@ def _build_response(
     | SetJobCapResponse409
     | SetJobCapResponse413
     | SetJobCapResponse414
+    | SetJobCapResponse415
     | SetJobCapResponse422
     | SetJobCapResponse431
     | SetJobCapResponse500
@@ -165,6 +173,7 @@ def sync_detailed(
     | SetJobCapResponse409
     | SetJobCapResponse413
     | SetJobCapResponse414
+    | SetJobCapResponse415
     | SetJobCapResponse422
     | SetJobCapResponse431
     | SetJobCapResponse500
@@ -181,7 +190,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503]
+        Response[ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -210,6 +219,7 @@ def sync(
     | SetJobCapResponse409
     | SetJobCapResponse413
     | SetJobCapResponse414
+    | SetJobCapResponse415
     | SetJobCapResponse422
     | SetJobCapResponse431
     | SetJobCapResponse500
@@ -227,7 +237,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503
+        ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503
     """
 
     return sync_detailed(
@@ -251,6 +261,7 @@ async def asyncio_detailed(
     | SetJobCapResponse409
     | SetJobCapResponse413
     | SetJobCapResponse414
+    | SetJobCapResponse415
     | SetJobCapResponse422
     | SetJobCapResponse431
     | SetJobCapResponse500
@@ -267,7 +278,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503]
+        Response[ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -294,6 +305,7 @@ async def asyncio(
     | SetJobCapResponse409
     | SetJobCapResponse413
     | SetJobCapResponse414
+    | SetJobCapResponse415
     | SetJobCapResponse422
     | SetJobCapResponse431
     | SetJobCapResponse500
@@ -311,7 +323,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503
+        ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503
     """
 
     return (

@@ -6,6 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.cancel_job_response_400 import CancelJobResponse400
 from ...models.cancel_job_response_401 import CancelJobResponse401
 from ...models.cancel_job_response_403 import CancelJobResponse403
 from ...models.cancel_job_response_404 import CancelJobResponse404
@@ -36,7 +37,8 @@ def _get_kwargs(
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
-    CancelJobResponse401
+    CancelJobResponse400
+    | CancelJobResponse401
     | CancelJobResponse403
     | CancelJobResponse404
     | CancelJobResponse409
@@ -90,6 +92,11 @@ def _parse_response(
 
         return response_202
 
+    if response.status_code == 400:
+        response_400 = CancelJobResponse400.from_dict(response.json())
+
+        return response_400
+
     if response.status_code == 401:
         response_401 = CancelJobResponse401.from_dict(response.json())
 
@@ -139,7 +146,8 @@ def _parse_response(
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
-    CancelJobResponse401
+    CancelJobResponse400
+    | CancelJobResponse401
     | CancelJobResponse403
     | CancelJobResponse404
     | CancelJobResponse409
@@ -163,7 +171,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    CancelJobResponse401
+    CancelJobResponse400
+    | CancelJobResponse401
     | CancelJobResponse403
     | CancelJobResponse404
     | CancelJobResponse409
@@ -184,7 +193,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView]
+        Response[CancelJobResponse400 | CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView]
     """
 
     kwargs = _get_kwargs(
@@ -203,7 +212,8 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    CancelJobResponse401
+    CancelJobResponse400
+    | CancelJobResponse401
     | CancelJobResponse403
     | CancelJobResponse404
     | CancelJobResponse409
@@ -225,7 +235,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView
+        CancelJobResponse400 | CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView
     """
 
     return sync_detailed(
@@ -239,7 +249,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    CancelJobResponse401
+    CancelJobResponse400
+    | CancelJobResponse401
     | CancelJobResponse403
     | CancelJobResponse404
     | CancelJobResponse409
@@ -260,7 +271,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView]
+        Response[CancelJobResponse400 | CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView]
     """
 
     kwargs = _get_kwargs(
@@ -277,7 +288,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    CancelJobResponse401
+    CancelJobResponse400
+    | CancelJobResponse401
     | CancelJobResponse403
     | CancelJobResponse404
     | CancelJobResponse409
@@ -299,7 +311,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView
+        CancelJobResponse400 | CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView
     """
 
     return (

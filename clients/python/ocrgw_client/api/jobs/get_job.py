@@ -7,6 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.get_job_children import GetJobChildren
+from ...models.get_job_response_400 import GetJobResponse400
 from ...models.get_job_response_401 import GetJobResponse401
 from ...models.get_job_response_404 import GetJobResponse404
 from ...models.get_job_response_414 import GetJobResponse414
@@ -55,7 +56,8 @@ def _get_kwargs(
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
-    GetJobResponse401
+    GetJobResponse400
+    | GetJobResponse401
     | GetJobResponse404
     | GetJobResponse414
     | GetJobResponse422
@@ -86,6 +88,11 @@ def _parse_response(
         response_200 = _parse_response_200(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = GetJobResponse400.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = GetJobResponse401.from_dict(response.json())
@@ -131,7 +138,8 @@ def _parse_response(
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
-    GetJobResponse401
+    GetJobResponse400
+    | GetJobResponse401
     | GetJobResponse404
     | GetJobResponse414
     | GetJobResponse422
@@ -157,7 +165,8 @@ def sync_detailed(
     offset: int | Unset = 0,
     limit: int | Unset = 20,
 ) -> Response[
-    GetJobResponse401
+    GetJobResponse400
+    | GetJobResponse401
     | GetJobResponse404
     | GetJobResponse414
     | GetJobResponse422
@@ -180,7 +189,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView]
+        Response[GetJobResponse400 | GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView]
     """
 
     kwargs = _get_kwargs(
@@ -205,7 +214,8 @@ def sync(
     offset: int | Unset = 0,
     limit: int | Unset = 20,
 ) -> (
-    GetJobResponse401
+    GetJobResponse400
+    | GetJobResponse401
     | GetJobResponse404
     | GetJobResponse414
     | GetJobResponse422
@@ -229,7 +239,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView
+        GetJobResponse400 | GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView
     """
 
     return sync_detailed(
@@ -249,7 +259,8 @@ async def asyncio_detailed(
     offset: int | Unset = 0,
     limit: int | Unset = 20,
 ) -> Response[
-    GetJobResponse401
+    GetJobResponse400
+    | GetJobResponse401
     | GetJobResponse404
     | GetJobResponse414
     | GetJobResponse422
@@ -272,7 +283,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView]
+        Response[GetJobResponse400 | GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView]
     """
 
     kwargs = _get_kwargs(
@@ -295,7 +306,8 @@ async def asyncio(
     offset: int | Unset = 0,
     limit: int | Unset = 20,
 ) -> (
-    GetJobResponse401
+    GetJobResponse400
+    | GetJobResponse401
     | GetJobResponse404
     | GetJobResponse414
     | GetJobResponse422
@@ -319,7 +331,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView
+        GetJobResponse400 | GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView
     """
 
     return (

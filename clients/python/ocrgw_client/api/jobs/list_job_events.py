@@ -7,6 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.events import Events
+from ...models.list_job_events_response_400 import ListJobEventsResponse400
 from ...models.list_job_events_response_401 import ListJobEventsResponse401
 from ...models.list_job_events_response_404 import ListJobEventsResponse404
 from ...models.list_job_events_response_414 import ListJobEventsResponse414
@@ -34,6 +35,7 @@ def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
     Events
+    | ListJobEventsResponse400
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
@@ -46,6 +48,11 @@ def _parse_response(
         response_200 = Events.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = ListJobEventsResponse400.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = ListJobEventsResponse401.from_dict(response.json())
@@ -87,6 +94,7 @@ def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
     Events
+    | ListJobEventsResponse400
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
@@ -108,6 +116,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
 ) -> Response[
     Events
+    | ListJobEventsResponse400
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
@@ -125,7 +134,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Events | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503]
+        Response[Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -145,6 +154,7 @@ def sync(
     client: AuthenticatedClient | Client,
 ) -> (
     Events
+    | ListJobEventsResponse400
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
@@ -163,7 +173,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Events | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503
+        Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503
     """
 
     return sync_detailed(
@@ -178,6 +188,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
 ) -> Response[
     Events
+    | ListJobEventsResponse400
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
@@ -195,7 +206,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Events | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503]
+        Response[Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -213,6 +224,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
 ) -> (
     Events
+    | ListJobEventsResponse400
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
@@ -231,7 +243,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Events | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503
+        Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503
     """
 
     return (

@@ -7,6 +7,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.job_list import JobList
 from ...models.list_jobs_kind import ListJobsKind
+from ...models.list_jobs_response_400 import ListJobsResponse400
 from ...models.list_jobs_response_401 import ListJobsResponse401
 from ...models.list_jobs_response_414 import ListJobsResponse414
 from ...models.list_jobs_response_422 import ListJobsResponse422
@@ -58,6 +59,7 @@ def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
     JobList
+    | ListJobsResponse400
     | ListJobsResponse401
     | ListJobsResponse414
     | ListJobsResponse422
@@ -70,6 +72,11 @@ def _parse_response(
         response_200 = JobList.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = ListJobsResponse400.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = ListJobsResponse401.from_dict(response.json())
@@ -111,6 +118,7 @@ def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
     JobList
+    | ListJobsResponse400
     | ListJobsResponse401
     | ListJobsResponse414
     | ListJobsResponse422
@@ -135,6 +143,7 @@ def sync_detailed(
     cursor: str | Unset = UNSET,
 ) -> Response[
     JobList
+    | ListJobsResponse400
     | ListJobsResponse401
     | ListJobsResponse414
     | ListJobsResponse422
@@ -155,7 +164,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[JobList | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503]
+        Response[JobList | ListJobsResponse400 | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -181,6 +190,7 @@ def sync(
     cursor: str | Unset = UNSET,
 ) -> (
     JobList
+    | ListJobsResponse400
     | ListJobsResponse401
     | ListJobsResponse414
     | ListJobsResponse422
@@ -202,7 +212,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        JobList | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503
+        JobList | ListJobsResponse400 | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503
     """
 
     return sync_detailed(
@@ -223,6 +233,7 @@ async def asyncio_detailed(
     cursor: str | Unset = UNSET,
 ) -> Response[
     JobList
+    | ListJobsResponse400
     | ListJobsResponse401
     | ListJobsResponse414
     | ListJobsResponse422
@@ -243,7 +254,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[JobList | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503]
+        Response[JobList | ListJobsResponse400 | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -267,6 +278,7 @@ async def asyncio(
     cursor: str | Unset = UNSET,
 ) -> (
     JobList
+    | ListJobsResponse400
     | ListJobsResponse401
     | ListJobsResponse414
     | ListJobsResponse422
@@ -288,7 +300,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        JobList | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503
+        JobList | ListJobsResponse400 | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503
     """
 
     return (

@@ -5,6 +5,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.list_models_response_400 import ListModelsResponse400
 from ...models.list_models_response_401 import ListModelsResponse401
 from ...models.list_models_response_414 import ListModelsResponse414
 from ...models.list_models_response_431 import ListModelsResponse431
@@ -25,11 +26,24 @@ def _get_kwargs() -> dict[str, Any]:
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models | None:
+) -> (
+    ListModelsResponse400
+    | ListModelsResponse401
+    | ListModelsResponse414
+    | ListModelsResponse431
+    | ListModelsResponse500
+    | Models
+    | None
+):
     if response.status_code == 200:
         response_200 = Models.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = ListModelsResponse400.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = ListModelsResponse401.from_dict(response.json())
@@ -59,7 +73,14 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models]:
+) -> Response[
+    ListModelsResponse400
+    | ListModelsResponse401
+    | ListModelsResponse414
+    | ListModelsResponse431
+    | ListModelsResponse500
+    | Models
+]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -71,7 +92,14 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models]:
+) -> Response[
+    ListModelsResponse400
+    | ListModelsResponse401
+    | ListModelsResponse414
+    | ListModelsResponse431
+    | ListModelsResponse500
+    | Models
+]:
     """The models: engine, where it runs, the content types and options it takes, the languages of the live
     workers
 
@@ -80,7 +108,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models]
+        Response[ListModelsResponse400 | ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models]
     """
 
     kwargs = _get_kwargs()
@@ -95,7 +123,15 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
-) -> ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models | None:
+) -> (
+    ListModelsResponse400
+    | ListModelsResponse401
+    | ListModelsResponse414
+    | ListModelsResponse431
+    | ListModelsResponse500
+    | Models
+    | None
+):
     """The models: engine, where it runs, the content types and options it takes, the languages of the live
     workers
 
@@ -104,7 +140,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models
+        ListModelsResponse400 | ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models
     """
 
     return sync_detailed(
@@ -115,7 +151,14 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models]:
+) -> Response[
+    ListModelsResponse400
+    | ListModelsResponse401
+    | ListModelsResponse414
+    | ListModelsResponse431
+    | ListModelsResponse500
+    | Models
+]:
     """The models: engine, where it runs, the content types and options it takes, the languages of the live
     workers
 
@@ -124,7 +167,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models]
+        Response[ListModelsResponse400 | ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models]
     """
 
     kwargs = _get_kwargs()
@@ -137,7 +180,15 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-) -> ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models | None:
+) -> (
+    ListModelsResponse400
+    | ListModelsResponse401
+    | ListModelsResponse414
+    | ListModelsResponse431
+    | ListModelsResponse500
+    | Models
+    | None
+):
     """The models: engine, where it runs, the content types and options it takes, the languages of the live
     workers
 
@@ -146,7 +197,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models
+        ListModelsResponse400 | ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models
     """
 
     return (

@@ -6,6 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.get_result_response_400 import GetResultResponse400
 from ...models.get_result_response_401 import GetResultResponse401
 from ...models.get_result_response_404 import GetResultResponse404
 from ...models.get_result_response_409 import GetResultResponse409
@@ -35,7 +36,8 @@ def _get_kwargs(
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
-    GetResultResponse401
+    GetResultResponse400
+    | GetResultResponse401
     | GetResultResponse404
     | GetResultResponse409
     | GetResultResponse414
@@ -66,6 +68,11 @@ def _parse_response(
         response_200 = _parse_response_200(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = GetResultResponse400.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = GetResultResponse401.from_dict(response.json())
@@ -111,7 +118,8 @@ def _parse_response(
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
-    GetResultResponse401
+    GetResultResponse400
+    | GetResultResponse401
     | GetResultResponse404
     | GetResultResponse409
     | GetResultResponse414
@@ -134,7 +142,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    GetResultResponse401
+    GetResultResponse400
+    | GetResultResponse401
     | GetResultResponse404
     | GetResultResponse409
     | GetResultResponse414
@@ -154,7 +163,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result]
+        Response[GetResultResponse400 | GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result]
     """
 
     kwargs = _get_kwargs(
@@ -173,7 +182,8 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    GetResultResponse401
+    GetResultResponse400
+    | GetResultResponse401
     | GetResultResponse404
     | GetResultResponse409
     | GetResultResponse414
@@ -194,7 +204,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result
+        GetResultResponse400 | GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result
     """
 
     return sync_detailed(
@@ -208,7 +218,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    GetResultResponse401
+    GetResultResponse400
+    | GetResultResponse401
     | GetResultResponse404
     | GetResultResponse409
     | GetResultResponse414
@@ -228,7 +239,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result]
+        Response[GetResultResponse400 | GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result]
     """
 
     kwargs = _get_kwargs(
@@ -245,7 +256,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    GetResultResponse401
+    GetResultResponse400
+    | GetResultResponse401
     | GetResultResponse404
     | GetResultResponse409
     | GetResultResponse414
@@ -266,7 +278,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result
+        GetResultResponse400 | GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result
     """
 
     return (

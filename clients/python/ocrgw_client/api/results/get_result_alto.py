@@ -6,6 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.get_result_alto_response_400 import GetResultAltoResponse400
 from ...models.get_result_alto_response_401 import GetResultAltoResponse401
 from ...models.get_result_alto_response_404 import GetResultAltoResponse404
 from ...models.get_result_alto_response_409 import GetResultAltoResponse409
@@ -33,7 +34,8 @@ def _get_kwargs(
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
-    GetResultAltoResponse401
+    GetResultAltoResponse400
+    | GetResultAltoResponse401
     | GetResultAltoResponse404
     | GetResultAltoResponse409
     | GetResultAltoResponse414
@@ -42,6 +44,11 @@ def _parse_response(
     | GetResultAltoResponse503
     | None
 ):
+    if response.status_code == 400:
+        response_400 = GetResultAltoResponse400.from_dict(response.json())
+
+        return response_400
+
     if response.status_code == 401:
         response_401 = GetResultAltoResponse401.from_dict(response.json())
 
@@ -86,7 +93,8 @@ def _parse_response(
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
-    GetResultAltoResponse401
+    GetResultAltoResponse400
+    | GetResultAltoResponse401
     | GetResultAltoResponse404
     | GetResultAltoResponse409
     | GetResultAltoResponse414
@@ -107,7 +115,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    GetResultAltoResponse401
+    GetResultAltoResponse400
+    | GetResultAltoResponse401
     | GetResultAltoResponse404
     | GetResultAltoResponse409
     | GetResultAltoResponse414
@@ -125,7 +134,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503]
+        Response[GetResultAltoResponse400 | GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -144,7 +153,8 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    GetResultAltoResponse401
+    GetResultAltoResponse400
+    | GetResultAltoResponse401
     | GetResultAltoResponse404
     | GetResultAltoResponse409
     | GetResultAltoResponse414
@@ -163,7 +173,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503
+        GetResultAltoResponse400 | GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503
     """
 
     return sync_detailed(
@@ -177,7 +187,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    GetResultAltoResponse401
+    GetResultAltoResponse400
+    | GetResultAltoResponse401
     | GetResultAltoResponse404
     | GetResultAltoResponse409
     | GetResultAltoResponse414
@@ -195,7 +206,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503]
+        Response[GetResultAltoResponse400 | GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -212,7 +223,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    GetResultAltoResponse401
+    GetResultAltoResponse400
+    | GetResultAltoResponse401
     | GetResultAltoResponse404
     | GetResultAltoResponse409
     | GetResultAltoResponse414
@@ -231,7 +243,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503
+        GetResultAltoResponse400 | GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503
     """
 
     return (

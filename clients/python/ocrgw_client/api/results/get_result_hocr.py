@@ -6,6 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.get_result_hocr_response_400 import GetResultHocrResponse400
 from ...models.get_result_hocr_response_401 import GetResultHocrResponse401
 from ...models.get_result_hocr_response_404 import GetResultHocrResponse404
 from ...models.get_result_hocr_response_409 import GetResultHocrResponse409
@@ -33,19 +34,20 @@ def _get_kwargs(
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
-    GetResultHocrResponse401
+    GetResultHocrResponse400
+    | GetResultHocrResponse401
     | GetResultHocrResponse404
     | GetResultHocrResponse409
     | GetResultHocrResponse414
     | GetResultHocrResponse431
     | GetResultHocrResponse500
     | GetResultHocrResponse503
-    | str
     | None
 ):
-    if response.status_code == 200:
-        response_200 = response.text
-        return response_200
+    if response.status_code == 400:
+        response_400 = GetResultHocrResponse400.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = GetResultHocrResponse401.from_dict(response.json())
@@ -91,14 +93,14 @@ def _parse_response(
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
-    GetResultHocrResponse401
+    GetResultHocrResponse400
+    | GetResultHocrResponse401
     | GetResultHocrResponse404
     | GetResultHocrResponse409
     | GetResultHocrResponse414
     | GetResultHocrResponse431
     | GetResultHocrResponse500
     | GetResultHocrResponse503
-    | str
 ]:
     return Response(
         status_code=HTTPStatus(response.status_code),
@@ -113,14 +115,14 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    GetResultHocrResponse401
+    GetResultHocrResponse400
+    | GetResultHocrResponse401
     | GetResultHocrResponse404
     | GetResultHocrResponse409
     | GetResultHocrResponse414
     | GetResultHocrResponse431
     | GetResultHocrResponse500
     | GetResultHocrResponse503
-    | str
 ]:
     """A job's result as hOCR: a completed single job's or child's, a terminal parent's merged one
 
@@ -132,7 +134,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503 | str]
+        Response[GetResultHocrResponse400 | GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -151,14 +153,14 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    GetResultHocrResponse401
+    GetResultHocrResponse400
+    | GetResultHocrResponse401
     | GetResultHocrResponse404
     | GetResultHocrResponse409
     | GetResultHocrResponse414
     | GetResultHocrResponse431
     | GetResultHocrResponse500
     | GetResultHocrResponse503
-    | str
     | None
 ):
     """A job's result as hOCR: a completed single job's or child's, a terminal parent's merged one
@@ -171,7 +173,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503 | str
+        GetResultHocrResponse400 | GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503
     """
 
     return sync_detailed(
@@ -185,14 +187,14 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    GetResultHocrResponse401
+    GetResultHocrResponse400
+    | GetResultHocrResponse401
     | GetResultHocrResponse404
     | GetResultHocrResponse409
     | GetResultHocrResponse414
     | GetResultHocrResponse431
     | GetResultHocrResponse500
     | GetResultHocrResponse503
-    | str
 ]:
     """A job's result as hOCR: a completed single job's or child's, a terminal parent's merged one
 
@@ -204,7 +206,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503 | str]
+        Response[GetResultHocrResponse400 | GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -221,14 +223,14 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    GetResultHocrResponse401
+    GetResultHocrResponse400
+    | GetResultHocrResponse401
     | GetResultHocrResponse404
     | GetResultHocrResponse409
     | GetResultHocrResponse414
     | GetResultHocrResponse431
     | GetResultHocrResponse500
     | GetResultHocrResponse503
-    | str
     | None
 ):
     """A job's result as hOCR: a completed single job's or child's, a terminal parent's merged one
@@ -241,7 +243,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503 | str
+        GetResultHocrResponse400 | GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503
     """
 
     return (

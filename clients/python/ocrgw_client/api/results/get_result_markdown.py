@@ -6,6 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.get_result_markdown_response_400 import GetResultMarkdownResponse400
 from ...models.get_result_markdown_response_401 import GetResultMarkdownResponse401
 from ...models.get_result_markdown_response_404 import GetResultMarkdownResponse404
 from ...models.get_result_markdown_response_409 import GetResultMarkdownResponse409
@@ -33,7 +34,8 @@ def _get_kwargs(
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
-    GetResultMarkdownResponse401
+    GetResultMarkdownResponse400
+    | GetResultMarkdownResponse401
     | GetResultMarkdownResponse404
     | GetResultMarkdownResponse409
     | GetResultMarkdownResponse414
@@ -46,6 +48,11 @@ def _parse_response(
     if response.status_code == 200:
         response_200 = response.text
         return response_200
+
+    if response.status_code == 400:
+        response_400 = GetResultMarkdownResponse400.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = GetResultMarkdownResponse401.from_dict(response.json())
@@ -91,7 +98,8 @@ def _parse_response(
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
-    GetResultMarkdownResponse401
+    GetResultMarkdownResponse400
+    | GetResultMarkdownResponse401
     | GetResultMarkdownResponse404
     | GetResultMarkdownResponse409
     | GetResultMarkdownResponse414
@@ -113,7 +121,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    GetResultMarkdownResponse401
+    GetResultMarkdownResponse400
+    | GetResultMarkdownResponse401
     | GetResultMarkdownResponse404
     | GetResultMarkdownResponse409
     | GetResultMarkdownResponse414
@@ -132,7 +141,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str]
+        Response[GetResultMarkdownResponse400 | GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str]
     """
 
     kwargs = _get_kwargs(
@@ -151,7 +160,8 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    GetResultMarkdownResponse401
+    GetResultMarkdownResponse400
+    | GetResultMarkdownResponse401
     | GetResultMarkdownResponse404
     | GetResultMarkdownResponse409
     | GetResultMarkdownResponse414
@@ -171,7 +181,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str
+        GetResultMarkdownResponse400 | GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str
     """
 
     return sync_detailed(
@@ -185,7 +195,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    GetResultMarkdownResponse401
+    GetResultMarkdownResponse400
+    | GetResultMarkdownResponse401
     | GetResultMarkdownResponse404
     | GetResultMarkdownResponse409
     | GetResultMarkdownResponse414
@@ -204,7 +215,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str]
+        Response[GetResultMarkdownResponse400 | GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str]
     """
 
     kwargs = _get_kwargs(
@@ -221,7 +232,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    GetResultMarkdownResponse401
+    GetResultMarkdownResponse400
+    | GetResultMarkdownResponse401
     | GetResultMarkdownResponse404
     | GetResultMarkdownResponse409
     | GetResultMarkdownResponse414
@@ -241,7 +253,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str
+        GetResultMarkdownResponse400 | GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str
     """
 
     return (

@@ -9,6 +9,7 @@ from ...client import AuthenticatedClient, Client
 from ...models.get_result_pdf_optimize import GetResultPdfOptimize
 from ...models.get_result_pdf_output_type import GetResultPdfOutputType
 from ...models.get_result_pdf_response_202 import GetResultPdfResponse202
+from ...models.get_result_pdf_response_400 import GetResultPdfResponse400
 from ...models.get_result_pdf_response_401 import GetResultPdfResponse401
 from ...models.get_result_pdf_response_404 import GetResultPdfResponse404
 from ...models.get_result_pdf_response_409 import GetResultPdfResponse409
@@ -58,6 +59,7 @@ def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
     GetResultPdfResponse202
+    | GetResultPdfResponse400
     | GetResultPdfResponse401
     | GetResultPdfResponse404
     | GetResultPdfResponse409
@@ -72,6 +74,11 @@ def _parse_response(
         response_202 = GetResultPdfResponse202.from_dict(response.json())
 
         return response_202
+
+    if response.status_code == 400:
+        response_400 = GetResultPdfResponse400.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = GetResultPdfResponse401.from_dict(response.json())
@@ -123,6 +130,7 @@ def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
     GetResultPdfResponse202
+    | GetResultPdfResponse400
     | GetResultPdfResponse401
     | GetResultPdfResponse404
     | GetResultPdfResponse409
@@ -148,6 +156,7 @@ def sync_detailed(
     optimize: GetResultPdfOptimize | Unset = UNSET,
 ) -> Response[
     GetResultPdfResponse202
+    | GetResultPdfResponse400
     | GetResultPdfResponse401
     | GetResultPdfResponse404
     | GetResultPdfResponse409
@@ -169,7 +178,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
+        Response[GetResultPdfResponse202 | GetResultPdfResponse400 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -193,6 +202,7 @@ def sync(
     optimize: GetResultPdfOptimize | Unset = UNSET,
 ) -> (
     GetResultPdfResponse202
+    | GetResultPdfResponse400
     | GetResultPdfResponse401
     | GetResultPdfResponse404
     | GetResultPdfResponse409
@@ -215,7 +225,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
+        GetResultPdfResponse202 | GetResultPdfResponse400 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
     """
 
     return sync_detailed(
@@ -234,6 +244,7 @@ async def asyncio_detailed(
     optimize: GetResultPdfOptimize | Unset = UNSET,
 ) -> Response[
     GetResultPdfResponse202
+    | GetResultPdfResponse400
     | GetResultPdfResponse401
     | GetResultPdfResponse404
     | GetResultPdfResponse409
@@ -255,7 +266,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
+        Response[GetResultPdfResponse202 | GetResultPdfResponse400 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -277,6 +288,7 @@ async def asyncio(
     optimize: GetResultPdfOptimize | Unset = UNSET,
 ) -> (
     GetResultPdfResponse202
+    | GetResultPdfResponse400
     | GetResultPdfResponse401
     | GetResultPdfResponse404
     | GetResultPdfResponse409
@@ -299,7 +311,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultPdfResponse202 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
+        GetResultPdfResponse202 | GetResultPdfResponse400 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
     """
 
     return (

@@ -6,6 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.get_result_table_csv_response_400 import GetResultTableCsvResponse400
 from ...models.get_result_table_csv_response_401 import GetResultTableCsvResponse401
 from ...models.get_result_table_csv_response_404 import GetResultTableCsvResponse404
 from ...models.get_result_table_csv_response_409 import GetResultTableCsvResponse409
@@ -35,7 +36,8 @@ def _get_kwargs(
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
-    GetResultTableCsvResponse401
+    GetResultTableCsvResponse400
+    | GetResultTableCsvResponse401
     | GetResultTableCsvResponse404
     | GetResultTableCsvResponse409
     | GetResultTableCsvResponse414
@@ -48,6 +50,11 @@ def _parse_response(
     if response.status_code == 200:
         response_200 = response.text
         return response_200
+
+    if response.status_code == 400:
+        response_400 = GetResultTableCsvResponse400.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = GetResultTableCsvResponse401.from_dict(response.json())
@@ -93,7 +100,8 @@ def _parse_response(
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
-    GetResultTableCsvResponse401
+    GetResultTableCsvResponse400
+    | GetResultTableCsvResponse401
     | GetResultTableCsvResponse404
     | GetResultTableCsvResponse409
     | GetResultTableCsvResponse414
@@ -116,7 +124,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    GetResultTableCsvResponse401
+    GetResultTableCsvResponse400
+    | GetResultTableCsvResponse401
     | GetResultTableCsvResponse404
     | GetResultTableCsvResponse409
     | GetResultTableCsvResponse414
@@ -137,7 +146,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str]
+        Response[GetResultTableCsvResponse400 | GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str]
     """
 
     kwargs = _get_kwargs(
@@ -158,7 +167,8 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    GetResultTableCsvResponse401
+    GetResultTableCsvResponse400
+    | GetResultTableCsvResponse401
     | GetResultTableCsvResponse404
     | GetResultTableCsvResponse409
     | GetResultTableCsvResponse414
@@ -180,7 +190,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str
+        GetResultTableCsvResponse400 | GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str
     """
 
     return sync_detailed(
@@ -196,7 +206,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[
-    GetResultTableCsvResponse401
+    GetResultTableCsvResponse400
+    | GetResultTableCsvResponse401
     | GetResultTableCsvResponse404
     | GetResultTableCsvResponse409
     | GetResultTableCsvResponse414
@@ -217,7 +228,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str]
+        Response[GetResultTableCsvResponse400 | GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str]
     """
 
     kwargs = _get_kwargs(
@@ -236,7 +247,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> (
-    GetResultTableCsvResponse401
+    GetResultTableCsvResponse400
+    | GetResultTableCsvResponse401
     | GetResultTableCsvResponse404
     | GetResultTableCsvResponse409
     | GetResultTableCsvResponse414
@@ -258,7 +270,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str
+        GetResultTableCsvResponse400 | GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str
     """
 
     return (
