@@ -7,7 +7,8 @@ idempotency record.  What the schemas cannot see is done here: reading the
 JSON strictly, telling the three shapes of a submission apart, the group's
 size limits, which child a problem is about, holding each document to its
 declared type and to the page and pixel limits (``documents.inspection``:
-from its headers, so a bomb is refused undecoded), and counting the pages
+from its headers, so a bomb is refused undecoded; all of a request's checks
+within one budget of time and count, ``gateway.document_checks``), and counting the pages
 of a PDF sent with ``split_pages`` to make the children of its page ranges
 (the document is stored once, and each child names its pages of it), so
 that a bad document is refused before anything is stored.  Nothing in this module
@@ -43,7 +44,7 @@ from marshmallow import Schema, ValidationError
 
 from documents.limits import DocumentLimits
 from documents.pages import PDF_TYPE
-from gateway.document_checks import check_document
+from gateway.document_checks import Inspections
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import GroupSchema, JobSchema, RawQuerySchema, SplitRequest, accepting_model, check_not_empty
 from jobs.config import Settings
@@ -126,13 +127,22 @@ class Parser:
         languages the live workers have, None when no worker is live (every
         language is then accepted).
         """
-        if content_type == JSON_TYPE:
-            return self._json(path, args, body, require_on_prem, languages)
-        return self._raw(path, content_type, args, body, require_on_prem, languages)
+        with self._inspections() as inspections:
+            if content_type == JSON_TYPE:
+                return self._json(path, args, body, require_on_prem, languages, inspections)
+            return self._raw(path, content_type, args, body, require_on_prem, languages, inspections)
+
+    def _inspections(self) -> Inspections:
+        """What one request may spend checking its documents (``gateway.document_checks``)."""
+        return Inspections(
+            self.limits,
+            seconds=self.settings.inspection_seconds,
+            max_documents=self.settings.inspection_max_documents,
+        )
 
     # -- a raw document: the body is the file ------------------------------------------
 
-    def _raw(self, path, content_type, args, body, require_on_prem, languages) -> Submission:
+    def _raw(self, path, content_type, args, body, require_on_prem, languages, inspections) -> Submission:
         repeated = {name: ["Given more than once."] for name, values in args.items() if len(values) > 1}
         if repeated:
             raise invalid_field(repeated)
@@ -168,7 +178,7 @@ class Parser:
             *(["on_prem"] if asked_on_prem else []),
             *([f"priority={query['priority']}"] if "priority" in query else []),
         )
-        page_count = check_document(job, self.limits)
+        page_count = inspections.check(job)
         if "split_pages" not in query:
             return Submission([job], None, fingerprint(*request))
         split = SplitRequest(job, query["split_pages"], query.get("max_parallel", 0))
@@ -178,7 +188,7 @@ class Parser:
 
     # -- JSON: a single job or a fan-out group ---------------------------------------
 
-    def _json(self, path, args, body, require_on_prem, languages) -> Submission:
+    def _json(self, path, args, body, require_on_prem, languages, inspections) -> Submission:
         if args:
             raise invalid_field(
                 {name: ["Query parameters apply to raw documents only."] for name in args},
@@ -192,12 +202,12 @@ class Parser:
                 split = replace(job, job=_kept_on_prem(job.job, require_on_prem))
                 check_languages(split.job, languages)  # each part reads the languages of the whole
                 self._callback_url(split.job.callback_url)
-                page_count = check_document(split.job, self.limits)
+                page_count = inspections.check(split.job)
                 return self._split(split, request_print, page_count)
             job = _kept_on_prem(job, require_on_prem)
             check_languages(job, languages)
             self._callback_url(job.callback_url)
-            check_document(job, self.limits)
+            inspections.check(job)
             return Submission([job], None, request_print)
         group = _load(self.group, data)["fanout"]
         group_on_prem = group.get("on_prem", False) or require_on_prem
@@ -223,7 +233,7 @@ class Parser:
                 job = _kept_on_prem(job, group_on_prem)
                 check_languages(job, languages)
                 self._callback_url(job.callback_url)
-                check_document(job, self.limits)
+                inspections.check(job)
             except Problem as problem:
                 raise for_child(problem, index) from None
             jobs.append(job)
