@@ -28,7 +28,7 @@ ended it, since a fork of the gateway costs more than opening a real PDF.
 from __future__ import annotations
 
 import hashlib
-import time
+from time import monotonic
 from typing import Any
 
 from documents import sniffing
@@ -91,7 +91,7 @@ class Inspections:
         if left <= 0:
             raise self._out_of_time()
         self.count += 1
-        started = time.monotonic()
+        started = monotonic()
         try:
             return self._inspector.inspect(document, declared, self.limits, seconds=left)
         except OutOfTime:
@@ -99,7 +99,7 @@ class Inspections:
         except (InvalidDocument, MemoryError) as error:
             return problem_of(error)
         finally:
-            self.spent += time.monotonic() - started
+            self.spent += monotonic() - started
 
     def _out_of_time(self) -> Problem:
         return self._spent(
