@@ -38,6 +38,7 @@ from documents.limits import DocumentLimits, TooManyPages, TooManyPixels
 from gateway.problems import Problem
 from jobs.errors import EncryptedDocument, InvalidDocument
 from jobs.records import NewJob
+from observability import metrics
 
 
 class Inspections:
@@ -76,8 +77,11 @@ class Inspections:
                 detected=detected,
             )
         same = (declared, hashlib.sha256(document).digest())
-        if same not in self._outcomes:
+        if same in self._outcomes:
+            metrics.document_checked("reused")
+        else:
             self._outcomes[same] = self._inspect(document, declared)
+            metrics.document_checked("checked")
         outcome = self._outcomes[same]
         if isinstance(outcome, Problem):
             raise outcome
@@ -108,6 +112,7 @@ class Inspections:
         )
 
     def _spent(self, why: str) -> Problem:
+        metrics.document_checked("over_budget")
         return Problem(
             "inspection_budget_exceeded",
             f"The request was refused before anything was stored: {why}. Send its documents in several requests.",
