@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import json
+from functools import partial
 
 from bench.common import Http, check, median, print_table, result, rotations, timed
 from bench.processes import STACK_START_DEADLINE, START_TIMEOUT, Bench
@@ -78,7 +79,7 @@ def run(bench: Bench) -> dict:
     for number, order in enumerate(rotations(list(requests), rounds)):
         with bench.phase(f"round {number + 1}", *ROUND_DEADLINE):
             for kind in order:
-                seconds, (status, answer) = timed(lambda kind=kind: http.request("POST", "/jobs", requests[kind]))
+                seconds, (status, answer) = timed(partial(http.request, "POST", "/jobs", requests[kind]))
                 if status != EXPECTED[kind]:
                     raise AssertionError(f"{kind}: answered {status}, not {EXPECTED[kind]}: {answer[:300]!r}")
                 times[kind].append(seconds)
