@@ -14,7 +14,8 @@ is an ``InvalidDocument`` and the worker goes on with its next job.
 A caller with many small calls of one function (the gateway opening each
 PDF of a group) would spend more on forks than on the calls: a fork costs
 more the more memory its parent holds.  ``IsolatedCalls`` forks one child
-for them all and sends it each call's arguments through a pipe; each call
+for them all, at the first call, whose arguments it inherits, and sends it
+the arguments of each later call through a pipe; each call
 starts under the resource limits the child started with (what a call
 lowers for itself is put back), may be given a deadline, after which the
 child is killed and ``OutOfTime`` raised, and a child that dies is replaced
@@ -117,16 +118,19 @@ class IsolatedCalls:
         naming ``what`` when the child ended without an answer.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        if self._pid is None:
-            self._fork()
-        request = pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            try:
-                _write_message(self._to_child, request)
-            except BrokenPipeError:  # the child ended between calls; its status says how
-                answer = None
-            else:
+            if self._pid is None:
+                # The first call's arguments go with the fork, shared, not copied: a request with one
+                # document (most are) costs what ``run_isolated`` would.
+                self._fork(args)
                 answer = self._answer(deadline)
+            else:
+                try:
+                    _write_message(self._to_child, pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL))
+                except BrokenPipeError:  # the child ended between calls; its status says how
+                    answer = None
+                else:
+                    answer = self._answer(deadline)
         except BaseException:
             self.close()  # out of time, or stopped while waiting (a time limit, an interrupt): the child goes too
             raise
@@ -144,7 +148,7 @@ class IsolatedCalls:
             self._pid = None
             self._close_pipes()
 
-    def _fork(self) -> None:
+    def _fork(self, first_call: tuple) -> None:
         to_child_read, to_child_write = os.pipe()
         from_child_read, from_child_write = os.pipe()
         parent = os.getpid()
@@ -152,7 +156,7 @@ class IsolatedCalls:
         if pid == 0:  # the child: never returns
             os.close(to_child_write)
             os.close(from_child_read)
-            _serve_calls(to_child_read, from_child_write, parent, self.function)
+            _serve_calls(to_child_read, from_child_write, parent, self.function, first_call)
         os.close(to_child_read)
         os.close(from_child_write)
         self._pid, self._to_child, self._from_child = pid, to_child_write, from_child_read
@@ -192,37 +196,43 @@ class IsolatedCalls:
 
 
 def _write_message(fd: int, message: bytes) -> None:
-    view = memoryview(len(message).to_bytes(_LENGTH_BYTES, "big") + message)
-    while view:
-        view = view[os.write(fd, view) :]
+    for part in (len(message).to_bytes(_LENGTH_BYTES, "big"), message):
+        view = memoryview(part)
+        while view:
+            view = view[os.write(fd, view) :]
 
 
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    received = bytearray()
-    while len(received) < size:
-        chunk = os.read(fd, min(size - len(received), _READ_CHUNK))
-        if not chunk:
+def _read_exactly(fd: int, size: int) -> bytearray | None:
+    received = bytearray(size)
+    view, filled = memoryview(received), 0
+    while filled < size:
+        count = os.readv(fd, [view[filled : filled + _READ_CHUNK]])
+        if not count:
             return None
-        received += chunk
-    return bytes(received)
+        filled += count
+    return received
 
 
-def _serve_calls(read_end: int, write_end: int, parent: int, function: Callable[..., Any]) -> None:
+def _serve_calls(read_end: int, write_end: int, parent: int, function: Callable[..., Any], first_call: tuple) -> None:
+    """Answers ``first_call``, then each call read from ``read_end``, until the parent closes it."""
     status = 0
     try:
         _become_disposable(parent)
         started_under = {limit: resource.getrlimit(limit) for limit in _RESTORED_LIMITS}
-        while (header := _read_exactly(read_end, _LENGTH_BYTES)) is not None:
-            request = _read_exactly(read_end, int.from_bytes(header, "big"))
-            if request is None:
-                break
+        args: tuple | None = first_call
+        while args is not None:
             try:
-                answer = pickle.dumps((True, function(*pickle.loads(request))), protocol=pickle.HIGHEST_PROTOCOL)
+                answer = pickle.dumps((True, function(*args)), protocol=pickle.HIGHEST_PROTOCOL)
             except BaseException as exc:  # MemoryError included: the parent decides what it means
                 answer = pickle.dumps((False, _picklable(exc)), protocol=pickle.HIGHEST_PROTOCOL)
+            args = None  # the call's document is let go before the next one is read
             for limit, (soft, hard) in started_under.items():
                 resource.setrlimit(limit, (soft, hard))
             _write_message(write_end, answer)
+            header = _read_exactly(read_end, _LENGTH_BYTES)
+            request = None if header is None else _read_exactly(read_end, int.from_bytes(header, "big"))
+            args = None if request is None else pickle.loads(request)
+            del request
     except BaseException:
         status = 2  # no answer: the parent reports the child's end
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import resource
 import signal
@@ -152,6 +153,19 @@ def test_isolated_calls_run_one_after_another_in_one_child():
     assert [total for _, total in answers] == list(range(1, 51))
     assert {pid for pid, _ in answers} != {os.getpid()}
     assert len({pid for pid, _ in answers}) == 1 and calls.forks == 1
+
+
+def _digest(data: bytes) -> tuple[int, str]:
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def test_a_large_argument_reaches_the_child_whole_with_the_fork_and_through_the_pipe():
+    documents = [os.urandom(24 << 20), os.urandom(24 << 20) + b"tail"]
+
+    with IsolatedCalls(_digest) as calls:
+        assert [calls.call(data) for data in documents] == [_digest(data) for data in documents]
+
+    assert calls.forks == 1
 
 
 def test_an_isolated_call_s_exception_comes_back_and_the_child_goes_on():
