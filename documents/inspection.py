@@ -21,12 +21,13 @@ dies on them makes the PDF an ``InvalidDocument``.  The gateway checks every
 PDF this way, and a worker checks it again before it opens it itself, so
 that neither process ever holds more than that.
 
-128 MiB is many times what a real PDF takes to open (measured: 7 MiB for
-10,000 pages, nothing measurable for a 17-page scan of 5 MB; PDFium keeps
-the cross-reference table and the page tree, not the content), and less
-than the 200 MB a cross-reference stream deflated twice asks for from an
-811-byte file, which it then holds twice: such a PDF is refused at once
-rather than read for half a second.
+What PDFium takes to open a PDF grows with its objects (it keeps the
+cross-reference table and the page tree, not the content): measured,
+nothing to see for a 17-page scan of 5 MB, 7 MiB for 10,000 pages, 51 MiB
+for a million objects in 41 MB.  128 MiB takes the most objects a 64 MiB
+body can hold, and less than the 200 MB a cross-reference stream deflated
+twice asks for from a file under 1 KB, which PDFium then holds twice: such
+a PDF is refused rather than read for half a second.
 
 A caller with many PDFs to open (the gateway, for the children of a group)
 opens them in one child, an ``Inspector``, rather than forking for each:
