@@ -60,11 +60,6 @@ class Inspections:
     def close(self) -> None:
         self._inspector.close()
 
-    @property
-    def forks(self) -> int:
-        """How many processes opened this request's PDFs."""
-        return self._inspector.forks
-
     def check(self, job: NewJob) -> int:
         """The document's page count, once it is what it says and within the limits; else the problem why not."""
         declared, document = job.content_type, job.payload
