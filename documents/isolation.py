@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import faulthandler
+import math
 import os
 import pickle
 import resource
@@ -167,10 +168,12 @@ class IsolatedCalls:
         received = bytearray()
         wanted = _LENGTH_BYTES
         length_known = False
+        readable = select.poll()  # not select(): a gateway serving many connections has descriptors past 1024
+        readable.register(self._from_child, select.POLLIN)
         while len(received) < wanted:
             if deadline is not None:
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self._from_child], [], [], left)[0]:
+                if left <= 0 or not readable.poll(math.ceil(left * 1000)):
                     raise OutOfTime(f"{self.what} took longer than it may")
             chunk = os.read(self._from_child, max(wanted - len(received), 1))
             if not chunk:

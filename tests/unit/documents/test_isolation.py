@@ -215,3 +215,22 @@ def test_closing_isolated_calls_ends_their_child():
 
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)
+
+
+def test_a_deadline_holds_when_the_pipe_s_descriptor_is_past_1024():
+    # A gateway serving many connections has descriptors past select()'s FD_SETSIZE.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 1200
+    assert hard == resource.RLIM_INFINITY or hard >= wanted, "the test needs more open files than allowed"
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with IsolatedCalls(_sleep) as calls:
+            assert calls.call(0, timeout=60) != os.getpid()
+            assert calls._from_child > 1024
+            with pytest.raises(OutOfTime):
+                calls.call(60, timeout=0.2)
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
