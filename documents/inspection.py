@@ -24,10 +24,11 @@ that neither process ever holds more than that.
 What PDFium takes to open a PDF grows with its objects (it keeps the
 cross-reference table and the page tree, not the content): measured,
 nothing to see for a 17-page scan of 5 MB, 7 MiB for 10,000 pages, 51 MiB
-for a million objects in 41 MB.  128 MiB takes the most objects a 64 MiB
-body can hold, and less than the 200 MB a cross-reference stream deflated
-twice asks for from a file under 1 KB, which PDFium then holds twice: such
-a PDF is refused rather than read for half a second.
+for a million objects in 41 MB, 88 MiB at most for the 1.3 to 1.55 million
+objects a 64 MiB body holds.  128 MiB takes those, and is less than the
+200 MB a cross-reference stream deflated twice asks for from a file under
+1 KB, which PDFium then holds twice: such a PDF is refused rather than read
+for half a second.
 
 A caller with many PDFs to open (the gateway, for the children of a group)
 opens them in one child, an ``Inspector``, rather than forking for each:
