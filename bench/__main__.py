@@ -44,6 +44,7 @@ BENCHMARKS = {
     "capacity_cluster": "bench.capacity_cluster",
     "priority_lanes": "bench.priority",
     "document_structure": "bench.structure",
+    "inspection_budget": "bench.inspection",
 }
 
 

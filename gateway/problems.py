@@ -52,6 +52,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "no_result": (409, "Job ended without a result"),
     "pdf_unavailable": (409, "No searchable PDF for this job"),
     "payload_too_large": (413, "Request body too large"),
+    "inspection_budget_exceeded": (413, "Documents take too long to check"),
     # Answered by gunicorn's worker before the app sees the request (gateway.gunicorn_worker).
     "uri_too_long": (414, "Request line too long"),
     "missing_content_type": (415, "Missing Content-Type"),

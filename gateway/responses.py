@@ -88,6 +88,12 @@ class ProblemSchema(Schema):
     height = fields.Integer(metadata={"description": "too_many_pixels: its height in pixels."})
     max_image_pixels = fields.Integer(metadata={"description": "too_many_pixels: the most pixels a page may have."})
     max_body_bytes = fields.Integer()
+    inspection_seconds = fields.Float(
+        metadata={"description": "inspection_budget_exceeded: the seconds a request's document checks may take."}
+    )
+    max_inspections = fields.Integer(
+        metadata={"description": "inspection_budget_exceeded: the distinct documents a request may have checked."}
+    )
     job_id = fields.String()
     job_status = fields.String(
         metadata={"description": "no_result, result_not_ready, job_finished: the job's status (how it ended)."}

@@ -7,7 +7,8 @@ idempotency record.  What the schemas cannot see is done here: reading the
 JSON strictly, telling the three shapes of a submission apart, the group's
 size limits, which child a problem is about, holding each document to its
 declared type and to the page and pixel limits (``documents.inspection``:
-from its headers, so a bomb is refused undecoded), and counting the pages
+from its headers, so a bomb is refused undecoded; all of a request's checks
+within one budget of time and count, ``gateway.document_checks``), and counting the pages
 of a PDF sent with ``split_pages`` to make the children of its page ranges
 (the document is stored once, and each child names its pages of it), so
 that a bad document is refused before anything is stored.  Nothing in this module
@@ -50,7 +51,7 @@ from marshmallow import Schema, ValidationError
 from documents.limits import DocumentLimits
 from documents.pages import PDF_TYPE
 from gateway.bodies import JSON_TYPE, UNASKED_TYPES, is_json_type, json_type_required
-from gateway.document_checks import check_document
+from gateway.document_checks import Inspections
 from gateway.problems import Problem, for_child, invalid_field
 from gateway.schemas import (
     GroupSchema,
@@ -147,19 +148,28 @@ class Parser:
         languages the live workers have, None when no worker is live (every
         language is then accepted).
         """
-        if is_json_type(content_type):
-            return self._json(path, args, body, require_on_prem, languages)
-        if content_type in UNASKED_TYPES and _is_json_object(body):
-            # A browser sends this type from any site unasked: JSON under it is a job some page sends.
-            raise json_type_required(
-                f"This body is a JSON object sent as {content_type!r}: send a JSON job as {JSON_TYPE}, "
-                "and a text document that is JSON as a JSON job, its bytes in base64 in payload."
-            )
-        return self._raw(path, content_type, args, body, require_on_prem, languages)
+        with self._inspections() as inspections:
+            if is_json_type(content_type):
+                return self._json(path, args, body, require_on_prem, languages, inspections)
+            if content_type in UNASKED_TYPES and _is_json_object(body):
+                # A browser sends this type from any site unasked: JSON under it is a job some page sends.
+                raise json_type_required(
+                    f"This body is a JSON object sent as {content_type!r}: send a JSON job as {JSON_TYPE}, "
+                    "and a text document that is JSON as a JSON job, its bytes in base64 in payload."
+                )
+            return self._raw(path, content_type, args, body, require_on_prem, languages, inspections)
+
+    def _inspections(self) -> Inspections:
+        """What one request may spend checking its documents (``gateway.document_checks``)."""
+        return Inspections(
+            self.limits,
+            seconds=self.settings.inspection_seconds,
+            max_documents=self.settings.inspection_max_documents,
+        )
 
     # -- a raw document: the body is the file ------------------------------------------
 
-    def _raw(self, path, content_type, args, body, require_on_prem, languages) -> Submission:
+    def _raw(self, path, content_type, args, body, require_on_prem, languages, inspections) -> Submission:
         repeated = {name: ["Given more than once."] for name, values in args.items() if len(values) > 1}
         if repeated:
             raise invalid_field(repeated)
@@ -196,7 +206,7 @@ class Parser:
             *([f"priority={query['priority']}"] if "priority" in query else []),
             *([f"webhook_events={','.join(query['webhook_events'])}"] if "webhook_events" in query else []),
         )
-        page_count = check_document(job, self.limits)
+        page_count = inspections.check(job)
         if "split_pages" not in query:
             return Submission([job], None, fingerprint(*request))
         split = SplitRequest(job, query["split_pages"], query.get("max_parallel", 0), webhook_events_of(query))
@@ -206,7 +216,7 @@ class Parser:
 
     # -- JSON: a single job or a fan-out group ---------------------------------------
 
-    def _json(self, path, args, body, require_on_prem, languages) -> Submission:
+    def _json(self, path, args, body, require_on_prem, languages, inspections) -> Submission:
         if args:
             raise invalid_field(
                 {name: ["Query parameters apply to raw documents only."] for name in args},
@@ -220,12 +230,12 @@ class Parser:
                 split = replace(job, job=_kept_on_prem(job.job, require_on_prem))
                 check_languages(split.job, languages)  # each part reads the languages of the whole
                 self._callback_url(split.job.callback_url)
-                page_count = check_document(split.job, self.limits)
+                page_count = inspections.check(split.job)
                 return self._split(split, request_print, page_count)
             job = _kept_on_prem(job, require_on_prem)
             check_languages(job, languages)
             self._callback_url(job.callback_url)
-            check_document(job, self.limits)
+            inspections.check(job)
             return Submission([job], None, request_print)
         group = _load(self.group, data)["fanout"]
         group_on_prem = group.get("on_prem", False) or require_on_prem
@@ -255,7 +265,7 @@ class Parser:
                 job = _kept_on_prem(job, group_on_prem)
                 check_languages(job, languages)
                 self._callback_url(job.callback_url)
-                check_document(job, self.limits)
+                inspections.check(job)
             except Problem as problem:
                 raise for_child(problem, index) from None
             jobs.append(job)

@@ -336,6 +336,22 @@ class Settings:
         50_000_000,
         "pixels of one page image (see Security)",
     )
+    # A request's documents are checked before anything is stored, in the gateway thread that answers it;
+    # these bound what one request may have that thread spend on them (gateway.document_checks).
+    inspection_seconds: float = setting(
+        "OCRGW_INSPECTION_SECONDS",
+        seconds(),
+        1.0,
+        "wall time one request's document checks may take in all (opening each PDF, reading image headers); "
+        "past it `413 inspection_budget_exceeded` (see Security)",
+    )
+    inspection_max_documents: int = setting(
+        "OCRGW_INSPECTION_MAX_DOCUMENTS",
+        whole_number(),
+        1000,
+        "distinct documents one request may have checked (identical bytes are checked once); past it "
+        "`413 inspection_budget_exceeded`",
+    )
     # Past it an allocation fails and the job with it (``resource_limit``), not the host.
     worker_memory_limit_mb: int = setting(
         "OCRGW_WORKER_MEMORY_LIMIT_MB",

@@ -45,6 +45,14 @@ SUBMISSIONS = Metric(
     "model (a group's children's, or mixed).",
     ("shape", "model"),
 )
+DOCUMENT_CHECKS = Metric(
+    "counter",
+    "ocrgw_document_checks_total",
+    "Documents of submissions checked before anything is stored, by outcome: checked (opened or its headers "
+    "read), reused (the same bytes were checked earlier in the same request), over_budget (the request was "
+    "refused: its checks took their time or count).",
+    ("outcome",),
+)
 JOBS_FINISHED = Metric(
     "counter",
     "ocrgw_jobs_finished_total",
@@ -144,6 +152,7 @@ EVENT_METRICS = (
     QUEUE_WAIT,
     WEBHOOK_LAG,
     SUBMISSIONS,
+    DOCUMENT_CHECKS,
     JOBS_FINISHED,
     JOB_ATTEMPTS,
     JOB_STARTS,
@@ -270,6 +279,10 @@ ENDING = {"completed": "completed", "failed": "failed", "cancelled": "cancelled"
 
 def submitted(shape: str, model: str) -> None:
     _inc(SUBMISSIONS, shape, model)
+
+
+def document_checked(outcome: str) -> None:
+    _inc(DOCUMENT_CHECKS, outcome)
 
 
 def attempt_started(model: str, path: str) -> None:

@@ -248,6 +248,42 @@ def pdf_object_stream_bomb(inflated: int = 1 << 30) -> bytes:
     return bytes(out)
 
 
+def pdf_xref_stream_bomb(inflated: int = 200 << 20, tag: int = 0) -> bytes:
+    """A PDF under 1 KB whose cross-reference stream, deflated twice, inflates to ``inflated`` bytes: a reader
+    must inflate it all (and holds it twice) to find any object.  ``tag`` makes copies that differ by a byte."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+    ]
+    out = bytearray(b"%%PDF-1.7\n%%%d\n" % tag)
+    offsets = []
+    for number, text in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, text)
+    xref_at = len(out)
+    # Object 0 free, 1 to 3 at their offsets, 4 (the stream itself) at its own; zeros after the rows.
+    rows = [(0, 0, 65535), *((1, offset, 0) for offset in offsets), (1, xref_at, 0)]
+    table = b"".join(struct.pack(">BIH", *row) for row in rows)
+    twice = zlib.compress(zlib_zeros(inflated - len(table), prefix=table), 9)
+    out += b"4 0 obj\n<< /Type /XRef /W [1 4 2] /Size 5 /Root 1 0 R /Filter [/FlateDecode /FlateDecode] "
+    out += b"/Length %d >>\nstream\n" % len(twice)
+    out += twice + b"\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n" % xref_at
+    return bytes(out)
+
+
+def pdf_without_xref(size: int, tag: int = 0) -> bytes:
+    """A PDF of about ``size`` bytes of small objects and no cross-reference table: a reader rebuilds one by
+    scanning every byte, slow (about a second for 8 MB) but in little memory.  ``tag`` as above."""
+    head = (
+        b"%%PDF-1.7\n%%%d\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n"
+        b"2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n"
+        b"3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>\nendobj\n" % tag
+    )
+    filler = b"".join(b"%d 0 obj\n[1 2 3]\nendobj\n" % number for number in range(4, 4 + size // 24))
+    return head + filler + b"trailer\n<< /Root 1 0 R >>\n%%EOF\n"
+
+
 def real_pdf(pages: int = 1) -> bytes:
     images = [Image.new("RGB", (200, 100), "white") for _ in range(pages)]
     return _saved(images[0], "PDF", save_all=True, append_images=images[1:], resolution=200)

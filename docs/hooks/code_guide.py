@@ -105,6 +105,15 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "Send a smaller document, split a large batch into several groups, or send a raw document rather "
         "than base64 in JSON (a third smaller).",
     ),
+    "inspection_budget_exceeded": (
+        "Checking the request's documents (opening each PDF, reading each image's headers) took more than "
+        "`OCRGW_INSPECTION_SECONDS` in all (`inspection_seconds` in the problem), or the request has more "
+        "distinct documents than `OCRGW_INSPECTION_MAX_DOCUMENTS` (`max_inspections`); identical documents count "
+        "once. Nothing was stored; in a group, `child_index` names the child being checked when it ran out. "
+        "See [Input limits](../security/input-limits.md).",
+        "Send the documents in several smaller requests (fewer children a group). A single PDF that alone takes "
+        "longer than the budget to open is refused every time: repair or re-export it.",
+    ),
     "uri_too_long": (
         "The request line (method, URL, version) is longer than the gateway's limit (4094 bytes); "
         "answered before any route runs.",

@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
     "invalid_base64",
     "invalid_idempotency_key",
     "payload_too_large",
+    "inspection_budget_exceeded",
     "missing_content_type",
     "unsupported_content_type",
     "content_type_mismatch",

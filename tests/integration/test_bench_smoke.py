@@ -218,6 +218,13 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "keys_share_per_primary": None,
         "startup": {"one", "cluster"},
     },
+    "inspection_budget": {
+        "rounds": None,
+        **{f"{kind}_median_ms": None for kind in ("ref", "bombs", "slow", "copies", "different")},
+        **{f"{kind}_worst_ms": None for kind in ("ref", "bombs", "slow", "copies", "different")},
+        **{f"{kind}_over_ref": None for kind in ("bombs", "slow", "copies", "different")},
+        "body_bytes_bombs": None,
+    },
 }
 SWEEP_SIZE_KEYS = {"idle_ms", "due_pass_ms", "due_passes", "due_total_ms", "passes_needed"}
 CAPACITY_PATH_KEYS = {

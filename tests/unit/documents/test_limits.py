@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import pytest
 
-from documents.inspection import inspect
-from documents.isolation import run_isolated
+from documents.inspection import Inspector, inspect
+from documents.isolation import OutOfTime, run_isolated
 from documents.limits import (
     DocumentLimits,
     TooManyPages,
@@ -82,6 +82,40 @@ def test_a_pdf_whose_page_tree_inflates_to_a_gigabyte_is_refused_by_the_bound_on
         inspect(bad.pdf_object_stream_bomb(), "application/pdf", LIMITS)
     # The same structure, inflating to a megabyte, opens: it is the size that is refused.
     assert inspect(bad.pdf_object_stream_bomb(1 << 20), "application/pdf", LIMITS) == 1
+
+
+def test_a_pdf_whose_cross_reference_stream_inflates_to_200_mb_is_refused_by_the_bound_on_opening_it():
+    # Under a kilobyte, deflated twice: 200 MB inflated and held twice is past INSPECTION_MEMORY_BYTES.
+    bomb = bad.pdf_xref_stream_bomb()
+    assert len(bomb) < 1024
+
+    with pytest.raises(InvalidDocument, match=r"opening the PDF ended the process reading it \(SIGABRT\)"):
+        inspect(bomb, "application/pdf", LIMITS)
+    # The same structure, inflating to 40 MB (80 held), opens within the bound.
+    assert inspect(bad.pdf_xref_stream_bomb(40 << 20), "application/pdf", LIMITS) == 1
+
+
+def test_an_inspector_opens_many_pdfs_in_one_process_each_within_its_own_bounds():
+    documents = [bad.real_pdf(2), bad.pdf_xref_stream_bomb(40 << 20), bad.pdf_pages(1000), bad.real_pdf(3)]
+
+    with Inspector() as inspector:
+        # Each PDF's memory bound counts from what the process holds when it begins, so many fit in one.
+        assert [inspector.inspect(data, "application/pdf", LIMITS, seconds=60) for data in documents * 3] == [
+            2, 1, 1000, 3,
+        ] * 3  # fmt: skip
+        assert inspector.forks == 1
+        with pytest.raises(InvalidDocument, match="ended the process"):
+            inspector.inspect(bad.pdf_xref_stream_bomb(), "application/pdf", LIMITS, seconds=60)
+        with pytest.raises(TooManyPages):
+            inspector.inspect(bad.pdf_pages(1001), "application/pdf", LIMITS, seconds=60)
+        assert inspector.inspect(bad.real_png(), "image/png", LIMITS, seconds=60) == 1  # read here, no child
+        assert inspector.forks == 2  # the bomb's child died; one more for the PDF after it
+
+
+def test_an_inspector_kills_a_pdf_that_takes_longer_than_it_is_given():
+    with Inspector() as inspector, pytest.raises(OutOfTime):
+        # About a second to open (a cross-reference table rebuilt from 8 MB), given a hundredth of one.
+        inspector.inspect(bad.pdf_without_xref(8 << 20), "application/pdf", LIMITS, seconds=0.01)
 
 
 def test_the_refusals_say_what_was_found_and_what_is_allowed():

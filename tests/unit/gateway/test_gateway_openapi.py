@@ -97,7 +97,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
         "400": {"malformed_json", "invalid_base64", "invalid_idempotency_key", "host_not_allowed"},
         "401": {"missing_api_key", "invalid_api_key"},
         "403": {"on_prem_required"},
-        "413": {"payload_too_large"},
+        "413": {"payload_too_large", "inspection_budget_exceeded"},
         "414": {"uri_too_long"},
         "415": {
             "missing_content_type",

@@ -31,6 +31,7 @@ class ListJobEventsResponse401:
             - `group_not_finished` (409): Group still running
             - `host_not_allowed` (400): Host not allowed
             - `idempotency_key_reused` (422): Idempotency-Key reused for a different request
+            - `inspection_budget_exceeded` (413): Documents take too long to check
             - `internal_error` (500): Internal error
             - `invalid_api_key` (401): Invalid API key
             - `invalid_base64` (400): Payload is not valid base64
@@ -77,12 +78,15 @@ class ListJobEventsResponse401:
         error_code (ErrorCode | None | Unset): no_result: why the job failed.
         errors (ProblemErrors | Unset): invalid_field: the messages of each invalid field.
         height (int | Unset): too_many_pixels: its height in pixels.
+        inspection_seconds (float | Unset): inspection_budget_exceeded: the seconds a request's document checks may
+            take.
         installed_languages (list[str] | Unset): unsupported_language: the languages the live workers have.
         job_id (str | Unset):
         job_status (str | Unset): no_result, result_not_ready, job_finished: the job's status (how it ended).
         max_body_bytes (int | Unset):
         max_children (int | Unset):
         max_image_pixels (int | Unset): too_many_pixels: the most pixels a page may have.
+        max_inspections (int | Unset): inspection_budget_exceeded: the distinct documents a request may have checked.
         max_pages (int | Unset): too_many_pages: the most a document may have.
         missing_languages (list[str] | Unset): unsupported_language: the languages no live worker has.
         models (list[str] | Unset): The known models.
@@ -105,12 +109,14 @@ class ListJobEventsResponse401:
     error_code: ErrorCode | None | Unset = UNSET
     errors: ProblemErrors | Unset = UNSET
     height: int | Unset = UNSET
+    inspection_seconds: float | Unset = UNSET
     installed_languages: list[str] | Unset = UNSET
     job_id: str | Unset = UNSET
     job_status: str | Unset = UNSET
     max_body_bytes: int | Unset = UNSET
     max_children: int | Unset = UNSET
     max_image_pixels: int | Unset = UNSET
+    max_inspections: int | Unset = UNSET
     max_pages: int | Unset = UNSET
     missing_languages: list[str] | Unset = UNSET
     models: list[str] | Unset = UNSET
@@ -160,6 +166,8 @@ class ListJobEventsResponse401:
 
         height = self.height
 
+        inspection_seconds = self.inspection_seconds
+
         installed_languages: list[str] | Unset = UNSET
         if not isinstance(self.installed_languages, Unset):
             installed_languages = self.installed_languages
@@ -173,6 +181,8 @@ class ListJobEventsResponse401:
         max_children = self.max_children
 
         max_image_pixels = self.max_image_pixels
+
+        max_inspections = self.max_inspections
 
         max_pages = self.max_pages
 
@@ -221,6 +231,8 @@ class ListJobEventsResponse401:
             field_dict["errors"] = errors
         if height is not UNSET:
             field_dict["height"] = height
+        if inspection_seconds is not UNSET:
+            field_dict["inspection_seconds"] = inspection_seconds
         if installed_languages is not UNSET:
             field_dict["installed_languages"] = installed_languages
         if job_id is not UNSET:
@@ -233,6 +245,8 @@ class ListJobEventsResponse401:
             field_dict["max_children"] = max_children
         if max_image_pixels is not UNSET:
             field_dict["max_image_pixels"] = max_image_pixels
+        if max_inspections is not UNSET:
+            field_dict["max_inspections"] = max_inspections
         if max_pages is not UNSET:
             field_dict["max_pages"] = max_pages
         if missing_languages is not UNSET:
@@ -308,6 +322,8 @@ class ListJobEventsResponse401:
 
         height = d.pop("height", UNSET)
 
+        inspection_seconds = d.pop("inspection_seconds", UNSET)
+
         installed_languages = cast(list[str], d.pop("installed_languages", UNSET))
 
         job_id = d.pop("job_id", UNSET)
@@ -319,6 +335,8 @@ class ListJobEventsResponse401:
         max_children = d.pop("max_children", UNSET)
 
         max_image_pixels = d.pop("max_image_pixels", UNSET)
+
+        max_inspections = d.pop("max_inspections", UNSET)
 
         max_pages = d.pop("max_pages", UNSET)
 
@@ -349,12 +367,14 @@ class ListJobEventsResponse401:
             error_code=error_code,
             errors=errors,
             height=height,
+            inspection_seconds=inspection_seconds,
             installed_languages=installed_languages,
             job_id=job_id,
             job_status=job_status,
             max_body_bytes=max_body_bytes,
             max_children=max_children,
             max_image_pixels=max_image_pixels,
+            max_inspections=max_inspections,
             max_pages=max_pages,
             missing_languages=missing_languages,
             models=models,

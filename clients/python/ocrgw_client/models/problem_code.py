@@ -10,6 +10,7 @@ class ProblemCode(StrEnum):
     GROUP_NOT_FINISHED = "group_not_finished"
     HOST_NOT_ALLOWED = "host_not_allowed"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    INSPECTION_BUDGET_EXCEEDED = "inspection_budget_exceeded"
     INTERNAL_ERROR = "internal_error"
     INVALID_API_KEY = "invalid_api_key"
     INVALID_BASE64 = "invalid_base64"
