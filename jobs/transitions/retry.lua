@@ -20,6 +20,7 @@
     backoff_ms     how long until the sweep re-publishes it
     error_code     this attempt's
     error          this attempt's
+    usage_keep_s   how long a usage record is kept after its day (usage.lua)
 
   Reply: {OK} queued again, or {NO_JOB}, {WRONG_STATUS}, {LEASE_LOST} as heartbeat;
     {CANCEL_REQUESTED}: nothing written, the job is to end cancelled rather than run again
