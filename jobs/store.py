@@ -44,7 +44,6 @@ from jobs.records import (
 from jobs.replication import run_create
 from jobs.sweeping import SweepTransitions
 from jobs.tenant_quota import TenantQuota
-from jobs.usage import JobUnits
 from jobs.transitions import Scripts
 from jobs.transitions.claim import CLAIM, ClaimReply
 from jobs.transitions.claim_next import CLAIM_NEXT, ClaimNextReply
@@ -54,6 +53,7 @@ from jobs.transitions.progress import PROGRESS
 from jobs.transitions.record_pdf import RECORD_PDF
 from jobs.transitions.retry import RETRY
 from jobs.transitions.spec import PULL
+from jobs.usage import JobUnits
 from jobs.worker_reports import WorkerReports
 
 # A refusal of an attempt's report, as the exception its caller handles.
