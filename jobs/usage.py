@@ -43,7 +43,7 @@ from typing import Any
 
 from jobs import keys
 from jobs.connections import StoreClient
-from jobs.contract import Field, UsageUnit
+from jobs.contract import Field, JobKind, UsageUnit
 from jobs.ids import tenant_tag
 
 HOUR, DAY = "hour", "day"
@@ -107,7 +107,7 @@ def job_units(record: Mapping[str, Any], run_us: Iterable[int]) -> dict[str, Any
     runs of its attempts (``run_us``, µs each), which only the child's intervals keep."""
     amounts = {f.value: int(record.get(f.value) or 0) for f in (Field.OCR_PAGES, Field.TEXT_LAYER_PAGES)}
     amounts[Field.INPUT_BYTES.value] = int(record.get(Field.INPUT_BYTES.value) or 0)
-    if record.get(Field.KIND.value) == "child":
+    if record.get(Field.KIND.value) == JobKind.CHILD.value:
         amounts[Field.ENGINE_US.value] = sum(run_us)
     else:
         amounts[Field.ENGINE_US.value] = int(record.get(Field.ENGINE_US.value) or 0)
