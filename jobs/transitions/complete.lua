@@ -32,7 +32,8 @@
   per-status children sets; from the ids, the tenant's keys and the groups
   its release served (release.lua), and the group keys of the job taken
   (its parent, payload, its tenant's listing sets); from the models, their
-  ready indexes and wake-ups (ready.lua).
+  ready indexes and wake-ups (ready.lua); from the job's id and the time,
+  its tenant's usage record of the day (usage.lua).
 
   Args:
     job_id

@@ -15,7 +15,8 @@
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind
   Derived from A.prefix: the group's other jobs (children released into a
   failed child's slot), the per-status children sets; from the ids, the
-  tenant's keys and its waiting groups (release.lua).
+  tenant's keys and its waiting groups (release.lua), and its usage record
+  of the day (usage.lua).
 
   Args:
     job_id

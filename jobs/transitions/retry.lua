@@ -11,7 +11,8 @@
     leases         the bucket's index of leases
     queued         the bucket's index of queued jobs
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind
-  Derived from A.prefix: the parent's per-status children sets.
+  Derived from A.prefix: the parent's per-status children sets; from the
+  job's id and the time, its tenant's usage record of the day (usage.lua).
 
   Args:
     job_id
