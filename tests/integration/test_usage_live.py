@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.harness import wait_until
-from tests.integration.chaos_support import FAST, WAIT, b64
+from tests.integration.chaos_support import FAST, WAIT, b64, group
 from tests.integration.live import Api, accepted, assert_problem
 from tests.integration.polling import terminal, wait_for_job, wait_until_processing
 from tests.pdfs import image_pdf, text_pdf
@@ -124,14 +124,14 @@ def test_usage_equals_the_jobs_pages_and_runs_after_a_killed_worker_and_a_redriv
     echo_texts = ["fails first", "slow\fpages\fhere", "quick"]
     echo_group = accepted(
         alpha.post_json(
-            {
-                "children": [
+            group(
+                [
                     echo_child(echo_texts[0], fail_until=fail_until),
                     echo_child(echo_texts[1], delay_ms=700),
                     echo_child(echo_texts[2]),
                 ],
-                "max_parallel": 0,
-            }
+                max_parallel=0,
+            )
         )
     )
     # beta: a born-digital PDF read from its text layer, and an image PDF read by Tesseract.
