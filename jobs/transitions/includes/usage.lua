@@ -9,7 +9,7 @@
 --   the job's pages, bytes and itself.  They go on the tenant's record of
 --   the day (usage_key_of, in this bucket: `<hour>|<model>|<unit>` ->
 --   amount, by the hour of `now`, UTC), kept until `keep_s` after that day
---   ends; on K.parent, the root's sums (a single job's own); and a
+--   ends (set as each field is first written); on K.parent, the root's sums (a single job's own); and a
 --   completed child's units on its own hash.  Reads K.parent.
 -- @needs common
 
@@ -34,14 +34,16 @@ local function usage_attempt_ended(job_key, job_id, kind, model, started_at, now
   local day = math.floor(seconds / 86400)
   local hour = string.format('%02d', math.floor((seconds % 86400) / 3600))
   local record = usage_key_of(tenant_tag_of(job_id), int(day))
-  local written = false
+  -- The record's expiry is set as a field is first written (a field's first amount is its total): a
+  -- record whose fields all exist already has its expiry, the same one (it depends on its day alone).
+  local new_field = false
   for _, unit in ipairs(USAGE_UNITS) do
     local amount = amounts[unit]
     if amount and amount > 0 then
-      redis.call('HINCRBY', record, hour .. '|' .. (model or '') .. '|' .. unit, int(amount))
+      local total = redis.call('HINCRBY', record, hour .. '|' .. (model or '') .. '|' .. unit, int(amount))
+      if total == amount then new_field = true end
       if unit ~= UNIT.jobs then redis.call('HINCRBY', K.parent, unit, int(amount)) end
-      written = true
     end
   end
-  if written then redis.call('EXPIREAT', record, int((day + 1) * 86400 + keep_s)) end
+  if new_field then redis.call('EXPIREAT', record, int((day + 1) * 86400 + keep_s)) end
 end
