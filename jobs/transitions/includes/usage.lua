@@ -9,8 +9,9 @@
 --   the job's pages, bytes and itself.  They go on the tenant's record of
 --   the day (usage_key_of, in this bucket: `<hour>|<model>|<unit>` ->
 --   amount, by the hour of `now`, UTC), kept until `keep_s` after that day
---   ends (set as each field is first written); on K.parent, the root's sums (a single job's own); and a
---   completed child's units on its own hash.  Reads K.parent.
+--   ends (set as each field is first written); on K.parent, the root's
+--   sums (a single job's own); and a completed child's units on its own
+--   hash.  Reads K.parent.
 -- @needs common
 
 local USAGE_UNITS = {UNIT.ocr_pages, UNIT.text_layer_pages, UNIT.input_bytes, UNIT.engine_us, UNIT.jobs}
