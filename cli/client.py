@@ -133,6 +133,9 @@ class Gateway:
         params = {"status": status, "kind": kind, "limit": limit, "cursor": cursor}
         return self.get("/jobs", {k: v for k, v in params.items() if v is not None})
 
+    def usage(self, params: dict[str, str]) -> dict:
+        return self.get("/usage", {k: v for k, v in params.items() if v})
+
     def models(self) -> dict:
         return self.get("/models")
 

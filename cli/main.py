@@ -342,6 +342,25 @@ def list_jobs(
 
 
 @main.command()
+@click.option("--from", "start", metavar="WHEN", help="A date (UTC) or an RFC 3339 time; default: 30 days before --to.")
+@click.option("--to", "end", metavar="WHEN", help="The end (exclusive); default: now.")
+@click.option("--granularity", type=click.Choice(("day", "hour")), default="day", show_default=True)
+@click.option("--tenant", help="Another tenant's usage (an admin key only).")
+@json_flag
+@connects
+def usage(
+    gateway: Gateway, start: str | None, end: str | None, granularity: str, tenant: str | None, as_json: bool
+) -> None:
+    """What a tenant's jobs used, per model and day or hour: pages, engine seconds, bytes, jobs."""
+    document = gateway.usage({"from": start or "", "to": end or "", "granularity": granularity, "tenant": tenant or ""})
+    printer = Printer(as_json)
+    if as_json:
+        printer.json(document)
+    else:
+        views.usage(printer, document)
+
+
+@main.command()
 @json_flag
 @connects
 def models(gateway: Gateway, as_json: bool) -> None:

@@ -107,3 +107,20 @@ def job_list(printer: Printer, document: dict[str, Any]) -> None:
 def models(printer: Printer, document: dict[str, Any]) -> None:
     rows = [(m["name"], m["engine"], m["location"], m["content_types"]) for m in document["models"]]
     printer.table(("name", "engine", "location", "content types"), rows)
+
+
+USAGE_COLUMNS = ("ocr_pages", "text_layer_pages", "engine_seconds", "input_bytes", "jobs")
+
+
+def usage(printer: Printer, document: dict[str, Any]) -> None:
+    """Per period and model, then the range's totals per model."""
+    title = f"{document['tenant']}: {document['from']} to {document['to']}, by {document['granularity']}"
+    rows = [(p["start"], p["model"], *(_amount(p, c) for c in USAGE_COLUMNS)) for p in document["periods"]]
+    printer.table(("period", "model", *USAGE_COLUMNS), rows, title=title)
+    totals = [("total", t["model"], *(_amount(t, c) for c in USAGE_COLUMNS)) for t in document["totals"]]
+    if totals:
+        printer.table(("", "model", *USAGE_COLUMNS), totals)
+
+
+def _amount(row: dict[str, Any], column: str) -> Any:
+    return f"{row[column]:.3f}" if column == "engine_seconds" else row[column]

@@ -51,6 +51,7 @@ TAGS = (
         "description": "Fan-out groups (and split PDFs): a page of a group's children, a new cap, a retry.",
     },
     {"name": "results", "description": "What a job made: its result as JSON, hOCR, ALTO, and its searchable PDF."},
+    {"name": "usage", "description": "What a tenant's jobs used: pages, engine seconds, bytes, per model and period."},
     {"name": "models", "description": "The models a job may name, what each takes, the languages of the workers."},
     {"name": "health", "description": "The probes: liveness and readiness, open without an API key."},
 )

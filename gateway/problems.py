@@ -42,6 +42,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "missing_metrics_token": (401, "Metrics token required"),
     "invalid_metrics_token": (401, "Invalid metrics token"),
     "on_prem_required": (403, "Document must stay on premises"),
+    "admin_key_required": (403, "Admin key required"),
     "job_not_found": (404, "Job not found"),
     "table_not_found": (404, "Table not found"),
     "result_not_ready": (409, "Result not ready"),

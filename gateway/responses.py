@@ -318,6 +318,56 @@ def _runs() -> fields.List:
     )
 
 
+class JobUsageSchema(Schema):
+    """What a job used (jobs.usage); a parent's is the sum of its children's."""
+
+    ocr_pages = fields.Integer(required=True, metadata={"description": "Pages its engine read, once completed."})
+    text_layer_pages = fields.Integer(
+        required=True, metadata={"description": "Pages answered from the PDF's own text layer, once completed."}
+    )
+    engine_seconds = fields.Float(
+        required=True, metadata={"description": "Every ended attempt's run, its start to its end (its runs)."}
+    )
+    input_bytes = fields.Integer(
+        required=True,
+        metadata={"description": "Its document's bytes, once completed (a split PDF's: with its first pages)."},
+    )
+
+
+def _usage() -> fields.Nested:
+    return fields.Nested(JobUsageSchema, required=True)
+
+
+class UsageAmountsSchema(JobUsageSchema):
+    jobs = fields.Integer(required=True, metadata={"description": "Single jobs and children completed."})
+
+
+class UsagePeriodSchema(UsageAmountsSchema):
+    start = fields.DateTime(required=True, metadata={"description": "The hour's or the UTC day's start."})
+    model = fields.String(required=True)
+
+
+class UsageTotalSchema(UsageAmountsSchema):
+    model = fields.String(required=True)
+
+
+class UsageSchema(Schema):
+    """A tenant's usage per model: per period, and over the whole range."""
+
+    tenant = fields.String(required=True)
+    from_ = fields.DateTime(
+        required=True, data_key="from", metadata={"description": "The range's start, rounded down to its hour."}
+    )
+    to = fields.DateTime(required=True, metadata={"description": "The range's end, exclusive."})
+    granularity = fields.String(required=True, validate=OneOf(["day", "hour"]))
+    periods = fields.List(
+        fields.Nested(UsagePeriodSchema),
+        required=True,
+        metadata={"description": "Per period and model, oldest first; a period with nothing used is left out."},
+    )
+    totals = fields.List(fields.Nested(UsageTotalSchema), required=True, metadata={"description": "Per model."})
+
+
 class SingleJobViewSchema(Schema):
     """A single job, or a child of a group (then with ``parent_id`` and ``index``)."""
 
@@ -342,6 +392,7 @@ class SingleJobViewSchema(Schema):
         required=True, metadata={"description": "A client asked to cancel it; a running job stops at its next page."}
     )
     runs = _runs()
+    usage = _usage()
     last_error_code = _job_error_code(metadata={"description": "Why the current attempt is a retry."})
     last_error = fields.String()
     parent_id = fields.String()
@@ -401,6 +452,7 @@ class ParentViewSchema(Schema):
         required=True, metadata={"description": "child_failed or child_cancelled, past its tolerance."}
     )
     result_url = _nullable_string(metadata={"description": "GET it for the merged result, once terminal."})
+    usage = _usage()
     children = fields.List(
         fields.Nested(ChildSummarySchema), metadata={"description": "A page of children (absent with children=none)."}
     )

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from marshmallow import Schema, ValidationError, fields, post_load, validates, validates_schema
 from marshmallow.validate import Length, OneOf, Range
 
 from gateway.problems import Problem
-from jobs import webhook_urls
+from jobs import usage, webhook_urls
 from jobs.config import default_of
 from jobs.contract import Priority, WebhookEvent
 from jobs.fields import DigitsInteger, StrictBoolean, StrictInteger, StrictNumber, Text
@@ -438,3 +439,53 @@ class ResultPdfQuery(Schema):
         validate=OneOf(OPTIMIZE_LEVELS),
         metadata={"description": "0, 1 (lossless) or 2 (lossy); default: the job's option optimize, else 0."},
     )
+
+
+class Moment(Text):
+    """A date (``2026-12-01``: its start, UTC) or an RFC 3339 date-time (without an offset: UTC)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            moment = datetime.fromisoformat(text.replace("z", "Z")) if len(text) <= 40 else None
+        except ValueError:
+            moment = None
+        if moment is None or moment.year < 1971:
+            raise ValidationError("Not a date (YYYY-MM-DD) or an RFC 3339 date-time after 1970.")
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+class UsageQuery(Schema):
+    """What ``GET /usage`` reads: a range of hours or days, and for an admin key, whose."""
+
+    from_ = Moment(
+        data_key="from",
+        metadata={
+            "description": "The range's start (rounded down to its hour); default: `to` less 30 days "
+            "(24 hours with granularity=hour)."
+        },
+    )
+    to = Moment(metadata={"description": "The range's end, exclusive; default: now."})
+    granularity = Text(
+        load_default=usage.DAY,
+        validate=OneOf(usage.GRANULARITIES),
+        metadata={"description": "Periods of a UTC day (default) or of an hour."},
+    )
+    tenant = Text(
+        validate=Length(min=1, max=63),
+        metadata={"description": "Whose usage: the key's own tenant (default); another needs an `admin` key."},
+    )
+
+    @post_load
+    def _range(self, data, **_):
+        end = data.get("to") or datetime.now(UTC)
+        granularity = data["granularity"]
+        start = data.get("from_") or end - (timedelta(hours=24) if granularity == usage.HOUR else timedelta(days=30))
+        if start >= end:
+            raise ValidationError({"from": ["Must be before `to`."]})
+        longest = usage.MAX_RANGE[granularity]
+        if end - start > longest:
+            raise ValidationError(
+                {"from": [f"A range of granularity {granularity} spans at most {longest.days} days."]}
+            )
+        return {**data, "from_": start, "to": end}

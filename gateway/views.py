@@ -25,6 +25,7 @@ from gateway.schemas import DEFAULT_PAGE_LIMIT
 from jobs.contract import TERMINAL, JobKind, JobStatus, Operation, count_field
 from jobs.queries import ChildrenPage, JobList, JobQueries
 from jobs.registry import MODELS
+from jobs.usage import Period, job_units, reported, totals
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: A job hash as read: field -> value ('' or absent when unset; None in a row of an HMGET).
@@ -89,6 +90,7 @@ def single(queries: JobQueries, record: Record) -> dict[str, Any]:
         "idempotency_key": _null(record.get("idempotency_key")),
         "cancel_requested": record.get("cancel_requested") == "1",
         "runs": runs(record.get("intervals")),
+        "usage": job_units(record, _run_us(record.get("intervals"))),
     }
     # Why the current attempt is a retry (a lost lease, a transient engine error).
     for name in ("last_error_code", "last_error"):
@@ -129,6 +131,7 @@ def parent(record: Record, page: ChildrenPage | None, links: Links) -> dict[str,
         "redrives": int(record.get("redrives") or 0),
         "error_code": _null(record.get("error_code")),
         "result_url": links.result(record["id"]) if JobStatus(status).terminal else None,
+        "usage": job_units(record, ()),
     }
     if page is not None:
         view["children"] = [_child_summary(c) for c in page.children]
@@ -224,6 +227,15 @@ def _child_summary(child: Record) -> dict[str, Any]:
         "error_code": _null(child["error_code"]),
         "runs": runs(child["intervals"]),
     }
+
+
+def _run_us(intervals: str | None) -> list[int]:
+    """Each ended attempt's run in µs (see jobs.contract.Field.INTERVALS): a child's engine time."""
+    return [int(ended) - int(started) for _, started, ended, _ in (run.split(":") for run in _runs_of(intervals))]
+
+
+def _runs_of(intervals: str | None) -> list[str]:
+    return [run for run in (intervals or "").split(",") if run]
 
 
 def runs(intervals: str | None) -> list[dict[str, Any]]:
@@ -324,3 +336,22 @@ def status(word: str) -> dict[str, str]:
 
 def _null(value: str | None) -> str | None:
     return value or None
+
+
+# -- usage -----------------------------------------------------------------------------------------
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def usage(tenant: str, start: datetime, end: datetime, granularity: str, periods: Sequence[Period]) -> dict[str, Any]:
+    """What ``GET /usage`` answers: the tenant's usage per period and model, and per model over the range."""
+    return {
+        "tenant": tenant,
+        "from": _utc(start),
+        "to": _utc(end),
+        "granularity": granularity,
+        "periods": [{"start": _utc(p.start), "model": p.model, **reported(p.amounts)} for p in periods],
+        "totals": [{"model": model, **reported(amounts)} for model, amounts in totals(periods).items()],
+    }

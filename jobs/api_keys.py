@@ -20,7 +20,8 @@ from jobs.line_files import numbered_lines
 
 #: The policies a key may carry; any other name in the keys file is refused at start.
 ON_PREM_ONLY = "on_prem_only"  # the tenant's documents never reach a cloud model
-POLICIES = frozenset({ON_PREM_ONLY})
+ADMIN = "admin"  # may read any tenant's usage (GET /usage?tenant=)
+POLICIES = frozenset({ON_PREM_ONLY, ADMIN})
 #: A key's id, in audit events and logs: the first hex digits of its sha256, as the keys file shows it.
 KEY_ID_LENGTH = 12
 LINE_SHAPE = "tenant:sha256-hex-of-key[:policy,...]"

@@ -377,6 +377,14 @@ class Settings:
         "it whole (see Security)",
         default_doc="`604800` (7 days)",
     )
+    # Usage records (jobs.usage) outlive the jobs they count: billing looks back further than results are kept.
+    usage_retention: int = setting(
+        "OCRGW_USAGE_RETENTION",
+        whole_number(unit="seconds"),
+        400 * 24 * 3600,
+        "seconds a tenant's usage of a day is kept after that day ends (UTC), whatever the jobs' retention",
+        default_doc="`34560000` (400 days)",
+    )
     # Bounds the time a script holds Redis and the messages one POST publishes
     # for an uncapped group; the rest is released by completions and the sweep.
     release_batch: int = setting("OCRGW_RELEASE_BATCH", whole_number(), 256, "children one transition releases at most")

@@ -260,6 +260,23 @@ class Field(str, Enum):
     TOLERATED_FAILURES = "tolerated_failures"  # children that may fail (or be cancelled) and the parent complete
     FAIL_FAST = "fail_fast"  # '1': past the tolerance, the held children are cancelled at once
     REDRIVES = "redrives"  # how many times the failed children were sent again
+    # What a job used (jobs.usage): a completed single job's or child's pages read by its engine, pages
+    # answered from a text layer and input bytes; on a root, the sums over its children (a single job: its
+    # own), and ENGINE_US, the µs of every attempt that ended (a child's own are its intervals').
+    OCR_PAGES = "ocr_pages"
+    TEXT_LAYER_PAGES = "text_layer_pages"
+    INPUT_BYTES = "input_bytes"
+    ENGINE_US = "engine_us"
+
+
+class UsageUnit(str, Enum):
+    """What usage metering counts per tenant, model and hour (jobs.usage): each is a job field's name too."""
+
+    OCR_PAGES = "ocr_pages"  # pages a completed job's engine read
+    TEXT_LAYER_PAGES = "text_layer_pages"  # pages a completed job answered from the PDF's own text layer
+    INPUT_BYTES = "input_bytes"  # a completed job's document (a split's, once: with its first pages)
+    ENGINE_US = "engine_us"  # every attempt's run, its start to its end (Redis time), µs
+    JOBS = "jobs"  # single jobs and children completed
 
 
 class EventField(str, Enum):
@@ -318,6 +335,7 @@ def lua_preamble() -> str:
         _lua_table("PRIORITY", {p.value: p.value for p in Priority}),
         _lua_table("F", {f.name.lower(): f.value for f in Field}),
         _lua_table("E", {f.name.lower(): f.value for f in EventField}),
+        _lua_table("UNIT", {u.name.lower(): u.value for u in UsageUnit}),
         "local function count_field(status) return 'n_' .. status end",
         keys.lua_key_shapes(),
     ]

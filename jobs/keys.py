@@ -88,6 +88,8 @@ WAKEUPS = "wakeups:"
 PULL_CALL = "pull_call:"
 SWEEP_LOCK = "sweep:lock"  # one sweep of the bucket at a time
 IDEMPOTENCY = "idem:"
+# A tenant's usage of one UTC day in the bucket (jobs.usage): the bucket's prefix, USAGE, its tag, ':', the day.
+USAGE = "usage:"
 
 # Global keys, which no script combines with a bucket's.
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
@@ -434,6 +436,20 @@ def tenant_webhook_claims(tag: str) -> str:
     return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:webhook_claims"
 
 
+def usage(tag: str, bucket: int, day: int) -> str:
+    """What the tenant tagged ``tag`` used in ``bucket`` on UTC day ``day`` (days since the epoch): a hash of
+    ``<hour>|<model>|<unit>`` -> amount, written by the transitions that end attempts (jobs.usage).
+
+    Kept for OCRGW_USAGE_RETENTION after its day ends, whatever becomes of the jobs it counts.
+    """
+    return f"{bucket_prefix(bucket)}{USAGE}{tag}:{day}"
+
+
+def is_usage_record(key: str) -> bool:
+    """A tenant's usage of a day: it outlives every job it counts (it expires on its own)."""
+    return key.startswith(f"{NAMESPACE}:{{") and key.partition("}:")[2].startswith(USAGE)
+
+
 #: The tags of the tenants with a ledger, which the sweep rebalances (a set; no script reads it).
 LEDGERS = f"{NAMESPACE}:ledgers"
 
@@ -493,6 +509,7 @@ def lua_key_shapes() -> str:
                 f"local function tenant_quota_key_of(tag) return BUCKET_PREFIX .. '{TENANT}' .. tag  .. '{QUOTA}' end",
                 f"local function roots_key_of(tag, kind, status) return BUCKET_PREFIX .. '{ROOTS}' .. tag"
                 "  .. ':' .. kind .. ':' .. status end",
+                f"local function usage_key_of(tag, day) return BUCKET_PREFIX .. '{USAGE}' .. tag .. ':' .. day end",
                 f"local function ready_key_of(model, lane) return BUCKET_PREFIX .. '{READY}' .. model"
                 "  .. ':' .. lane end",
                 f"local function wakeups_key_of(model, lane) return BUCKET_PREFIX .. '{WAKEUPS}' .. model"

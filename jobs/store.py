@@ -53,6 +53,7 @@ from jobs.transitions.progress import PROGRESS
 from jobs.transitions.record_pdf import RECORD_PDF
 from jobs.transitions.retry import RETRY
 from jobs.transitions.spec import PULL
+from jobs.usage import JobUnits
 from jobs.worker_reports import WorkerReports
 
 # A refusal of an attempt's report, as the exception its caller handles.
@@ -353,8 +354,10 @@ class JobStore(SweepTransitions):
         result: dict[str, Any],
         take_next: str | None = None,
         interactive_first: Sequence[str] = (),
+        units: JobUnits | None = None,
     ) -> Completion:
-        """Ends the attempt with its result.
+        """Ends the attempt with its result; ``units``: what the job used (jobs.usage; the result's pages
+        when not given, and no input bytes).
 
         ``take_next`` (a model name) asks for the next ready job of that model,
         whichever group or single job it is, to be claimed for the caller in the
@@ -363,7 +366,15 @@ class JobStore(SweepTransitions):
         before a batch one of ``take_next``.
         """
         return self._finish(
-            job_id, attempt, JobStatus.COMPLETED, json.dumps(result), "", "", take_next, interactive_first
+            job_id,
+            attempt,
+            JobStatus.COMPLETED,
+            json.dumps(result),
+            "",
+            "",
+            take_next,
+            interactive_first,
+            units or JobUnits.of(result),
         )
 
     def fail(
@@ -381,7 +392,9 @@ class JobStore(SweepTransitions):
         """Ends an attempt that stopped because a client cancelled its job; no slot is kept."""
         return self._finish(job_id, attempt, JobStatus.CANCELLED, "", "", "cancelled by a client", None, ())
 
-    def _finish(self, job_id, attempt, status, result, error_code, error, take_next, interactive_first) -> Completion:
+    def _finish(
+        self, job_id, attempt, status, result, error_code, error, take_next, interactive_first, units=None
+    ) -> Completion:
         reply: CompleteReply = self.scripts.run(
             COMPLETE,
             keys={
@@ -403,6 +416,8 @@ class JobStore(SweepTransitions):
                 "next_model": take_next or "",
                 "next_interactive": ",".join(interactive_first),
                 "record_ms": CALL_RECORD_MS,
+                "units": (units or JobUnits()).as_arg(),
+                "usage_keep_s": self.settings.usage_retention,
                 **self.release_args(job_id),
             },
         )
@@ -439,6 +454,7 @@ class JobStore(SweepTransitions):
                 "backoff_ms": int(backoff_seconds * 1000),
                 "error_code": error_code,
                 "error": error,
+                "usage_keep_s": self.settings.usage_retention,
             },
         )
         self._raise_if_refused(job_id, reply.code)

@@ -105,7 +105,12 @@ class SweepTransitions:
                         "events": keys.events(j),
                         "webhooks": keys.webhooks(keys.bucket_of(j)),
                     },
-                    {"job_id": j, "max_attempts": self.settings.max_attempts, **self.release_args(j)},
+                    {
+                        "job_id": j,
+                        "max_attempts": self.settings.max_attempts,
+                        "usage_keep_s": self.settings.usage_retention,
+                        **self.release_args(j),
+                    },
                 )
                 for j in ids
             ],

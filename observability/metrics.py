@@ -146,6 +146,26 @@ WEBHOOK_LAG = Metric(
     (),
     (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400),
 )
+USAGE_PAGES = Metric(
+    "counter",
+    "ocrgw_usage_pages_total",
+    "Pages of completed jobs, by model and source: ocr (read by the model's engine) or text_layer (answered from "
+    "the PDF's own text layer), counted by the worker that completed them; GET /usage has them per tenant.",
+    ("model", "source"),
+)
+USAGE_ENGINE_SECONDS = Metric(
+    "counter",
+    "ocrgw_usage_engine_seconds_total",
+    "Seconds of attempts that ended in a worker (completed, failed, cancelled, retried), by model, on the "
+    "worker's clock; an attempt killed with its worker is in GET /usage only.",
+    ("model",),
+)
+USAGE_INPUT_BYTES = Metric(
+    "counter",
+    "ocrgw_usage_input_bytes_total",
+    "Bytes of the documents of completed jobs (a split PDF's once, with its first pages), by model.",
+    ("model",),
+)
 EVENT_METRICS = (
     HTTP_REQUESTS,
     HTTP_DURATION,
@@ -162,6 +182,9 @@ EVENT_METRICS = (
     SWEEP_DURATION,
     SWEEP_REPAIRS,
     WEBHOOK_ATTEMPTS,
+    USAGE_PAGES,
+    USAGE_ENGINE_SECONDS,
+    USAGE_INPUT_BYTES,
 )
 
 # -- counted by the coordinator once an interval, read from the store at scrape time (the gateway's /metrics) --
@@ -296,6 +319,26 @@ def attempt_ended(model: str, outcome: str, seconds: float) -> None:
     if status is not None:
         _inc(JOBS_FINISHED, model, status)
         _observe(JOB_DURATION, seconds, model, status)
+
+
+#: The attempt outcomes whose seconds count as engine time: every attempt that ran and ended in its worker.
+ENGINE_TIME = {"completed", "failed", "cancelled", "retried"}
+
+
+def attempt_used(model: str, outcome: str, seconds: float) -> None:
+    """An attempt's engine time, once it ended in the worker (a discarded one's end was not written)."""
+    if outcome in ENGINE_TIME:
+        _inc(USAGE_ENGINE_SECONDS, model, amount=seconds)
+
+
+def job_used(model: str, ocr_pages: int, text_layer_pages: int, input_bytes: int) -> None:
+    """A completed job's pages and bytes, as its completion recorded them in the store."""
+    if ocr_pages:
+        _inc(USAGE_PAGES, model, "ocr", amount=ocr_pages)
+    if text_layer_pages:
+        _inc(USAGE_PAGES, model, "text_layer", amount=text_layer_pages)
+    if input_bytes:
+        _inc(USAGE_INPUT_BYTES, model, amount=input_bytes)
 
 
 def lease_ran_out(model: str, ended_as: str | None) -> None:

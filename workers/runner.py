@@ -48,6 +48,7 @@ from jobs.errors import AdapterError, CancelRequested, InvalidDocument, JobNotFo
 from jobs.records import Claim, Completion, Dispatch
 from jobs.registry import MODELS, Location
 from jobs.store import JobStore
+from jobs.usage import JobUnits, input_bytes_of
 from observability import logs, metrics, tracing
 from workers.adapters import get_adapter
 
@@ -189,7 +190,9 @@ class Runner:
                 with tracing.attempt_span(claim, path):
                     outcome, completion = self._attempt(claim, lost, keep_until)
                     tracing.attempt_outcome(outcome)
-                metrics.attempt_ended(claim.model, outcome, time.perf_counter() - began)
+                ran = time.perf_counter() - began
+                metrics.attempt_ended(claim.model, outcome, ran)
+                metrics.attempt_used(claim.model, outcome, ran)
                 # The task's own lines name no job (a wake-up's names a model), so each attempt says what it did.
                 log.info("job %s attempt %d (%s): %s", claim.job_id, claim.attempt, path, outcome)
                 if first is None:
@@ -297,9 +300,17 @@ class Runner:
                 interactive_first=self.models,
             )
         tracing.attempt_pages(len(result.get("pages") or ()))
-        return COMPLETED, self.store.complete(
-            claim.job_id, claim.attempt, result, self._take_next(claim, keep_until), interactive_first=self.models
+        units = JobUnits.of(result, input_bytes_of(len(self._document(claim)), claim.source_pages))
+        completion = self.store.complete(
+            claim.job_id,
+            claim.attempt,
+            result,
+            self._take_next(claim, keep_until),
+            interactive_first=self.models,
+            units=units,
         )
+        metrics.job_used(claim.model, units.ocr_pages, units.text_layer_pages, units.input_bytes)
+        return COMPLETED, completion
 
     def _take_next(self, claim: Claim, keep_until: float) -> str | None:
         """The model whose next ready job to take as this one ends, or None to take none: past the kept-slot

@@ -56,6 +56,11 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "Send it to an `on_prem` model (see `GET /models`), or, for a control, have a key without the "
         "policy do it. Nothing was stored or changed.",
     ),
+    "admin_key_required": (
+        "`GET /usage` named a `tenant` other than the key's own, and the key has no `admin` policy.",
+        "Leave `tenant` out to read your own usage, or ask with a key whose line in the keys file carries "
+        "the `admin` policy. Nothing was read.",
+    ),
     "job_not_found": (
         "There is no such job, or it is another tenant's, or its retention (`OCRGW_RESULT_TTL`) is over "
         "and it was deleted.",

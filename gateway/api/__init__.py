@@ -5,6 +5,7 @@
 * ``result_formats``: a job's result as hOCR and as ALTO;
 * ``events``: a job's audit events;
 * ``controls``: cancel, a group's new cap, redrive;
+* ``usage``: what a tenant's jobs used;
 * ``meta``: the models and the probes.
 
 Importing this package registers every route on ``blueprint``, which
@@ -17,9 +18,9 @@ from __future__ import annotations
 # The modules register their routes as they are imported, and the OpenAPI document lists
 # the operations in that order: keep it.
 # isort: off
-from gateway.api import jobs, results, result_formats, events, controls, meta
+from gateway.api import jobs, results, result_formats, events, controls, usage, meta
 from gateway.api.common import blueprint
 
 # isort: on
 
-__all__ = ["blueprint", "controls", "events", "jobs", "meta", "result_formats", "results"]
+__all__ = ["blueprint", "controls", "events", "jobs", "meta", "result_formats", "results", "usage"]

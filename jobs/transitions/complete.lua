@@ -32,7 +32,8 @@
   per-status children sets; from the ids, the tenant's keys and the groups
   its release served (release.lua), and the group keys of the job taken
   (its parent, payload, its tenant's listing sets); from the models, their
-  ready indexes and wake-ups (ready.lua).
+  ready indexes and wake-ups (ready.lua); from the job's id and the time,
+  its tenant's usage record of the day (usage.lua).
 
   Args:
     job_id
@@ -48,6 +49,9 @@
                    come before next_model's batch ones: those the worker
                    serves ('' for next_model's alone)
     record_ms      how long the record of this call is kept
+    units          what the completed job used, JSON (jobs/usage.py: ocr_pages,
+                   text_layer_pages, input_bytes; read only when completed)
+    usage_keep_s   how long a usage record is kept after its day (usage.lua)
     RELEASE_ARGS   (spec.py)
 
   Reply:
@@ -72,6 +76,7 @@
 -- @include attempt
 -- @include claim
 -- @include finish
+-- @include usage
 
 local function with_claim(out, key, id, attempt, prefix)
   local c = redis.call('HMGET', key, F.model, F.content_type, F.options, F.attempts_base, F.source_pages,
@@ -139,6 +144,8 @@ if A.status == STATUS.completed then
   redis.call('SET', K.result, A.result)
   -- The payload stays: a searchable PDF is drawn from the document and its result.
 end
+usage_attempt_ended(K.job, A.job_id, job.kind, job.model, f[7], now, A.usage_keep_s,
+  A.status == STATUS.completed and A.units or nil)
 finish_job(K.job, job, A.prefix, STATUS.processing, A.status, A.error_code, A.error, now)
 
 local out = {code = REPLY.OK, finalized = 1}

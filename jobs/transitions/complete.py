@@ -40,6 +40,8 @@ COMPLETE = Transition(
         Arg("next_model"),
         Arg("next_interactive"),
         Arg("record_ms", "int"),
+        Arg("units", "json"),
+        Arg("usage_keep_s", "int"),
         *RELEASE_ARGS,
     ),
     reply=CompleteReply,

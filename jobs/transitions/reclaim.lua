@@ -15,11 +15,13 @@
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind
   Derived from A.prefix: the group's other jobs (children released into a
   failed child's slot), the per-status children sets; from the ids, the
-  tenant's keys and its waiting groups (release.lua).
+  tenant's keys and its waiting groups (release.lua), and its usage record
+  of the day (usage.lua).
 
   Args:
     job_id
     max_attempts   the attempts a job gets before it fails `lease_expired`
+    usage_keep_s   how long a usage record is kept after its day (usage.lua)
     RELEASE_ARGS   (spec.py)
 
   Reply:
@@ -64,6 +66,7 @@ if cancelled then
   status, error_code, why = STATUS.cancelled, '', 'cancelled; its worker stopped renewing its lease'
 end
 end_attempt(K.job, now, status)
+usage_attempt_ended(K.job, A.job_id, job.kind, job.model, nil, now, A.usage_keep_s)
 finish_job(K.job, job, A.prefix, STATUS.processing, status, error_code, why, now)
 local out = {code = REPLY.OK, requeued = 0, finalized = 1, model = f[5], priority = lane_of(f[9])}
 if job.kind == KIND.child then

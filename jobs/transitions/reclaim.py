@@ -21,6 +21,6 @@ class ReclaimReply:
 RECLAIM = Transition(
     "reclaim",
     keys=("job", "events", "leases", "webhooks", *RELEASE_KEYS, *ROOT_KEYS),
-    args=(Arg("job_id"), Arg("max_attempts", "int"), *RELEASE_ARGS),
+    args=(Arg("job_id"), Arg("max_attempts", "int"), Arg("usage_keep_s", "int"), *RELEASE_ARGS),
     reply=ReclaimReply,
 )

@@ -11,7 +11,8 @@
     leases         the bucket's index of leases
     queued         the bucket's index of queued jobs
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind
-  Derived from A.prefix: the parent's per-status children sets.
+  Derived from A.prefix: the parent's per-status children sets; from the
+  job's id and the time, its tenant's usage record of the day (usage.lua).
 
   Args:
     job_id
@@ -20,6 +21,7 @@
     backoff_ms     how long until the sweep re-publishes it
     error_code     this attempt's
     error          this attempt's
+    usage_keep_s   how long a usage record is kept after its day (usage.lua)
 
   Reply: {OK} queued again, or {NO_JOB}, {WRONG_STATUS}, {LEASE_LOST} as heartbeat;
     {CANCEL_REQUESTED}: nothing written, the job is to end cancelled rather than run again

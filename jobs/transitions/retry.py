@@ -13,6 +13,7 @@ RETRY = Transition(
         Arg("backoff_ms", "int"),
         Arg("error_code"),
         Arg("error"),
+        Arg("usage_keep_s", "int"),
     ),
     reply=AttemptReply,
 )

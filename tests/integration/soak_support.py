@@ -86,6 +86,8 @@ ALLOWED_KEYS = {
     "call records (ocrgw:{<bucket>}:<root>:call:<token>, ocrgw:{<bucket>}:pull_call:<token>)": "a transition "
     "call's answer, kept one minute (with a TTL) for a retry",
     "the gauges' count (ocrgw:gauges)": "one key, rewritten by the coordinator every OCRGW_GAUGE_INTERVAL, dated",
+    "the tenants' usage records (ocrgw:{<bucket>}:usage:<tenant tag>:<day>)": "what the jobs used, kept "
+    "OCRGW_USAGE_RETENTION after its day (with a TTL), whatever the jobs' retention",
 }
 
 
@@ -93,7 +95,7 @@ def allowed_key(name: str, ttl_ms: int) -> bool:
     """Whether ``name`` may stay once every job is gone: see ``ALLOWED_KEYS``."""
     if keys.is_worker_report(name) or name == keys.GAUGES:
         return True
-    return (keys.is_sweep_lock(name) or keys.is_call_record(name)) and ttl_ms > 0
+    return (keys.is_sweep_lock(name) or keys.is_call_record(name) or keys.is_usage_record(name)) and ttl_ms > 0
 
 
 # -- the deployment -------------------------------------------------------------------------------

@@ -240,6 +240,7 @@ def test_the_document_swagger_ui_and_models_are_served(api):
         "/jobs/{job_id}/tables/{number}.csv",
         "/jobs/{job_id}/events",
         "/jobs/{job_id}/retry",
+        "/usage",
         "/models",
         "/healthz",
         "/readyz",

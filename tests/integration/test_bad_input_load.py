@@ -48,8 +48,8 @@ ENV = {
     "OCRGW_MAX_CHILDREN": str(MAX_CHILDREN),
 }
 REPEATS = 4
-# The first part of a bucket's own keys (its indexes, tenants' keys, idempotency records, replication
-# mark) after its hash tag: anything else there is a root's id.
+# The first part of a bucket's own keys (its indexes, tenants' keys and usage records, idempotency records,
+# replication mark) after its hash tag: anything else there is a root's id.
 BUCKET_INDEXES = {
     part.split(":", 1)[0]
     for part in (
@@ -65,6 +65,7 @@ BUCKET_INDEXES = {
         keys.IDEMPOTENCY,
         keys.TENANT,
         keys.ROOTS,
+        keys.USAGE,
         "replication-mark",
     )
 }

@@ -113,6 +113,7 @@ def test_every_client_command_runs_without_the_server_packages(tmp_path):
         ["cancel", "some-id", "--url", UNREACHABLE],
         ["ls", "--url", UNREACHABLE],
         ["models", "--url", UNREACHABLE],
+        ["usage", "--url", UNREACHABLE],
         ["ocr", str(pdf), str(tmp_path / "out.pdf"), "--force-ocr", "--url", UNREACHABLE],
     ]
     assert {args[0] for args in commands[len(ocrgw.commands) + 1 :]} == set(client_commands)

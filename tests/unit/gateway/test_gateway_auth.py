@@ -48,7 +48,7 @@ def test_every_protected_operation_refuses_a_missing_key_with_a_bearer_challenge
             assert_problem(response, 401, "missing_api_key")
             assert response.headers["WWW-Authenticate"] == 'Bearer realm="ocrgw"', (method, path)
 
-    assert len(requests) == 15
+    assert len(requests) == 16
     assert keyspace() == before  # nothing was stored for any of them
 
 

@@ -65,6 +65,7 @@ def test_every_route_of_the_api_is_documented(app, spec):
         "/jobs/{job_id}/tables/{number}.csv",
         "/jobs/{job_id}/events",
         "/jobs/{job_id}/retry",
+        "/usage",
         "/models",
         "/healthz",
         "/readyz",
@@ -305,7 +306,7 @@ def test_every_job_error_code_field_refers_to_the_catalogue(spec):
     assert schemas["WebhookErrorCode"]["enum"] == [code.value for code in WebhookErrorCode]
 
 
-TAG_NAMES = {"jobs", "groups", "results", "models", "health"}
+TAG_NAMES = {"jobs", "groups", "results", "usage", "models", "health"}
 
 
 def test_every_operation_has_a_unique_operation_id_and_one_known_tag(spec):
@@ -314,7 +315,7 @@ def test_every_operation_has_a_unique_operation_id_and_one_known_tag(spec):
     assert all(ids) and len(set(ids)) == len(ids), ids
     for path, method, operation in operations(spec):
         assert len(operation["tags"]) == 1 and operation["tags"][0] in TAG_NAMES, f"{method} {path}"
-    assert [tag["name"] for tag in spec["tags"]] == ["jobs", "groups", "results", "models", "health"]
+    assert [tag["name"] for tag in spec["tags"]] == ["jobs", "groups", "results", "usage", "models", "health"]
     assert all(tag["description"] for tag in spec["tags"])
     by_route = {(method, path): operation["operationId"] for path, method, operation in operations(spec)}
     assert by_route[("POST", "/jobs")] == "createJob"

@@ -75,6 +75,7 @@ def test_a_new_single_job(client):
         "idempotency_key": None,
         "cancel_requested": False,
         "runs": [],
+        "usage": {"ocr_pages": 0, "text_layer_pages": 0, "engine_seconds": 0.0, "input_bytes": 0},
     }
     assert RFC3339_MICROS.match(job["created_at"])
 

@@ -78,7 +78,7 @@ def test_both_sources_add_up_and_neither_means_no_keys(tmp_path):
         (f"Acme:{sha('a')}\n", "line 1: 'Acme' is not a tenant name"),
         (f":{sha('a')}\n", "line 1: '' is not a tenant name"),
         (f"{'a' * 64}:{sha('a')}\n", "is not a tenant name"),
-        (f"acme:{sha('a')}:on_prem_only,cloud_ok\n", "line 1: unknown policy 'cloud_ok' (known: on_prem_only)"),
+        (f"acme:{sha('a')}:on_prem_only,cloud_ok\n", "line 1: unknown policy 'cloud_ok' (known: admin, on_prem_only)"),
         (f"acme:{sha('a')}\n\nglobex:{sha('a')}\n", "line 3: the same key as line 1"),
     ],
 )

@@ -214,6 +214,8 @@ def test_children_released_by_lua_are_stored_under_the_keys_of_keys_py(kit, r):
     expected = expected - {keys.children(parent, "held"), keys.roots("parent", "queued", tag, bucket)}
     expected |= {keys.result(children[0]), keys.events(parent), keys.roots("parent", "processing", tag, bucket)}
     expected |= {keys.children(parent, "completed")}
+    # The tenant's usage of the day, in the bucket, as keys.py spells it.
+    expected.add(keys.usage(tag, bucket, int(kit.job(children[0])["finished_at"]) // 86_400_000_000))
     # The claim and the complete each left a short-lived record of their call, under the group's tag.
     calls = {k.decode() for k in r.keys(keys.call(parent, "*"))}
     assert len(calls) == 2 and all(0 < r.pttl(k) <= CALL_RECORD_MS for k in calls)

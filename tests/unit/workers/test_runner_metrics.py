@@ -181,3 +181,27 @@ def test_children_in_kept_slots_record_their_queue_wait_too(h):
     children = [h.job(f"{parent_id}-{i}") for i in range(3)]
     waited = sum(int(c["started_at"]) - int(c["created_at"]) for c in children) / 1_000_000
     assert abs(counts.delta(f"{QUEUE_WAIT}_sum", model="echo") - waited) < 1e-9
+
+
+def test_a_completed_job_counts_its_pages_and_bytes_and_every_attempt_its_engine_time(monkeypatch):
+    h = make(monkeypatch, max_attempts=2, keep_slot_seconds=0.0)
+    flaky, done = h.single(b"flaky"), h.single(b"twelve bytes")
+
+    def behaviour(document, options, on_page):
+        if document == b"flaky":
+            raise AdapterError("engine busy", code=ErrorCode.ENGINE_UNAVAILABLE)
+        on_page(1, 1)
+        return document.decode()
+
+    h.adapter.behaviour = behaviour
+    counts = Counts()
+
+    assert (h.runner.run(flaky), h.runner.run(done)) == ("retried", "completed")
+
+    assert counts.delta("ocrgw_usage_pages_total", model="echo", source="ocr") == 1
+    assert counts.delta("ocrgw_usage_pages_total", model="echo", source="text_layer") == 0
+    assert counts.delta("ocrgw_usage_input_bytes_total", model="echo") == len(b"twelve bytes")
+    # The time of the attempts that ended here (the retried one too) is counted, on the worker's clock.
+    assert counts.delta("ocrgw_usage_engine_seconds_total", model="echo") > 0
+    stored = h.store.queries.get(done)
+    assert stored is not None and (stored["ocr_pages"], stored["input_bytes"]) == ("1", str(len(b"twelve bytes")))

@@ -194,6 +194,23 @@ from .get_result_table_csv_response_500 import GetResultTableCsvResponse500
 from .get_result_table_csv_response_500_code import GetResultTableCsvResponse500Code
 from .get_result_table_csv_response_503 import GetResultTableCsvResponse503
 from .get_result_table_csv_response_503_code import GetResultTableCsvResponse503Code
+from .get_usage_granularity import GetUsageGranularity
+from .get_usage_response_400 import GetUsageResponse400
+from .get_usage_response_400_code import GetUsageResponse400Code
+from .get_usage_response_401 import GetUsageResponse401
+from .get_usage_response_401_code import GetUsageResponse401Code
+from .get_usage_response_403 import GetUsageResponse403
+from .get_usage_response_403_code import GetUsageResponse403Code
+from .get_usage_response_414 import GetUsageResponse414
+from .get_usage_response_414_code import GetUsageResponse414Code
+from .get_usage_response_422 import GetUsageResponse422
+from .get_usage_response_422_code import GetUsageResponse422Code
+from .get_usage_response_431 import GetUsageResponse431
+from .get_usage_response_431_code import GetUsageResponse431Code
+from .get_usage_response_500 import GetUsageResponse500
+from .get_usage_response_500_code import GetUsageResponse500Code
+from .get_usage_response_503 import GetUsageResponse503
+from .get_usage_response_503_code import GetUsageResponse503Code
 from .group import Group
 from .job import Job
 from .job_list import JobList
@@ -203,6 +220,7 @@ from .job_priority import JobPriority
 from .job_summary import JobSummary
 from .job_summary_kind import JobSummaryKind
 from .job_summary_status import JobSummaryStatus
+from .job_usage import JobUsage
 from .job_webhook_events_item import JobWebhookEventsItem
 from .line import Line
 from .line_source import LineSource
@@ -340,6 +358,10 @@ from .single_job_view_status import SingleJobViewStatus
 from .status import Status
 from .table import Table
 from .table_summary import TableSummary
+from .usage import Usage
+from .usage_granularity import UsageGranularity
+from .usage_period import UsagePeriod
+from .usage_total import UsageTotal
 from .webhook_error_code import WebhookErrorCode
 from .word import Word
 
@@ -538,6 +560,23 @@ __all__ = (
     "GetResultTableCsvResponse500Code",
     "GetResultTableCsvResponse503",
     "GetResultTableCsvResponse503Code",
+    "GetUsageGranularity",
+    "GetUsageResponse400",
+    "GetUsageResponse400Code",
+    "GetUsageResponse401",
+    "GetUsageResponse401Code",
+    "GetUsageResponse403",
+    "GetUsageResponse403Code",
+    "GetUsageResponse414",
+    "GetUsageResponse414Code",
+    "GetUsageResponse422",
+    "GetUsageResponse422Code",
+    "GetUsageResponse431",
+    "GetUsageResponse431Code",
+    "GetUsageResponse500",
+    "GetUsageResponse500Code",
+    "GetUsageResponse503",
+    "GetUsageResponse503Code",
     "Group",
     "Job",
     "JobList",
@@ -547,6 +586,7 @@ __all__ = (
     "JobSummary",
     "JobSummaryKind",
     "JobSummaryStatus",
+    "JobUsage",
     "JobWebhookEventsItem",
     "Line",
     "LineSource",
@@ -684,6 +724,10 @@ __all__ = (
     "Status",
     "Table",
     "TableSummary",
+    "Usage",
+    "UsageGranularity",
+    "UsagePeriod",
+    "UsageTotal",
     "WebhookErrorCode",
     "Word",
 )

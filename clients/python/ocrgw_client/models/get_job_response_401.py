@@ -23,6 +23,7 @@ class GetJobResponse401:
     Attributes:
         code (GetJobResponse401Code): A problem's stable code; each always has the same HTTP status.
 
+            - `admin_key_required` (403): Admin key required
             - `bad_request` (400): plain HTTP
             - `content_type_mismatch` (415): Content type does not match the document
             - `draining` (503): Gateway draining

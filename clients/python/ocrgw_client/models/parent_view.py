@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..models.child_summary import ChildSummary
     from ..models.children_paging import ChildrenPaging
     from ..models.counts import Counts
+    from ..models.job_usage import JobUsage
 
 
 T = TypeVar("T", bound="ParentView")
@@ -42,6 +43,7 @@ class ParentView:
         status (ParentViewStatus):
         tolerated_failures (int): Children that may fail (or be cancelled) and the group complete.
         total (int):
+        usage (JobUsage):
         children (list[ChildSummary] | Unset): A page of children (absent with children=none).
         children_page (ChildrenPaging | Unset):
     """
@@ -64,6 +66,7 @@ class ParentView:
     status: ParentViewStatus
     tolerated_failures: int
     total: int
+    usage: JobUsage
     children: list[ChildSummary] | Unset = UNSET
     children_page: ChildrenPaging | Unset = UNSET
 
@@ -122,6 +125,8 @@ class ParentView:
 
         total = self.total
 
+        usage = self.usage.to_dict()
+
         children: list[dict[str, Any]] | Unset = UNSET
         if not isinstance(self.children, Unset):
             children = []
@@ -155,6 +160,7 @@ class ParentView:
                 "status": status,
                 "tolerated_failures": tolerated_failures,
                 "total": total,
+                "usage": usage,
             }
         )
         if children is not UNSET:
@@ -169,6 +175,7 @@ class ParentView:
         from ..models.child_summary import ChildSummary  # noqa: PLC0415
         from ..models.children_paging import ChildrenPaging  # noqa: PLC0415
         from ..models.counts import Counts  # noqa: PLC0415
+        from ..models.job_usage import JobUsage  # noqa: PLC0415
 
         d = dict(src_dict)
         cancel_requested = d.pop("cancel_requested")
@@ -269,6 +276,8 @@ class ParentView:
 
         total = d.pop("total")
 
+        usage = JobUsage.from_dict(d.pop("usage"))
+
         _children = d.pop("children", UNSET)
         children: list[ChildSummary] | Unset = UNSET
         if _children is not UNSET:
@@ -304,6 +313,7 @@ class ParentView:
             status=status,
             tolerated_failures=tolerated_failures,
             total=total,
+            usage=usage,
             children=children,
             children_page=children_page,
         )

@@ -2,6 +2,7 @@ from enum import StrEnum
 
 
 class ProblemCode(StrEnum):
+    ADMIN_KEY_REQUIRED = "admin_key_required"
     BAD_REQUEST = "bad_request"
     CONTENT_TYPE_MISMATCH = "content_type_mismatch"
     DRAINING = "draining"

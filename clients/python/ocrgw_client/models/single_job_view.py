@@ -12,6 +12,7 @@ from ..models.single_job_view_status import SingleJobViewStatus
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.job_usage import JobUsage
     from ..models.result import Result
     from ..models.run import Run
 
@@ -42,6 +43,7 @@ class SingleJobView:
         stage (str):
         started_at (datetime.datetime | None):
         status (SingleJobViewStatus):
+        usage (JobUsage):
         index (int | Unset):
         last_error (str | Unset):
         last_error_code (ErrorCode | None | Unset): Why the current attempt is a retry.
@@ -67,6 +69,7 @@ class SingleJobView:
     stage: str
     started_at: datetime.datetime | None
     status: SingleJobViewStatus
+    usage: JobUsage
     index: int | Unset = UNSET
     last_error: str | Unset = UNSET
     last_error_code: ErrorCode | None | Unset = UNSET
@@ -138,6 +141,8 @@ class SingleJobView:
 
         status = self.status.value
 
+        usage = self.usage.to_dict()
+
         index = self.index
 
         last_error = self.last_error
@@ -175,6 +180,7 @@ class SingleJobView:
                 "stage": stage,
                 "started_at": started_at,
                 "status": status,
+                "usage": usage,
             }
         )
         if index is not UNSET:
@@ -190,6 +196,7 @@ class SingleJobView:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.job_usage import JobUsage  # noqa: PLC0415
         from ..models.result import Result  # noqa: PLC0415
         from ..models.run import Run  # noqa: PLC0415
 
@@ -312,6 +319,8 @@ class SingleJobView:
 
         status = SingleJobViewStatus(d.pop("status"))
 
+        usage = JobUsage.from_dict(d.pop("usage"))
+
         index = d.pop("index", UNSET)
 
         last_error = d.pop("last_error", UNSET)
@@ -355,6 +364,7 @@ class SingleJobView:
             stage=stage,
             started_at=started_at,
             status=status,
+            usage=usage,
             index=index,
             last_error=last_error,
             last_error_code=last_error_code,

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class UsageGranularity(StrEnum):
+    DAY = "day"
+    HOUR = "hour"
+
+    def __str__(self) -> str:
+        return str(self.value)
