@@ -17,8 +17,9 @@ from http import HTTPStatus
 from typing import Any
 
 import requests
+import urllib3
 
-from cli.event_stream import StreamUnavailable
+from cli.event_stream import StreamUnavailable, lines
 
 PROBLEM_TYPE = "application/problem+json"
 DEFAULT_URL = "http://localhost:8000"
@@ -148,9 +149,12 @@ class Gateway:
             if response.status_code != HTTPStatus.OK or media_type != "text/event-stream":
                 raise StreamUnavailable(f"the gateway answered {response.status_code} {media_type}, not a stream")
             try:
-                for line in response.iter_lines(chunk_size=None, decode_unicode=False):
-                    yield line.decode("utf-8")
-            except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as error:
+                yield from lines(response.raw)
+            except (
+                requests.ConnectionError,
+                requests.exceptions.ChunkedEncodingError,
+                urllib3.exceptions.HTTPError,
+            ) as error:
                 raise OSError(f"the stream was cut: {error}") from None
 
     def cancel(self, job_id: str) -> dict:

@@ -39,6 +39,21 @@ def parse(lines: Iterable[str]) -> Iterator[Event]:
         fields[name] = value[1:] if value.startswith(" ") else value
 
 
+def lines(raw: Any) -> Iterator[str]:
+    """The lines of a response body as they arrive (``raw``: urllib3's response, as ``requests`` keeps it).
+
+    ``read1`` gives what has arrived, where a plain read of a size would wait for that many bytes
+    (or, of no size, for the end): an event is read the moment it is sent.
+    """
+    read = getattr(raw, "read1", None) or (lambda size: raw.read(1))
+    pending = b""
+    while chunk := read(1 << 16):
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            yield line.removesuffix(b"\r").decode("utf-8")
+
+
 class StreamUnavailable(Exception):
     """Raised when the gateway does not serve the stream (an older one, a limit reached): poll instead."""
 

@@ -201,12 +201,14 @@ class Session:
         for position, record in look.entries:
             if position <= self.position:
                 continue  # another stream of the same job read from further back
-            self.position = position
             event = views.events([{**record, "id": watching.entry_id_of(position)}])["events"][0]
-            out.append(frame("audit", event, self.event_id))
             if event["job_id"] != self.job_id and event["operation"] == "job_child":
+                # Said before its entry, at the position before it: a client that leaves between the two
+                # hears the child's end again when it resumes, rather than never.
                 index = int(event["job_id"].rpartition("-")[2])
                 out.extend(self._child(event["job_id"], index, event["status"]))
+            self.position = position
+            out.append(frame("audit", event, self.event_id))
         if look.read_to_end and look.terminal:
             reason = "gone" if look.status is None else "terminal"
             out.append(self._end(reason, look.status))
