@@ -203,12 +203,16 @@ from .list_children_response_500_code import ListChildrenResponse500Code
 from .list_children_response_503 import ListChildrenResponse503
 from .list_children_response_503_code import ListChildrenResponse503Code
 from .list_children_status import ListChildrenStatus
+from .list_job_events_response_400 import ListJobEventsResponse400
+from .list_job_events_response_400_code import ListJobEventsResponse400Code
 from .list_job_events_response_401 import ListJobEventsResponse401
 from .list_job_events_response_401_code import ListJobEventsResponse401Code
 from .list_job_events_response_404 import ListJobEventsResponse404
 from .list_job_events_response_404_code import ListJobEventsResponse404Code
 from .list_job_events_response_414 import ListJobEventsResponse414
 from .list_job_events_response_414_code import ListJobEventsResponse414Code
+from .list_job_events_response_429 import ListJobEventsResponse429
+from .list_job_events_response_429_code import ListJobEventsResponse429Code
 from .list_job_events_response_431 import ListJobEventsResponse431
 from .list_job_events_response_431_code import ListJobEventsResponse431Code
 from .list_job_events_response_500 import ListJobEventsResponse500
@@ -257,6 +261,7 @@ from .parent_view_status import ParentViewStatus
 from .problem import Problem
 from .problem_code import ProblemCode
 from .problem_errors import ProblemErrors
+from .problem_limit import ProblemLimit
 from .result import Result
 from .retry import Retry
 from .retry_job_response_400 import RetryJobResponse400
@@ -517,12 +522,16 @@ __all__ = (
     "ListChildrenResponse503",
     "ListChildrenResponse503Code",
     "ListChildrenStatus",
+    "ListJobEventsResponse400",
+    "ListJobEventsResponse400Code",
     "ListJobEventsResponse401",
     "ListJobEventsResponse401Code",
     "ListJobEventsResponse404",
     "ListJobEventsResponse404Code",
     "ListJobEventsResponse414",
     "ListJobEventsResponse414Code",
+    "ListJobEventsResponse429",
+    "ListJobEventsResponse429Code",
     "ListJobEventsResponse431",
     "ListJobEventsResponse431Code",
     "ListJobEventsResponse500",
@@ -571,6 +580,7 @@ __all__ = (
     "Problem",
     "ProblemCode",
     "ProblemErrors",
+    "ProblemLimit",
     "Result",
     "Retry",
     "RetryJobResponse400",

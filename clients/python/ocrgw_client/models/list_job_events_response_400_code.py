@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+
+class ListJobEventsResponse400Code(StrEnum):
+    INVALID_LAST_EVENT_ID = "invalid_last_event_id"
+
+    def __str__(self) -> str:
+        return str(self.value)
