@@ -69,7 +69,7 @@ class ProblemWorker(ThreadWorker):
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
-        self.wsgi = self._handing_off(self.wsgi)
+        self.wsgi: Any = self._handing_off(self.wsgi)
 
     def _handing_off(self, app: Any) -> Any:
         def wsgi_app(environ: dict[str, Any], start_response: Any) -> Any:

@@ -13,6 +13,7 @@ import json
 import pytest
 
 from gateway import streaming
+from gateway.problems import Problem
 from jobs import watching
 from jobs.config import Settings
 from jobs.watching import Look
@@ -120,12 +121,12 @@ def test_streams_past_a_tenant_s_limit_or_the_process_s_are_429_with_retry_after
     streams = streaming.OpenStreams(per_process=3, per_tenant=2)
     alpha = [streams.admit("alpha"), streams.admit("alpha")]
 
-    with pytest.raises(Exception) as refused:
+    with pytest.raises(Problem) as refused:
         streams.admit("alpha")
     assert refused.value.code == "too_many_streams" and refused.value.extra["limit"] == "tenant"
     assert refused.value.headers["Retry-After"]
     beta = streams.admit("beta")
-    with pytest.raises(Exception) as full:
+    with pytest.raises(Problem) as full:
         streams.admit("gamma")
     assert full.value.extra["limit"] == "process"
 
