@@ -215,3 +215,22 @@ def test_submit_wait_follows_the_stream(alpha, current_deployment, tmp_path):
     access = web.log_text()
     assert access.count(f"GET /jobs/{group}/events") == 1
     assert access.count(f"GET /jobs/{group}?children=none") == 1  # the view once it ended: no polls
+
+
+def test_a_gateway_that_stops_ends_its_streams_so_that_clients_resume_elsewhere(alpha, current_deployment, procs):
+    # No drain window, and no stream ends at its maximum duration first.
+    web = procs.web(db=current_deployment.db, env={**ENV, "OCRGW_DRAIN_SECONDS": "0", "OCRGW_STREAM_MAX_SECONDS": "60"})
+    stopping = as_tenant(web.base_url, ALPHA_KEY)
+    job = accepted(alpha.post_json(slow_echo("outlives a gateway", 4000)))
+
+    with open_stream(stopping, job) as response:
+        events = parse(lines_of(response))
+        assert next(events).event == "progress"
+        web.terminate()  # gunicorn's graceful stop
+        rest = list(events)
+
+    assert rest[-1].event == "end" and rest[-1].data["reason"] == "shutdown"
+    assert web.wait(timeout=60) == 0
+    resumed = list(follow(lambda last: lines_of(open_stream(alpha, job, last or rest[-1].id))))
+    assert resumed[-1].data["reason"] == "terminal"
+    assert [e.data for e in audit(rest) + audit(resumed)] == alpha.events(job)
