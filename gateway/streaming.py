@@ -281,8 +281,10 @@ def in_request_thread(
         yield opening()
         while True:
             now = clock()
+            look = Look(session.job_id, None, read_to_end=True)
             try:
-                chunk = session.take(watching.look(client, [(session.job_id, session.position)])[0], now)
+                look = watching.look(client, [(session.job_id, session.position)], ENTRIES_PER_LOOK)[0]
+                chunk = session.take(look, now)
             except RedisError as error:
                 log.warning("live stream of %s: the job store did not answer: %s", session.job_id, error)
                 chunk = b""
@@ -291,7 +293,8 @@ def in_request_thread(
                 yield chunk
             if session.ended:
                 return
-            sleep(poll_seconds)
+            if look.read_to_end:
+                sleep(poll_seconds)
     finally:
         session.ticket.release()
 
@@ -353,17 +356,27 @@ class Hub:
         with contextlib.suppress(OSError):
             self._wake_write.send(b"\0")
 
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive() and not self._stopping.is_set()
+
     def _run(self) -> None:
         next_look = self.clock()
         while not self._stopping.is_set():
-            for key, mask in self._selector.select(max(0.0, next_look - self.clock())):
-                if key.data is None:
-                    self._drain_wake()
-                else:
-                    self._on_ready(key.data, mask)
-            self._take_arrivals()
-            if self.clock() >= next_look:
-                self._look()
+            try:
+                for key, mask in self._selector.select(max(0.0, next_look - self.clock())):
+                    if key.data is None:
+                        self._drain_wake()
+                    else:
+                        self._on_ready(key.data, mask)
+                self._take_arrivals()
+                if self.clock() >= next_look:
+                    behind = self._look()
+                    # A job with more entries than one look reads is looked at again at once.
+                    next_look = self.clock() + (0.0 if behind else self.poll_seconds)
+            except Exception:
+                # A bug must not leave every stream of the process hanging: log it, and serve on.
+                log.exception("live streams: unexpected error; serving on")
                 next_look = self.clock() + self.poll_seconds
         for connection in list(self._connections.values()):
             connection.unsent += connection.session.end("shutdown")
@@ -402,7 +415,8 @@ class Hub:
         if mask & selectors.EVENT_WRITE:
             self._flush(connection)
 
-    def _look(self) -> None:
+    def _look(self) -> bool:
+        """Looks at every watched job and sends each stream what is new; True if a job had more to read."""
         by_job: dict[str, list[_Connection]] = {}
         for connection in self._connections.values():
             by_job.setdefault(connection.session.job_id, []).append(connection)
@@ -417,10 +431,16 @@ class Hub:
         for job_id, group in by_job.items():
             found = looks.get(job_id)
             for connection in group:
-                if found is not None:
-                    connection.unsent += connection.session.take(found, now)
-                connection.unsent += connection.session.timers(now)
+                try:
+                    if found is not None:
+                        connection.unsent += connection.session.take(found, now)
+                    connection.unsent += connection.session.timers(now)
+                except Exception:
+                    log.exception("live stream of %s: unexpected error; the stream is closed", job_id)
+                    self._close(connection)
+                    continue
                 self._flush(connection)
+        return any(not found.read_to_end for found in looks.values())
 
     def _flush(self, connection: _Connection) -> None:
         if connection.sock.fileno() < 0:
@@ -468,7 +488,7 @@ def hub_for(hand_off: HandOff) -> Hub:
     """This process's hub, started by the first stream handed to it."""
     global _hub
     with _hub_lock:
-        if _hub is None:
+        if _hub is None or not _hub.alive:
             _hub = Hub(hand_off.client, hand_off.poll_seconds)
         return _hub
 

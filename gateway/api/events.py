@@ -69,6 +69,8 @@ def job_events(job_id: str):
     """A job's audit events, oldest first (a parent's include its children's); or its live stream"""
     record = record_of(job_id)
     if request.accept_mimetypes.best_match(["application/json", streaming.EVENT_STREAM]) == streaming.EVENT_STREAM:
+        if request.method == "HEAD":  # a stream's head, with no stream behind it to count or serve
+            return Response(b"", status=200, mimetype=streaming.EVENT_STREAM, headers=streaming.HEADERS)
         return _live(record["id"])
     return jsonify(views.events(services().queries.events(record["id"])))
 

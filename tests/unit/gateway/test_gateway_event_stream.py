@@ -227,3 +227,12 @@ def test_the_stream_settings_are_declared():
     settings = Settings()
     assert settings.stream_max_per_process >= settings.stream_max_per_tenant >= 1
     assert settings.stream_max_seconds > settings.stream_heartbeat_seconds > 0
+
+
+def test_head_of_a_stream_opens_none(client, store, app):
+    parent_id = ended_group(client, store, 1)
+
+    response = client.head(f"/jobs/{parent_id}/events", headers=STREAM)
+
+    assert response.status_code == 200 and response.mimetype == "text/event-stream"
+    assert app.extensions.get("ocrgw.open_streams") is None  # nothing admitted, nothing counted
