@@ -378,10 +378,14 @@ class Hub:
                 # A bug must not leave every stream of the process hanging: log it, and serve on.
                 log.exception("live streams: unexpected error; serving on")
                 next_look = self.clock() + self.poll_seconds
+        self._take_arrivals()  # handed over while it stopped: they end too
         for connection in list(self._connections.values()):
             connection.unsent += connection.session.end("shutdown")
             self._flush(connection)
             self._close(connection)
+        self._selector.close()
+        self._wake_read.close()
+        self._wake_write.close()
 
     def _drain_wake(self) -> None:
         try:
