@@ -48,6 +48,7 @@ import selectors
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +61,7 @@ from jobs import watching
 from jobs.config import Settings
 from jobs.connections import StoreClient
 from jobs.contract import JobKind, JobStatus
+from jobs.stream_leases import StreamLeases
 from jobs.watching import Look, Position
 
 log = logging.getLogger(__name__)
@@ -105,12 +107,19 @@ def opening() -> bytes:
 
 
 class OpenStreams:
-    """The streams this process keeps open, per tenant and in all; admitting one past a limit is ``429``."""
+    """The streams this process keeps open, in all and per tenant; admitting one past a limit is ``429``.
 
-    def __init__(self, per_process: int, per_tenant: int):
-        self.per_process, self.per_tenant = per_process, per_tenant
+    With ``leases`` (``jobs.stream_leases``) a tenant's streams are counted
+    across every gateway, each stream holding a lease in the store that this
+    process renews while the stream is open; without, in this process only.
+    """
+
+    def __init__(self, per_process: int, per_tenant: int, leases: StreamLeases | None = None):
+        self.per_process, self.per_tenant, self.leases = per_process, per_tenant, leases
         self._lock = threading.Lock()
         self._by_tenant: dict[str, int] = {}
+        self._open: set[Ticket] = set()
+        self._renewed_at = time.monotonic()
         self.total = 0
 
     def admit(self, tenant: str) -> Ticket:
@@ -118,23 +127,56 @@ class OpenStreams:
             if self.total >= self.per_process:
                 raise _too_many("process", self.per_process, "this gateway process")
             if self._by_tenant.get(tenant, 0) >= self.per_tenant:
-                raise _too_many("tenant", self.per_tenant, "your tenant on this gateway process")
+                raise _too_many("tenant", self.per_tenant, "your tenant")
             self.total += 1
             self._by_tenant[tenant] = self._by_tenant.get(tenant, 0) + 1
-        return Ticket(self, tenant)
+            ticket = Ticket(self, tenant, uuid.uuid4().hex)
+        if self.leases is not None:
+            try:
+                admitted = self.leases.admit(tenant, ticket.stream_id, self.per_tenant)
+            except BaseException:
+                self._release(ticket, leased=False)
+                raise
+            if not admitted:
+                self._release(ticket, leased=False)
+                raise _too_many("tenant", self.per_tenant, "your tenant")
+        with self._lock:
+            self._open.add(ticket)
+        return ticket
 
     def count(self, tenant: str) -> int:
         with self._lock:
             return self._by_tenant.get(tenant, 0)
 
-    def _release(self, tenant: str) -> None:
+    def renew_if_due(self) -> None:
+        """Renews the leases of this process's open streams, every third of a lease."""
+        if self.leases is None:
+            return
         with self._lock:
+            now = time.monotonic()
+            if (now - self._renewed_at) * 1000 < self.leases.lease_ms / 3:
+                return
+            self._renewed_at = now
+            open_now = [(t.tenant, t.stream_id) for t in self._open]
+        try:
+            self.leases.renew(open_now)
+        except RedisError as error:
+            log.warning("live streams: their leases were not renewed: %s", error)
+
+    def _release(self, ticket: Ticket, leased: bool = True) -> None:
+        with self._lock:
+            self._open.discard(ticket)
             self.total -= 1
-            left = self._by_tenant[tenant] - 1
+            left = self._by_tenant[ticket.tenant] - 1
             if left:
-                self._by_tenant[tenant] = left
+                self._by_tenant[ticket.tenant] = left
             else:
-                del self._by_tenant[tenant]
+                del self._by_tenant[ticket.tenant]
+        if leased and self.leases is not None:
+            try:
+                self.leases.release(ticket.tenant, ticket.stream_id)
+            except RedisError as error:
+                log.warning("live streams: a lease was not given back (it runs out by itself): %s", error)
 
 
 def _too_many(limit: str, count: int, whose: str) -> Problem:
@@ -147,18 +189,19 @@ def _too_many(limit: str, count: int, whose: str) -> Problem:
     )
 
 
-@dataclass
+@dataclass(eq=False)
 class Ticket:
     """One admitted stream's place in the count, given back once (whichever end comes first)."""
 
     streams: OpenStreams
     tenant: str
+    stream_id: str
     released: bool = False
 
     def release(self) -> None:
         if not self.released:
             self.released = True
-            self.streams._release(self.tenant)
+            self.streams._release(self)
 
 
 # -- one stream ------------------------------------------------------------------------------------------
@@ -293,6 +336,7 @@ def in_request_thread(
                 yield chunk
             if session.ended:
                 return
+            session.ticket.streams.renew_if_due()
             if look.read_to_end:
                 sleep(poll_seconds)
     finally:
@@ -444,6 +488,10 @@ class Hub:
                     self._close(connection)
                     continue
                 self._flush(connection)
+        for streams in {
+            id(c.session.ticket.streams): c.session.ticket.streams for c in self._connections.values()
+        }.values():
+            streams.renew_if_due()
         return any(not found.read_to_end for found in looks.values())
 
     def _flush(self, connection: _Connection) -> None:

@@ -381,7 +381,8 @@ class Settings:
         "OCRGW_STREAM_MAX_PER_TENANT",
         whole_number(),
         100,
-        "live event streams one tenant may keep open at once on one gateway process; past it `429 too_many_streams`",
+        "live event streams one tenant may keep open at once, on every gateway together; past it "
+        "`429 too_many_streams`",
     )
     stream_heartbeat_seconds: float = setting(
         "OCRGW_STREAM_HEARTBEAT_SECONDS",

@@ -434,6 +434,12 @@ def tenant_webhook_claims(tag: str) -> str:
     return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:webhook_claims"
 
 
+def tenant_streams(tag: str) -> str:
+    """The tenant's open live event streams on every gateway (a sorted set in its ledger's slot): a stream's
+    id, scored by when its lease runs out (ms); OCRGW_STREAM_MAX_PER_TENANT caps it (jobs.stream_leases)."""
+    return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:streams"
+
+
 #: The tags of the tenants with a ledger, which the sweep rebalances (a set; no script reads it).
 LEDGERS = f"{NAMESPACE}:ledgers"
 

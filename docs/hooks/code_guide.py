@@ -185,7 +185,8 @@ PROBLEMS: dict[str, tuple[str, str]] = {
     ),
     "too_many_streams": (
         "Opening this live event stream would pass `OCRGW_STREAM_MAX_PER_TENANT` (your tenant's open streams "
-        "on this gateway process) or `OCRGW_STREAM_MAX_PER_PROCESS` (all of them); `limit` says which.",
+        "on every gateway) or `OCRGW_STREAM_MAX_PER_PROCESS` (all the streams of the gateway process that "
+        "answered); `limit` says which.",
         "Close a stream you no longer read, or retry after `Retry-After` seconds; or poll `GET /jobs/{id}`.",
     ),
     "request_header_fields_too_large": (

@@ -20,6 +20,7 @@ from gateway.problems import Problem
 from gateway.responses import EventsSchema
 from gateway.services import services
 from jobs import watching
+from jobs.stream_leases import StreamLeases
 
 #: The key of ``app.extensions`` the app's count of open streams is kept under.
 OPEN_STREAMS = "ocrgw.open_streams"
@@ -105,8 +106,9 @@ def _open_streams() -> streaming.OpenStreams:
     with _open_streams_lock:
         if OPEN_STREAMS not in extensions:
             settings = services().settings
+            leases = StreamLeases(services().queries.redis)  # a tenant's streams counted across the gateways
             extensions[OPEN_STREAMS] = streaming.OpenStreams(
-                settings.stream_max_per_process, settings.stream_max_per_tenant
+                settings.stream_max_per_process, settings.stream_max_per_tenant, leases
             )
         found: streaming.OpenStreams = extensions[OPEN_STREAMS]
         return found

@@ -234,3 +234,23 @@ def test_a_gateway_that_stops_ends_its_streams_so_that_clients_resume_elsewhere(
     resumed = list(follow(lambda last: lines_of(open_stream(alpha, job, last or rest[-1].id))))
     assert resumed[-1].data["reason"] == "terminal"
     assert [e.data for e in audit(rest) + audit(resumed)] == alpha.events(job)
+
+
+def test_a_tenant_s_limit_holds_across_gateways(alpha, current_deployment, procs):
+    other = as_tenant(procs.web(db=current_deployment.db, env=ENV).base_url, ALPHA_KEY)
+    group = slow_group(alpha, 2, 3000, max_parallel=1)
+    half = PER_TENANT // 2
+    streams = [open_stream(alpha, group) for _ in range(half)] + [open_stream(other, group) for _ in range(half)]
+    try:
+        assert all(r.status_code == 200 for r in streams)
+        for gateway in (alpha, other):
+            assert assert_problem(open_stream(gateway, group), 429, "too_many_streams")["limit"] == "tenant"
+
+        streams.pop(0).close()  # on the first gateway: the second may open one
+        reopened = wait_until(
+            lambda: (r := open_stream(other, group)).status_code == 200 and r, timeout=10, message="no place"
+        )
+        streams.append(reopened)
+    finally:
+        for response in streams:
+            response.close()

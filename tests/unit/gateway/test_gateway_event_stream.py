@@ -14,8 +14,10 @@ import pytest
 
 from gateway import streaming
 from gateway.problems import Problem
-from jobs import watching
+from jobs import keys, watching
 from jobs.config import Settings
+from jobs.ids import tenant_tag
+from jobs.stream_leases import StreamLeases
 from jobs.watching import Look
 
 from .support import assert_problem
@@ -236,3 +238,42 @@ def test_head_of_a_stream_opens_none(client, store, app):
 
     assert response.status_code == 200 and response.mimetype == "text/event-stream"
     assert app.extensions.get("ocrgw.open_streams") is None  # nothing admitted, nothing counted
+
+
+# -- a tenant's streams across gateways -------------------------------------------------------------
+
+
+def test_a_tenant_s_limit_holds_across_gateway_processes_sharing_the_store(redis):
+    first = streaming.OpenStreams(per_process=10, per_tenant=3, leases=StreamLeases(redis))
+    second = streaming.OpenStreams(per_process=10, per_tenant=3, leases=StreamLeases(redis))
+    held = [first.admit("alpha"), first.admit("alpha"), second.admit("alpha")]
+
+    with pytest.raises(Problem) as refused:
+        second.admit("alpha")
+
+    assert refused.value.extra == {"limit": "tenant", "max_streams": 3}
+    assert second.count("alpha") == 1  # the refused one holds no place
+    assert StreamLeases(redis).held("alpha") == 3
+    second.admit("beta")  # another tenant's are its own
+    held[0].release()
+    second.admit("alpha")
+    assert StreamLeases(redis).held("alpha") == 3
+
+
+def test_a_dead_process_s_leases_run_out_and_a_live_one_s_are_renewed(redis):
+    now = [1000.0]
+    leases = StreamLeases(redis, lease_ms=60_000, clock=lambda: now[0])
+    dead = streaming.OpenStreams(per_process=10, per_tenant=2, leases=leases)
+    live = streaming.OpenStreams(per_process=10, per_tenant=2, leases=leases)
+    dead.admit("alpha")
+    kept = live.admit("alpha")
+
+    now[0] += 40  # the live process renews (every third of a lease); the dead one cannot
+    live._renewed_at -= 60
+    live.renew_if_due()
+    now[0] += 30  # the dead one's lease has run out, the renewed one has not
+
+    assert leases.held("alpha") == 1
+    live.admit("alpha")
+    kept.release()
+    assert redis.ttl(keys.tenant_streams(tenant_tag("alpha"))) > 0  # the set expires with its newest lease
