@@ -277,3 +277,8 @@ def test_a_dead_process_s_leases_run_out_and_a_live_one_s_are_renewed(redis):
     live.admit("alpha")
     kept.release()
     assert redis.ttl(keys.tenant_streams(tenant_tag("alpha"))) > 0  # the set expires with its newest lease
+
+
+def test_a_tenant_s_stream_leases_are_in_its_ledger_s_slot():
+    assert keys.tenant_streams("0123456789ab") == "ocrgw:{t0123456789ab}:streams"
+    assert keys.tenant_streams("0123456789ab").partition("}")[0] == keys.ledger("0123456789ab").partition("}")[0]
