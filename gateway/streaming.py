@@ -44,6 +44,7 @@ import contextlib
 import json
 import logging
 import queue
+import resource
 import selectors
 import socket
 import threading
@@ -177,6 +178,34 @@ class OpenStreams:
                 self.leases.release(ticket.tenant, ticket.stream_id)
             except RedisError as error:
                 log.warning("live streams: a lease was not given back (it runs out by itself): %s", error)
+
+
+#: Open files a gateway process keeps for everything but its streams: gunicorn's connections, Redis, logs.
+FILES_BESIDES_STREAMS = 2048
+
+
+def fit_to_open_files(per_process: int) -> int:
+    """How many streams this process can keep open: ``per_process``, its open-file limit raised for them if
+    the hard limit allows; fewer (with a warning) if it does not, so that a stream never takes the last
+    descriptor gunicorn needs to accept a connection."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = per_process + FILES_BESIDES_STREAMS
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return per_process
+    fitted = max(1, soft - FILES_BESIDES_STREAMS)
+    log.warning(
+        "open files are limited to %d: this process keeps at most %d live event streams, not %d "
+        "(OCRGW_STREAM_MAX_PER_PROCESS); raise the limit (ulimit -n) to keep more",
+        soft,
+        fitted,
+        per_process,
+    )
+    return fitted
 
 
 def _too_many(limit: str, count: int, whose: str) -> Problem:

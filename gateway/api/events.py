@@ -107,8 +107,7 @@ def _open_streams() -> streaming.OpenStreams:
         if OPEN_STREAMS not in extensions:
             settings = services().settings
             leases = StreamLeases(services().queries.redis)  # a tenant's streams counted across the gateways
-            extensions[OPEN_STREAMS] = streaming.OpenStreams(
-                settings.stream_max_per_process, settings.stream_max_per_tenant, leases
-            )
+            per_process = streaming.fit_to_open_files(settings.stream_max_per_process)
+            extensions[OPEN_STREAMS] = streaming.OpenStreams(per_process, settings.stream_max_per_tenant, leases)
         found: streaming.OpenStreams = extensions[OPEN_STREAMS]
         return found

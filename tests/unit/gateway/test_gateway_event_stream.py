@@ -9,6 +9,7 @@ so each stream ends by itself; the sessions' clocks are driven by hand.
 from __future__ import annotations
 
 import json
+import resource
 
 import pytest
 
@@ -282,3 +283,15 @@ def test_a_dead_process_s_leases_run_out_and_a_live_one_s_are_renewed(redis):
 def test_a_tenant_s_stream_leases_are_in_its_ledger_s_slot():
     assert keys.tenant_streams("0123456789ab") == "ocrgw:{t0123456789ab}:streams"
     assert keys.tenant_streams("0123456789ab").partition("}")[0] == keys.ledger("0123456789ab").partition("}")[0]
+
+
+def test_a_process_raises_its_open_file_limit_for_its_streams_or_keeps_fewer(monkeypatch):
+    limits = {"soft": 1024, "hard": 4096}
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (limits["soft"], limits["hard"]))
+    monkeypatch.setattr(resource, "setrlimit", lambda which, pair: limits.update(soft=pair[0]))
+
+    assert streaming.fit_to_open_files(1000) == 1000
+    assert limits["soft"] == 1000 + streaming.FILES_BESIDES_STREAMS
+
+    limits.update(soft=1024, hard=2548)  # the hard limit leaves room for 500
+    assert streaming.fit_to_open_files(1000) == 500
