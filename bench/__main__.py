@@ -43,6 +43,7 @@ BENCHMARKS = {
     "capacity": "bench.capacity",
     "capacity_cluster": "bench.capacity_cluster",
     "priority_lanes": "bench.priority",
+    "event_streams": "bench.streams",
     "document_structure": "bench.structure",
     "inspection_budget": "bench.inspection",
 }

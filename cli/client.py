@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
 import requests
+import urllib3
+
+from cli.event_stream import StreamUnavailable, lines
 
 PROBLEM_TYPE = "application/problem+json"
 DEFAULT_URL = "http://localhost:8000"
@@ -125,6 +128,34 @@ class Gateway:
 
     def events(self, job_id: str) -> dict:
         return self.get(f"/jobs/{_segment(job_id)}/events")
+
+    def event_stream(self, job_id: str, last_event_id: str | None = None) -> Iterator[str]:
+        """The lines of the job's live stream, as they come (``cli.event_stream`` reads them).
+
+        ``StreamUnavailable`` when the gateway answers anything but a stream (one without it, or a
+        limit reached): the caller polls instead.
+        """
+        headers = {"Accept": "text/event-stream"}
+        if last_event_id:
+            headers["Last-Event-ID"] = last_event_id
+        try:
+            response = self.http.get(
+                f"{self.url}/jobs/{_segment(job_id)}/events", headers=headers, stream=True, timeout=TIMEOUTS
+            )
+        except (requests.ConnectionError, requests.Timeout) as error:
+            raise StreamUnavailable(f"no stream from the gateway at {self.url}: {error}") from None
+        with response:
+            media_type = response.headers.get("Content-Type", "").split(";", 1)[0].strip()
+            if response.status_code != HTTPStatus.OK or media_type != "text/event-stream":
+                raise StreamUnavailable(f"the gateway answered {response.status_code} {media_type}, not a stream")
+            try:
+                yield from lines(response.raw)
+            except (
+                requests.ConnectionError,
+                requests.exceptions.ChunkedEncodingError,
+                urllib3.exceptions.HTTPError,
+            ) as error:
+                raise OSError(f"the stream was cut: {error}") from None
 
     def cancel(self, job_id: str) -> dict:
         return self.request("DELETE", f"/jobs/{_segment(job_id)}").json()

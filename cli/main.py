@@ -151,7 +151,11 @@ def main(ctx: click.Context, url: str, api_key: str | None) -> None:
     "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="The result's form for -o."
 )
 @click.option(
-    "--interval", type=click.FloatRange(min=0.05), default=0.5, show_default=True, help="Seconds between polls."
+    "--interval",
+    type=click.FloatRange(min=0.05),
+    default=0.5,
+    show_default=True,
+    help="Seconds between polls, where the gateway serves no live stream.",
 )
 @json_flag
 @connects

@@ -5,9 +5,13 @@ children in each status, the time elapsed and rich's estimate of the time
 left. In a pipe it is one plain line each time the counts change. Either
 way it goes to stderr; stdout keeps the answer.
 
-The poll reads ``GET /jobs/{id}?children=none``, the counts without a page
-of children, which costs the gateway two Redis round trips whatever the
-group's size.
+The progress comes from the job's live stream (``GET /jobs/{id}/events``
+as ``text/event-stream``, see ``cli.event_stream``): each ``progress``
+event is drawn as it comes, and the stream's end is the job's.  Where the
+gateway serves no stream (an older one, or its limit on open streams
+reached), ``--wait`` polls ``GET /jobs/{id}?children=none`` instead, the
+counts without a page of children, which costs the gateway two Redis round
+trips whatever the group's size.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from rich.live import Live
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from cli.client import Gateway
+from cli.event_stream import StreamUnavailable, follow
 from cli.output import TERMINAL, counts_text, is_terminal
 
 POLL_SECONDS = 0.5
@@ -119,15 +124,31 @@ def wait(
     display: LiveDisplay | PlainDisplay,
     interval: float = POLL_SECONDS,
     sleep: Callable[[float], None] = time.sleep,
+    stream: bool = True,
 ) -> dict[str, Any]:
-    """Polls until the job is terminal; returns its last view."""
+    """Follows the job's stream (or, without one, polls) until the job is terminal; returns its last view."""
     with display:
+        if stream:
+            try:
+                return watch(gateway, job_id, display)
+            except StreamUnavailable:
+                pass
         while True:
             view = gateway.job(job_id, children="none")
             display.update(view)
             if view["status"] in TERMINAL:
                 return view
             sleep(interval)
+
+
+def watch(gateway: Gateway, job_id: str, display: LiveDisplay | PlainDisplay) -> dict[str, Any]:
+    """Draws each ``progress`` event of the job's stream until its end; returns the job's view then."""
+    for event in follow(lambda last_event_id: gateway.event_stream(job_id, last_event_id)):
+        if event.event == "progress":
+            display.update(event.data)
+    view = gateway.job(job_id, children="none")
+    display.update(view)
+    return view
 
 
 def why_not_completed(gateway: Gateway, view: dict[str, Any], names: list[str] | None = None) -> list[str]:

@@ -12,6 +12,18 @@ request_header_fields_too_large``, and for a request that is not HTTP the
 plain ``400 bad_request`` (``about:blank``).  Anything else (a bug of the
 app, TLS, a forbidden proxy line) keeps gunicorn's own handling.
 
+It also serves the gateway's live event streams without a thread per
+client (``gateway.streaming``).  Before the app runs, the worker tells it
+(``CAN_HAND_OFF`` in the environ) that it may take the connection over:
+only for plain HTTP/1.x, whose socket carries nothing but the stream.  When
+the view asks for it (``HANDED_OFF``) and answers 200, the worker sends the
+response's head itself, close-delimited (no chunked coding: the body ends
+with the connection), gives a duplicate of the socket to the process's hub,
+and lets gunicorn forget the connection: it is neither kept alive nor
+half-closed (which would end the hub's copy too), only its own descriptor
+closed.  The hub's streams end with the worker (``end``, ``reason:
+shutdown``), so that their clients reconnect to another.
+
 ``observability.gunicorn_config`` selects it: ``worker_class``.
 """
 
@@ -23,10 +35,11 @@ from http import HTTPStatus
 from typing import Any
 
 from gunicorn import util
-from gunicorn.http import errors
+from gunicorn.http import errors, wsgi
 from gunicorn.http.wsgi import Response, default_environ
 from gunicorn.workers.gthread import ThreadWorker
 
+from gateway import streaming
 from gateway.browser import ALWAYS as ALWAYS_SENT
 from gateway.browser import CSP, NOT_A_PAGE
 from gateway.problems import CATALOGUE, MEDIA_TYPE, type_of
@@ -51,6 +64,59 @@ _THE_APPS = (errors.InvalidResponseHeader, errors.InvalidResponseHeaderName)
 
 
 class ProblemWorker(ThreadWorker):
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        # The sockets of connections handed to the hub, until gunicorn's thread is done with them.
+        self._handed_off: set[Any] = set()
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        self.wsgi: Any = self._handing_off(self.wsgi)
+
+    def _handing_off(self, app: Any) -> Any:
+        def wsgi_app(environ: dict[str, Any], start_response: Any) -> Any:
+            response = getattr(start_response, "__self__", None)
+            # Only a plain HTTP/1.x connection (not TLS, not HTTP/2) is the socket's alone to take over.
+            can = type(response) is wsgi.Response and not self.cfg.is_ssl and environ.get("HTTP_VERSION") != "2"
+            if can:
+                environ[streaming.CAN_HAND_OFF] = True
+            body = app(environ, start_response)
+            hand_off = environ.get(streaming.HANDED_OFF)
+            if hand_off is None:
+                return body
+            if hasattr(body, "close"):
+                body.close()
+            if not can or response is None or response.status_code != 200:
+                hand_off.session.ticket.release()
+                return body
+            sock = environ["gunicorn.socket"]
+            response.force_close()
+            response.chunked = False  # a close-delimited body: the hub writes plain bytes, and the end is the close
+            try:
+                response.send_headers()
+                streaming.hub_for(hand_off).adopt(sock.dup(), hand_off.session)
+            except BaseException:
+                hand_off.session.ticket.release()
+                raise
+            self._handed_off.add(sock)
+            return []
+
+        return wsgi_app
+
+    def finish_request(self, conn: Any, fs: Any) -> None:
+        if conn.sock in self._handed_off:
+            self._handed_off.discard(conn.sock)
+            self.nr_conns -= 1
+            util.close(conn.sock)  # this descriptor only: the hub's duplicate keeps the connection
+            return
+        super().finish_request(conn, fs)
+
+    def run(self) -> None:
+        try:
+            super().run()
+        finally:
+            streaming.stop_hub()
+
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
         problem = self.problem_of(exc)
         if problem is None:

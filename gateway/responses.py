@@ -107,6 +107,11 @@ class ProblemSchema(Schema):
     )
     options = fields.List(fields.String(), metadata={"description": "invalid_options: the options refused."})
     tables = fields.Integer(metadata={"description": "table_not_found: how many tables the result has."})
+    limit = fields.String(
+        validate=OneOf(["tenant", "process"]),
+        metadata={"description": "too_many_streams: the limit reached, the tenant's or the gateway process's."},
+    )
+    max_streams = fields.Integer(metadata={"description": "too_many_streams: the most open streams that limit allows."})
 
 
 # -- results ----------------------------------------------------------------------------------

@@ -410,6 +410,39 @@ class Settings:
         5.0,
         "how long a gateway keeps answering after SIGTERM (at most half of gunicorn's graceful timeout)",
     )
+    # A job's live stream (GET /jobs/{id}/events as text/event-stream, gateway.streaming): what bounds them.
+    stream_max_per_process: int = setting(
+        "OCRGW_STREAM_MAX_PER_PROCESS",
+        whole_number(),
+        1000,
+        "live event streams one gateway process keeps open at once; past it a new one is `429 too_many_streams`",
+    )
+    stream_max_per_tenant: int = setting(
+        "OCRGW_STREAM_MAX_PER_TENANT",
+        whole_number(),
+        100,
+        "live event streams one tenant may keep open at once, on every gateway together; past it "
+        "`429 too_many_streams`",
+    )
+    stream_heartbeat_seconds: float = setting(
+        "OCRGW_STREAM_HEARTBEAT_SECONDS",
+        seconds(at_least=0.1),
+        15.0,
+        "seconds between the comments a quiet live event stream sends, so that proxies keep it open",
+    )
+    stream_max_seconds: float = setting(
+        "OCRGW_STREAM_MAX_SECONDS",
+        seconds(at_least=1),
+        600.0,
+        "seconds a live event stream stays open at most; then it ends cleanly and the client reconnects "
+        "with `Last-Event-ID`",
+    )
+    stream_poll_seconds: float = setting(
+        "OCRGW_STREAM_POLL_SECONDS",
+        seconds(at_least=0.05),
+        0.5,
+        "seconds between a gateway process's looks at the jobs its live event streams watch",
+    )
     default_model: str = setting(
         "OCRGW_DEFAULT_MODEL", one_of(tuple(MODELS)), DEFAULT_MODEL, "the model of a request that names none"
     )

@@ -450,6 +450,12 @@ def is_usage_record(key: str) -> bool:
     return key.startswith(f"{NAMESPACE}:{{") and key.partition("}:")[2].startswith(USAGE)
 
 
+def tenant_streams(tag: str) -> str:
+    """The tenant's open live event streams on every gateway (a sorted set in its ledger's slot): a stream's
+    id, scored by when its lease runs out (ms); OCRGW_STREAM_MAX_PER_TENANT caps it (jobs.stream_leases)."""
+    return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:streams"
+
+
 #: The tags of the tenants with a ledger, which the sweep rebalances (a set; no script reads it).
 LEDGERS = f"{NAMESPACE}:ledgers"
 

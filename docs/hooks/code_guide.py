@@ -32,6 +32,11 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "Reach the gateway by a name its operator lists, or by its IP address; an operator adds the names "
         "clients use to `OCRGW_ALLOWED_HOSTS` (see [Browsers](../security/browsers.md)). Nothing was stored.",
     ),
+    "invalid_last_event_id": (
+        "A live event stream (`GET /jobs/{id}/events` as `text/event-stream`) was asked to resume from a "
+        "`Last-Event-ID` that is not an event id (`<milliseconds>-<sequence>`, as the stream's `id:` lines give).",
+        "Send back the last `id` the stream gave you, or no `Last-Event-ID` to read the job's events from the start.",
+    ),
     "missing_api_key": (
         "The request has no `Authorization: Bearer <key>` header (or another scheme, or an empty token), "
         "and this gateway requires API keys.",
@@ -209,6 +214,12 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "fails with the job error code of the same name.",
         "Drop the option, or send the document to a model that reads pages (`tesseract`, `paddleocr`; "
         "`GET /models`). See [Layout](../documents/layout.md).",
+    ),
+    "too_many_streams": (
+        "Opening this live event stream would pass `OCRGW_STREAM_MAX_PER_TENANT` (your tenant's open streams "
+        "on every gateway) or `OCRGW_STREAM_MAX_PER_PROCESS` (all the streams of the gateway process that "
+        "answered); `limit` says which.",
+        "Close a stream you no longer read, or retry after `Retry-After` seconds; or poll `GET /jobs/{id}`.",
     ),
     "request_header_fields_too_large": (
         "A header is longer than 8190 bytes, or there are more than 100 headers; answered before any route runs.",

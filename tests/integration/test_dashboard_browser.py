@@ -83,6 +83,11 @@ def shown(browser, css: str) -> str | None:
     return element.text if element.is_displayed() else None
 
 
+def stream_state(browser) -> str | None:
+    """Where the job page's live stream is: opening, open, ended, unavailable (then the page polls)."""
+    return browser.execute_script("return document.body.dataset.stream || null")
+
+
 def listed(browser) -> list[str]:
     return [row.get_attribute("data-id") for row in browser.find_elements(By.CSS_SELECTOR, "#job-rows tr.job")]
 
@@ -112,6 +117,8 @@ def test_a_groups_grid_fills_as_its_children_finish_and_a_child_shows_its_text(g
     wait(browser, lambda b: cell_statuses(b) == ["completed"] * 6, "every child completed")
     wait(browser, lambda b: group_status(b) == "completed", "the group completed")
     assert browser.execute_script("return window.sameLoad") is True
+    # The page followed the group's live stream to its end, rather than polling.
+    wait(browser, lambda b: stream_state(b) == "ended", "the group's stream ended")
     assert browser.find_element(By.CSS_SELECTOR, '[data-count="completed"]').text == "6"
     assert "6 of 6 ended (100%)" in browser.find_element(By.CSS_SELECTOR, '[data-field="ended"]').text
     wait(browser, lambda b: "group" in b.find_element(By.CSS_SELECTOR, "#event-rows tr").text, "the group's event")
@@ -475,6 +482,8 @@ def test_where_the_api_wants_a_key_the_page_asks_for_one_and_sends_it(keyed_gate
     browser.get(f"{keyed_gateway}/ui/jobs/{parent_id}")  # the key stays with the tab
     wait(browser, lambda b: cell_statuses(b) == ["queued", "held"], "the group's grid, read with the key")
     assert group_status(browser) == "queued"
+    # Its live stream too, the key sent as a header (never in the URL).
+    wait(browser, lambda b: stream_state(b) == "open", "the group's stream, opened with the key")
     browser.find_element(By.ID, "forget-key").click()
     wait(browser, lambda b: b.find_element(By.ID, "needs-key").is_displayed(), "that a key is needed again")
     assert browser.execute_script("return sessionStorage.length") == 0

@@ -208,3 +208,64 @@ export function showCancel(button, view) {
   const state = button.parentElement.querySelector(".cancel-state");
   if (button.hidden && state.textContent) state.textContent = `Ended ${view.status}.`;
 }
+
+// -- the live stream --------------------------------------------------------------------------------
+
+// Follows GET `path` as text/event-stream with the tab's key (fetch and a body reader: an EventSource could
+// not send the key, and the key never goes in a URL), calling `onEvent({id, event, data})` for each event.
+// Reconnects from the last id when a stream ends before the job did. `onState(state)`: "open" once a stream
+// answers, "ended" at the job's end, "unavailable" when the gateway serves no stream (poll instead).
+export function followStream(path, onEvent, onState) {
+  let lastId = null;
+  let stopped = false;
+  async function connect() {
+    const headers = keyHeaders({ Accept: "text/event-stream" });
+    if (lastId) headers["Last-Event-ID"] = lastId;
+    let response = null;
+    try {
+      response = await fetch(root + path, { headers, cache: "no-store" });
+    } catch (error) {
+      response = null;
+    }
+    const type = response ? (response.headers.get("Content-Type") || "").split(";")[0] : "";
+    if (!response || !response.ok || type !== "text/event-stream" || !response.body) {
+      onState("unavailable");
+      return;
+    }
+    onState("open");
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let pending = "";
+    let fields = {};
+    let ended = false;
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        pending += value;
+        const lines = pending.split("\n");
+        pending = lines.pop();
+        for (const line of lines) {
+          if (line === "") {
+            if (fields.event && fields.data !== undefined) {
+              const event = { id: fields.id || lastId, event: fields.event, data: JSON.parse(fields.data) };
+              lastId = event.id;
+              onEvent(event);
+              if (event.event === "end" && ["terminal", "gone"].includes(event.data.reason)) ended = true;
+            }
+            fields = {};
+          } else if (!line.startsWith(":")) {
+            const at = line.indexOf(":");
+            const name = at < 0 ? line : line.slice(0, at);
+            fields[name] = at < 0 ? "" : line.slice(at + 1).replace(/^ /, "");
+          }
+        }
+      }
+    } catch (error) {
+      // The connection dropped: reconnect from the last id below.
+    }
+    if (ended) onState("ended");
+    else if (!stopped) setTimeout(connect, POLL_MS);
+  }
+  connect();
+  return { stop() { stopped = true; } };
+}

@@ -1,9 +1,10 @@
-// A job's page at /ui/jobs/<id>: polls the job's view every second until it has ended, and shows
-// the section of its kind (a group, or a single job or child), which the server may not have
-// known when the API wanted a key only this script holds.
+// A job's page at /ui/jobs/<id>: reads the job's view each time its live stream says something moved
+// (polling every second where the gateway serves no stream) until it has ended, and shows the section
+// of its kind (a group, or a single job or child), which the server may not have known when the API
+// wanted a key only this script holds.
 import {
-  $, POLL_MS, RETRY_MS, TERMINAL, api, body, cancelButton, el, jobApi, jobPage, keyBar, percent, poller, report,
-  setField, showCancel, showOutcome, statusBadge, time,
+  $, POLL_MS, RETRY_MS, TERMINAL, api, body, cancelButton, el, followStream, jobApi, jobPage, keyBar, percent,
+  poller, report, setField, showCancel, showOutcome, statusBadge, time,
 } from "./common.js";
 import { downloads } from "./downloads.js";
 import { groupView } from "./group.js";
@@ -33,6 +34,19 @@ export function jobPageLive() {
   let showDownloads = null;
   let cancelWired = false;
   let first = true;
+  // The live stream: null until opened, then "opening", "open", "ended" or "unavailable".
+  let stream = null;
+
+  function openStream() {
+    stream = "opening";
+    followStream(`${jobApi(id)}/events`, () => poll.now(), (state) => {
+      const wasOpen = stream === "open";
+      stream = state;
+      body.dataset.stream = state;
+      if (state === "unavailable" && wasOpen) poll.later(POLL_MS);
+      if (state === "ended") poll.now();
+    });
+  }
 
   const poll = poller(async () => {
     if (document.hidden && !first) return POLL_MS;
@@ -57,7 +71,9 @@ export function jobPageLive() {
       showDownloads = showDownloads || downloads($("single"), id);
       renderSingle(view, showDownloads);
     }
-    return TERMINAL.has(view.status) ? null : POLL_MS;
+    if (TERMINAL.has(view.status)) return null;
+    if (stream === null) openStream();
+    return stream === "open" ? null : POLL_MS;  // while a stream is open, its events ask for each read
   });
   keyBar(() => poll.now());
   poll.now();

@@ -249,6 +249,8 @@ from .list_job_events_response_404 import ListJobEventsResponse404
 from .list_job_events_response_404_code import ListJobEventsResponse404Code
 from .list_job_events_response_414 import ListJobEventsResponse414
 from .list_job_events_response_414_code import ListJobEventsResponse414Code
+from .list_job_events_response_429 import ListJobEventsResponse429
+from .list_job_events_response_429_code import ListJobEventsResponse429Code
 from .list_job_events_response_431 import ListJobEventsResponse431
 from .list_job_events_response_431_code import ListJobEventsResponse431Code
 from .list_job_events_response_500 import ListJobEventsResponse500
@@ -301,6 +303,7 @@ from .parent_view_status import ParentViewStatus
 from .problem import Problem
 from .problem_code import ProblemCode
 from .problem_errors import ProblemErrors
+from .problem_limit import ProblemLimit
 from .result import Result
 from .retry import Retry
 from .retry_job_response_400 import RetryJobResponse400
@@ -615,6 +618,8 @@ __all__ = (
     "ListJobEventsResponse404Code",
     "ListJobEventsResponse414",
     "ListJobEventsResponse414Code",
+    "ListJobEventsResponse429",
+    "ListJobEventsResponse429Code",
     "ListJobEventsResponse431",
     "ListJobEventsResponse431Code",
     "ListJobEventsResponse500",
@@ -667,6 +672,7 @@ __all__ = (
     "Problem",
     "ProblemCode",
     "ProblemErrors",
+    "ProblemLimit",
     "Result",
     "Retry",
     "RetryJobResponse400",

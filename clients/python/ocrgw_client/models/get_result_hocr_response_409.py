@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..models.error_code import ErrorCode
 from ..models.get_result_hocr_response_409_code import GetResultHocrResponse409Code
+from ..models.problem_limit import ProblemLimit
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class GetResultHocrResponse409:
             - `invalid_document` (422): Document cannot be read
             - `invalid_field` (422): Invalid field
             - `invalid_idempotency_key` (400): Invalid Idempotency-Key header
+            - `invalid_last_event_id` (400): Invalid Last-Event-ID header
             - `invalid_options` (422): Option the model cannot honour
             - `job_finished` (409): Job already finished
             - `job_not_found` (404): Job not found
@@ -63,6 +65,7 @@ class GetResultHocrResponse409:
             - `too_many_children` (422): Too many children
             - `too_many_pages` (422): Too many pages
             - `too_many_pixels` (422): Page image too large
+            - `too_many_streams` (429): Too many open event streams
             - `unknown_model` (422): Unknown model
             - `unsupported_content_type` (415): Content type not supported by the model
             - `unsupported_language` (422): Language not installed on any worker
@@ -84,11 +87,13 @@ class GetResultHocrResponse409:
         installed_languages (list[str] | Unset): unsupported_language: the languages the live workers have.
         job_id (str | Unset):
         job_status (str | Unset): no_result, result_not_ready, job_finished: the job's status (how it ended).
+        limit (ProblemLimit | Unset): too_many_streams: the limit reached, the tenant's or the gateway process's.
         max_body_bytes (int | Unset):
         max_children (int | Unset):
         max_image_pixels (int | Unset): too_many_pixels: the most pixels a page may have.
         max_inspections (int | Unset): inspection_budget_exceeded: the distinct documents a request may have checked.
         max_pages (int | Unset): too_many_pages: the most a document may have.
+        max_streams (int | Unset): too_many_streams: the most open streams that limit allows.
         missing_languages (list[str] | Unset): unsupported_language: the languages no live worker has.
         models (list[str] | Unset): The known models.
         options (list[str] | Unset): invalid_options: the options refused.
@@ -114,11 +119,13 @@ class GetResultHocrResponse409:
     installed_languages: list[str] | Unset = UNSET
     job_id: str | Unset = UNSET
     job_status: str | Unset = UNSET
+    limit: ProblemLimit | Unset = UNSET
     max_body_bytes: int | Unset = UNSET
     max_children: int | Unset = UNSET
     max_image_pixels: int | Unset = UNSET
     max_inspections: int | Unset = UNSET
     max_pages: int | Unset = UNSET
+    max_streams: int | Unset = UNSET
     missing_languages: list[str] | Unset = UNSET
     models: list[str] | Unset = UNSET
     options: list[str] | Unset = UNSET
@@ -177,6 +184,10 @@ class GetResultHocrResponse409:
 
         job_status = self.job_status
 
+        limit: str | Unset = UNSET
+        if not isinstance(self.limit, Unset):
+            limit = self.limit.value
+
         max_body_bytes = self.max_body_bytes
 
         max_children = self.max_children
@@ -186,6 +197,8 @@ class GetResultHocrResponse409:
         max_inspections = self.max_inspections
 
         max_pages = self.max_pages
+
+        max_streams = self.max_streams
 
         missing_languages: list[str] | Unset = UNSET
         if not isinstance(self.missing_languages, Unset):
@@ -240,6 +253,8 @@ class GetResultHocrResponse409:
             field_dict["job_id"] = job_id
         if job_status is not UNSET:
             field_dict["job_status"] = job_status
+        if limit is not UNSET:
+            field_dict["limit"] = limit
         if max_body_bytes is not UNSET:
             field_dict["max_body_bytes"] = max_body_bytes
         if max_children is not UNSET:
@@ -250,6 +265,8 @@ class GetResultHocrResponse409:
             field_dict["max_inspections"] = max_inspections
         if max_pages is not UNSET:
             field_dict["max_pages"] = max_pages
+        if max_streams is not UNSET:
+            field_dict["max_streams"] = max_streams
         if missing_languages is not UNSET:
             field_dict["missing_languages"] = missing_languages
         if models is not UNSET:
@@ -331,6 +348,13 @@ class GetResultHocrResponse409:
 
         job_status = d.pop("job_status", UNSET)
 
+        _limit = d.pop("limit", UNSET)
+        limit: ProblemLimit | Unset
+        if isinstance(_limit, Unset):
+            limit = UNSET
+        else:
+            limit = ProblemLimit(_limit)
+
         max_body_bytes = d.pop("max_body_bytes", UNSET)
 
         max_children = d.pop("max_children", UNSET)
@@ -340,6 +364,8 @@ class GetResultHocrResponse409:
         max_inspections = d.pop("max_inspections", UNSET)
 
         max_pages = d.pop("max_pages", UNSET)
+
+        max_streams = d.pop("max_streams", UNSET)
 
         missing_languages = cast(list[str], d.pop("missing_languages", UNSET))
 
@@ -372,11 +398,13 @@ class GetResultHocrResponse409:
             installed_languages=installed_languages,
             job_id=job_id,
             job_status=job_status,
+            limit=limit,
             max_body_bytes=max_body_bytes,
             max_children=max_children,
             max_image_pixels=max_image_pixels,
             max_inspections=max_inspections,
             max_pages=max_pages,
+            max_streams=max_streams,
             missing_languages=missing_languages,
             models=models,
             options=options,

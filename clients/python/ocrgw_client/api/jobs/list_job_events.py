@@ -11,15 +11,21 @@ from ...models.list_job_events_response_400 import ListJobEventsResponse400
 from ...models.list_job_events_response_401 import ListJobEventsResponse401
 from ...models.list_job_events_response_404 import ListJobEventsResponse404
 from ...models.list_job_events_response_414 import ListJobEventsResponse414
+from ...models.list_job_events_response_429 import ListJobEventsResponse429
 from ...models.list_job_events_response_431 import ListJobEventsResponse431
 from ...models.list_job_events_response_500 import ListJobEventsResponse500
 from ...models.list_job_events_response_503 import ListJobEventsResponse503
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     job_id: str,
+    *,
+    last_event_id: str | Unset = UNSET,
 ) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(last_event_id, Unset):
+        headers["Last-Event-ID"] = last_event_id
 
     _kwargs: dict[str, Any] = {
         "method": "get",
@@ -28,6 +34,7 @@ def _get_kwargs(
         ),
     }
 
+    _kwargs["headers"] = headers
     return _kwargs
 
 
@@ -39,6 +46,7 @@ def _parse_response(
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
+    | ListJobEventsResponse429
     | ListJobEventsResponse431
     | ListJobEventsResponse500
     | ListJobEventsResponse503
@@ -69,6 +77,11 @@ def _parse_response(
 
         return response_414
 
+    if response.status_code == 429:
+        response_429 = ListJobEventsResponse429.from_dict(response.json())
+
+        return response_429
+
     if response.status_code == 431:
         response_431 = ListJobEventsResponse431.from_dict(response.json())
 
@@ -98,6 +111,7 @@ def _build_response(
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
+    | ListJobEventsResponse429
     | ListJobEventsResponse431
     | ListJobEventsResponse500
     | ListJobEventsResponse503
@@ -114,31 +128,35 @@ def sync_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
+    last_event_id: str | Unset = UNSET,
 ) -> Response[
     Events
     | ListJobEventsResponse400
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
+    | ListJobEventsResponse429
     | ListJobEventsResponse431
     | ListJobEventsResponse500
     | ListJobEventsResponse503
 ]:
-    """A job's audit events, oldest first (a parent's include its children's)
+    """A job's audit events, oldest first (a parent's include its children's); or its live stream
 
     Args:
         job_id (str):
+        last_event_id (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503]
+        Response[Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse429 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503]
     """
 
     kwargs = _get_kwargs(
         job_id=job_id,
+        last_event_id=last_event_id,
     )
 
     response = client.get_httpx_client().request(
@@ -152,33 +170,37 @@ def sync(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
+    last_event_id: str | Unset = UNSET,
 ) -> (
     Events
     | ListJobEventsResponse400
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
+    | ListJobEventsResponse429
     | ListJobEventsResponse431
     | ListJobEventsResponse500
     | ListJobEventsResponse503
     | None
 ):
-    """A job's audit events, oldest first (a parent's include its children's)
+    """A job's audit events, oldest first (a parent's include its children's); or its live stream
 
     Args:
         job_id (str):
+        last_event_id (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503
+        Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse429 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503
     """
 
     return sync_detailed(
         job_id=job_id,
         client=client,
+        last_event_id=last_event_id,
     ).parsed
 
 
@@ -186,31 +208,35 @@ async def asyncio_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
+    last_event_id: str | Unset = UNSET,
 ) -> Response[
     Events
     | ListJobEventsResponse400
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
+    | ListJobEventsResponse429
     | ListJobEventsResponse431
     | ListJobEventsResponse500
     | ListJobEventsResponse503
 ]:
-    """A job's audit events, oldest first (a parent's include its children's)
+    """A job's audit events, oldest first (a parent's include its children's); or its live stream
 
     Args:
         job_id (str):
+        last_event_id (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503]
+        Response[Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse429 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503]
     """
 
     kwargs = _get_kwargs(
         job_id=job_id,
+        last_event_id=last_event_id,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -222,33 +248,37 @@ async def asyncio(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
+    last_event_id: str | Unset = UNSET,
 ) -> (
     Events
     | ListJobEventsResponse400
     | ListJobEventsResponse401
     | ListJobEventsResponse404
     | ListJobEventsResponse414
+    | ListJobEventsResponse429
     | ListJobEventsResponse431
     | ListJobEventsResponse500
     | ListJobEventsResponse503
     | None
 ):
-    """A job's audit events, oldest first (a parent's include its children's)
+    """A job's audit events, oldest first (a parent's include its children's); or its live stream
 
     Args:
         job_id (str):
+        last_event_id (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503
+        Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse429 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503
     """
 
     return (
         await asyncio_detailed(
             job_id=job_id,
             client=client,
+            last_event_id=last_event_id,
         )
     ).parsed
