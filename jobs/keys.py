@@ -40,7 +40,9 @@ Its webhook claims are counted in that slot too (``tenant_webhook_claims``,
 jobs.webhooks), so OCRGW_WEBHOOK_TENANT_CONCURRENCY holds across buckets.
 
 A few keys no script combines with a bucket's stay global: draining, the
-gauges, the workers' reports.
+gauges, the workers' reports, and the store's layout (``LAYOUT``): the bucket
+count and key schema the store was written with, which every process checks
+its own against at start (jobs.store_layout).
 """
 
 import hashlib
@@ -104,6 +106,10 @@ REPLICATION_MARK = f"{NAMESPACE}:replication-mark"
 # Redis expires with it.
 # Both hash-tagged alike, so that a report and its index change in one transaction on a cluster too.
 WORKERS = f"{NAMESPACE}:{{workers}}"
+
+# The store's layout (jobs.store_layout): the bucket count and key schema its keys were written with.
+# A slot of its own, named by its own hash tag, whatever the bucket count.
+LAYOUT = f"{NAMESPACE}:{{layout}}:layout"
 
 # -- buckets -----------------------------------------------------------------------------------
 

@@ -1,4 +1,6 @@
-"""``ocrgw store migrate``: moves a store written before buckets onto the bucket layout of ``jobs.keys``.
+"""``ocrgw store migrate``: moves a store onto the layout of this process (jobs.store_layout): from the
+layout before buckets (``Migration``), or from another bucket count (``Rebucketing``, further below).
+Either run records the new layout in the store once its keys are moved.
 
 The layout before buckets (ocrgw up to commit 3c6f2fd) kept a root's keys
 under the root's own hash tag, ``ocrgw:{<root>}:job:<id>`` and so on, and
@@ -45,12 +47,13 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from redis.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
-from jobs import keys
+from jobs import keys, store_layout
 from jobs.connections import StoreClient
 from jobs.contract import Field, JobStatus
 from jobs.errors import OcrgwError
@@ -134,6 +137,8 @@ class Report:
     unknown: list[str] = field(default_factory=list)
     #: Keys already in the new layout (a store migrated before, or written by the new version).
     current: int = 0
+    #: The bucket count moved from, when the store had another (``Rebucketing``).
+    from_buckets: int | None = None
 
     @property
     def old_keys(self) -> int:
@@ -189,7 +194,7 @@ def old_key(key: str) -> Old | None:
 
 def is_current_key(key: str) -> bool:
     """A key of the current layout: a bucket's, or one of the global keys."""
-    if key in (keys.DRAINING, keys.GAUGES) or keys.is_worker_report(key):
+    if key in (keys.DRAINING, keys.GAUGES, keys.LAYOUT) or keys.is_worker_report(key):
         return True
     if not key.startswith(_NS + "{"):
         return False
@@ -382,24 +387,215 @@ class Migration:
         report.moved[old.kind] += 1
 
     def _merge(self, source: str, to: Callable[[str], str], report: Report, kind: str) -> None:
-        """Moves the sorted set ``source`` a chunk at a time, each member to ``to(member)``, keeping its TTL."""
+        """Moves the sorted set ``source`` a chunk at a time, each member to ``to(member)``, keeping its TTL.
+
+        A member whose key is ``source`` itself (a bucket whose tag two counts share) stays; the chunks
+        then start past those that stayed.
+        """
+        stayed = 0
         while True:
-            chunk: list[Any] = list(self.redis.zrange(source, 0, _CHUNK - 1, withscores=True))
+            chunk: list[Any] = list(self.redis.zrange(source, stayed, stayed + _CHUNK - 1, withscores=True))
             if not chunk:
                 return
             ttl = int(self.redis.pttl(source))
             by_key: dict[str, dict[bytes, float]] = {}
             for member, score in chunk:
-                by_key.setdefault(to(_text(member)), {})[member] = score
+                target = to(_text(member))
+                if target == source:
+                    stayed += 1
+                else:
+                    by_key.setdefault(target, {})[member] = score
+            if not by_key:
+                continue
             self._step()
             pipe = self.redis.pipeline(transaction=True)
             for key, members in by_key.items():
                 pipe.zadd(key, members)
                 if ttl > 0:
                     pipe.pexpire(key, ttl)
-            pipe.zrem(source, *[m for m, _ in chunk])
+            moved = [m for members in by_key.values() for m in members]
+            pipe.zrem(source, *moved)
             pipe.execute()
-            report.members[kind] += len(chunk)
+            report.members[kind] += len(moved)
+
+
+# -- from one bucket count to another ------------------------------------------------------------
+
+_ROOT_REST = re.compile(r"([0-9a-f]{32}):(.+)")
+_TENANT_REST = re.compile(r"([0-9a-f]{12})(:in_flight|:waiting|:webhooks_in_flight|:quota)")
+# A bucket's keys whose entries lapse on their own and that no stopped stack needs: deleted, not moved.
+_EPHEMERAL = (keys.WAKEUPS, keys.PULL_CALL, keys.SWEEP_LOCK, "replication-mark")
+
+
+class Rebucketing(Migration):
+    """A run from the ``old`` bucket count (the store's recorded one) to the count in use (``keys.bucket_count``).
+
+    Every key of a bucket of the old count goes to its bucket of the new one:
+    a group's keys whole, to its root's bucket; each index split by its
+    members' buckets (as ``Migration`` splits the layout before buckets'); an
+    Idempotency-Key's record (a creation's or a redrive's) to the bucket of
+    its (tenant, key), read off its digest; the entries that lapse on their
+    own (wake-ups, call records of ``claim_next``, the sweep lock) are
+    deleted.  What counts the moved keys is then counted again from them: a
+    tenant's in-flight children per bucket, and with a tenant cap over more
+    than one bucket its quota ledger, whose grants are set to what each
+    bucket has in flight (the sweep deals out the rest).  The layout is
+    recorded last, so a run cut short is still the old count's, and a second
+    run finishes it.
+
+    Jobs of every status move as they are (held, queued, processing too): a
+    processing job's lease runs out while the stack is stopped, and the sweep
+    takes it back; a queued one's message is published again.  Nothing may
+    run meanwhile: a run is refused while another client is connected to the
+    store's database (``connected``).
+    """
+
+    def __init__(self, client: StoreClient, old: int, cap: int = 0, **options: Any):
+        super().__init__(client, **options)
+        self.old = old
+        self.cap = cap
+
+    def run(self) -> Report:
+        new = keys.bucket_count()
+        report = Report(new, self.dry_run, draining=bool(self.redis.exists(keys.DRAINING)))
+        others = connected(self.redis)
+        if others:
+            raise MigrationRefused(
+                f"{_count(len(others), 'other client')} connected to the store ({', '.join(others[:_NAMED])}"
+                + (", ..." if len(others) > _NAMED else "")
+                + "): stop every ocrgw process (gateways, workers, coordinators, beat) first, then run "
+                "`ocrgw store migrate` again."
+            )
+        old_tags = dict(_buckets_by_tag(self.old))
+        whole: list[Old] = []
+        splits: list[Old] = []
+        doomed: list[Old] = []
+        for key in self._scan():
+            tag, _, rest = key[len(_NS) + 1 :].partition("}:")
+            if tag not in old_tags:
+                if is_current_key(key) or key in (keys.LAYOUT, keys.LEDGERS) or tag.startswith("t"):
+                    report.current += 1
+                else:
+                    report.unknown.append(key)
+                continue
+            old = self._where(key, rest)
+            if old is None:
+                report.unknown.append(key)
+            elif old.to == key:
+                report.current += 1  # a bucket whose tag both counts share, and a key that stays in it
+            elif old.to is not None:
+                whole.append(old)
+            elif old.split is not None:
+                splits.append(old)
+            else:
+                doomed.append(old)
+        for old in doomed:
+            report.dropped[old.kind] += 1
+        if not self.dry_run:
+            for old in doomed:
+                self.redis.delete(old.key)
+        for start in range(0, len(whole), self._batch):
+            self._move_keys(whole[start : start + self._batch], report)
+        for old in splits:
+            self._split_by_members(old, report)
+        if not self.dry_run:
+            self._count_again()
+        return report
+
+    def _where(self, key: str, rest: str) -> Old | None:
+        """Where a key of a bucket of the old count goes: whole (``to``), split (``split``), or deleted."""
+        group = _ROOT_REST.fullmatch(rest)
+        if group is not None:
+            root, tail = group.groups()
+            kind = next((k.rstrip(":") for k in _GROUP_KINDS if tail.startswith(k)), "group key")
+            return Old(key, kind, keys.group_prefix(root) + tail)
+        by_member: dict[str, Callable[[str], str]] = {
+            keys.LEASES: lambda m: keys.leases(keys.bucket_of(m)),
+            keys.QUEUED: lambda m: keys.queued(keys.bucket_of(m)),
+            keys.DUE_PARENTS: lambda m: keys.due_parents(keys.bucket_of(m)),
+            keys.WEBHOOKS: lambda m: keys.webhooks(keys.bucket_of(m)),
+            keys.EXPIRING: lambda m: keys.expiring(keys.bucket_of(m)),
+        }
+        if rest in by_member:
+            return Old(key, rest, split=by_member[rest])
+        if rest.startswith(keys.READY):
+            model, _, lane = rest[len(keys.READY) :].rpartition(":")
+            return Old(key, "ready", split=lambda m: keys.ready(keys.bucket_of(m), model, lane))
+        if rest.startswith(keys.ROOTS):
+            tag, kind, status = rest[len(keys.ROOTS) :].split(":")
+            return Old(key, "roots", split=lambda m: keys.roots(kind, status, tag, keys.bucket_of(m)))
+        if rest.startswith(keys.IDEMPOTENCY):
+            digest = rest[len(keys.IDEMPOTENCY) :]
+            return Old(key, "idempotency", _bucket_record(digest, int(digest[:8], 16) % keys.bucket_count()))
+        if rest.startswith(keys.TENANT):
+            tenant = _TENANT_REST.fullmatch(rest[len(keys.TENANT) :])
+            if tenant is None:
+                return None
+            tag, what = tenant.groups()
+            if what == keys.WAITING:
+                return Old(key, "tenant waiting", split=lambda m: keys.tenant_waiting(tag, keys.bucket_of(m)))
+            if what == keys.WEBHOOKS_IN_FLIGHT:
+                return Old(key, "tenant webhook claims", split=lambda m: keys.tenant_webhooks(tag, keys.bucket_of(m)))
+            return Old(key, f"tenant {what.lstrip(':')}")  # counted again from the moved keys
+        if any(rest.startswith(e) for e in _EPHEMERAL):
+            return Old(key, rest.partition(":")[0])
+        return None
+
+    def _split_by_members(self, old: Old, report: Report) -> None:
+        assert old.split is not None
+        if self.dry_run:
+            report.moved[old.kind] += 1
+            report.members[old.kind] += int(self.redis.zcard(old.key))
+            return
+        self._merge(old.key, old.split, report, old.kind)
+        report.moved[old.kind] += 1
+
+    def _count_again(self) -> None:
+        """Each tenant's in-flight children per bucket, from the moved groups' per-status sets; with a cap
+        over several buckets, its ledger and its buckets' quotas to match (grants = what is in flight)."""
+        in_flight: Counter[tuple[str, int]] = Counter()
+        for status in (JobStatus.QUEUED.value, JobStatus.PROCESSING.value):
+            found = [_text(k) for k in self.redis.scan_iter(match=f"{_NS}{{*}}:*:{keys.CHILDREN}{status}")]
+            pipe = self.redis.pipeline(transaction=False)
+            for key in found:
+                pipe.zcard(key)
+            for key, size in zip(found, pipe.execute(), strict=True):
+                root = key.partition("}:")[2].partition(":")[0]
+                in_flight[(keys.tag_of(root), keys.bucket_of(root))] += int(size)
+        stale = [_text(k) for k in self.redis.scan_iter(match=f"{_NS}{{*}}:{keys.TENANT}*")]
+        stale = [k for k in stale if k.endswith((keys.IN_FLIGHT, keys.QUOTA))]
+        stale += [_text(k) for k in self.redis.scan_iter(match=f"{_NS}{{t*}}:ledger*")]
+        for key in stale:
+            self.redis.delete(key)
+        self.redis.delete(keys.LEDGERS)
+        ledgers = self.cap > 0 and keys.bucket_count() > 1
+        for (tag, bucket), n in in_flight.items():
+            if n:
+                self.redis.set(keys.tenant_in_flight(tag, bucket), n)
+                if ledgers:
+                    self.redis.hset(keys.ledger(tag), f"b{bucket}", n)
+                    self.redis.hset(keys.tenant_quota(tag, bucket), keys.QUOTA_FIELD, n)
+                    self.redis.zincrby(keys.LEDGERS, 1, tag)
+
+
+@cache
+def _buckets_by_tag(count: int) -> dict[str, int]:
+    return {tag: i for i, tag in enumerate(keys.bucket_tags(count))}
+
+
+#: The name the run's own connections carry (CLIENT SETNAME), so that ``connected`` leaves them out.
+CLIENT_NAME = "ocrgw-store-migrate"
+
+
+def connected(client: Any) -> list[str]:
+    """The other clients connected to the store's database: their addresses and names.  A stopped stack
+    leaves none."""
+    db = str(client.connection_pool.connection_kwargs.get("db", 0))
+    return [
+        f"{c['addr']}{' ' + c['name'] if c.get('name') else ''}"
+        for c in client.client_list()
+        if str(c.get("db")) == db and c.get("name") != CLIENT_NAME
+    ]
 
 
 def run_from_env(dry_run: bool = False) -> Report:
@@ -413,8 +609,17 @@ def run_from_env(dry_run: bool = False) -> Report:
         raise MigrationRefused(f"OCRGW_REDIS_CLUSTER is set: {CLUSTER_REFUSAL}")
     settings = Settings.from_env()
     keys.use_bucket_count(settings.store_buckets)
-    client = redis_client(settings, socket_timeout=60)
-    report = Migration(client, dry_run).run()
+    client = redis_client(settings, socket_timeout=60, client_name=CLIENT_NAME)
+    refuse_cluster(client)
+    found = store_layout.recorded(client) or store_layout.found_in_keys(client)
+    wanted = store_layout.configured()
+    if found is None or found.schema == store_layout.BEFORE_BUCKETS or found == wanted:
+        report = Migration(client, dry_run).run()
+    else:
+        report = Rebucketing(client, found.buckets, settings.tenant_max_inflight, dry_run=dry_run).run()
+        report.from_buckets = found.buckets
+    if not dry_run:
+        store_layout.record(client, wanted)
     if settings.redis_sentinels:
         report.store = f"the master {settings.redis_sentinel_master} of sentinels {settings.redis_sentinels}"
     else:
@@ -422,9 +627,23 @@ def run_from_env(dry_run: bool = False) -> Report:
     return report
 
 
+_UNUSED = "no current process uses it"
+# Why a move between bucket counts deletes a key rather than moving it.
+_WHY_DELETED = {
+    "tenant in_flight": "counted again from the moved jobs",
+    "tenant quota": "dealt out again from the moved jobs",
+    "wakeups": "lapses on its own; the sweep publishes a queued job again",
+    "pull_call": "lapses on its own",
+    "sweep": "taken again by the next sweep",
+    "replication-mark": "set again by the next creation",
+}
+
+
 def describe(report: Report) -> list[str]:
     """The run's report as lines to print."""
     lines = [f"store: {report.store} ({_count(report.buckets, 'bucket')})"]
+    if report.from_buckets is not None:
+        lines[0] = f"store: {report.store} (from {_count(report.from_buckets, 'bucket')} to {report.buckets})"
     if not report.old_keys and not report.conflicts:
         lines.append(f"nothing to migrate: no key of the old layout ({_count(report.current, 'key')} of the new one)")
     else:
@@ -435,7 +654,7 @@ def describe(report: Report) -> list[str]:
             split = f" ({_count(members, 'member')}, each to its bucket's)" if members is not None else ""
             lines.append(f"  {kind:<{width}}  {_count(count, 'key')}{split}")
         for kind, count in sorted(report.dropped.items()):
-            lines.append(f"  {kind:<{width}}  {_count(count, 'key')} deleted (no current process uses it)")
+            lines.append(f"  {kind:<{width}}  {_count(count, 'key')} deleted ({_WHY_DELETED.get(kind, _UNUSED)})")
         if report.idempotency:
             parts = {
                 "key's bucket": "to the bucket of their (tenant, key)",

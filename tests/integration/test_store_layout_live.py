@@ -1,0 +1,216 @@
+"""The store's layout on a real redis-server: recorded at the first start, every process held to it, and
+``ocrgw store migrate`` moving a store from one bucket count to another with jobs of every status in it.
+
+A private redis-server each (the move refuses while any other client is connected to the store's
+database, and the session's stack is connected to its own).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from jobs import controls, keys
+from jobs.config import Settings
+from jobs.records import NewJob, Owner
+from jobs.store import JobStore
+from jobs.store_layout import Layout, recorded
+from tests.harness import ProcGroup, wait_until
+from tests.integration.test_redis_security import run_refused
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+TENANTS = ("alpha", "beta")
+# A claimed job's lease, short so that the one left processing when the stack stopped is taken back soon.
+LEASE_SECONDS = "3"
+ENV = {
+    "OCRGW_LEASE_SECONDS": LEASE_SECONDS,
+    "OCRGW_REQUEUE_SECONDS": "2",
+    "OCRGW_SWEEP_INTERVAL": "0.2",
+    "OCRGW_TENANT_MAX_INFLIGHT": "20",
+}
+WAIT = 120.0  # bounds a hang; asserts no speed
+
+
+def command(url: str, buckets: int, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OCRGW_", "REDIS_"))}
+    env.update(REDIS_URL=url, OCRGW_STORE_BUCKETS=str(buckets), PYTHONPATH=str(REPO), **ENV)
+    return subprocess.run(
+        [sys.executable, "-m", "cli", "store", *args], env=env, capture_output=True, text=True, timeout=300, cwd=REPO
+    )
+
+
+@pytest.fixture
+def server(redis_server_factory):
+    return redis_server_factory()
+
+
+@pytest.fixture
+def counting() -> Iterator[None]:
+    """The test sets this process's bucket count as it goes; unset after it."""
+    yield
+    keys.use_bucket_count(None)
+
+
+def store_of(url: str, buckets: int) -> JobStore:
+    keys.use_bucket_count(buckets)
+    settings = Settings.from_env({"REDIS_URL": url, "OCRGW_STORE_BUCKETS": str(buckets), **ENV})
+    return JobStore(Redis.from_url(url), settings)
+
+
+def echo(text: str) -> NewJob:
+    return NewJob(model="echo", content_type="text/plain", payload=text.encode())
+
+
+def jobs_of_every_status(store: JobStore) -> dict[str, str]:
+    """For each tenant, a job in each status (held, queued, processing, completed, failed, cancelled),
+    written by the store's own transitions as a stack would, with no stack running."""
+    made: dict[str, str] = {}
+    for tenant in TENANTS:
+        owner = Owner(tenant)
+        done = store.create_single(echo(f"done {tenant}"), owner=owner).job_id
+        claim = store.claim(done)
+        assert claim is not None
+        store.complete(done, claim.attempt, {"text": f"done {tenant}"})
+        failed = store.create_single(echo(f"failed {tenant}"), owner=owner).job_id
+        claim = store.claim(failed)
+        assert claim is not None
+        store.fail(failed, claim.attempt, "bad_document", "no")
+        cancelled = store.create_single(echo("cancelled"), owner=owner).job_id
+        controls.cancel(store, cancelled)
+        queued = store.create_single(echo(f"queued {tenant}"), owner=owner).job_id
+        running = store.create_single(echo(f"running {tenant}"), owner=owner).job_id
+        assert store.claim(running) is not None  # its worker gone with the stack: its lease runs out
+        # A group with one child processing, one queued and two held (its cap is 2).
+        group = store.create_group([echo(f"page {i} of {tenant}") for i in range(4)], 2, owner=owner).job_id
+        assert store.claim(keys.child_id(group, 0)) is not None
+        made.update(
+            {
+                f"{tenant} completed": done,
+                f"{tenant} failed": failed,
+                f"{tenant} cancelled": cancelled,
+                f"{tenant} queued": queued,
+                f"{tenant} processing": running,
+                f"{tenant} group": group,
+            }
+        )
+    return made
+
+
+def statuses(store: JobStore, made: dict[str, str]) -> dict[str, str]:
+    found = {}
+    for name, job_id in made.items():
+        view = store.queries.get(job_id)
+        found[name] = view["status"] if view else "missing"
+        if name.endswith("group"):
+            for i in range(4):
+                child = store.queries.get(keys.child_id(job_id, i))
+                found[f"{name} {i}"] = child["status"] if child else "missing"
+    return found
+
+
+def tenant_counts(client: Redis) -> dict[str, int]:
+    """Each tenant's in-flight count, summed over the buckets."""
+    found: dict[str, int] = {}
+    for raw in client.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:{keys.TENANT}*{keys.IN_FLIGHT}"):
+        tag = raw.decode().partition(keys.TENANT)[2].partition(":")[0]
+        found[tag] = found.get(tag, 0) + int(client.get(raw) or 0)
+    return found
+
+
+def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_to_the_end(server, counting, tmp_path):
+    url = server.url_for(3)
+    client = Redis.from_url(url)
+    store = store_of(url, 1)
+    made = jobs_of_every_status(store)
+    before = statuses(store, made)
+    assert {before[f"{t} {s}"] for t in TENANTS for s in ("queued", "processing")} == {"queued", "processing"}
+    assert before["alpha group 0"] == "processing" and before["alpha group 2"] == "held"
+    counts = tenant_counts(client)
+    store.redis.close()
+
+    # A process of another count is refused at start, before the move; the CLI says so too.
+    shown = command(url, 24, "layout")
+    assert shown.returncode == 1
+    assert "store: 1 bucket (key schema 2)" in shown.stdout and "this environment: 24 buckets" in shown.stdout
+    assert "`ocrgw store migrate`" in shown.stderr
+
+    for buckets in (24, 1, 24):
+        client.close()  # the move refuses while another client is connected to the store
+        moved = command(url, buckets, "migrate")
+        assert moved.returncode == 0, moved.stdout + moved.stderr
+        assert f"to {buckets})" in moved.stdout, moved.stdout
+        print(moved.stdout)
+        assert recorded(client) == Layout(buckets)
+        moved_store = store_of(url, buckets)
+        assert statuses(moved_store, made) == before
+        # Nothing of another count is left: every bucket-tagged key is one of this count's buckets.
+        tags = {k.decode().partition("{")[2].partition("}")[0] for k in client.scan_iter(match="ocrgw:{b*")}
+        assert tags <= set(keys.bucket_tags(buckets)), tags
+        assert tenant_counts(client) == counts
+        for tenant in TENANTS:
+            # The listing's indexes moved too: each tenant still lists its own six roots.
+            listed = moved_store.queries.list_jobs(tenant=tenant, limit=50)
+            assert {j["id"] for j in listed.jobs} == {v for k, v in made.items() if k.startswith(tenant)}
+        moved_store.redis.close()
+
+    # The stack of the new count runs every job to its end: the queued ones, the processing ones whose
+    # leases ran out while it was stopped, and the held children.
+    group = ProcGroup(tmp_path / "stack", redis=server, label="moved store")
+    try:
+        group.stack(db=3, env={**ENV, "OCRGW_STORE_BUCKETS": "24"}, concurrency=2)
+        moved_store = store_of(url, 24)
+
+        def every_job_ended() -> bool:
+            now = statuses(moved_store, made)
+            return all(s in ("completed", "failed", "cancelled") for s in now.values())
+
+        wait_until(every_job_ended, WAIT, interval=0.2, message=f"jobs not ended: {statuses(moved_store, made)}")
+        after = statuses(moved_store, made)
+        for name, status in before.items():
+            expected = status if status in ("completed", "failed", "cancelled") else "completed"
+            assert after[name] == expected, (name, after)
+        for tenant in TENANTS:
+            result = moved_store.queries.result(made[f"{tenant} queued"])
+            assert result is not None and result["text"] == f"queued {tenant}"
+        # Each tenant's count back to none in flight, in every bucket.
+        wait_until(lambda: tenant_counts(client) == {}, WAIT, interval=0.2, message="in-flight counts left")
+    finally:
+        group.close()
+
+
+def test_the_move_is_refused_while_a_process_is_connected(server, counting, tmp_path):
+    url = server.url_for(4)
+    group = ProcGroup(tmp_path / "stack", redis=server, label="running stack")
+    try:
+        group.stack(db=4, env=ENV, concurrency=1)
+        refused = command(url, 24, "migrate")
+        assert refused.returncode == 1
+        assert "connected to the store" in refused.stderr and "stop every ocrgw process" in refused.stderr
+        assert Redis.from_url(url).get(keys.LAYOUT) is not None  # recorded by the stack, unchanged
+        assert recorded(Redis.from_url(url)) == Layout(1)
+    finally:
+        group.close()
+
+
+@pytest.mark.parametrize("role", ["web", "worker", "coordinator", "beat"])
+def test_a_process_of_another_bucket_count_is_refused_at_start(role, server, counting, tmp_path, monkeypatch):
+    url = server.url_for(5)
+    Redis.from_url(url).set(keys.LAYOUT, Layout(24).encode())
+    monkeypatch.setenv("OCRGW_STORE_BUCKETS", "1")
+
+    output = run_refused(role, url, tmp_path)
+
+    line = (
+        "ocrgw: the store is laid out for 24 buckets (key schema 2), and this process for 1 bucket "
+        "(key schema 2) (OCRGW_STORE_BUCKETS=1)"
+    )
+    assert output.count(line) == 1, output
+    assert "`ocrgw store migrate`" in output and "Traceback" not in output, output
