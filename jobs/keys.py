@@ -90,6 +90,7 @@ WAKEUPS = "wakeups:"
 PULL_CALL = "pull_call:"
 SWEEP_LOCK = "sweep:lock"  # one sweep of the bucket at a time
 IDEMPOTENCY = "idem:"
+REDRIVEN = "redriven:"
 
 # Global keys, which no script combines with a bucket's.
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
@@ -448,12 +449,20 @@ def idempotency(tenant: str, key: str, bucket: int | None = None) -> str:
     """A tenant's Idempotency-Key: the same key sent by two tenants names two records.
 
     In the key's own bucket (``bucket_of_idempotency``), where a creation with
-    it makes its root, unless ``bucket`` says otherwise (a redrive's, in its
-    parent's bucket).
+    it makes its root, and where a redrive with it takes it first
+    (``reserve_key``), whichever group's bucket the redrive runs in; unless
+    ``bucket`` says otherwise.
     """
     if bucket is None:
         bucket = bucket_of_idempotency(tenant, key)
     return f"{bucket_prefix(bucket)}{IDEMPOTENCY}{_idempotency_digest(tenant, key)}"
+
+
+def redrive_mark(tenant: str, key: str, parent_id: str) -> str:
+    """That a redrive of the group ``parent_id`` with a tenant's Idempotency-Key ran: in the group's bucket,
+    written by the redrive itself, so that the same request sent again replays rather than runs again,
+    whatever became of the key's record (``idempotency``) in its own bucket.  It lapses with the record."""
+    return f"{bucket_prefix(bucket_of(parent_id))}{REDRIVEN}{_idempotency_digest(tenant, key)}"
 
 
 def worker_report(name: str) -> str:

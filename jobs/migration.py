@@ -18,12 +18,12 @@ is RENAMEd to its new name for the bucket count in use (``keys.bucket_count``):
   RENAMEd whole when every member goes to one bucket and that key does not
   exist yet, else moved a chunk at a time, each chunk's ZADD to the new sets
   and ZREM from the old one in one MULTI/EXEC;
-* an Idempotency-Key's record to where the current code looks it up: a
-  creation's to the bucket of (tenant, key) (``keys.bucket_of_idempotency``,
-  read off the record's digest), a redrive's to its parent's bucket.  The
-  root a creation's record names keeps its own bucket, which may differ: a
-  replay reads the record alone and answers its job id, whatever the
-  bucket, so every record is kept (none is dropped);
+* an Idempotency-Key's record to where the current code looks it up, a
+  creation's and a redrive's alike: the bucket of (tenant, key)
+  (``keys.bucket_of_idempotency``, read off the record's digest).  The root
+  a record names keeps its own bucket, which may differ: a replay reads the
+  record alone and answers its job id, whatever the bucket, so every record
+  is kept (none is dropped);
 * the wake-ups of a model and lane, and the records of ``claim_next`` calls,
   to bucket 0, where the current code takes a wake-up that names no bucket;
 * the workers' reports to their hash-tagged keys; the old sweep lock, which
@@ -129,7 +129,7 @@ class Report:
     members: Counter[str] = field(default_factory=Counter)
     #: Old keys deleted, by kind.
     dropped: Counter[str] = field(default_factory=Counter)
-    #: Idempotency-Key records by where they go: "key's bucket", "parent's bucket" (a redrive's), "job gone".
+    #: Idempotency-Key records by whose they are: "creation", "redrive", "job gone"; each goes to its key's bucket.
     idempotency: Counter[str] = field(default_factory=Counter)
     #: Old keys whose new name already holds a key of another type: left as they are.
     conflicts: list[str] = field(default_factory=list)
@@ -311,11 +311,12 @@ class Migration:
         return found
 
     def _idempotency_targets(self, records: list[str], report: Report) -> dict[str, str]:
-        """Each old Idempotency-Key record's new key: a creation's in its key's bucket, a redrive's in its parent's.
+        """Each old Idempotency-Key record's new key: in its key's bucket, where a creation and a redrive
+        with the key both look it up.
 
         A record names its root (``id``); the root's hash says whether the record is its creation's (its
-        tenant and Idempotency-Key hash to the record's digest) or a redrive's (any other key).  A record
-        whose root is gone is put where a creation looks it up.
+        tenant and Idempotency-Key hash to the record's digest) or a redrive's (any other key), which the
+        report counts apart.
         """
         targets: dict[str, str] = {}
         for start in range(0, len(records), _BATCH):
@@ -335,13 +336,13 @@ class Migration:
                 key_bucket = int(digest[:8], 16) % keys.bucket_count()
                 tenant, idem = next(((t, k) for t, k in fields[2 * i : 2 * i + 2] if t is not None), (None, None))
                 if not root or tenant is None:
-                    where, bucket = "job gone", key_bucket
+                    whose = "job gone"
                 elif keys.idempotency(_text(tenant), _text(idem), key_bucket) == _bucket_record(digest, key_bucket):
-                    where, bucket = "key's bucket", key_bucket
+                    whose = "creation"
                 else:
-                    where, bucket = "parent's bucket", keys.bucket_of(root)
-                report.idempotency[where] += 1
-                targets[key] = _bucket_record(digest, bucket)
+                    whose = "redrive"
+                report.idempotency[whose] += 1
+                targets[key] = _bucket_record(digest, key_bucket)
         return targets
 
     def _move_keys(self, olds: list[Old], report: Report) -> None:
@@ -436,10 +437,11 @@ class Rebucketing(Migration):
     Idempotency-Key's record (a creation's or a redrive's) to the bucket of
     its (tenant, key), read off its digest; the entries that lapse on their
     own (wake-ups, call records of ``claim_next``, the sweep lock) are
-    deleted.  What counts the moved keys is then counted again from them: a
-    tenant's in-flight children per bucket, and with a tenant cap over more
-    than one bucket its quota ledger, whose grants are set to what each
-    bucket has in flight (the sweep deals out the rest).  The layout is
+    deleted; a redrive's mark goes to the bucket of the group it names.
+    What counts the moved keys is then counted again from them: a tenant's
+    in-flight children per bucket, and with a tenant cap over more than one
+    bucket its quota ledger, whose grants are set to what each bucket has in
+    flight (the sweep deals out the rest).  The layout is
     recorded last, so a run cut short is still the old count's, and a second
     run finishes it.
 
@@ -526,7 +528,14 @@ class Rebucketing(Migration):
             return Old(key, "roots", split=lambda m: keys.roots(kind, status, tag, keys.bucket_of(m)))
         if rest.startswith(keys.IDEMPOTENCY):
             digest = rest[len(keys.IDEMPOTENCY) :]
+            # A creation's and a redrive's alike: where both look the key up.
             return Old(key, "idempotency", _bucket_record(digest, int(digest[:8], 16) % keys.bucket_count()))
+        if rest.startswith(keys.REDRIVEN):
+            # A redrive's mark (keys.redrive_mark) is in its group's bucket: the group it names.
+            parent = _text(self.redis.hget(key, Field.ID.value))
+            if not parent:
+                return Old(key, "redrive mark")  # lapsed since the scan, or of no group: deleted
+            return Old(key, "redrive mark", keys.bucket_prefix(keys.bucket_of(parent)) + rest)
         if rest.startswith(keys.TENANT):
             tenant = _TENANT_REST.fullmatch(rest[len(keys.TENANT) :])
             if tenant is None:
@@ -656,13 +665,12 @@ def describe(report: Report) -> list[str]:
         for kind, count in sorted(report.dropped.items()):
             lines.append(f"  {kind:<{width}}  {_count(count, 'key')} deleted ({_WHY_DELETED.get(kind, _UNUSED)})")
         if report.idempotency:
-            parts = {
-                "key's bucket": "to the bucket of their (tenant, key)",
-                "parent's bucket": "to their group's bucket (a redrive's)",
-                "job gone": "of a job no longer stored, to the bucket of their (tenant, key)",
-            }
+            parts = {"creation": "a creation's", "redrive": "a redrive's", "job gone": "of a job no longer stored"}
             said = ", ".join(f"{n} {parts[w]}" for w, n in sorted(report.idempotency.items()))
-            lines.append(f"Idempotency-Key records: {said}; none dropped")
+            lines.append(
+                f"Idempotency-Key records: {sum(report.idempotency.values())} to the bucket of their (tenant, key) "
+                f"({said}); none dropped"
+            )
     for conflict in report.conflicts:
         lines.append(f"not moved, the new key exists already: {conflict}")
     if report.unknown:

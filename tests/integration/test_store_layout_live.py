@@ -1,8 +1,10 @@
 """The store's layout on a real redis-server: recorded at the first start, every process held to it, and
-``ocrgw store migrate`` moving a store from one bucket count to another with jobs of every status in it.
+``ocrgw store migrate`` moving a store from one bucket count to another with jobs of every status in it;
+and a redrive's Idempotency-Key holding across the 24 buckets of a real stack.
 
-A private redis-server each (the move refuses while any other client is connected to the store's
-database, and the session's stack is connected to its own).
+The moves each have a private redis-server (a move refuses while any other client is connected to the
+store's database, and the session's stack is connected to its own).  The redrive runs on a stack of the
+module's (on the cluster, in the cluster pass).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from redis import Redis
 
 from jobs import controls, keys
 from jobs.config import Settings
-from jobs.records import NewJob, Owner
+from jobs.records import Idempotency, NewJob, Owner
 from jobs.store import JobStore
 from jobs.store_layout import Layout, recorded
 from tests.harness import ProcGroup, wait_until
+from tests.integration.fanout_support import Gateway, echo_child, group_body
+from tests.integration.polling import wait_for_job
 from tests.integration.test_redis_security import run_refused
 
 pytestmark = pytest.mark.integration
@@ -37,6 +41,7 @@ ENV = {
     "OCRGW_TENANT_MAX_INFLIGHT": "20",
 }
 WAIT = 120.0  # bounds a hang; asserts no speed
+REDRIVE_KEY = Idempotency("redrive-1", "/jobs/redriven/retry|False")
 
 
 def command(url: str, buckets: int, *args: str) -> subprocess.CompletedProcess[str]:
@@ -91,6 +96,12 @@ def jobs_of_every_status(store: JobStore) -> dict[str, str]:
         # A group with one child processing, one queued and two held (its cap is 2).
         group = store.create_group([echo(f"page {i} of {tenant}") for i in range(4)], 2, owner=owner).job_id
         assert store.claim(keys.child_id(group, 0)) is not None
+        # A failed group redriven with an Idempotency-Key: its child queued again, the key taken.
+        redriven = store.create_group([echo(f"again {tenant}")], 1, owner=owner).job_id
+        claim = store.claim(keys.child_id(redriven, 0))
+        assert claim is not None
+        store.fail(claim.job_id, claim.attempt, "bad_document", "no")
+        assert controls.redrive(store, redriven, idempotency=REDRIVE_KEY, tenant=tenant).count == 1
         made.update(
             {
                 f"{tenant} completed": done,
@@ -99,6 +110,7 @@ def jobs_of_every_status(store: JobStore) -> dict[str, str]:
                 f"{tenant} queued": queued,
                 f"{tenant} processing": running,
                 f"{tenant} group": group,
+                f"{tenant} redriven": redriven,
             }
         )
     return made
@@ -109,8 +121,8 @@ def statuses(store: JobStore, made: dict[str, str]) -> dict[str, str]:
     for name, job_id in made.items():
         view = store.queries.get(job_id)
         found[name] = view["status"] if view else "missing"
-        if name.endswith("group"):
-            for i in range(4):
+        if name.endswith(("group", "redriven")):
+            for i in range(4 if name.endswith("group") else 1):
                 child = store.queries.get(keys.child_id(job_id, i))
                 found[f"{name} {i}"] = child["status"] if child else "missing"
     return found
@@ -133,6 +145,7 @@ def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_t
     before = statuses(store, made)
     assert {before[f"{t} {s}"] for t in TENANTS for s in ("queued", "processing")} == {"queued", "processing"}
     assert before["alpha group 0"] == "processing" and before["alpha group 2"] == "held"
+    assert before["alpha redriven"] == "processing" and before["alpha redriven 0"] == "queued"
     counts = tenant_counts(client)
     store.redis.close()
 
@@ -155,6 +168,10 @@ def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_t
         tags = {k.decode().partition("{")[2].partition("}")[0] for k in client.scan_iter(match="ocrgw:{b*")}
         assert tags <= set(keys.bucket_tags(buckets)), tags
         assert tenant_counts(client) == counts
+        for tenant in TENANTS:
+            # The key's record and the redrive's mark moved with the store: the same request replays.
+            again = controls.redrive(moved_store, made[f"{tenant} redriven"], idempotency=REDRIVE_KEY, tenant=tenant)
+            assert again.replayed
         for tenant in TENANTS:
             # The listing's indexes moved too: each tenant still lists its own six roots.
             listed = moved_store.queries.list_jobs(tenant=tenant, limit=50)
@@ -214,3 +231,60 @@ def test_a_process_of_another_bucket_count_is_refused_at_start(role, server, cou
     )
     assert output.count(line) == 1, output
     assert "`ocrgw store migrate`" in output and "Traceback" not in output, output
+
+
+# -- a redrive's Idempotency-Key across buckets ----------------------------------------------------------
+
+KEYS = {"alpha": "alpha-key", "beta": "beta-key"}
+
+
+@pytest.fixture(scope="module")
+def tenants_on_24_buckets(stack_factory) -> Iterator[dict[str, Gateway]]:
+    """A stack whose store has 24 buckets, and a client of its gateway for each of two tenants."""
+    env = {"OCRGW_STORE_BUCKETS": "24", "OCRGW_API_KEYS": ",".join(f"{t}:{k}" for t, k in KEYS.items())}
+    stack = stack_factory(env)
+    clients = {tenant: Gateway(stack.web().base_url) for tenant in KEYS}
+    for tenant, client in clients.items():
+        client.http.headers["Authorization"] = f"Bearer {KEYS[tenant]}"
+    yield clients
+    for client in clients.values():
+        client.close()
+
+
+def failed_group(gateway: Gateway) -> str:
+    """A group of one child that fails (echo's ``fail``), once it has ended failed."""
+    created = gateway.post_json(group_body([echo_child("no", fail=True)], 1))
+    assert created.status_code == 202, created.text
+    parent = created.json()["id"]
+    assert wait_for_job(gateway.job, parent, timeout=WAIT)["status"] == "failed"
+    return parent
+
+
+def retry(gateway: Gateway, parent: str, key: str):
+    return gateway.http.post(f"{gateway.base_url}/jobs/{parent}/retry", headers={"Idempotency-Key": key}, timeout=30)
+
+
+def test_one_key_redrives_one_group_whichever_buckets_the_groups_are_in(tenants_on_24_buckets):
+    alpha, beta = tenants_on_24_buckets["alpha"], tenants_on_24_buckets["beta"]
+    keys.use_bucket_count(24)
+    try:
+        first = failed_group(alpha)
+        second = failed_group(alpha)
+        while keys.bucket_of(second) == keys.bucket_of(first):
+            second = failed_group(alpha)
+    finally:
+        keys.use_bucket_count(None)
+
+    ran = retry(alpha, first, "once")
+    assert ran.status_code == 202 and "Idempotent-Replayed" not in ran.headers
+    refused = retry(alpha, second, "once")
+    assert (refused.status_code, refused.json()["code"]) == (422, "idempotency_key_reused")
+    replayed = retry(alpha, first, "once")
+    assert replayed.status_code == 202 and replayed.headers["Idempotent-Replayed"] == "true"
+
+    # The first group ran once more; the second was not run again.
+    assert wait_for_job(alpha.job, first, timeout=WAIT)["redrives"] == 1
+    assert alpha.job(second)["redrives"] == 0 and alpha.job(second)["status"] == "failed"
+    # Another tenant's key of the same name is its own.
+    theirs = failed_group(beta)
+    assert retry(beta, theirs, "once").status_code == 202
