@@ -698,9 +698,10 @@ def refuse_cluster(client: Any) -> None:
 
 CLUSTER_REFUSAL = (
     "the store is a Redis Cluster. `ocrgw store migrate` renames keys within one Redis (a single primary, "
-    "or the master Sentinel names); moving a store onto a cluster is copying it to other servers, which it "
-    "does not do. Migrate on the single primary the old version used, with OCRGW_STORE_BUCKETS as the "
-    "cluster will have it; copying the keys onto the cluster is then yours to do."
+    "or the master Sentinel names); moving a store onto a cluster, or between bucket counts on one (a key's "
+    "new bucket is in another slot), is copying it to other servers, which it does not do. Migrate on a "
+    "single primary, with OCRGW_STORE_BUCKETS as the cluster will have it; copying the keys onto the "
+    "cluster is then yours to do."
 )
 
 

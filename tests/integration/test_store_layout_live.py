@@ -44,9 +44,10 @@ WAIT = 120.0  # bounds a hang; asserts no speed
 REDRIVE_KEY = Idempotency("redrive-1", "/jobs/redriven/retry|False")
 
 
-def command(url: str, buckets: int, *args: str) -> subprocess.CompletedProcess[str]:
+def command(url: str, buckets: int, *args: str, more: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``ocrgw store <args>`` on the store at ``url`` (and ``more`` settings) with ``buckets`` buckets."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OCRGW_", "REDIS_"))}
-    env.update(REDIS_URL=url, OCRGW_STORE_BUCKETS=str(buckets), PYTHONPATH=str(REPO), **ENV)
+    env.update({**ENV, **(more or {}), "REDIS_URL": url, "OCRGW_STORE_BUCKETS": str(buckets), "PYTHONPATH": str(REPO)})
     return subprocess.run(
         [sys.executable, "-m", "cli", "store", *args], env=env, capture_output=True, text=True, timeout=300, cwd=REPO
     )
@@ -288,3 +289,25 @@ def test_one_key_redrives_one_group_whichever_buckets_the_groups_are_in(tenants_
     # Another tenant's key of the same name is its own.
     theirs = failed_group(beta)
     assert retry(beta, theirs, "once").status_code == 202
+
+
+# -- on a Redis Cluster ------------------------------------------------------------------------------
+
+
+def test_on_a_cluster_the_first_start_records_24_buckets_and_another_count_is_refused(
+    empty_cluster, redis_server, tmp_path, monkeypatch
+):
+    cluster = {**empty_cluster.env(), "CELERY_BROKER_URL": redis_server.url_for(9)}
+    shown = command(cluster["REDIS_URL"], 24, "layout", more=cluster)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "store: 24 buckets (key schema 2)" in shown.stdout
+    with empty_cluster.client() as client:
+        assert recorded(client) == Layout(24)
+
+    for name, value in cluster.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("OCRGW_STORE_BUCKETS", "12")
+    output = run_refused("web", cluster["REDIS_URL"], tmp_path)
+
+    assert "the store is laid out for 24 buckets (key schema 2), and this process for 12 buckets" in output, output
+    assert "Traceback" not in output
