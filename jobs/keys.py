@@ -159,13 +159,18 @@ def bucket_tags(count: int) -> tuple[str, ...]:
     equal ranges of slots.  Deterministic: ``b<i>.<n>``, the first ``n`` (hex) that lands there."""
     tags = []
     for i in range(count):
-        low, high = i * SLOTS / count, (i + 1) * SLOTS / count
-        centre, tolerance = (low + high) / 2, max((high - low) / 4, 0.5)
         n = 0
-        while abs(slot_of(f"b{i:02d}.{n:x}") + 0.5 - centre) > tolerance:
+        while not in_bucket_range(slot_of(f"b{i:02d}.{n:x}"), i, count):
             n += 1
         tags.append(f"b{i:02d}.{n:x}")
     return tuple(tags)
+
+
+def in_bucket_range(slot: int, bucket: int, count: int) -> bool:
+    """Whether ``slot`` is in the middle half of the ``bucket``-th of ``count`` equal ranges of slots."""
+    low, high = bucket * SLOTS / count, (bucket + 1) * SLOTS / count
+    centre, tolerance = (low + high) / 2, max((high - low) / 4, 0.5)
+    return abs(slot + 0.5 - centre) <= tolerance
 
 
 def bucket_tag(bucket: int) -> str:

@@ -97,8 +97,7 @@ def record(client: StoreClient, layout: Layout) -> None:
 def found_in_keys(client: StoreClient) -> Layout | None:
     """The layout the store's keys were written with, read off their hash tags; None for a store
     without any, or whose tags fit the configured count (or no count)."""
-    indexes: set[int] = set()
-    tags: set[str] = set()
+    tags: dict[str, int] = {}
     for raw in client.scan_iter(match=f"{keys.NAMESPACE}:{{*", count=_SCAN_COUNT):
         key = raw.decode() if isinstance(raw, bytes) else raw
         tag = key[len(keys.NAMESPACE) + 2 :].partition("}")[0]
@@ -106,14 +105,15 @@ def found_in_keys(client: StoreClient) -> Layout | None:
             return Layout(0, BEFORE_BUCKETS)
         bucket = _BUCKET_TAG.fullmatch(tag)
         if bucket is not None:
-            indexes.add(int(bucket.group(1)))
-            tags.add(tag)
-    if not tags or tags <= set(keys.bucket_tags(keys.bucket_count())):
+            tags[tag] = int(bucket.group(1))
+    if not tags or set(tags) <= set(keys.bucket_tags(keys.bucket_count())):
         return None
-    for count in range(max(indexes) + 1, keys.MAX_BUCKETS + 1):
-        if tags <= set(keys.bucket_tags(count)):
+    slots = [(keys.slot_of(tag), i) for tag, i in tags.items()]
+    for count in range(max(tags.values()) + 1, keys.MAX_BUCKETS + 1):
+        # Each tag's slot in its bucket's range first (cheap), then the tags themselves (the first that fit).
+        if all(keys.in_bucket_range(slot, i, count) for slot, i in slots) and set(tags) <= set(keys.bucket_tags(count)):
             return Layout(count)
-    return None
+    return None  # keys of more than one count (some stranded already): taken as of none
 
 
 def record_or_read(client: StoreClient) -> Layout:

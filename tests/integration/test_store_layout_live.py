@@ -26,6 +26,7 @@ from jobs.store_layout import Layout, recorded
 from tests.harness import ProcGroup, wait_until
 from tests.integration.fanout_support import Gateway, echo_child, group_body
 from tests.integration.polling import wait_for_job
+from tests.integration.sentinel_support import SentinelSet, find_redis_sentinel
 from tests.integration.test_redis_security import run_refused
 
 pytestmark = pytest.mark.integration
@@ -311,3 +312,27 @@ def test_on_a_cluster_the_first_start_records_24_buckets_and_another_count_is_re
 
     assert "the store is laid out for 24 buckets (key schema 2), and this process for 12 buckets" in output, output
     assert "Traceback" not in output
+
+
+# -- behind Sentinel ---------------------------------------------------------------------------------
+
+
+def test_behind_sentinel_the_layout_is_recorded_on_the_master_and_checked(tmp_path, monkeypatch):
+    if find_redis_sentinel() is None:
+        pytest.fail("redis-sentinel is needed (scripts/setup.sh --tests installs it)", pytrace=False)
+    group = ProcGroup(tmp_path / "sentinels", label="sentinels")
+    try:
+        sentinels = SentinelSet(group, tmp_path / "sentinels").start()
+        behind = sentinels.env(min_replicas=0)
+        shown = command(behind["REDIS_URL"], 6, "layout", more=behind)
+        assert shown.returncode == 0, shown.stdout + shown.stderr
+        with sentinels.primary.client() as master:
+            assert recorded(master) == Layout(6)
+
+        for name, value in behind.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("OCRGW_STORE_BUCKETS", "1")
+        output = run_refused("worker", behind["REDIS_URL"], tmp_path)
+        assert "the store is laid out for 6 buckets (key schema 2), and this process for 1 bucket" in output, output
+    finally:
+        group.close()

@@ -99,3 +99,13 @@ def test_a_store_of_the_layout_before_buckets_is_refused_until_migrated(r, count
     # The migration records the layout it moved the store to; then the process starts.
     record(r, Layout(1))
     assert check(r) == Layout(1)
+
+
+def test_keys_of_two_counts_fit_none_and_are_read_at_once(r, counting):
+    # Stranded keys of 1 bucket beside a 24-bucket store's: no count has both tags, and the search is bounded.
+    keys.use_bucket_count(24)
+    r.zadd(keys.leases(23), {"x": 1})
+    keys.use_bucket_count(1)
+    r.zadd(keys.leases(0), {"x": 1})
+    keys.use_bucket_count(7)
+    assert found_in_keys(r) is None
