@@ -32,8 +32,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import RedisClusterException, RedisError
 
 from jobs import keys
 from jobs.errors import OcrgwError
@@ -159,13 +158,16 @@ def exit_if_mismatched(settings: Settings, exit_code: int = 1) -> None:
     from jobs.connections import redis_client
 
     keys.use_bucket_count(settings.store_buckets)
-    client = redis_client(settings, socket_connect_timeout=5, socket_timeout=30)
+    client: StoreClient | None = None
     try:
+        # A cluster's client asks its seeds for the slot map as it is made: inside the try too.
+        client = redis_client(settings, socket_connect_timeout=5, socket_timeout=30)
         check(client)
     except LayoutMismatch as error:
         print(f"ocrgw: {error}", file=sys.stderr, flush=True)
         raise SystemExit(exit_code) from None
-    except (RedisConnectionError, RedisTimeoutError) as error:
+    except (RedisError, RedisClusterException) as error:
         print(f"ocrgw: the store's layout is unchecked, the store does not answer: {error}", file=sys.stderr)
     finally:
-        client.close()
+        if client is not None:
+            client.close()

@@ -130,6 +130,11 @@ def statuses(store: JobStore, made: dict[str, str]) -> dict[str, str]:
     return found
 
 
+def bucket_tags_in(client: Redis) -> set[str]:
+    """The bucket tags of the store's keys."""
+    return {k.decode().partition("{")[2].partition("}")[0] for k in client.scan_iter(match="ocrgw:{b*")}
+
+
 def tenant_counts(client: Redis) -> dict[str, int]:
     """Each tenant's in-flight count, summed over the buckets."""
     found: dict[str, int] = {}
@@ -157,8 +162,13 @@ def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_t
     assert "store: 1 bucket (key schema 2)" in shown.stdout and "this environment: 24 buckets" in shown.stdout
     assert "`ocrgw store migrate`" in shown.stderr
 
+    client.close()  # a move refuses while another client is connected to the store
+    dry = command(url, 24, "migrate", "--dry-run")
+    assert dry.returncode == 0 and "would move (dry run, nothing moved):" in dry.stdout, dry.stdout + dry.stderr
+    assert recorded(client) == Layout(1) and tenant_counts(client) == counts
+    assert bucket_tags_in(client) == set(keys.bucket_tags(1))
     for buckets in (24, 1, 24):
-        client.close()  # the move refuses while another client is connected to the store
+        client.close()
         moved = command(url, buckets, "migrate")
         assert moved.returncode == 0, moved.stdout + moved.stderr
         assert f"to {buckets})" in moved.stdout, moved.stdout
@@ -167,7 +177,7 @@ def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_t
         moved_store = store_of(url, buckets)
         assert statuses(moved_store, made) == before
         # Nothing of another count is left: every bucket-tagged key is one of this count's buckets.
-        tags = {k.decode().partition("{")[2].partition("}")[0] for k in client.scan_iter(match="ocrgw:{b*")}
+        tags = bucket_tags_in(client)
         assert tags <= set(keys.bucket_tags(buckets)), tags
         assert tenant_counts(client) == counts
         for tenant in TENANTS:

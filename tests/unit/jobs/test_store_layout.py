@@ -109,3 +109,24 @@ def test_keys_of_two_counts_fit_none_and_are_read_at_once(r, counting):
     r.zadd(keys.leases(0), {"x": 1})
     keys.use_bucket_count(7)
     assert found_in_keys(r) is None
+
+
+def test_a_process_of_another_count_stops_with_one_line_and_one_whose_store_is_down_starts(
+    r, counting, monkeypatch, capsys
+):
+    from jobs import connections
+    from jobs.config import Settings
+    from jobs.store_layout import exit_if_mismatched
+
+    record(r, Layout(24))
+    monkeypatch.setattr(connections, "redis_client", lambda settings, **options: r)
+    with pytest.raises(SystemExit) as stopped:
+        exit_if_mismatched(Settings(store_buckets=1), exit_code=3)
+    assert stopped.value.code == 3
+    assert capsys.readouterr().err.count("ocrgw: the store is laid out for 24 buckets") == 1
+    exit_if_mismatched(Settings(store_buckets=24))  # the store's own count: starts
+
+    monkeypatch.undo()
+    # Nothing listens on port 9: the process starts unchecked, as it rides out the outage.
+    exit_if_mismatched(Settings(redis_url="redis://127.0.0.1:9/0", store_buckets=1))
+    assert "the store's layout is unchecked, the store does not answer" in capsys.readouterr().err
