@@ -38,11 +38,11 @@ Nothing may be in flight: a job queued, processing or held, a lease, a
 queued or due entry, a tenant's in-flight count or waiting line refuse the
 migration, with what was found.  A Redis Cluster is refused: moving a store
 onto a cluster is copying it to other servers, which this does not do.
+(A move between bucket counts, below, runs on a cluster too.)
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -213,6 +213,7 @@ class Migration:
         self, client: StoreClient, dry_run: bool = False, step: Callable[[], None] | None = None, batch: int = _BATCH
     ):
         self.redis = client
+        self.on_cluster = isinstance(client, RedisCluster)
         self.dry_run = dry_run
         self._step = step or (lambda: None)
         self._batch = batch  # how many keys one pipeline of RENAMEs moves
@@ -409,14 +410,20 @@ class Migration:
             if not by_key:
                 continue
             self._step()
-            pipe = self.redis.pipeline(transaction=True)
+            # On a cluster the sets are in several slots, which no MULTI spans: the ZADDs first, then the
+            # ZREM, so that a run cut between them leaves the members in both, which the next run finishes.
+            pipe = self.redis.pipeline(transaction=not self.on_cluster)
             for key, members in by_key.items():
                 pipe.zadd(key, members)
                 if ttl > 0:
                     pipe.pexpire(key, ttl)
             moved = [m for members in by_key.values() for m in members]
-            pipe.zrem(source, *moved)
-            pipe.execute()
+            if self.on_cluster:
+                pipe.execute()
+                self.redis.zrem(source, *moved)
+            else:
+                pipe.zrem(source, *moved)
+                pipe.execute()
             report.members[kind] += len(moved)
 
 
@@ -443,7 +450,10 @@ class Rebucketing(Migration):
     bucket its quota ledger, whose grants are set to what each bucket has in
     flight (the sweep deals out the rest).  The layout is
     recorded last, so a run cut short is still the old count's, and a second
-    run finishes it.
+    run finishes it.  On a Redis Cluster, where a key's new bucket is in
+    another slot, keys are copied and then deleted (``_move_keys``), and a
+    chunk's members added and then removed (``_merge``), in that order, so
+    that a run cut short leaves nothing lost, which the next run finishes.
 
     Jobs of every status move as they are (held, queued, processing too): a
     processing job's lease runs out while the stack is stopped, and the sweep
@@ -550,6 +560,33 @@ class Rebucketing(Migration):
             return Old(key, rest.partition(":")[0])
         return None
 
+    def _move_keys(self, olds: list[Old], report: Report) -> None:
+        """RENAMEs on one Redis (``Migration._move_keys``).  On a cluster, where a key's new name is in
+        another slot, each key is copied (DUMP, then RESTORE with its TTL) and then deleted: a run cut
+        between the two leaves the same key under both names, and the next run, finding the copy made
+        (the same DUMP), deletes the old one; a new name holding anything else is a conflict, as above."""
+        if not self.on_cluster or self.dry_run:
+            super()._move_keys(olds, report)
+            return
+        self._step()
+        for old in olds:
+            to = old.to or ""
+            dumped = self.redis.dump(old.key)
+            if dumped is None:
+                continue  # lapsed since the scan
+            try:
+                self.redis.restore(to, max(int(self.redis.pttl(old.key)), 0), dumped)
+            except ResponseError as error:
+                if "BUSYKEY" not in str(error):
+                    raise
+                if self.redis.type(old.key) == self.redis.type(to) == b"zset":
+                    self._merge(old.key, _always(to), report, old.kind)
+                elif self.redis.dump(to) != dumped:
+                    report.conflicts.append(f"{old.key} -> {to}")
+                    continue
+            self.redis.delete(old.key)
+            report.moved[old.kind] += 1
+
     def _split_by_members(self, old: Old, report: Report) -> None:
         assert old.split is not None
         if self.dry_run:
@@ -597,13 +634,21 @@ CLIENT_NAME = "ocrgw-store-migrate"
 
 
 def connected(client: Any) -> list[str]:
-    """The other clients connected to the store's database: their addresses and names.  A stopped stack
-    leaves none."""
-    db = str(client.connection_pool.connection_kwargs.get("db", 0))
+    """The other clients connected to the store's database (on a cluster, to any of its primaries): their
+    addresses and names.  A stopped stack leaves none."""
+    if isinstance(client, RedisCluster):
+        listed: list[dict[str, Any]] = []
+        for node in client.get_primaries():
+            listed += client.client_list(target_nodes=node)
+        db = "0"
+    else:
+        listed = client.client_list()
+        db = str(client.connection_pool.connection_kwargs.get("db", 0))
     return [
         f"{c['addr']}{' ' + c['name'] if c.get('name') else ''}"
-        for c in client.client_list()
-        if str(c.get("db")) == db and c.get("name") != CLIENT_NAME
+        for c in listed
+        # Not a replica's link to its primary (flag S): a cluster's replicas are no clients of the store.
+        if str(c.get("db")) == db and c.get("name") != CLIENT_NAME and "S" not in str(c.get("flags", ""))
     ]
 
 
@@ -613,13 +658,9 @@ def run_from_env(dry_run: bool = False) -> Report:
     from jobs.connections import redis_client
     from jobs.settings_declaration import without_password
 
-    # Before the settings, which a cluster's want more of (its broker): this is the answer that matters.
-    if os.environ.get("OCRGW_REDIS_CLUSTER", "").strip():
-        raise MigrationRefused(f"OCRGW_REDIS_CLUSTER is set: {CLUSTER_REFUSAL}")
     settings = Settings.from_env()
     keys.use_bucket_count(settings.store_buckets)
     client = redis_client(settings, socket_timeout=60, client_name=CLIENT_NAME)
-    refuse_cluster(client)
     found = store_layout.recorded(client) or store_layout.found_in_keys(client)
     wanted = store_layout.configured()
     if found is None or found.schema == store_layout.BEFORE_BUCKETS or found == wanted:
@@ -631,6 +672,8 @@ def run_from_env(dry_run: bool = False) -> Report:
         store_layout.record(client, wanted)
     if settings.redis_sentinels:
         report.store = f"the master {settings.redis_sentinel_master} of sentinels {settings.redis_sentinels}"
+    elif settings.redis_cluster:
+        report.store = "the cluster of OCRGW_REDIS_CLUSTER"
     else:
         report.store = without_password(settings.redis_url)
     return report

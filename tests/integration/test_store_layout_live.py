@@ -324,6 +324,42 @@ def test_on_a_cluster_the_first_start_records_24_buckets_and_another_count_is_re
     assert "Traceback" not in output
 
 
+def test_on_a_cluster_a_store_moves_to_24_buckets_and_back(empty_cluster, redis_server, counting):
+    cluster = {**empty_cluster.env(), "CELERY_BROKER_URL": redis_server.url_for(9)}
+    keys.use_bucket_count(1)
+    store = JobStore(empty_cluster.client(), Settings.from_env({**cluster, **ENV, "OCRGW_STORE_BUCKETS": "1"}))
+    made = jobs_of_every_status(store)
+    before, counts = statuses(store, made), tenant_counts(store.redis)
+    store.redis.close()
+
+    for buckets in (24, 1):
+        moved = command(cluster["REDIS_URL"], buckets, "migrate", more=cluster)
+        assert moved.returncode == 0, moved.stdout + moved.stderr
+        assert f"to {buckets})" in moved.stdout and "job               24 keys" in moved.stdout, moved.stdout
+        keys.use_bucket_count(buckets)
+        with empty_cluster.client() as client:
+            assert recorded(client) == Layout(buckets)
+            moved_store = JobStore(client, Settings.from_env({**cluster, **ENV, "OCRGW_STORE_BUCKETS": str(buckets)}))
+            assert statuses(moved_store, made) == before
+            assert bucket_tags_in(client) <= set(keys.bucket_tags(buckets))
+            assert tenant_counts(client) == counts
+            for tenant in TENANTS:
+                again = controls.redrive(
+                    moved_store, made[f"{tenant} redriven"], idempotency=REDRIVE_KEY, tenant=tenant
+                )
+                assert again.replayed
+
+
+def test_on_a_cluster_the_layout_before_buckets_is_refused(empty_cluster, redis_server):
+    cluster = {**empty_cluster.env(), "CELERY_BROKER_URL": redis_server.url_for(9)}
+    root = "0" * 32
+    with empty_cluster.client() as client:
+        client.hset(f"ocrgw:{{{root}}}:job:{root}", "status", "completed")
+    refused = command(cluster["REDIS_URL"], 24, "migrate", more=cluster)
+    assert refused.returncode == 1
+    assert "the store is a Redis Cluster" in refused.stderr and "copying it to other servers" in refused.stderr
+
+
 # -- behind Sentinel ---------------------------------------------------------------------------------
 
 
