@@ -23,10 +23,11 @@ from jobs.config import Settings
 from jobs.records import Idempotency, NewJob, Owner
 from jobs.store import JobStore
 from jobs.store_layout import Layout, recorded
-from tests.harness import ProcGroup, wait_until
+from tests.harness import START_TIMEOUT, ProcGroup, _gunicorn_isolation_args, free_port, wait_until
 from tests.integration.fanout_support import Gateway, echo_child, group_body
 from tests.integration.polling import wait_for_job
 from tests.integration.sentinel_support import SentinelSet, find_redis_sentinel
+from tests.integration.test_cli import CLI, cli_env
 from tests.integration.test_redis_security import run_refused
 
 pytestmark = pytest.mark.integration
@@ -382,3 +383,21 @@ def test_behind_sentinel_the_layout_is_recorded_on_the_master_and_checked(tmp_pa
         assert "the store is laid out for 6 buckets (key schema 2), and this process for 1 bucket" in output, output
     finally:
         group.close()
+
+
+# -- ocrgw up ------------------------------------------------------------------------------------------
+
+
+def test_ocrgw_up_on_a_store_of_another_count_does_not_start(server, procs, tmp_path):
+    url = server.url_for(6)
+    Redis.from_url(url).set(keys.LAYOUT, Layout(24).encode())
+    env = cli_env(REDIS_URL=url, CELERY_BROKER_URL=url, PORT=str(free_port()), WEB_CONCURRENCY="1")
+    env.update(OCRGW_WORKER_CONCURRENCY="1", OCRGW_WORKER_QUEUES="ocr.echo")
+    env["GUNICORN_CMD_ARGS"] = " ".join(_gunicorn_isolation_args())
+
+    up = procs.start("ocrgw-up", [*CLI, "up"], env=env)
+
+    assert up.wait(timeout=START_TIMEOUT) != 0, up.log_tail()
+    log = up.log_text()
+    assert "the store is laid out for 24 buckets (key schema 2), and this process for 1 bucket" in log, log
+    assert recorded(Redis.from_url(url)) == Layout(24)  # nothing rewritten
