@@ -397,6 +397,9 @@ def layout(ctx: click.Context) -> None:
     keys.use_bucket_count(settings.store_buckets)
     try:
         found = store_layout.record_or_read(redis_client(settings, socket_timeout=60))
+    except store_layout.LayoutMismatch as unreadable:
+        error(f"store layout: {unreadable}")
+        ctx.exit(1)
     except RedisError as failed:
         error(f"store layout: the store does not answer: {failed}")
         ctx.exit(1)

@@ -661,7 +661,10 @@ def run_from_env(dry_run: bool = False) -> Report:
     settings = Settings.from_env()
     keys.use_bucket_count(settings.store_buckets)
     client = redis_client(settings, socket_timeout=60, client_name=CLIENT_NAME)
-    found = store_layout.recorded(client) or store_layout.found_in_keys(client)
+    try:
+        found = store_layout.recorded(client) or store_layout.found_in_keys(client)
+    except store_layout.LayoutMismatch as unreadable:
+        raise MigrationRefused(str(unreadable)) from None
     wanted = store_layout.configured()
     if found is None or found.schema == store_layout.BEFORE_BUCKETS or found == wanted:
         report = Migration(client, dry_run).run()

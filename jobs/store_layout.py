@@ -85,7 +85,15 @@ def configured(buckets: int | None = None) -> Layout:
 def recorded(client: StoreClient) -> Layout | None:
     """The layout the store records; None before any process recorded one."""
     raw = client.get(keys.LAYOUT)
-    return None if raw is None else Layout.decode(raw)
+    if raw is None:
+        return None
+    try:
+        return Layout.decode(raw)
+    except (ValueError, KeyError, TypeError):
+        raise LayoutMismatch(
+            f"the store's layout record ({keys.LAYOUT}) is not one ocrgw wrote: {raw!r}; delete it only if "
+            "the store holds nothing, or was written with this process's OCRGW_STORE_BUCKETS"
+        ) from None
 
 
 def record(client: StoreClient, layout: Layout) -> None:
@@ -120,15 +128,17 @@ def record_or_read(client: StoreClient) -> Layout:
     current = recorded(client)
     if current is not None:
         return current
-    client.set(keys.LAYOUT, (found_in_keys(client) or configured()).encode(), nx=True)
-    current = recorded(client)
-    assert current is not None  # set just now, by this process or one that won the race
-    return current
+    proposed = found_in_keys(client) or configured()
+    client.set(keys.LAYOUT, proposed.encode(), nx=True)
+    # This process's, or that of one that won the race; the store emptied meanwhile records nothing.
+    return recorded(client) or proposed
 
 
 def mismatch(store: Layout, process: Layout) -> str:
     """What a process refused for a mismatch says: both layouts, and what to do."""
-    if process.schema == KEY_SCHEMA and store.schema == BEFORE_BUCKETS:
+    if store.schema > process.schema:
+        fix = "it was written by a later version of ocrgw: run that version, or a later one"
+    elif store.schema == BEFORE_BUCKETS:
         fix = f"stop every ocrgw process and run `ocrgw store migrate` to move the store onto {process}"
     else:
         fix = (

@@ -130,3 +130,13 @@ def test_a_process_of_another_count_stops_with_one_line_and_one_whose_store_is_d
     # Nothing listens on port 9: the process starts unchecked, as it rides out the outage.
     exit_if_mismatched(Settings(redis_url="redis://127.0.0.1:9/0", store_buckets=1))
     assert "the store's layout is unchecked, the store does not answer" in capsys.readouterr().err
+
+
+def test_a_record_of_a_later_schema_or_of_no_layout_is_refused_plainly(r, counting):
+    keys.use_bucket_count(1)
+    record(r, Layout(1, KEY_SCHEMA + 1))
+    with pytest.raises(LayoutMismatch, match="written by a later version of ocrgw"):
+        check(r)
+    r.set(keys.LAYOUT, "not json")
+    with pytest.raises(LayoutMismatch, match="is not one ocrgw wrote"):
+        check(r)
