@@ -661,6 +661,9 @@ def run_from_env(dry_run: bool = False) -> Report:
     settings = Settings.from_env()
     keys.use_bucket_count(settings.store_buckets)
     client = redis_client(settings, socket_timeout=60, client_name=CLIENT_NAME)
+    if not settings.redis_cluster:
+        # A node of a cluster reached as one Redis answers for its own slots only.
+        refuse_cluster(client)
     try:
         found = store_layout.recorded(client) or store_layout.found_in_keys(client)
     except store_layout.LayoutMismatch as unreadable:
