@@ -230,7 +230,7 @@ def test_the_move_is_refused_while_a_process_is_connected(server, counting, tmp_
         group.close()
 
 
-@pytest.mark.parametrize("role", ["web", "worker", "coordinator", "beat"])
+@pytest.mark.parametrize("role", ["web", "worker", "coordinator", "beat", "webhooks"])
 def test_a_process_of_another_bucket_count_is_refused_at_start(role, server, counting, tmp_path, monkeypatch):
     url = server.url_for(5)
     Redis.from_url(url).set(keys.LAYOUT, Layout(24).encode())
