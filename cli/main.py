@@ -407,6 +407,44 @@ def store() -> None:
 
 
 @store.command()
+@click.pass_context
+def layout(ctx: click.Context) -> None:
+    """Print the store's layout (its bucket count and key schema) and this environment's.
+
+    The first process to reach an empty store records its layout there; every process checks its own
+    against it at start. Exit status 1 when they differ (then `ocrgw store migrate`, with the stack stopped).
+    """
+    extras.require(extras.SERVER, "store layout")
+    from redis.exceptions import RedisError
+
+    from jobs import keys, store_layout
+    from jobs.config import InvalidSettings, Settings
+    from jobs.connections import redis_client
+
+    try:
+        settings = Settings.from_env()
+    except InvalidSettings as invalid:
+        for problem in invalid.problems:
+            error(problem)
+        ctx.exit(1)
+    keys.use_bucket_count(settings.store_buckets)
+    try:
+        found = store_layout.record_or_read(redis_client(settings, socket_timeout=60))
+    except store_layout.LayoutMismatch as unreadable:
+        error(f"store layout: {unreadable}")
+        ctx.exit(1)
+    except RedisError as failed:
+        error(f"store layout: the store does not answer: {failed}")
+        ctx.exit(1)
+    process = store_layout.configured()
+    click.echo(f"store: {found}")
+    click.echo(f"this environment: {process}")
+    if found != process:
+        error(f"store layout: {store_layout.mismatch(found, process)}")
+        ctx.exit(1)
+
+
+@store.command()
 @click.option("--dry-run", is_flag=True, help="Print what would be moved, and move nothing.")
 @click.pass_context
 def migrate(ctx: click.Context, dry_run: bool) -> None:

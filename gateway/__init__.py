@@ -40,9 +40,11 @@ def create_app(
         # A wrong password or TLS setting stops the worker with one line. Exit
         # status 3 is gunicorn's "worker failed to boot": its master then stops
         # too, rather than starting the worker again and again.
-        from jobs import redis_access
+        from jobs import redis_access, store_layout
 
         redis_access.exit_if_refused(settings, exit_code=GUNICORN_WORKER_BOOT_ERROR)
+        # A store laid out for another bucket count would strand every job: refused the same way.
+        store_layout.exit_if_mismatched(settings, exit_code=GUNICORN_WORKER_BOOT_ERROR)
     install_remote_models(settings.remotes)
     store = store or JobStore.from_settings(settings)
     if publish is None:

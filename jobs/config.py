@@ -701,8 +701,9 @@ class Settings:
         whole_number(1, MAX_BUCKETS),
         1,
         "how many buckets (hash slots) the store's keys are spread over, so that a Redis Cluster shares the work "
-        "among its primaries (24 divides evenly among 1, 2, 3, 4, 6, 8 and 12). Must not change while anything "
-        "is in the store: the keys of a changed count are elsewhere, and those left behind are stranded. Above "
+        "among its primaries (24 divides evenly among 1, 2, 3, 4, 6, 8 and 12). The store records the count it "
+        "was first written with, and a process of another count refuses to start: to change it, stop every "
+        "process and run `ocrgw store migrate` with the new count (see Redis Cluster). Above "
         "`1`, `OCRGW_TENANT_MAX_INFLIGHT` is dealt out to the buckets by each tenant's quota ledger (see Fair share)",
         default_doc="`1`; `24` with `OCRGW_REDIS_CLUSTER`",
     )

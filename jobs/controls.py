@@ -8,6 +8,7 @@ queued, for the caller to publish.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from jobs import keys
 from jobs.contract import JobKind, Reply
@@ -24,6 +25,7 @@ from jobs.records import Dispatch, Idempotency
 from jobs.store import JobStore
 from jobs.transitions.cancel import CANCEL
 from jobs.transitions.redrive import REDRIVE
+from jobs.transitions.reserve_key import FREE, RESERVE_KEY, SETTLE, TAKE
 from jobs.transitions.set_cap import SET_CAP
 
 
@@ -88,7 +90,23 @@ def redrive(
     idempotency: Idempotency | None = None,
     tenant: str = DEFAULT_TENANT,
 ) -> Redriven:
-    """Sends a finished group's failed children again; ``idempotency`` is a key of ``tenant``'s."""
+    """Sends a finished group's failed children again; ``idempotency`` is a key of ``tenant``'s.
+
+    With a key, three steps in two slots, so that one key holds across
+    buckets: the key is taken in its own bucket (``reserve_key``: refused if
+    another request took it), the redrive runs in the group's (it marks
+    itself done there, atomically), then the key is settled (or freed, if
+    the redrive was refused).  A crash between the steps errs on the safe
+    side: a key taken and not settled refuses every other request, and the
+    same request sent again finishes the job, the group's mark telling a
+    redrive that ran from one that did not; so no key ever redrives twice.
+    """
+    if idempotency is not None:
+        taken = _reserve_key(store, TAKE, parent_id, idempotency, tenant)
+        if taken.code == Reply.KEY_REUSED:
+            raise IdempotencyKeyReused("this Idempotency-Key was used for a different request")
+        if taken.code == Reply.REPLAYED and not taken.pending:
+            return Redriven(0, True, [])
     # How many it sends is known only to the script: room for the cap's worth (what is unused goes back).
     quota = store.make_room(parent_id, store.settings.tenant_max_inflight)
     reply = store.scripts.run(
@@ -96,9 +114,7 @@ def redrive(
         keys={
             # In the parent's bucket: one slot for the whole redrive.
             "idempotency": (
-                keys.idempotency(tenant, idempotency.key, keys.bucket_of(parent_id))
-                if idempotency
-                else keys.job(parent_id)
+                keys.redrive_mark(tenant, idempotency.key, parent_id) if idempotency else keys.job(parent_id)
             ),
             **store.release_keys(parent_id),
             **keys.roots_by_status(parent_id, JobKind.PARENT),
@@ -114,6 +130,9 @@ def redrive(
     )
     if quota:
         store.room_made(parent_id)
+    if idempotency is not None:
+        ran = reply.code in (Reply.OK, Reply.REPLAYED)
+        _reserve_key(store, SETTLE if ran else FREE, parent_id, idempotency, tenant)
     if reply.code == Reply.REPLAYED:
         return Redriven(0, True, [])
     if reply.code == Reply.KEY_REUSED:
@@ -125,3 +144,16 @@ def redrive(
     if reply.code == Reply.NOTHING:
         raise NothingToRetry(f"group {parent_id} has no child to retry")
     return Redriven(reply.redriven, False, reply.released)
+
+
+def _reserve_key(store: JobStore, action: str, parent_id: str, idempotency: Idempotency, tenant: str) -> Any:
+    return store.scripts.run(
+        RESERVE_KEY,
+        keys={"idempotency": keys.idempotency(tenant, idempotency.key)},
+        args={
+            "action": action,
+            "parent_id": parent_id,
+            "fingerprint": idempotency.fingerprint,
+            "idempotency_ttl": store.settings.idempotency_ttl,
+        },
+    )

@@ -40,7 +40,9 @@ Its webhook claims are counted in that slot too (``tenant_webhook_claims``,
 jobs.webhooks), so OCRGW_WEBHOOK_TENANT_CONCURRENCY holds across buckets.
 
 A few keys no script combines with a bucket's stay global: draining, the
-gauges, the workers' reports.
+gauges, the workers' reports, and the store's layout (``LAYOUT``): the bucket
+count and key schema the store was written with, which every process checks
+its own against at start (jobs.store_layout).
 """
 
 import hashlib
@@ -90,6 +92,7 @@ SWEEP_LOCK = "sweep:lock"  # one sweep of the bucket at a time
 IDEMPOTENCY = "idem:"
 # A tenant's usage of one UTC day in the bucket (jobs.usage): the bucket's prefix, USAGE, its tag, ':', the day.
 USAGE = "usage:"
+REDRIVEN = "redriven:"
 
 # Global keys, which no script combines with a bucket's.
 DRAINING = f"{NAMESPACE}:draining"  # set while gateways must refuse new work
@@ -106,6 +109,10 @@ REPLICATION_MARK = f"{NAMESPACE}:replication-mark"
 # Redis expires with it.
 # Both hash-tagged alike, so that a report and its index change in one transaction on a cluster too.
 WORKERS = f"{NAMESPACE}:{{workers}}"
+
+# The store's layout (jobs.store_layout): the bucket count and key schema its keys were written with.
+# A slot of its own, named by its own hash tag, whatever the bucket count.
+LAYOUT = f"{NAMESPACE}:{{layout}}:layout"
 
 # -- buckets -----------------------------------------------------------------------------------
 
@@ -154,13 +161,18 @@ def bucket_tags(count: int) -> tuple[str, ...]:
     equal ranges of slots.  Deterministic: ``b<i>.<n>``, the first ``n`` (hex) that lands there."""
     tags = []
     for i in range(count):
-        low, high = i * SLOTS / count, (i + 1) * SLOTS / count
-        centre, tolerance = (low + high) / 2, max((high - low) / 4, 0.5)
         n = 0
-        while abs(slot_of(f"b{i:02d}.{n:x}") + 0.5 - centre) > tolerance:
+        while not in_bucket_range(slot_of(f"b{i:02d}.{n:x}"), i, count):
             n += 1
         tags.append(f"b{i:02d}.{n:x}")
     return tuple(tags)
+
+
+def in_bucket_range(slot: int, bucket: int, count: int) -> bool:
+    """Whether ``slot`` is in the middle half of the ``bucket``-th of ``count`` equal ranges of slots."""
+    low, high = bucket * SLOTS / count, (bucket + 1) * SLOTS / count
+    centre, tolerance = (low + high) / 2, max((high - low) / 4, 0.5)
+    return abs(slot + 0.5 - centre) <= tolerance
 
 
 def bucket_tag(bucket: int) -> str:
@@ -464,12 +476,20 @@ def idempotency(tenant: str, key: str, bucket: int | None = None) -> str:
     """A tenant's Idempotency-Key: the same key sent by two tenants names two records.
 
     In the key's own bucket (``bucket_of_idempotency``), where a creation with
-    it makes its root, unless ``bucket`` says otherwise (a redrive's, in its
-    parent's bucket).
+    it makes its root, and where a redrive with it takes it first
+    (``reserve_key``), whichever group's bucket the redrive runs in; unless
+    ``bucket`` says otherwise.
     """
     if bucket is None:
         bucket = bucket_of_idempotency(tenant, key)
     return f"{bucket_prefix(bucket)}{IDEMPOTENCY}{_idempotency_digest(tenant, key)}"
+
+
+def redrive_mark(tenant: str, key: str, parent_id: str) -> str:
+    """That a redrive of the group ``parent_id`` with a tenant's Idempotency-Key ran: in the group's bucket,
+    written by the redrive itself, so that the same request sent again replays rather than runs again,
+    whatever became of the key's record (``idempotency``) in its own bucket.  It lapses with the record."""
+    return f"{bucket_prefix(bucket_of(parent_id))}{REDRIVEN}{_idempotency_digest(tenant, key)}"
 
 
 def worker_report(name: str) -> str:

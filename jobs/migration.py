@@ -1,4 +1,6 @@
-"""``ocrgw store migrate``: moves a store written before buckets onto the bucket layout of ``jobs.keys``.
+"""``ocrgw store migrate``: moves a store onto the layout of this process (jobs.store_layout): from the
+layout before buckets (``Migration``), or from another bucket count (``Rebucketing``, further below).
+Either run records the new layout in the store once its keys are moved.
 
 The layout before buckets (ocrgw up to commit 3c6f2fd) kept a root's keys
 under the root's own hash tag, ``ocrgw:{<root>}:job:<id>`` and so on, and
@@ -16,12 +18,12 @@ is RENAMEd to its new name for the bucket count in use (``keys.bucket_count``):
   RENAMEd whole when every member goes to one bucket and that key does not
   exist yet, else moved a chunk at a time, each chunk's ZADD to the new sets
   and ZREM from the old one in one MULTI/EXEC;
-* an Idempotency-Key's record to where the current code looks it up: a
-  creation's to the bucket of (tenant, key) (``keys.bucket_of_idempotency``,
-  read off the record's digest), a redrive's to its parent's bucket.  The
-  root a creation's record names keeps its own bucket, which may differ: a
-  replay reads the record alone and answers its job id, whatever the
-  bucket, so every record is kept (none is dropped);
+* an Idempotency-Key's record to where the current code looks it up, a
+  creation's and a redrive's alike: the bucket of (tenant, key)
+  (``keys.bucket_of_idempotency``, read off the record's digest).  The root
+  a record names keeps its own bucket, which may differ: a replay reads the
+  record alone and answers its job id, whatever the bucket, so every record
+  is kept (none is dropped);
 * the wake-ups of a model and lane, and the records of ``claim_next`` calls,
   to bucket 0, where the current code takes a wake-up that names no bucket;
 * the workers' reports to their hash-tagged keys; the old sweep lock, which
@@ -36,21 +38,22 @@ Nothing may be in flight: a job queued, processing or held, a lease, a
 queued or due entry, a tenant's in-flight count or waiting line refuse the
 migration, with what was found.  A Redis Cluster is refused: moving a store
 onto a cluster is copying it to other servers, which this does not do.
+(A move between bucket counts, below, runs on a cluster too.)
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from redis.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
-from jobs import keys
+from jobs import keys, store_layout
 from jobs.connections import StoreClient
 from jobs.contract import Field, JobStatus
 from jobs.errors import OcrgwError
@@ -126,7 +129,7 @@ class Report:
     members: Counter[str] = field(default_factory=Counter)
     #: Old keys deleted, by kind.
     dropped: Counter[str] = field(default_factory=Counter)
-    #: Idempotency-Key records by where they go: "key's bucket", "parent's bucket" (a redrive's), "job gone".
+    #: Idempotency-Key records by whose they are: "creation", "redrive", "job gone"; each goes to its key's bucket.
     idempotency: Counter[str] = field(default_factory=Counter)
     #: Old keys whose new name already holds a key of another type: left as they are.
     conflicts: list[str] = field(default_factory=list)
@@ -134,6 +137,8 @@ class Report:
     unknown: list[str] = field(default_factory=list)
     #: Keys already in the new layout (a store migrated before, or written by the new version).
     current: int = 0
+    #: The bucket count moved from, when the store had another (``Rebucketing``).
+    from_buckets: int | None = None
 
     @property
     def old_keys(self) -> int:
@@ -189,7 +194,7 @@ def old_key(key: str) -> Old | None:
 
 def is_current_key(key: str) -> bool:
     """A key of the current layout: a bucket's, or one of the global keys."""
-    if key in (keys.DRAINING, keys.GAUGES) or keys.is_worker_report(key):
+    if key in (keys.DRAINING, keys.GAUGES, keys.LAYOUT) or keys.is_worker_report(key):
         return True
     if not key.startswith(_NS + "{"):
         return False
@@ -208,6 +213,7 @@ class Migration:
         self, client: StoreClient, dry_run: bool = False, step: Callable[[], None] | None = None, batch: int = _BATCH
     ):
         self.redis = client
+        self.on_cluster = isinstance(client, RedisCluster)
         self.dry_run = dry_run
         self._step = step or (lambda: None)
         self._batch = batch  # how many keys one pipeline of RENAMEs moves
@@ -306,11 +312,12 @@ class Migration:
         return found
 
     def _idempotency_targets(self, records: list[str], report: Report) -> dict[str, str]:
-        """Each old Idempotency-Key record's new key: a creation's in its key's bucket, a redrive's in its parent's.
+        """Each old Idempotency-Key record's new key: in its key's bucket, where a creation and a redrive
+        with the key both look it up.
 
         A record names its root (``id``); the root's hash says whether the record is its creation's (its
-        tenant and Idempotency-Key hash to the record's digest) or a redrive's (any other key).  A record
-        whose root is gone is put where a creation looks it up.
+        tenant and Idempotency-Key hash to the record's digest) or a redrive's (any other key), which the
+        report counts apart.
         """
         targets: dict[str, str] = {}
         for start in range(0, len(records), _BATCH):
@@ -330,13 +337,13 @@ class Migration:
                 key_bucket = int(digest[:8], 16) % keys.bucket_count()
                 tenant, idem = next(((t, k) for t, k in fields[2 * i : 2 * i + 2] if t is not None), (None, None))
                 if not root or tenant is None:
-                    where, bucket = "job gone", key_bucket
+                    whose = "job gone"
                 elif keys.idempotency(_text(tenant), _text(idem), key_bucket) == _bucket_record(digest, key_bucket):
-                    where, bucket = "key's bucket", key_bucket
+                    whose = "creation"
                 else:
-                    where, bucket = "parent's bucket", keys.bucket_of(root)
-                report.idempotency[where] += 1
-                targets[key] = _bucket_record(digest, bucket)
+                    whose = "redrive"
+                report.idempotency[whose] += 1
+                targets[key] = _bucket_record(digest, key_bucket)
         return targets
 
     def _move_keys(self, olds: list[Old], report: Report) -> None:
@@ -382,24 +389,267 @@ class Migration:
         report.moved[old.kind] += 1
 
     def _merge(self, source: str, to: Callable[[str], str], report: Report, kind: str) -> None:
-        """Moves the sorted set ``source`` a chunk at a time, each member to ``to(member)``, keeping its TTL."""
+        """Moves the sorted set ``source`` a chunk at a time, each member to ``to(member)``, keeping its TTL.
+
+        A member whose key is ``source`` itself (a bucket whose tag two counts share) stays; the chunks
+        then start past those that stayed.
+        """
+        stayed = 0
         while True:
-            chunk: list[Any] = list(self.redis.zrange(source, 0, _CHUNK - 1, withscores=True))
+            chunk: list[Any] = list(self.redis.zrange(source, stayed, stayed + _CHUNK - 1, withscores=True))
             if not chunk:
                 return
             ttl = int(self.redis.pttl(source))
             by_key: dict[str, dict[bytes, float]] = {}
             for member, score in chunk:
-                by_key.setdefault(to(_text(member)), {})[member] = score
+                target = to(_text(member))
+                if target == source:
+                    stayed += 1
+                else:
+                    by_key.setdefault(target, {})[member] = score
+            if not by_key:
+                continue
             self._step()
-            pipe = self.redis.pipeline(transaction=True)
+            # On a cluster the sets are in several slots, which no MULTI spans: the ZADDs first, then the
+            # ZREM, so that a run cut between them leaves the members in both, which the next run finishes.
+            pipe = self.redis.pipeline(transaction=not self.on_cluster)
             for key, members in by_key.items():
                 pipe.zadd(key, members)
                 if ttl > 0:
                     pipe.pexpire(key, ttl)
-            pipe.zrem(source, *[m for m, _ in chunk])
-            pipe.execute()
-            report.members[kind] += len(chunk)
+            moved = [m for members in by_key.values() for m in members]
+            if self.on_cluster:
+                pipe.execute()
+                self.redis.zrem(source, *moved)
+            else:
+                pipe.zrem(source, *moved)
+                pipe.execute()
+            report.members[kind] += len(moved)
+
+
+# -- from one bucket count to another ------------------------------------------------------------
+
+_ROOT_REST = re.compile(r"([0-9a-f]{32}):(.+)")
+_TENANT_REST = re.compile(r"([0-9a-f]{12})(:in_flight|:waiting|:webhooks_in_flight|:quota)")
+# A bucket's keys whose entries lapse on their own and that no stopped stack needs: deleted, not moved.
+_EPHEMERAL = (keys.WAKEUPS, keys.PULL_CALL, keys.SWEEP_LOCK, "replication-mark")
+
+
+class Rebucketing(Migration):
+    """A run from the ``old`` bucket count (the store's recorded one) to the count in use (``keys.bucket_count``).
+
+    Every key of a bucket of the old count goes to its bucket of the new one:
+    a group's keys whole, to its root's bucket; each index split by its
+    members' buckets (as ``Migration`` splits the layout before buckets'); an
+    Idempotency-Key's record (a creation's or a redrive's) to the bucket of
+    its (tenant, key), read off its digest; the entries that lapse on their
+    own (wake-ups, call records of ``claim_next``, the sweep lock) are
+    deleted; a redrive's mark goes to the bucket of the group it names.
+    What counts the moved keys is then counted again from them: a tenant's
+    in-flight children per bucket, and with a tenant cap over more than one
+    bucket its quota ledger, whose grants are set to what each bucket has in
+    flight (the sweep deals out the rest).  The layout is
+    recorded last, so a run cut short is still the old count's, and a second
+    run finishes it.  On a Redis Cluster, where a key's new bucket is in
+    another slot, keys are copied and then deleted (``_move_keys``), and a
+    chunk's members added and then removed (``_merge``), in that order, so
+    that a run cut short leaves nothing lost, which the next run finishes.
+
+    Jobs of every status move as they are (held, queued, processing too): a
+    processing job's lease runs out while the stack is stopped, and the sweep
+    takes it back; a queued one's message is published again.  Nothing may
+    run meanwhile: a run is refused while another client is connected to the
+    store's database (``connected``).
+    """
+
+    def __init__(self, client: StoreClient, old: int, cap: int = 0, **options: Any):
+        super().__init__(client, **options)
+        self.old = old
+        self.cap = cap
+
+    def run(self) -> Report:
+        new = keys.bucket_count()
+        report = Report(new, self.dry_run, draining=bool(self.redis.exists(keys.DRAINING)))
+        others = connected(self.redis)
+        if others:
+            raise MigrationRefused(
+                f"{_count(len(others), 'other client')} connected to the store ({', '.join(others[:_NAMED])}"
+                + (", ..." if len(others) > _NAMED else "")
+                + "): stop every ocrgw process (gateways, workers, coordinators, beat) first, then run "
+                "`ocrgw store migrate` again."
+            )
+        old_tags = dict(_buckets_by_tag(self.old))
+        whole: list[Old] = []
+        splits: list[Old] = []
+        doomed: list[Old] = []
+        for key in self._scan():
+            tag, _, rest = key[len(_NS) + 1 :].partition("}:")
+            if tag not in old_tags:
+                if is_current_key(key) or key in (keys.LAYOUT, keys.LEDGERS) or tag.startswith("t"):
+                    report.current += 1
+                else:
+                    report.unknown.append(key)
+                continue
+            old = self._where(key, rest)
+            if old is None:
+                report.unknown.append(key)
+            elif old.to == key:
+                report.current += 1  # a bucket whose tag both counts share, and a key that stays in it
+            elif old.to is not None:
+                whole.append(old)
+            elif old.split is not None:
+                splits.append(old)
+            else:
+                doomed.append(old)
+        for old in doomed:
+            report.dropped[old.kind] += 1
+        if not self.dry_run:
+            for old in doomed:
+                self.redis.delete(old.key)
+        for start in range(0, len(whole), self._batch):
+            self._move_keys(whole[start : start + self._batch], report)
+        for old in splits:
+            self._split_by_members(old, report)
+        if not self.dry_run:
+            self._count_again()
+        return report
+
+    def _where(self, key: str, rest: str) -> Old | None:
+        """Where a key of a bucket of the old count goes: whole (``to``), split (``split``), or deleted."""
+        group = _ROOT_REST.fullmatch(rest)
+        if group is not None:
+            root, tail = group.groups()
+            kind = next((k.rstrip(":") for k in _GROUP_KINDS if tail.startswith(k)), "group key")
+            return Old(key, kind, keys.group_prefix(root) + tail)
+        by_member: dict[str, Callable[[str], str]] = {
+            keys.LEASES: lambda m: keys.leases(keys.bucket_of(m)),
+            keys.QUEUED: lambda m: keys.queued(keys.bucket_of(m)),
+            keys.DUE_PARENTS: lambda m: keys.due_parents(keys.bucket_of(m)),
+            keys.WEBHOOKS: lambda m: keys.webhooks(keys.bucket_of(m)),
+            keys.EXPIRING: lambda m: keys.expiring(keys.bucket_of(m)),
+        }
+        if rest in by_member:
+            return Old(key, rest, split=by_member[rest])
+        if rest.startswith(keys.READY):
+            model, _, lane = rest[len(keys.READY) :].rpartition(":")
+            return Old(key, "ready", split=lambda m: keys.ready(keys.bucket_of(m), model, lane))
+        if rest.startswith(keys.ROOTS):
+            tag, kind, status = rest[len(keys.ROOTS) :].split(":")
+            return Old(key, "roots", split=lambda m: keys.roots(kind, status, tag, keys.bucket_of(m)))
+        if rest.startswith(keys.IDEMPOTENCY):
+            digest = rest[len(keys.IDEMPOTENCY) :]
+            # A creation's and a redrive's alike: where both look the key up.
+            return Old(key, "idempotency", _bucket_record(digest, int(digest[:8], 16) % keys.bucket_count()))
+        if rest.startswith(keys.REDRIVEN):
+            # A redrive's mark (keys.redrive_mark) is in its group's bucket: the group it names.
+            parent = _text(self.redis.hget(key, Field.ID.value))
+            if not parent:
+                return Old(key, "redrive mark")  # lapsed since the scan, or of no group: deleted
+            return Old(key, "redrive mark", keys.bucket_prefix(keys.bucket_of(parent)) + rest)
+        if rest.startswith(keys.TENANT):
+            tenant = _TENANT_REST.fullmatch(rest[len(keys.TENANT) :])
+            if tenant is None:
+                return None
+            tag, what = tenant.groups()
+            if what == keys.WAITING:
+                return Old(key, "tenant waiting", split=lambda m: keys.tenant_waiting(tag, keys.bucket_of(m)))
+            if what == keys.WEBHOOKS_IN_FLIGHT:
+                return Old(key, "tenant webhook claims", split=lambda m: keys.tenant_webhooks(tag, keys.bucket_of(m)))
+            return Old(key, f"tenant {what.lstrip(':')}")  # counted again from the moved keys
+        if any(rest.startswith(e) for e in _EPHEMERAL):
+            return Old(key, rest.partition(":")[0])
+        return None
+
+    def _move_keys(self, olds: list[Old], report: Report) -> None:
+        """RENAMEs on one Redis (``Migration._move_keys``).  On a cluster, where a key's new name is in
+        another slot, each key is copied (DUMP, then RESTORE with its TTL) and then deleted: a run cut
+        between the two leaves the same key under both names, and the next run, finding the copy made
+        (the same DUMP), deletes the old one; a new name holding anything else is a conflict, as above."""
+        if not self.on_cluster or self.dry_run:
+            super()._move_keys(olds, report)
+            return
+        self._step()
+        for old in olds:
+            to = old.to or ""
+            dumped = self.redis.dump(old.key)
+            if dumped is None:
+                continue  # lapsed since the scan
+            try:
+                self.redis.restore(to, max(int(self.redis.pttl(old.key)), 0), dumped)
+            except ResponseError as error:
+                if "BUSYKEY" not in str(error):
+                    raise
+                if self.redis.type(old.key) == self.redis.type(to) == b"zset":
+                    self._merge(old.key, _always(to), report, old.kind)
+                elif self.redis.dump(to) != dumped:
+                    report.conflicts.append(f"{old.key} -> {to}")
+                    continue
+            self.redis.delete(old.key)
+            report.moved[old.kind] += 1
+
+    def _split_by_members(self, old: Old, report: Report) -> None:
+        assert old.split is not None
+        if self.dry_run:
+            report.moved[old.kind] += 1
+            report.members[old.kind] += int(self.redis.zcard(old.key))
+            return
+        self._merge(old.key, old.split, report, old.kind)
+        report.moved[old.kind] += 1
+
+    def _count_again(self) -> None:
+        """Each tenant's in-flight children per bucket, from the moved groups' per-status sets; with a cap
+        over several buckets, its ledger and its buckets' quotas to match (grants = what is in flight)."""
+        in_flight: Counter[tuple[str, int]] = Counter()
+        for status in (JobStatus.QUEUED.value, JobStatus.PROCESSING.value):
+            found = [_text(k) for k in self.redis.scan_iter(match=f"{_NS}{{*}}:*:{keys.CHILDREN}{status}")]
+            pipe = self.redis.pipeline(transaction=False)
+            for key in found:
+                pipe.zcard(key)
+            for key, size in zip(found, pipe.execute(), strict=True):
+                root = key.partition("}:")[2].partition(":")[0]
+                in_flight[(keys.tag_of(root), keys.bucket_of(root))] += int(size)
+        stale = [_text(k) for k in self.redis.scan_iter(match=f"{_NS}{{*}}:{keys.TENANT}*")]
+        stale = [k for k in stale if k.endswith((keys.IN_FLIGHT, keys.QUOTA))]
+        stale += [_text(k) for k in self.redis.scan_iter(match=f"{_NS}{{t*}}:ledger*")]
+        for key in stale:
+            self.redis.delete(key)
+        self.redis.delete(keys.LEDGERS)
+        ledgers = self.cap > 0 and keys.bucket_count() > 1
+        for (tag, bucket), n in in_flight.items():
+            if n:
+                self.redis.set(keys.tenant_in_flight(tag, bucket), n)
+                if ledgers:
+                    self.redis.hset(keys.ledger(tag), f"b{bucket}", n)
+                    self.redis.hset(keys.tenant_quota(tag, bucket), keys.QUOTA_FIELD, n)
+                    self.redis.zincrby(keys.LEDGERS, 1, tag)
+
+
+@cache
+def _buckets_by_tag(count: int) -> dict[str, int]:
+    return {tag: i for i, tag in enumerate(keys.bucket_tags(count))}
+
+
+#: The name the run's own connections carry (CLIENT SETNAME), so that ``connected`` leaves them out.
+CLIENT_NAME = "ocrgw-store-migrate"
+
+
+def connected(client: Any) -> list[str]:
+    """The other clients connected to the store's database (on a cluster, to any of its primaries): their
+    addresses and names.  A stopped stack leaves none."""
+    if isinstance(client, RedisCluster):
+        listed: list[dict[str, Any]] = []
+        for node in client.get_primaries():
+            listed += client.client_list(target_nodes=node)
+        db = "0"
+    else:
+        listed = client.client_list()
+        db = str(client.connection_pool.connection_kwargs.get("db", 0))
+    return [
+        f"{c['addr']}{' ' + c['name'] if c.get('name') else ''}"
+        for c in listed
+        # Not a replica's link to its primary (flag S): a cluster's replicas are no clients of the store.
+        if str(c.get("db")) == db and c.get("name") != CLIENT_NAME and "S" not in str(c.get("flags", ""))
+    ]
 
 
 def run_from_env(dry_run: bool = False) -> Report:
@@ -408,23 +658,50 @@ def run_from_env(dry_run: bool = False) -> Report:
     from jobs.connections import redis_client
     from jobs.settings_declaration import without_password
 
-    # Before the settings, which a cluster's want more of (its broker): this is the answer that matters.
-    if os.environ.get("OCRGW_REDIS_CLUSTER", "").strip():
-        raise MigrationRefused(f"OCRGW_REDIS_CLUSTER is set: {CLUSTER_REFUSAL}")
     settings = Settings.from_env()
     keys.use_bucket_count(settings.store_buckets)
-    client = redis_client(settings, socket_timeout=60)
-    report = Migration(client, dry_run).run()
+    client = redis_client(settings, socket_timeout=60, client_name=CLIENT_NAME)
+    if not settings.redis_cluster:
+        # A node of a cluster reached as one Redis answers for its own slots only.
+        refuse_cluster(client)
+    try:
+        found = store_layout.recorded(client) or store_layout.found_in_keys(client)
+    except store_layout.LayoutMismatch as unreadable:
+        raise MigrationRefused(str(unreadable)) from None
+    wanted = store_layout.configured()
+    if found is None or found.schema == store_layout.BEFORE_BUCKETS or found == wanted:
+        report = Migration(client, dry_run).run()
+    else:
+        report = Rebucketing(client, found.buckets, settings.tenant_max_inflight, dry_run=dry_run).run()
+        report.from_buckets = found.buckets
+    if not dry_run:
+        store_layout.record(client, wanted)
     if settings.redis_sentinels:
         report.store = f"the master {settings.redis_sentinel_master} of sentinels {settings.redis_sentinels}"
+    elif settings.redis_cluster:
+        report.store = "the cluster of OCRGW_REDIS_CLUSTER"
     else:
         report.store = without_password(settings.redis_url)
     return report
 
 
+_UNUSED = "no current process uses it"
+# Why a move between bucket counts deletes a key rather than moving it.
+_WHY_DELETED = {
+    "tenant in_flight": "counted again from the moved jobs",
+    "tenant quota": "dealt out again from the moved jobs",
+    "wakeups": "lapses on its own; the sweep publishes a queued job again",
+    "pull_call": "lapses on its own",
+    "sweep": "taken again by the next sweep",
+    "replication-mark": "set again by the next creation",
+}
+
+
 def describe(report: Report) -> list[str]:
     """The run's report as lines to print."""
     lines = [f"store: {report.store} ({_count(report.buckets, 'bucket')})"]
+    if report.from_buckets is not None:
+        lines[0] = f"store: {report.store} (from {_count(report.from_buckets, 'bucket')} to {report.buckets})"
     if not report.old_keys and not report.conflicts:
         lines.append(f"nothing to migrate: no key of the old layout ({_count(report.current, 'key')} of the new one)")
     else:
@@ -435,15 +712,14 @@ def describe(report: Report) -> list[str]:
             split = f" ({_count(members, 'member')}, each to its bucket's)" if members is not None else ""
             lines.append(f"  {kind:<{width}}  {_count(count, 'key')}{split}")
         for kind, count in sorted(report.dropped.items()):
-            lines.append(f"  {kind:<{width}}  {_count(count, 'key')} deleted (no current process uses it)")
+            lines.append(f"  {kind:<{width}}  {_count(count, 'key')} deleted ({_WHY_DELETED.get(kind, _UNUSED)})")
         if report.idempotency:
-            parts = {
-                "key's bucket": "to the bucket of their (tenant, key)",
-                "parent's bucket": "to their group's bucket (a redrive's)",
-                "job gone": "of a job no longer stored, to the bucket of their (tenant, key)",
-            }
+            parts = {"creation": "a creation's", "redrive": "a redrive's", "job gone": "of a job no longer stored"}
             said = ", ".join(f"{n} {parts[w]}" for w, n in sorted(report.idempotency.items()))
-            lines.append(f"Idempotency-Key records: {said}; none dropped")
+            lines.append(
+                f"Idempotency-Key records: {sum(report.idempotency.values())} to the bucket of their (tenant, key) "
+                f"({said}); none dropped"
+            )
     for conflict in report.conflicts:
         lines.append(f"not moved, the new key exists already: {conflict}")
     if report.unknown:
@@ -471,9 +747,10 @@ def refuse_cluster(client: Any) -> None:
 
 CLUSTER_REFUSAL = (
     "the store is a Redis Cluster. `ocrgw store migrate` renames keys within one Redis (a single primary, "
-    "or the master Sentinel names); moving a store onto a cluster is copying it to other servers, which it "
-    "does not do. Migrate on the single primary the old version used, with OCRGW_STORE_BUCKETS as the "
-    "cluster will have it; copying the keys onto the cluster is then yours to do."
+    "or the master Sentinel names); moving a store onto a cluster, or between bucket counts on one (a key's "
+    "new bucket is in another slot), is copying it to other servers, which it does not do. Migrate on a "
+    "single primary, with OCRGW_STORE_BUCKETS as the cluster will have it; copying the keys onto the "
+    "cluster is then yours to do."
 )
 
 

@@ -19,7 +19,7 @@ from celery import Celery, signals
 from celery.app.amqp import Queues
 from kombu import Queue
 
-from jobs import connections, redis_access
+from jobs import connections, redis_access, store_layout
 from jobs.config import Settings
 from jobs.registry import MODELS, install_remote_models, model_queues
 from observability import celery_hooks
@@ -140,8 +140,10 @@ def _consume_interactive_lanes(sender: object = None, instance: Any = None, **_:
 @signals.beat_init.connect
 def _stop_if_redis_refuses(**_: object) -> None:
     """A worker (OCR, coordinator, webhooks) or beat that Redis refuses (a wrong password, TLS
-    that cannot be set up) stops at start with one line, instead of retrying its broker for ever."""
+    that cannot be set up) stops at start with one line, instead of retrying its broker for ever; so does
+    one whose OCRGW_STORE_BUCKETS is not the store's (jobs.store_layout)."""
     redis_access.exit_if_refused(settings)
+    store_layout.exit_if_mismatched(settings)
 
 
 @signals.worker_process_init.connect

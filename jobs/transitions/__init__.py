@@ -42,6 +42,7 @@ from jobs.transitions.redrive import REDRIVE
 from jobs.transitions.release import RELEASE
 from jobs.transitions.release_webhook import RELEASE_WEBHOOK
 from jobs.transitions.republish import REPUBLISH
+from jobs.transitions.reserve_key import RESERVE_KEY
 from jobs.transitions.reserve_webhook import RESERVE_WEBHOOK
 from jobs.transitions.retry import RETRY
 from jobs.transitions.set_cap import SET_CAP
@@ -63,6 +64,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     CANCEL,
     SET_CAP,
     REDRIVE,
+    RESERVE_KEY,
     CLAIM_WEBHOOK,
     RECORD_WEBHOOK,
     RESERVE_WEBHOOK,

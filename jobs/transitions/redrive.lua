@@ -10,8 +10,13 @@
   has ended.  With an
   Idempotency-Key, a repeat of the same redrive answers as the first did.
 
+  The Idempotency-Key's own record is in the key's bucket, taken first by
+  reserve_key.lua (so that one key holds across buckets); the mark written
+  here, in the group's bucket, says that this redrive ran.
+
   Keys:
-    idempotency    the key's record (the parent's key when none)
+    idempotency    the redrive's mark (keys.redrive_mark; the parent's key
+                   when there is no Idempotency-Key)
     RELEASE_KEYS   (spec.py) parent: the parent's hash
     ROOT_KEYS      (spec.py) the listing's sets of parents, and the expiring
                    index of ended roots waiting for deletion (it leaves it)

@@ -88,12 +88,13 @@ ALLOWED_KEYS = {
     "the gauges' count (ocrgw:gauges)": "one key, rewritten by the coordinator every OCRGW_GAUGE_INTERVAL, dated",
     "the tenants' usage records (ocrgw:{<bucket>}:usage:<tenant tag>:<day>)": "what the jobs used, kept "
     "OCRGW_USAGE_RETENTION after its day (with a TTL), whatever the jobs' retention",
+    "the store's layout (ocrgw:{layout}:layout)": "one key, recorded at the first start, which every process checks",
 }
 
 
 def allowed_key(name: str, ttl_ms: int) -> bool:
     """Whether ``name`` may stay once every job is gone: see ``ALLOWED_KEYS``."""
-    if keys.is_worker_report(name) or name == keys.GAUGES:
+    if keys.is_worker_report(name) or name in (keys.GAUGES, keys.LAYOUT):
         return True
     return (keys.is_sweep_lock(name) or keys.is_call_record(name) or keys.is_usage_record(name)) and ttl_ms > 0
 

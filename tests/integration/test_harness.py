@@ -80,8 +80,8 @@ def test_redis_server_answers_on_its_url(redis_server, redis_url):
         # Only what the running session stack writes on its own may be there, whatever
         # the test does: kombu's exchange bindings (they survive a clean) and unacked
         # index, beat's sweep messages on the coordinator's queue, the sweep's lock, the worker's
-        # report of its languages.
-        stack_keys = (b"_kombu.", b"unacked", COORDINATOR_QUEUE.encode())
+        # report of its languages, the store's layout (recorded as the stack starts).
+        stack_keys = (b"_kombu.", b"unacked", COORDINATOR_QUEUE.encode(), keys.LAYOUT.encode())
         own = [
             k
             for k in client.keys("*")

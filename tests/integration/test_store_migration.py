@@ -259,8 +259,9 @@ def test_a_run_killed_mid_way_is_finished_by_the_next(redis_url, buckets_of):
 
     finished = migrate(redis_url, 24)
     assert finished.returncode == 0, finished.stderr
-    # Every key moved, the old expiring index split into one per bucket its roots are in.
-    assert client.dbsize() == total - 1 + len({keys.bucket_of(root) for root in roots})
+    # Every key moved, the old expiring index split into one per bucket its roots are in; the layout recorded.
+    assert client.dbsize() == total - 1 + len({keys.bucket_of(root) for root in roots}) + 1
+    assert client.get(keys.LAYOUT) == b'{"buckets":24,"schema":2}'
     assert [k for k in client.scan_iter(count=1000) if not is_current_key(k.decode())] == []
     for root in roots:
         assert client.exists(keys.job(root), keys.events(root)) == 2

@@ -140,7 +140,7 @@ def test_ocr_of_a_pdf_without_pypdfium2_names_the_extra(tmp_path):
     assert "--skip-text, --force-ocr or --redo-ocr" in outcome["output"]
 
 
-@pytest.mark.parametrize("command", ["up", "config", "store migrate"])
+@pytest.mark.parametrize("command", ["up", "config", "store migrate", "store layout"])
 def test_a_server_command_without_the_server_extra_says_which_extra_to_install(monkeypatch, command):
     requirements = ["requests>=2.31", 'celery[redis]<6,>=5.4; extra == "server"', 'honcho>=1.1; extra == "server"']
     installed = {"requests", "honcho"}

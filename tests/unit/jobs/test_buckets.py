@@ -14,6 +14,7 @@ from redis.crc import key_slot
 from coordinator.sweep import Sweeper
 from jobs import controls, keys, store, webhooks
 from jobs.config import InvalidSettings, Settings
+from jobs.errors import GroupNotFinished, IdempotencyKeyReused
 from jobs.ids import DEFAULT_TENANT, new_job_id, tenant_tag
 from jobs.queries import JobQueries
 from jobs.records import GroupRules, Idempotency, NewJob
@@ -167,6 +168,94 @@ def test_a_wake_up_takes_from_its_own_bucket_and_a_finishing_worker_from_its_job
     assert completion.next_claim is None
     assert kit.status(elsewhere.job_id) == "queued"
     assert kit.ready(bucket=17) == [elsewhere.job_id]
+
+
+# -- a redrive's Idempotency-Key holds across buckets --------------------------------------------------
+
+
+def failed_group(kit: Kit, monkeypatch: pytest.MonkeyPatch, bucket: int) -> str:
+    """A group of one child in ``bucket``, ended failed."""
+    in_bucket(monkeypatch, bucket)
+    parent = kit.store.create_group([doc()], 1).job_id
+    child = kit.claim(keys.child_id(parent, 0))
+    kit.store.fail(child.job_id, child.attempt, "bad_document", "no")
+    assert kit.status(parent) == "failed"
+    return parent
+
+
+def retry_request(parent: str, key: str = "retry-1") -> Idempotency:
+    # As the gateway makes it: the fingerprint is of the request (its path and options), not of the key.
+    return Idempotency(key, f"/jobs/{parent}/retry|False")
+
+
+def test_two_groups_in_two_buckets_redriven_with_one_key_run_once(kit, monkeypatch):
+    first, second = failed_group(kit, monkeypatch, 3), failed_group(kit, monkeypatch, 17)
+    assert keys.slot_of(keys.bucket_tag(3)) != keys.slot_of(keys.bucket_tag(17))
+
+    assert controls.redrive(kit.store, first, idempotency=retry_request(first)).count == 1
+    with pytest.raises(IdempotencyKeyReused):
+        controls.redrive(kit.store, second, idempotency=retry_request(second))
+
+    assert kit.status(keys.child_id(second, 0)) == "failed" and kit.job(second)["redrives"] == "0"
+    again = controls.redrive(kit.store, first, idempotency=retry_request(first))
+    assert again.replayed and kit.job(first)["redrives"] == "1"
+    # The key's record is in the key's bucket, as a creation's: settled, no longer pending.
+    record = kit.r.hgetall(keys.idempotency(DEFAULT_TENANT, "retry-1"))
+    assert record == {b"id": first.encode(), b"fingerprint": f"/jobs/{first}/retry|False".encode()}
+
+
+def test_a_key_of_a_creation_is_refused_to_a_redrive_and_a_redrive_s_to_a_creation(kit, monkeypatch):
+    parent = failed_group(kit, monkeypatch, 5)
+    kit.store.create_single(doc(), idempotency=Idempotency("made-1", "creation"))
+    with pytest.raises(IdempotencyKeyReused):
+        controls.redrive(kit.store, parent, idempotency=retry_request(parent, "made-1"))
+    controls.redrive(kit.store, parent, idempotency=retry_request(parent, "retry-2"))
+    with pytest.raises(IdempotencyKeyReused):
+        kit.store.create_single(doc(), idempotency=Idempotency("retry-2", "creation"))
+
+
+def test_a_key_taken_by_a_caller_that_died_before_its_redrive_holds_and_its_request_finishes(kit, monkeypatch):
+    first, second = failed_group(kit, monkeypatch, 2), failed_group(kit, monkeypatch, 20)
+    # The caller took the key, then died: no redrive ran.
+    controls._reserve_key(kit.store, "take", first, retry_request(first), DEFAULT_TENANT)
+
+    with pytest.raises(IdempotencyKeyReused):
+        controls.redrive(kit.store, second, idempotency=retry_request(second))
+    redriven = controls.redrive(kit.store, first, idempotency=retry_request(first))
+    assert (redriven.count, redriven.replayed) == (1, False)
+    assert controls.redrive(kit.store, first, idempotency=retry_request(first)).replayed
+
+
+def test_a_redrive_whose_caller_died_before_settling_its_key_is_replayed_not_run_again(kit, monkeypatch):
+    parent = failed_group(kit, monkeypatch, 9)
+    real = controls._reserve_key
+
+    def dies_before_settling(store, action, *args):
+        if action == "settle":
+            raise ConnectionError("the caller died here")
+        return real(store, action, *args)
+
+    monkeypatch.setattr(controls, "_reserve_key", dies_before_settling)
+    with pytest.raises(ConnectionError):
+        controls.redrive(kit.store, parent, idempotency=retry_request(parent))
+    monkeypatch.setattr(controls, "_reserve_key", real)
+    # Ended failed again, so that a second run would send the child again.
+    child = kit.claim(keys.child_id(parent, 0))
+    kit.store.fail(child.job_id, child.attempt, "bad_document", "no")
+
+    again = controls.redrive(kit.store, parent, idempotency=retry_request(parent))
+
+    assert again.replayed and kit.job(parent)["redrives"] == "1" and kit.status(parent) == "failed"
+    assert b"pending" not in kit.r.hgetall(keys.idempotency(DEFAULT_TENANT, "retry-1"))
+
+
+def test_a_refused_redrive_leaves_its_key_unused(kit, monkeypatch):
+    in_bucket(monkeypatch, 4)
+    running = kit.store.create_group([doc()], 1).job_id
+    with pytest.raises(GroupNotFinished):
+        controls.redrive(kit.store, running, idempotency=retry_request(running))
+    parent = failed_group(kit, monkeypatch, 14)
+    assert controls.redrive(kit.store, parent, idempotency=retry_request(parent)).count == 1
 
 
 # -- (c) the listing merges the buckets ----------------------------------------------------------------
