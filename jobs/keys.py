@@ -85,6 +85,13 @@ EXPIRING = "expiring"
 # and not yet started (``wakeups``): then ``<model>:<lane>``.
 READY = "ready:"
 WAKEUPS = "wakeups:"
+# Whose turn it is in each lane (``turns``, a hash of the fields below) and the jobs whose retry waits out
+# its backoff before it enters a ready index (``later``): one each per bucket.
+TURNS = "turns"
+LATER = "later"
+TURN_CLOCK = "clock:"  # then the lane: the lane's virtual clock, the turn of the job last taken
+TURN_FINISH = "finish:"  # then ``<lane>:<tenant tag>``: where the tenant's next job's turn starts at the earliest
+TURN_WEIGHT = "weight:"  # then the tenant's tag: its weight, when not 1
 PULL_CALL = "pull_call:"
 SWEEP_LOCK = "sweep:lock"  # one sweep of the bucket at a time
 IDEMPOTENCY = "idem:"
@@ -345,13 +352,13 @@ def is_wakeup_count(key: str) -> bool:
 
 
 def ready(bucket: int, model: str, lane: str) -> str:
-    """The queued jobs of ``model`` in ``lane`` a worker may take, scored by when each may run (µs: its
-    release, or its retry's backoff end; the jobs of one release a µs apart, in order).
+    """The queued jobs of ``model`` in ``lane`` a worker may take, scored by turn: each job's virtual start in
+    its lane (``turns``), so that tenants take turns, by weight; a tenant's own jobs in the order they came.
 
     A finishing worker (``complete``) or a woken one (``claim_next``) takes
-    the first that is due, the interactive lane's before the batch lane's;
-    an entry whose job is no longer queued (claimed by its own message,
-    cancelled) is dropped when met.
+    the first, the interactive lane's before the batch lane's; an entry whose
+    job is no longer queued (claimed by its own message, cancelled) is
+    dropped when met.  A retry in its backoff waits in ``later`` instead.
     """
     return f"{bucket_prefix(bucket)}{READY}{model}:{lane}"
 
@@ -360,6 +367,24 @@ def wakeups(bucket: int, model: str, lane: str) -> str:
     """The wake-ups (``ocrgw.pull`` messages) of ``model`` in ``lane`` published and not yet started, each a
     member scored by when it no longer counts (ms): a lost message stops counting then."""
     return f"{bucket_prefix(bucket)}{WAKEUPS}{model}:{lane}"
+
+
+def turns(bucket: int) -> str:
+    """Whose turn it is in each lane of ``bucket`` (a hash): each lane's virtual clock, each tenant's next
+    turn in it and each tenant's weight (ready.lua: start-time fair queueing)."""
+    return f"{bucket_prefix(bucket)}{TURNS}"
+
+
+def later(bucket: int) -> str:
+    """The queued jobs of ``bucket`` whose retry waits out its backoff, scored by when it ends (µs): the next
+    take after that moves each into its ready index, where it gets its tenant's next turn."""
+    return f"{bucket_prefix(bucket)}{LATER}"
+
+
+def is_turns(key: str | bytes) -> bool:
+    """A bucket's turns: the lanes' state, no job's, kept while the bucket lives (a few fields per tenant)."""
+    name = key.decode() if isinstance(key, bytes) else key
+    return name.startswith(f"{NAMESPACE}:{{") and name.partition("}:")[2] == TURNS
 
 
 def pull_call(bucket: int, token: str) -> str:
@@ -497,6 +522,11 @@ def lua_key_shapes() -> str:
                 "  .. ':' .. lane end",
                 f"local function wakeups_key_of(model, lane) return BUCKET_PREFIX .. '{WAKEUPS}' .. model"
                 "  .. ':' .. lane end",
+                f"local function turns_key_of() return BUCKET_PREFIX .. '{TURNS}' end",
+                f"local function later_key_of() return BUCKET_PREFIX .. '{LATER}' end",
+                f"local function turn_clock_field(lane) return '{TURN_CLOCK}' .. lane end",
+                f"local function turn_finish_field(lane, tag) return '{TURN_FINISH}' .. lane .. ':' .. tag end",
+                f"local function turn_weight_field(tag) return '{TURN_WEIGHT}' .. tag end",
             ]
         )
         + "\n"

@@ -228,6 +228,7 @@ class JobStore(SweepTransitions):
                 "kind": kind.value,
                 "tenant": owner.tenant,
                 "key_id": owner.key_id,
+                "weight": owner.weight,
                 "traceparent": traceparent,
                 # With 0, the release step puts the parent on the due index.
                 **self.release_args(root_id, release_limit=None if release else 0),
