@@ -88,6 +88,12 @@ class ProblemSchema(Schema):
     height = fields.Integer(metadata={"description": "too_many_pixels: its height in pixels."})
     max_image_pixels = fields.Integer(metadata={"description": "too_many_pixels: the most pixels a page may have."})
     max_body_bytes = fields.Integer()
+    in_use = fields.Integer(
+        metadata={"description": "interactive_limit_reached: the tenant's interactive places held now."}
+    )
+    limit = fields.Integer(
+        metadata={"description": "interactive_limit_reached: how many the key allows (interactive_max_inflight)."}
+    )
     job_id = fields.String()
     job_status = fields.String(
         metadata={"description": "no_result, result_not_ready, job_finished: the job's status (how it ended)."}

@@ -459,6 +459,13 @@ def tenant_webhook_claims(tag: str) -> str:
     return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:webhook_claims"
 
 
+def tenant_interactive(tag: str) -> str:
+    """The tenant's interactive jobs queued or processing, across every bucket (a hash in its ledger's slot):
+    root id -> ``<places>|<reserved at, ms>``, a place per job the root may run at once.  A key's
+    interactive_max_inflight caps the places (``reserve_interactive``, jobs.interactive_share)."""
+    return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:interactive"
+
+
 #: The tags of the tenants with a ledger, which the sweep rebalances (a set; no script reads it).
 LEDGERS = f"{NAMESPACE}:ledgers"
 

@@ -96,7 +96,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
     assert codes("/jobs", "post") == {
         "400": {"malformed_json", "invalid_base64", "invalid_idempotency_key"},
         "401": {"missing_api_key", "invalid_api_key"},
-        "403": {"on_prem_required"},
+        "403": {"on_prem_required", "interactive_not_allowed"},
         "413": {"payload_too_large"},
         "414": {"uri_too_long"},
         "415": {"missing_content_type", "unsupported_content_type", "content_type_mismatch"},
@@ -115,6 +115,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
             "unsupported_language",
             "invalid_options",
         },
+        "429": {"interactive_limit_reached"},
         "431": {"request_header_fields_too_large"},
         "500": {"internal_error"},
         "503": {"draining", "store_unavailable"},

@@ -30,6 +30,8 @@ class GetHealthResponse414:
             - `encrypted_document` (422): Document is encrypted
             - `group_not_finished` (409): Group still running
             - `idempotency_key_reused` (422): Idempotency-Key reused for a different request
+            - `interactive_limit_reached` (429): Too many interactive jobs in flight
+            - `interactive_not_allowed` (403): Interactive lane not allowed for this key
             - `internal_error` (500): Internal error
             - `invalid_api_key` (401): Invalid API key
             - `invalid_base64` (400): Payload is not valid base64
@@ -75,9 +77,11 @@ class GetHealthResponse414:
         error_code (ErrorCode | None | Unset): no_result: why the job failed.
         errors (ProblemErrors | Unset): invalid_field: the messages of each invalid field.
         height (int | Unset): too_many_pixels: its height in pixels.
+        in_use (int | Unset): interactive_limit_reached: the tenant's interactive places held now.
         installed_languages (list[str] | Unset): unsupported_language: the languages the live workers have.
         job_id (str | Unset):
         job_status (str | Unset): no_result, result_not_ready, job_finished: the job's status (how it ended).
+        limit (int | Unset): interactive_limit_reached: how many the key allows (interactive_max_inflight).
         max_body_bytes (int | Unset):
         max_children (int | Unset):
         max_image_pixels (int | Unset): too_many_pixels: the most pixels a page may have.
@@ -103,9 +107,11 @@ class GetHealthResponse414:
     error_code: ErrorCode | None | Unset = UNSET
     errors: ProblemErrors | Unset = UNSET
     height: int | Unset = UNSET
+    in_use: int | Unset = UNSET
     installed_languages: list[str] | Unset = UNSET
     job_id: str | Unset = UNSET
     job_status: str | Unset = UNSET
+    limit: int | Unset = UNSET
     max_body_bytes: int | Unset = UNSET
     max_children: int | Unset = UNSET
     max_image_pixels: int | Unset = UNSET
@@ -158,6 +164,8 @@ class GetHealthResponse414:
 
         height = self.height
 
+        in_use = self.in_use
+
         installed_languages: list[str] | Unset = UNSET
         if not isinstance(self.installed_languages, Unset):
             installed_languages = self.installed_languages
@@ -165,6 +173,8 @@ class GetHealthResponse414:
         job_id = self.job_id
 
         job_status = self.job_status
+
+        limit = self.limit
 
         max_body_bytes = self.max_body_bytes
 
@@ -219,12 +229,16 @@ class GetHealthResponse414:
             field_dict["errors"] = errors
         if height is not UNSET:
             field_dict["height"] = height
+        if in_use is not UNSET:
+            field_dict["in_use"] = in_use
         if installed_languages is not UNSET:
             field_dict["installed_languages"] = installed_languages
         if job_id is not UNSET:
             field_dict["job_id"] = job_id
         if job_status is not UNSET:
             field_dict["job_status"] = job_status
+        if limit is not UNSET:
+            field_dict["limit"] = limit
         if max_body_bytes is not UNSET:
             field_dict["max_body_bytes"] = max_body_bytes
         if max_children is not UNSET:
@@ -306,11 +320,15 @@ class GetHealthResponse414:
 
         height = d.pop("height", UNSET)
 
+        in_use = d.pop("in_use", UNSET)
+
         installed_languages = cast(list[str], d.pop("installed_languages", UNSET))
 
         job_id = d.pop("job_id", UNSET)
 
         job_status = d.pop("job_status", UNSET)
+
+        limit = d.pop("limit", UNSET)
 
         max_body_bytes = d.pop("max_body_bytes", UNSET)
 
@@ -347,9 +365,11 @@ class GetHealthResponse414:
             error_code=error_code,
             errors=errors,
             height=height,
+            in_use=in_use,
             installed_languages=installed_languages,
             job_id=job_id,
             job_status=job_status,
+            limit=limit,
             max_body_bytes=max_body_bytes,
             max_children=max_children,
             max_image_pixels=max_image_pixels,

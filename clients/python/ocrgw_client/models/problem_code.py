@@ -9,6 +9,8 @@ class ProblemCode(StrEnum):
     ENCRYPTED_DOCUMENT = "encrypted_document"
     GROUP_NOT_FINISHED = "group_not_finished"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    INTERACTIVE_LIMIT_REACHED = "interactive_limit_reached"
+    INTERACTIVE_NOT_ALLOWED = "interactive_not_allowed"
     INTERNAL_ERROR = "internal_error"
     INVALID_API_KEY = "invalid_api_key"
     INVALID_BASE64 = "invalid_base64"

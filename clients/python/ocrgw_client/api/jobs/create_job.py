@@ -14,6 +14,7 @@ from ...models.create_job_response_413 import CreateJobResponse413
 from ...models.create_job_response_414 import CreateJobResponse414
 from ...models.create_job_response_415 import CreateJobResponse415
 from ...models.create_job_response_422 import CreateJobResponse422
+from ...models.create_job_response_429 import CreateJobResponse429
 from ...models.create_job_response_431 import CreateJobResponse431
 from ...models.create_job_response_500 import CreateJobResponse500
 from ...models.create_job_response_503 import CreateJobResponse503
@@ -96,6 +97,7 @@ def _parse_response(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -159,6 +161,11 @@ def _parse_response(
 
         return response_422
 
+    if response.status_code == 429:
+        response_429 = CreateJobResponse429.from_dict(response.json())
+
+        return response_429
+
     if response.status_code == 431:
         response_431 = CreateJobResponse431.from_dict(response.json())
 
@@ -190,6 +197,7 @@ def _build_response(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -225,6 +233,7 @@ def sync_detailed(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -270,7 +279,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView]
+        Response[CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView]
     """
 
     kwargs = _get_kwargs(
@@ -314,6 +323,7 @@ def sync(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -360,7 +370,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView
+        CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView
     """
 
     return sync_detailed(
@@ -399,6 +409,7 @@ async def asyncio_detailed(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -444,7 +455,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView]
+        Response[CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView]
     """
 
     kwargs = _get_kwargs(
@@ -486,6 +497,7 @@ async def asyncio(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -532,7 +544,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView
+        CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView
     """
 
     return (
