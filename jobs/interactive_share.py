@@ -22,9 +22,8 @@ costs the one script call.
 
 from __future__ import annotations
 
-from redis import Redis
-
 from jobs import keys
+from jobs.connections import StoreClient
 from jobs.contract import TERMINAL, Field, Reply
 from jobs.errors import InteractiveLaneFull
 from jobs.records import GroupRules
@@ -45,7 +44,7 @@ def places_of(children: int, group: GroupRules | None) -> int:
 
 
 class InteractiveShare:
-    def __init__(self, client: Redis, scripts: Scripts):
+    def __init__(self, client: StoreClient, scripts: Scripts):
         self.redis = client
         self.scripts = scripts
 

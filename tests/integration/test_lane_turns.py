@@ -22,9 +22,10 @@ different buckets are served by the broker first in, first out
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from itertools import count
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,10 +107,10 @@ class Tenants:
             if keys.bucket_of_idempotency(tenant, key) == self.bucket:
                 return key
 
-    def ended(self, job_id: str) -> dict[str, str]:
+    def ended(self, job_id: str) -> Mapping[str, Any]:
         return wait_for_job(self.store.queries.get, job_id, lambda v: v["status"] == "completed", timeout=WAIT)
 
-    def started(self, job_id: str) -> dict[str, str]:
+    def started(self, job_id: str) -> Mapping[str, Any]:
         return wait_for_job(self.store.queries.get, job_id, lambda v: v["status"] != "queued", timeout=WAIT)
 
 
