@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from jobs import keys
 from jobs.config import Settings
 from jobs.store import JobStore
 from tests.harness import BEAT_READY, CELERY_READY, START_TIMEOUT, ProcGroup, Stack
-from tests.integration.fanout_support import Gateway, echo_child, recorded_micros
+from tests.integration.fanout_support import Gateway, echo_child, keyspace, recorded_micros
 from tests.integration.polling import wait_for_job
 
 pytestmark = pytest.mark.integration
@@ -43,7 +44,10 @@ KEYS = {
     "beta": "beta-key-Q81x",
     "gamma": "gamma-key-3Mw9",  # weight=2
     "delta": "delta-key-Lp04",
+    "epsilon": "epsilon-key-Vb55",  # interactive_max_inflight=0
+    "zeta": "zeta-key-Hd27",  # interactive_max_inflight=1
 }
+POLICIES = {"gamma": ":weight=2", "epsilon": ":interactive_max_inflight=0", "zeta": ":interactive_max_inflight=1"}
 BURST = 8
 JOB_MS = 1000  # alpha's jobs: beta's waits for the one running when it came, at most
 WEIGHTED_MS = 300
@@ -77,9 +81,7 @@ def start_turns_stack(procs: ProcGroup, keys_file: Path) -> Stack:
 @pytest.fixture(scope="module")
 def turns_stack(module_procs: ProcGroup, tmp_path_factory) -> Stack:
     keys_file = tmp_path_factory.mktemp("turns") / "api-keys"
-    keys_file.write_text(
-        "".join(f"{tenant}:{digest(key)}{':weight=2' if tenant == 'gamma' else ''}\n" for tenant, key in KEYS.items())
-    )
+    keys_file.write_text("".join(f"{tenant}:{digest(key)}{POLICIES.get(tenant, '')}\n" for tenant, key in KEYS.items()))
     return start_turns_stack(module_procs, keys_file)
 
 
@@ -90,11 +92,14 @@ class Tenants:
         self.gateway, self.store = gateway, store
         self.bucket = 0
 
-    def submit(self, tenant: str, delay_ms: int) -> str:
+    def post(self, tenant: str, delay_ms: int) -> requests.Response:
         key = self._key_in_bucket(tenant)
         body = echo_child(f"{tenant} {key}", delay_ms=delay_ms, priority="interactive")
         headers = {"Authorization": f"Bearer {KEYS[tenant]}", "Idempotency-Key": key}
-        response = self.gateway.post_json(body, headers=headers)
+        return self.gateway.post_json(body, headers=headers)
+
+    def submit(self, tenant: str, delay_ms: int) -> str:
+        response = self.post(tenant, delay_ms)
         assert response.status_code == 202, response.text
         job_id = response.json()["id"]
         assert keys.bucket_of(job_id) == self.bucket
@@ -163,3 +168,23 @@ def test_weights_two_to_one_interleave_the_starts_two_to_one(tenants):
     assert len(after) == 9
     for start in range(0, 9, 3):
         assert sorted(after[start : start + 3]) == ["delta", "gamma", "gamma"], after
+
+
+def test_the_interactive_lane_is_each_key_s_to_use_as_its_policy_says(tenants):
+    before = keyspace(tenants.store.redis)
+    # A key allowed none: 403, and nothing stored
+    refused = tenants.post("epsilon", 0)
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["code"] == "interactive_not_allowed"
+    assert keyspace(tenants.store.redis) == before
+
+    # A key allowed one: its second, while the first is in flight, is 429 with Retry-After
+    first = tenants.submit("zeta", WEIGHTED_MS)
+    full = tenants.post("zeta", 0)
+    assert full.status_code == 429, full.text
+    assert (full.json()["code"], full.headers["Retry-After"]) == ("interactive_limit_reached", "1")
+    assert (full.json()["in_use"], full.json()["limit"]) == (1, 1)
+
+    # and once the first has ended, the next is accepted
+    tenants.ended(first)
+    tenants.ended(tenants.submit("zeta", 0))
