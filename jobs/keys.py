@@ -89,8 +89,8 @@ WAKEUPS = "wakeups:"
 # its backoff before it enters a ready index (``later``): one each per bucket.
 TURNS = "turns"
 LATER = "later"
-TURN_CLOCK = "clock:"  # then the lane: the lane's virtual clock, the turn of the job last taken
-TURN_FINISH = "finish:"  # then ``<lane>:<tenant tag>``: where the tenant's next job's turn starts at the earliest
+TURN_CLOCK = "clock:"  # then ``<model>:<lane>``: the lane's virtual clock, the turn of the job last taken
+TURN_FINISH = "finish:"  # then ``<model>:<lane>:<tenant tag>``: where the tenant's next turn starts at the earliest
 TURN_WEIGHT = "weight:"  # then the tenant's tag: its weight, when not 1
 PULL_CALL = "pull_call:"
 SWEEP_LOCK = "sweep:lock"  # one sweep of the bucket at a time
@@ -370,8 +370,8 @@ def wakeups(bucket: int, model: str, lane: str) -> str:
 
 
 def turns(bucket: int) -> str:
-    """Whose turn it is in each lane of ``bucket`` (a hash): each lane's virtual clock, each tenant's next
-    turn in it and each tenant's weight (ready.lua: start-time fair queueing)."""
+    """Whose turn it is in each model's lanes in ``bucket`` (a hash): each lane's virtual clock, each tenant's
+    next turn in it and each tenant's weight (ready.lua: start-time fair queueing)."""
     return f"{bucket_prefix(bucket)}{TURNS}"
 
 
@@ -531,8 +531,9 @@ def lua_key_shapes() -> str:
                 "  .. ':' .. lane end",
                 f"local function turns_key_of() return BUCKET_PREFIX .. '{TURNS}' end",
                 f"local function later_key_of() return BUCKET_PREFIX .. '{LATER}' end",
-                f"local function turn_clock_field(lane) return '{TURN_CLOCK}' .. lane end",
-                f"local function turn_finish_field(lane, tag) return '{TURN_FINISH}' .. lane .. ':' .. tag end",
+                f"local function turn_clock_field(model, lane) return '{TURN_CLOCK}' .. model .. ':' .. lane end",
+                f"local function turn_finish_field(model, lane, tag) return '{TURN_FINISH}' .. model .. ':' .. lane"
+                "  .. ':' .. tag end",
                 f"local function turn_weight_field(tag) return '{TURN_WEIGHT}' .. tag end",
             ]
         )

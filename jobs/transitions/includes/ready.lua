@@ -3,9 +3,10 @@
 -- (keys.wakeups).  Every key is derived from a model's name.
 --
 -- Turns: within a lane, tenants take turns, by weight (start-time fair
--- queueing).  Each lane of a bucket has a virtual clock, the turn of the job
--- last taken from it (of any model), and each tenant a finish, where its
--- next job's turn starts at the earliest (keys.turns, one hash per bucket).
+-- queueing).  Each model's lane in a bucket has a virtual clock, the turn of
+-- the job last taken from it, and each tenant a finish there, where its next
+-- job's turn starts at the earliest (keys.turns, one hash per bucket): what a
+-- tenant runs on one model does not push its work on another back.
 -- A job made ready is scored by its turn, max(clock, the tenant's finish),
 -- and moves the tenant's finish on by TURN / its weight.  So a tenant with
 -- nothing queued starts at the clock, right behind what is being taken,
@@ -21,7 +22,8 @@
 --   tenant's next turn then.
 -- take_ready: the first job of a model, the interactive lane's before the
 --   batch lane's (and the interactive lanes of the other models a worker
---   serves, the earliest turn first), out of the index (its id and group
+--   serves: the one whose first job is nearest its lane's clock, then the
+--   earliest turn), out of the index (its id and group
 --   prefix, or nil); an entry whose job is no longer queued (its own message
 --   claimed it, or it was cancelled) is dropped on the way.  The lane's clock
 --   moves to the turn taken.
@@ -95,7 +97,8 @@ end
 
 local function make_ready(id, model, lane, now)
   local tag = tenant_tag_of(id)
-  local clock_f, finish_f, weight_f = turn_clock_field(lane), turn_finish_field(lane, tag), turn_weight_field(tag)
+  local clock_f, finish_f = turn_clock_field(model, lane), turn_finish_field(model, lane, tag)
+  local weight_f = turn_weight_field(tag)
   read_turns({clock_f, finish_f, weight_f})
   if not turns[clock_f] then move_turn(clock_f, now) end
   local turn = math.max(turns[clock_f], turns[finish_f] or 0)
@@ -121,23 +124,24 @@ local function ready_the_later(now)
   end
 end
 
--- The lane's clock moves to the turn taken (never back: another model's index may hold earlier turns).
-local function turn_taken(lane, turn)
-  local clock_f = turn_clock_field(lane)
+-- The lane's clock moves to the turn taken (never back: a retry's or a reclaim's turn may be earlier).
+local function turn_taken(model, lane, turn)
+  local clock_f = turn_clock_field(model, lane)
   read_turns({clock_f})
   if not turns[clock_f] or turn > turns[clock_f] then move_turn(clock_f, turn) end
 end
 
--- The first entry of the index `key` (of `lane`) whose job is still queued (its id and group prefix), or
+-- The first entry of `model`'s index of `lane` whose job is still queued (its id and group prefix), or
 -- nil; the entries of jobs no longer queued met on the way are dropped, at most budget.left of them in one
 -- take.
-local function take_first(key, lane, budget)
+local function take_first(model, lane, budget)
+  local key = ready_key_of(model, lane)
   while budget.left > 0 do
     local head = redis.call('ZPOPMIN', key)
     if not head[1] then return nil end
     local prefix = group_prefix_of(head[1])
     if redis.call('HGET', job_key_of(prefix, head[1]), F.status) == STATUS.queued then
-      turn_taken(lane, tonumber(head[2]))
+      turn_taken(model, lane, tonumber(head[2]))
       return head[1], prefix
     end
     budget.left = budget.left - 1
@@ -145,13 +149,22 @@ local function take_first(key, lane, budget)
   return nil
 end
 
--- Of the models' interactive indexes, the one whose first entry has the earliest turn, or nil.
+-- Of the models' interactive indexes, the one whose first entry is nearest its lane's clock (each model's
+-- turns are its own: how far a turn is from its clock is what compares), the earliest turn of those; or nil.
 local function earliest_interactive(models)
-  local best, best_score = nil, nil
-  for _, m in ipairs(models) do
+  local clocks = {}
+  for i, m in ipairs(models) do clocks[i] = turn_clock_field(m, PRIORITY.interactive) end
+  read_turns(clocks)
+  local best, best_lag, best_turn = nil, nil, nil
+  for i, m in ipairs(models) do
     local head = redis.call('ZRANGE', ready_key_of(m, PRIORITY.interactive), 0, 0, 'WITHSCORES')
-    local score = tonumber(head[2])
-    if score and (not best_score or score < best_score) then best, best_score = m, score end
+    local turn = tonumber(head[2])
+    if turn then
+      local lag = math.max(turn - (turns[clocks[i]] or turn), 0)
+      if not best or lag < best_lag or (lag == best_lag and turn < best_turn) then
+        best, best_lag, best_turn = m, lag, turn
+      end
+    end
   end
   return best
 end
@@ -175,11 +188,11 @@ local function take_ready(model, now, also)
       local m = earliest_interactive(models)
       if not m then break end
       touched_models[m] = true
-      local id, prefix = take_first(ready_key_of(m, PRIORITY.interactive), PRIORITY.interactive, budget)
+      local id, prefix = take_first(m, PRIORITY.interactive, budget)
       if id then return id, prefix end
     end
   end
-  return take_first(ready_key_of(model, PRIORITY.batch), PRIORITY.batch, budget)
+  return take_first(model, PRIORITY.batch, budget)
 end
 
 local function wake_ups(now, ttl_ms)

@@ -140,3 +140,17 @@ def test_the_weight_a_creation_records_is_the_one_later_releases_use(kit, r):
     assert r.hget(keys.turns(PINNED_BUCKET), f"{keys.TURN_WEIGHT}{tag}") == b"3"
     kit.store.create_single(kit.doc(), owner=Owner(ALPHA))
     assert r.hget(keys.turns(PINNED_BUCKET), f"{keys.TURN_WEIGHT}{tag}") == b"1"
+
+
+def test_a_tenant_s_backlog_on_one_model_does_not_push_its_work_on_another_back(kit):
+    for _ in range(5):
+        kit.store.create_single(kit.doc(model="tesseract"), owner=Owner(ALPHA))
+    beta = [single(kit, BETA, lane=BATCH) for _ in range(3)]
+    running = first_take(kit, BATCH)
+    alpha = single(kit, ALPHA, lane=BATCH)
+
+    ran = run_all(kit, kit.store.complete(running.job_id, running.attempt, {}, take_next="echo").next_claim)
+
+    # Alpha's echo job takes the echo lane's next turn, as if its tesseract backlog were not there.
+    assert running.job_id == beta[0]
+    assert ran.index(alpha) <= 1 and set(ran) == {alpha, *beta[1:]}
