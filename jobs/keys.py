@@ -15,7 +15,8 @@ that bucket (``ocrgw:{<bucket tag>}:<root>:...``).  A child's id is
 id alone: no lookup table is needed and a child can never be created twice.
 
 Each bucket has its own indexes (leases, queued, due parents, webhooks,
-expiring, the ready indexes and wake-ups, the sweep lock) and its own share
+expiring, the ready indexes and wake-ups, the lanes' turns and the retries
+waiting out their backoff, the sweep lock) and its own share
 of each tenant's keys (listing sets, in-flight count, waiting line, webhook
 claims): a root's transitions move it between its own bucket's.  An
 Idempotency-Key's record is in the bucket of (tenant, key), and the root it
