@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from flask import Flask, g, request
 
 from gateway.problems import Problem
-from jobs.api_keys import ApiKey, digest_of
+from jobs.api_keys import ApiKey, digest_of, tenant_weights
 from jobs.ids import DEFAULT_TENANT
 from jobs.records import Owner
 
@@ -57,11 +57,13 @@ class Principal:
     tenant: str
     key_id: str
     policies: frozenset[str] = frozenset()
+    weight: int = 1  # its tenant's share of each lane's turns
+    interactive_max_inflight: int | None = None  # None: OCRGW_INTERACTIVE_MAX_INFLIGHT
 
     @property
     def owner(self) -> Owner:
         """What a job this principal submits records of it."""
-        return Owner(self.tenant, self.key_id)
+        return Owner(self.tenant, self.key_id, self.weight, self.interactive_max_inflight)
 
 
 #: Everyone, when no key is configured.
@@ -72,7 +74,14 @@ class KeyTable:
     """The configured keys, by digest; ``open`` when there are none."""
 
     def __init__(self, keys: Sequence[ApiKey]):
-        self._entries = [(bytes.fromhex(k.digest), Principal(k.tenant, k.key_id, k.policies)) for k in keys]
+        weights = tenant_weights(keys)
+        self._entries = [
+            (
+                bytes.fromhex(k.digest),
+                Principal(k.tenant, k.key_id, k.policies, weights[k.tenant], k.interactive_max_inflight),
+            )
+            for k in keys
+        ]
 
     @property
     def open(self) -> bool:

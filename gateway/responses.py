@@ -94,6 +94,12 @@ class ProblemSchema(Schema):
     max_inspections = fields.Integer(
         metadata={"description": "inspection_budget_exceeded: the distinct documents a request may have checked."}
     )
+    in_use = fields.Integer(
+        metadata={"description": "interactive_limit_reached: the tenant's interactive places held now."}
+    )
+    interactive_max_inflight = fields.Integer(
+        metadata={"description": "interactive_limit_reached: how many the key allows."}
+    )
     job_id = fields.String()
     job_status = fields.String(
         metadata={"description": "no_result, result_not_ready, job_finished: the job's status (how it ended)."}

@@ -38,7 +38,9 @@ MAX_PAGE_LIMIT = 200
 _MODEL_NAMES = MODEL_NAMES
 _PRIORITY_DOC = (
     "'interactive': the job goes ahead of batch work of its model (its own queue, consumed first); "
-    "'batch' (the default): behind interactive work."
+    "'batch' (the default): behind interactive work. Within a lane, tenants take turns. The interactive lane is "
+    "each key's to use as its interactive_max_inflight policy says (403 interactive_not_allowed, "
+    "429 interactive_limit_reached)."
 )
 
 

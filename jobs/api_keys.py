@@ -2,7 +2,12 @@
 
 The keys file (``OCRGW_API_KEYS_FILE``) has one key per line,
 ``tenant:sha256-hex-of-key[:policy,...]``; blank lines and ``#`` comments
-are allowed.  For development, ``OCRGW_API_KEYS="tenant:key,tenant:key"``
+are allowed.  A policy is a name (``on_prem_only``) or a name and a whole
+number: ``weight=N``, the tenant's share of each lane's turns (every key of
+a tenant that gives one must give the same: ``tenant_weights``), and
+``interactive_max_inflight=N``, how many interactive jobs the tenant may
+have queued or processing when this key submits one (0: none; without it,
+OCRGW_INTERACTIVE_MAX_INFLIGHT).  For development, ``OCRGW_API_KEYS="tenant:key,tenant:key"``
 names plain keys, hashed as they are read so that no plain key is kept.
 ``jobs.config`` reads both with the functions here (a ``BadKeys`` stops the
 process at start); ``gateway.auth`` checks each request's key against them.
@@ -22,6 +27,12 @@ from jobs.line_files import numbered_lines
 ON_PREM_ONLY = "on_prem_only"  # the tenant's documents never reach a cloud model
 ADMIN = "admin"  # may read any tenant's usage (GET /usage?tenant=)
 POLICIES = frozenset({ON_PREM_ONLY, ADMIN})
+#: The policies that carry a whole number, and the range each accepts.
+WEIGHT = "weight"  # the tenant's share of each lane's turns (jobs/transitions/includes/ready.lua)
+INTERACTIVE_MAX_INFLIGHT = "interactive_max_inflight"
+#: A weight divides a lane's turn of 1000 (ready.lua): at most 1000, so no tenant's turn rounds to nothing.
+MAX_WEIGHT = 1000
+NUMBERED_POLICIES = {WEIGHT: (1, MAX_WEIGHT), INTERACTIVE_MAX_INFLIGHT: (0, 1_000_000)}
 #: A key's id, in audit events and logs: the first hex digits of its sha256, as the keys file shows it.
 KEY_ID_LENGTH = 12
 LINE_SHAPE = "tenant:sha256-hex-of-key[:policy,...]"
@@ -37,6 +48,8 @@ class ApiKey:
     tenant: str
     digest: str = field(repr=False)  # sha256 of the key, lower-case hex
     policies: frozenset[str] = frozenset()
+    weight: int | None = None  # None: the tenant's other keys', or 1
+    interactive_max_inflight: int | None = None  # None: OCRGW_INTERACTIVE_MAX_INFLIGHT
 
     @property
     def key_id(self) -> str:
@@ -76,6 +89,26 @@ def require_distinct(*sources: Iterable[ApiKey]) -> None:
     _unique([("", key) for source in sources for key in source])
 
 
+def tenant_weights(keys: Iterable[ApiKey]) -> dict[str, int]:
+    """Each tenant's weight, from those of its keys that give one (1 for a tenant whose keys give none).
+
+    ``BadKeys`` when two keys of one tenant give different weights: a turn is
+    the tenant's, whichever key submitted the job, so which would hold?
+    """
+    said: dict[str, int] = {}
+    weights: dict[str, int] = {}
+    for key in keys:
+        weights.setdefault(key.tenant, 1)
+        if key.weight is None:
+            continue
+        if key.tenant in said and said[key.tenant] != key.weight:
+            raise BadKeys(
+                f"tenant {key.tenant!r}: its keys give weights {said[key.tenant]} and {key.weight}; give one weight"
+            )
+        said[key.tenant] = weights[key.tenant] = key.weight
+    return weights
+
+
 def _parse_line(line: str, where: str) -> ApiKey:
     parts = [part.strip() for part in line.split(":")]
     if len(parts) not in (2, 3):
@@ -84,11 +117,24 @@ def _parse_line(line: str, where: str) -> ApiKey:
     _check_tenant(tenant, where)
     if not _DIGEST.fullmatch(digest):
         raise BadKeys(f"{where}: the key's sha256 must be 64 hex digits")
-    policies = frozenset(p.strip() for p in parts[2].split(",") if p.strip()) if len(parts) == 3 else frozenset()
+    given = [p.strip() for p in parts[2].split(",") if p.strip()] if len(parts) == 3 else []
+    numbers = dict(_numbered_policy(p, where) for p in given if "=" in p)
+    policies = frozenset(p for p in given if "=" not in p)
     unknown = sorted(policies - POLICIES)
     if unknown:
-        raise BadKeys(f"{where}: unknown policy {unknown[0]!r} (known: {', '.join(sorted(POLICIES))})")
-    return ApiKey(tenant, digest, policies)
+        known = ", ".join([*sorted(POLICIES), *(f"{n}=N" for n in NUMBERED_POLICIES)])
+        raise BadKeys(f"{where}: unknown policy {unknown[0]!r} (known: {known})")
+    return ApiKey(tenant, digest, policies, numbers.get(WEIGHT), numbers.get(INTERACTIVE_MAX_INFLIGHT))
+
+
+def _numbered_policy(policy: str, where: str) -> tuple[str, int]:
+    name, _, value = (part.strip() for part in policy.partition("="))
+    if name not in NUMBERED_POLICIES:
+        raise BadKeys(f"{where}: unknown policy {name!r}=... (known: {', '.join(f'{n}=N' for n in NUMBERED_POLICIES)})")
+    low, high = NUMBERED_POLICIES[name]
+    if not value.isdigit() or not low <= int(value) <= high:
+        raise BadKeys(f"{where}: {name} must be a whole number from {low} to {high}")
+    return name, int(value)
 
 
 def _check_tenant(tenant: str, where: str, shown: bool = True) -> None:

@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 from marshmallow import ValidationError, validate
 from marshmallow import fields as mf
 
-from jobs.api_keys import ApiKey, BadKeys, parse_plain_keys, read_keys_file, require_distinct
+from jobs.api_keys import ApiKey, BadKeys, parse_plain_keys, read_keys_file, require_distinct, tenant_weights
 from jobs.errors import OcrgwError
 from jobs.keys import MAX_BUCKETS
 from jobs.registry import BUILT_IN_MODELS, DEFAULT_MODEL, MODELS, RemoteModel
@@ -401,6 +401,16 @@ class Settings:
         0,
         "children one tenant may have queued or processing at once, across all its groups (see Fair share); "
         "`0`: no cap",
+    )
+    # Who may use the interactive lane, and how much of it (docs/security/fair-share.md): a key's own
+    # interactive_max_inflight policy overrides it.
+    interactive_max_inflight: int = setting(
+        "OCRGW_INTERACTIVE_MAX_INFLIGHT",
+        whole_number(0, 1_000_000, zero="0: may not use it"),
+        16,
+        "interactive jobs one tenant may have queued or processing at once, for a key without an "
+        "`interactive_max_inflight` policy and with no keys configured (see Fair share); a group counts as many "
+        "as its children; `0`: the interactive lane is refused",
     )
     # New jobs get 503, /readyz 503, polls as usual: load balancers take the
     # gateway out of rotation before it stops listening.
@@ -833,6 +843,10 @@ def _settings_and_given(environ: Mapping[str, str] | None) -> tuple[Settings, Gi
         require_distinct(values.get("file_api_keys", ()), values.get("plain_api_keys", ()))
     except BadKeys:
         raise InvalidSettings("OCRGW_API_KEYS: a key is also in OCRGW_API_KEYS_FILE") from None
+    try:
+        tenant_weights(values.get("file_api_keys", ()))
+    except BadKeys as error:
+        raise InvalidSettings(f"OCRGW_API_KEYS_FILE: {error}") from None
     settings = Settings(**values)
     _check_idempotency_within_retention(settings, raw)
     _check_tls_verification(raw, given.given_as)

@@ -45,6 +45,16 @@ class IdempotencyKeyReused(StoreError):
     code = "idempotency_key_reused"
 
 
+class InteractiveLaneFull(StoreError):
+    """Raised when a tenant's interactive jobs queued or processing leave no room for one more submission."""
+
+    code = "interactive_limit_reached"
+
+    def __init__(self, in_use: int, limit: int):
+        super().__init__(f"the tenant has {in_use} interactive jobs queued or processing; its key allows {limit}")
+        self.in_use, self.limit = in_use, limit
+
+
 class LeaseLost(StoreError):
     """Raised when an attempt reports on a job that another attempt now holds."""
 

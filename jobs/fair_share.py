@@ -1,8 +1,8 @@
 """Fair share between tenants, on the Python side: the order in which the sweep releases and publishes.
 
 The scripts do the rest (see docs/security/fair-share.md): a tenant's in-flight
-count and cap, its waiting line of groups, and the ready index that serves
-queued work in the order it was queued.  What is left to Python is order: the broker serves its queue
+count and cap, its waiting line of groups, and the ready index whose lanes
+tenants take turns in, by weight.  What is left to Python is order: the broker serves its queue
 first in, first out, so the messages one sweep tick sends are interleaved
 so that tenants take turns, and within a tenant its groups.
 """

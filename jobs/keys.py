@@ -15,7 +15,8 @@ that bucket (``ocrgw:{<bucket tag>}:<root>:...``).  A child's id is
 id alone: no lookup table is needed and a child can never be created twice.
 
 Each bucket has its own indexes (leases, queued, due parents, webhooks,
-expiring, the ready indexes and wake-ups, the sweep lock) and its own share
+expiring, the ready indexes and wake-ups, the lanes' turns and the retries
+waiting out their backoff, the sweep lock) and its own share
 of each tenant's keys (listing sets, in-flight count, waiting line, webhook
 claims): a root's transitions move it between its own bucket's.  An
 Idempotency-Key's record is in the bucket of (tenant, key), and the root it
@@ -87,6 +88,13 @@ EXPIRING = "expiring"
 # and not yet started (``wakeups``): then ``<model>:<lane>``.
 READY = "ready:"
 WAKEUPS = "wakeups:"
+# Whose turn it is in each lane (``turns``, a hash of the fields below) and the jobs whose retry waits out
+# its backoff before it enters a ready index (``later``): one each per bucket.
+TURNS = "turns"
+LATER = "later"
+TURN_CLOCK = "clock:"  # then ``<model>:<lane>``: the lane's virtual clock, the turn of the job last taken
+TURN_FINISH = "finish:"  # then ``<model>:<lane>:<tenant tag>``: where the tenant's next turn starts at the earliest
+TURN_WEIGHT = "weight:"  # then the tenant's tag: its weight, when not 1
 PULL_CALL = "pull_call:"
 SWEEP_LOCK = "sweep:lock"  # one sweep of the bucket at a time
 IDEMPOTENCY = "idem:"
@@ -359,13 +367,13 @@ def is_wakeup_count(key: str) -> bool:
 
 
 def ready(bucket: int, model: str, lane: str) -> str:
-    """The queued jobs of ``model`` in ``lane`` a worker may take, scored by when each may run (µs: its
-    release, or its retry's backoff end; the jobs of one release a µs apart, in order).
+    """The queued jobs of ``model`` in ``lane`` a worker may take, scored by turn: each job's virtual start in
+    its lane (``turns``), so that tenants take turns, by weight; a tenant's own jobs in the order they came.
 
     A finishing worker (``complete``) or a woken one (``claim_next``) takes
-    the first that is due, the interactive lane's before the batch lane's;
-    an entry whose job is no longer queued (claimed by its own message,
-    cancelled) is dropped when met.
+    the first, the interactive lane's before the batch lane's; an entry whose
+    job is no longer queued (claimed by its own message, cancelled) is
+    dropped when met.  A retry in its backoff waits in ``later`` instead.
     """
     return f"{bucket_prefix(bucket)}{READY}{model}:{lane}"
 
@@ -374,6 +382,24 @@ def wakeups(bucket: int, model: str, lane: str) -> str:
     """The wake-ups (``ocrgw.pull`` messages) of ``model`` in ``lane`` published and not yet started, each a
     member scored by when it no longer counts (ms): a lost message stops counting then."""
     return f"{bucket_prefix(bucket)}{WAKEUPS}{model}:{lane}"
+
+
+def turns(bucket: int) -> str:
+    """Whose turn it is in each model's lanes in ``bucket`` (a hash): each lane's virtual clock, each tenant's
+    next turn in it and each tenant's weight (ready.lua: start-time fair queueing)."""
+    return f"{bucket_prefix(bucket)}{TURNS}"
+
+
+def later(bucket: int) -> str:
+    """The queued jobs of ``bucket`` whose retry waits out its backoff, scored by when it ends (µs): the next
+    take after that moves each into its ready index, where it gets its tenant's next turn."""
+    return f"{bucket_prefix(bucket)}{LATER}"
+
+
+def is_turns(key: str | bytes) -> bool:
+    """A bucket's turns: the lanes' state, no job's, kept while the bucket lives (a few fields per tenant)."""
+    name = key.decode() if isinstance(key, bytes) else key
+    return name.startswith(f"{NAMESPACE}:{{") and name.partition("}:")[2] == TURNS
 
 
 def pull_call(bucket: int, token: str) -> str:
@@ -468,6 +494,13 @@ def tenant_streams(tag: str) -> str:
     return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:streams"
 
 
+def tenant_interactive(tag: str) -> str:
+    """The tenant's interactive jobs queued or processing, across every bucket (a hash in its ledger's slot):
+    root id -> ``<places>|<reserved at, ms>``, a place per job the root may run at once.  A key's
+    interactive_max_inflight caps the places (``reserve_interactive``, jobs.interactive_share)."""
+    return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:interactive"
+
+
 #: The tags of the tenants with a ledger, which the sweep rebalances (a set; no script reads it).
 LEDGERS = f"{NAMESPACE}:ledgers"
 
@@ -540,6 +573,12 @@ def lua_key_shapes() -> str:
                 "  .. ':' .. lane end",
                 f"local function wakeups_key_of(model, lane) return BUCKET_PREFIX .. '{WAKEUPS}' .. model"
                 "  .. ':' .. lane end",
+                f"local function turns_key_of() return BUCKET_PREFIX .. '{TURNS}' end",
+                f"local function later_key_of() return BUCKET_PREFIX .. '{LATER}' end",
+                f"local function turn_clock_field(model, lane) return '{TURN_CLOCK}' .. model .. ':' .. lane end",
+                f"local function turn_finish_field(model, lane, tag) return '{TURN_FINISH}' .. model .. ':' .. lane"
+                "  .. ':' .. tag end",
+                f"local function turn_weight_field(tag) return '{TURN_WEIGHT}' .. tag end",
             ]
         )
         + "\n"

@@ -86,6 +86,9 @@ class Owner:
 
     tenant: str = DEFAULT_TENANT
     key_id: str = ""  # '' with no API keys configured
+    weight: int = 1  # the tenant's share of each lane's turns (its keys' weight; docs/security/fair-share.md)
+    # How many interactive jobs the tenant may have queued or processing (its key's policy); None: no limit.
+    interactive_max_inflight: int | None = None
 
 
 #: The owner of every job when no API keys are configured.

@@ -11,6 +11,7 @@ themselves is in ``jobs.worker_reports`` (``store.workers``).
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -21,10 +22,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from jobs import keys, tenant_quota
+from jobs import interactive_share, keys, tenant_quota
 from jobs.config import CALL_RECORD_MS, Settings
 from jobs.connections import StoreClient, redis_client
-from jobs.contract import JobKind, JobStatus, Reply
+from jobs.contract import JobKind, JobStatus, Priority, Reply
 from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
 from jobs.ids import call_token, new_job_id
 from jobs.pdf_outputs import DEFAULT_OUTPUT
@@ -55,6 +56,8 @@ from jobs.transitions.retry import RETRY
 from jobs.transitions.spec import PULL
 from jobs.usage import JobUnits
 from jobs.worker_reports import WorkerReports
+
+log = logging.getLogger(__name__)
 
 # A refusal of an attempt's report, as the exception its caller handles.
 _REFUSALS = {
@@ -88,6 +91,7 @@ class JobStore(SweepTransitions):
         self.scripts = Scripts(client)
         #: The tenants' caps dealt out to the buckets (with more than one: jobs.tenant_quota).
         self.tenant_quota = TenantQuota(client, self.scripts, self.settings.tenant_max_inflight)
+        self.interactive_share = interactive_share.InteractiveShare(client, self.scripts)
         #: The read side over the same client, for callers that hold a store.
         self.queries = JobQueries(client)
         #: What the live workers report of themselves (their Tesseract languages).
@@ -204,6 +208,48 @@ class JobStore(SweepTransitions):
         source: bytes | None = None,
         traceparent: str = "",
     ) -> Created:
+        reserved = self._reserve_interactive(root_id, jobs, group, owner)
+        try:
+            created = self._create_root(root_id, kind, jobs, group, idempotency, release, owner, source, traceparent)
+        except IdempotencyKeyReused:
+            # Nothing created.  On any other error the root may be there (not yet replicated, or a reply
+            # lost): its places stay, and lapse if it is not (jobs.interactive_share).
+            if reserved:
+                self._give_back_interactive(root_id)
+            raise
+        if reserved and created.job_id != root_id:
+            self._give_back_interactive(root_id)  # a replay of another root, which holds places of its own
+        return created
+
+    def _reserve_interactive(self, root_id: str, jobs: Sequence[NewJob], group: dict[str, Any], owner: Owner) -> bool:
+        """The places of a new root in the interactive lane in its tenant's allowance (jobs.interactive_share),
+        when its owner has one; whether any were reserved."""
+        lane = group.get("priority") if group else jobs[0].priority
+        if lane != Priority.INTERACTIVE.value or owner.interactive_max_inflight is None:
+            return False
+        rules = GroupRules(group["max_parallel"]) if group else None
+        places = interactive_share.places_of(len(jobs), rules)
+        self.interactive_share.reserve(root_id, places, owner.interactive_max_inflight)
+        return True
+
+    def _give_back_interactive(self, root_id: str) -> None:
+        try:
+            self.interactive_share.give_back(root_id)
+        except (RedisConnectionError, RedisTimeoutError):
+            log.warning("the interactive places of %s stay reserved until they lapse", root_id)
+
+    def _create_root(
+        self,
+        root_id: str,
+        kind: JobKind,
+        jobs: Sequence[NewJob],
+        group: dict[str, Any],
+        idempotency: Idempotency | None,
+        release: bool,
+        owner: Owner,
+        source: bytes | None,
+        traceparent: str,
+    ) -> Created:
         root = keys.job(root_id)
         quota = False
         if kind == JobKind.PARENT and release:
@@ -229,6 +275,7 @@ class JobStore(SweepTransitions):
                 "kind": kind.value,
                 "tenant": owner.tenant,
                 "key_id": owner.key_id,
+                "weight": owner.weight,
                 "traceparent": traceparent,
                 # With 0, the release step puts the parent on the due index.
                 **self.release_args(root_id, release_limit=None if release else 0),

@@ -66,6 +66,20 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "Leave `tenant` out to read your own usage, or ask with a key whose line in the keys file carries "
         "the `admin` policy. Nothing was read.",
     ),
+    "interactive_not_allowed": (
+        'The request asked for `priority: "interactive"`, and its key may not use the interactive lane: its '
+        "`interactive_max_inflight` policy is 0 (or, for a key without one or a gateway without keys, "
+        "`OCRGW_INTERACTIVE_MAX_INFLIGHT` is 0).",
+        "Submit in the batch lane (leave `priority` out), or ask the operator for a key allowed the lane "
+        "(see [Fair share](../security/fair-share.md)). Nothing was stored.",
+    ),
+    "interactive_limit_reached": (
+        "The tenant already has as many interactive jobs queued or processing as the key's "
+        "`interactive_max_inflight` allows (a group counts as many as it may run at once: its children, or its "
+        "`max_parallel` if fewer). `in_use` and `interactive_max_inflight` say how many.",
+        "Retry after `Retry-After` seconds, once some of them have ended, or submit in the batch lane. Nothing "
+        "was stored.",
+    ),
     "job_not_found": (
         "There is no such job, or it is another tenant's, or its retention (`OCRGW_RESULT_TTL`) is over "
         "and it was deleted.",

@@ -8,6 +8,7 @@ route reads its query through its schema.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from flask import Response, jsonify, request
 
@@ -24,13 +25,15 @@ from gateway.schemas import ChildrenQuery, JobViewQuery, ListQuery
 from gateway.services import services
 from gateway.submission import Submission, idempotency_key
 from jobs.api_keys import ON_PREM_ONLY
-from jobs.contract import JobKind
-from jobs.errors import IdempotencyKeyReused, NotReplicated, StoreError
+from jobs.contract import JobKind, Priority
+from jobs.errors import IdempotencyKeyReused, InteractiveLaneFull, NotReplicated, StoreError
 from jobs.queries import ChildrenPage, InvalidCursor
-from jobs.records import Created, Idempotency
+from jobs.records import Created, Idempotency, Owner
 from observability import tracing
 
 log = logging.getLogger(__name__)
+# An interactive job is seconds long: a client refused for the allowance can try again soon.
+INTERACTIVE_RETRY_AFTER_SECONDS = 1
 
 
 @blueprint.route("/jobs", methods=["POST"])
@@ -64,6 +67,8 @@ log = logging.getLogger(__name__)
     "on_prem_required",
     "unsupported_language",
     "invalid_options",
+    "interactive_not_allowed",
+    "interactive_limit_reached",
     "draining",
     *ALWAYS,
 )
@@ -93,9 +98,27 @@ def submit():
     return _accepted(created)
 
 
+def _owner(submission: Submission) -> Owner:
+    """Who submits, with the interactive allowance of its key when the submission asks for the lane: a key
+    allowed none is refused here, before anything is stored (docs/security/fair-share.md)."""
+    principal = current_principal()
+    lane = submission.group.priority if submission.group is not None else submission.jobs[0].priority
+    if lane != Priority.INTERACTIVE.value:
+        return replace(principal.owner, interactive_max_inflight=None)
+    limit = principal.interactive_max_inflight
+    if limit is None:
+        limit = services().settings.interactive_max_inflight
+    if limit == 0:
+        raise Problem(
+            "interactive_not_allowed",
+            "This key may not use the interactive lane; submit without priority (the batch lane).",
+        )
+    return replace(principal.owner, interactive_max_inflight=limit)
+
+
 def _create(submission: Submission, idempotency: Idempotency | None) -> Created:
     """The submission's jobs in the store, or the problem why not."""
-    store, owner = services().store, current_principal().owner
+    store, owner = services().store, _owner(submission)
     # With tracing on, the jobs keep this request's trace context: their attempts join its trace.
     traceparent = tracing.current_traceparent()
     try:
@@ -109,6 +132,14 @@ def _create(submission: Submission, idempotency: Idempotency | None) -> Created:
                 traceparent=traceparent,
             )
         return store.create_single(submission.jobs[0], idempotency, owner=owner, traceparent=traceparent)
+    except InteractiveLaneFull as full:
+        raise Problem(
+            "interactive_limit_reached",
+            f"{full}: retry once some have ended, or submit in the batch lane.",
+            headers={"Retry-After": str(INTERACTIVE_RETRY_AFTER_SECONDS)},
+            in_use=full.in_use,
+            interactive_max_inflight=full.limit,
+        ) from None
     except IdempotencyKeyReused:
         raise Problem(
             "idempotency_key_reused",

@@ -42,6 +42,7 @@ from jobs.transitions.redrive import REDRIVE
 from jobs.transitions.release import RELEASE
 from jobs.transitions.release_webhook import RELEASE_WEBHOOK
 from jobs.transitions.republish import REPUBLISH
+from jobs.transitions.reserve_interactive import RESERVE_INTERACTIVE
 from jobs.transitions.reserve_key import RESERVE_KEY
 from jobs.transitions.reserve_webhook import RESERVE_WEBHOOK
 from jobs.transitions.retry import RETRY
@@ -79,6 +80,7 @@ TRANSITIONS: tuple[Transition, ...] = (
     QUOTA_GRANT,
     QUOTA_RETURN,
     QUOTA_FENCE,
+    RESERVE_INTERACTIVE,
 )
 
 

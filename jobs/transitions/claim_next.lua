@@ -1,7 +1,7 @@
 --[[
   claim_next: a worker a wake-up brought (an `ocrgw.pull` message, published
-  for a model's ready jobs, see ready.lua) takes the first due job of that
-  model, interactive lane first, then in the order jobs were queued, of
+  for a model's ready jobs, see ready.lua) takes the job of the earliest
+  turn of that model, interactive lane first, tenants taking turns, of
   whatever group or single job: `queued` -> `processing` as `claim` does,
   with a lease.  The wake-up stops counting as on its way.  The worker then
   goes on from job to job through `complete`, with no more messages.

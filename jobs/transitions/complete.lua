@@ -7,16 +7,16 @@
   in the same step (status, finished_at, the parent's audit event).
 
   A finishing worker may take its next job in the same step (A.next_lease_ms
-  > 0): the first due job of its model (A.next_model) in the ready index,
-  interactive lane first (of the other models it serves too,
-  A.next_interactive), then in the order jobs were queued, of whatever
-  group or single job, any tenant's (ready.lua), is claimed for it as
+  > 0): the job of the earliest turn of its model (A.next_model) in the
+  ready index, interactive lane first (of the other models it serves too,
+  A.next_interactive), tenants taking turns, of whatever group or single
+  job (ready.lua), is claimed for it as
   `claim` would, and needs no Celery message.  The worker thus goes from one
   job to the next with no broker round trip; both caps (the group's, its
   tenant's) hold because they are decided when a job is released, before
-  any worker can take it; and queued work is taken in the order it was
-  queued, as a broker would serve it, so no group or tenant waits behind a
-  run of another's jobs.  The wake-ups answered are for the ready jobs left
+  any worker can take it; and tenants take turns in each lane, each
+  tenant's work in the order it was queued, so no group or tenant waits
+  behind a run of another's jobs.  The wake-ups answered are for the ready jobs left
   that no wake-up counts for yet, after this worker's own take.
 
   Keys:

@@ -22,6 +22,8 @@
     tenant         whose job it is, kept on the root only (a child is its
                    root's tenant's): the tenant's name
     key_id         the submitting key's id, kept on the root only
+    weight         the tenant's weight in the lanes' turns (its keys'), recorded in the
+                   bucket for the releases of its jobs (ready.lua)
     traceparent    the creating request's W3C traceparent, kept on every job
                    of the call; '' (tracing off) stores no field
     RELEASE_ARGS   (spec.py) release_limit 0 leaves every child held and the
@@ -63,6 +65,7 @@ end
 if redis.call('EXISTS', K.root) == 1 then return reply{code = REPLY.REPLAYED, job_id = A.root_id} end
 
 local now = now_us()
+record_weight(tenant_tag_of(A.root_id), A.weight)
 -- A job's fields, and `more` after them: each job's hash is one HSET.
 local function job_fields(id, kind, idempotency_key, spec, more)
   local fields = {

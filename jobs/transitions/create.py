@@ -24,6 +24,7 @@ CREATE = Transition(
         Arg("kind"),
         Arg("tenant"),
         Arg("key_id"),
+        Arg("weight", "int"),
         Arg("traceparent"),
         *RELEASE_ARGS,
         Arg("group", "json"),

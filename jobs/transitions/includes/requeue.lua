@@ -19,5 +19,11 @@ local function back_to_queued(job_key, job_id, prefix, stage, error_code, error_
   redis.call('ZREM', K.leases, job_id)
   redis.call('ZADD', K.queued, ms_of(now) + delay_ms, job_id)
   move_job(prefix, job_key, job_id, f[1], f[2], STATUS.processing, STATUS.queued)
-  make_ready(job_id, f[3], lane_of(f[4]), ready_at)
+  if ready_at > now then
+    make_later(job_id, ready_at)
+  else
+    make_ready(job_id, f[3], lane_of(f[4]), now)
+  end
+  -- Neither retry nor reclaim answers wake-ups, which save the turns moved otherwise.
+  save_turns()
 end

@@ -97,7 +97,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
     assert codes("/jobs", "post") == {
         "400": {"malformed_json", "invalid_base64", "invalid_idempotency_key", "host_not_allowed"},
         "401": {"missing_api_key", "invalid_api_key"},
-        "403": {"on_prem_required"},
+        "403": {"on_prem_required", "interactive_not_allowed"},
         "413": {"payload_too_large", "inspection_budget_exceeded"},
         "414": {"uri_too_long"},
         "415": {
@@ -121,6 +121,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
             "unsupported_language",
             "invalid_options",
         },
+        "429": {"interactive_limit_reached"},
         "431": {"request_header_fields_too_large"},
         "500": {"internal_error"},
         "503": {"draining", "store_unavailable"},

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from jobs.api_keys import ApiKey
+from jobs.api_keys import ApiKey, tenant_weights
 from jobs.config import InvalidSettings, Settings
 
 
@@ -78,7 +78,18 @@ def test_both_sources_add_up_and_neither_means_no_keys(tmp_path):
         (f"Acme:{sha('a')}\n", "line 1: 'Acme' is not a tenant name"),
         (f":{sha('a')}\n", "line 1: '' is not a tenant name"),
         (f"{'a' * 64}:{sha('a')}\n", "is not a tenant name"),
-        (f"acme:{sha('a')}:on_prem_only,cloud_ok\n", "line 1: unknown policy 'cloud_ok' (known: admin, on_prem_only)"),
+        (
+            f"acme:{sha('a')}:on_prem_only,cloud_ok\n",
+            "line 1: unknown policy 'cloud_ok' (known: admin, on_prem_only, weight=N, interactive_max_inflight=N)",
+        ),
+        (
+            f"acme:{sha('a')}:speed=2\n",
+            "line 1: unknown policy 'speed'=... (known: weight=N, interactive_max_inflight=N)",
+        ),
+        (f"acme:{sha('a')}:weight=0\n", "line 1: weight must be a whole number from 1 to 1000"),
+        (f"acme:{sha('a')}:weight=1001\n", "line 1: weight must be a whole number from 1 to 1000"),
+        (f"acme:{sha('a')}:weight=two\n", "line 1: weight must be a whole number from 1 to 1000"),
+        (f"acme:{sha('a')}:interactive_max_inflight=-1\n", "interactive_max_inflight must be a whole number from 0"),
         (f"acme:{sha('a')}\n\nglobex:{sha('a')}\n", "line 3: the same key as line 1"),
     ],
 )
@@ -159,3 +170,29 @@ def test_keys_in_one_variable_do_not_excuse_the_other_naming_none(tmp_path):
     message = refusal({"OCRGW_API_KEYS_FILE": keys_file(tmp_path, "# rotated out\n"), "OCRGW_API_KEYS": "acme:k"})
 
     assert message.startswith("OCRGW_API_KEYS_FILE: must name at least one API key")
+
+
+def test_numbered_policies_give_a_key_its_tenant_s_weight_and_its_interactive_allowance(tmp_path):
+    path = keys_file(
+        tmp_path,
+        f"acme:{sha('a')}:on_prem_only,weight=3,interactive_max_inflight=0\n"
+        f"acme:{sha('b')}:weight=3\n"
+        f"globex:{sha('c')}:interactive_max_inflight=4\n",
+    )
+
+    keys = Settings.from_env({"OCRGW_API_KEYS_FILE": path}).api_keys
+
+    assert [(k.tenant, k.policies, k.weight, k.interactive_max_inflight) for k in keys] == [
+        ("acme", frozenset({"on_prem_only"}), 3, 0),
+        ("acme", frozenset(), 3, None),
+        ("globex", frozenset(), None, 4),
+    ]
+    assert tenant_weights(keys) == {"acme": 3, "globex": 1}
+
+
+def test_a_tenant_whose_keys_give_different_weights_stops_the_process(tmp_path):
+    path = keys_file(tmp_path, f"acme:{sha('a')}:weight=2\nacme:{sha('b')}\nacme:{sha('c')}:weight=1\n")
+
+    message = refusal({"OCRGW_API_KEYS_FILE": path})
+
+    assert message == "OCRGW_API_KEYS_FILE: tenant 'acme': its keys give weights 2 and 1; give one weight"

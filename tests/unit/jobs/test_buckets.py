@@ -5,6 +5,7 @@ sweep goes bucket by bucket under each one's lock."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import fakeredis
 import pytest
@@ -17,7 +18,7 @@ from jobs.config import InvalidSettings, Settings
 from jobs.errors import GroupNotFinished, IdempotencyKeyReused
 from jobs.ids import DEFAULT_TENANT, new_job_id, tenant_tag
 from jobs.queries import JobQueries
-from jobs.records import GroupRules, Idempotency, NewJob
+from jobs.records import GroupRules, Idempotency, NewJob, Owner
 from jobs.tenant_quota import TenantQuota
 from jobs.transitions import TRANSITIONS, Scripts
 from jobs.transitions.spec import PULL
@@ -131,6 +132,10 @@ def test_every_transition_touches_one_slot(kit, monkeypatch):
     assert s.record_pdf(single, kit.job(single)["finished_at"], pdf=b"%PDF-1.7")
     s.expire([single])
     Sweeper(s, publish=len).sweep()
+
+    # A tenant's interactive allowance (jobs.interactive_share): its own slot, then the root's for the creation.
+    allowed = Owner(DEFAULT_TENANT, interactive_max_inflight=4)
+    assert not s.create_single(replace(doc(), priority="interactive"), owner=allowed).replayed
 
     # A tenant's quota ledger (jobs.tenant_quota): its own slot, each bucket's quota in the bucket's.
     quota = TenantQuota(kit.r, s.scripts, cap=3)

@@ -34,9 +34,12 @@ def clock(monkeypatch) -> fake_clock.FakeClock:
     return fake_clock.install(monkeypatch)
 
 
-def left_of_jobs(kit) -> dict:
-    """Every key left but the usage records."""
-    return {k: v for k, v in kit.snapshot().items() if not keys.is_usage_record(k)}
+def job_state(kit) -> dict:
+    """Every key but the buckets' turns, which belong to the lanes rather than to any job (ready.lua), and the
+    usage records, which outlive the jobs they count."""
+    return {
+        key: value for key, value in kit.snapshot().items() if not keys.is_turns(key) and not keys.is_usage_record(key)
+    }
 
 
 def sweep(kit):
@@ -100,7 +103,7 @@ def test_a_finished_single_job_and_every_key_of_it_are_gone_once_its_retention_i
 
     clock.advance(2)
     assert sweep(kit).expired == 1
-    assert left_of_jobs(kit) == {}
+    assert job_state(kit) == {}
 
 
 def test_a_finished_group_goes_whole_its_children_in_every_status_with_it(kit, clock):
@@ -125,7 +128,7 @@ def test_a_finished_group_goes_whole_its_children_in_every_status_with_it(kit, c
     clock.advance(2)
     report = sweep(kit)
     assert report.expired == 1
-    assert left_of_jobs(kit) == {}
+    assert job_state(kit) == {}
 
 
 def test_a_root_whose_webhook_is_owed_is_kept_past_its_retention_until_the_webhook_is_delivered(kit, clock):
@@ -150,7 +153,7 @@ def test_a_root_whose_webhook_is_owed_is_kept_past_its_retention_until_the_webho
     answer_webhooks(kit, {job_id: 200})
     clock.advance(2)
     assert sweep(kit).expired == 1
-    assert left_of_jobs(kit) == {}
+    assert job_state(kit) == {}
 
 
 def test_a_root_kept_for_a_webhook_no_deliverer_attempts_goes_once_its_retry_window_and_a_claim_are_over(kit, clock):
@@ -167,7 +170,7 @@ def test_a_root_kept_for_a_webhook_no_deliverer_attempts_goes_once_its_retry_win
 
     clock.advance(webhooks.claim_window_seconds(kit.store.settings) + 1)
     assert sweep(kit).expired == 1
-    assert left_of_jobs(kit) == {}
+    assert job_state(kit) == {}
 
 
 def test_a_group_is_kept_while_a_child_s_webhook_is_owed(kit, clock):
@@ -179,7 +182,7 @@ def test_a_group_is_kept_while_a_child_s_webhook_is_owed(kit, clock):
     answer_webhooks(kit, {c[0]: 200})
     clock.advance(2)
     assert sweep(kit).expired == 1
-    assert left_of_jobs(kit) == {}
+    assert job_state(kit) == {}
 
 
 def test_nothing_unfinished_expires_however_long_it_waits(kit, clock):
@@ -227,7 +230,7 @@ def test_a_redrive_cancels_the_expiry_and_the_next_ending_starts_it_again(kit, c
 
     clock.advance(2)
     assert sweep(kit).expired == 1
-    assert left_of_jobs(kit) == {}
+    assert job_state(kit) == {}
 
 
 def test_a_root_running_again_leaves_the_expiring_index_untouched_and_a_vanished_one_leaves_every_index(kit, r):
@@ -272,7 +275,7 @@ def test_expiry_runs_in_batches_of_the_sweep_batch_longest_ended_first(new_kit, 
     assert sweep(kit).expired == 2
     assert kit.members(keys.expiring) == {ended[2]} and kit.status(ended[2]) == "completed"
     assert sweep(kit).expired == 1
-    assert left_of_jobs(kit) == {}
+    assert job_state(kit) == {}
 
 
 def test_with_nothing_due_the_expiry_pass_is_one_read(kit, monkeypatch):

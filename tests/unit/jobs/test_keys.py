@@ -164,13 +164,19 @@ def test_a_tenant_s_keys_carry_its_tag_in_each_bucket():
     assert keys.tenant_webhooks(tag, BUCKET) == f"{B}tenant:{tag}:webhooks_in_flight"
 
 
+def test_a_bucket_s_turns_and_later_set_are_spelled_once():
+    assert keys.turns(BUCKET) == f"{B}turns"
+    assert keys.later(BUCKET) == f"{B}later"
+    assert keys.is_turns(keys.turns(BUCKET)) and not keys.is_turns(keys.later(BUCKET))
+
+
 def test_lua_derives_a_job_s_group_and_tenant_keys_from_its_id_and_its_first_key_s_bucket(r):
     script = lua_preamble() + (
         "\nlocal id = ARGV[1]"
         "\nreturn {root_of(id), group_prefix_of(id), tenant_tag_of(id),"
         " tenant_in_flight_key_of(tenant_tag_of(id)), tenant_waiting_key_of(tenant_tag_of(id)),"
         " roots_key_of(tenant_tag_of(id), 'parent', 'queued'), ready_key_of('echo', 'batch'),"
-        " wakeups_key_of('echo', 'batch')}"
+        " wakeups_key_of('echo', 'batch'), turns_key_of(), later_key_of()}"
     )
     root = new_job_id("acme")
     tag, bucket = tenant_tag("acme"), keys.bucket_of(root)
@@ -185,6 +191,8 @@ def test_lua_derives_a_job_s_group_and_tenant_keys_from_its_id_and_its_first_key
             keys.roots("parent", "queued", tag, bucket),
             keys.ready(bucket, "echo", "batch"),
             keys.wakeups(bucket, "echo", "batch"),
+            keys.turns(bucket),
+            keys.later(bucket),
         ]
 
 
@@ -199,6 +207,7 @@ def test_children_released_by_lua_are_stored_under_the_keys_of_keys_py(kit, r):
     bucket, tag = keys.bucket_of(parent), tenant_tag(DEFAULT_TENANT)
     expected = {keys.job(parent), keys.queued(bucket), keys.roots("parent", "queued", tag, bucket)}
     expected |= {keys.ready(bucket, "echo", "batch"), keys.wakeups(bucket, "echo", "batch")}
+    expected.add(keys.turns(bucket))  # the lane's clock, the tenant's next turn and weight
     expected |= {keys.children(parent, "held"), keys.children(parent, "queued")}
     expected |= {keys.job(c) for c in children} | {keys.payload(c) for c in children}
     # The release counted them in flight for the parent's tenant, under the key keys.py spells.

@@ -110,14 +110,28 @@ def test_a_job_of_another_model_is_not_taken(kit):
     assert kit.store.claim_next("tesseract", BATCH, PINNED_BUCKET)[0].job_id == tesseract
 
 
-def test_a_retry_waits_out_its_backoff_in_the_index(kit):
+def test_a_retry_waits_out_its_backoff_before_it_enters_the_index(kit, r):
     job = kit.single().job_id
     claim = kit.claim(job)
     kit.store.retry(job, claim.attempt, 60.0, "engine_unavailable", "try later")
 
-    assert ready(kit) == [job]
+    assert ready(kit) == []
     assert kit.store.claim_next("echo", BATCH, PINNED_BUCKET)[0] is None
-    assert ready(kit) == [job]  # not due: it stays
+    assert r.zrange(keys.later(PINNED_BUCKET), 0, -1) == [job.encode()]  # not due: it stays
+
+    r.zadd(keys.later(PINNED_BUCKET), {job: 1})  # the backoff is over
+    assert kit.store.claim_next("echo", BATCH, PINNED_BUCKET)[0].job_id == job
+    assert r.zcard(keys.later(PINNED_BUCKET)) == 0
+
+
+def test_a_retry_whose_job_was_claimed_meanwhile_is_dropped_from_the_later_set(kit, r):
+    job = kit.single().job_id
+    kit.store.retry(job, kit.claim(job).attempt, 60.0, "engine_unavailable", "try later")
+    kit.claim(job)  # the sweep's own message for it
+    r.zadd(keys.later(PINNED_BUCKET), {job: 1})
+
+    assert kit.store.claim_next("echo", BATCH, PINNED_BUCKET)[0] is None
+    assert r.zcard(keys.later(PINNED_BUCKET)) == 0 and ready(kit) == []
 
 
 def test_taking_a_job_moves_its_own_group_and_tenant(kit):

@@ -46,6 +46,8 @@ from .create_job_response_415 import CreateJobResponse415
 from .create_job_response_415_code import CreateJobResponse415Code
 from .create_job_response_422 import CreateJobResponse422
 from .create_job_response_422_code import CreateJobResponse422Code
+from .create_job_response_429 import CreateJobResponse429
+from .create_job_response_429_code import CreateJobResponse429Code
 from .create_job_response_431 import CreateJobResponse431
 from .create_job_response_431_code import CreateJobResponse431Code
 from .create_job_response_500 import CreateJobResponse500
@@ -415,6 +417,8 @@ __all__ = (
     "CreateJobResponse415Code",
     "CreateJobResponse422",
     "CreateJobResponse422Code",
+    "CreateJobResponse429",
+    "CreateJobResponse429Code",
     "CreateJobResponse431",
     "CreateJobResponse431Code",
     "CreateJobResponse500",

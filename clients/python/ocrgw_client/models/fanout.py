@@ -29,7 +29,9 @@ class Fanout:
         on_prem (bool | Unset): true: the document must stay on premises; a model whose location is cloud refuses it
             (403 on_prem_required). Default false. Applies to every child.
         priority (FanoutPriority | Unset): 'interactive': the job goes ahead of batch work of its model (its own queue,
-            consumed first); 'batch' (the default): behind interactive work. The group's and every child's.
+            consumed first); 'batch' (the default): behind interactive work. Within a lane, tenants take turns. The
+            interactive lane is each key's to use as its interactive_max_inflight policy says (403 interactive_not_allowed,
+            429 interactive_limit_reached). The group's and every child's.
         tolerated_failure_percentage (float | Unset): The same as a share of the children (rounded down); not with
             tolerated_failures.
         tolerated_failures (int | Unset): Children that may fail (or be cancelled) with the group still completed;

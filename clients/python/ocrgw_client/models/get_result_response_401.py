@@ -34,6 +34,8 @@ class GetResultResponse401:
             - `host_not_allowed` (400): Host not allowed
             - `idempotency_key_reused` (422): Idempotency-Key reused for a different request
             - `inspection_budget_exceeded` (413): Documents take too long to check
+            - `interactive_limit_reached` (429): Too many interactive jobs in flight
+            - `interactive_not_allowed` (403): Interactive lane not allowed for this key
             - `internal_error` (500): Internal error
             - `invalid_api_key` (401): Invalid API key
             - `invalid_base64` (400): Payload is not valid base64
@@ -82,9 +84,11 @@ class GetResultResponse401:
         error_code (ErrorCode | None | Unset): no_result: why the job failed.
         errors (ProblemErrors | Unset): invalid_field: the messages of each invalid field.
         height (int | Unset): too_many_pixels: its height in pixels.
+        in_use (int | Unset): interactive_limit_reached: the tenant's interactive places held now.
         inspection_seconds (float | Unset): inspection_budget_exceeded: the seconds a request's document checks may
             take.
         installed_languages (list[str] | Unset): unsupported_language: the languages the live workers have.
+        interactive_max_inflight (int | Unset): interactive_limit_reached: how many the key allows.
         job_id (str | Unset):
         job_status (str | Unset): no_result, result_not_ready, job_finished: the job's status (how it ended).
         limit (ProblemLimit | Unset): too_many_streams: the limit reached, the tenant's or the gateway process's.
@@ -115,8 +119,10 @@ class GetResultResponse401:
     error_code: ErrorCode | None | Unset = UNSET
     errors: ProblemErrors | Unset = UNSET
     height: int | Unset = UNSET
+    in_use: int | Unset = UNSET
     inspection_seconds: float | Unset = UNSET
     installed_languages: list[str] | Unset = UNSET
+    interactive_max_inflight: int | Unset = UNSET
     job_id: str | Unset = UNSET
     job_status: str | Unset = UNSET
     limit: ProblemLimit | Unset = UNSET
@@ -174,11 +180,15 @@ class GetResultResponse401:
 
         height = self.height
 
+        in_use = self.in_use
+
         inspection_seconds = self.inspection_seconds
 
         installed_languages: list[str] | Unset = UNSET
         if not isinstance(self.installed_languages, Unset):
             installed_languages = self.installed_languages
+
+        interactive_max_inflight = self.interactive_max_inflight
 
         job_id = self.job_id
 
@@ -245,10 +255,14 @@ class GetResultResponse401:
             field_dict["errors"] = errors
         if height is not UNSET:
             field_dict["height"] = height
+        if in_use is not UNSET:
+            field_dict["in_use"] = in_use
         if inspection_seconds is not UNSET:
             field_dict["inspection_seconds"] = inspection_seconds
         if installed_languages is not UNSET:
             field_dict["installed_languages"] = installed_languages
+        if interactive_max_inflight is not UNSET:
+            field_dict["interactive_max_inflight"] = interactive_max_inflight
         if job_id is not UNSET:
             field_dict["job_id"] = job_id
         if job_status is not UNSET:
@@ -340,9 +354,13 @@ class GetResultResponse401:
 
         height = d.pop("height", UNSET)
 
+        in_use = d.pop("in_use", UNSET)
+
         inspection_seconds = d.pop("inspection_seconds", UNSET)
 
         installed_languages = cast(list[str], d.pop("installed_languages", UNSET))
+
+        interactive_max_inflight = d.pop("interactive_max_inflight", UNSET)
 
         job_id = d.pop("job_id", UNSET)
 
@@ -394,8 +412,10 @@ class GetResultResponse401:
             error_code=error_code,
             errors=errors,
             height=height,
+            in_use=in_use,
             inspection_seconds=inspection_seconds,
             installed_languages=installed_languages,
+            interactive_max_inflight=interactive_max_inflight,
             job_id=job_id,
             job_status=job_status,
             limit=limit,

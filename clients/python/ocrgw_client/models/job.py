@@ -34,8 +34,9 @@ class Job:
         options (JobOptions | Unset): What the model reads; see GET /models for each model's.
         pages (int | Unset): The document's page count, if known.
         priority (JobPriority | Unset): 'interactive': the job goes ahead of batch work of its model (its own queue,
-            consumed first); 'batch' (the default): behind interactive work. Not in a group's child: a child runs in its
-            group's lane.
+            consumed first); 'batch' (the default): behind interactive work. Within a lane, tenants take turns. The
+            interactive lane is each key's to use as its interactive_max_inflight policy says (403 interactive_not_allowed,
+            429 interactive_limit_reached). Not in a group's child: a child runs in its group's lane.
         split_pages (int | Unset): Split the PDF into children of this many pages each (the last may have fewer): the
             job becomes a fan-out group, each child's pages keep their page numbers in the whole document. A PDF only; not
             in a group's child.

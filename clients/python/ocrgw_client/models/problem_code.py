@@ -12,6 +12,8 @@ class ProblemCode(StrEnum):
     HOST_NOT_ALLOWED = "host_not_allowed"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     INSPECTION_BUDGET_EXCEEDED = "inspection_budget_exceeded"
+    INTERACTIVE_LIMIT_REACHED = "interactive_limit_reached"
+    INTERACTIVE_NOT_ALLOWED = "interactive_not_allowed"
     INTERNAL_ERROR = "internal_error"
     INVALID_API_KEY = "invalid_api_key"
     INVALID_BASE64 = "invalid_base64"

@@ -14,6 +14,7 @@ from ...models.create_job_response_413 import CreateJobResponse413
 from ...models.create_job_response_414 import CreateJobResponse414
 from ...models.create_job_response_415 import CreateJobResponse415
 from ...models.create_job_response_422 import CreateJobResponse422
+from ...models.create_job_response_429 import CreateJobResponse429
 from ...models.create_job_response_431 import CreateJobResponse431
 from ...models.create_job_response_500 import CreateJobResponse500
 from ...models.create_job_response_503 import CreateJobResponse503
@@ -99,6 +100,7 @@ def _parse_response(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -162,6 +164,11 @@ def _parse_response(
 
         return response_422
 
+    if response.status_code == 429:
+        response_429 = CreateJobResponse429.from_dict(response.json())
+
+        return response_429
+
     if response.status_code == 431:
         response_431 = CreateJobResponse431.from_dict(response.json())
 
@@ -193,6 +200,7 @@ def _build_response(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -229,6 +237,7 @@ def sync_detailed(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -275,7 +284,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView]
+        Response[CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView]
     """
 
     kwargs = _get_kwargs(
@@ -321,6 +330,7 @@ def sync(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -368,7 +378,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView
+        CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView
     """
 
     return sync_detailed(
@@ -409,6 +419,7 @@ async def asyncio_detailed(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -455,7 +466,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView]
+        Response[CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView]
     """
 
     kwargs = _get_kwargs(
@@ -499,6 +510,7 @@ async def asyncio(
     | CreateJobResponse414
     | CreateJobResponse415
     | CreateJobResponse422
+    | CreateJobResponse429
     | CreateJobResponse431
     | CreateJobResponse500
     | CreateJobResponse503
@@ -546,7 +558,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView
+        CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView
     """
 
     return (
