@@ -2,6 +2,10 @@
 ``ocrgw store migrate`` moving a store from one bucket count to another with jobs of every status in it;
 and a redrive's Idempotency-Key holding across the 24 buckets of a real stack.
 
+The moves carry what the store counts beside its jobs: each tenant's usage records (added together where
+two old buckets land in one new one, their expiry kept), the lanes' turns, and the retries waiting out
+their backoff.
+
 The moves each have a private redis-server (a move refuses while any other client is connected to the
 store's database, and the session's stack is connected to its own).  The redrive runs on a stack of the
 module's (on the cluster, in the cluster pass).
@@ -13,6 +17,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -23,6 +28,7 @@ from jobs.config import Settings
 from jobs.records import Idempotency, NewJob, Owner
 from jobs.store import JobStore
 from jobs.store_layout import Layout, recorded
+from jobs.usage import Period, UsageQueries
 from tests.harness import START_TIMEOUT, ProcGroup, _gunicorn_isolation_args, free_port, wait_until
 from tests.integration.fanout_support import Gateway, echo_child, group_body
 from tests.integration.polling import wait_for_job
@@ -43,6 +49,7 @@ ENV = {
     "OCRGW_TENANT_MAX_INFLIGHT": "20",
 }
 WAIT = 120.0  # bounds a hang; asserts no speed
+RETRY_BACKOFF_SECONDS = 2.0
 REDRIVE_KEY = Idempotency("redrive-1", "/jobs/redriven/retry|False")
 
 
@@ -105,6 +112,11 @@ def jobs_of_every_status(store: JobStore) -> dict[str, str]:
         assert claim is not None
         store.fail(claim.job_id, claim.attempt, "bad_document", "no")
         assert controls.redrive(store, redriven, idempotency=REDRIVE_KEY, tenant=tenant).count == 1
+        # A retry waiting out its backoff (a store's ``later`` entry) when the stack stops.
+        retrying = store.create_single(echo(f"retrying {tenant}"), owner=owner).job_id
+        claim = store.claim(retrying)
+        assert claim is not None
+        store.retry(retrying, claim.attempt, RETRY_BACKOFF_SECONDS, "engine_busy", "busy")
         made.update(
             {
                 f"{tenant} completed": done,
@@ -114,9 +126,35 @@ def jobs_of_every_status(store: JobStore) -> dict[str, str]:
                 f"{tenant} processing": running,
                 f"{tenant} group": group,
                 f"{tenant} redriven": redriven,
+                f"{tenant} retrying": retrying,
             }
         )
     return made
+
+
+def usage_of(store: JobStore) -> dict[str, list[Period]]:
+    """What each tenant used, hour by hour, as ``GET /usage`` reads it (summed over the buckets)."""
+    now = datetime.now(UTC)
+    queries = UsageQueries(store.redis)
+    return {t: queries.periods(t, now - timedelta(days=2), now + timedelta(days=1), "hour") for t in TENANTS}
+
+
+def later_entries(client: Redis) -> dict[str, float]:
+    """The retries waiting out their backoff, in every bucket's index, each only in its own bucket's."""
+    found: dict[str, float] = {}
+    for bucket in keys.buckets():
+        for member, score in client.zrange(keys.later(bucket), 0, -1, withscores=True):
+            job_id = member.decode()
+            assert keys.bucket_of(job_id) == bucket, (job_id, bucket)
+            found[job_id] = score
+    return found
+
+
+def usage_expiry(client: Redis) -> int:
+    """When the last of the store's usage records expires (ms since the epoch)."""
+    found = [int(client.pexpiretime(k)) for k in client.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:{keys.USAGE}*")]
+    assert found and min(found) > 0
+    return max(found)
 
 
 def statuses(store: JobStore, made: dict[str, str]) -> dict[str, str]:
@@ -155,6 +193,8 @@ def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_t
     assert before["alpha group 0"] == "processing" and before["alpha group 2"] == "held"
     assert before["alpha redriven"] == "processing" and before["alpha redriven 0"] == "queued"
     counts = tenant_counts(client)
+    used, used_until, waiting = usage_of(store), usage_expiry(client), later_entries(client)
+    assert all(used.values()) and set(waiting) == {made[f"{t} retrying"] for t in TENANTS}
     store.redis.close()
 
     # A process of another count is refused at start, before the move; the CLI says so too.
@@ -181,12 +221,15 @@ def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_t
         tags = bucket_tags_in(client)
         assert tags <= set(keys.bucket_tags(buckets)), tags
         assert tenant_counts(client) == counts
+        # Usage counted once, kept as long; the backed-off retries in their new buckets, due when they were.
+        assert usage_of(moved_store) == used and usage_expiry(client) == used_until
+        assert later_entries(client) == waiting
         for tenant in TENANTS:
             # The key's record and the redrive's mark moved with the store: the same request replays.
             again = controls.redrive(moved_store, made[f"{tenant} redriven"], idempotency=REDRIVE_KEY, tenant=tenant)
             assert again.replayed
         for tenant in TENANTS:
-            # The listing's indexes moved too: each tenant still lists its own six roots.
+            # The listing's indexes moved too: each tenant still lists its own roots.
             listed = moved_store.queries.list_jobs(tenant=tenant, limit=50)
             assert {j["id"] for j in listed.jobs} == {v for k, v in made.items() if k.startswith(tenant)}
         moved_store.redis.close()
@@ -331,12 +374,13 @@ def test_on_a_cluster_a_store_moves_to_24_buckets_and_back(empty_cluster, redis_
     store = JobStore(empty_cluster.client(), Settings.from_env({**cluster, **ENV, "OCRGW_STORE_BUCKETS": "1"}))
     made = jobs_of_every_status(store)
     before, counts = statuses(store, made), tenant_counts(store.redis)
+    used, used_until, waiting = usage_of(store), usage_expiry(store.redis), later_entries(store.redis)
     store.redis.close()
 
     for buckets in (24, 1):
         moved = command(cluster["REDIS_URL"], buckets, "migrate", more=cluster)
         assert moved.returncode == 0, moved.stdout + moved.stderr
-        assert f"to {buckets})" in moved.stdout and "job               24 keys" in moved.stdout, moved.stdout
+        assert f"to {buckets})" in moved.stdout and "job               26 keys" in moved.stdout, moved.stdout
         keys.use_bucket_count(buckets)
         with empty_cluster.client() as client:
             assert recorded(client) == Layout(buckets)
@@ -344,6 +388,9 @@ def test_on_a_cluster_a_store_moves_to_24_buckets_and_back(empty_cluster, redis_
             assert statuses(moved_store, made) == before
             assert bucket_tags_in(client) <= set(keys.bucket_tags(buckets))
             assert tenant_counts(client) == counts
+            assert usage_of(moved_store) == used and usage_expiry(client) == used_until
+            assert later_entries(client) == waiting
+            assert not list(client.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:usage-moved:*"))
             for tenant in TENANTS:
                 again = controls.redrive(
                     moved_store, made[f"{tenant} redriven"], idempotency=REDRIVE_KEY, tenant=tenant
