@@ -259,6 +259,71 @@ def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_t
         group.close()
 
 
+def turns_behind_ready(client: Redis) -> list[str]:
+    """The queued jobs whose tenant's next turn in their bucket is not behind their own (ready.lua keeps it
+    behind every one): none, once the lanes' turns moved with the ready entries."""
+    behind: list[str] = []
+    for bucket in keys.buckets():
+        for lane in ("interactive", "batch"):
+            for member, turn in client.zrange(keys.ready(bucket, "echo", lane), 0, -1, withscores=True):
+                job_id = member.decode()
+                finish = client.hget(keys.turns(bucket), f"{keys.TURN_FINISH}echo:{lane}:{keys.tag_of(job_id)}")
+                if finish is None or not turn < float(finish):
+                    behind.append(job_id)
+    return behind
+
+
+@pytest.mark.parametrize("where", ["one Redis", "a Redis Cluster"])
+def test_usage_of_many_buckets_moved_into_one_is_added_up_once(where, request, counting):
+    if where == "one Redis":
+        url, more = request.getfixturevalue("server").url_for(7), {}
+        connect = lambda: Redis.from_url(url)  # noqa: E731
+    else:
+        cluster = request.getfixturevalue("empty_cluster")
+        more = {**cluster.env(), "CELERY_BROKER_URL": request.getfixturevalue("redis_server").url_for(9)}
+        url, connect = more["REDIS_URL"], cluster.client
+    keys.use_bucket_count(24)
+    store = JobStore(connect(), Settings.from_env({**more, **ENV, "REDIS_URL": url, "OCRGW_STORE_BUCKETS": "24"}))
+    made = jobs_of_every_status(store)
+    # More completed jobs, so that each tenant has usage records in several buckets.
+    for tenant in TENANTS:
+        for i in range(8):
+            done = store.create_single(echo(f"more {i}"), owner=Owner(tenant)).job_id
+            claim = store.claim(done)
+            assert claim is not None
+            store.complete(done, claim.attempt, {"text": "more"})
+    records = list(store.redis.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:{keys.USAGE}*"))
+    assert len(records) > 2 * len(TENANTS)
+    tenant_days = {_text_of(k).partition("}:")[2] for k in records}  # usage:<tenant tag>:<day>
+    before, used, used_until = statuses(store, made), usage_of(store), usage_expiry(store.redis)
+    waiting = later_entries(store.redis)
+    assert turns_behind_ready(store.redis) == []
+    store.redis.close()
+
+    moved = command(url, 1, "migrate", more=more)
+
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert "from 24 buckets to 1)" in moved.stdout and "usage" in moved.stdout, moved.stdout
+    keys.use_bucket_count(1)
+    client = connect()
+    try:
+        moved_store = JobStore(client, Settings.from_env({**more, **ENV, "REDIS_URL": url, "OCRGW_STORE_BUCKETS": "1"}))
+        assert statuses(moved_store, made) == before
+        # One record per tenant and day now, each the sum of the records it was made of, kept as long.
+        after = [_text_of(k) for k in client.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:{keys.USAGE}*")]
+        assert sorted(k.partition("}:")[2] for k in after) == sorted(tenant_days)
+        assert usage_of(moved_store) == used and usage_expiry(client) == used_until
+        assert later_entries(client) == waiting
+        assert turns_behind_ready(client) == []
+        assert bucket_tags_in(client) <= set(keys.bucket_tags(1))
+    finally:
+        client.close()
+
+
+def _text_of(key: bytes | str) -> str:
+    return key.decode() if isinstance(key, bytes) else key
+
+
 def test_the_move_is_refused_while_a_process_is_connected(server, counting, tmp_path):
     url = server.url_for(4)
     group = ProcGroup(tmp_path / "stack", redis=server, label="running stack")
