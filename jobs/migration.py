@@ -448,6 +448,13 @@ class Rebucketing(Migration):
     its (tenant, key), read off its digest; the entries that lapse on their
     own (wake-ups, call records of ``claim_next``, the sweep lock) are
     deleted; a redrive's mark goes to the bucket of the group it names.
+    The retries waiting out their backoff (``later``) are an index like the
+    others, each keeping when its backoff ends.  The lanes' turns are merged
+    (``_merge_turns``) so that the ready entries, which keep their turns,
+    are taken in the same order per tenant; a tenant's usage records are
+    added into their new bucket's, never twice (``_move_usage``).  A
+    tenant's own slot (``{t<tag>}``: its interactive places, its streams)
+    knows no bucket and stays.
     What counts the moved keys is then counted again from them: a tenant's
     in-flight children per bucket, and with a tenant cap over more than one
     bucket its quota ledger, whose grants are set to what each bucket has in
