@@ -19,6 +19,7 @@ import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis import Redis
@@ -143,7 +144,8 @@ def later_entries(client: Redis) -> dict[str, float]:
     """The retries waiting out their backoff, in every bucket's index, each only in its own bucket's."""
     found: dict[str, float] = {}
     for bucket in keys.buckets():
-        for member, score in client.zrange(keys.later(bucket), 0, -1, withscores=True):
+        listed: list[Any] = list(client.zrange(keys.later(bucket), 0, -1, withscores=True))
+        for member, score in listed:
             job_id = member.decode()
             assert keys.bucket_of(job_id) == bucket, (job_id, bucket)
             found[job_id] = score
@@ -265,7 +267,8 @@ def turns_behind_ready(client: Redis) -> list[str]:
     behind: list[str] = []
     for bucket in keys.buckets():
         for lane in ("interactive", "batch"):
-            for member, turn in client.zrange(keys.ready(bucket, "echo", lane), 0, -1, withscores=True):
+            listed: list[Any] = list(client.zrange(keys.ready(bucket, "echo", lane), 0, -1, withscores=True))
+            for member, turn in listed:
                 job_id = member.decode()
                 finish = client.hget(keys.turns(bucket), f"{keys.TURN_FINISH}echo:{lane}:{keys.tag_of(job_id)}")
                 if finish is None or not turn < float(finish):

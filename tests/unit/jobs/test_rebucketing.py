@@ -9,8 +9,9 @@ tests/integration/test_store_layout_live.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import fakeredis
 import pytest
@@ -84,11 +85,17 @@ def tenant_tags(roots: list[str]) -> dict[str, str]:
     return {tenant: keys.tag_of(roots[i * PER_TENANT]) for i, tenant in enumerate(TENANTS)}
 
 
-def entries(r: fakeredis.FakeRedis, index_of) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def ready_of(lane: str) -> Callable[[int], str]:
+    """A bucket's ready index of ``echo`` in ``lane``."""
+    return lambda bucket: keys.ready(bucket, "echo", lane)
+
+
+def entries(r: fakeredis.FakeRedis, index_of: Callable[[int], str]) -> dict[str, float | str]:
     """Every bucket's entries of an index, member -> score; a member outside its own bucket's index is named."""
-    found: dict[str, object] = {}
+    found: dict[str, float | str] = {}
     for bucket in keys.buckets():
-        for member, score in r.zrange(index_of(bucket), 0, -1, withscores=True):
+        listed: list[Any] = list(r.zrange(index_of(bucket), 0, -1, withscores=True))
+        for member, score in listed:
             job_id = text(member)
             found[job_id] = score if keys.bucket_of(job_id) == bucket else f"misplaced in bucket {bucket}"
     return found
@@ -113,11 +120,11 @@ def state(store: JobStore, roots: list[str]) -> dict[str, object]:
         records = [text(k) for k in store.redis.scan_iter(match=f"ocrgw:{{*}}:{keys.USAGE}{tag}:*")]
         seen[f"{tenant} usage kept until"] = max(int(store.redis.expiretime(k)) for k in records)
     for lane in LANES:
-        ready = entries(store.redis, lambda b, lane=lane: keys.ready(b, "echo", lane))
+        ready = entries(store.redis, ready_of(lane))
         seen[f"ready {lane}"] = ready
         # Each tenant's next turn in a bucket is behind every turn of its own queued there (ready.lua).
         seen[f"turns behind the ready {lane}"] = [
-            job_id for job_id, turn in ready.items() if not turn < finish(store.redis, job_id, lane)
+            job_id for job_id, turn in ready.items() if not float(turn) < finish(store.redis, job_id, lane)
         ]
     seen["later"] = entries(store.redis, keys.later)
     return seen
@@ -203,7 +210,7 @@ def test_queued_work_is_taken_after_the_move_in_the_same_order_per_tenant(counti
     monkeypatch.setattr(migration, "connected", lambda client: [])
     r = fakeredis.FakeRedis()
     fill(store_over(r, old))
-    ready_before = {j for lane in LANES for j in entries(r, lambda b, lane=lane: keys.ready(b, "echo", lane))}
+    ready_before = {j for lane in LANES for j in entries(r, ready_of(lane))}
     dump = snapshot(r)
     taken_before = take_all(store_over(restored(dump), old))
 
@@ -245,8 +252,8 @@ def test_a_run_cut_short_at_any_write_is_finished_by_the_next(counting, monkeypa
     before = state(store_over(reference, old), roots)
     dump = snapshot(reference)
 
-    def rebucketing(r: fakeredis.FakeRedis, **options: object) -> migration.Rebucketing:
-        run = migration.Rebucketing(r, old, cap=20, **options)  # type: ignore[arg-type]
+    def rebucketing(r: fakeredis.FakeRedis, **options: Any) -> migration.Rebucketing:
+        run = migration.Rebucketing(r, old, cap=20, **options)
         run.on_cluster = on_cluster
         return run
 
