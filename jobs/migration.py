@@ -817,6 +817,13 @@ _WHY_DELETED = {
 }
 
 
+# How a move between bucket counts carries a key that is not moved whole.
+_HOW_MOVED = {
+    "turns": " merged into the new buckets' (the latest clock and turn of each lane and tenant)",
+    "usage": " added into the new buckets' records (field by field, the later expiry kept)",
+}
+
+
 def describe(report: Report) -> list[str]:
     """The run's report as lines to print."""
     lines = [f"store: {report.store} ({_count(report.buckets, 'bucket')})"]
@@ -830,6 +837,7 @@ def describe(report: Report) -> list[str]:
         for kind, count in sorted(report.moved.items()):
             members = report.members.get(kind)
             split = f" ({_count(members, 'member')}, each to its bucket's)" if members is not None else ""
+            split = split or _HOW_MOVED.get(kind, "")
             lines.append(f"  {kind:<{width}}  {_count(count, 'key')}{split}")
         for kind, count in sorted(report.dropped.items()):
             lines.append(f"  {kind:<{width}}  {_count(count, 'key')} deleted ({_WHY_DELETED.get(kind, _UNUSED)})")
