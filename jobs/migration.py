@@ -48,6 +48,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
+from math import gcd
 from typing import Any
 
 from redis.cluster import RedisCluster
@@ -433,6 +434,8 @@ _ROOT_REST = re.compile(r"([0-9a-f]{32}):(.+)")
 _TENANT_REST = re.compile(r"([0-9a-f]{12})(:in_flight|:waiting|:webhooks_in_flight|:quota)")
 # A bucket's keys whose entries lapse on their own and that no stopped stack needs: deleted, not moved.
 _EPHEMERAL = (keys.WAKEUPS, keys.PULL_CALL, keys.SWEEP_LOCK, "replication-mark")
+# What a cut run on a cluster leaves beside a usage record it added into its new bucket's (``_move_usage``).
+_USAGE_MOVED = "usage-moved:"
 
 
 class Rebucketing(Migration):
@@ -445,6 +448,13 @@ class Rebucketing(Migration):
     its (tenant, key), read off its digest; the entries that lapse on their
     own (wake-ups, call records of ``claim_next``, the sweep lock) are
     deleted; a redrive's mark goes to the bucket of the group it names.
+    The retries waiting out their backoff (``later``) are an index like the
+    others, each keeping when its backoff ends.  The lanes' turns are merged
+    (``_merge_turns``) so that the ready entries, which keep their turns,
+    are taken in the same order per tenant; a tenant's usage records are
+    added into their new bucket's, never twice (``_move_usage``).  A
+    tenant's own slot (``{t<tag>}``: its interactive places, its streams)
+    knows no bucket and stays.
     What counts the moved keys is then counted again from them: a tenant's
     in-flight children per bucket, and with a tenant cap over more than one
     bucket its quota ledger, whose grants are set to what each bucket has in
@@ -482,8 +492,17 @@ class Rebucketing(Migration):
         whole: list[Old] = []
         splits: list[Old] = []
         doomed: list[Old] = []
+        usage: list[Old] = []
+        turns: dict[int, str] = {}  # each old bucket's turns
+        markers: list[str] = []  # usage records a cut run merged and had not yet deleted (``_move_usage``)
         for key in self._scan():
             tag, _, rest = key[len(_NS) + 1 :].partition("}:")
+            if rest.startswith(_USAGE_MOVED):
+                markers.append(key)
+                continue
+            if tag in old_tags and rest == keys.TURNS:
+                turns[old_tags[tag]] = key
+                continue
             if tag not in old_tags:
                 if is_current_key(key) or key in (keys.LAYOUT, keys.LEDGERS) or tag.startswith("t"):
                     report.current += 1
@@ -495,6 +514,8 @@ class Rebucketing(Migration):
                 report.unknown.append(key)
             elif old.to == key:
                 report.current += 1  # a bucket whose tag both counts share, and a key that stays in it
+            elif old.kind == "usage":
+                usage.append(old)
             elif old.to is not None:
                 whole.append(old)
             elif old.split is not None:
@@ -510,7 +531,12 @@ class Rebucketing(Migration):
             self._move_keys(whole[start : start + self._batch], report)
         for old in splits:
             self._split_by_members(old, report)
+        self._merge_turns(turns, report)
+        self._move_usage(usage, report)
         if not self.dry_run:
+            for marker in markers:
+                self._step()
+                self.redis.delete(marker)
             self._count_again()
         return report
 
@@ -527,6 +553,7 @@ class Rebucketing(Migration):
             keys.DUE_PARENTS: lambda m: keys.due_parents(keys.bucket_of(m)),
             keys.WEBHOOKS: lambda m: keys.webhooks(keys.bucket_of(m)),
             keys.EXPIRING: lambda m: keys.expiring(keys.bucket_of(m)),
+            keys.LATER: lambda m: keys.later(keys.bucket_of(m)),
         }
         if rest in by_member:
             return Old(key, rest, split=by_member[rest])
@@ -540,6 +567,10 @@ class Rebucketing(Migration):
             digest = rest[len(keys.IDEMPOTENCY) :]
             # A creation's and a redrive's alike: where both look the key up.
             return Old(key, "idempotency", _bucket_record(digest, int(digest[:8], 16) % keys.bucket_count()))
+        if rest.startswith(keys.USAGE):
+            tag, _, day = rest[len(keys.USAGE) :].partition(":")
+            old_bucket = _buckets_by_tag(self.old)[key[len(_NS) + 1 :].partition("}")[0]]
+            return Old(key, "usage", keys.usage(tag, _usage_bucket(old_bucket), int(day)))
         if rest.startswith(keys.REDRIVEN):
             # A redrive's mark (keys.redrive_mark) is in its group's bucket: the group it names.
             parent = _text(self.redis.hget(key, Field.ID.value))
@@ -595,6 +626,95 @@ class Rebucketing(Migration):
             return
         self._merge(old.key, old.split, report, old.kind)
         report.moved[old.kind] += 1
+
+    def _merge_turns(self, turns: dict[int, str], report: Report) -> None:
+        """Each new bucket's turns from the old buckets whose ready entries may land in it: the latest clock
+        of each lane, the latest finish of each tenant in it, the greater weight.
+
+        A ready entry keeps its score, a turn on its old bucket's clock; with
+        the latest of the clocks, the entries that came from a bucket whose
+        clock was behind are still the first taken (a take takes the least
+        turn and never moves a clock back), and with the latest of a tenant's
+        finishes its next job goes behind every entry of its own that moved.
+        Old bucket ``i`` sends roots to new bucket ``j`` only if ``i`` and ``j``
+        are equal modulo the gcd of the counts, and those are merged.  Taking
+        the greatest values is idempotent, so a run cut short merges the same
+        again; the old keys are deleted once every new bucket's is written.
+        """
+        if not turns:
+            return
+        read = self.redis.pipeline(transaction=False)
+        for key in turns.values():
+            read.hgetall(key)
+        old = dict(zip(turns, read.execute(), strict=True))
+        step = gcd(self.old, keys.bucket_count())
+        targets = {keys.turns(j) for j in keys.buckets()}
+        for j in keys.buckets():
+            merged: dict[bytes, tuple[float, bytes]] = {}
+            for i, fields in old.items():
+                if i % step == j % step:
+                    _take_greater(merged, fields)
+            if not merged or self.dry_run:
+                continue
+            target = keys.turns(j)
+            written = self.redis.hgetall(target)
+            _take_greater(merged, written)
+            changed = {f: raw for f, (_, raw) in merged.items() if written.get(f) != raw}
+            if changed:
+                self._step()
+                self.redis.hset(target, mapping=changed)  # type: ignore[arg-type]
+        for key in turns.values():
+            if key in targets:
+                report.current += 1  # a bucket whose tag both counts share: its turns stay, merged
+                continue
+            report.moved["turns"] += 1
+            if not self.dry_run:
+                self._step()
+                self.redis.delete(key)
+
+    def _move_usage(self, olds: list[Old], report: Report) -> None:
+        """Adds each old usage record (a tenant's day in an old bucket) into its new bucket's, field by field
+        (HINCRBY: two old buckets may land in one), keeping the later of the two expiries.
+
+        On one Redis the addition and the old record's deletion are one
+        MULTI/EXEC.  On a cluster the two records are in different slots: the
+        addition and a marker (``_usage_marker``, in the new record's slot)
+        are one MULTI/EXEC, then the old record is deleted, then the marker.
+        A run cut after the addition finds the marker beside the old record
+        and only deletes it; one cut after the deletion finds the marker
+        alone and deletes it: no record is ever added twice.
+        """
+        for old in olds:
+            to = old.to or ""
+            if self.dry_run:
+                report.moved[old.kind] += 1
+                continue
+            marker = _usage_marker(old.key, to)
+            if not (self.on_cluster and self.redis.exists(marker)):
+                amounts = self.redis.hgetall(old.key)
+                if not amounts:
+                    continue  # lapsed since the scan
+                # When each expires (ms since the epoch; -1: never, -2: no such key), kept as it was set.
+                old_end, new_end = int(self.redis.pexpiretime(old.key)), int(self.redis.pexpiretime(to))
+                self._step()
+                pipe = self.redis.pipeline(transaction=True)
+                for unit, amount in amounts.items():
+                    pipe.hincrby(to, unit, int(amount))
+                if old_end == -1 or new_end == -1:
+                    pipe.persist(to)  # either kept for good: so is the sum
+                else:
+                    pipe.pexpireat(to, max(old_end, new_end))
+                if self.on_cluster:
+                    pipe.set(marker, old.key)
+                else:
+                    pipe.delete(old.key)
+                pipe.execute()
+            if self.on_cluster:
+                self._step()
+                self.redis.delete(old.key)
+                self._step()
+                self.redis.delete(marker)
+            report.moved[old.kind] += 1
 
     def _count_again(self) -> None:
         """Each tenant's in-flight children per bucket, from the moved groups' per-status sets; with a cap
@@ -697,6 +817,13 @@ _WHY_DELETED = {
 }
 
 
+# How a move between bucket counts carries a key that is not moved whole.
+_HOW_MOVED = {
+    "turns": " merged into the new buckets' (the latest clock and turn of each lane and tenant)",
+    "usage": " added into the new buckets' records (field by field, the later expiry kept)",
+}
+
+
 def describe(report: Report) -> list[str]:
     """The run's report as lines to print."""
     lines = [f"store: {report.store} ({_count(report.buckets, 'bucket')})"]
@@ -710,6 +837,7 @@ def describe(report: Report) -> list[str]:
         for kind, count in sorted(report.moved.items()):
             members = report.members.get(kind)
             split = f" ({_count(members, 'member')}, each to its bucket's)" if members is not None else ""
+            split = split or _HOW_MOVED.get(kind, "")
             lines.append(f"  {kind:<{width}}  {_count(count, 'key')}{split}")
         for kind, count in sorted(report.dropped.items()):
             lines.append(f"  {kind:<{width}}  {_count(count, 'key')} deleted ({_WHY_DELETED.get(kind, _UNUSED)})")
@@ -770,6 +898,27 @@ def _job_keys_of(root: str) -> tuple[str, str]:
 def _bucket_record(digest: str, bucket: int) -> str:
     """The new key of the Idempotency-Key record with ``digest``, in ``bucket``."""
     return f"{keys.bucket_prefix(bucket)}{keys.IDEMPOTENCY}{digest}"
+
+
+def _usage_bucket(old_bucket: int) -> int:
+    """The new bucket of an old bucket's usage records: a reader sums every bucket's, so any one does; this
+    one keeps records of different old buckets apart when the new count allows it."""
+    return old_bucket % keys.bucket_count()
+
+
+def _usage_marker(old: str, to: str) -> str:
+    """That the usage record ``old`` was added into ``to`` (on a cluster, until ``old`` is deleted): in the
+    slot of ``to``, named by the old record's bucket tag and its tenant's day."""
+    old_tag, _, rest = old[len(_NS) + 1 :].partition("}:")
+    return to.partition("}:")[0] + "}:" + _USAGE_MOVED + old_tag + ":" + rest[len(keys.USAGE) :]
+
+
+def _take_greater(merged: dict[bytes, tuple[float, bytes]], fields: dict[Any, Any]) -> None:
+    """Merges a turns hash into ``merged``: each field's greater value, kept as written."""
+    for name, raw in fields.items():
+        value = float(raw)
+        if name not in merged or value > merged[name][0]:
+            merged[name] = (value, raw)
 
 
 def _always(key: str) -> Callable[[str], str]:

@@ -2,6 +2,10 @@
 ``ocrgw store migrate`` moving a store from one bucket count to another with jobs of every status in it;
 and a redrive's Idempotency-Key holding across the 24 buckets of a real stack.
 
+The moves carry what the store counts beside its jobs: each tenant's usage records (added together where
+two old buckets land in one new one, their expiry kept), the lanes' turns, and the retries waiting out
+their backoff.
+
 The moves each have a private redis-server (a move refuses while any other client is connected to the
 store's database, and the session's stack is connected to its own).  The redrive runs on a stack of the
 module's (on the cluster, in the cluster pass).
@@ -13,7 +17,9 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis import Redis
@@ -23,6 +29,7 @@ from jobs.config import Settings
 from jobs.records import Idempotency, NewJob, Owner
 from jobs.store import JobStore
 from jobs.store_layout import Layout, recorded
+from jobs.usage import Period, UsageQueries
 from tests.harness import START_TIMEOUT, ProcGroup, _gunicorn_isolation_args, free_port, wait_until
 from tests.integration.fanout_support import Gateway, echo_child, group_body
 from tests.integration.polling import wait_for_job
@@ -43,6 +50,7 @@ ENV = {
     "OCRGW_TENANT_MAX_INFLIGHT": "20",
 }
 WAIT = 120.0  # bounds a hang; asserts no speed
+RETRY_BACKOFF_SECONDS = 2.0
 REDRIVE_KEY = Idempotency("redrive-1", "/jobs/redriven/retry|False")
 
 
@@ -105,6 +113,11 @@ def jobs_of_every_status(store: JobStore) -> dict[str, str]:
         assert claim is not None
         store.fail(claim.job_id, claim.attempt, "bad_document", "no")
         assert controls.redrive(store, redriven, idempotency=REDRIVE_KEY, tenant=tenant).count == 1
+        # A retry waiting out its backoff (a store's ``later`` entry) when the stack stops.
+        retrying = store.create_single(echo(f"retrying {tenant}"), owner=owner).job_id
+        claim = store.claim(retrying)
+        assert claim is not None
+        store.retry(retrying, claim.attempt, RETRY_BACKOFF_SECONDS, "engine_busy", "busy")
         made.update(
             {
                 f"{tenant} completed": done,
@@ -114,9 +127,36 @@ def jobs_of_every_status(store: JobStore) -> dict[str, str]:
                 f"{tenant} processing": running,
                 f"{tenant} group": group,
                 f"{tenant} redriven": redriven,
+                f"{tenant} retrying": retrying,
             }
         )
     return made
+
+
+def usage_of(store: JobStore) -> dict[str, list[Period]]:
+    """What each tenant used, hour by hour, as ``GET /usage`` reads it (summed over the buckets)."""
+    now = datetime.now(UTC)
+    queries = UsageQueries(store.redis)
+    return {t: queries.periods(t, now - timedelta(days=2), now + timedelta(days=1), "hour") for t in TENANTS}
+
+
+def later_entries(client: Redis) -> dict[str, float]:
+    """The retries waiting out their backoff, in every bucket's index, each only in its own bucket's."""
+    found: dict[str, float] = {}
+    for bucket in keys.buckets():
+        listed: list[Any] = list(client.zrange(keys.later(bucket), 0, -1, withscores=True))
+        for member, score in listed:
+            job_id = member.decode()
+            assert keys.bucket_of(job_id) == bucket, (job_id, bucket)
+            found[job_id] = score
+    return found
+
+
+def usage_expiry(client: Redis) -> int:
+    """When the last of the store's usage records expires (ms since the epoch)."""
+    found = [int(client.pexpiretime(k)) for k in client.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:{keys.USAGE}*")]
+    assert found and min(found) > 0
+    return max(found)
 
 
 def statuses(store: JobStore, made: dict[str, str]) -> dict[str, str]:
@@ -155,6 +195,8 @@ def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_t
     assert before["alpha group 0"] == "processing" and before["alpha group 2"] == "held"
     assert before["alpha redriven"] == "processing" and before["alpha redriven 0"] == "queued"
     counts = tenant_counts(client)
+    used, used_until, waiting = usage_of(store), usage_expiry(client), later_entries(client)
+    assert all(used.values()) and set(waiting) == {made[f"{t} retrying"] for t in TENANTS}
     store.redis.close()
 
     # A process of another count is refused at start, before the move; the CLI says so too.
@@ -181,12 +223,15 @@ def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_t
         tags = bucket_tags_in(client)
         assert tags <= set(keys.bucket_tags(buckets)), tags
         assert tenant_counts(client) == counts
+        # Usage counted once, kept as long; the backed-off retries in their new buckets, due when they were.
+        assert usage_of(moved_store) == used and usage_expiry(client) == used_until
+        assert later_entries(client) == waiting
         for tenant in TENANTS:
             # The key's record and the redrive's mark moved with the store: the same request replays.
             again = controls.redrive(moved_store, made[f"{tenant} redriven"], idempotency=REDRIVE_KEY, tenant=tenant)
             assert again.replayed
         for tenant in TENANTS:
-            # The listing's indexes moved too: each tenant still lists its own six roots.
+            # The listing's indexes moved too: each tenant still lists its own roots.
             listed = moved_store.queries.list_jobs(tenant=tenant, limit=50)
             assert {j["id"] for j in listed.jobs} == {v for k, v in made.items() if k.startswith(tenant)}
         moved_store.redis.close()
@@ -214,6 +259,72 @@ def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_t
         wait_until(lambda: tenant_counts(client) == {}, WAIT, interval=0.2, message="in-flight counts left")
     finally:
         group.close()
+
+
+def turns_behind_ready(client: Redis) -> list[str]:
+    """The queued jobs whose tenant's next turn in their bucket is not behind their own (ready.lua keeps it
+    behind every one): none, once the lanes' turns moved with the ready entries."""
+    behind: list[str] = []
+    for bucket in keys.buckets():
+        for lane in ("interactive", "batch"):
+            listed: list[Any] = list(client.zrange(keys.ready(bucket, "echo", lane), 0, -1, withscores=True))
+            for member, turn in listed:
+                job_id = member.decode()
+                finish = client.hget(keys.turns(bucket), f"{keys.TURN_FINISH}echo:{lane}:{keys.tag_of(job_id)}")
+                if finish is None or not turn < float(finish):
+                    behind.append(job_id)
+    return behind
+
+
+@pytest.mark.parametrize("where", ["one Redis", "a Redis Cluster"])
+def test_usage_of_many_buckets_moved_into_one_is_added_up_once(where, request, counting):
+    if where == "one Redis":
+        url, more = request.getfixturevalue("server").url_for(7), {}
+        connect = lambda: Redis.from_url(url)  # noqa: E731
+    else:
+        cluster = request.getfixturevalue("empty_cluster")
+        more = {**cluster.env(), "CELERY_BROKER_URL": request.getfixturevalue("redis_server").url_for(9)}
+        url, connect = more["REDIS_URL"], cluster.client
+    keys.use_bucket_count(24)
+    store = JobStore(connect(), Settings.from_env({**more, **ENV, "REDIS_URL": url, "OCRGW_STORE_BUCKETS": "24"}))
+    made = jobs_of_every_status(store)
+    # More completed jobs, so that each tenant has usage records in several buckets.
+    for tenant in TENANTS:
+        for i in range(8):
+            done = store.create_single(echo(f"more {i}"), owner=Owner(tenant)).job_id
+            claim = store.claim(done)
+            assert claim is not None
+            store.complete(done, claim.attempt, {"text": "more"})
+    records = list(store.redis.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:{keys.USAGE}*"))
+    assert len(records) > 2 * len(TENANTS)
+    tenant_days = {_text_of(k).partition("}:")[2] for k in records}  # usage:<tenant tag>:<day>
+    before, used, used_until = statuses(store, made), usage_of(store), usage_expiry(store.redis)
+    waiting = later_entries(store.redis)
+    assert turns_behind_ready(store.redis) == []
+    store.redis.close()
+
+    moved = command(url, 1, "migrate", more=more)
+
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert "from 24 buckets to 1)" in moved.stdout and "usage" in moved.stdout, moved.stdout
+    keys.use_bucket_count(1)
+    client = connect()
+    try:
+        moved_store = JobStore(client, Settings.from_env({**more, **ENV, "REDIS_URL": url, "OCRGW_STORE_BUCKETS": "1"}))
+        assert statuses(moved_store, made) == before
+        # One record per tenant and day now, each the sum of the records it was made of, kept as long.
+        after = [_text_of(k) for k in client.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:{keys.USAGE}*")]
+        assert sorted(k.partition("}:")[2] for k in after) == sorted(tenant_days)
+        assert usage_of(moved_store) == used and usage_expiry(client) == used_until
+        assert later_entries(client) == waiting
+        assert turns_behind_ready(client) == []
+        assert bucket_tags_in(client) <= set(keys.bucket_tags(1))
+    finally:
+        client.close()
+
+
+def _text_of(key: bytes | str) -> str:
+    return key.decode() if isinstance(key, bytes) else key
 
 
 def test_the_move_is_refused_while_a_process_is_connected(server, counting, tmp_path):
@@ -331,12 +442,13 @@ def test_on_a_cluster_a_store_moves_to_24_buckets_and_back(empty_cluster, redis_
     store = JobStore(empty_cluster.client(), Settings.from_env({**cluster, **ENV, "OCRGW_STORE_BUCKETS": "1"}))
     made = jobs_of_every_status(store)
     before, counts = statuses(store, made), tenant_counts(store.redis)
+    used, used_until, waiting = usage_of(store), usage_expiry(store.redis), later_entries(store.redis)
     store.redis.close()
 
     for buckets in (24, 1):
         moved = command(cluster["REDIS_URL"], buckets, "migrate", more=cluster)
         assert moved.returncode == 0, moved.stdout + moved.stderr
-        assert f"to {buckets})" in moved.stdout and "job               24 keys" in moved.stdout, moved.stdout
+        assert f"to {buckets})" in moved.stdout and "job               26 keys" in moved.stdout, moved.stdout
         keys.use_bucket_count(buckets)
         with empty_cluster.client() as client:
             assert recorded(client) == Layout(buckets)
@@ -344,6 +456,9 @@ def test_on_a_cluster_a_store_moves_to_24_buckets_and_back(empty_cluster, redis_
             assert statuses(moved_store, made) == before
             assert bucket_tags_in(client) <= set(keys.bucket_tags(buckets))
             assert tenant_counts(client) == counts
+            assert usage_of(moved_store) == used and usage_expiry(client) == used_until
+            assert later_entries(client) == waiting
+            assert not list(client.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:usage-moved:*"))
             for tenant in TENANTS:
                 again = controls.redrive(
                     moved_store, made[f"{tenant} redriven"], idempotency=REDRIVE_KEY, tenant=tenant
