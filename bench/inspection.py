@@ -11,9 +11,11 @@ and the kinds alternate, so the reference and the rest see the same machine:
 (bombs)       ten copies of a PDF under 1 KB whose cross-reference stream,
               deflated twice, inflates to 200 MB: refused at its first child
               (422 invalid_document) under the bound on opening a PDF.
-(slow)        ten different PDFs, each about a fifth of a second of PDFium
-              (a cross-reference table rebuilt from 2 MB): refused 413
-              inspection_budget_exceeded once the budget is spent.
+(slow)        ten different PDFs, each a tenth to a fifth of a second of
+              PDFium (a cross-reference table rebuilt from 2 MB): refused 413
+              inspection_budget_exceeded once the budget is spent, or
+              accepted when the machine checks all ten within it (context:
+              the run counts its refusals).
 (copies)      two hundred copies of one tiny PDF: accepted after one check.
 (different)   two hundred different tiny PDFs: accepted, opened one after
               another in one forked process.
@@ -42,7 +44,7 @@ ROUNDS, QUICK_ROUNDS = 5, 1
 #: What the issue asks of a request whose documents are costly: answered (accepted or refused) within this.
 ANSWER_TARGET_SECONDS = 2.0
 #: What each kind must be answered, so that a figure never times the wrong outcome.
-EXPECTED = {"ref": 202, "bombs": 422, "slow": 413, "copies": 202, "different": 202}
+EXPECTED = {"ref": {202}, "bombs": {422}, "slow": {202, 413}, "copies": {202}, "different": {202}}
 
 
 def _group(documents: list[bytes]) -> bytes:
@@ -76,13 +78,15 @@ def run(bench: Bench) -> dict:
         for body in requests.values():
             http.request("POST", "/jobs", body)
     times: dict[str, list[float]] = {kind: [] for kind in requests}
+    refused_slow = 0
     for number, order in enumerate(rotations(list(requests), rounds)):
         with bench.phase(f"round {number + 1}", *ROUND_DEADLINE):
             for kind in order:
                 seconds, (status, answer) = timed(partial(http.request, "POST", "/jobs", requests[kind]))
-                if status != EXPECTED[kind]:
+                if status not in EXPECTED[kind]:
                     raise AssertionError(f"{kind}: answered {status}, not {EXPECTED[kind]}: {answer[:300]!r}")
                 times[kind].append(seconds)
+                refused_slow += kind == "slow" and status == 413
     http.close()
     bench.stop(web)
     with bench.client(INSPECTION_DB) as client:
@@ -96,6 +100,7 @@ def run(bench: Bench) -> dict:
         if kind != "ref":
             figures[f"{kind}_over_ref"] = seconds / medians["ref"]
     figures["body_bytes_bombs"] = len(requests["bombs"])
+    figures["slow_refused"] = refused_slow
     checks = [
         check("ten 200 MB bombs: worst answer", max(times["bombs"]), "<=", ANSWER_TARGET_SECONDS, " s"),
         check("200 copies of a PDF: worst answer", max(times["copies"]), "<=", ANSWER_TARGET_SECONDS, " s"),
@@ -108,6 +113,6 @@ def run(bench: Bench) -> dict:
     context = {
         "gateway_command": web.command,
         "seconds": {kind: [round(s, 4) for s in values] for kind, values in times.items()},
-        "expected_status": EXPECTED,
+        "expected_status": {kind: sorted(statuses) for kind, statuses in EXPECTED.items()},
     }
     return result(NAME, options, figures=figures, checks=checks, context=context, method=__doc__)
