@@ -17,6 +17,14 @@ a receiver that never answers.  A socket timeout alone bounds each read,
 and a receiver answering a byte at a time would hold a deliverer's thread
 for as long as it liked.  What an attempt records says what failed or was
 refused, never which address the host name resolved to; the log says more.
+
+A lookup the deadline gave up on still runs, in its thread, until the
+resolver gives up too, so the threads are counted (``LOOKUPS``): a process
+runs at most ``LOOKUP_THREADS`` lookups at once, and one tenant's callbacks
+at most ``LOOKUP_THREADS_PER_TENANT`` of them.  An attempt that would need
+one more fails at once as a timeout, and is retried like any other; a
+tenant whose name server never answers so holds a few threads of its own,
+and leaves the others to everyone else.
 """
 
 from __future__ import annotations
@@ -81,12 +89,21 @@ def headers(body: bytes, attempt: int, secret: str, timestamp: int, message_id: 
     return out
 
 
-def post(url: str, body: bytes, request_headers: Mapping[str, str], *, timeout: float, allow_private: bool) -> Answer:
+def post(
+    url: str,
+    body: bytes,
+    request_headers: Mapping[str, str],
+    *,
+    timeout: float,
+    allow_private: bool,
+    tenant: str = "",
+) -> Answer:
     """POSTs ``body`` to ``url`` once; never raises for anything the network or the receiver does.
 
     Resolving the host name, connecting, TLS, sending and the answer's status
     and headers all end within ``timeout`` seconds together, or the attempt
-    fails as a timeout.
+    fails as a timeout.  ``tenant``: whose webhook it is, whose share of the
+    lookup threads its host name's lookup takes.
     """
     try:
         target = webhook_urls.parse(url)
@@ -94,7 +111,9 @@ def post(url: str, body: bytes, request_headers: Mapping[str, str], *, timeout: 
         return Answer(None, AttemptError.INVALID_URL, str(error))
     with Deadline(timeout) as deadline:
         try:
-            addresses = resolve(target, deadline)
+            addresses = resolve(target, deadline, tenant)
+        except LookupsBusy as busy:
+            return Answer(None, AttemptError.TIMEOUT, LOOKUPS_BUSY_ERROR, detail=f"{target.host}: {busy}")
         except ResolutionTimedOut:
             return Answer(
                 None,
@@ -114,6 +133,8 @@ def post(url: str, body: bytes, request_headers: Mapping[str, str], *, timeout: 
 
 
 UNRESOLVABLE_ERROR = "the callback's host name does not resolve"
+# The same words whether the tenant's share or the process's was taken: the latter is other tenants' doing.
+LOOKUPS_BUSY_ERROR = "the host name was not looked up: earlier lookups have not ended yet"
 # A deliverer's own failure is recorded in these words only: its exception could name ocrgw's hosts.
 INTERNAL_ERROR = "the deliverer failed; see its log"
 REFUSED_ERROR = "callback address refused: not a public address"
@@ -171,7 +192,58 @@ class ResolutionTimedOut(TimeoutError):
     """Raised when the system resolver has not answered for a host name by the attempt's deadline."""
 
 
-def resolve(target: Target, deadline: Deadline | None = None) -> list[IPAddress]:
+class LookupsBusy(ResolutionTimedOut):
+    """Raised when a lookup would take a thread past the process's bound or the tenant's share."""
+
+
+#: How many host name lookups a process runs at once, each in a thread of its own.
+LOOKUP_THREADS = 32
+#: How many of those one tenant's callbacks may hold: a name server that never answers holds them.
+LOOKUP_THREADS_PER_TENANT = 4
+
+
+class LookupThreads:
+    """The lookups running in a process, counted in all and per tenant, each below its bound.
+
+    A slot is taken before a lookup's thread starts and given back by the
+    thread itself when ``getaddrinfo`` returns, however long after the
+    attempt's deadline that is.
+    """
+
+    def __init__(self, size: int = LOOKUP_THREADS, per_tenant: int = LOOKUP_THREADS_PER_TENANT):
+        self.size = size
+        self.per_tenant = per_tenant
+        self._running: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def take(self, tenant: str) -> None:
+        """Takes a slot for ``tenant``, or raises ``LookupsBusy``."""
+        with self._lock:
+            if self._running.get(tenant, 0) >= self.per_tenant:
+                raise LookupsBusy(f"{self.per_tenant} lookups of the tenant's callbacks are still running")
+            if sum(self._running.values()) >= self.size:
+                raise LookupsBusy(f"{self.size} lookups are still running in this process")
+            self._running[tenant] = self._running.get(tenant, 0) + 1
+
+    def give_back(self, tenant: str) -> None:
+        with self._lock:
+            left = self._running.get(tenant, 0) - 1
+            if left > 0:
+                self._running[tenant] = left
+            else:
+                self._running.pop(tenant, None)
+
+    def running(self, tenant: str | None = None) -> int:
+        """How many lookups are running: a tenant's, or all."""
+        with self._lock:
+            return sum(self._running.values()) if tenant is None else self._running.get(tenant, 0)
+
+
+#: This process's lookups.
+LOOKUPS = LookupThreads()
+
+
+def resolve(target: Target, deadline: Deadline | None = None, tenant: str = "") -> list[IPAddress]:
     """Every address of the target's host, in the resolver's order (an IP literal is its own).
 
     With a ``deadline``, a name's lookup ends by it or raises
@@ -180,13 +252,15 @@ def resolve(target: Target, deadline: Deadline | None = None) -> list[IPAddress]
     ``resolv.conf``'s, and a receiver's own name server can be made never to
     answer), so the lookup runs in a thread of its own and the attempt waits
     for it only until the deadline: a lookup still running then is left to
-    end in its thread, by those timeouts, holding nothing of the attempt's.
-    An IP literal needs no lookup and gets no thread.
+    end in its thread, by those timeouts, holding nothing of the attempt's
+    but its slot in ``LOOKUPS`` (``LookupsBusy`` when ``tenant``'s share or
+    the process's is taken).  An IP literal needs no lookup and gets no
+    thread.
     """
     if deadline is None or _is_literal(target.host):
         infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
     else:
-        infos = _Lookup(target).within(deadline)
+        infos = _Lookup(target, tenant).within(deadline)
     addresses: list[IPAddress] = []
     for _family, _type, _proto, _name, sockaddr in infos:
         address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
@@ -206,14 +280,22 @@ def _is_literal(host: str) -> bool:
 class _Lookup:
     """One ``getaddrinfo`` call in a daemon thread, which the attempt waits for until its deadline."""
 
-    def __init__(self, target: Target):
+    def __init__(self, target: Target, tenant: str):
         self.target = target
+        self.tenant = tenant
+        self.slots = LOOKUPS
         self.done = threading.Event()
         self.infos: list[Any] = []
         self.error: BaseException | None = None
 
     def within(self, deadline: Deadline) -> list[Any]:
-        threading.Thread(target=self._run, name=f"webhook-lookup {self.target.host}", daemon=True).start()
+        self.slots.take(self.tenant)
+        try:
+            thread = threading.Thread(target=self._run, name=f"webhook-lookup {self.target.host}", daemon=True)
+            thread.start()
+        except BaseException:
+            self.slots.give_back(self.tenant)
+            raise
         if not self.done.wait(max(deadline.left(), 0.0)):
             raise ResolutionTimedOut(f"{self.target.host} did not resolve within {deadline.seconds:g} s")
         if self.error is not None:
@@ -226,6 +308,7 @@ class _Lookup:
         except BaseException as error:  # handed to the attempt, which raises it in its own thread
             self.error = error
         finally:
+            self.slots.give_back(self.tenant)
             self.done.set()
 
 

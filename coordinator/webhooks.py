@@ -75,9 +75,8 @@ class Deliverer:
                 ", ".join(unsigned),
             )
 
-    def secret(self, job_id: str, record: dict[str, str]) -> str:
+    def secret(self, tenant: str) -> str:
         """The secret of the tenant whose webhook it is; '' for none."""
-        tenant = webhooks.tenant_of(self.store, job_id, record)
         return webhook_secrets.secret_for(self.settings.webhook_secrets, self.settings.webhook_secret, tenant)
 
     def deliver(self, job_id: str, attempt: int) -> str:
@@ -91,13 +90,15 @@ class Deliverer:
             return "stale"
         try:
             body = self.body(record)
-            secret, message_id = self.secret(job_id, record), webhooks.message_id(job_id, record)
+            tenant = webhooks.tenant_of(self.store, job_id, record)
+            secret, message_id = self.secret(tenant), webhooks.message_id(job_id, record)
             answer = delivery.post(
                 webhooks.callback_url(record),
                 body,
                 delivery.headers(body, attempt, secret, int(self.clock()), message_id),
                 timeout=self.settings.webhook_timeout,
                 allow_private=bool(self.settings.webhook_allow_private),
+                tenant=tenant,
             )
         except Exception as error:  # a bug: recorded like any failed attempt, so that it too is given up in time
             log.exception("webhook of %s, attempt %d: could not be sent", job_id, attempt)

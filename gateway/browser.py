@@ -1,4 +1,5 @@
-"""What the gateway tells a browser about each answer, and which ``Host`` it answers to.
+"""What the gateway tells a browser about each answer, which ``Host`` it answers to, and whose pages may
+change anything.
 
 The dashboard (``/ui``) keeps a user's API key in the tab's ``sessionStorage``,
 on the gateway's own origin, beside the API, the manual and Swagger UI.  So no
@@ -24,10 +25,20 @@ another site, nor be read as another type than the one it names:
 API key included): a page on another site that has its own name resolve to
 the gateway's address (DNS rebinding) reaches it under that name, and is
 refused with ``400 host_not_allowed``.  An IP address is always accepted, as
-no name is involved, and so are the probes, whichever ``Host`` they name (an
-orchestrator probes a container by its address).  Without the setting the
+no name is involved, and so are the probes and ``/metrics``, whichever ``Host``
+they name (an orchestrator probes a container by its address, Prometheus
+scrapes a target by the name it was given).  Without the setting the
 gateway answers to ``localhost`` (and its subdomains) and to this machine's
 own names, which covers a start on one machine (``ocrgw up``).
+
+A request that changes something (``POST``, ``PUT``, ``PATCH``, ``DELETE``)
+is then refused with ``403 cross_site_request`` if a browser says a page of
+another site sent it: an ``Origin`` that is not the request's own, or
+``Sec-Fetch-Site: cross-site``.  The JSON type a body must have keeps a page
+from sending a JSON job without a preflight, but not a raw ``text/plain``
+document nor a control with no body at all; a browser sends ``Origin`` with
+every one of those (``no-cors`` included), and a program sends neither
+header, so the CLI and curl are not affected.
 """
 
 from __future__ import annotations
@@ -53,8 +64,12 @@ ALWAYS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 CSP = "Content-Security-Policy"
 #: The pages whose inline styles (set by tools outside the project) are allowed: the manual and Swagger UI.
 _STYLED_ENDPOINTS = frozenset({"manual", "api-docs.openapi_swagger_ui"})
-#: Answered to any Host: the probes, which an orchestrator sends to a container's address or name.
-PROBE_ENDPOINTS = frozenset({"api.healthz", "api.readyz"})
+#: Answered to any Host: the probes, which an orchestrator sends to a container's address or name, and the
+#: metrics, which Prometheus scrapes by a target's name (``gw1:8000``); none carries a job's data or changes
+#: anything, so a page that reaches them under a name of its own learns nothing of a tenant's.
+PROBE_ENDPOINTS = frozenset({"api.healthz", "api.readyz", "metrics"})
+#: The methods that change something, which a page of another site may not send (``check_origin``).
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 #: Any host at all: the check is left to a proxy in front.
 ANY_HOST = "*"
 #: What the gateway answers to without ``OCRGW_ALLOWED_HOSTS`` (besides any IP address and this machine's names).
@@ -197,17 +212,52 @@ def check_host(allowed: AllowedHosts) -> None:
         )
 
 
+# -- Origin -----------------------------------------------------------------------------------------
+
+
+def check_origin() -> None:
+    """``403 cross_site_request`` for a request that changes something and that a browser says a page of
+    another site sent: an ``Origin`` that is not the request's own, or ``Sec-Fetch-Site: cross-site``."""
+    if request.method not in UNSAFE_METHODS:
+        return
+    if request.headers.get("Sec-Fetch-Site", "").strip().lower() == "cross-site":
+        raise Problem("cross_site_request", "A browser sent this request from a page of another site.")
+    origin = request.headers.get("Origin")
+    if origin is not None and not is_own_origin(origin, request.headers.get("Host"), request.scheme):
+        raise Problem(
+            "cross_site_request",
+            f"A browser sent this request from a page of another origin ({origin.strip()[:100]!r}); the gateway "
+            "takes changes from its own pages and from clients that are not browsers only.",
+        )
+
+
+def is_own_origin(origin: str, host_header: str | None, scheme: str) -> bool:
+    """Whether ``origin`` (``scheme://host[:port]``) is the origin the request was sent to.
+
+    Its host and port are the ``Host`` header's, to the letter: a browser writes both from the one URL, and
+    each leaves out the scheme's default port.  Its scheme is the request's, or ``https`` where the gateway
+    was reached by ``http``: a proxy in front that ends TLS passes an https page's request on as http.
+    ``null`` (a sandboxed frame, a ``data:`` page) is no one's origin.
+    """
+    if host_header is None:
+        return False
+    origin_scheme, separator, authority = origin.strip().lower().partition("://")
+    return bool(separator) and origin_scheme in {scheme, "https"} and authority == host_header.strip().lower()
+
+
 def install(app: Flask, allowed_hosts: Sequence[str]) -> AllowedHosts:
-    """Checks each request's Host before anything else, and adds the headers above to every answer.
+    """Checks each request's Host, then its Origin, before anything else, and adds the headers above to
+    every answer.
 
     ``allowed_hosts``: ``OCRGW_ALLOWED_HOSTS``; empty, the defaults (``default_hosts``).
     """
     allowed = AllowedHosts.of(allowed_hosts or default_hosts())
 
     @app.before_request
-    def refuse_other_hosts() -> None:
+    def refuse_other_hosts_and_sites() -> None:
         if request.endpoint not in PROBE_ENDPOINTS:
             check_host(allowed)
+        check_origin()
 
     app.after_request(protect)
     return allowed

@@ -44,6 +44,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "invalid_metrics_token": (401, "Invalid metrics token"),
     "on_prem_required": (403, "Document must stay on premises"),
     "admin_key_required": (403, "Admin key required"),
+    "cross_site_request": (403, "Request from a page of another site"),
     "interactive_not_allowed": (403, "Interactive lane not allowed for this key"),
     "job_not_found": (404, "Job not found"),
     "table_not_found": (404, "Table not found"),

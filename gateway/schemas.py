@@ -443,18 +443,31 @@ class ResultPdfQuery(Schema):
     )
 
 
+#: The years a usage range may name, in UTC: after the epoch, and short of the last year a date-time holds.
+MOMENT_YEARS = (1971, 9998)
+
+
 class Moment(Text):
-    """A date (``2026-12-01``: its start, UTC) or an RFC 3339 date-time (without an offset: UTC)."""
+    """A date (``2026-12-01``: its start, UTC) or an RFC 3339 date-time (without an offset: UTC), loaded in UTC.
+
+    It is converted here, where a moment that has no UTC date-time (``9999-12-31T19:00:00-05:00``) is an
+    invalid field rather than an overflow further on; and it must fall before 9999, so that the periods
+    counted from it (an hour, a day on) are dates too.
+    """
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
         try:
             moment = datetime.fromisoformat(text.replace("z", "Z")) if len(text) <= 40 else None
-        except ValueError:
+            if moment is not None:
+                moment = moment.astimezone(UTC) if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+        except (ValueError, OverflowError):
             moment = None
-        if moment is None or moment.year < 1971:
-            raise ValidationError("Not a date (YYYY-MM-DD) or an RFC 3339 date-time after 1970.")
-        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+        if moment is None or not MOMENT_YEARS[0] <= moment.year <= MOMENT_YEARS[1]:
+            raise ValidationError(
+                f"Not a date (YYYY-MM-DD) or an RFC 3339 date-time from {MOMENT_YEARS[0]} to {MOMENT_YEARS[1]} (UTC)."
+            )
+        return moment
 
 
 class UsageQuery(Schema):

@@ -32,6 +32,15 @@ PROBLEMS: dict[str, tuple[str, str]] = {
         "Reach the gateway by a name its operator lists, or by its IP address; an operator adds the names "
         "clients use to `OCRGW_ALLOWED_HOSTS` (see [Browsers](../security/browsers.md)). Nothing was stored.",
     ),
+    "cross_site_request": (
+        "A browser sent this request (`POST`, `PATCH` or `DELETE`) from a page of another site: its `Origin` "
+        "header names another origin than the one the request went to, or its `Sec-Fetch-Site` header is "
+        "`cross-site`. A page elsewhere could otherwise submit a document or redrive a group on a gateway "
+        "without keys.",
+        "Use the gateway's own pages (the dashboard, Swagger UI), or a client that is not a browser (the CLI, "
+        "curl, a program), which sends neither header. Behind a proxy, have it pass the client's `Host` on "
+        "(see [Browsers](../security/browsers.md)). Nothing was stored.",
+    ),
     "invalid_last_event_id": (
         "A live event stream (`GET /jobs/{id}/events` as `text/event-stream`) was asked to resume from a "
         "`Last-Event-ID` that is not an event id (`<milliseconds>-<sequence>`, as the stream's `id:` lines give).",

@@ -27,6 +27,8 @@ blueprint = Blueprint("api", __name__, url_prefix="/", description="OCR jobs, fa
 SERVER_LIMITS = ("uri_too_long", "request_header_fields_too_large")
 #: A Host the gateway does not answer to: refused before any route but the probes runs (gateway.browser).
 HOST_CHECK = ("host_not_allowed",)
+#: A change sent by a page of another site: refused before any route runs (gateway.browser).
+ORIGIN_CHECK = ("cross_site_request",)
 #: Every route but the probes wants an API key; every read may find Redis away; every route may hit a bug.
 ALWAYS = (*AUTH_PROBLEMS, "store_unavailable", "internal_error", *SERVER_LIMITS, *HOST_CHECK)
 #: A body past OCRGW_MAX_BODY_BYTES, refused before it is read.

@@ -33,7 +33,16 @@ from __future__ import annotations
 
 from flask import jsonify, request
 
-from gateway.api.common import ALWAYS, JOB_VIEW, PARENT_VIEW, WITH_A_BODY, blueprint, job_view, record_of
+from gateway.api.common import (
+    ALWAYS,
+    JOB_VIEW,
+    ORIGIN_CHECK,
+    PARENT_VIEW,
+    WITH_A_BODY,
+    blueprint,
+    job_view,
+    record_of,
+)
 from gateway.auth import current_principal
 from gateway.openapi import operation, problems
 from gateway.problems import Problem
@@ -133,7 +142,7 @@ def _keep_a_cancel_on_premises(record: dict[str, str]) -> None:
 @blueprint.alt_response(
     202, schema=JOB_VIEW, description="Asked to stop: a running job ends cancelled at its next page."
 )
-@problems(blueprint, "on_prem_required", "job_not_found", "job_finished", *ALWAYS)
+@problems(blueprint, "on_prem_required", "job_not_found", "job_finished", *ORIGIN_CHECK, *ALWAYS)
 def cancel(job_id: str):
     """Cancel a job, a child or a whole group; completed children keep their results"""
     record = record_of(job_id)  # 404, and keeps unchecked ids away from the keys
@@ -163,6 +172,7 @@ def cancel(job_id: str):
     "json_content_type_required",
     "invalid_field",
     *WITH_A_BODY,
+    *ORIGIN_CHECK,
     *ALWAYS,
 )
 def set_cap(job_id: str, max_parallel: int):
@@ -194,6 +204,7 @@ def set_cap(job_id: str, max_parallel: int):
     "json_content_type_required",
     "invalid_field",
     *WITH_A_BODY,
+    *ORIGIN_CHECK,
     *ALWAYS,
 )
 def retry(job_id: str, include_cancelled: bool):

@@ -13,7 +13,7 @@ from dataclasses import replace
 from flask import Response, jsonify, request
 
 from gateway import drain, metrics, views
-from gateway.api.common import ALWAYS, JOB_VIEW, blueprint, job_view, links, record_of
+from gateway.api.common import ALWAYS, JOB_VIEW, ORIGIN_CHECK, blueprint, job_view, links, record_of
 from gateway.auth import current_principal
 from gateway.bodies import read_body
 from gateway.openapi import operation, problems
@@ -70,6 +70,7 @@ INTERACTIVE_RETRY_AFTER_SECONDS = 1
     "interactive_not_allowed",
     "interactive_limit_reached",
     "draining",
+    *ORIGIN_CHECK,
     *ALWAYS,
 )
 def submit():

@@ -1,6 +1,7 @@
 """What a browser is told and what it may send, on the real stack (gunicorn serving the gateway as the
 Procfile does, a worker, the coordinator and beat): the security headers of every answer, hOCR sandboxed,
-a JSON body only as JSON, the Host check, and a repeated Idempotency-Key header as gunicorn passes it on.
+a JSON body only as JSON, the Host check (and the metrics outside it), a change from a page of another site,
+and a repeated Idempotency-Key header as gunicorn passes it on.
 
 Every refusal is a problem document and leaves the job store as it was.
 """
@@ -133,6 +134,49 @@ def test_a_request_under_another_host_is_refused_and_stores_nothing(api, db):
     assert status == 202, answer
     probe = raw_exchange(api.base_url, b"GET /healthz HTTP/1.1\r\nHost: pod.svc:8000\r\nConnection: close\r\n\r\n")
     assert probe[0] == 200
+
+
+def test_prometheus_scrapes_the_metrics_by_a_name_of_its_own(api):
+    # As deploy/prometheus names its targets: gw1:8000, which OCRGW_ALLOWED_HOSTS does not list.
+    status, headers, body = raw_exchange(
+        api.base_url, b"GET /metrics HTTP/1.1\r\nHost: gw1:8000\r\nConnection: close\r\n\r\n"
+    )
+
+    assert status == 200, body
+    assert headers["Content-Type"].startswith("text/plain")
+    assert b"# TYPE " in body
+    # A route with a tenant's data is still refused under that name.
+    refused = raw_exchange(api.base_url, b"GET /jobs HTTP/1.1\r\nHost: gw1:8000\r\nConnection: close\r\n\r\n")
+    assert refused[0] == 400 and json.loads(refused[2])["code"] == "host_not_allowed"
+
+
+ANOTHER_SITE = [{"Origin": "https://evil.example"}, {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}]
+
+
+@pytest.mark.parametrize("sent", ANOTHER_SITE, ids=["origin", "null-origin", "sec-fetch-site"])
+def test_a_change_a_page_of_another_site_sends_is_403_and_changes_nothing(api, db, sent):
+    group = {"fanout": {"max_parallel": 1, "children": [{**echo_job("x"), "options": {"fail": True}}]}}
+    parent_id = accepted(api.post_json(group))
+    assert wait_for_job(api.job, parent_id, timeout=ECHO_TIMEOUT)["status"] == "failed"
+    before = ocrgw_keyspace(db)
+
+    # What a page elsewhere can send without a preflight, or with one the gateway never grants.
+    refused = [
+        api.post_raw(b"a raw text document", "text/plain", model="echo", headers=sent),
+        api.request("POST", f"/jobs/{parent_id}/retry", headers=sent),  # no body, no Content-Type
+        api.request("PATCH", f"/jobs/{parent_id}", json={"max_parallel": 3}, headers=sent),
+        api.request("DELETE", f"/jobs/{parent_id}", headers=sent),
+        api.post_json(echo_job("forged"), headers=sent),
+    ]
+
+    for response in refused:
+        assert_problem(response, 403, "cross_site_request")
+        assert_protected(response.headers)
+    assert ocrgw_keyspace(db) == before
+    # The gateway's own pages send its origin, and a program sends none: both are answered.
+    own = {"Origin": api.base_url.rstrip("/"), "Sec-Fetch-Site": "same-origin"}
+    assert api.request("POST", f"/jobs/{parent_id}/retry", headers=own).status_code == 202
+    assert accepted(api.post_raw(b"a raw text document", "text/plain", model="echo"))
 
 
 def test_a_repeated_idempotency_key_header_is_400_and_stores_nothing(api, db):

@@ -289,6 +289,65 @@ def test_a_name_whose_resolver_never_answers_fails_as_a_timeout_at_the_attempt_s
     assert "hooks.never-answers.example" in asked  # the lookup went to the silent server
 
 
+def _lookup_threads() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name.startswith("webhook-lookup ")]
+
+
+def test_lookups_that_never_end_hold_at_most_a_tenant_s_share_of_a_bounded_pool(monkeypatch):
+    # Each attempt at a name whose resolver never answers leaves its lookup running after the deadline.
+    # Without the pool every attempt would leave one more thread behind; with it, a tenant holds at most
+    # its share, the process at most its bound, and an attempt past them fails at once as a timeout.
+    never = threading.Event()
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host.endswith(".silent.example"):
+            never.wait(60)  # until the test is done with it
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        if host == "quick.example":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+        return real(host, port, *args, **kwargs)
+
+    pool = delivery.LookupThreads(size=3, per_tenant=2)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(delivery, "LOOKUPS", pool)
+    headers = delivery.headers(BODY, 1, SECRET, 1700000000, "msg_job_0")
+
+    def attempt(tenant: str, host: str = "hooks.silent.example", timeout: float = 0.05):
+        return post(f"http://{host}/hook", BODY, headers, timeout=timeout, allow_private=True, tenant=tenant)
+
+    earlier = set(_lookup_threads())
+    try:
+        alpha = [attempt("alpha") for _ in range(6)]
+        beta = [attempt("beta") for _ in range(3)]
+        held = (pool.running("alpha"), pool.running("beta"), pool.running(), len(set(_lookup_threads()) - earlier))
+        with Receiver() as receiver:
+            # A name that resolves still waits for a slot: none is free in the process.
+            busy = attempt("gamma", f"quick.example:{receiver.port}", timeout=5)
+    finally:
+        never.set()
+    for thread in set(_lookup_threads()) - earlier:
+        thread.join(10)
+
+    # Two of alpha's lookups ran into the deadline and hold their threads; the four after them were refused.
+    assert [a.error for a in alpha] == [
+        "the host name did not resolve within 0.05 s",
+        "the host name did not resolve within 0.05 s",
+        *[delivery.LOOKUPS_BUSY_ERROR] * 4,
+    ]
+    assert {a.error_code for a in alpha + beta + [busy]} == {AttemptError.TIMEOUT}
+    assert [a.error for a in beta] == [
+        "the host name did not resolve within 0.05 s",
+        *[delivery.LOOKUPS_BUSY_ERROR] * 2,  # the process's bound, 3, is reached
+    ]
+    assert held == (2, 1, 3, 3)
+    assert busy.error == delivery.LOOKUPS_BUSY_ERROR and "3 lookups are still running" in busy.detail
+    # Once the resolver has given up, every slot is free again and a name that resolves is delivered.
+    assert (pool.running(), set(_lookup_threads()) - earlier) == (0, set())
+    with Receiver() as receiver:
+        assert attempt("alpha", f"quick.example:{receiver.port}", timeout=5).delivered
+
+
 def test_a_lookup_past_the_deadline_is_a_timeout_and_one_that_answers_in_time_is_used(monkeypatch):
     release = threading.Event()
     real = socket.getaddrinfo

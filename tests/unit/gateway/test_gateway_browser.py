@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from gateway import create_app
-from gateway.browser import AllowedHosts, host_of, inline_script_hashes, page_policy
+from gateway.browser import AllowedHosts, host_of, inline_script_hashes, is_own_origin, page_policy
 
 from .keyed import keyed_settings
 from .support import assert_problem, echo_job, fanout
@@ -140,9 +140,12 @@ def test_a_local_start_is_reached_by_its_local_names_and_any_address(client, hos
     assert client.get("/models", headers={"Host": host}).status_code == 200
 
 
-def test_the_probes_answer_any_host(client):
-    for path in ("/healthz", "/readyz"):
-        assert client.get(path, headers={"Host": "pod-name.namespace.svc:8000"}).status_code == 200
+def test_the_probes_and_the_metrics_answer_any_host(client):
+    for path in ("/healthz", "/readyz", "/metrics"):
+        assert client.get(path, headers={"Host": "pod-name.namespace.svc:8000"}).status_code == 200, path
+    # Prometheus scrapes a target by the name it was given, as the deployment's rules test does.
+    scraped = client.get("/metrics", headers={"Host": "gw1:8000"})
+    assert scraped.status_code == 200 and scraped.mimetype == "text/plain"
 
 
 def test_the_configured_hosts_replace_the_local_names(settings, store):
@@ -208,3 +211,64 @@ def test_a_control_refuses_a_body_or_type_that_is_not_json_and_changes_nothing(
     assert_problem(cap, 415, "json_content_type_required")
     assert keyspace() == before
     assert client.post(f"/jobs/{parent}/retry", json={"include_cancelled": False}).status_code == 202
+
+
+# -- a change only from the gateway's own pages --------------------------------------------------------
+
+ANOTHER_SITE = [
+    {"Origin": "https://evil.example"},
+    {"Origin": "http://localhost:9999"},  # the same host, another port: another origin
+    {"Origin": "null"},  # a sandboxed frame or a data: page
+    {"Sec-Fetch-Site": "cross-site"},
+    {"Origin": "http://localhost", "Sec-Fetch-Site": "cross-site"},
+]
+
+
+@pytest.mark.parametrize("sent", ANOTHER_SITE, ids=lambda sent: ",".join(f"{k}={v}" for k, v in sent.items()))
+def test_a_change_sent_from_a_page_of_another_site_is_403_and_changes_nothing(client, store, keyspace, sent):
+    parent = _failed_group(client, store)
+    before = keyspace()
+
+    refused = [
+        client.post("/jobs?model=echo", data=b"a raw text document", content_type="text/plain", headers=sent),
+        client.post("/jobs", json=echo_job(), headers=sent),
+        client.post(f"/jobs/{parent}/retry", headers=sent),  # no body, no type: what a no-cors fetch sends
+        client.patch(f"/jobs/{parent}", json={"max_parallel": 3}, headers=sent),
+        client.delete(f"/jobs/{parent}", headers=sent),
+    ]
+
+    for response in refused:
+        problem = assert_problem(response, 403, "cross_site_request")
+        assert_protected(response)
+        assert "another" in problem["detail"]
+    assert keyspace() == before
+    # Reading is not a change: a page elsewhere cannot read the answer anyway (no CORS headers).
+    assert client.get(f"/jobs/{parent}", headers=sent).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("sent", "host"),
+    [
+        ({}, "localhost:8000"),  # curl, the CLI, a program: no Origin
+        ({"Origin": "http://localhost:8000", "Sec-Fetch-Site": "same-origin"}, "localhost:8000"),  # the dashboard
+        ({"Origin": "HTTP://LocalHost:8000"}, "localhost:8000"),
+        ({"Origin": "https://ocr.localhost"}, "ocr.localhost"),  # a proxy in front ended TLS
+        ({"Sec-Fetch-Site": "none"}, "localhost"),  # typed into the address bar
+    ],
+)
+def test_a_change_from_the_gateway_s_own_pages_or_from_no_browser_is_taken(client, sent, host):
+    response = client.post("/jobs", json=echo_job(), headers={**sent, "Host": host})
+
+    assert response.status_code == 202, response.get_data(as_text=True)
+
+
+def test_an_origin_matches_the_host_it_was_sent_to_only():
+    assert is_own_origin("http://localhost:8000", "localhost:8000", "http")
+    assert is_own_origin("https://ocr.example.org", "ocr.example.org", "https")
+    assert is_own_origin("https://ocr.example.org", "ocr.example.org", "http")  # TLS ended in front
+    assert not is_own_origin("http://ocr.example.org", "ocr.example.org", "https")  # a page without TLS
+    assert not is_own_origin("http://ocr.example.org", "ocr.example.org:8000", "http")
+    assert not is_own_origin("http://ocr.example.org.evil.example", "ocr.example.org", "http")
+    assert not is_own_origin("http://localhost:8000", None, "http")
+    assert not is_own_origin("null", "localhost", "http")
+    assert not is_own_origin("localhost", "localhost", "http")

@@ -97,7 +97,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
     assert codes("/jobs", "post") == {
         "400": {"malformed_json", "invalid_base64", "invalid_idempotency_key", "host_not_allowed"},
         "401": {"missing_api_key", "invalid_api_key"},
-        "403": {"on_prem_required", "interactive_not_allowed"},
+        "403": {"on_prem_required", "interactive_not_allowed", "cross_site_request"},
         "413": {"payload_too_large", "inspection_budget_exceeded"},
         "414": {"uri_too_long"},
         "415": {
@@ -139,7 +139,7 @@ def test_each_operation_documents_the_problems_it_answers(spec):
         assert codes(path, method)["415"] == {"json_content_type_required"}, f"{method} {path}"
     # An on_prem_only key starts no cloud model through a control either.
     for path, method in (("/jobs/{job_id}", "patch"), ("/jobs/{job_id}", "delete"), ("/jobs/{job_id}/retry", "post")):
-        assert codes(path, method)["403"] == {"on_prem_required"}, f"{method} {path}"
+        assert codes(path, method)["403"] == {"on_prem_required", "cross_site_request"}, f"{method} {path}"
 
 
 def test_every_operation_but_the_probes_documents_the_host_check(spec):
@@ -147,6 +147,12 @@ def test_every_operation_but_the_probes_documents_the_host_check(spec):
         codes = problem_codes(operation)
         checked = "host_not_allowed" in codes.get("400", set())
         assert checked == (path not in ("/healthz", "/readyz")), f"{method} {path}"
+
+
+def test_every_operation_that_changes_something_documents_the_origin_check(spec):
+    for path, method, operation in operations(spec):
+        checked = "cross_site_request" in problem_codes(operation).get("403", set())
+        assert checked == (method in ("POST", "PUT", "PATCH", "DELETE")), f"{method} {path}"
 
 
 def test_every_operation_documents_the_request_line_and_headers_gunicorn_refuses(spec):

@@ -101,6 +101,11 @@ def test_another_tenant_s_usage_needs_an_admin_key(client, store):
         "from=2020-01-01&to=2026-01-01",
         "from=1960-01-01",
         "tenant=",
+        # Past the last moment a date-time holds once in UTC, or at its very edge.
+        "from=9999-12-31T19:00:00-05:00&to=9999-12-31T20:00:00-05:00",
+        "granularity=hour&from=9999-12-31T22:00:00Z&to=9999-12-31T23:59:59Z",
+        "to=9999-12-31",
+        "from=1971-01-01T00:00:00%2B23:59&to=1971-01-02",
     ],
 )
 def test_a_bad_range_is_an_invalid_field(client, query, keyspace):

@@ -27,6 +27,7 @@ class GetResultResponse500:
             - `admin_key_required` (403): Admin key required
             - `bad_request` (400): plain HTTP
             - `content_type_mismatch` (415): Content type does not match the document
+            - `cross_site_request` (403): Request from a page of another site
             - `draining` (503): Gateway draining
             - `empty_document` (422): Empty document
             - `encrypted_document` (422): Document is encrypted

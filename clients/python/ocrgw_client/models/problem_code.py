@@ -5,6 +5,7 @@ class ProblemCode(StrEnum):
     ADMIN_KEY_REQUIRED = "admin_key_required"
     BAD_REQUEST = "bad_request"
     CONTENT_TYPE_MISMATCH = "content_type_mismatch"
+    CROSS_SITE_REQUEST = "cross_site_request"
     DRAINING = "draining"
     EMPTY_DOCUMENT = "empty_document"
     ENCRYPTED_DOCUMENT = "encrypted_document"
