@@ -7,6 +7,7 @@ queued, for the caller to publish.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,8 +102,9 @@ def redrive(
     same request sent again finishes the job, the group's mark telling a
     redrive that ran from one that did not; so no key ever redrives twice.
     """
+    token = secrets.token_hex(8)
     if idempotency is not None:
-        taken = _reserve_key(store, TAKE, parent_id, idempotency, tenant)
+        taken = _reserve_key(store, TAKE, parent_id, idempotency, tenant, token)
         if taken.code == Reply.KEY_REUSED:
             raise IdempotencyKeyReused("this Idempotency-Key was used for a different request")
         if taken.code == Reply.REPLAYED and not taken.pending:
@@ -132,7 +134,7 @@ def redrive(
         store.room_made(parent_id)
     if idempotency is not None:
         ran = reply.code in (Reply.OK, Reply.REPLAYED)
-        _reserve_key(store, SETTLE if ran else FREE, parent_id, idempotency, tenant)
+        _reserve_key(store, SETTLE if ran else FREE, parent_id, idempotency, tenant, token)
     if reply.code == Reply.REPLAYED:
         return Redriven(0, True, [])
     if reply.code == Reply.KEY_REUSED:
@@ -146,7 +148,9 @@ def redrive(
     return Redriven(reply.redriven, False, reply.released)
 
 
-def _reserve_key(store: JobStore, action: str, parent_id: str, idempotency: Idempotency, tenant: str) -> Any:
+def _reserve_key(
+    store: JobStore, action: str, parent_id: str, idempotency: Idempotency, tenant: str, token: str
+) -> Any:
     return store.scripts.run(
         RESERVE_KEY,
         keys={"idempotency": keys.idempotency(tenant, idempotency.key)},
@@ -154,6 +158,7 @@ def _reserve_key(store: JobStore, action: str, parent_id: str, idempotency: Idem
             "action": action,
             "parent_id": parent_id,
             "fingerprint": idempotency.fingerprint,
+            "token": token,
             "idempotency_ttl": store.settings.idempotency_ttl,
         },
     )
