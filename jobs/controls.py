@@ -7,26 +7,30 @@ queued, for the caller to publish.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobs import keys
-from jobs.contract import JobKind, Reply
+from jobs import interactive_share, keys
+from jobs.contract import TERMINAL, Field, JobKind, JobStatus, Priority, Reply, count_field
 from jobs.errors import (
     GroupNotFinished,
     IdempotencyKeyReused,
+    InteractiveLaneFull,
     JobFinished,
     JobNotFound,
     NotAGroup,
     NothingToRetry,
 )
 from jobs.ids import DEFAULT_TENANT
-from jobs.records import Dispatch, Idempotency
+from jobs.records import Dispatch, GroupRules, Idempotency
 from jobs.store import JobStore
 from jobs.transitions.cancel import CANCEL
 from jobs.transitions.redrive import REDRIVE
 from jobs.transitions.reserve_key import FREE, RESERVE_KEY, SETTLE, TAKE
 from jobs.transitions.set_cap import SET_CAP
+
+_TERMINAL = {s.value for s in TERMINAL}
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,19 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
     return Cancelled(reply.status, reply.released, reply.cancelled_unstarted)
 
 
-def set_cap(store: JobStore, parent_id: str, max_parallel: int) -> list[Dispatch]:
+def set_cap(store: JobStore, parent_id: str, max_parallel: int, interactive_limit: int | None = None) -> list[Dispatch]:
+    """Changes a group's cap.  An interactive group whose new cap lets it run more at once takes the places
+    for them first, in its tenant's allowance of ``interactive_limit`` (``InteractiveLaneFull`` when they do
+    not fit: nothing changes); a lower cap keeps the places it has until the group ends."""
+    if interactive_limit is not None:
+        group = store.redis.hmget(
+            keys.job(parent_id), Field.PRIORITY.value, Field.TOTAL.value, Field.MAX_PARALLEL.value
+        )
+        if _text(group[0]) == Priority.INTERACTIVE.value and group[1] is not None:
+            total, before = int(group[1]), GroupRules(int(group[2] or 0))
+            places = interactive_share.places_of(total, GroupRules(max_parallel))
+            if places > interactive_share.places_of(total, before):
+                store.interactive_share.reserve(parent_id, places, interactive_limit)
     quota = store.make_room(parent_id, max_parallel if max_parallel > 0 else store.settings.tenant_max_inflight)
     reply = store.scripts.run(
         SET_CAP,
@@ -89,8 +105,14 @@ def redrive(
     include_cancelled: bool = False,
     idempotency: Idempotency | None = None,
     tenant: str = DEFAULT_TENANT,
+    interactive_limit: int | None = None,
 ) -> Redriven:
     """Sends a finished group's failed children again; ``idempotency`` is a key of ``tenant``'s.
+
+    An interactive group ended has no places left in its tenant's allowance
+    (they are given back once it ends): it takes the places of the children
+    it sends again first, within ``interactive_limit`` (``InteractiveLaneFull``
+    when they do not fit: nothing is sent, and the key is freed).
 
     With a key, three steps in two slots, so that one key holds across
     buckets: the key is taken in its own bucket (``reserve_key``: refused if
@@ -101,12 +123,20 @@ def redrive(
     same request sent again finishes the job, the group's mark telling a
     redrive that ran from one that did not; so no key ever redrives twice.
     """
+    token = secrets.token_hex(8)
     if idempotency is not None:
-        taken = _reserve_key(store, TAKE, parent_id, idempotency, tenant)
+        taken = _reserve_key(store, TAKE, parent_id, idempotency, tenant, token)
         if taken.code == Reply.KEY_REUSED:
             raise IdempotencyKeyReused("this Idempotency-Key was used for a different request")
         if taken.code == Reply.REPLAYED and not taken.pending:
             return Redriven(0, True, [])
+    if interactive_limit is not None:
+        try:
+            _reserve_interactive_redrive(store, parent_id, include_cancelled, interactive_limit)
+        except InteractiveLaneFull:
+            if idempotency is not None:
+                _reserve_key(store, FREE, parent_id, idempotency, tenant, token)
+            raise
     # How many it sends is known only to the script: room for the cap's worth (what is unused goes back).
     quota = store.make_room(parent_id, store.settings.tenant_max_inflight)
     reply = store.scripts.run(
@@ -132,7 +162,7 @@ def redrive(
         store.room_made(parent_id)
     if idempotency is not None:
         ran = reply.code in (Reply.OK, Reply.REPLAYED)
-        _reserve_key(store, SETTLE if ran else FREE, parent_id, idempotency, tenant)
+        _reserve_key(store, SETTLE if ran else FREE, parent_id, idempotency, tenant, token)
     if reply.code == Reply.REPLAYED:
         return Redriven(0, True, [])
     if reply.code == Reply.KEY_REUSED:
@@ -146,7 +176,32 @@ def redrive(
     return Redriven(reply.redriven, False, reply.released)
 
 
-def _reserve_key(store: JobStore, action: str, parent_id: str, idempotency: Idempotency, tenant: str) -> Any:
+def _reserve_interactive_redrive(store: JobStore, parent_id: str, include_cancelled: bool, limit: int) -> None:
+    """The places of the children an interactive group's redrive sends again.  Only for a group ended: a
+    running one keeps the places it has (the redrive refuses it), and one with nothing to send needs none."""
+    group = store.redis.hmget(
+        keys.job(parent_id),
+        Field.PRIORITY.value,
+        Field.STATUS.value,
+        Field.MAX_PARALLEL.value,
+        count_field(JobStatus.FAILED),
+        count_field(JobStatus.CANCELLED),
+    )
+    if _text(group[0]) != Priority.INTERACTIVE.value or _text(group[1]) not in _TERMINAL:
+        return
+    again = int(group[3] or 0) + (int(group[4] or 0) if include_cancelled else 0)
+    if again > 0:
+        places = interactive_share.places_of(again, GroupRules(int(group[2] or 0)))
+        store.interactive_share.reserve(parent_id, places, limit)
+
+
+def _text(value: bytes | None) -> str:
+    return value.decode() if value is not None else ""
+
+
+def _reserve_key(
+    store: JobStore, action: str, parent_id: str, idempotency: Idempotency, tenant: str, token: str
+) -> Any:
     return store.scripts.run(
         RESERVE_KEY,
         keys={"idempotency": keys.idempotency(tenant, idempotency.key)},
@@ -154,6 +209,7 @@ def _reserve_key(store: JobStore, action: str, parent_id: str, idempotency: Idem
             "action": action,
             "parent_id": parent_id,
             "fingerprint": idempotency.fingerprint,
+            "token": token,
             "idempotency_ttl": store.settings.idempotency_ttl,
         },
     )

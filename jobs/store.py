@@ -25,8 +25,16 @@ from redis.retry import Retry
 from jobs import interactive_share, keys, tenant_quota
 from jobs.config import CALL_RECORD_MS, Settings
 from jobs.connections import StoreClient, redis_client
-from jobs.contract import JobKind, JobStatus, Priority, Reply
-from jobs.errors import CancelRequested, IdempotencyKeyReused, JobNotFound, LeaseLost, NotProcessing, StoreError
+from jobs.contract import Field, JobKind, JobStatus, Priority, Reply
+from jobs.errors import (
+    CancelRequested,
+    IdempotencyKeyReused,
+    InteractiveLaneFull,
+    JobNotFound,
+    LeaseLost,
+    NotProcessing,
+    StoreError,
+)
 from jobs.ids import call_token, new_job_id
 from jobs.pdf_outputs import DEFAULT_OUTPUT
 from jobs.queries import JobQueries
@@ -58,6 +66,8 @@ from jobs.usage import JobUnits
 from jobs.worker_reports import WorkerReports
 
 log = logging.getLogger(__name__)
+# The field of an Idempotency-Key's record (create.lua, reserve_key.lua) that tells its request.
+_FINGERPRINT = "fingerprint"
 
 # A refusal of an attempt's report, as the exception its caller handles.
 _REFUSALS = {
@@ -208,7 +218,15 @@ class JobStore(SweepTransitions):
         source: bytes | None = None,
         traceparent: str = "",
     ) -> Created:
-        reserved = self._reserve_interactive(root_id, jobs, group, owner)
+        try:
+            reserved = self._reserve_interactive(root_id, jobs, group, owner)
+        except InteractiveLaneFull:
+            # A retried request whose job is there (queued, holding its own places) is answered as a replay,
+            # as create.lua would answer it, not refused for want of places for a second copy.
+            replayed = self._replay_of(idempotency, owner)
+            if replayed is None:
+                raise
+            return replayed
         try:
             created = self._create_root(root_id, kind, jobs, group, idempotency, release, owner, source, traceparent)
         except IdempotencyKeyReused:
@@ -231,6 +249,22 @@ class JobStore(SweepTransitions):
         places = interactive_share.places_of(len(jobs), rules)
         self.interactive_share.reserve(root_id, places, owner.interactive_max_inflight)
         return True
+
+    def _replay_of(self, idempotency: Idempotency | None, owner: Owner) -> Created | None:
+        """What create.lua answers for a request whose Idempotency-Key is already recorded: the replay of its
+        job, or ``IdempotencyKeyReused`` for another request's key; None with no key, or none recorded."""
+        if idempotency is None:
+            return None
+        recorded, fingerprint = self.redis.hmget(
+            keys.idempotency(owner.tenant, idempotency.key), Field.ID.value, _FINGERPRINT
+        )
+        if recorded is None:
+            return None
+        if fingerprint is None or fingerprint.decode() != idempotency.fingerprint:
+            raise IdempotencyKeyReused(
+                f"this Idempotency-Key was used for a different request (job {recorded.decode()})"
+            )
+        return Created(recorded.decode(), True, [])
 
     def _give_back_interactive(self, root_id: str) -> None:
         try:

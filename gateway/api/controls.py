@@ -43,6 +43,7 @@ from gateway.api.common import (
     job_view,
     record_of,
 )
+from gateway.api.jobs import interactive_limit, interactive_limit_reached
 from gateway.auth import current_principal
 from gateway.openapi import operation, problems
 from gateway.problems import Problem
@@ -56,6 +57,7 @@ from jobs.contract import ErrorCode, Field, JobKind, JobStatus, count_field
 from jobs.errors import (
     GroupNotFinished,
     IdempotencyKeyReused,
+    InteractiveLaneFull,
     JobFinished,
     NotAGroup,
     NothingToRetry,
@@ -168,6 +170,7 @@ def cancel(job_id: str):
     "job_not_found",
     "not_a_group",
     "job_finished",
+    "interactive_limit_reached",
     "malformed_json",
     "json_content_type_required",
     "invalid_field",
@@ -180,9 +183,11 @@ def set_cap(job_id: str, max_parallel: int):
     record_of(job_id)
     _keep_on_premises(job_id, _HELD, "a new cap")
     try:
-        released = controls.set_cap(services().store, job_id, max_parallel)
+        released = controls.set_cap(services().store, job_id, max_parallel, interactive_limit())
     except (NotAGroup, JobFinished) as error:
         raise _refused(error, job_id) from None
+    except InteractiveLaneFull as full:
+        raise interactive_limit_reached(full) from None
     publish_quietly(services().publish, released)
     return jsonify(job_view(record_of(job_id)))
 
@@ -200,6 +205,7 @@ def set_cap(job_id: str, max_parallel: int):
     "nothing_to_retry",
     "invalid_idempotency_key",
     "idempotency_key_reused",
+    "interactive_limit_reached",
     "malformed_json",
     "json_content_type_required",
     "invalid_field",
@@ -217,10 +223,17 @@ def retry(job_id: str, include_cancelled: bool):
     idempotency = Idempotency(key, fingerprint(request.path, str(include_cancelled))) if key else None
     try:
         redriven = controls.redrive(
-            services().store, job_id, include_cancelled, idempotency, current_principal().tenant
+            services().store,
+            job_id,
+            include_cancelled,
+            idempotency,
+            current_principal().tenant,
+            interactive_limit(),
         )
     except (NotAGroup, GroupNotFinished, NothingToRetry, IdempotencyKeyReused) as error:
         raise _refused(error) from None
+    except InteractiveLaneFull as full:
+        raise interactive_limit_reached(full) from None
     # The group as the redrive left it: read before the wake-ups go out, so that a worker quick enough
     # to run the redriven children meanwhile does not answer for them.
     response = jsonify(job_view(record_of(job_id)))

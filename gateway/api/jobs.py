@@ -106,15 +106,29 @@ def _owner(submission: Submission) -> Owner:
     lane = submission.group.priority if submission.group is not None else submission.jobs[0].priority
     if lane != Priority.INTERACTIVE.value:
         return replace(principal.owner, interactive_max_inflight=None)
-    limit = principal.interactive_max_inflight
-    if limit is None:
-        limit = services().settings.interactive_max_inflight
+    limit = interactive_limit()
     if limit == 0:
         raise Problem(
             "interactive_not_allowed",
             "This key may not use the interactive lane; submit without priority (the batch lane).",
         )
     return replace(principal.owner, interactive_max_inflight=limit)
+
+
+def interactive_limit() -> int:
+    """How many interactive places the requesting key's tenant may hold: its policy, or the default."""
+    limit = current_principal().interactive_max_inflight
+    return services().settings.interactive_max_inflight if limit is None else limit
+
+
+def interactive_limit_reached(full: InteractiveLaneFull) -> Problem:
+    return Problem(
+        "interactive_limit_reached",
+        f"{full}: retry once some have ended, or submit in the batch lane.",
+        headers={"Retry-After": str(INTERACTIVE_RETRY_AFTER_SECONDS)},
+        in_use=full.in_use,
+        interactive_max_inflight=full.limit,
+    )
 
 
 def _create(submission: Submission, idempotency: Idempotency | None) -> Created:
@@ -134,13 +148,7 @@ def _create(submission: Submission, idempotency: Idempotency | None) -> Created:
             )
         return store.create_single(submission.jobs[0], idempotency, owner=owner, traceparent=traceparent)
     except InteractiveLaneFull as full:
-        raise Problem(
-            "interactive_limit_reached",
-            f"{full}: retry once some have ended, or submit in the batch lane.",
-            headers={"Retry-After": str(INTERACTIVE_RETRY_AFTER_SECONDS)},
-            in_use=full.in_use,
-            interactive_max_inflight=full.limit,
-        ) from None
+        raise interactive_limit_reached(full) from None
     except IdempotencyKeyReused:
         raise Problem(
             "idempotency_key_reused",

@@ -21,7 +21,9 @@
                    single job or a parent)
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind
   Derived from A.prefix: the group's children and their per-status sets;
-  from the ids, the tenant's keys and its waiting groups (release.lua).
+  from the ids, the tenant's keys and its waiting groups (release.lua); the
+  ready indexes its queued jobs leave, and the bucket's turns, where each
+  gives its tenant its turn back (ready.lua).
 
   Args:
     job_id
@@ -67,8 +69,8 @@ end
 -- held or queued: it ends here
 local job = {id = A.job_id, kind = f[2], parent_id = f[3], index = f[4], model = f[5]}
 redis.call('ZREM', K.queued, A.job_id)
--- Out of the ready index at once, so that the wake-ups' count is right (ready.lua).
-if f[1] == STATUS.queued then redis.call('ZREM', ready_key_of(f[5], lane_of(f[6])), A.job_id) end
+-- Out of the ready index at once, so that the wake-ups' count is right, and its turn given back (ready.lua).
+if f[1] == STATUS.queued then leave_ready_cancelled(A.job_id, f[5], lane_of(f[6])) end
 finish_job(K.job, job, A.prefix, f[1], STATUS.cancelled, '', why, now)
 local out = {code = REPLY.OK, status = STATUS.cancelled, finalized = 1}
 if job.kind == KIND.child then
@@ -77,4 +79,5 @@ if job.kind == KIND.child then
   out.released = wake_ups(now, A.requeue_ms)
 end
 out.cancelled_unstarted = cancelled_unstarted()
+save_turns()  -- a child's wake_ups saved them; a single job's are saved here
 return reply(out)

@@ -12,7 +12,8 @@
     call           the record of this call (its token), kept A.record_ms
     ROOT_KEYS      (spec.py) the listing's sets of the root's kind
   Derived from A.prefix: the parent's per-status children sets; from the
-  job's model, its ready index (ready.lua), which the job leaves.
+  job's model, its ready index (ready.lua), which the job leaves, and the
+  bucket's turns: the lane's clock moves to the job's turn.
 
   Args:
     job_id
@@ -42,6 +43,7 @@
     with the same claim.
 ]]
 -- @include claim
+-- @include ready
 
 local f = redis.call('HMGET', K.job, F.status, F.kind, F.model, F.content_type, F.options, F.attempts,
   F.attempts_base, F.source_pages, F.traceparent, F.priority)
@@ -66,6 +68,7 @@ if f[1] ~= STATUS.queued then
 end
 
 local attempt = claim_job(K.job, A.job_id, f[2], A.prefix, A.lease_ms, now_us())
-redis.call('ZREM', ready_key_of(f[3], lane_of(f[10])), A.job_id)
+leave_ready_claimed(A.job_id, f[3], lane_of(f[10]))
+save_turns()
 redis.call('SET', K.call, attempt, 'PX', A.record_ms)
 return claimed(attempt)

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 from jobs.contract import Reply
 from jobs.transitions.spec import Arg, Transition
 
-#: What a call does with the key: take it before the redrive, settle or free it after.
+#: What a call does with the key: take it before the redrive, settle or free it after.  Each request takes it
+#: with a token of its own, so that its free undoes only its own take.
 TAKE, SETTLE, FREE = "take", "settle", "free"
 
 
@@ -18,6 +19,6 @@ class ReserveKeyReply:
 RESERVE_KEY = Transition(
     "reserve_key",
     keys=("idempotency",),
-    args=(Arg("action"), Arg("parent_id"), Arg("fingerprint"), Arg("idempotency_ttl", "int")),
+    args=(Arg("action"), Arg("parent_id"), Arg("fingerprint"), Arg("token"), Arg("idempotency_ttl", "int")),
     reply=ReserveKeyReply,
 )

@@ -106,7 +106,7 @@ local function cancel_children(prefix, parent_id, from, why, now)
     local job = {id = id, kind = KIND.child, parent_id = parent_id, index = found[i + 1], model = routed[1]}
     if from == STATUS.queued then
       redis.call('ZREM', K.queued, id)
-      redis.call('ZREM', ready_key_of(routed[1], lane_of(routed[2])), id)
+      leave_ready_cancelled(id, routed[1], lane_of(routed[2]))
     end
     finish_job(key, job, prefix, from, STATUS.cancelled, '', why, now)
   end

@@ -20,6 +20,14 @@
 -- make_later: a retry in its backoff waits in keys.later, scored by when it
 --   ends; the first take after that moves it into its index, at its
 --   tenant's next turn then.
+-- leave_ready_cancelled / leave_ready_claimed: a queued job that leaves its
+--   index before a worker took it from there.  Cancelled, it gives its tenant the turn back: the tenant's
+--   finish moves back by its turn but for a sliver, so that a job it queues
+--   next still comes after those it queued before, and no tenant is pushed
+--   back by jobs it cancelled.  Claimed by its own message (a republished or
+--   reclaimed job), it had its turn: the lane's clock moves to it, as a take
+--   moves it.  A job that was not in the index (waiting out a backoff) moves
+--   no turn.
 -- take_ready: the first job of a model, the interactive lane's before the
 --   batch lane's (and the interactive lanes of the other models a worker
 --   serves: the one whose first job is nearest its lane's clock, then the
@@ -53,6 +61,9 @@ local WAKE_UPS_PER_SCRIPT = 100
 -- One turn at weight 1, in the clock's units; a weight divides it (jobs.api_keys.MAX_WEIGHT keeps a
 -- turn at least 1).
 local TURN = 1000
+-- The part of a turn a cancelled job does not give back: its tenant's next job keeps behind those it queued
+-- before (an equal turn would go by job id), however many it cancels in between (up to this many).
+local SLIVERS_PER_TURN = 1024
 -- Retries whose backoff is over that one take moves into their indexes at most; the next takes the rest.
 local LATER_PER_TAKE = 100
 
@@ -129,6 +140,24 @@ local function turn_taken(model, lane, turn)
   local clock_f = turn_clock_field(model, lane)
   read_turns({clock_f})
   if not turns[clock_f] or turn > turns[clock_f] then move_turn(clock_f, turn) end
+end
+
+local function leave_ready_claimed(id, model, lane)
+  local key = ready_key_of(model, lane)
+  local turn = tonumber(redis.call('ZSCORE', key, id))
+  if not turn then return end
+  redis.call('ZREM', key, id)
+  turn_taken(model, lane, turn)
+end
+
+local function leave_ready_cancelled(id, model, lane)
+  if redis.call('ZREM', ready_key_of(model, lane), id) == 0 then return end
+  local tag = tenant_tag_of(id)
+  local finish_f, weight_f = turn_finish_field(model, lane, tag), turn_weight_field(tag)
+  read_turns({finish_f, weight_f})
+  if not turns[finish_f] then return end
+  local turn = TURN / (turns[weight_f] or 1)
+  move_turn(finish_f, turns[finish_f] - turn + turn / SLIVERS_PER_TURN)
 end
 
 -- The first entry of `model`'s index of `lane` whose job is still queued (its id and group prefix), or

@@ -113,3 +113,30 @@ def test_the_tenant_s_weight_is_recorded_with_its_jobs(client, redis):
 
     recorded = redis.hget(keys.turns(keys.bucket_of(job_id)), f"{keys.TURN_WEIGHT}{keys.tag_of(job_id)}")
     assert recorded == b"3"
+
+
+def test_a_retried_submission_is_replayed_while_its_job_holds_the_allowance(client):
+    headers = {**bearer(TWO_KEY), "Idempotency-Key": "order-77"}
+    client.post("/jobs", json=interactive(), headers=bearer(TWO_KEY))
+    first = client.post("/jobs", json=interactive(), headers=headers)
+    assert first.status_code == 202
+
+    again = client.post("/jobs", json=interactive(), headers=headers)
+
+    assert again.status_code == 202 and again.get_json()["id"] == first.get_json()["id"]
+    assert again.headers.get("Idempotent-Replayed") == "true"
+
+
+def test_a_higher_cap_on_an_interactive_group_needs_room_in_the_allowance(client):
+    group = fanout(*(echo_job(str(i)) for i in range(4)), max_parallel=1)
+    group["fanout"]["priority"] = "interactive"
+    created = client.post("/jobs", json=group, headers=bearer(TWO_KEY))
+    assert created.status_code == 202, created.get_json()
+    job_id = created.get_json()["id"]
+
+    response = client.patch(f"/jobs/{job_id}", json={"max_parallel": 100}, headers=bearer(TWO_KEY))
+
+    assert_problem(response, 429, "interactive_limit_reached")
+    view = client.get(f"/jobs/{job_id}", headers=bearer(TWO_KEY)).get_json()
+    assert view["max_parallel"] == 1, view
+    assert client.patch(f"/jobs/{job_id}", json={"max_parallel": 2}, headers=bearer(TWO_KEY)).status_code == 200

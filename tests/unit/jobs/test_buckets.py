@@ -15,6 +15,7 @@ from redis.crc import key_slot
 from coordinator.sweep import Sweeper
 from jobs import controls, keys, store, webhooks
 from jobs.config import InvalidSettings, Settings
+from jobs.contract import Reply
 from jobs.errors import GroupNotFinished, IdempotencyKeyReused
 from jobs.ids import DEFAULT_TENANT, new_job_id, tenant_tag
 from jobs.queries import JobQueries
@@ -222,13 +223,30 @@ def test_a_key_of_a_creation_is_refused_to_a_redrive_and_a_redrive_s_to_a_creati
 def test_a_key_taken_by_a_caller_that_died_before_its_redrive_holds_and_its_request_finishes(kit, monkeypatch):
     first, second = failed_group(kit, monkeypatch, 2), failed_group(kit, monkeypatch, 20)
     # The caller took the key, then died: no redrive ran.
-    controls._reserve_key(kit.store, "take", first, retry_request(first), DEFAULT_TENANT)
+    controls._reserve_key(kit.store, "take", first, retry_request(first), DEFAULT_TENANT, "died")
 
     with pytest.raises(IdempotencyKeyReused):
         controls.redrive(kit.store, second, idempotency=retry_request(second))
     redriven = controls.redrive(kit.store, first, idempotency=retry_request(first))
     assert (redriven.count, redriven.replayed) == (1, False)
     assert controls.redrive(kit.store, first, idempotency=retry_request(first)).replayed
+
+
+def test_a_refused_attempt_s_free_leaves_the_key_a_later_attempt_took_and_redrove_with(kit, monkeypatch):
+    first, second = failed_group(kit, monkeypatch, 6), failed_group(kit, monkeypatch, 19)
+    request = retry_request(first)
+    # Attempt A takes the key (its redrive is then refused); the same request sent again (B) finds it pending.
+    assert controls._reserve_key(kit.store, "take", first, request, DEFAULT_TENANT, "a").code == Reply.OK
+    taken_again = controls._reserve_key(kit.store, "take", first, request, DEFAULT_TENANT, "b")
+    assert (taken_again.code, taken_again.pending) == (Reply.REPLAYED, 1)
+
+    # A's free lands before B, whose redrive ran, settles: it frees nothing of B's.
+    assert controls._reserve_key(kit.store, "free", first, request, DEFAULT_TENANT, "a").code == Reply.NOTHING
+    assert controls._reserve_key(kit.store, "settle", first, request, DEFAULT_TENANT, "b").code == Reply.OK
+
+    with pytest.raises(IdempotencyKeyReused):
+        controls.redrive(kit.store, second, idempotency=retry_request(second))
+    assert kit.job(second)["redrives"] == "0"
 
 
 def test_a_redrive_whose_caller_died_before_settling_its_key_is_replayed_not_run_again(kit, monkeypatch):

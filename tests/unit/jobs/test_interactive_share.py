@@ -115,3 +115,54 @@ def test_a_replayed_creation_keeps_one_reservation_and_a_reused_key_gives_its_pl
         single(kit, 2, idempotency=Idempotency("k1", "fingerprint-2"))
 
     assert places(kit) == {job: 1}
+
+
+def test_a_retried_creation_is_replayed_while_its_job_fills_the_allowance(kit):
+    idem = Idempotency("k1", "fingerprint-1")
+    job = single(kit, 1, idempotency=idem)
+
+    # Its job is queued and holds the one place: the retry is answered with it, not refused.
+    assert single(kit, 1, idempotency=idem) == job
+    with pytest.raises(IdempotencyKeyReused):
+        single(kit, 1, idempotency=Idempotency("k1", "fingerprint-2"))
+    assert places(kit) == {job: 1}
+
+
+def interactive_group(kit: Kit, children: int, max_parallel: int, limit: int) -> str:
+    docs = [replace(d, priority=INTERACTIVE) for d in kit.docs(children)]
+    rules = GroupRules(max_parallel=max_parallel, priority=INTERACTIVE)
+    return kit.store.create_group(docs, rules, owner=owner(limit)).job_id
+
+
+def test_a_higher_cap_takes_its_places_first_and_is_refused_when_they_do_not_fit(kit):
+    group = interactive_group(kit, 10, max_parallel=1, limit=4)
+
+    with pytest.raises(InteractiveLaneFull):
+        controls.set_cap(kit.store, group, 100, interactive_limit=4)
+    assert places(kit) == {group: 1} and kit.job(group)["max_parallel"] == "1"
+    assert kit.counts(group)["queued"] == 1
+
+    controls.set_cap(kit.store, group, 3, interactive_limit=4)
+    assert places(kit) == {group: 3} and kit.counts(group)["queued"] == 3
+    # A lower cap keeps its places until the group ends.
+    controls.set_cap(kit.store, group, 2, interactive_limit=4)
+    assert places(kit) == {group: 3}
+
+
+def test_a_redrive_of_an_ended_interactive_group_takes_places_again(kit):
+    group = interactive_group(kit, 2, max_parallel=0, limit=2)
+    for child in kit.child_ids(group, 2):
+        claim = kit.claim(child)
+        kit.store.fail(child, claim.attempt, "bad_document", "no")
+    assert kit.status(group) == "failed"
+    other = single(kit, 2)  # finds the allowance full: the ended group's places go back
+    assert places(kit) == {other: 1}
+
+    with pytest.raises(InteractiveLaneFull):
+        controls.redrive(kit.store, group, idempotency=Idempotency("r1", "redrive"), interactive_limit=2)
+    assert kit.job(group)["redrives"] == "0" and kit.status(group) == "failed"
+    assert not kit.r.exists(keys.idempotency(ids.DEFAULT_TENANT, "r1"))  # the key is as unused
+
+    controls.cancel(kit.store, other)
+    redriven = controls.redrive(kit.store, group, idempotency=Idempotency("r1", "redrive"), interactive_limit=2)
+    assert redriven.count == 2 and places(kit) == {group: 2}

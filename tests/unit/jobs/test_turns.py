@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from jobs import keys
+from jobs import controls, keys
 from jobs.contract import Priority
 from jobs.records import Claim, GroupRules, Owner
 from tests.unit.conftest import PINNED_BUCKET
@@ -152,5 +152,55 @@ def test_a_tenant_s_backlog_on_one_model_does_not_push_its_work_on_another_back(
     ran = run_all(kit, kit.store.complete(running.job_id, running.attempt, {}, take_next="echo").next_claim)
 
     # Alpha's echo job takes the echo lane's next turn, as if its tesseract backlog were not there.
+    assert running.job_id == beta[0]
+    assert ran.index(alpha) <= 1 and set(ran) == {alpha, *beta[1:]}
+
+
+def test_jobs_a_tenant_cancelled_before_their_turn_give_their_turns_back(kit):
+    cancelled = [single(kit, ALPHA) for _ in range(20)]
+    for job in cancelled:
+        controls.cancel(kit.store, job)
+    beta = [single(kit, BETA) for _ in range(5)]
+    alpha = single(kit, ALPHA)
+
+    ran = run_all(kit, first_take(kit))
+
+    # Alpha's new job takes its turn among beta's, not one after each of the twenty it cancelled.
+    assert set(ran) == {alpha, *beta}
+    assert ran.index(alpha) <= 1, tenants(kit, ran, {ALPHA: [alpha], BETA: beta})
+
+
+def test_a_cancelled_group_s_queued_children_give_their_turns_back(kit):
+    group = kit.store.create_group(kit.docs(20), GroupRules(max_parallel=0, priority=INTERACTIVE), owner=Owner(ALPHA))
+    controls.cancel(kit.store, group.job_id)
+    beta = [single(kit, BETA) for _ in range(5)]
+    alpha = single(kit, ALPHA)
+
+    ran = run_all(kit, first_take(kit))
+
+    assert set(ran) == {alpha, *beta}
+    assert ran.index(alpha) <= 1, tenants(kit, ran, {ALPHA: [alpha], BETA: beta})
+
+
+def test_a_tenant_s_jobs_keep_their_order_when_one_between_them_is_cancelled(kit):
+    alpha = [single(kit, ALPHA) for _ in range(3)]
+    controls.cancel(kit.store, alpha[1])
+    alpha.append(single(kit, ALPHA))
+
+    assert run_all(kit, first_take(kit)) == [alpha[0], alpha[2], alpha[3]]
+
+
+def test_jobs_claimed_by_their_own_messages_move_the_lane_s_clock(kit):
+    # Alpha's jobs ran from their own messages (republished), never taken from the index.
+    for job in [single(kit, ALPHA) for _ in range(5)]:
+        claim = kit.claim(job)
+        kit.store.complete(job, claim.attempt, {})
+    beta = [single(kit, BETA) for _ in range(3)]
+    running = first_take(kit)
+    alpha = single(kit, ALPHA)
+
+    ran = run_all(kit, kit.store.complete(running.job_id, running.attempt, {}, take_next="echo").next_claim)
+
+    # Alpha's turns were used as its jobs ran: its new one is behind one of beta's at most, not all of them.
     assert running.job_id == beta[0]
     assert ran.index(alpha) <= 1 and set(ran) == {alpha, *beta[1:]}

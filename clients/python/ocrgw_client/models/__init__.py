@@ -326,6 +326,8 @@ from .retry_job_response_415 import RetryJobResponse415
 from .retry_job_response_415_code import RetryJobResponse415Code
 from .retry_job_response_422 import RetryJobResponse422
 from .retry_job_response_422_code import RetryJobResponse422Code
+from .retry_job_response_429 import RetryJobResponse429
+from .retry_job_response_429_code import RetryJobResponse429Code
 from .retry_job_response_431 import RetryJobResponse431
 from .retry_job_response_431_code import RetryJobResponse431Code
 from .retry_job_response_500 import RetryJobResponse500
@@ -351,6 +353,8 @@ from .set_job_cap_response_415 import SetJobCapResponse415
 from .set_job_cap_response_415_code import SetJobCapResponse415Code
 from .set_job_cap_response_422 import SetJobCapResponse422
 from .set_job_cap_response_422_code import SetJobCapResponse422Code
+from .set_job_cap_response_429 import SetJobCapResponse429
+from .set_job_cap_response_429_code import SetJobCapResponse429Code
 from .set_job_cap_response_431 import SetJobCapResponse431
 from .set_job_cap_response_431_code import SetJobCapResponse431Code
 from .set_job_cap_response_500 import SetJobCapResponse500
@@ -697,6 +701,8 @@ __all__ = (
     "RetryJobResponse415Code",
     "RetryJobResponse422",
     "RetryJobResponse422Code",
+    "RetryJobResponse429",
+    "RetryJobResponse429Code",
     "RetryJobResponse431",
     "RetryJobResponse431Code",
     "RetryJobResponse500",
@@ -722,6 +728,8 @@ __all__ = (
     "SetJobCapResponse415Code",
     "SetJobCapResponse422",
     "SetJobCapResponse422Code",
+    "SetJobCapResponse429",
+    "SetJobCapResponse429Code",
     "SetJobCapResponse431",
     "SetJobCapResponse431Code",
     "SetJobCapResponse500",

@@ -17,6 +17,7 @@ from ...models.retry_job_response_413 import RetryJobResponse413
 from ...models.retry_job_response_414 import RetryJobResponse414
 from ...models.retry_job_response_415 import RetryJobResponse415
 from ...models.retry_job_response_422 import RetryJobResponse422
+from ...models.retry_job_response_429 import RetryJobResponse429
 from ...models.retry_job_response_431 import RetryJobResponse431
 from ...models.retry_job_response_500 import RetryJobResponse500
 from ...models.retry_job_response_503 import RetryJobResponse503
@@ -58,6 +59,7 @@ def _parse_response(
     | RetryJobResponse414
     | RetryJobResponse415
     | RetryJobResponse422
+    | RetryJobResponse429
     | RetryJobResponse431
     | RetryJobResponse500
     | RetryJobResponse503
@@ -113,6 +115,11 @@ def _parse_response(
 
         return response_422
 
+    if response.status_code == 429:
+        response_429 = RetryJobResponse429.from_dict(response.json())
+
+        return response_429
+
     if response.status_code == 431:
         response_431 = RetryJobResponse431.from_dict(response.json())
 
@@ -147,6 +154,7 @@ def _build_response(
     | RetryJobResponse414
     | RetryJobResponse415
     | RetryJobResponse422
+    | RetryJobResponse429
     | RetryJobResponse431
     | RetryJobResponse500
     | RetryJobResponse503
@@ -175,6 +183,7 @@ def sync_detailed(
     | RetryJobResponse414
     | RetryJobResponse415
     | RetryJobResponse422
+    | RetryJobResponse429
     | RetryJobResponse431
     | RetryJobResponse500
     | RetryJobResponse503
@@ -190,7 +199,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503]
+        Response[ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse429 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -221,6 +230,7 @@ def sync(
     | RetryJobResponse414
     | RetryJobResponse415
     | RetryJobResponse422
+    | RetryJobResponse429
     | RetryJobResponse431
     | RetryJobResponse500
     | RetryJobResponse503
@@ -237,7 +247,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503
+        ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse429 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503
     """
 
     return sync_detailed(
@@ -263,6 +273,7 @@ async def asyncio_detailed(
     | RetryJobResponse414
     | RetryJobResponse415
     | RetryJobResponse422
+    | RetryJobResponse429
     | RetryJobResponse431
     | RetryJobResponse500
     | RetryJobResponse503
@@ -278,7 +289,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503]
+        Response[ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse429 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -307,6 +318,7 @@ async def asyncio(
     | RetryJobResponse414
     | RetryJobResponse415
     | RetryJobResponse422
+    | RetryJobResponse429
     | RetryJobResponse431
     | RetryJobResponse500
     | RetryJobResponse503
@@ -323,7 +335,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503
+        ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse429 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503
     """
 
     return (

@@ -17,6 +17,7 @@ from ...models.set_job_cap_response_413 import SetJobCapResponse413
 from ...models.set_job_cap_response_414 import SetJobCapResponse414
 from ...models.set_job_cap_response_415 import SetJobCapResponse415
 from ...models.set_job_cap_response_422 import SetJobCapResponse422
+from ...models.set_job_cap_response_429 import SetJobCapResponse429
 from ...models.set_job_cap_response_431 import SetJobCapResponse431
 from ...models.set_job_cap_response_500 import SetJobCapResponse500
 from ...models.set_job_cap_response_503 import SetJobCapResponse503
@@ -58,6 +59,7 @@ def _parse_response(
     | SetJobCapResponse414
     | SetJobCapResponse415
     | SetJobCapResponse422
+    | SetJobCapResponse429
     | SetJobCapResponse431
     | SetJobCapResponse500
     | SetJobCapResponse503
@@ -113,6 +115,11 @@ def _parse_response(
 
         return response_422
 
+    if response.status_code == 429:
+        response_429 = SetJobCapResponse429.from_dict(response.json())
+
+        return response_429
+
     if response.status_code == 431:
         response_431 = SetJobCapResponse431.from_dict(response.json())
 
@@ -147,6 +154,7 @@ def _build_response(
     | SetJobCapResponse414
     | SetJobCapResponse415
     | SetJobCapResponse422
+    | SetJobCapResponse429
     | SetJobCapResponse431
     | SetJobCapResponse500
     | SetJobCapResponse503
@@ -175,6 +183,7 @@ def sync_detailed(
     | SetJobCapResponse414
     | SetJobCapResponse415
     | SetJobCapResponse422
+    | SetJobCapResponse429
     | SetJobCapResponse431
     | SetJobCapResponse500
     | SetJobCapResponse503
@@ -190,7 +199,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503]
+        Response[ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse429 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -221,6 +230,7 @@ def sync(
     | SetJobCapResponse414
     | SetJobCapResponse415
     | SetJobCapResponse422
+    | SetJobCapResponse429
     | SetJobCapResponse431
     | SetJobCapResponse500
     | SetJobCapResponse503
@@ -237,7 +247,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503
+        ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse429 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503
     """
 
     return sync_detailed(
@@ -263,6 +273,7 @@ async def asyncio_detailed(
     | SetJobCapResponse414
     | SetJobCapResponse415
     | SetJobCapResponse422
+    | SetJobCapResponse429
     | SetJobCapResponse431
     | SetJobCapResponse500
     | SetJobCapResponse503
@@ -278,7 +289,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503]
+        Response[ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse429 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503]
     """
 
     kwargs = _get_kwargs(
@@ -307,6 +318,7 @@ async def asyncio(
     | SetJobCapResponse414
     | SetJobCapResponse415
     | SetJobCapResponse422
+    | SetJobCapResponse429
     | SetJobCapResponse431
     | SetJobCapResponse500
     | SetJobCapResponse503
@@ -323,7 +335,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503
+        ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse429 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503
     """
 
     return (
