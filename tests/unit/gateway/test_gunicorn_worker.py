@@ -83,7 +83,8 @@ class Hub:
     """Stands for the process's hub: records what it is handed, or refuses it."""
 
     def __init__(self, refuse: bool = False):
-        self.refuse, self.adopted = refuse, []
+        self.refuse = refuse
+        self.adopted: list[socket.socket] = []
 
     def adopt(self, sock, session) -> None:
         self.adopted.append(sock)
