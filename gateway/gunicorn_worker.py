@@ -15,7 +15,14 @@ app, TLS, a forbidden proxy line) keeps gunicorn's own handling.
 It also serves the gateway's live event streams without a thread per
 client (``gateway.streaming``).  Before the app runs, the worker tells it
 (``CAN_HAND_OFF`` in the environ) that it may take the connection over:
-only for plain HTTP/1.x, whose socket carries nothing but the stream.  When
+only for plain HTTP/1.x, whose socket carries nothing but the stream.  That
+is known from the connection, never from the request: gunicorn answers
+HTTP/2 with a response class of its own, and TLS on a socket of its own,
+while a header (``Version: 2`` is ``HTTP_VERSION`` in the environ, as
+gunicorn's HTTP/2 path also spells it) is whatever the client sent.  It
+also tells the view how many request threads it has
+(``streaming.REQUEST_THREADS``), which bounds the streams a request
+thread writes where no hand-off can happen.  When
 the view asks for it (``HANDED_OFF``) and answers 200, the worker sends the
 response's head itself, close-delimited (no chunked coding: the body ends
 with the connection), gives a duplicate of the socket to the process's hub,
@@ -30,6 +37,7 @@ shutdown``), so that their clients reconnect to another.
 from __future__ import annotations
 
 import json
+import ssl
 from datetime import datetime
 from http import HTTPStatus
 from typing import Any
@@ -76,8 +84,13 @@ class ProblemWorker(ThreadWorker):
     def _handing_off(self, app: Any) -> Any:
         def wsgi_app(environ: dict[str, Any], start_response: Any) -> Any:
             response = getattr(start_response, "__self__", None)
+            environ[streaming.REQUEST_THREADS] = self.cfg.threads
             # Only a plain HTTP/1.x connection (not TLS, not HTTP/2) is the socket's alone to take over.
-            can = type(response) is wsgi.Response and not self.cfg.is_ssl and environ.get("HTTP_VERSION") != "2"
+            can = (
+                type(response) is wsgi.Response  # HTTP/2's is a subclass
+                and not self.cfg.is_ssl
+                and not isinstance(environ.get("gunicorn.socket"), ssl.SSLSocket)
+            )
             if can:
                 environ[streaming.CAN_HAND_OFF] = True
             body = app(environ, start_response)
@@ -92,11 +105,15 @@ class ProblemWorker(ThreadWorker):
             sock = environ["gunicorn.socket"]
             response.force_close()
             response.chunked = False  # a close-delimited body: the hub writes plain bytes, and the end is the close
+            duplicate = None
             try:
                 response.send_headers()
-                streaming.hub_for(hand_off).adopt(sock.dup(), hand_off.session)
+                duplicate = sock.dup()
+                streaming.hub_for(hand_off).adopt(duplicate, hand_off.session)
             except BaseException:
                 hand_off.session.ticket.release()
+                if duplicate is not None:
+                    duplicate.close()  # the hub never took it: gunicorn closes the connection's own
                 raise
             self._handed_off.add(sock)
             return []

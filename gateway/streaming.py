@@ -19,9 +19,15 @@ children in flight afresh: a status is a state, so it is sent again, while
 an audit entry is an event, so it never is.  No write is added to a job's
 path for this: a stream is made of reads (``jobs.watching``).
 
-Bounds.  ``OCRGW_STREAM_MAX_PER_TENANT`` and ``OCRGW_STREAM_MAX_PER_PROCESS``
-cap the streams one gateway process keeps open (``429 too_many_streams``,
-with ``Retry-After``); a quiet stream sends a comment every
+Bounds.  ``OCRGW_STREAM_MAX_PER_TENANT`` caps a tenant's open streams on
+every gateway together (each holds a lease in the store,
+``jobs.stream_leases``), ``OCRGW_STREAM_MAX_PER_PROCESS`` the streams one
+gateway process keeps open; past either, ``429 too_many_streams`` (with
+``Retry-After``).  A stream written by its request thread (below) holds
+that thread, so a process keeps few of those: half its request threads
+under gunicorn (none with one thread), ``REQUEST_THREAD_STREAMS`` under
+another server; past that, the same ``429`` (``limit: process``), and the
+client polls.  A quiet stream sends a comment every
 ``OCRGW_STREAM_HEARTBEAT_SECONDS``; a client that does not read what it is
 sent (more than ``MAX_UNSENT_BYTES`` waiting) is dropped.
 
@@ -32,10 +38,12 @@ connection is handed to the process's one ``Hub`` thread, which serves
 every open stream: a selector over their sockets (to see a client leave
 and to write without blocking) and, every ``OCRGW_STREAM_POLL_SECONDS``,
 one pipelined look at every watched job, shared by the streams that watch
-the same job.  The request thread returns at once.  Anywhere else (Flask's
-test client, another WSGI server, TLS or HTTP/2 terminated by gunicorn
-itself) the same frames are written by the request thread, which then
-holds it for the stream's life.
+the same job.  A job with more entries than one look reads is looked at
+again at once, as long as each look moves its streams on; else at the next
+poll.  The request thread returns at once.  Anywhere else (Flask's test
+client, another WSGI server, TLS or HTTP/2 terminated by gunicorn itself)
+the same frames are written by the request thread, which then holds it for
+the stream's life.
 """
 
 from __future__ import annotations
@@ -81,6 +89,10 @@ ENTRIES_PER_LOOK = 500
 #: over; the view asks it to, with the stream to serve.
 CAN_HAND_OFF = "ocrgw.stream.can_hand_off"
 HANDED_OFF = "ocrgw.stream.handed_off"
+#: The environ key the gunicorn worker gives its number of request threads under.
+REQUEST_THREADS = "ocrgw.stream.request_threads"
+#: Streams a process writes from its request threads under a server that does not say how many it has.
+REQUEST_THREAD_STREAMS = 2
 
 _TERMINAL = frozenset(s.value for s in JobStatus if s.terminal)
 _ACTIVE = (JobStatus.HELD.value, JobStatus.QUEUED.value, JobStatus.PROCESSING.value)
@@ -108,7 +120,8 @@ def opening() -> bytes:
 
 
 class OpenStreams:
-    """The streams this process keeps open, in all and per tenant; admitting one past a limit is ``429``.
+    """The streams this process keeps open, in all, per tenant, and written by request threads; admitting one
+    past a limit is ``429``.
 
     With ``leases`` (``jobs.stream_leases``) a tenant's streams are counted
     across every gateway, each stream holding a lease in the store that this
@@ -122,16 +135,25 @@ class OpenStreams:
         self._open: set[Ticket] = set()
         self._renewed_at = time.monotonic()
         self.total = 0
+        self.in_request_threads = 0
 
-    def admit(self, tenant: str) -> Ticket:
+    def admit(self, tenant: str, request_thread_cap: int | None = None) -> Ticket:
+        """A place for one more stream of ``tenant``; with ``request_thread_cap``, for one its request thread
+        writes, of which the process keeps at most that many."""
+        in_request_thread = request_thread_cap is not None
         with self._lock:
             if self.total >= self.per_process:
                 raise _too_many("process", self.per_process, "this gateway process")
+            if request_thread_cap is not None and self.in_request_threads >= request_thread_cap:
+                raise _too_many(
+                    "process", request_thread_cap, "this gateway process", " written by its request threads"
+                )
             if self._by_tenant.get(tenant, 0) >= self.per_tenant:
                 raise _too_many("tenant", self.per_tenant, "your tenant")
             self.total += 1
+            self.in_request_threads += in_request_thread
             self._by_tenant[tenant] = self._by_tenant.get(tenant, 0) + 1
-            ticket = Ticket(self, tenant, uuid.uuid4().hex)
+            ticket = Ticket(self, tenant, uuid.uuid4().hex, in_request_thread)
         if self.leases is not None:
             try:
                 admitted = self.leases.admit(tenant, ticket.stream_id, self.per_tenant)
@@ -168,6 +190,7 @@ class OpenStreams:
         with self._lock:
             self._open.discard(ticket)
             self.total -= 1
+            self.in_request_threads -= ticket.in_request_thread
             left = self._by_tenant[ticket.tenant] - 1
             if left:
                 self._by_tenant[ticket.tenant] = left
@@ -208,10 +231,17 @@ def fit_to_open_files(per_process: int) -> int:
     return fitted
 
 
-def _too_many(limit: str, count: int, whose: str) -> Problem:
+def request_thread_cap(environ: dict[str, Any]) -> int:
+    """How many streams a process may write from its request threads: half of them under gunicorn (whose
+    worker says how many it has), so that the others go on answering; ``REQUEST_THREAD_STREAMS`` elsewhere."""
+    threads = environ.get(REQUEST_THREADS)
+    return REQUEST_THREAD_STREAMS if threads is None else int(threads) // 2
+
+
+def _too_many(limit: str, count: int, whose: str, which: str = "") -> Problem:
     return Problem(
         "too_many_streams",
-        f"{whose.capitalize()} already keeps {count} event streams open, the most it may.",
+        f"{whose.capitalize()} already keeps {count} event streams{which} open, the most it may.",
         headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
         limit=limit,
         max_streams=count,
@@ -225,6 +255,7 @@ class Ticket:
     streams: OpenStreams
     tenant: str
     stream_id: str
+    in_request_thread: bool = False
     released: bool = False
 
     def release(self) -> None:
@@ -281,6 +312,9 @@ class Session:
                 out.extend(self._child(event["job_id"], index, event["status"]))
             self.position = position
             out.append(frame("audit", event, self.event_id))
+        if look.read_to is not None and look.read_to > self.position:
+            # Past the entries a child's look skipped (its siblings'), or the next look reads them again.
+            self.position = look.read_to
         if look.read_to_end and look.terminal:
             reason = "gone" if look.status is None else "terminal"
             out.append(self._end(reason, look.status))
@@ -354,6 +388,7 @@ def in_request_thread(
         while True:
             now = clock()
             look = Look(session.job_id, None, read_to_end=True)
+            looked_from = session.position
             try:
                 look = watching.look(client, [(session.job_id, session.position)], ENTRIES_PER_LOOK)[0]
                 chunk = session.take(look, now)
@@ -366,8 +401,8 @@ def in_request_thread(
             if session.ended:
                 return
             session.ticket.streams.renew_if_due()
-            if look.read_to_end:
-                sleep(poll_seconds)
+            if look.read_to_end or session.position <= looked_from:
+                sleep(poll_seconds)  # a job with more to read is read on at once, as long as reading moves
     finally:
         session.ticket.release()
 
@@ -445,7 +480,7 @@ class Hub:
                 self._take_arrivals()
                 if self.clock() >= next_look:
                     behind = self._look()
-                    # A job with more entries than one look reads is looked at again at once.
+                    # A job with more entries than one look reads is looked at again at once (_look says).
                     next_look = self.clock() + (0.0 if behind else self.poll_seconds)
             except Exception:
                 # A bug must not leave every stream of the process hanging: log it, and serve on.
@@ -493,14 +528,24 @@ class Hub:
             self._flush(connection)
 
     def _look(self) -> bool:
-        """Looks at every watched job and sends each stream what is new; True if a job had more to read."""
+        """Looks at every watched job and sends each stream what is new.
+
+        True when a job had more entries than one look reads and this look
+        moved its streams on: looking again at once reads the next ones.  A
+        look that moved none on would read the same entries again, so it
+        waits for the next poll like the others: the hub never spins.
+        """
         by_job: dict[str, list[_Connection]] = {}
         for connection in self._connections.values():
+            if connection.session.ended:
+                continue  # it has said all it will; only its unsent bytes are left
             by_job.setdefault(connection.session.job_id, []).append(connection)
         now = self.clock()
         looks: dict[str, Look] = {}
+        looked_from: dict[str, Position] = {}
         if by_job:
-            watched = [(job_id, min(c.session.position for c in group)) for job_id, group in by_job.items()]
+            looked_from = {job_id: min(c.session.position for c in group) for job_id, group in by_job.items()}
+            watched = list(looked_from.items())
             try:
                 looks = {found.job_id: found for found in watching.look(self.client, watched, ENTRIES_PER_LOOK)}
             except RedisError as error:
@@ -521,7 +566,9 @@ class Hub:
             id(c.session.ticket.streams): c.session.ticket.streams for c in self._connections.values()
         }.values():
             streams.renew_if_due()
-        return any(not found.read_to_end for found in looks.values())
+        return any(
+            not found.read_to_end and _moved_on(by_job[job_id], looked_from[job_id]) for job_id, found in looks.items()
+        )
 
     def _flush(self, connection: _Connection) -> None:
         if connection.sock.fileno() < 0:
@@ -559,6 +606,12 @@ class Hub:
                 with contextlib.suppress(OSError):
                     connection.sock.shutdown(socket.SHUT_WR)  # the body ends with the connection
             connection.sock.close()
+
+
+def _moved_on(group: list[_Connection], looked_from: Position) -> bool:
+    """Whether every stream of a job still to be served is past where the job's look read from."""
+    going_on = [c.session.position for c in group if not c.session.ended and c.sock.fileno() >= 0]
+    return bool(going_on) and min(going_on) > looked_from
 
 
 _hub: Hub | None = None

@@ -12,6 +12,10 @@ few commands, pipelined with the looks at every other watched job:
   a child's start is seen there, its end in its audit event;
 - the audit entries of the job's root after the position the watcher has
   (the stream's entry ids are the positions), at most ``count`` of them.
+  A child's look keeps the child's own entries only, but says how far it
+  read (``read_to``): a watcher moves past its siblings' entries too, so
+  that a group with thousands of them behind a child's end reaches it,
+  ``count`` entries a look, rather than reading the same ones again.
 
 The status is read before the entries, in one round trip to one slot (the
 root's keys share their bucket's): a job seen terminal has its terminal
@@ -84,6 +88,8 @@ class Look:
     entries: list[tuple[Position, dict[str, str]]] = field(default_factory=list)
     # False when more entries than asked were there: the rest come at the next look.
     read_to_end: bool = True
+    # The last entry read, kept or not (a child's look skips its siblings'); None when none was.
+    read_to: Position | None = None
 
     @property
     def terminal(self) -> bool:
@@ -118,12 +124,14 @@ def look(client: StoreClient, watched: Sequence[tuple[str, Position]], count: in
                     in_flight[_text(member) or ""] = (int(score), status)
         raw_entries = next(replies)
         entries = []
+        read_to: Position | None = None
         for entry_id, raw in raw_entries:
+            read_to = position_of(_text(entry_id) or "")
             event = {_text(k) or "": _text(v) or "" for k, v in raw.items()}
             if not is_root and event.get("job_id") != job_id:
                 continue  # a child's stream holds its own events only
-            entries.append((position_of(_text(entry_id) or ""), event))
-        looks.append(_look(job_id, summary, in_flight, entries, len(raw_entries) < count))
+            entries.append((read_to, event))
+        looks.append(_look(job_id, summary, in_flight, entries, len(raw_entries) < count, read_to))
     return looks
 
 
@@ -133,10 +141,11 @@ def _look(
     in_flight: dict[str, tuple[int, str]],
     entries: list[tuple[Position, dict[str, str]]],
     read_to_end: bool,
+    read_to: Position | None,
 ) -> Look:
     status = summary[Field.STATUS.value]
     if not status:
-        return Look(job_id, None, entries=entries, read_to_end=read_to_end)
+        return Look(job_id, None, entries=entries, read_to_end=read_to_end, read_to=read_to)
     kind = summary[Field.KIND.value] or ""
     return Look(
         job_id,
@@ -149,6 +158,7 @@ def _look(
         in_flight=in_flight,
         entries=entries,
         read_to_end=read_to_end,
+        read_to=read_to,
     )
 
 

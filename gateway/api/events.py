@@ -79,11 +79,14 @@ def job_events(job_id: str):
 def _live(job_id: str) -> Response:
     position = _resume_from(request.headers.get("Last-Event-ID"))
     settings = services().settings
-    ticket = _open_streams().admit(current_principal().tenant)
+    can_hand_off = bool(request.environ.get(streaming.CAN_HAND_OFF))
+    # A stream no hub takes holds its request thread for its life: a process keeps few of those.
+    cap = None if can_hand_off else streaming.request_thread_cap(request.environ)
+    ticket = _open_streams().admit(current_principal().tenant, cap)
     session = streaming.session_for(job_id, position, ticket, settings)
     client = services().queries.redis
     headers = {**streaming.HEADERS}
-    if request.environ.get(streaming.CAN_HAND_OFF):
+    if can_hand_off:
         # The worker sends this head, then gives the connection to the process's hub (gateway.gunicorn_worker).
         request.environ[streaming.HANDED_OFF] = streaming.HandOff(session, client, settings.stream_poll_seconds)
         return Response(iter(()), status=200, mimetype=streaming.EVENT_STREAM, headers=headers)

@@ -7,7 +7,8 @@ group's events as the JSON list gives them, none twice, none missing.  More
 streams than gunicorn has threads stay open while the gateway answers other
 requests.  The limits answer ``429``; a stream ends at its maximum duration
 and the client carries on from there; ``ocrgw submit --wait`` follows the
-stream rather than polling.
+stream rather than polling.  A ``Version: 2`` header does not keep a
+stream in a request thread.
 """
 
 from __future__ import annotations
@@ -72,8 +73,10 @@ def slow_group(api: Api, n: int, delay_ms: int, max_parallel: int = 2) -> str:
     return accepted(api.post_json({"fanout": {"max_parallel": max_parallel, "children": children}}))
 
 
-def open_stream(api: Api, job_id: str, last_event_id: str | None = None) -> requests.Response:
-    headers = {**STREAM, **({"Last-Event-ID": last_event_id} if last_event_id else {})}
+def open_stream(
+    api: Api, job_id: str, last_event_id: str | None = None, more: dict[str, str] | None = None
+) -> requests.Response:
+    headers = {**STREAM, **({"Last-Event-ID": last_event_id} if last_event_id else {}), **(more or {})}
     response = api.http.get(api.url(f"/jobs/{job_id}/events"), headers=headers, stream=True, timeout=ECHO_TIMEOUT)
     return response
 
@@ -139,6 +142,23 @@ def test_more_streams_than_threads_stay_open_while_the_gateway_answers_others(al
         single = accepted(alpha.post_json(slow_echo("meanwhile", 0)))
         assert alpha.job(single)["id"] == single
         assert_problem(open_stream(alpha, group), 404, "job_not_found")
+    finally:
+        for response in streams:
+            response.close()
+
+
+def test_a_version_header_is_a_header_and_its_streams_are_handed_off_like_the_others(alpha, beta):
+    # HTTP/1.1 gives "Version: 2" to the app as HTTP_VERSION, the name gunicorn's HTTP/2 path sets: it must not
+    # keep the stream in a request thread.
+    group = slow_group(beta, 4, 2000, max_parallel=1)
+    streams = [open_stream(beta, group, more={"Version": "2"}) for _ in range(PER_TENANT)]
+    try:
+        for response in streams:
+            assert response.status_code == 200
+            # The hub's streams are close-delimited; one a request thread writes is chunked by gunicorn.
+            assert "Transfer-Encoding" not in response.headers and response.headers["Connection"] == "close"
+            assert next(parse(lines_of(response))).event == "progress"
+        assert alpha.request("GET", "/healthz").status_code == 200
     finally:
         for response in streams:
             response.close()

@@ -8,6 +8,7 @@ so each stream ends by itself; the sessions' clocks are driven by hand.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 
@@ -105,6 +106,68 @@ def test_a_child_s_stream_holds_its_own_events(client, store):
     assert events[-1]["data"]["reason"] == "terminal"
 
 
+def group_ending_with(client, store, n: int) -> str:
+    """A group whose last child ends after its ``n - 1`` siblings: their entries come first in its trail."""
+    parent_id = submit_group(client, n, 0)
+    for i in range(n):
+        run(store, f"{parent_id}-{i}", result(f"c{i}"))
+    return parent_id
+
+
+def test_a_child_s_look_says_how_far_it_read_past_its_siblings_entries(client, store):
+    parent_id = group_ending_with(client, store, 4)
+    trail = client.get(f"/jobs/{parent_id}/events").get_json()["events"]
+
+    look = watching.look(store.redis, [(f"{parent_id}-3", watching.START)], count=2)[0]
+
+    assert look.entries == [] and not look.read_to_end
+    assert look.read_to == watching.position_of(trail[1]["id"])
+
+
+def test_a_child_s_stream_reaches_its_end_behind_more_sibling_entries_than_a_look_reads(client, store, monkeypatch):
+    parent_id = group_ending_with(client, store, 4)
+    monkeypatch.setattr(streaming, "ENTRIES_PER_LOOK", 2)  # the trail holds 3 siblings' ends before the child's
+    child = f"{parent_id}-3"
+    clock = iter(range(100, 10_000))  # each look a second later: a stream that read nothing new ends at 60 s
+    slept: list[float] = []
+    s = streaming.Session(child, watching.START, streaming.OpenStreams(5, 5).admit("t"), 100.0, 1000.0, 60.0)
+
+    body = b"".join(streaming.in_request_thread(s, store.redis, 0.5, clock=lambda: next(clock), sleep=slept.append))
+
+    events = parse(body.decode())
+    assert [(e["data"]["job_id"], e["data"]["operation"]) for e in events if e["event"] == "audit"] == [
+        (child, "job_child")
+    ]
+    assert events[-1]["data"] == {"job_id": child, "reason": "terminal", "status": "completed"}
+    assert slept == []  # every look moved on, so each next one came at once
+
+
+def test_a_stream_whose_look_did_not_move_on_waits_for_the_next_poll(redis, monkeypatch):
+    s = session(max_seconds=60.0)
+    stuck = Look("a" * 32, "processing", kind="single", read_to_end=False)
+    monkeypatch.setattr(watching, "look", lambda client, watched, count: [stuck])
+    clock = iter(range(101, 10_000))  # a stream that never waits ends at its maximum duration, a minute of looks
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        raise Waited
+
+    body = b"".join(_until_it_waits(streaming.in_request_thread(s, redis, 0.5, lambda: next(clock), sleep)))
+
+    assert slept == [0.5]
+    assert [e["event"] for e in parse(body.decode())] == ["progress"]
+
+
+class Waited(Exception):
+    """Raised by a test's sleep: the stream waited for its next poll."""
+
+
+def _until_it_waits(body):
+    with contextlib.suppress(Waited):
+        yield from body
+
+
 @pytest.mark.parametrize("bad", ["x", "1-", "-1", "1-2-3", "01-1", "1.5-0", "99999999999999999999999-0"])
 def test_a_last_event_id_that_names_no_event_is_400(client, store, bad):
     parent_id = ended_group(client, store, 1)
@@ -150,6 +213,27 @@ def test_a_stream_over_the_limit_is_refused_by_the_route(client, store, app):
 
     body = assert_problem(response, 429, "too_many_streams")
     assert body["limit"] == "tenant" and response.headers["Retry-After"]
+
+
+def test_streams_a_request_thread_writes_have_a_cap_of_their_own():
+    streams = streaming.OpenStreams(per_process=10, per_tenant=10)
+    cap = streaming.request_thread_cap({streaming.REQUEST_THREADS: 4})  # gunicorn's four threads: two for streams
+    held = [streams.admit("alpha", cap), streams.admit("beta", cap)]
+
+    with pytest.raises(Problem) as refused:
+        streams.admit("gamma", cap)
+    handed_off = streams.admit("gamma")  # the hub's streams hold no thread: not counted against it
+    held[0].release()
+    again = streams.admit("gamma", cap)
+
+    assert refused.value.code == "too_many_streams" and refused.value.extra["limit"] == "process"
+    assert refused.value.extra["max_streams"] == 2 and "request threads" in refused.value.detail
+    assert streams.in_request_threads == 2 and streams.total == 3
+    assert streaming.request_thread_cap({streaming.REQUEST_THREADS: 1}) == 0  # one thread: it never holds it
+    assert streaming.request_thread_cap({}) == streaming.REQUEST_THREAD_STREAMS
+    for ticket in (held[1], handed_off, again):
+        ticket.release()
+    assert streams.in_request_threads == 0 and streams.total == 0
 
 
 def test_a_finished_stream_gives_its_place_back(client, store, app):

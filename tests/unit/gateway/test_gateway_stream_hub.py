@@ -14,6 +14,7 @@ import pytest
 
 from gateway import streaming
 from jobs import watching
+from jobs.watching import Look
 from tests.harness import wait_until
 
 from .test_gateway_event_stream import ended_group, parse
@@ -131,3 +132,49 @@ def test_a_stopping_hub_ends_every_stream_with_shutdown(client, redis):
 
     assert parse(read_to_end(open_one))[-1]["data"]["reason"] == "shutdown"
     assert streams.total == 0
+
+
+def test_the_hub_brings_a_child_s_stream_to_its_end_behind_more_sibling_entries_than_a_look_reads(
+    client, store, hub, monkeypatch
+):
+    parent_id = ended_group(client, store, 4)
+    monkeypatch.setattr(streaming, "ENTRIES_PER_LOOK", 2)  # the trail holds 3 siblings' ends before the child's
+    streams = streaming.OpenStreams(10, 10)
+
+    body = read_to_end(handed(hub, streams, f"{parent_id}-3", max_seconds=30.0))
+
+    assert parse(body)[-1]["data"] == {"job_id": f"{parent_id}-3", "reason": "terminal", "status": "completed"}
+
+
+class IdleHub(streaming.Hub):
+    """A hub whose thread serves nothing: the test takes its turns, one look at a time."""
+
+    def _run(self) -> None:
+        self._stopping.wait()
+        for connection in list(self._connections.values()):
+            self._close(connection)
+        self._selector.close()
+        self._wake_read.close()
+        self._wake_write.close()
+
+
+def test_the_hub_looks_again_at_once_only_while_its_looks_move_the_streams_on(client, store, redis, monkeypatch):
+    parent_id = ended_group(client, store, 4)
+    monkeypatch.setattr(streaming, "ENTRIES_PER_LOOK", 2)
+    hub = IdleHub(redis, poll_seconds=0.02)
+    try:
+        child = handed(hub, streaming.OpenStreams(10, 10), f"{parent_id}-3")
+        hub._take_arrivals()
+
+        # Three siblings' entries, then the child's and the group's: two looks read on, the third reads the end.
+        assert [hub._look(), hub._look(), hub._look()] == [True, True, False]
+        assert parse(read_to_end(child))[-1]["data"]["reason"] == "terminal"
+
+        stuck = Look("a" * 32, "processing", kind="single", read_to_end=False)  # more to read, and nothing read
+        monkeypatch.setattr(watching, "look", lambda client, watched, count: [stuck])
+        with handed(hub, streaming.OpenStreams(10, 10), "a" * 32):
+            hub._take_arrivals()
+
+            assert hub._look() is False  # it waits for the next poll rather than reading the same entries again
+    finally:
+        hub.stop()

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 from types import SimpleNamespace
 from unittest import mock
 
 import pytest
-from gunicorn.http import errors
+from gunicorn.http import errors, wsgi
 
 import observability.gunicorn_config as gunicorn_config
+from gateway import streaming
 from gateway.gunicorn_worker import WORKER_CLASS, ProblemWorker
 from gateway.problems import CATALOGUE, PLAIN_HTTP_CODES
+from jobs import watching
 from tests.harness import GATEWAY_WORKER_CLASS
 
 
@@ -71,3 +74,70 @@ def test_an_error_of_the_app_is_left_to_gunicorn():
 
 def test_the_procfiles_config_and_the_tests_serve_the_gateway_with_it():
     assert gunicorn_config.worker_class == WORKER_CLASS == GATEWAY_WORKER_CLASS
+
+
+# -- handing a stream's connection to the hub ----------------------------------------------------
+
+
+class Hub:
+    """Stands for the process's hub: records what it is handed, or refuses it."""
+
+    def __init__(self, refuse: bool = False):
+        self.refuse = refuse
+        self.adopted: list[socket.socket] = []
+
+    def adopt(self, sock, session) -> None:
+        self.adopted.append(sock)
+        if self.refuse:
+            raise RuntimeError("no hub thread")
+
+
+def serve_a_stream(headers: dict[str, str], hub: Hub) -> tuple[dict, streaming.Ticket]:
+    """The worker's wrapping of an app that asks for a hand-off, for one plain HTTP/1.1 request; its environ."""
+    made = worker()
+    made.cfg = SimpleNamespace(is_ssl=False, threads=4)
+    made._handed_off = set()
+    ticket = streaming.OpenStreams(10, 10).admit("t")
+    session = streaming.Session("a" * 32, watching.START, ticket, 0.0, 10.0, 60.0)
+
+    def app(environ, start_response):
+        if environ.get(streaming.CAN_HAND_OFF):
+            environ[streaming.HANDED_OFF] = streaming.HandOff(session, mock.Mock(), 0.5)
+        start_response("200 OK", [("Content-Type", streaming.EVENT_STREAM)])
+        return iter(())
+
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        request = SimpleNamespace(version=(1, 1), method="GET", should_close=lambda: False)
+        response = wsgi.Response(request, ours, made.cfg)
+        environ = {"gunicorn.socket": ours, **{f"HTTP_{k.upper()}": v for k, v in headers.items()}}
+        # A refusing hub's error goes on to gunicorn, which closes the connection.
+        with mock.patch.object(streaming, "hub_for", lambda hand_off: hub), contextlib.suppress(RuntimeError):
+            made._handing_off(app)(environ, response.start_response)
+    return environ, ticket
+
+
+def test_a_version_2_header_is_handed_off_like_any_other_http_1_1_request():
+    hub = Hub()
+
+    environ, ticket = serve_a_stream({"Version": "2"}, hub)
+
+    assert environ[streaming.CAN_HAND_OFF] is True
+    assert len(hub.adopted) == 1 and not ticket.released
+    hub.adopted[0].close()
+
+
+def test_the_connection_s_duplicate_is_closed_when_the_hub_cannot_take_it():
+    hub = Hub(refuse=True)
+
+    environ, ticket = serve_a_stream({}, hub)
+
+    assert len(hub.adopted) == 1 and hub.adopted[0].fileno() == -1
+    assert ticket.released
+
+
+def test_the_worker_tells_the_view_how_many_request_threads_it_has():
+    hub = Hub()
+    environ, _ = serve_a_stream({}, hub)
+    hub.adopted[0].close()
+    assert environ[streaming.REQUEST_THREADS] == 4
