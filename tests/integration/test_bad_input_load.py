@@ -66,6 +66,9 @@ BUCKET_INDEXES = {
         keys.TENANT,
         keys.ROOTS,
         keys.USAGE,
+        keys.TURNS,
+        keys.LATER,
+        keys.REDRIVEN,
         "replication-mark",
     )
 }
