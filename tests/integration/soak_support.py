@@ -89,12 +89,14 @@ ALLOWED_KEYS = {
     "the tenants' usage records (ocrgw:{<bucket>}:usage:<tenant tag>:<day>)": "what the jobs used, kept "
     "OCRGW_USAGE_RETENTION after its day (with a TTL), whatever the jobs' retention",
     "the store's layout (ocrgw:{layout}:layout)": "one key, recorded at the first start, which every process checks",
+    "the lanes' turns (ocrgw:{<bucket>}:turns)": "each lane's clock and its tenants' finishes and weights: a few "
+    "fields per tenant, the lanes' state rather than any job's",
 }
 
 
 def allowed_key(name: str, ttl_ms: int) -> bool:
     """Whether ``name`` may stay once every job is gone: see ``ALLOWED_KEYS``."""
-    if keys.is_worker_report(name) or name in (keys.GAUGES, keys.LAYOUT):
+    if keys.is_worker_report(name) or keys.is_turns(name) or name in (keys.GAUGES, keys.LAYOUT):
         return True
     return (keys.is_sweep_lock(name) or keys.is_call_record(name) or keys.is_usage_record(name)) and ttl_ms > 0
 

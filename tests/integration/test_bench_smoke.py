@@ -224,6 +224,21 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         **{f"{kind}_worst_ms": None for kind in ("ref", "bombs", "slow", "copies", "different")},
         **{f"{kind}_over_ref": None for kind in ("bombs", "slow", "copies", "different")},
         "body_bytes_bombs": None,
+        "slow_refused": None,
+    },
+    "event_streams": {
+        key: None
+        for key in (
+            "streams",
+            "rss_before_mib",
+            "rss_with_streams_mib",
+            "growth_mib",
+            "growth_per_stream_kib",
+            "open_all_s",
+            "group_running_when_measured",
+            "ended_terminal",
+            "every_audit_event",
+        )
     },
 }
 SWEEP_SIZE_KEYS = {"idle_ms", "due_pass_ms", "due_passes", "due_total_ms", "passes_needed"}
