@@ -36,8 +36,9 @@ export OMP_THREAD_LIMIT="${OMP_THREAD_LIMIT:-1}"
 
 args=()
 if [[ "${CI:-}" == "true" ]]; then
-    # A fresh clone each run: no cache to keep, and a stuck test prints where.
-    args+=(-p no:cacheprovider -o faulthandler_timeout=600)
+    # A fresh clone each run: no cache to keep, and a stuck test prints where; the slowest tests are
+    # listed, so that the suite's budget (30 minutes on two cores) is watched where it is spent.
+    args+=(-p no:cacheprovider -o faulthandler_timeout=600 --durations=25)
 fi
 
 CHECKED=(jobs documents gateway workers coordinator observability cli tests bench docs/hooks)
