@@ -73,8 +73,13 @@ def cell_statuses(browser) -> list[str]:
     return [next(c.removeprefix("status-") for c in names if c.startswith("status-")) for names in classes]
 
 
-def group_status(browser) -> str:
-    return browser.find_element(By.CSS_SELECTOR, '#group [data-field="status"] .status').text
+def group_status(browser) -> str | None:
+    # Read in one script call: the page redraws as its live stream moves, so an element found by one
+    # call may be gone by the next.
+    return browser.execute_script(
+        "const status = document.querySelector('#group [data-field=\"status\"] .status');"
+        "return status ? status.innerText : null"
+    )
 
 
 def shown(browser, css: str) -> str | None:
