@@ -442,6 +442,21 @@ def _result(
                 ]
             )
     figures["per_child"] = per_child
+    differences = {
+        groups: {
+            key: sides["ocrgw"][key] - sides["bullmq"][key]
+            for key in (
+                "slot_ms_per_child",
+                "in_job_ms_per_child",
+                "store_exec_us_per_child",
+                "outside_redis_ms_per_child",
+                "store_cpu_us_per_child",
+                "store_commands_per_child",
+            )
+        }
+        for groups, sides in per_child.items()
+    }
+    figures["ocrgw_minus_bullmq_per_child"] = differences
     print_table(
         f"{NAME}: G groups of {n} echo children vs G BullMQ flows of {n} no-op children, submitted at once, "
         f"{workers} worker processes a side, {rounds} round(s) (medians; each side's own record of its end)",
@@ -466,6 +481,22 @@ def _result(
             "last child->parent ms",
         ],
         detail_rows,
+    )
+    print_table(
+        f"{NAME}: ocrgw less BullMQ, per child (what a cheaper path must take off; medians)",
+        ["G", "slot ms", "in job ms", "Redis µs", "outside Redis ms", "Redis CPU µs", "commands"],
+        [
+            [
+                groups,
+                diff["slot_ms_per_child"],
+                diff["in_job_ms_per_child"],
+                diff["store_exec_us_per_child"],
+                diff["outside_redis_ms_per_child"],
+                diff["store_cpu_us_per_child"],
+                diff["store_commands_per_child"],
+            ]
+            for groups, diff in differences.items()
+        ],
     )
     context = {
         "ocrgw_over_bullmq_per_round": ratios,

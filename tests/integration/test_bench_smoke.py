@@ -68,6 +68,7 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "versions": {"node", "bullmq", "ioredis"},
         **{str(groups): {"ocrgw_seconds", "bullmq_seconds", "ocrgw_over_bullmq", "target"} for groups in (1, 5)},
         "per_child": {"1", "5"},
+        "ocrgw_minus_bullmq_per_child": {"1", "5"},
     },
     "handoff": {
         "children": None,
