@@ -62,6 +62,9 @@ CONFIG left out; the idle processes' commands over the round left in):
   the commands it ran, per child;
 * ``outside_redis_ms_per_child``: the slot less the Redis execution time: the
   worker's own work and the round trips;
+* ``worker_cpu_ms_per_child``: the CPU time (user and system, from
+  ``/proc``) the side's worker processes spent over the round, per child:
+  ocrgw's Celery worker with its pool processes, BullMQ's worker processes;
 * ``message_starts`` (ocrgw only): children that started at no child's end
   (Redis times to the microsecond), that is through a Celery message rather
   than a kept slot;
@@ -77,6 +80,7 @@ never a dependency of ocrgw, as OCRmyPDF is for ``scan_vs_ocrmypdf``.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import statistics
@@ -103,7 +107,7 @@ from bench.common import (
     token,
     wait_parents,
 )
-from bench.processes import START_TIMEOUT, Bench, Stack
+from bench.processes import START_TIMEOUT, Bench, Stack, pool_children
 from tests.harness import Proc, RedisServer
 
 NAME = "groups_vs_bullmq"
@@ -246,18 +250,36 @@ class Round:
     child_starts: list[float]
     child_ends: list[float]
     usage: Usage
+    #: CPU seconds the side's worker processes spent over the round (user and system).
+    worker_cpu_seconds: float
 
     @property
     def seconds(self) -> float:
         return max(self.parent_ends) - self.started
 
 
+def process_cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU seconds of these processes so far (a process gone since counts nothing)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime and stime, fields 14 and 15 of stat(5)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def ocrgw_round(stack: Stack, client: redis.Redis, body: bytes, groups: int, size: int) -> Round:
+    # The Celery worker's main process (it takes the messages) and its pool processes (they run the children).
+    workers = [stack.worker.pid, *pool_children(stack.worker.pid)]
+    cpu = process_cpu_seconds(workers)
     window = Window(client).start()
     started = time.time()
     ids = [stack.http.post_json("/jobs", body)["id"] for _ in range(groups)]
     statuses = wait_parents(client, ids)
     usage = window.stop()
+    cpu = process_cpu_seconds(workers) - cpu
     parent_ends, starts, ends = [], [], []
     for parent_id in ids:
         view = stack.http.get_json(f"/jobs/{parent_id}")
@@ -273,16 +295,19 @@ def ocrgw_round(stack: Stack, client: redis.Redis, body: bytes, groups: int, siz
             raise AssertionError(f"parent {parent_id} lists {len(children)} children, not {size}")
         starts += [micros(child["started_at"]) / 1e6 for child in children]
         ends += [micros(child["finished_at"]) / 1e6 for child in children]
-    return Round(started, parent_ends, starts, ends, usage)
+    return Round(started, parent_ends, starts, ends, usage, cpu)
 
 
 def bullmq_round(side: BullmqSide, groups: int, size: int) -> Round:
     client = side.client
     reply_key = f"bench:bullmq:reply:{token()}"
+    workers = [proc.pid for proc in side.workers]
+    cpu = process_cpu_seconds(workers)
     window = Window(client).start()
     client.rpush(ROUNDS_KEY, json.dumps({"reply": reply_key, "groups": groups, "children": size}))
     reply = client.blpop([reply_key], timeout=0)  # the phase's deadline bounds the wait
     usage = window.stop()
+    cpu = process_cpu_seconds(workers) - cpu
     assert reply is not None, "a blpop without a timeout returns an item"
     answer = json.loads(reply[1])
     if answer["failed"]:
@@ -302,7 +327,7 @@ def bullmq_round(side: BullmqSide, groups: int, size: int) -> Round:
         for processed_on, child_finished_on in pipe.execute():
             starts.append(int(processed_on) / 1e3)
             ends.append(int(child_finished_on) / 1e3)
-    return Round(answer["started_ms"] / 1e3, parent_ends, starts, ends, usage)
+    return Round(answer["started_ms"] / 1e3, parent_ends, starts, ends, usage, cpu)
 
 
 def message_starts(starts: list[float], ends: list[float]) -> int:
@@ -327,6 +352,7 @@ def breakdown(one: Round, workers: int, inner: frozenset[str], side: str) -> dic
         "store_exec_us_per_child": store["exec_us"],
         "store_cpu_us_per_child": store["cpu_us"],
         "store_commands_per_child": store["commands"],
+        "worker_cpu_ms_per_child": 1e3 * one.worker_cpu_seconds / n,
         "outside_redis_ms_per_child": slot_ms - store["exec_us"] / 1e3,
         "message_starts": message_starts(one.child_starts, one.child_ends) if side == "ocrgw" else None,
         "last_child_to_parent_ms": 1e3 * (max(one.parent_ends) - max(one.child_ends)),
@@ -437,6 +463,7 @@ def _result(
                     summary["outside_redis_ms_per_child"],
                     summary["store_cpu_us_per_child"],
                     summary["store_commands_per_child"],
+                    summary["worker_cpu_ms_per_child"],
                     "" if summary["message_starts"] is None else summary["message_starts"],
                     summary["last_child_to_parent_ms"],
                 ]
@@ -452,6 +479,7 @@ def _result(
                 "outside_redis_ms_per_child",
                 "store_cpu_us_per_child",
                 "store_commands_per_child",
+                "worker_cpu_ms_per_child",
             )
         }
         for groups, sides in per_child.items()
@@ -477,6 +505,7 @@ def _result(
             "outside Redis ms",
             "Redis CPU µs",
             "commands",
+            "worker CPU ms",
             "via message",
             "last child->parent ms",
         ],
@@ -484,7 +513,7 @@ def _result(
     )
     print_table(
         f"{NAME}: ocrgw less BullMQ, per child (what a cheaper path must take off; medians)",
-        ["G", "slot ms", "in job ms", "Redis µs", "outside Redis ms", "Redis CPU µs", "commands"],
+        ["G", "slot ms", "in job ms", "Redis µs", "outside Redis ms", "Redis CPU µs", "commands", "worker CPU ms"],
         [
             [
                 groups,
@@ -494,6 +523,7 @@ def _result(
                 diff["outside_redis_ms_per_child"],
                 diff["store_cpu_us_per_child"],
                 diff["store_commands_per_child"],
+                diff["worker_cpu_ms_per_child"],
             ]
             for groups, diff in differences.items()
         ],
