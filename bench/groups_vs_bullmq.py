@@ -174,8 +174,9 @@ def installed_version(package: str) -> str | None:
 def ensure_installed(npm: str) -> None:
     """``npm ci`` into bench/bullmq/ unless its node_modules already holds every pinned version.
 
-    ``--ignore-scripts``: no package's install script runs (msgpackr's native
-    speed-up is an optional package of its own, with its build inside it).
+    ``--ignore-scripts``: no package's install script runs.  The only one,
+    msgpackr-extract's, would look for its prebuilt binary (its platform's
+    package ships it) or else compile one; msgpackr runs without it.
     """
     if all(installed_version(name) == version for name, version in pinned_versions().items()):
         return
@@ -189,9 +190,9 @@ def ensure_installed(npm: str) -> None:
     )
     if proc.returncode != 0:
         raise RuntimeError(f"npm ci in {NODE_DIR} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
-    wrong = {name: installed_version(name) for name, version in pinned_versions().items()}
-    if wrong != pinned_versions():
-        raise RuntimeError(f"npm ci in {NODE_DIR} left {wrong}, not {pinned_versions()}")
+    installed = {name: installed_version(name) for name in pinned_versions()}
+    if installed != pinned_versions():
+        raise RuntimeError(f"npm ci in {NODE_DIR} left {installed}, not {pinned_versions()}")
 
 
 def bullmq_lua_commands() -> frozenset[str]:
