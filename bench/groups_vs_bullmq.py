@@ -29,7 +29,8 @@ producer's clock, to the fraction of a millisecond) to the latest parent
 All these clocks are the one machine's.  The bench then learns each side's
 end its own way (XREAD of the parents' event streams, ``common.wait_parents``;
 the producer waits for the parents' ``completed`` events on a
-``QueueEvents``), and checks that every parent completed with its N
+``QueueEvents``, and reads the parents' hashes every 250 ms in case the
+trimmed events stream lost one), and checks that every parent completed with its N
 children.  The JSON body and the flows are built before the clock starts.
 The BullMQ producer stays up between rounds (its connection and Node's
 compiled code warm, as ocrgw's client connection and gateway are) and takes

@@ -9,7 +9,8 @@
 // each round from the Redis list `bench:bullmq:rounds` (a JSON object:
 // {"reply": KEY, "groups": G, "children": N}), builds the flows, then takes
 // the time and adds them; once every parent's `completed` event has come
-// (QueueEvents, a blocking XREAD), it RPUSHes to KEY a JSON object:
+// (QueueEvents, a blocking XREAD; every 250 ms it also reads the parents'
+// hashes, in case the trimmed events stream lost one), it RPUSHes to KEY a JSON object:
 // {"started_ms": the epoch time before the first add, in fractional
 // milliseconds, "parents": the parents' ids, "failed": ids of parents that
 // failed}.  The bench reads each parent's own `finishedOn`, so that the lag
@@ -24,6 +25,8 @@ if (!host || !port || !queue) {
 }
 const connection = { host, port: Number(port) };
 const ROUNDS_KEY = 'bench:bullmq:rounds';
+// How often the parents' hashes are read while their events are awaited.
+const RECHECK_MS = 250;
 
 const producer = new FlowProducer({ connection });
 const events = new QueueEvents(queue, { connection });
@@ -46,6 +49,19 @@ await producer.waitUntilReady();
 await events.waitUntilReady();
 console.log(`bullmq producer ready on ${queue}`);
 
+// The events stream is trimmed (to about 10,000 entries), and five flows of
+// 500 write about that many: a reader that fell that far behind would never
+// see a parent's end.  So the parents' own hashes are read too, now and then.
+async function recheck(ids) {
+  if (ids.length === 0) return;
+  const replies = await commands
+    .pipeline(ids.map((id) => ['hmget', `bull:${queue}:${id}`, 'finishedOn', 'failedReason']))
+    .exec();
+  replies.forEach(([err, [finishedOn, failedReason]], i) => {
+    if (!err && finishedOn) ended.set(ids[i], failedReason ? 'failed' : 'completed');
+  });
+}
+
 function flowsOf(groups, children) {
   return Array.from({ length: groups }, (_, g) => ({
     name: 'parent',
@@ -66,9 +82,11 @@ for (;;) {
     parents.push(node.job.id);
   }
   while (!parents.every((id) => ended.has(id))) {
-    await new Promise((resolve) => {
+    const woken = new Promise((resolve) => {
       wake = resolve;
     });
+    await Promise.race([woken, new Promise((resolve) => setTimeout(resolve, RECHECK_MS))]);
+    await recheck(parents.filter((id) => !ended.has(id)));
   }
   const failed = parents.filter((id) => ended.get(id) !== 'completed');
   for (const id of parents) ended.delete(id);
