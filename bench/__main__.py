@@ -30,6 +30,7 @@ from bench.processes import Bench, procfile_concurrency
 BENCHMARKS = {
     "fanout_vs_canvas": "bench.fanout",
     "groups_at_once": "bench.groups_at_once",
+    "groups_vs_bullmq": "bench.groups_vs_bullmq",
     "handoff": "bench.handoff",
     "ocr_efficiency": "bench.ocr",
     "page_orientation": "bench.orientation",

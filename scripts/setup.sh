@@ -13,7 +13,9 @@
 # OCRmyPDF (into .venv) with Ghostscript, the reference the scan benchmark
 # is measured against (--tests installs them too: the suite runs the bench
 # once, quick), and the test lock (the bench drives the test harness); OCRmyPDF
-# is never a dependency of ocrgw itself.
+# is never a dependency of ocrgw itself; and Debian's nodejs and npm, with which
+# the bench installs BullMQ, the reference of groups_vs_bullmq, into bench/bullmq/
+# (never a dependency of ocrgw either).
 #
 # It also builds the manual (mkdocs.yml, docs/) into gateway/manual/, which
 # the gateway serves at /manual, whenever its sources are newer than it.
@@ -141,6 +143,9 @@ install_system_packages() {
     if [[ $FOR_BENCH -eq 1 || $FOR_TESTS -eq 1 ]]; then  # the tests run the bench once, --quick
         [[ -f $REAL_PDF ]] || missing+=(shared-mime-info)
         command -v gs >/dev/null 2>&1 || missing+=(ghostscript)
+        # Node.js, which runs BullMQ, groups_vs_bullmq's reference (the bench npm-installs it into bench/bullmq/).
+        command -v node >/dev/null 2>&1 || missing+=(nodejs)
+        command -v npm >/dev/null 2>&1 || missing+=(npm)
     fi
     if [[ ${#missing[@]} -gt 0 ]]; then
         apt_install "${missing[@]}"
@@ -157,6 +162,10 @@ verify_system_packages() {
         have_tessdata "$lang" \
             || die "tesseract has no '$lang' language data after installing $(tessdata_package "$lang")"
     done
+    if [[ $FOR_BENCH -eq 1 || $FOR_TESTS -eq 1 ]]; then
+        command -v node >/dev/null 2>&1 || die "node still not on PATH after installing nodejs"
+        command -v npm >/dev/null 2>&1 || die "npm still not on PATH after installing it"
+    fi
     [[ $FOR_TESTS -eq 1 ]] || return 0
     command -v chromium >/dev/null 2>&1 || die "chromium still not on PATH after installing it"
     command -v chromedriver >/dev/null 2>&1 || die "chromedriver still not on PATH after installing chromium-driver"

@@ -60,6 +60,16 @@ FIGURES: dict[str, dict[str, set[str] | None]] = {
         "group_counts": None,
         **{str(groups): {"ocrgw_seconds", "chords_seconds", "ocrgw_over_chords", "target"} for groups in (1, 2, 5, 10)},
     },
+    "groups_vs_bullmq": {
+        "children": None,
+        "worker_processes": None,
+        "rounds": None,
+        "group_counts": None,
+        "versions": {"node", "bullmq", "ioredis"},
+        **{str(groups): {"ocrgw_seconds", "bullmq_seconds", "ocrgw_over_bullmq", "target"} for groups in (1, 5)},
+        "per_child": {"1", "5"},
+        "ocrgw_minus_bullmq_per_child": {"1", "5"},
+    },
     "handoff": {
         "children": None,
         **{
@@ -262,6 +272,8 @@ def _require(binary: str) -> None:
 def quick_run(tmp_path_factory):
     _require("redis-server")
     _require("tesseract")
+    _require("node")  # groups_vs_bullmq's reference, BullMQ, runs on Node.js
+    _require("npm")
     out = tmp_path_factory.mktemp("bench-results")
     proc = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--out", str(out)],
