@@ -195,6 +195,20 @@ def may_move(transition: str, kind: JobKind, source: JobStatus | None, target: J
     return Edge(transition, kind, source, target) in EDGES
 
 
+def lua_comment(transition: str) -> str:
+    """The moves of ``transition``, as a comment its generated source carries after the preamble (nothing
+    runs: a script's cost per call stays what it was)."""
+    moves = moves_of(transition)
+    if not moves:
+        return f"-- Moves no job's status (jobs/state_machine.py has no row for `{transition}`).\n"
+    lines = [f"-- The moves of `{transition}`, from jobs/state_machine.py:"]
+    for move in moves:
+        sources = ", ".join("(new)" if s is NEW else s.value for s in move.sources)
+        targets = ", ".join(t.value for t in move.targets)
+        lines.append(f"--   {', '.join(k.value for k in move.kinds)}: {sources} -> {targets}")
+    return "\n".join(lines) + "\n"
+
+
 def mermaid() -> str:
     """The state diagram (a Mermaid ``stateDiagram-v2``): one arrow per pair of statuses, labelled with the
     transitions that make it; ``[*]`` is a job not created yet."""
