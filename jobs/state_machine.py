@@ -191,10 +191,6 @@ def targets_of(transition: str) -> frozenset[JobStatus]:
     return frozenset(target for move in moves_of(transition) for target in move.targets)
 
 
-def may_move(transition: str, kind: JobKind, source: JobStatus | None, target: JobStatus) -> bool:
-    return Edge(transition, kind, source, target) in EDGES
-
-
 def lua_comment(transition: str) -> str:
     """The moves of ``transition``, as a comment its generated source carries after the preamble (nothing
     runs: a script's cost per call stays what it was)."""
