@@ -6,19 +6,21 @@ from which statuses to which, and what the move emits: the job's audit event, it
 table; everything else is read from it:
 
 * the scripts are held to it: tests/unit/jobs/test_state_machine.py reads each script's writes of the
-  status field (a transition that writes a status the table does not give it, or a table row no script
-  can make, fails) and runs the transitions under fakeredis recording every status each job goes
-  through (a move outside the table fails, and so does a row no scenario makes);
-* the manual's state diagram (``mermaid``, docs/hooks/state_diagram.py);
-* the statuses the CLI and the dashboard show (``JobStatus`` itself, through the OpenAPI document and
-  gateway/static/ui/statuses.js, written by scripts/generate_statuses.py).
+  status field (a script that can write a status its rows do not give it, or that cannot write one they
+  do, fails), and tests/unit/jobs/test_state_machine_runs.py runs the transitions under fakeredis,
+  recording every status write with the job's kind and its status before (a write that is no edge of
+  the table fails, and so does an edge no scenario makes);
+* the comment each script's generated source carries after its preamble (``lua_comment``);
+* the manual's state diagram and table (``mermaid``, ``markdown_table``; docs/hooks/state_diagram.py).
 
 The statuses themselves, and the names the scripts share, stay in jobs/contract.py: the Lua preamble's
-``STATUS`` table is generated from ``JobStatus``.  A job that did not exist before the move comes
-``from`` ``NEW``.
+``STATUS`` table is generated from ``JobStatus``, and so are the statuses the command line and the
+dashboard read (cli/statuses.py, gateway/static/ui/statuses.js: scripts/generate_statuses.py).  A job
+that did not exist before the move comes ``from`` ``NEW``.
 
-Adding a move, or a transition that moves jobs, is one row here beside its script; a script that
-writes a status with no row fails the tests, and so does a row no script makes.
+Adding a move, or a transition that moves jobs, is one row here (and a scenario that makes it in
+tests/unit/jobs/test_state_machine_runs.py); a script that writes a status with no row fails the
+tests, and so does a row no script makes.
 """
 
 from __future__ import annotations
