@@ -27,13 +27,13 @@ from cli.client import DEFAULT_URL, FORMATS, ApiError, Gateway, Unreachable
 from cli.ocr import MAX_IMAGE_DPI, MIN_IMAGE_DPI, OcrRequest, image_resolution
 from cli.ocr import run as run_ocr
 from cli.output import Printer, is_terminal
+from cli.statuses import CANCELLED, COMPLETED, ROOT_STATUSES
 from cli.submitting import WEBHOOK_EVENTS, SubmitError, build, parse_options, read_documents
 
 EXIT_NOT_COMPLETED = 1
 EXIT_PROBLEM = 3
 EXIT_UNREACHABLE = 4
 EXIT_INTERRUPTED = 130
-ROOT_STATUSES = ("queued", "processing", "completed", "failed", "cancelled")
 
 
 def error(text: str) -> None:
@@ -227,7 +227,7 @@ def submit(
         _write_result(gateway, final, fmt, output)
     if as_json:
         printer.json(final)
-    if final["status"] != "completed":
+    if final["status"] != COMPLETED:
         for line in waiting.why_not_completed(gateway, final, [f.name for f in files]):
             error(line)
         ctx.exit(EXIT_NOT_COMPLETED)
@@ -320,7 +320,7 @@ def cancel(gateway: Gateway, job_id: str, as_json: bool) -> None:
     printer = Printer(as_json)
     if as_json:
         printer.json(view)
-    elif view["status"] == "cancelled":
+    elif view["status"] == CANCELLED:
         printer.line(f"{job_id} cancelled")
     else:
         printer.line(f"{job_id} cancel requested: it stops at its next page ({view['status']})")

@@ -46,6 +46,7 @@ from typing import Any
 
 from cli import waiting
 from cli.client import ApiError, Gateway, Unreachable
+from cli.statuses import COMPLETED
 from cli.submitting import content_type_of
 
 EXIT_OK = 0
@@ -205,7 +206,7 @@ def _run(
     view = _submit(gateway, data, content_type, request)
     say(f"job {view['id']}")  # what `ocrgw result ID --format hocr` and the others read afterwards
     final = waiting.wait(gateway, view["id"], waiting.display_for(sys.stderr, view["id"]), interval)
-    if final["status"] != "completed":
+    if final["status"] != COMPLETED:
         raise OcrFailed(EXIT_CHILD_PROCESS_ERROR, "\n".join(waiting.why_not_completed(gateway, final)))
     try:
         pdf = gateway.result_pdf(final["id"])

@@ -18,15 +18,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-STATUSES = ("held", "queued", "processing", "completed", "failed", "cancelled")
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
+from cli.statuses import CANCELLED, COMPLETED, FAILED, HELD, PROCESSING, QUEUED, STATUSES
+
 STATUS_STYLES = {
-    "held": "bright_black",
-    "queued": "cyan",
-    "processing": "yellow",
-    "completed": "green",
-    "failed": "red",
-    "cancelled": "magenta",
+    HELD: "bright_black",
+    QUEUED: "cyan",
+    PROCESSING: "yellow",
+    COMPLETED: "green",
+    FAILED: "red",
+    CANCELLED: "magenta",
 }
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from cli.output import Printer, counts_text, status_text
+from cli.statuses import COMPLETED, TERMINAL
 
 
 def job(printer: Printer, view: dict[str, Any]) -> None:
     """``ocrgw status``: one job's fields; a group's counts and its first page of children."""
     parent = view.get("kind") == "parent"
     if parent:
-        done = sum(view["counts"].get(s, 0) for s in ("completed", "failed", "cancelled"))
+        done = sum(view["counts"].get(s, 0) for s in TERMINAL)
         progress = f"{view['progress']:.0%} ({done}/{view['total']} children ended)"
     else:
         progress = f"{view.get('progress', 0):.0%} ({view.get('stage')})"
@@ -56,8 +57,8 @@ def job(printer: Printer, view: dict[str, Any]) -> None:
 
 def _has_result(view: dict[str, Any]) -> bool:
     if view.get("kind") == "parent":
-        return view["status"] in ("completed", "failed", "cancelled")
-    return view["status"] == "completed"
+        return view["status"] in TERMINAL
+    return view["status"] == COMPLETED
 
 
 def events(printer: Printer, document: dict[str, Any]) -> None:

@@ -26,7 +26,8 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 
 from cli.client import Gateway
 from cli.event_stream import StreamUnavailable, follow
-from cli.output import TERMINAL, counts_text, is_terminal
+from cli.output import counts_text, is_terminal
+from cli.statuses import CANCELLED, FAILED, TERMINAL
 
 POLL_SECONDS = 0.5
 #: Failed children named one by one when a group did not complete; the rest are counted.
@@ -164,9 +165,9 @@ def why_not_completed(gateway: Gateway, view: dict[str, Any], names: list[str] |
     summary = f"group {job_id} {status}"
     if view.get("error_code"):
         summary += f" ({view['error_code']})"
-    summary += f": {counts.get('failed', 0)} failed, {counts.get('cancelled', 0)} cancelled of {total} children"
+    summary += f": {counts.get(FAILED, 0)} failed, {counts.get(CANCELLED, 0)} cancelled of {total} children"
     lines = [summary]
-    page = gateway.children(job_id, status="failed", limit=FAILED_CHILDREN_SHOWN)
+    page = gateway.children(job_id, status=FAILED, limit=FAILED_CHILDREN_SHOWN)
     for child in page["children"]:
         index = child["index"]
         name = f" {names[index]}" if names and index < len(names) else ""

@@ -186,7 +186,12 @@ def submit_form() -> str:
 def workers() -> tuple[str, int]:
     """The live workers, and the jobs held, queued and processing per model (``overview``'s document)."""
     answer = api_get("/ui/overview.json")
-    page = render_template("ui/workers.html", answer=answer, overview=answer.body if answer.ok else None)
+    page = render_template(
+        "ui/workers.html",
+        answer=answer,
+        overview=answer.body if answer.ok else None,
+        counted=[status.value for status in observed.COUNTED],
+    )
     return page, answer.page_status
 
 
@@ -236,12 +241,7 @@ def _queues(sample: observed.Sample | None, now_ms: int, stale_seconds: float) -
         "age_seconds": age_seconds,
         "stale": age_seconds > stale_seconds,
         "models": [
-            {
-                "model": model,
-                "held": counts.held.get(model, 0),
-                "queued": counts.queued.get(model, 0),
-                "processing": counts.processing.get(model, 0),
-            }
+            {"model": model, **{status: found.get(model, 0) for status, found in counts.by_status().items()}}
             for model in counts.models
         ],
     }

@@ -59,6 +59,8 @@ from jobs.worker_reports import Census, census
 log = logging.getLogger(__name__)
 
 MIXED = "mixed"  # the model of a parent whose children use several
+#: The statuses counted, in the order of Occupancy's fields: those of a job not ended.
+COUNTED = (JobStatus.HELD, JobStatus.QUEUED, JobStatus.PROCESSING)
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,11 @@ class Occupancy:
         """Every registered model (so that each has its series, zero or not), then any other one found."""
         found = set(self.held) | set(self.queued) | set(self.processing)
         return [*MODELS, *sorted(found - set(MODELS))]
+
+    def by_status(self) -> dict[str, Counter[str]]:
+        """The counts under the statuses' names (``COUNTED``), as the sample and the dashboard spell them."""
+        ordered = (self.held, self.queued, self.processing)
+        return {status.value: counts for status, counts in zip(COUNTED, ordered, strict=True)}
 
 
 def occupancy(client: Redis) -> Occupancy:
@@ -137,12 +144,7 @@ def record_sample(client: Redis) -> Sample:
     now = occupancy(client)
     workers = census(client)
     sample = Sample(now, seconds * 1000 + micros // 1000, workers)
-    counts = {
-        "held": now.held,
-        "queued": now.queued,
-        "processing": now.processing,
-        "workers": {"live": workers.live, "lapsed": workers.lapsed},
-    }
+    counts = {**now.by_status(), "workers": {"live": workers.live, "lapsed": workers.lapsed}}
     client.set(keys.GAUGES, json.dumps({"sampled_at_ms": sample.sampled_at_ms, **counts}, separators=(",", ":")))
     return sample
 
@@ -173,7 +175,7 @@ def _parse_sample(raw: bytes | str | None) -> Sample | None:
         return None
     try:
         found = json.loads(raw)
-        counts = [Counter({str(m): int(n) for m, n in found[s].items()}) for s in ("held", "queued", "processing")]
+        counts = [Counter({str(m): int(n) for m, n in found[s.value].items()}) for s in COUNTED]
         workers = found.get("workers")
         census_ = None if workers is None else Census(int(workers["live"]), int(workers["lapsed"]))
         return Sample(Occupancy(*counts), int(found["sampled_at_ms"]), census_)

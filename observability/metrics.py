@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jobs.contract import TERMINAL, JobStatus
+
 log = logging.getLogger(__name__)
 
 
@@ -297,7 +299,7 @@ def _failed_once(metric: Metric) -> None:
 # -- what the processes record -----------------------------------------------------------------
 
 #: The attempt outcomes that end a job, as the runner names them, and the status each leaves.
-ENDING = {"completed": "completed", "failed": "failed", "cancelled": "cancelled"}
+ENDING = {status.value: status.value for status in sorted(TERMINAL)}
 
 
 def submitted(shape: str, model: str) -> None:
@@ -322,7 +324,7 @@ def attempt_ended(model: str, outcome: str, seconds: float) -> None:
 
 
 #: The attempt outcomes whose seconds count as engine time: every attempt that ran and ended in its worker.
-ENGINE_TIME = {"completed", "failed", "cancelled", "retried"}
+ENGINE_TIME = {*ENDING, "retried"}
 
 
 def attempt_used(model: str, outcome: str, seconds: float) -> None:
@@ -346,7 +348,7 @@ def lease_ran_out(model: str, ended_as: str | None) -> None:
     if ended_as is None:
         _inc(JOB_ATTEMPTS, model, "reclaimed")
         return
-    _inc(JOB_ATTEMPTS, model, "lease_expired" if ended_as == "failed" else ended_as)
+    _inc(JOB_ATTEMPTS, model, "lease_expired" if ended_as == JobStatus.FAILED else ended_as)
     _inc(JOBS_FINISHED, model, ended_as)
 
 
@@ -355,7 +357,7 @@ def cancelled_unstarted(counts: Mapping[str, int]) -> None:
     though no attempt saw them end (one that was running ends in its attempt, counted there)."""
     for model, count in counts.items():
         if count:
-            _inc(JOBS_FINISHED, model, "cancelled", amount=count)
+            _inc(JOBS_FINISHED, model, JobStatus.CANCELLED.value, amount=count)
 
 
 def page_done(model: str, seconds: float) -> None:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from celery.exceptions import SoftTimeLimitExceeded
 
-from jobs.contract import ErrorCode, Field
+from jobs.contract import ErrorCode, Field, JobStatus
 from jobs.errors import AdapterError, CancelRequested, InvalidDocument, JobNotFound, LeaseLost, NotProcessing
 from jobs.records import Claim, Completion, Dispatch
 from jobs.registry import MODELS, Location
@@ -54,8 +54,9 @@ from workers.adapters import get_adapter
 
 log = logging.getLogger(__name__)
 
-COMPLETED, FAILED, RETRIED, DISCARDED, SKIPPED = "completed", "failed", "retried", "discarded", "skipped"
-CANCELLED = "cancelled"
+# What became of an attempt: one that ended its job is named by the status it left.
+COMPLETED, FAILED, CANCELLED = JobStatus.COMPLETED.value, JobStatus.FAILED.value, JobStatus.CANCELLED.value
+RETRIED, DISCARDED, SKIPPED = "retried", "discarded", "skipped"
 # How an attempt came to this worker: a Celery message naming it, a wake-up (the model's next ready job),
 # or taken as the previous job ended (a kept slot).
 MESSAGE, PULLED, KEPT_SLOT = "message", "pulled", "kept_slot"

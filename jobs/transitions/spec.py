@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Literal, NewType
 
 from jobs.contract import ROOT_STATUSES, Priority, Reply, lua_preamble
+from jobs.state_machine import lua_comment
 
 LUA_DIR = Path(__file__).parent
 INCLUDES_DIR = LUA_DIR / "includes"
@@ -240,8 +241,9 @@ class Transition:
         return LUA_DIR / f"{self.name}.lua"
 
     def source(self) -> str:
-        """The whole script Redis runs: the shared names, the inputs, the includes, the body."""
-        return lua_preamble() + self.lua_inputs() + _with_includes(self.path.read_text())
+        """The whole script Redis runs: the shared names, the moves it may make (a comment), the inputs, the
+        includes, the body."""
+        return lua_preamble() + lua_comment(self.name) + self.lua_inputs() + _with_includes(self.path.read_text())
 
 
 @cache

@@ -44,7 +44,7 @@ import requests
 from documents.pages import PDF_TYPE, pdf_pages
 from documents.resolution import DPI_SOURCES
 from jobs.config import Settings
-from jobs.contract import ErrorCode
+from jobs.contract import TERMINAL, ErrorCode, JobStatus
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.registry import ORIENTATION_DECIDERS, RemoteModel
 from workers.adapters.base import Adapter, Line, OcrResult, PageResult, Word
@@ -133,7 +133,7 @@ class RemoteAdapter(Adapter):
                     raise
                 view = None
             if view is not None:
-                if view.get("status") in ("completed", "failed", "cancelled"):
+                if view.get("status") in TERMINAL:
                     return view
                 shown = _report_progress(view, shown, on_page)
             left = deadline - self._clock()
@@ -243,7 +243,7 @@ def _json_or_none(response: requests.Response) -> Any:
 
 def _result(view: dict[str, Any], upstream_id: str) -> OcrResult:
     status = view["status"]
-    if status != "completed":
+    if status != JobStatus.COMPLETED:
         why = f"{view.get('error_code') or 'no error_code'}: {view.get('error') or status}"
         raise AdapterError(f"the upstream job {upstream_id} ended {status} ({why})", code=ErrorCode.UPSTREAM_FAILED)
     try:

@@ -4,8 +4,9 @@
 export const POLL_MS = 1000;
 export const LIST_POLL_MS = 2000;
 export const RETRY_MS = 5000;
-export const TERMINAL = new Set(["completed", "failed", "cancelled"]);
-export const ACTIVE = ["held", "queued", "processing"];
+// The statuses, generated from jobs/contract.py (scripts/generate_statuses.py), for every page.
+import { TERMINAL } from "./statuses.js";
+export { ACTIVE, STATUS, TERMINAL } from "./statuses.js";
 
 const KEY_STORE = "ocrgw.apiKey";
 

@@ -1,7 +1,7 @@
 // A group's controls besides cancel: a new cap (PATCH /jobs/<id> max_parallel) and a redrive
 // (POST /jobs/<id>/retry). Each says what the API answered beside it: the change, or its problem
 // (a redrive of a group still running is 409 group_not_finished), so a refusal is never silent.
-import { $, api, jobApi, problemText } from "./common.js";
+import { $, STATUS, api, jobApi, problemText } from "./common.js";
 
 // A key for a redrive, so that a click sent twice (a double click, a lost answer) redrives once.
 function idempotencyKey() {
@@ -43,7 +43,7 @@ function redriveForm(id, afterwards) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const includeCancelled = $("redrive-cancelled").checked;
-    const what = includeCancelled ? "failed and cancelled" : "failed";
+    const what = includeCancelled ? `${STATUS.failed} and ${STATUS.cancelled}` : STATUS.failed;
     if (!window.confirm(`Run the ${what} children of group ${id} again?`)) return;
     form.querySelector("button").disabled = true;
     const answer = await api("POST", `${jobApi(id)}/retry`, {

@@ -1,7 +1,7 @@
 // A finished job's result saved as a file: its text, its JSON, its searchable PDF, hOCR, ALTO or Markdown.
 // The API wants the key in the Authorization header, which a plain link cannot send: each button
 // fetches with it, and saves what came through a link to a Blob with `download` set.
-import { api, jobApi, problemText, send } from "./common.js";
+import { STATUS, TERMINAL, api, jobApi, problemText, send } from "./common.js";
 
 // Where each format comes from, what its file is called, and (for text) how it is drawn from the answer.
 const FORMATS = {
@@ -105,7 +105,6 @@ export function downloads(section, id) {
   });
   return function show(view) {
     // A single job or a child has a result once completed; a group's merged one once it has ended.
-    block.hidden = view.kind === "parent" ? !["completed", "failed", "cancelled"].includes(view.status)
-      : view.status !== "completed";
+    block.hidden = view.kind === "parent" ? !TERMINAL.has(view.status) : view.status !== STATUS.completed;
   };
 }

@@ -1,6 +1,6 @@
 // The workers and queues at /ui/workers: GET /ui/overview.json (the dashboard's own read, with the
 // tab's key) every two seconds while the tab shows, drawn as the template draws it.
-import { $, LIST_POLL_MS, RETRY_MS, api, el, keyBar, poller, report, time } from "./common.js";
+import { $, ACTIVE, LIST_POLL_MS, RETRY_MS, api, el, keyBar, poller, report, time } from "./common.js";
 
 function workerRow(worker) {
   return el("tr", { className: "worker", "data-name": worker.name },
@@ -10,7 +10,7 @@ function workerRow(worker) {
 function queueRow(queue) {
   const count = (name) => el("td", { "data-count": name }, String(queue[name]));
   return el("tr", { className: "queue", "data-model": queue.model },
-    el("td", {}, queue.model), count("held"), count("queued"), count("processing"));
+    el("td", {}, queue.model), ...ACTIVE.map(count));
 }
 
 function render(overview) {

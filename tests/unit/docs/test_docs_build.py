@@ -4,6 +4,7 @@ docs/hooks/code_guide.py; and the pages generated from the catalogues say what t
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 
 from gateway.problems import CATALOGUE, type_of
 from jobs.contract import ErrorCode, WebhookErrorCode
+from jobs.state_machine import MOVES, mermaid
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -82,3 +84,12 @@ def test_the_pages_that_list_the_codes_carry_the_generated_tables(site):
 
 def test_the_code_pages_are_not_copied_into_the_site_as_sources(site):
     assert not (site / "hooks").exists()
+
+
+def test_the_transitions_page_draws_the_state_machine_and_lists_its_moves(site):
+    text = page_text(site, "internals/transitions")
+    assert '<pre class="mermaid">' in text and "state-diagram -->" not in text and "state-moves -->" not in text
+    for line in mermaid().splitlines():
+        assert html.escape(line.strip(), quote=False) in text, line
+    for move in MOVES:
+        assert html.escape(move.why, quote=False) in text, move
