@@ -7,7 +7,8 @@ package and are served here, so the page loads with no internet access.
 
 Every error is an RFC 9457 problem (``gateway.problems``), not
 flask-smorest's own error shape: its handler is left out and each
-operation documents the problem codes it may answer, per status.
+operation documents the problem codes it may answer, per status, each
+status referring to the one shared ``Problem`` schema.
 
 Every operation asks for an API key (``bearerAuth``, see ``gateway.auth``)
 unless it says ``security: []``, as the probes do.
@@ -56,6 +57,10 @@ TAGS = (
     {"name": "health", "description": "The probes: liveness and readiness, open without an API key."},
 )
 _TAG_NAMES = frozenset(tag["name"] for tag in TAGS)
+#: The one schema of every problem answer, whatever its status.
+PROBLEM_SCHEMA = "Problem"
+#: A problem response's member listing the codes it may carry (a subset of ``ProblemCode``'s enum).
+PROBLEM_CODES_EXTENSION = "x-problem-codes"
 
 
 class Api(flask_smorest.Api):
@@ -112,21 +117,31 @@ def operation(operation_id: str, tag: str) -> Callable:
 
 
 def problems(blueprint: Blueprint, *codes: str) -> Callable:
-    """Documents the problems an operation may answer: per status, its codes (an enum) and what each means."""
+    """Documents the problems an operation may answer: per status, its codes and what each means.
+
+    Every status refers to the one ``Problem`` component, so a generated client has one problem model;
+    the codes a status may carry are listed beside it (``PROBLEM_CODES_EXTENSION``, and in words in its
+    description) rather than in a copy of the schema narrowed to them.
+    """
     by_status: dict[int, list[str]] = defaultdict(list)
     for code in codes:
         by_status[CATALOGUE[code][0]].append(code)
     decorators = [
         blueprint.alt_response(
             status,
-            schema=_problem_schema(sorted(status_codes)),
+            schema=PROBLEM_SCHEMA,
             content_type=MEDIA_TYPE,
             description="; ".join(f"`{code}`: {CATALOGUE[code][1]}" for code in sorted(status_codes)),
             headers=_CHALLENGE if status == 401 else None,
         )
         for status, status_codes in sorted(by_status.items())
     ]
-    return lambda view: reduce(lambda wrapped, decorate: decorate(wrapped), decorators, view)
+    listed = blueprint.doc(
+        responses={
+            status: {PROBLEM_CODES_EXTENSION: sorted(status_codes)} for status, status_codes in by_status.items()
+        }
+    )
+    return lambda view: listed(reduce(lambda wrapped, decorate: decorate(wrapped), decorators, view))
 
 
 _CHALLENGE = {
@@ -135,15 +150,6 @@ _CHALLENGE = {
         "schema": {"type": "string"},
     }
 }
-
-
-def _problem_schema(codes: list[str]) -> dict[str, Any]:
-    return {
-        "allOf": [
-            {"$ref": "#/components/schemas/Problem"},
-            {"type": "object", "properties": {"code": {"type": "string", "enum": codes}}},
-        ]
-    }
 
 
 def one_of(*names: str) -> dict[str, Any]:
@@ -206,7 +212,7 @@ def _register_components(api: Api) -> None:
     named: dict[str, type[Schema]] = {
         "Job": schemas.JobSchema,
         "Group": schemas.GroupSchema,
-        "Problem": responses.ProblemSchema,
+        PROBLEM_SCHEMA: responses.ProblemSchema,
         "Result": responses.ResultSchema,  # SingleJobView.result refers to it by name
         "MergedResult": responses.MergedResultSchema,
         "SingleJobView": responses.SingleJobViewSchema,
