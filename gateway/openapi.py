@@ -35,9 +35,11 @@ from gateway import responses, schemas
 from gateway.auth import SECURITY_SCHEME
 from gateway.bodies import read_json_body
 from gateway.problems import CATALOGUE, MEDIA_TYPE, OUTSIDE_API_CODES, PLAIN_HTTP_CODES, invalid_field
-from gateway.responses import ERROR_CODE_SCHEMA, PROBLEM_CODE_SCHEMA, WEBHOOK_ERROR_CODE_SCHEMA
+from gateway.responses import PROBLEM_CODE_SCHEMA, WEBHOOK_ERROR_CODE_SCHEMA
 from gateway.submission import parse_json_object
+from jobs import public_view
 from jobs.contract import ErrorCode, WebhookErrorCode
+from jobs.public_view import ERROR_CODE_SCHEMA, RESULT_SCHEMA
 
 TITLE = "ocrgw"
 VERSION = "1"
@@ -108,6 +110,12 @@ class QueryParser(FlaskParser):
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = QueryParser()
 
+    @staticmethod
+    def _make_doc_response_schema(schema):
+        """A schema that dumps one of several (``jobs.public_view.JobViewSchema``) is documented as what it
+        says it is, a ``oneOf`` of their components, rather than as its own empty object."""
+        return getattr(schema, "documented_as", None) or schema
+
 
 def operation(operation_id: str, tag: str) -> Callable:
     """Names an operation (its ``operationId``, a generated client's function) and files it under ``tag``."""
@@ -150,10 +158,6 @@ _CHALLENGE = {
         "schema": {"type": "string"},
     }
 }
-
-
-def one_of(*names: str) -> dict[str, Any]:
-    return {"oneOf": [{"$ref": f"#/components/schemas/{name}"} for name in names]}
 
 
 def create_api(app: Flask) -> Api:
@@ -213,10 +217,10 @@ def _register_components(api: Api) -> None:
         "Job": schemas.JobSchema,
         "Group": schemas.GroupSchema,
         PROBLEM_SCHEMA: responses.ProblemSchema,
-        "Result": responses.ResultSchema,  # SingleJobView.result refers to it by name
+        RESULT_SCHEMA: responses.ResultSchema,  # SingleJobView.result refers to it by name
         "MergedResult": responses.MergedResultSchema,
-        "SingleJobView": responses.SingleJobViewSchema,
-        "ParentView": responses.ParentViewSchema,
+        "SingleJobView": public_view.SingleJobViewSchema,
+        "ParentView": public_view.ParentViewSchema,
     }
     for name, schema in named.items():
         api.spec.components.schema(name, schema=schema)

@@ -16,9 +16,9 @@ from ocrgw_client.api.health import get_health
 from ocrgw_client.api.jobs import create_job, get_job
 from ocrgw_client.api.results import get_result
 from ocrgw_client.models import (
-    Problem,
     Job,
     JobModel,
+    Problem,
     ProblemCode,
     Result,
     SingleJobView,

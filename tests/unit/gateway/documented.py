@@ -62,7 +62,7 @@ class Document:
         listed = documented.get(PROBLEM_CODES_EXTENSION)
         if listed is not None and response.mimetype == MEDIA_TYPE:
             code = response.get_json()["code"]
-            assert code in listed, f"{method} {template} answered {code!r} under {response.status_code}, not in {listed}"
+            assert code in listed, f"{method} {template} answered {code!r} under {response.status_code}: {listed}"
 
     def check_document(self, method: str, template: str, status: int, body: bytes) -> None:
         """``body`` is a valid JSON answer of ``method template`` with ``status``."""
