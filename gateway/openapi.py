@@ -38,8 +38,8 @@ from gateway.problems import CATALOGUE, MEDIA_TYPE, OUTSIDE_API_CODES, PLAIN_HTT
 from gateway.responses import PROBLEM_CODE_SCHEMA, WEBHOOK_ERROR_CODE_SCHEMA
 from gateway.submission import parse_json_object
 from jobs import public_view
-from jobs.contract import ErrorCode, WebhookErrorCode
-from jobs.public_view import ERROR_CODE_SCHEMA, RESULT_SCHEMA
+from jobs.contract import ErrorCode, JobStatus, WebhookErrorCode
+from jobs.public_view import ERROR_CODE_SCHEMA, JOB_STATUS_SCHEMA, RESULT_SCHEMA
 
 TITLE = "ocrgw"
 VERSION = "1"
@@ -204,6 +204,16 @@ def _swagger_asset(filename: str):
 def _register_components(api: Api) -> None:
     """Schemas that operations refer to by name (a oneOf, the shared Problem), not through a decorator."""
     api.spec.components.schema(ERROR_CODE_SCHEMA, _error_code_schema())
+    api.spec.components.schema(
+        JOB_STATUS_SCHEMA,
+        {
+            "type": "string",
+            "enum": [status.value for status in JobStatus],
+            "description": "A job's status; "
+            + ", ".join(status.value for status in JobStatus if status.terminal)
+            + " are terminal.",
+        },
+    )
     api.spec.components.schema(PROBLEM_CODE_SCHEMA, _problem_code_schema())
     api.spec.components.schema(
         WEBHOOK_ERROR_CODE_SCHEMA,

@@ -18,8 +18,10 @@ from marshmallow.validate import OneOf, Range
 from documents.resolution import DPI_SOURCES
 from documents.structure import BLOCK_TYPES, MAX_LEVEL, TITLE_LEVEL
 from jobs.contract import Operation, WebhookOutcome
+from jobs.dumping import AnswerSchema
 from jobs.public_view import (
     ERROR_CODE_SCHEMA,
+    JOB_STATUS_SCHEMA,
     ChildrenPagingSchema,
     ChildSummarySchema,
     JobUsageSchema,
@@ -27,10 +29,11 @@ from jobs.public_view import (
     job_error_code,
     moment,
     named,
+    named_or_null,
     nullable_string,
     status_field,
 )
-from jobs.queries import CHILD_STATUSES, ROOT_KINDS
+from jobs.queries import ROOT_KINDS
 from jobs.registry import ORIENTATION_DECIDERS, Location
 
 #: The named schemas of the catalogues (``gateway.openapi`` registers them): a problem's ``code``
@@ -260,7 +263,7 @@ class PageSchema(Schema):
     )
 
 
-class ResultSchema(Schema):
+class ResultSchema(AnswerSchema):
     text = fields.String(
         required=True,
         metadata={
@@ -321,7 +324,7 @@ class UsageTotalSchema(UsageAmountsSchema):
     model = fields.String(required=True)
 
 
-class UsageSchema(Schema):
+class UsageSchema(AnswerSchema):
     """A tenant's usage per model: per period, and over the whole range."""
 
     tenant = fields.String(required=True)
@@ -338,11 +341,9 @@ class UsageSchema(Schema):
     totals = fields.List(fields.Nested(UsageTotalSchema), required=True, metadata={"description": "Per model."})
 
 
-class ChildrenPageSchema(Schema):
+class ChildrenPageSchema(AnswerSchema):
     parent_id = fields.String(required=True)
-    status = fields.String(
-        required=True, allow_none=True, validate=OneOf(CHILD_STATUSES), metadata={"description": "The filter, if any."}
-    )
+    status = named_or_null(JOB_STATUS_SCHEMA, required=True, metadata={"description": "The filter, if any."})
     children = fields.List(fields.Nested(ChildSummarySchema), required=True)
     children_page = fields.Nested(ChildrenPagingSchema, required=True)
 
@@ -361,12 +362,12 @@ class JobSummarySchema(Schema):
     progress = fields.Float(metadata={"description": "Parents: terminal children / total."})
 
 
-class JobListSchema(Schema):
+class JobListSchema(AnswerSchema):
     jobs = fields.List(fields.Nested(JobSummarySchema), required=True)
     next_cursor = nullable_string(metadata={"description": "Pass as cursor for the next page; null on the last."})
 
 
-class EventSchema(Schema):
+class EventSchema(AnswerSchema):
     """An audit event (``job``, ``job_child``: the job became terminal) or a webhook attempt (``webhook``)."""
 
     id = fields.String(required=True)
@@ -408,7 +409,7 @@ class EventSchema(Schema):
     retry_at = Moment(allow_none=True, metadata={"description": "webhook: when the next attempt is due."})
 
 
-class EventsSchema(Schema):
+class EventsSchema(AnswerSchema):
     events = fields.List(fields.Nested(EventSchema), required=True)
 
 
@@ -428,9 +429,9 @@ class ModelSchema(Schema):
     )
 
 
-class ModelsSchema(Schema):
+class ModelsSchema(AnswerSchema):
     models = fields.List(fields.Nested(ModelSchema), required=True)
 
 
-class StatusSchema(Schema):
+class StatusSchema(AnswerSchema):
     status = fields.String(required=True)

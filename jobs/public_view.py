@@ -9,7 +9,8 @@ waiting for any sweep), and its progress comes from its per-status counts.
 A view is built from the records (``job_view``) and dumped through the
 marshmallow schema that documents it in the OpenAPI document
 (``JobViewSchema``: a ``SingleJobView`` or a ``ParentView``, as its kind
-says), so the answer has the fields the document names and no other.  The
+says, on the compiled path of ``jobs.dumping``), so the answer has the
+fields the document names and no other.  The
 schema's time fields turn the store's microseconds into RFC 3339
 (``Moment``).
 
@@ -29,6 +30,7 @@ from marshmallow import Schema, fields
 from marshmallow.validate import OneOf
 
 from jobs.contract import TERMINAL, JobKind, JobStatus, count_field
+from jobs.dumping import AnswerSchema
 from jobs.links import Links
 from jobs.queries import ChildrenPage, JobQueries
 from jobs.usage import job_units
@@ -43,6 +45,8 @@ _STATUSES = [s.value for s in JobStatus]
 #: The named schema of a job's ``error_code`` (``jobs.contract.ErrorCode``), declared once in the OpenAPI
 #: document (``gateway.openapi`` registers it), so a generated client has one enum of it.
 ERROR_CODE_SCHEMA = "ErrorCode"
+#: The named schema of a job's status (``jobs.contract.JobStatus``), which every status field refers to.
+JOB_STATUS_SCHEMA = "JobStatus"
 #: The named schema of a completed job's result (``gateway.responses.ResultSchema``).
 RESULT_SCHEMA = "Result"
 
@@ -245,8 +249,9 @@ def moment(**kwargs: Any) -> Moment:
     return Moment(required=True, allow_none=True, **kwargs)
 
 
-def status_field(**kwargs: Any) -> fields.String:
-    return fields.String(required=True, validate=OneOf(_STATUSES), **kwargs)
+def status_field(**kwargs: Any) -> fields.Raw:
+    """A job's status: the one named enum of them (``JOB_STATUS_SCHEMA``), so a client has one type of it."""
+    return fields.Raw(required=True, metadata=named(JOB_STATUS_SCHEMA), **kwargs)
 
 
 def nullable_string(**kwargs: Any) -> fields.String:
@@ -305,7 +310,7 @@ def _usage() -> fields.Nested:
     return fields.Nested(JobUsageSchema, required=True)
 
 
-class SingleJobViewSchema(Schema):
+class SingleJobViewSchema(AnswerSchema):
     """A single job, or a child of a group (then with ``parent_id`` and ``index``)."""
 
     id = fields.String(required=True)
@@ -362,7 +367,7 @@ class ChildrenPagingSchema(Schema):
     next = nullable_string(metadata={"description": "The URL of the next page; null on the last."})
 
 
-class ParentViewSchema(Schema):
+class ParentViewSchema(AnswerSchema):
     """A fan-out group: counts per status, a page of children, and once terminal where its result is."""
 
     id = fields.String(required=True)

@@ -3,14 +3,32 @@ name is left out of the answer, so a result must lose nothing on its way through
 
 from __future__ import annotations
 
-from gateway.responses import AnyResultSchema
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from marshmallow import Schema
+
+from gateway import views
+from gateway.responses import (
+    AnyResultSchema,
+    ChildrenPageSchema,
+    EventSchema,
+    EventsSchema,
+    JobListSchema,
+    ModelsSchema,
+    ResultSchema,
+    StatusSchema,
+    UsageSchema,
+)
 from jobs import public_view
 from jobs.links import Links
-from jobs.public_view import JOB_VIEW
+from jobs.public_view import JOB_VIEW, JobViewSchema
+from jobs.queries import ChildrenPage, JobList
+from jobs.usage import Period
 from tests.unit.documents.structured_pages import structured_page
 
 CREATED_US = "1796237456987096"
-RECORD = {
+RECORD: dict[str, str | None] = {
     "id": "j1",
     "kind": "single",
     "status": "queued",
@@ -65,3 +83,50 @@ def test_a_parent_is_dumped_through_the_parent_s_schema():
 
     assert dumped["kind"] == "parent" and dumped["max_parallel"] == 1 and dumped["total"] == 2
     assert "doc_hash" not in dumped  # a single job's field
+
+
+def _samples() -> list[tuple[Schema, Any]]:
+    """Each answer's schema with what its view gathers, the optional and null members included."""
+    child: dict[str, str | None] = {
+        **RECORD,
+        "id": "p-0",
+        "kind": "child",
+        "index": "0",
+        "parent_id": "p",
+        "stage": "",
+        "progress": "",
+    }
+    child.update(attempts="2", error_code="timeout", last_error_code="lease_expired", last_error="lost")
+    parent = {**RECORD, "id": "p", "kind": "parent", "total": "2", "max_parallel": "1", "count_completed": "1"}
+    parent.update(status="completed", finished_at=CREATED_US, fail_fast="1", error_code="child_failed")
+    children: list[dict[str, str | None]] = [child, {**child, "id": "p-1", "index": "1", "intervals": ""}]
+    page = ChildrenPage(children, 0, 1, 2)
+    events = [
+        {"id": "1-0", "time": CREATED_US, "operation": "job", "job_id": "j1", "status": "completed", "tenant": "t"},
+        {"id": "2-0", "time": CREATED_US, "operation": "webhook", "job_id": "j1", "status": "completed"}
+        | {"attempt": "1", "outcome": "retrying", "response_status": "", "error": "refused", "retry_at": CREATED_US},
+    ]
+    start = datetime(2026, 12, 2, 18, tzinfo=UTC)
+    periods = [Period(start, "echo", {"jobs": 2, "ocr_pages": 3, "engine_us": 1500})]
+    listing = JobList([{**RECORD, "error_code": ""}, {**parent, "error_code": ""}], "cursor")
+    result = {"text": "x", "pages": [{**structured_page(1), "dpi": 300.0, "width": 10, "height": 20}]}
+    return [
+        (JOB_VIEW, public_view.single(None, child)),  # type: ignore[arg-type]  # queued: no result read
+        (JOB_VIEW, public_view.parent(parent, page, Links())),
+        (ChildrenPageSchema(), public_view.children_page("p", page, "failed", Links())),
+        (JobListSchema(), views.job_list(listing, Links())),
+        (EventsSchema(), views.events(events)),
+        (EventSchema(), views.event(events[1])),
+        (UsageSchema(), views.usage("t", start, start + timedelta(days=1), "hour", periods)),
+        (ModelsSchema(), {"models": [{"name": "echo", "engine": "e", "location": "on_prem", "content_types": ["a"]}]}),
+        (StatusSchema(), views.status("ok")),
+        (ResultSchema(), result),
+    ]
+
+
+def test_the_compiled_dump_of_every_answer_is_marshmallow_s():
+    for schema, gathered in _samples():
+        if isinstance(schema, JobViewSchema):
+            schema = schema._parent if gathered["kind"] == "parent" else schema._single
+        # marshmallow's own dump (a nested answer schema, EventsSchema's EventSchema, is compared on its own)
+        assert schema.dump(gathered) == Schema.dump(schema, gathered), type(schema).__name__

@@ -5,11 +5,7 @@ from .block_type import BlockType
 from .cap import Cap
 from .cell import Cell
 from .child_summary import ChildSummary
-from .child_summary_status import ChildSummaryStatus
 from .children_page import ChildrenPage
-from .children_page_status_type_1 import ChildrenPageStatusType1
-from .children_page_status_type_2_type_1 import ChildrenPageStatusType2Type1
-from .children_page_status_type_3_type_1 import ChildrenPageStatusType3Type1
 from .children_paging import ChildrenPaging
 from .counts import Counts
 from .create_job_model import CreateJobModel
@@ -18,7 +14,6 @@ from .error_code import ErrorCode
 from .event import Event
 from .event_operation import EventOperation
 from .event_outcome import EventOutcome
-from .event_status import EventStatus
 from .events import Events
 from .fanout import Fanout
 from .fanout_priority import FanoutPriority
@@ -35,9 +30,9 @@ from .job_list import JobList
 from .job_model import JobModel
 from .job_options import JobOptions
 from .job_priority import JobPriority
+from .job_status import JobStatus
 from .job_summary import JobSummary
 from .job_summary_kind import JobSummaryKind
-from .job_summary_status import JobSummaryStatus
 from .job_usage import JobUsage
 from .job_webhook_events_item import JobWebhookEventsItem
 from .line import Line
@@ -46,7 +41,6 @@ from .list_children_status import ListChildrenStatus
 from .list_jobs_kind import ListJobsKind
 from .list_jobs_status import ListJobsStatus
 from .merged_child import MergedChild
-from .merged_child_status import MergedChildStatus
 from .merged_result import MergedResult
 from .model import Model
 from .model_location import ModelLocation
@@ -61,7 +55,6 @@ from .page_rotation import PageRotation
 from .page_source import PageSource
 from .parent_view import ParentView
 from .parent_view_kind import ParentViewKind
-from .parent_view_status import ParentViewStatus
 from .problem import Problem
 from .problem_code import ProblemCode
 from .problem_errors import ProblemErrors
@@ -71,7 +64,6 @@ from .retry import Retry
 from .run import Run
 from .single_job_view import SingleJobView
 from .single_job_view_kind import SingleJobViewKind
-from .single_job_view_status import SingleJobViewStatus
 from .status import Status
 from .table import Table
 from .table_summary import TableSummary
@@ -88,12 +80,8 @@ __all__ = (
     "Cap",
     "Cell",
     "ChildrenPage",
-    "ChildrenPageStatusType1",
-    "ChildrenPageStatusType2Type1",
-    "ChildrenPageStatusType3Type1",
     "ChildrenPaging",
     "ChildSummary",
-    "ChildSummaryStatus",
     "Counts",
     "CreateJobModel",
     "CreateJobPriority",
@@ -102,7 +90,6 @@ __all__ = (
     "EventOperation",
     "EventOutcome",
     "Events",
-    "EventStatus",
     "Fanout",
     "FanoutPriority",
     "FanoutWebhookEventsItem",
@@ -118,9 +105,9 @@ __all__ = (
     "JobModel",
     "JobOptions",
     "JobPriority",
+    "JobStatus",
     "JobSummary",
     "JobSummaryKind",
-    "JobSummaryStatus",
     "JobUsage",
     "JobWebhookEventsItem",
     "Line",
@@ -129,7 +116,6 @@ __all__ = (
     "ListJobsKind",
     "ListJobsStatus",
     "MergedChild",
-    "MergedChildStatus",
     "MergedResult",
     "Model",
     "ModelLocation",
@@ -144,7 +130,6 @@ __all__ = (
     "PageSource",
     "ParentView",
     "ParentViewKind",
-    "ParentViewStatus",
     "Problem",
     "ProblemCode",
     "ProblemErrors",
@@ -154,7 +139,6 @@ __all__ = (
     "Run",
     "SingleJobView",
     "SingleJobViewKind",
-    "SingleJobViewStatus",
     "Status",
     "Table",
     "TableSummary",

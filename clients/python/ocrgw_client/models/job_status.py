@@ -1,7 +1,7 @@
 from enum import StrEnum
 
 
-class SingleJobViewStatus(StrEnum):
+class JobStatus(StrEnum):
     CANCELLED = "cancelled"
     COMPLETED = "completed"
     FAILED = "failed"
