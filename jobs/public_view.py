@@ -73,8 +73,8 @@ def job_view(
     offset: int = 0,
     limit: int = DEFAULT_PAGE_LIMIT,
 ) -> dict[str, Any]:
-    """What ``GET /jobs/{id}`` answers: a single job or a child; a parent with a page of its children
-    (none with ``children="none"``)."""
+    """What ``GET /jobs/{id}`` answers, gathered for ``JOB_VIEW`` to dump: a single job or a child; a parent
+    with a page of its children (none with ``children="none"``)."""
     if record["kind"] != JobKind.PARENT.value:
         return single(queries, record)
     page = queries.children_page(record["id"], offset, limit) if children == "page" else None

@@ -55,5 +55,6 @@ def links() -> Links:
 
 
 def job_view(record: dict[str, str], **page: Any) -> dict[str, Any]:
-    """The job's view as ``GET /jobs/{id}`` answers it; ``page``: its query (children, offset, limit)."""
+    """The job's view as ``GET /jobs/{id}`` answers it, for the route's ``JOB_VIEW`` to dump; ``page``: its
+    query (children, offset, limit)."""
     return public_view.job_view(services().queries, record, links(), **page)
