@@ -10,8 +10,8 @@ coordinator, whose sweep keeps its single solo process to itself.
 
 Each delivery renders the document ``GET /jobs/{id}`` answers (for a
 parent: its default view, with the first page of its children), with the
-gateway's own view code and no Flask app (``gateway.views``, its URLs from
-``gateway.links``), signs it with its tenant's secret (``jobs.webhook_secrets``),
+view code the gateway answers with and no Flask app (``jobs.public_view``, its
+URLs from ``jobs.links``), signs it with its tenant's secret (``jobs.webhook_secrets``),
 POSTs it once and records the answer; the store decides whether and when to
 try again.
 """
@@ -27,12 +27,11 @@ from collections.abc import Callable
 from typing import Any
 
 from coordinator import delivery
-from gateway import views
-from gateway.links import Links
-from jobs import webhook_secrets, webhooks
+from jobs import public_view, webhook_secrets, webhooks
 from jobs.config import Settings
 from jobs.errors import JobNotFound
 from jobs.ids import DEFAULT_TENANT
+from jobs.links import Links
 from jobs.store import JobStore
 from jobs.webhooks import Answer, WebhookClaim
 from observability import metrics
@@ -127,8 +126,8 @@ class Deliverer:
         return recorded.outcome.value
 
     def view(self, record: dict[str, str]) -> dict[str, Any]:
-        """The job's view as ``GET /jobs/{id}`` answers it by default."""
-        return views.job_view(self.queries, record, self.links)
+        """The job's view as ``GET /jobs/{id}`` answers it by default, dumped through the schema that documents it."""
+        return public_view.public_job(self.queries, record, self.links)
 
     def body(self, record: dict[str, str]) -> bytes:
         return json.dumps(self.view(record), separators=(",", ":")).encode()

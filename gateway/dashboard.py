@@ -41,10 +41,10 @@ from werkzeug.test import Client
 
 from gateway import internal
 from gateway.services import services
-from gateway.views import rfc3339
 from jobs import observed
 from jobs.api_keys import ApiKey
 from jobs.contract import TERMINAL, JobKind
+from jobs.public_view import rfc3339
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
 from jobs.worker_reports import WorkerReport
 from observability.collectors import stale_after

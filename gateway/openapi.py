@@ -7,7 +7,8 @@ package and are served here, so the page loads with no internet access.
 
 Every error is an RFC 9457 problem (``gateway.problems``), not
 flask-smorest's own error shape: its handler is left out and each
-operation documents the problem codes it may answer, per status.
+operation documents the problem codes it may answer, per status, each
+status referring to the one shared ``Problem`` schema.
 
 Every operation asks for an API key (``bearerAuth``, see ``gateway.auth``)
 unless it says ``security: []``, as the probes do.
@@ -34,9 +35,11 @@ from gateway import responses, schemas
 from gateway.auth import SECURITY_SCHEME
 from gateway.bodies import read_json_body
 from gateway.problems import CATALOGUE, MEDIA_TYPE, OUTSIDE_API_CODES, PLAIN_HTTP_CODES, invalid_field
-from gateway.responses import ERROR_CODE_SCHEMA, PROBLEM_CODE_SCHEMA, WEBHOOK_ERROR_CODE_SCHEMA
+from gateway.responses import PROBLEM_CODE_SCHEMA, WEBHOOK_ERROR_CODE_SCHEMA
 from gateway.submission import parse_json_object
-from jobs.contract import ErrorCode, WebhookErrorCode
+from jobs import public_view
+from jobs.contract import ErrorCode, JobStatus, WebhookErrorCode
+from jobs.public_view import ERROR_CODE_SCHEMA, JOB_STATUS_SCHEMA, RESULT_SCHEMA
 
 TITLE = "ocrgw"
 VERSION = "1"
@@ -56,6 +59,10 @@ TAGS = (
     {"name": "health", "description": "The probes: liveness and readiness, open without an API key."},
 )
 _TAG_NAMES = frozenset(tag["name"] for tag in TAGS)
+#: The one schema of every problem answer, whatever its status.
+PROBLEM_SCHEMA = "Problem"
+#: A problem response's member listing the codes it may carry (a subset of ``ProblemCode``'s enum).
+PROBLEM_CODES_EXTENSION = "x-problem-codes"
 
 
 class Api(flask_smorest.Api):
@@ -103,6 +110,12 @@ class QueryParser(FlaskParser):
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = QueryParser()
 
+    @staticmethod
+    def _make_doc_response_schema(schema):
+        """A schema that dumps one of several (``jobs.public_view.JobViewSchema``) is documented as what it
+        says it is, a ``oneOf`` of their components, rather than as its own empty object."""
+        return getattr(schema, "documented_as", None) or schema
+
 
 def operation(operation_id: str, tag: str) -> Callable:
     """Names an operation (its ``operationId``, a generated client's function) and files it under ``tag``."""
@@ -112,21 +125,31 @@ def operation(operation_id: str, tag: str) -> Callable:
 
 
 def problems(blueprint: Blueprint, *codes: str) -> Callable:
-    """Documents the problems an operation may answer: per status, its codes (an enum) and what each means."""
+    """Documents the problems an operation may answer: per status, its codes and what each means.
+
+    Every status refers to the one ``Problem`` component, so a generated client has one problem model;
+    the codes a status may carry are listed beside it (``PROBLEM_CODES_EXTENSION``, and in words in its
+    description) rather than in a copy of the schema narrowed to them.
+    """
     by_status: dict[int, list[str]] = defaultdict(list)
     for code in codes:
         by_status[CATALOGUE[code][0]].append(code)
     decorators = [
         blueprint.alt_response(
             status,
-            schema=_problem_schema(sorted(status_codes)),
+            schema=PROBLEM_SCHEMA,
             content_type=MEDIA_TYPE,
             description="; ".join(f"`{code}`: {CATALOGUE[code][1]}" for code in sorted(status_codes)),
             headers=_CHALLENGE if status == 401 else None,
         )
         for status, status_codes in sorted(by_status.items())
     ]
-    return lambda view: reduce(lambda wrapped, decorate: decorate(wrapped), decorators, view)
+    listed = blueprint.doc(
+        responses={
+            status: {PROBLEM_CODES_EXTENSION: sorted(status_codes)} for status, status_codes in by_status.items()
+        }
+    )
+    return lambda view: listed(reduce(lambda wrapped, decorate: decorate(wrapped), decorators, view))
 
 
 _CHALLENGE = {
@@ -135,19 +158,6 @@ _CHALLENGE = {
         "schema": {"type": "string"},
     }
 }
-
-
-def _problem_schema(codes: list[str]) -> dict[str, Any]:
-    return {
-        "allOf": [
-            {"$ref": "#/components/schemas/Problem"},
-            {"type": "object", "properties": {"code": {"type": "string", "enum": codes}}},
-        ]
-    }
-
-
-def one_of(*names: str) -> dict[str, Any]:
-    return {"oneOf": [{"$ref": f"#/components/schemas/{name}"} for name in names]}
 
 
 def create_api(app: Flask) -> Api:
@@ -194,6 +204,16 @@ def _swagger_asset(filename: str):
 def _register_components(api: Api) -> None:
     """Schemas that operations refer to by name (a oneOf, the shared Problem), not through a decorator."""
     api.spec.components.schema(ERROR_CODE_SCHEMA, _error_code_schema())
+    api.spec.components.schema(
+        JOB_STATUS_SCHEMA,
+        {
+            "type": "string",
+            "enum": [status.value for status in JobStatus],
+            "description": "A job's status; "
+            + ", ".join(status.value for status in JobStatus if status.terminal)
+            + " are terminal.",
+        },
+    )
     api.spec.components.schema(PROBLEM_CODE_SCHEMA, _problem_code_schema())
     api.spec.components.schema(
         WEBHOOK_ERROR_CODE_SCHEMA,
@@ -206,11 +226,11 @@ def _register_components(api: Api) -> None:
     named: dict[str, type[Schema]] = {
         "Job": schemas.JobSchema,
         "Group": schemas.GroupSchema,
-        "Problem": responses.ProblemSchema,
-        "Result": responses.ResultSchema,  # SingleJobView.result refers to it by name
+        PROBLEM_SCHEMA: responses.ProblemSchema,
+        RESULT_SCHEMA: responses.ResultSchema,  # SingleJobView.result refers to it by name
         "MergedResult": responses.MergedResultSchema,
-        "SingleJobView": responses.SingleJobViewSchema,
-        "ParentView": responses.ParentViewSchema,
+        "SingleJobView": public_view.SingleJobViewSchema,
+        "ParentView": public_view.ParentViewSchema,
     }
     for name, schema in named.items():
         api.spec.components.schema(name, schema=schema)

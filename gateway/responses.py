@@ -1,58 +1,47 @@
-"""Marshmallow schemas of what the API answers, for the OpenAPI document.
+"""Marshmallow schemas of what the API answers: each documents an answer and dumps it.
 
-The views build their JSON in ``gateway.views`` (a poll must stay cheap, so
-nothing is dumped twice); these schemas describe it, and the tests check
-every answer of the test suite against the document made from them.
+The views (``gateway.views``, ``jobs.public_view``) gather an answer's values;
+the route's ``@blueprint.response`` dumps them through the schema the
+OpenAPI document is made from, so an answer holds the fields its schema
+names and no other.  A job's view and its parts are ``jobs.public_view``'s,
+which the webhook deliverer dumps too.  The tests check every answer of the
+test suite against the document.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from marshmallow import Schema, fields
 from marshmallow.validate import OneOf, Range
 
 from documents.resolution import DPI_SOURCES
 from documents.structure import BLOCK_TYPES, MAX_LEVEL, TITLE_LEVEL
-from jobs.contract import JobKind, JobStatus, Operation, WebhookOutcome
-from jobs.queries import CHILD_STATUSES, ROOT_KINDS
+from jobs.contract import Operation, WebhookOutcome
+from jobs.dumping import AnswerSchema
+from jobs.public_view import (
+    ERROR_CODE_SCHEMA,
+    JOB_STATUS_SCHEMA,
+    ChildrenPagingSchema,
+    ChildSummarySchema,
+    JobUsageSchema,
+    Moment,
+    job_error_code,
+    moment,
+    named,
+    named_or_null,
+    nullable_string,
+    status_field,
+)
+from jobs.queries import ROOT_KINDS
 from jobs.registry import ORIENTATION_DECIDERS, Location
 
-_STATUSES = [s.value for s in JobStatus]
-#: The named schemas of the two catalogues (``gateway.openapi`` registers them): a job's ``error_code``
-#: (``jobs.contract.ErrorCode``) and a problem's ``code`` (``gateway.problems.CATALOGUE``).  Each is
-#: declared once, so a generated client has one enum of each.
-ERROR_CODE_SCHEMA = "ErrorCode"
+#: The named schemas of the catalogues (``gateway.openapi`` registers them): a problem's ``code``
+#: (``gateway.problems.CATALOGUE``), and, in a job's events, a webhook attempt's ``error_code``
+#: (``jobs.contract.WebhookErrorCode``).  Each is declared once, so a generated client has one enum of each;
+#: a job's ``error_code`` is ``jobs.public_view.ERROR_CODE_SCHEMA``.
 PROBLEM_CODE_SCHEMA = "ProblemCode"
-#: A webhook attempt's ``error_code`` in a job's events (``jobs.contract.WebhookErrorCode``).
 WEBHOOK_ERROR_CODE_SCHEMA = "WebhookErrorCode"
-
-
-def _named(schema_name: str) -> dict:
-    """A field's OpenAPI 3.0 shape for "the named schema" (beside a bare $ref, nullable would be ignored)."""
-    return {"allOf": [{"$ref": f"#/components/schemas/{schema_name}"}]}
-
-
-def _time(**kwargs) -> fields.DateTime:
-    """RFC 3339 UTC with microseconds; null until it happened."""
-    return fields.DateTime(required=True, allow_none=True, **kwargs)
-
-
-def _status(**kwargs) -> fields.String:
-    return fields.String(required=True, validate=OneOf(_STATUSES), **kwargs)
-
-
-def _nullable_string(**kwargs) -> fields.String:
-    return fields.String(required=True, allow_none=True, **kwargs)
-
-
-def _named_or_null(schema_name: str, *, metadata: dict | None = None, **kwargs) -> fields.Raw:
-    """The named schema, or null.  ``nullable`` is given as is: apispec would spell ``allow_none`` beside a
-    reference as an ``anyOf`` with any object, which a generated client turns into a type of its own."""
-    return fields.Raw(metadata={**_named(schema_name), "nullable": True, **(metadata or {})}, **kwargs)
-
-
-def _job_error_code(**kwargs) -> fields.Raw:
-    """A job's ``error_code``: one of the catalogue's (jobs.contract.ErrorCode), or null."""
-    return _named_or_null(ERROR_CODE_SCHEMA, **kwargs)
 
 
 class ProblemSchema(Schema):
@@ -68,7 +57,7 @@ class ProblemSchema(Schema):
     title = fields.String(required=True)
     status = fields.Integer(required=True)
     detail = fields.String(required=True)
-    code = fields.Raw(required=True, metadata=_named(PROBLEM_CODE_SCHEMA))
+    code = fields.Raw(required=True, metadata=named(PROBLEM_CODE_SCHEMA))
     errors = fields.Dict(metadata={"description": "invalid_field: the messages of each invalid field."})
     child_index = fields.Integer(metadata={"description": "The child of a group that the problem is about."})
     accepted = fields.List(fields.String(), metadata={"description": "The content types the model accepts."})
@@ -104,7 +93,7 @@ class ProblemSchema(Schema):
     job_status = fields.String(
         metadata={"description": "no_result, result_not_ready, job_finished: the job's status (how it ended)."}
     )
-    error_code = _job_error_code(metadata={"description": "no_result: why the job failed."})
+    error_code = job_error_code(metadata={"description": "no_result: why the job failed."})
     missing_languages = fields.List(
         fields.String(), metadata={"description": "unsupported_language: the languages no live worker has."}
     )
@@ -203,7 +192,7 @@ class TableSummarySchema(Schema):
     block = fields.Integer(required=True, metadata={"description": "Its block's order on that page."})
     rows = fields.Integer(required=True)
     cols = fields.Integer(required=True)
-    caption = _nullable_string(metadata={"description": "Its caption's text, if it has one."})
+    caption = nullable_string(metadata={"description": "Its caption's text, if it has one."})
 
 
 class PageSchema(Schema):
@@ -274,7 +263,7 @@ class PageSchema(Schema):
     )
 
 
-class ResultSchema(Schema):
+class ResultSchema(AnswerSchema):
     text = fields.String(
         required=True,
         metadata={
@@ -294,9 +283,9 @@ class ResultSchema(Schema):
 class MergedChildSchema(Schema):
     index = fields.Integer(required=True)
     id = fields.String(required=True)
-    status = _status()
-    text = _nullable_string(metadata={"description": "The child's text if it completed."})
-    error_code = _job_error_code(required=True)
+    status = status_field()
+    text = nullable_string(metadata={"description": "The child's text if it completed."})
+    error_code = job_error_code(required=True)
 
 
 class MergedResultSchema(ResultSchema):
@@ -305,48 +294,21 @@ class MergedResultSchema(ResultSchema):
     children = fields.List(fields.Nested(MergedChildSchema), required=True)
 
 
+class AnyResultSchema(Schema):
+    """What ``GET /jobs/{id}/result`` answers, dumped through the schema of its kind: a merged result (the one
+    that lists its ``children``) or a job's own; documented as the one or the other (``documented_as``)."""
+
+    documented_as = {"anyOf": [{"$ref": f"#/components/schemas/{name}"} for name in ("Result", "MergedResult")]}
+    _result = ResultSchema()
+    _merged = MergedResultSchema()
+
+    def dump(self, obj: Any, *, many: bool | None = None) -> Any:
+        if many:
+            return [self.dump(one) for one in obj]
+        return (self._merged if "children" in obj else self._result).dump(obj)
+
+
 # -- jobs -------------------------------------------------------------------------------------
-
-
-class RunSchema(Schema):
-    """One ended attempt at a job: every attempt that held a slot, however it ended."""
-
-    attempt = fields.Integer(required=True)
-    started_at = _time()
-    finished_at = _time()
-    outcome = fields.String(
-        required=True,
-        metadata={
-            "description": "completed, failed, cancelled, retrying (a transient error) or reclaimed "
-            "(its lease expired)."
-        },
-    )
-
-
-def _runs() -> fields.List:
-    return fields.List(
-        fields.Nested(RunSchema), required=True, metadata={"description": "Ended attempts, oldest first."}
-    )
-
-
-class JobUsageSchema(Schema):
-    """What a job used (jobs.usage); a parent's is the sum of its children's."""
-
-    ocr_pages = fields.Integer(required=True, metadata={"description": "Pages its engine read, once completed."})
-    text_layer_pages = fields.Integer(
-        required=True, metadata={"description": "Pages answered from the PDF's own text layer, once completed."}
-    )
-    engine_seconds = fields.Float(
-        required=True, metadata={"description": "Every ended attempt's run, its start to its end (its runs)."}
-    )
-    input_bytes = fields.Integer(
-        required=True,
-        metadata={"description": "Its document's bytes, once completed (a split PDF's: with its first pages)."},
-    )
-
-
-def _usage() -> fields.Nested:
-    return fields.Nested(JobUsageSchema, required=True)
 
 
 class UsageAmountsSchema(JobUsageSchema):
@@ -354,7 +316,7 @@ class UsageAmountsSchema(JobUsageSchema):
 
 
 class UsagePeriodSchema(UsageAmountsSchema):
-    start = fields.DateTime(required=True, metadata={"description": "The hour's or the UTC day's start."})
+    start = Moment(required=True, metadata={"description": "The hour's or the UTC day's start."})
     model = fields.String(required=True)
 
 
@@ -362,14 +324,14 @@ class UsageTotalSchema(UsageAmountsSchema):
     model = fields.String(required=True)
 
 
-class UsageSchema(Schema):
+class UsageSchema(AnswerSchema):
     """A tenant's usage per model: per period, and over the whole range."""
 
     tenant = fields.String(required=True)
-    from_ = fields.DateTime(
+    from_ = Moment(
         required=True, data_key="from", metadata={"description": "The range's start, rounded down to its hour."}
     )
-    to = fields.DateTime(required=True, metadata={"description": "The range's end, exclusive."})
+    to = Moment(required=True, metadata={"description": "The range's end, exclusive."})
     granularity = fields.String(required=True, validate=OneOf(["day", "hour"]))
     periods = fields.List(
         fields.Nested(UsagePeriodSchema),
@@ -379,102 +341,9 @@ class UsageSchema(Schema):
     totals = fields.List(fields.Nested(UsageTotalSchema), required=True, metadata={"description": "Per model."})
 
 
-class SingleJobViewSchema(Schema):
-    """A single job, or a child of a group (then with ``parent_id`` and ``index``)."""
-
-    id = fields.String(required=True)
-    kind = fields.String(required=True, validate=OneOf([JobKind.SINGLE.value, JobKind.CHILD.value]))
-    status = _status()
-    model = fields.String(required=True)
-    doc_hash = fields.String(required=True)
-    pages = fields.Integer(required=True)
-    content_type = fields.String(required=True)
-    stage = fields.String(required=True)
-    progress = fields.Float(required=True)
-    attempts = fields.Integer(required=True)
-    created_at = _time()
-    started_at = _time()
-    finished_at = _time()
-    result = _named_or_null("Result", required=True, metadata={"description": "Once completed."})
-    error_code = _job_error_code(required=True, metadata={"description": "Once failed."})
-    error = _nullable_string(metadata={"description": "Once failed or cancelled."})
-    idempotency_key = _nullable_string()
-    cancel_requested = fields.Boolean(
-        required=True, metadata={"description": "A client asked to cancel it; a running job stops at its next page."}
-    )
-    runs = _runs()
-    usage = _usage()
-    last_error_code = _job_error_code(metadata={"description": "Why the current attempt is a retry."})
-    last_error = fields.String()
-    parent_id = fields.String()
-    index = fields.Integer()
-
-
-#: A parent's children per status.
-CountsSchema = Schema.from_dict({s: fields.Integer(required=True) for s in _STATUSES}, name="Counts")
-
-
-class ChildSummarySchema(Schema):
-    id = fields.String(required=True)
-    index = fields.Integer(required=True)
-    status = _status()
-    model = fields.String(required=True)
-    doc_hash = fields.String(required=True)
-    stage = fields.String(required=True)
-    progress = fields.Float(required=True)
-    attempts = fields.Integer(required=True)
-    started_at = _time()
-    finished_at = _time()
-    error_code = _job_error_code(required=True)
-    runs = _runs()
-
-
-class ChildrenPagingSchema(Schema):
-    offset = fields.Integer(required=True)
-    limit = fields.Integer(required=True)
-    total = fields.Integer(required=True, metadata={"description": "Children matching the filter."})
-    next = _nullable_string(metadata={"description": "The URL of the next page; null on the last."})
-
-
-class ParentViewSchema(Schema):
-    """A fan-out group: counts per status, a page of children, and once terminal where its result is."""
-
-    id = fields.String(required=True)
-    kind = fields.String(required=True, validate=OneOf([JobKind.PARENT.value]))
-    status = _status()
-    progress = fields.Float(required=True, metadata={"description": "Terminal children / total."})
-    model = fields.String(required=True, metadata={"description": "The children's model, or 'mixed'."})
-    max_parallel = fields.Integer(required=True)
-    created_at = _time()
-    started_at = _time()
-    finished_at = _time()
-    idempotency_key = _nullable_string()
-    counts = fields.Nested(CountsSchema, required=True)
-    total = fields.Integer(required=True)
-    tolerated_failures = fields.Integer(
-        required=True, metadata={"description": "Children that may fail (or be cancelled) and the group complete."}
-    )
-    fail_fast = fields.Boolean(
-        required=True, metadata={"description": "Past the tolerance, held children are cancelled."}
-    )
-    cancel_requested = fields.Boolean(required=True)
-    redrives = fields.Integer(required=True, metadata={"description": "Times its failed children were retried."})
-    error_code = _job_error_code(
-        required=True, metadata={"description": "child_failed or child_cancelled, past its tolerance."}
-    )
-    result_url = _nullable_string(metadata={"description": "GET it for the merged result, once terminal."})
-    usage = _usage()
-    children = fields.List(
-        fields.Nested(ChildSummarySchema), metadata={"description": "A page of children (absent with children=none)."}
-    )
-    children_page = fields.Nested(ChildrenPagingSchema)
-
-
-class ChildrenPageSchema(Schema):
+class ChildrenPageSchema(AnswerSchema):
     parent_id = fields.String(required=True)
-    status = fields.String(
-        required=True, allow_none=True, validate=OneOf(CHILD_STATUSES), metadata={"description": "The filter, if any."}
-    )
+    status = named_or_null(JOB_STATUS_SCHEMA, required=True, metadata={"description": "The filter, if any."})
     children = fields.List(fields.Nested(ChildSummarySchema), required=True)
     children_page = fields.Nested(ChildrenPagingSchema, required=True)
 
@@ -482,31 +351,31 @@ class ChildrenPageSchema(Schema):
 class JobSummarySchema(Schema):
     id = fields.String(required=True)
     kind = fields.String(required=True, validate=OneOf(ROOT_KINDS))
-    status = _status()
+    status = status_field()
     model = fields.String(required=True)
-    created_at = _time()
-    started_at = _time()
-    finished_at = _time()
-    error_code = _job_error_code(required=True)
+    created_at = moment()
+    started_at = moment()
+    finished_at = moment()
+    error_code = job_error_code(required=True)
     url = fields.String(required=True)
     total = fields.Integer(metadata={"description": "Parents: how many children."})
     progress = fields.Float(metadata={"description": "Parents: terminal children / total."})
 
 
-class JobListSchema(Schema):
+class JobListSchema(AnswerSchema):
     jobs = fields.List(fields.Nested(JobSummarySchema), required=True)
-    next_cursor = _nullable_string(metadata={"description": "Pass as cursor for the next page; null on the last."})
+    next_cursor = nullable_string(metadata={"description": "Pass as cursor for the next page; null on the last."})
 
 
-class EventSchema(Schema):
+class EventSchema(AnswerSchema):
     """An audit event (``job``, ``job_child``: the job became terminal) or a webhook attempt (``webhook``)."""
 
     id = fields.String(required=True)
-    time = _time()
+    time = moment()
     operation = fields.String(required=True, validate=OneOf([o.value for o in Operation]))
     job_id = fields.String(required=True)
-    parent_job_id = _nullable_string()
-    status = _status()
+    parent_job_id = nullable_string()
+    status = status_field()
     model = fields.String(required=True)
     error_code = fields.Raw(
         required=True,
@@ -537,10 +406,10 @@ class EventSchema(Schema):
         allow_none=True, metadata={"description": "webhook: the receiver's HTTP status, null if it did not answer."}
     )
     error = fields.String(allow_none=True, metadata={"description": "webhook: what went wrong, in words."})
-    retry_at = fields.DateTime(allow_none=True, metadata={"description": "webhook: when the next attempt is due."})
+    retry_at = Moment(allow_none=True, metadata={"description": "webhook: when the next attempt is due."})
 
 
-class EventsSchema(Schema):
+class EventsSchema(AnswerSchema):
     events = fields.List(fields.Nested(EventSchema), required=True)
 
 
@@ -560,9 +429,9 @@ class ModelSchema(Schema):
     )
 
 
-class ModelsSchema(Schema):
+class ModelsSchema(AnswerSchema):
     models = fields.List(fields.Nested(ModelSchema), required=True)
 
 
-class StatusSchema(Schema):
+class StatusSchema(AnswerSchema):
     status = fields.String(required=True)

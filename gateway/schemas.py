@@ -25,6 +25,7 @@ from jobs.config import default_of
 from jobs.contract import Priority, WebhookEvent
 from jobs.fields import DigitsInteger, StrictBoolean, StrictInteger, StrictNumber, Text
 from jobs.pdf_outputs import OPTIMIZE_LEVELS, OUTPUT_TYPES
+from jobs.public_view import DEFAULT_PAGE_LIMIT
 from jobs.queries import CHILD_STATUSES, ROOT_KINDS, ROOT_STATUSES
 from jobs.records import NewJob
 from jobs.registry import MODEL_NAMES, MODELS, Model
@@ -32,7 +33,6 @@ from jobs.registry import MODEL_NAMES, MODELS, Model
 PRIORITIES = [p.value for p in Priority]
 MAX_DOC_HASH_CHARS = 128
 MAX_CALLBACK_URL_CHARS = webhook_urls.MAX_URL_CHARS
-DEFAULT_PAGE_LIMIT = 20
 MAX_PAGE_LIMIT = 200
 # The registry's own list, so that remote models installed at start are in it too.
 _MODEL_NAMES = MODEL_NAMES

@@ -66,6 +66,7 @@ from redis.exceptions import RedisError
 
 from gateway import views
 from gateway.problems import RETRY_AFTER_SECONDS, Problem
+from gateway.responses import EventSchema
 from jobs import watching
 from jobs.config import Settings
 from jobs.connections import StoreClient
@@ -91,6 +92,8 @@ CAN_HAND_OFF = "ocrgw.stream.can_hand_off"
 HANDED_OFF = "ocrgw.stream.handed_off"
 #: The environ key the gunicorn worker gives its number of request threads under.
 REQUEST_THREADS = "ocrgw.stream.request_threads"
+#: An ``audit`` frame's data: the event as ``GET /jobs/{id}/events`` lists it, dumped through the same schema.
+_EVENT = EventSchema()
 #: Streams a process writes from its request threads under a server that does not say how many it has.
 REQUEST_THREAD_STREAMS = 2
 
@@ -304,7 +307,7 @@ class Session:
         for position, record in look.entries:
             if position <= self.position:
                 continue  # another stream of the same job read from further back
-            event = views.events([{**record, "id": watching.entry_id_of(position)}])["events"][0]
+            event = _EVENT.dump(views.event({**record, "id": watching.entry_id_of(position)}))
             if event["job_id"] != self.job_id and event["operation"] == "job_child":
                 # Said before its entry, at the position before it: a client that leaves between the two
                 # hears the child's end again when it resumes, rather than never.

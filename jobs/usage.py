@@ -31,7 +31,7 @@ retention (``OCRGW_RESULT_TTL``): usage outlives the jobs it counts.
 
 Each root also keeps its own sums (``Field.OCR_PAGES`` ... ``ENGINE_US``,
 moved in the same steps) and each completed child its units, for the job's
-view (``gateway.views``).
+view (``jobs.public_view``).
 """
 
 from __future__ import annotations

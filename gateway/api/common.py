@@ -12,12 +12,12 @@ from typing import Any
 
 from flask import request
 
-from gateway import views
 from gateway.auth import AUTH_PROBLEMS, current_principal
-from gateway.links import Links
-from gateway.openapi import Blueprint, one_of
+from gateway.openapi import Blueprint
 from gateway.problems import Problem
 from gateway.services import services
+from jobs import public_view
+from jobs.links import Links
 
 blueprint = Blueprint("api", __name__, url_prefix="/", description="OCR jobs, fan-out groups and the models")
 
@@ -33,8 +33,9 @@ ORIGIN_CHECK = ("cross_site_request",)
 ALWAYS = (*AUTH_PROBLEMS, "store_unavailable", "internal_error", *SERVER_LIMITS, *HOST_CHECK)
 #: A body past OCRGW_MAX_BODY_BYTES, refused before it is read.
 WITH_A_BODY = ("payload_too_large",)
-JOB_VIEW = one_of("SingleJobView", "ParentView")
-PARENT_VIEW = one_of("ParentView")
+#: A job's view (``SingleJobView`` or ``ParentView``), and a parent's, each dumped through its schema.
+JOB_VIEW = public_view.JOB_VIEW
+PARENT_VIEW = public_view.ParentViewSchema
 
 
 # -- finding a job ---------------------------------------------------------------------------------
@@ -54,5 +55,6 @@ def links() -> Links:
 
 
 def job_view(record: dict[str, str], **page: Any) -> dict[str, Any]:
-    """The job's view as ``GET /jobs/{id}`` answers it; ``page``: its query (children, offset, limit)."""
-    return views.job_view(services().queries, record, links(), **page)
+    """The job's view as ``GET /jobs/{id}`` answers it, for the route's ``JOB_VIEW`` to dump; ``page``: its
+    query (children, offset, limit)."""
+    return public_view.job_view(services().queries, record, links(), **page)

@@ -31,7 +31,7 @@ cancel is not done.
 
 from __future__ import annotations
 
-from flask import jsonify, request
+from flask import request
 
 from gateway.api.common import (
     ALWAYS,
@@ -155,9 +155,7 @@ def cancel(job_id: str):
         raise _refused(error, job_id) from None
     metrics.cancelled_unstarted(cancelled.cancelled_unstarted)  # no worker sees these end
     publish_quietly(services().publish, cancelled.dispatches)
-    response = jsonify(job_view(record_of(job_id)))
-    response.status_code = 200 if cancelled.status == JobStatus.CANCELLED.value else 202
-    return response
+    return job_view(record_of(job_id)), 200 if cancelled.status == JobStatus.CANCELLED.value else 202
 
 
 @blueprint.route("/jobs/<job_id>", methods=["PATCH"])
@@ -189,7 +187,7 @@ def set_cap(job_id: str, max_parallel: int):
     except InteractiveLaneFull as full:
         raise interactive_limit_reached(full) from None
     publish_quietly(services().publish, released)
-    return jsonify(job_view(record_of(job_id)))
+    return job_view(record_of(job_id))
 
 
 @blueprint.route("/jobs/<job_id>/retry", methods=["POST"])
@@ -236,9 +234,6 @@ def retry(job_id: str, include_cancelled: bool):
         raise interactive_limit_reached(full) from None
     # The group as the redrive left it: read before the wake-ups go out, so that a worker quick enough
     # to run the redriven children meanwhile does not answer for them.
-    response = jsonify(job_view(record_of(job_id)))
+    view = job_view(record_of(job_id))
     publish_quietly(services().publish, redriven.dispatches)
-    response.status_code = 202
-    if redriven.replayed:
-        response.headers["Idempotent-Replayed"] = "true"
-    return response
+    return view, 202, {"Idempotent-Replayed": "true"} if redriven.replayed else {}

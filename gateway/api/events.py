@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from flask import Response, current_app, jsonify, request
+from flask import Response, current_app, request
 
 from gateway import streaming, views
 from gateway.api.common import ALWAYS, blueprint, record_of
@@ -73,7 +73,7 @@ def job_events(job_id: str):
         if request.method == "HEAD":  # a stream's head, with no stream behind it to count or serve
             return Response(b"", status=200, mimetype=streaming.EVENT_STREAM, headers=streaming.HEADERS)
         return _live(record["id"])
-    return jsonify(views.events(services().queries.events(record["id"])))
+    return views.events(services().queries.events(record["id"]))
 
 
 def _live(job_id: str) -> Response:

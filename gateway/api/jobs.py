@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from typing import Any
 
-from flask import Response, jsonify, request
+from flask import request
 
 from gateway import drain, metrics, views
 from gateway.api.common import ALWAYS, JOB_VIEW, ORIGIN_CHECK, blueprint, job_view, links, record_of
@@ -24,6 +25,7 @@ from gateway.responses import ChildrenPageSchema, JobListSchema
 from gateway.schemas import ChildrenQuery, JobViewQuery, ListQuery
 from gateway.services import services
 from gateway.submission import Submission, idempotency_key
+from jobs import public_view
 from jobs.api_keys import ON_PREM_ONLY
 from jobs.contract import JobKind, Priority
 from jobs.errors import IdempotencyKeyReused, InteractiveLaneFull, NotReplicated, StoreError
@@ -165,17 +167,15 @@ def _create(submission: Submission, idempotency: Idempotency | None) -> Created:
         ) from None
 
 
-def _accepted(created: Created) -> Response:
+def _accepted(created: Created) -> tuple[dict[str, Any], int, dict[str, str]]:
     """``202`` with the new (or replayed) job's view, and where it is."""
     record = services().queries.get(created.job_id, current_principal().tenant)
     if record is None:
         raise StoreError(f"job {created.job_id} vanished right after it was created")
-    response = jsonify(job_view(record))
-    response.status_code = 202
-    response.headers["Location"] = links().job(created.job_id)
+    headers = {"Location": links().job(created.job_id)}
     if created.replayed:
-        response.headers["Idempotent-Replayed"] = "true"
-    return response
+        headers["Idempotent-Replayed"] = "true"
+    return job_view(record), 202, headers
 
 
 @blueprint.route("/jobs", methods=["GET"])
@@ -191,7 +191,7 @@ def list_jobs(status=None, kind=None, limit=20, cursor=None):
         )
     except InvalidCursor as error:
         raise Problem("invalid_field", "Invalid field(s): cursor.", errors={"cursor": [str(error)]}) from None
-    return jsonify(views.job_list(listing, links()))
+    return views.job_list(listing, links())
 
 
 @blueprint.route("/jobs/<job_id>", methods=["GET"])
@@ -201,7 +201,7 @@ def list_jobs(status=None, kind=None, limit=20, cursor=None):
 @problems(blueprint, "job_not_found", "invalid_field", *ALWAYS)
 def job(job_id: str, children: str, offset: int, limit: int):
     """A job's view: a single job or a child with its result; a parent with a page of children"""
-    return jsonify(job_view(record_of(job_id), children=children, offset=offset, limit=limit))
+    return job_view(record_of(job_id), children=children, offset=offset, limit=limit)
 
 
 @blueprint.route("/jobs/<job_id>/children", methods=["GET"])
@@ -216,4 +216,4 @@ def job_children(job_id: str, offset: int, limit: int, status: str | None = None
         page = ChildrenPage([], offset, limit, 0)
     else:
         page = services().queries.children_page(job_id, offset, limit, status)
-    return jsonify(views.children_page(job_id, page, status, links()))
+    return public_view.children_page(job_id, page, status, links())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 
-from flask import jsonify
 from redis.exceptions import RedisError
 
 from gateway import drain, views
@@ -24,7 +23,7 @@ log = logging.getLogger(__name__)
 @problems(blueprint, *AUTH_PROBLEMS, "internal_error", *SERVER_LIMITS, *HOST_CHECK)
 def models():
     """The models: engine, where it runs, the content types and options it takes, the languages of the live workers"""
-    return jsonify(views.with_languages(services().models, services().languages.get()))
+    return views.with_languages(services().models, services().languages.get())
 
 
 @blueprint.route("/healthz", methods=["GET"])
@@ -34,7 +33,7 @@ def models():
 @problems(blueprint, "internal_error", *SERVER_LIMITS)
 def healthz():
     """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing."""
-    return jsonify(views.status("ok"))
+    return views.status("ok")
 
 
 @blueprint.route("/readyz", methods=["GET"])
@@ -60,4 +59,4 @@ def readyz():
         ) from None
     if draining:
         raise Problem("draining", "The gateways are draining.")
-    return jsonify(views.status("ready"))
+    return views.status("ready")

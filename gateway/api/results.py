@@ -36,6 +36,7 @@ from gateway.api.common import ALWAYS, blueprint, record_of
 from gateway.openapi import operation, problems
 from gateway.problems import Problem, require_terminal
 from gateway.publishing import publish_quietly
+from gateway.responses import AnyResultSchema
 from gateway.schemas import ResultPdfQuery
 from gateway.services import services
 from jobs import keys
@@ -46,13 +47,12 @@ from jobs.records import Dispatch
 from jobs.registry import DOCUMENT_TYPES
 from jobs.transitions.spec import BUILD_PDF
 
-_RESULT_SCHEMA = {"anyOf": [{"$ref": "#/components/schemas/Result"}, {"$ref": "#/components/schemas/MergedResult"}]}
 _PDF_SCHEMA = {"type": "string", "format": "binary"}
 
 
 @blueprint.route("/jobs/<job_id>/result", methods=["GET"])
 @operation("getResult", "results")
-@blueprint.response(200, _RESULT_SCHEMA, description="A completed job's result, or a terminal parent's merged result.")
+@blueprint.response(200, AnyResultSchema, description="A completed job's result, or a terminal parent's merged result.")
 @problems(blueprint, "job_not_found", "result_not_ready", "no_result", *ALWAYS)
 def job_result(job_id: str):
     """A job's result: a completed single job's or child's, a terminal parent's merged one"""
@@ -60,8 +60,8 @@ def job_result(job_id: str):
     queries = services().queries
     if record["kind"] == JobKind.PARENT.value:
         require_terminal(job_id, record["status"])
-        return jsonify(views.merged_result(queries, record))
-    return jsonify(views.with_tables(completed_result(queries, record)))
+        return views.merged_result(queries, record)
+    return views.with_tables(completed_result(queries, record))
 
 
 #: How long past the job time limit (OCRGW_JOB_TIMEOUT, a build's too) a request waits before asking for a build

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from flask import jsonify
-
 from gateway import views
 from gateway.api.common import ALWAYS, blueprint
 from gateway.auth import current_principal
@@ -31,4 +29,4 @@ def usage(from_: datetime, to: datetime, granularity: str, tenant: str | None = 
         raise Problem("admin_key_required", "Only a key with the admin policy may read another tenant's usage.")
     whose = tenant or principal.tenant
     periods = UsageQueries(services().store.redis).periods(whose, from_, to, granularity)
-    return jsonify(views.usage(whose, floor_to(from_, "hour"), to, granularity, periods))
+    return views.usage(whose, floor_to(from_, "hour"), to, granularity, periods)

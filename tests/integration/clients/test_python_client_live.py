@@ -16,10 +16,9 @@ from ocrgw_client.api.health import get_health
 from ocrgw_client.api.jobs import create_job, get_job
 from ocrgw_client.api.results import get_result
 from ocrgw_client.models import (
-    GetJobResponse404,
-    GetJobResponse404Code,
     Job,
     JobModel,
+    Problem,
     ProblemCode,
     Result,
     SingleJobView,
@@ -112,11 +111,11 @@ def test_an_unknown_job_is_the_typed_problem_of_get_job(client):
     # When a job that does not exist is read
     response = get_job.sync_detailed(client=client, job_id=UNKNOWN_ID)
 
-    # Then the answer is getJob's 404, its code one the document lists for it
+    # Then the answer is getJob's 404, the one Problem model, its code one the document lists for it
     assert response.status_code == 404
     problem = response.parsed
-    assert isinstance(problem, GetJobResponse404)
-    assert problem.code is GetJobResponse404Code.JOB_NOT_FOUND
+    assert isinstance(problem, Problem)
+    assert problem.code is ProblemCode.JOB_NOT_FOUND
     assert problem.code.value in {code.value for code in ProblemCode}
     assert (problem.status, problem.job_id) == (404, UNKNOWN_ID)
 

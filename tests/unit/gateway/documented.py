@@ -20,6 +20,9 @@ from flask.testing import FlaskClient
 from schemathesis.core.transport import Response
 from werkzeug.exceptions import HTTPException
 
+from gateway.openapi import PROBLEM_CODES_EXTENSION
+from gateway.problems import MEDIA_TYPE
+
 _CONVERTER = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 
@@ -55,6 +58,11 @@ class Document:
             f"{method} {template} {response.status_code} is {response.mimetype}, documented {sorted(media_types)}"
         )
         self.schema[template][method].validate_response(_as_schemathesis(method, response))
+        # Every status shares the one Problem schema: the codes it may carry are listed beside it.
+        listed = documented.get(PROBLEM_CODES_EXTENSION)
+        if listed is not None and response.mimetype == MEDIA_TYPE:
+            code = response.get_json()["code"]
+            assert code in listed, f"{method} {template} answered {code!r} under {response.status_code}: {listed}"
 
     def check_document(self, method: str, template: str, status: int, body: bytes) -> None:
         """``body`` is a valid JSON answer of ``method template`` with ``status``."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from flask import request, url_for
 
-from gateway.links import Links
+from jobs.links import Links
 
 ODD_IDS = ["01HZX3V9K2", "a b", "a/b", "ü?#&=%", "!$&'()*+,:;=@"]
 

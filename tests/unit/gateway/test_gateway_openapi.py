@@ -9,6 +9,7 @@ from openapi_spec_validator import validate
 from schemathesis.core.failures import FailureGroup
 
 from coordinator import delivery
+from gateway.openapi import PROBLEM_CODES_EXTENSION
 from gateway.problems import CATALOGUE, OUTSIDE_API_CODES, PLAIN_HTTP_CODES
 from gateway.schemas import RawQuerySchema
 from jobs.contract import JOB_ERROR_CODES, WebhookErrorCode
@@ -32,7 +33,8 @@ def problem_codes(operation: dict) -> dict[str, set[str]]:
     for status, response in operation["responses"].items():
         schema = response.get("content", {}).get("application/problem+json", {}).get("schema")
         if schema is not None:
-            out[status] = set(schema["allOf"][1]["properties"]["code"]["enum"])
+            assert schema == {"$ref": "#/components/schemas/Problem"}  # one problem schema for every status
+            out[status] = set(response[PROBLEM_CODES_EXTENSION])
     return out
 
 

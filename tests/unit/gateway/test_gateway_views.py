@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gateway.views import rfc3339
+from jobs.public_view import rfc3339
 
 from .support import RFC3339_MICROS, assert_problem, echo_job, fanout
 

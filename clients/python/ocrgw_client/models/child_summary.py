@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
-from ..models.child_summary_status import ChildSummaryStatus
 from ..models.error_code import ErrorCode
+from ..models.job_status import JobStatus
 
 if TYPE_CHECKING:
     from ..models.run import Run
@@ -31,7 +31,7 @@ class ChildSummary:
         runs (list[Run]): Ended attempts, oldest first.
         stage (str):
         started_at (datetime.datetime | None):
-        status (ChildSummaryStatus):
+        status (JobStatus): A job's status; completed, failed, cancelled are terminal.
     """
 
     attempts: int
@@ -45,7 +45,7 @@ class ChildSummary:
     runs: list[Run]
     stage: str
     started_at: datetime.datetime | None
-    status: ChildSummaryStatus
+    status: JobStatus
 
     def to_dict(self) -> dict[str, Any]:
         attempts = self.attempts
@@ -179,7 +179,7 @@ class ChildSummary:
 
         started_at = _parse_started_at(d.pop("started_at"))
 
-        status = ChildSummaryStatus(d.pop("status"))
+        status = JobStatus(d.pop("status"))
 
         child_summary = cls(
             attempts=attempts,

@@ -5,9 +5,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
-from ..models.children_page_status_type_1 import ChildrenPageStatusType1
-from ..models.children_page_status_type_2_type_1 import ChildrenPageStatusType2Type1
-from ..models.children_page_status_type_3_type_1 import ChildrenPageStatusType3Type1
+from ..models.job_status import JobStatus
 
 if TYPE_CHECKING:
     from ..models.child_summary import ChildSummary
@@ -24,14 +22,13 @@ class ChildrenPage:
         children (list[ChildSummary]):
         children_page (ChildrenPaging):
         parent_id (str):
-        status (ChildrenPageStatusType1 | ChildrenPageStatusType2Type1 | ChildrenPageStatusType3Type1 | None): The
-            filter, if any.
+        status (JobStatus | None): The filter, if any.
     """
 
     children: list[ChildSummary]
     children_page: ChildrenPaging
     parent_id: str
-    status: ChildrenPageStatusType1 | ChildrenPageStatusType2Type1 | ChildrenPageStatusType3Type1 | None
+    status: JobStatus | None
 
     def to_dict(self) -> dict[str, Any]:
         children = []
@@ -44,11 +41,7 @@ class ChildrenPage:
         parent_id = self.parent_id
 
         status: None | str
-        if isinstance(self.status, ChildrenPageStatusType1):
-            status = self.status.value
-        elif isinstance(self.status, ChildrenPageStatusType2Type1):
-            status = self.status.value
-        elif isinstance(self.status, ChildrenPageStatusType3Type1):
+        if isinstance(self.status, JobStatus):
             status = self.status.value
         else:
             status = self.status
@@ -83,38 +76,18 @@ class ChildrenPage:
 
         parent_id = d.pop("parent_id")
 
-        def _parse_status(
-            data: object,
-        ) -> ChildrenPageStatusType1 | ChildrenPageStatusType2Type1 | ChildrenPageStatusType3Type1 | None:
+        def _parse_status(data: object) -> JobStatus | None:
             if data is None:
                 return data
             try:
                 if not isinstance(data, str):
                     raise TypeError()
-                status_type_1 = ChildrenPageStatusType1(data)
+                status_type_1 = JobStatus(data)
 
                 return status_type_1
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            try:
-                if not isinstance(data, str):
-                    raise TypeError()
-                status_type_2_type_1 = ChildrenPageStatusType2Type1(data)
-
-                return status_type_2_type_1
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            try:
-                if not isinstance(data, str):
-                    raise TypeError()
-                status_type_3_type_1 = ChildrenPageStatusType3Type1(data)
-
-                return status_type_3_type_1
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(
-                ChildrenPageStatusType1 | ChildrenPageStatusType2Type1 | ChildrenPageStatusType3Type1 | None, data
-            )
+            return cast(JobStatus | None, data)
 
         status = _parse_status(d.pop("status"))
 

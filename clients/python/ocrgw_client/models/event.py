@@ -9,7 +9,7 @@ from attrs import define as _attrs_define
 from ..models.error_code import ErrorCode
 from ..models.event_operation import EventOperation
 from ..models.event_outcome import EventOutcome
-from ..models.event_status import EventStatus
+from ..models.job_status import JobStatus
 from ..models.webhook_error_code import WebhookErrorCode
 from ..types import UNSET, Unset
 
@@ -28,7 +28,7 @@ class Event:
         model (str):
         operation (EventOperation):
         parent_job_id (None | str):
-        status (EventStatus):
+        status (JobStatus): A job's status; completed, failed, cancelled are terminal.
         time (datetime.datetime | None):
         attempt (int | Unset): webhook: the attempt's number, from 1.
         error (None | str | Unset): webhook: what went wrong, in words.
@@ -45,7 +45,7 @@ class Event:
     model: str
     operation: EventOperation
     parent_job_id: None | str
-    status: EventStatus
+    status: JobStatus
     time: datetime.datetime | None
     attempt: int | Unset = UNSET
     error: None | str | Unset = UNSET
@@ -190,7 +190,7 @@ class Event:
 
         parent_job_id = _parse_parent_job_id(d.pop("parent_job_id"))
 
-        status = EventStatus(d.pop("status"))
+        status = JobStatus(d.pop("status"))
 
         def _parse_time(data: object) -> datetime.datetime | None:
             if data is None:

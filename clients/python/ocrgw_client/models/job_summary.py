@@ -7,8 +7,8 @@ from typing import Any, TypeVar, cast
 from attrs import define as _attrs_define
 
 from ..models.error_code import ErrorCode
+from ..models.job_status import JobStatus
 from ..models.job_summary_kind import JobSummaryKind
-from ..models.job_summary_status import JobSummaryStatus
 from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="JobSummary")
@@ -25,7 +25,7 @@ class JobSummary:
         kind (JobSummaryKind):
         model (str):
         started_at (datetime.datetime | None):
-        status (JobSummaryStatus):
+        status (JobStatus): A job's status; completed, failed, cancelled are terminal.
         url (str):
         progress (float | Unset): Parents: terminal children / total.
         total (int | Unset): Parents: how many children.
@@ -38,7 +38,7 @@ class JobSummary:
     kind: JobSummaryKind
     model: str
     started_at: datetime.datetime | None
-    status: JobSummaryStatus
+    status: JobStatus
     url: str
     progress: float | Unset = UNSET
     total: int | Unset = UNSET
@@ -174,7 +174,7 @@ class JobSummary:
 
         started_at = _parse_started_at(d.pop("started_at"))
 
-        status = JobSummaryStatus(d.pop("status"))
+        status = JobStatus(d.pop("status"))
 
         url = d.pop("url")
 

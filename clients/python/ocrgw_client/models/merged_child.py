@@ -6,7 +6,7 @@ from typing import Any, TypeVar, cast
 from attrs import define as _attrs_define
 
 from ..models.error_code import ErrorCode
-from ..models.merged_child_status import MergedChildStatus
+from ..models.job_status import JobStatus
 
 T = TypeVar("T", bound="MergedChild")
 
@@ -18,14 +18,14 @@ class MergedChild:
         error_code (ErrorCode | None):
         id (str):
         index (int):
-        status (MergedChildStatus):
+        status (JobStatus): A job's status; completed, failed, cancelled are terminal.
         text (None | str): The child's text if it completed.
     """
 
     error_code: ErrorCode | None
     id: str
     index: int
-    status: MergedChildStatus
+    status: JobStatus
     text: None | str
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,7 +81,7 @@ class MergedChild:
 
         index = d.pop("index")
 
-        status = MergedChildStatus(d.pop("status"))
+        status = JobStatus(d.pop("status"))
 
         def _parse_text(data: object) -> None | str:
             if data is None:

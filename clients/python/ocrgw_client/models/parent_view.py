@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 
 from ..models.error_code import ErrorCode
+from ..models.job_status import JobStatus
 from ..models.parent_view_kind import ParentViewKind
-from ..models.parent_view_status import ParentViewStatus
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ class ParentView:
         redrives (int): Times its failed children were retried.
         result_url (None | str): GET it for the merged result, once terminal.
         started_at (datetime.datetime | None):
-        status (ParentViewStatus):
+        status (JobStatus): A job's status; completed, failed, cancelled are terminal.
         tolerated_failures (int): Children that may fail (or be cancelled) and the group complete.
         total (int):
         usage (JobUsage):
@@ -63,7 +63,7 @@ class ParentView:
     redrives: int
     result_url: None | str
     started_at: datetime.datetime | None
-    status: ParentViewStatus
+    status: JobStatus
     tolerated_failures: int
     total: int
     usage: JobUsage
@@ -270,7 +270,7 @@ class ParentView:
 
         started_at = _parse_started_at(d.pop("started_at"))
 
-        status = ParentViewStatus(d.pop("status"))
+        status = JobStatus(d.pop("status"))
 
         tolerated_failures = d.pop("tolerated_failures")
 

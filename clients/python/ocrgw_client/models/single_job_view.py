@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 
 from ..models.error_code import ErrorCode
+from ..models.job_status import JobStatus
 from ..models.single_job_view_kind import SingleJobViewKind
-from ..models.single_job_view_status import SingleJobViewStatus
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class SingleJobView:
         runs (list[Run]): Ended attempts, oldest first.
         stage (str):
         started_at (datetime.datetime | None):
-        status (SingleJobViewStatus):
+        status (JobStatus): A job's status; completed, failed, cancelled are terminal.
         usage (JobUsage):
         index (int | Unset):
         last_error (str | Unset):
@@ -68,7 +68,7 @@ class SingleJobView:
     runs: list[Run]
     stage: str
     started_at: datetime.datetime | None
-    status: SingleJobViewStatus
+    status: JobStatus
     usage: JobUsage
     index: int | Unset = UNSET
     last_error: str | Unset = UNSET
@@ -317,7 +317,7 @@ class SingleJobView:
 
         started_at = _parse_started_at(d.pop("started_at"))
 
-        status = SingleJobViewStatus(d.pop("status"))
+        status = JobStatus(d.pop("status"))
 
         usage = JobUsage.from_dict(d.pop("usage"))
 

@@ -7,15 +7,8 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.children_page import ChildrenPage
-from ...models.list_children_response_400 import ListChildrenResponse400
-from ...models.list_children_response_401 import ListChildrenResponse401
-from ...models.list_children_response_404 import ListChildrenResponse404
-from ...models.list_children_response_414 import ListChildrenResponse414
-from ...models.list_children_response_422 import ListChildrenResponse422
-from ...models.list_children_response_431 import ListChildrenResponse431
-from ...models.list_children_response_500 import ListChildrenResponse500
-from ...models.list_children_response_503 import ListChildrenResponse503
 from ...models.list_children_status import ListChildrenStatus
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -52,62 +45,49 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    ChildrenPage
-    | ListChildrenResponse400
-    | ListChildrenResponse401
-    | ListChildrenResponse404
-    | ListChildrenResponse414
-    | ListChildrenResponse422
-    | ListChildrenResponse431
-    | ListChildrenResponse500
-    | ListChildrenResponse503
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ChildrenPage | Problem | None:
     if response.status_code == 200:
         response_200 = ChildrenPage.from_dict(response.json())
 
         return response_200
 
     if response.status_code == 400:
-        response_400 = ListChildrenResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ListChildrenResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 404:
-        response_404 = ListChildrenResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 414:
-        response_414 = ListChildrenResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 422:
-        response_422 = ListChildrenResponse422.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
 
     if response.status_code == 431:
-        response_431 = ListChildrenResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = ListChildrenResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = ListChildrenResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -119,17 +99,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    ChildrenPage
-    | ListChildrenResponse400
-    | ListChildrenResponse401
-    | ListChildrenResponse404
-    | ListChildrenResponse414
-    | ListChildrenResponse422
-    | ListChildrenResponse431
-    | ListChildrenResponse500
-    | ListChildrenResponse503
-]:
+) -> Response[ChildrenPage | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -145,17 +115,7 @@ def sync_detailed(
     status: ListChildrenStatus | Unset = UNSET,
     offset: int | Unset = 0,
     limit: int | Unset = 20,
-) -> Response[
-    ChildrenPage
-    | ListChildrenResponse400
-    | ListChildrenResponse401
-    | ListChildrenResponse404
-    | ListChildrenResponse414
-    | ListChildrenResponse422
-    | ListChildrenResponse431
-    | ListChildrenResponse500
-    | ListChildrenResponse503
-]:
+) -> Response[ChildrenPage | Problem]:
     """A page of a parent's children in index order, all or in one status (none for other jobs)
 
     Args:
@@ -169,7 +129,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ChildrenPage | ListChildrenResponse400 | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503]
+        Response[ChildrenPage | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -193,18 +153,7 @@ def sync(
     status: ListChildrenStatus | Unset = UNSET,
     offset: int | Unset = 0,
     limit: int | Unset = 20,
-) -> (
-    ChildrenPage
-    | ListChildrenResponse400
-    | ListChildrenResponse401
-    | ListChildrenResponse404
-    | ListChildrenResponse414
-    | ListChildrenResponse422
-    | ListChildrenResponse431
-    | ListChildrenResponse500
-    | ListChildrenResponse503
-    | None
-):
+) -> ChildrenPage | Problem | None:
     """A page of a parent's children in index order, all or in one status (none for other jobs)
 
     Args:
@@ -218,7 +167,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ChildrenPage | ListChildrenResponse400 | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503
+        ChildrenPage | Problem
     """
 
     return sync_detailed(
@@ -237,17 +186,7 @@ async def asyncio_detailed(
     status: ListChildrenStatus | Unset = UNSET,
     offset: int | Unset = 0,
     limit: int | Unset = 20,
-) -> Response[
-    ChildrenPage
-    | ListChildrenResponse400
-    | ListChildrenResponse401
-    | ListChildrenResponse404
-    | ListChildrenResponse414
-    | ListChildrenResponse422
-    | ListChildrenResponse431
-    | ListChildrenResponse500
-    | ListChildrenResponse503
-]:
+) -> Response[ChildrenPage | Problem]:
     """A page of a parent's children in index order, all or in one status (none for other jobs)
 
     Args:
@@ -261,7 +200,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ChildrenPage | ListChildrenResponse400 | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503]
+        Response[ChildrenPage | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -283,18 +222,7 @@ async def asyncio(
     status: ListChildrenStatus | Unset = UNSET,
     offset: int | Unset = 0,
     limit: int | Unset = 20,
-) -> (
-    ChildrenPage
-    | ListChildrenResponse400
-    | ListChildrenResponse401
-    | ListChildrenResponse404
-    | ListChildrenResponse414
-    | ListChildrenResponse422
-    | ListChildrenResponse431
-    | ListChildrenResponse500
-    | ListChildrenResponse503
-    | None
-):
+) -> ChildrenPage | Problem | None:
     """A page of a parent's children in index order, all or in one status (none for other jobs)
 
     Args:
@@ -308,7 +236,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ChildrenPage | ListChildrenResponse400 | ListChildrenResponse401 | ListChildrenResponse404 | ListChildrenResponse414 | ListChildrenResponse422 | ListChildrenResponse431 | ListChildrenResponse500 | ListChildrenResponse503
+        ChildrenPage | Problem
     """
 
     return (

@@ -7,20 +7,8 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.parent_view import ParentView
+from ...models.problem import Problem
 from ...models.retry import Retry
-from ...models.retry_job_response_400 import RetryJobResponse400
-from ...models.retry_job_response_401 import RetryJobResponse401
-from ...models.retry_job_response_403 import RetryJobResponse403
-from ...models.retry_job_response_404 import RetryJobResponse404
-from ...models.retry_job_response_409 import RetryJobResponse409
-from ...models.retry_job_response_413 import RetryJobResponse413
-from ...models.retry_job_response_414 import RetryJobResponse414
-from ...models.retry_job_response_415 import RetryJobResponse415
-from ...models.retry_job_response_422 import RetryJobResponse422
-from ...models.retry_job_response_429 import RetryJobResponse429
-from ...models.retry_job_response_431 import RetryJobResponse431
-from ...models.retry_job_response_500 import RetryJobResponse500
-from ...models.retry_job_response_503 import RetryJobResponse503
 from ...types import Response
 
 
@@ -46,92 +34,74 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    ParentView
-    | RetryJobResponse400
-    | RetryJobResponse401
-    | RetryJobResponse403
-    | RetryJobResponse404
-    | RetryJobResponse409
-    | RetryJobResponse413
-    | RetryJobResponse414
-    | RetryJobResponse415
-    | RetryJobResponse422
-    | RetryJobResponse429
-    | RetryJobResponse431
-    | RetryJobResponse500
-    | RetryJobResponse503
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ParentView | Problem | None:
     if response.status_code == 202:
         response_202 = ParentView.from_dict(response.json())
 
         return response_202
 
     if response.status_code == 400:
-        response_400 = RetryJobResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = RetryJobResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = RetryJobResponse403.from_dict(response.json())
+        response_403 = Problem.from_dict(response.json())
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = RetryJobResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = RetryJobResponse409.from_dict(response.json())
+        response_409 = Problem.from_dict(response.json())
 
         return response_409
 
     if response.status_code == 413:
-        response_413 = RetryJobResponse413.from_dict(response.json())
+        response_413 = Problem.from_dict(response.json())
 
         return response_413
 
     if response.status_code == 414:
-        response_414 = RetryJobResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 415:
-        response_415 = RetryJobResponse415.from_dict(response.json())
+        response_415 = Problem.from_dict(response.json())
 
         return response_415
 
     if response.status_code == 422:
-        response_422 = RetryJobResponse422.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
 
     if response.status_code == 429:
-        response_429 = RetryJobResponse429.from_dict(response.json())
+        response_429 = Problem.from_dict(response.json())
 
         return response_429
 
     if response.status_code == 431:
-        response_431 = RetryJobResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = RetryJobResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = RetryJobResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -143,22 +113,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    ParentView
-    | RetryJobResponse400
-    | RetryJobResponse401
-    | RetryJobResponse403
-    | RetryJobResponse404
-    | RetryJobResponse409
-    | RetryJobResponse413
-    | RetryJobResponse414
-    | RetryJobResponse415
-    | RetryJobResponse422
-    | RetryJobResponse429
-    | RetryJobResponse431
-    | RetryJobResponse500
-    | RetryJobResponse503
-]:
+) -> Response[ParentView | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -172,22 +127,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: Retry,
-) -> Response[
-    ParentView
-    | RetryJobResponse400
-    | RetryJobResponse401
-    | RetryJobResponse403
-    | RetryJobResponse404
-    | RetryJobResponse409
-    | RetryJobResponse413
-    | RetryJobResponse414
-    | RetryJobResponse415
-    | RetryJobResponse422
-    | RetryJobResponse429
-    | RetryJobResponse431
-    | RetryJobResponse500
-    | RetryJobResponse503
-]:
+) -> Response[ParentView | Problem]:
     """Run a finished group's failed children again (and its cancelled ones, if asked), under its cap
 
     Args:
@@ -199,7 +139,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse429 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503]
+        Response[ParentView | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -219,23 +159,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     body: Retry,
-) -> (
-    ParentView
-    | RetryJobResponse400
-    | RetryJobResponse401
-    | RetryJobResponse403
-    | RetryJobResponse404
-    | RetryJobResponse409
-    | RetryJobResponse413
-    | RetryJobResponse414
-    | RetryJobResponse415
-    | RetryJobResponse422
-    | RetryJobResponse429
-    | RetryJobResponse431
-    | RetryJobResponse500
-    | RetryJobResponse503
-    | None
-):
+) -> ParentView | Problem | None:
     """Run a finished group's failed children again (and its cancelled ones, if asked), under its cap
 
     Args:
@@ -247,7 +171,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse429 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503
+        ParentView | Problem
     """
 
     return sync_detailed(
@@ -262,22 +186,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: Retry,
-) -> Response[
-    ParentView
-    | RetryJobResponse400
-    | RetryJobResponse401
-    | RetryJobResponse403
-    | RetryJobResponse404
-    | RetryJobResponse409
-    | RetryJobResponse413
-    | RetryJobResponse414
-    | RetryJobResponse415
-    | RetryJobResponse422
-    | RetryJobResponse429
-    | RetryJobResponse431
-    | RetryJobResponse500
-    | RetryJobResponse503
-]:
+) -> Response[ParentView | Problem]:
     """Run a finished group's failed children again (and its cancelled ones, if asked), under its cap
 
     Args:
@@ -289,7 +198,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse429 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503]
+        Response[ParentView | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -307,23 +216,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     body: Retry,
-) -> (
-    ParentView
-    | RetryJobResponse400
-    | RetryJobResponse401
-    | RetryJobResponse403
-    | RetryJobResponse404
-    | RetryJobResponse409
-    | RetryJobResponse413
-    | RetryJobResponse414
-    | RetryJobResponse415
-    | RetryJobResponse422
-    | RetryJobResponse429
-    | RetryJobResponse431
-    | RetryJobResponse500
-    | RetryJobResponse503
-    | None
-):
+) -> ParentView | Problem | None:
     """Run a finished group's failed children again (and its cancelled ones, if asked), under its cap
 
     Args:
@@ -335,7 +228,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | RetryJobResponse400 | RetryJobResponse401 | RetryJobResponse403 | RetryJobResponse404 | RetryJobResponse409 | RetryJobResponse413 | RetryJobResponse414 | RetryJobResponse415 | RetryJobResponse422 | RetryJobResponse429 | RetryJobResponse431 | RetryJobResponse500 | RetryJobResponse503
+        ParentView | Problem
     """
 
     return (

@@ -8,19 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.cap import Cap
 from ...models.parent_view import ParentView
-from ...models.set_job_cap_response_400 import SetJobCapResponse400
-from ...models.set_job_cap_response_401 import SetJobCapResponse401
-from ...models.set_job_cap_response_403 import SetJobCapResponse403
-from ...models.set_job_cap_response_404 import SetJobCapResponse404
-from ...models.set_job_cap_response_409 import SetJobCapResponse409
-from ...models.set_job_cap_response_413 import SetJobCapResponse413
-from ...models.set_job_cap_response_414 import SetJobCapResponse414
-from ...models.set_job_cap_response_415 import SetJobCapResponse415
-from ...models.set_job_cap_response_422 import SetJobCapResponse422
-from ...models.set_job_cap_response_429 import SetJobCapResponse429
-from ...models.set_job_cap_response_431 import SetJobCapResponse431
-from ...models.set_job_cap_response_500 import SetJobCapResponse500
-from ...models.set_job_cap_response_503 import SetJobCapResponse503
+from ...models.problem import Problem
 from ...types import Response
 
 
@@ -46,92 +34,74 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    ParentView
-    | SetJobCapResponse400
-    | SetJobCapResponse401
-    | SetJobCapResponse403
-    | SetJobCapResponse404
-    | SetJobCapResponse409
-    | SetJobCapResponse413
-    | SetJobCapResponse414
-    | SetJobCapResponse415
-    | SetJobCapResponse422
-    | SetJobCapResponse429
-    | SetJobCapResponse431
-    | SetJobCapResponse500
-    | SetJobCapResponse503
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ParentView | Problem | None:
     if response.status_code == 200:
         response_200 = ParentView.from_dict(response.json())
 
         return response_200
 
     if response.status_code == 400:
-        response_400 = SetJobCapResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = SetJobCapResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = SetJobCapResponse403.from_dict(response.json())
+        response_403 = Problem.from_dict(response.json())
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = SetJobCapResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = SetJobCapResponse409.from_dict(response.json())
+        response_409 = Problem.from_dict(response.json())
 
         return response_409
 
     if response.status_code == 413:
-        response_413 = SetJobCapResponse413.from_dict(response.json())
+        response_413 = Problem.from_dict(response.json())
 
         return response_413
 
     if response.status_code == 414:
-        response_414 = SetJobCapResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 415:
-        response_415 = SetJobCapResponse415.from_dict(response.json())
+        response_415 = Problem.from_dict(response.json())
 
         return response_415
 
     if response.status_code == 422:
-        response_422 = SetJobCapResponse422.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
 
     if response.status_code == 429:
-        response_429 = SetJobCapResponse429.from_dict(response.json())
+        response_429 = Problem.from_dict(response.json())
 
         return response_429
 
     if response.status_code == 431:
-        response_431 = SetJobCapResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = SetJobCapResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = SetJobCapResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -143,22 +113,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    ParentView
-    | SetJobCapResponse400
-    | SetJobCapResponse401
-    | SetJobCapResponse403
-    | SetJobCapResponse404
-    | SetJobCapResponse409
-    | SetJobCapResponse413
-    | SetJobCapResponse414
-    | SetJobCapResponse415
-    | SetJobCapResponse422
-    | SetJobCapResponse429
-    | SetJobCapResponse431
-    | SetJobCapResponse500
-    | SetJobCapResponse503
-]:
+) -> Response[ParentView | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -172,22 +127,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: Cap,
-) -> Response[
-    ParentView
-    | SetJobCapResponse400
-    | SetJobCapResponse401
-    | SetJobCapResponse403
-    | SetJobCapResponse404
-    | SetJobCapResponse409
-    | SetJobCapResponse413
-    | SetJobCapResponse414
-    | SetJobCapResponse415
-    | SetJobCapResponse422
-    | SetJobCapResponse429
-    | SetJobCapResponse431
-    | SetJobCapResponse500
-    | SetJobCapResponse503
-]:
+) -> Response[ParentView | Problem]:
     """Change a running group's cap: a higher one starts children at once, a lower one as children end
 
     Args:
@@ -199,7 +139,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse429 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503]
+        Response[ParentView | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -219,23 +159,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     body: Cap,
-) -> (
-    ParentView
-    | SetJobCapResponse400
-    | SetJobCapResponse401
-    | SetJobCapResponse403
-    | SetJobCapResponse404
-    | SetJobCapResponse409
-    | SetJobCapResponse413
-    | SetJobCapResponse414
-    | SetJobCapResponse415
-    | SetJobCapResponse422
-    | SetJobCapResponse429
-    | SetJobCapResponse431
-    | SetJobCapResponse500
-    | SetJobCapResponse503
-    | None
-):
+) -> ParentView | Problem | None:
     """Change a running group's cap: a higher one starts children at once, a lower one as children end
 
     Args:
@@ -247,7 +171,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse429 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503
+        ParentView | Problem
     """
 
     return sync_detailed(
@@ -262,22 +186,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: Cap,
-) -> Response[
-    ParentView
-    | SetJobCapResponse400
-    | SetJobCapResponse401
-    | SetJobCapResponse403
-    | SetJobCapResponse404
-    | SetJobCapResponse409
-    | SetJobCapResponse413
-    | SetJobCapResponse414
-    | SetJobCapResponse415
-    | SetJobCapResponse422
-    | SetJobCapResponse429
-    | SetJobCapResponse431
-    | SetJobCapResponse500
-    | SetJobCapResponse503
-]:
+) -> Response[ParentView | Problem]:
     """Change a running group's cap: a higher one starts children at once, a lower one as children end
 
     Args:
@@ -289,7 +198,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse429 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503]
+        Response[ParentView | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -307,23 +216,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     body: Cap,
-) -> (
-    ParentView
-    | SetJobCapResponse400
-    | SetJobCapResponse401
-    | SetJobCapResponse403
-    | SetJobCapResponse404
-    | SetJobCapResponse409
-    | SetJobCapResponse413
-    | SetJobCapResponse414
-    | SetJobCapResponse415
-    | SetJobCapResponse422
-    | SetJobCapResponse429
-    | SetJobCapResponse431
-    | SetJobCapResponse500
-    | SetJobCapResponse503
-    | None
-):
+) -> ParentView | Problem | None:
     """Change a running group's cap: a higher one starts children at once, a lower one as children end
 
     Args:
@@ -335,7 +228,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ParentView | SetJobCapResponse400 | SetJobCapResponse401 | SetJobCapResponse403 | SetJobCapResponse404 | SetJobCapResponse409 | SetJobCapResponse413 | SetJobCapResponse414 | SetJobCapResponse415 | SetJobCapResponse422 | SetJobCapResponse429 | SetJobCapResponse431 | SetJobCapResponse500 | SetJobCapResponse503
+        ParentView | Problem
     """
 
     return (

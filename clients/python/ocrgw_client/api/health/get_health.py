@@ -5,9 +5,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.get_health_response_414 import GetHealthResponse414
-from ...models.get_health_response_431 import GetHealthResponse431
-from ...models.get_health_response_500 import GetHealthResponse500
+from ...models.problem import Problem
 from ...models.status import Status
 from ...types import Response
 
@@ -22,26 +20,24 @@ def _get_kwargs() -> dict[str, Any]:
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | Status | None:
     if response.status_code == 200:
         response_200 = Status.from_dict(response.json())
 
         return response_200
 
     if response.status_code == 414:
-        response_414 = GetHealthResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 431:
-        response_431 = GetHealthResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = GetHealthResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
@@ -51,9 +47,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | Status]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -65,7 +59,7 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status]:
+) -> Response[Problem | Status]:
     """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing.
 
     Raises:
@@ -73,7 +67,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status]
+        Response[Problem | Status]
     """
 
     kwargs = _get_kwargs()
@@ -88,7 +82,7 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
-) -> GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status | None:
+) -> Problem | Status | None:
     """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing.
 
     Raises:
@@ -96,7 +90,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status
+        Problem | Status
     """
 
     return sync_detailed(
@@ -107,7 +101,7 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status]:
+) -> Response[Problem | Status]:
     """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing.
 
     Raises:
@@ -115,7 +109,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status]
+        Response[Problem | Status]
     """
 
     kwargs = _get_kwargs()
@@ -128,7 +122,7 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-) -> GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status | None:
+) -> Problem | Status | None:
     """Liveness: the process answers.  Never touches Redis, so a Redis outage restarts nothing.
 
     Raises:
@@ -136,7 +130,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetHealthResponse414 | GetHealthResponse431 | GetHealthResponse500 | Status
+        Problem | Status
     """
 
     return (

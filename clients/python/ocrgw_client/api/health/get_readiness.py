@@ -5,10 +5,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.get_readiness_response_414 import GetReadinessResponse414
-from ...models.get_readiness_response_431 import GetReadinessResponse431
-from ...models.get_readiness_response_500 import GetReadinessResponse500
-from ...models.get_readiness_response_503 import GetReadinessResponse503
+from ...models.problem import Problem
 from ...models.status import Status
 from ...types import Response
 
@@ -23,38 +20,29 @@ def _get_kwargs() -> dict[str, Any]:
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    GetReadinessResponse414
-    | GetReadinessResponse431
-    | GetReadinessResponse500
-    | GetReadinessResponse503
-    | Status
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | Status | None:
     if response.status_code == 200:
         response_200 = Status.from_dict(response.json())
 
         return response_200
 
     if response.status_code == 414:
-        response_414 = GetReadinessResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 431:
-        response_431 = GetReadinessResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = GetReadinessResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = GetReadinessResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -64,11 +52,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status
-]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | Status]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -80,9 +64,7 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status
-]:
+) -> Response[Problem | Status]:
     """Readiness: out of rotation while this replica drains or cannot reach Redis
 
     Raises:
@@ -90,7 +72,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status]
+        Response[Problem | Status]
     """
 
     kwargs = _get_kwargs()
@@ -105,14 +87,7 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetReadinessResponse414
-    | GetReadinessResponse431
-    | GetReadinessResponse500
-    | GetReadinessResponse503
-    | Status
-    | None
-):
+) -> Problem | Status | None:
     """Readiness: out of rotation while this replica drains or cannot reach Redis
 
     Raises:
@@ -120,7 +95,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status
+        Problem | Status
     """
 
     return sync_detailed(
@@ -131,9 +106,7 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status
-]:
+) -> Response[Problem | Status]:
     """Readiness: out of rotation while this replica drains or cannot reach Redis
 
     Raises:
@@ -141,7 +114,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status]
+        Response[Problem | Status]
     """
 
     kwargs = _get_kwargs()
@@ -154,14 +127,7 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetReadinessResponse414
-    | GetReadinessResponse431
-    | GetReadinessResponse500
-    | GetReadinessResponse503
-    | Status
-    | None
-):
+) -> Problem | Status | None:
     """Readiness: out of rotation while this replica drains or cannot reach Redis
 
     Raises:
@@ -169,7 +135,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetReadinessResponse414 | GetReadinessResponse431 | GetReadinessResponse500 | GetReadinessResponse503 | Status
+        Problem | Status
     """
 
     return (

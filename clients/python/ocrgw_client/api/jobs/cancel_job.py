@@ -6,16 +6,8 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.cancel_job_response_400 import CancelJobResponse400
-from ...models.cancel_job_response_401 import CancelJobResponse401
-from ...models.cancel_job_response_403 import CancelJobResponse403
-from ...models.cancel_job_response_404 import CancelJobResponse404
-from ...models.cancel_job_response_409 import CancelJobResponse409
-from ...models.cancel_job_response_414 import CancelJobResponse414
-from ...models.cancel_job_response_431 import CancelJobResponse431
-from ...models.cancel_job_response_500 import CancelJobResponse500
-from ...models.cancel_job_response_503 import CancelJobResponse503
 from ...models.parent_view import ParentView
+from ...models.problem import Problem
 from ...models.single_job_view import SingleJobView
 from ...types import Response
 
@@ -36,20 +28,7 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    CancelJobResponse400
-    | CancelJobResponse401
-    | CancelJobResponse403
-    | CancelJobResponse404
-    | CancelJobResponse409
-    | CancelJobResponse414
-    | CancelJobResponse431
-    | CancelJobResponse500
-    | CancelJobResponse503
-    | ParentView
-    | SingleJobView
-    | None
-):
+) -> ParentView | SingleJobView | Problem | None:
     if response.status_code == 200:
 
         def _parse_response_200(data: object) -> ParentView | SingleJobView:
@@ -93,47 +72,47 @@ def _parse_response(
         return response_202
 
     if response.status_code == 400:
-        response_400 = CancelJobResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = CancelJobResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = CancelJobResponse403.from_dict(response.json())
+        response_403 = Problem.from_dict(response.json())
 
         return response_403
 
     if response.status_code == 404:
-        response_404 = CancelJobResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = CancelJobResponse409.from_dict(response.json())
+        response_409 = Problem.from_dict(response.json())
 
         return response_409
 
     if response.status_code == 414:
-        response_414 = CancelJobResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 431:
-        response_431 = CancelJobResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = CancelJobResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = CancelJobResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -145,19 +124,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    CancelJobResponse400
-    | CancelJobResponse401
-    | CancelJobResponse403
-    | CancelJobResponse404
-    | CancelJobResponse409
-    | CancelJobResponse414
-    | CancelJobResponse431
-    | CancelJobResponse500
-    | CancelJobResponse503
-    | ParentView
-    | SingleJobView
-]:
+) -> Response[ParentView | SingleJobView | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -170,19 +137,7 @@ def sync_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    CancelJobResponse400
-    | CancelJobResponse401
-    | CancelJobResponse403
-    | CancelJobResponse404
-    | CancelJobResponse409
-    | CancelJobResponse414
-    | CancelJobResponse431
-    | CancelJobResponse500
-    | CancelJobResponse503
-    | ParentView
-    | SingleJobView
-]:
+) -> Response[ParentView | SingleJobView | Problem]:
     """Cancel a job, a child or a whole group; completed children keep their results
 
     Args:
@@ -193,7 +148,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[CancelJobResponse400 | CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView]
+        Response[ParentView | SingleJobView | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -211,20 +166,7 @@ def sync(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    CancelJobResponse400
-    | CancelJobResponse401
-    | CancelJobResponse403
-    | CancelJobResponse404
-    | CancelJobResponse409
-    | CancelJobResponse414
-    | CancelJobResponse431
-    | CancelJobResponse500
-    | CancelJobResponse503
-    | ParentView
-    | SingleJobView
-    | None
-):
+) -> ParentView | SingleJobView | Problem | None:
     """Cancel a job, a child or a whole group; completed children keep their results
 
     Args:
@@ -235,7 +177,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        CancelJobResponse400 | CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView
+        ParentView | SingleJobView | Problem
     """
 
     return sync_detailed(
@@ -248,19 +190,7 @@ async def asyncio_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    CancelJobResponse400
-    | CancelJobResponse401
-    | CancelJobResponse403
-    | CancelJobResponse404
-    | CancelJobResponse409
-    | CancelJobResponse414
-    | CancelJobResponse431
-    | CancelJobResponse500
-    | CancelJobResponse503
-    | ParentView
-    | SingleJobView
-]:
+) -> Response[ParentView | SingleJobView | Problem]:
     """Cancel a job, a child or a whole group; completed children keep their results
 
     Args:
@@ -271,7 +201,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[CancelJobResponse400 | CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView]
+        Response[ParentView | SingleJobView | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -287,20 +217,7 @@ async def asyncio(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    CancelJobResponse400
-    | CancelJobResponse401
-    | CancelJobResponse403
-    | CancelJobResponse404
-    | CancelJobResponse409
-    | CancelJobResponse414
-    | CancelJobResponse431
-    | CancelJobResponse500
-    | CancelJobResponse503
-    | ParentView
-    | SingleJobView
-    | None
-):
+) -> ParentView | SingleJobView | Problem | None:
     """Cancel a job, a child or a whole group; completed children keep their results
 
     Args:
@@ -311,7 +228,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        CancelJobResponse400 | CancelJobResponse401 | CancelJobResponse403 | CancelJobResponse404 | CancelJobResponse409 | CancelJobResponse414 | CancelJobResponse431 | CancelJobResponse500 | CancelJobResponse503 | ParentView | SingleJobView
+        ParentView | SingleJobView | Problem
     """
 
     return (

@@ -7,20 +7,10 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.create_job_model import CreateJobModel
 from ...models.create_job_priority import CreateJobPriority
-from ...models.create_job_response_400 import CreateJobResponse400
-from ...models.create_job_response_401 import CreateJobResponse401
-from ...models.create_job_response_403 import CreateJobResponse403
-from ...models.create_job_response_413 import CreateJobResponse413
-from ...models.create_job_response_414 import CreateJobResponse414
-from ...models.create_job_response_415 import CreateJobResponse415
-from ...models.create_job_response_422 import CreateJobResponse422
-from ...models.create_job_response_429 import CreateJobResponse429
-from ...models.create_job_response_431 import CreateJobResponse431
-from ...models.create_job_response_500 import CreateJobResponse500
-from ...models.create_job_response_503 import CreateJobResponse503
 from ...models.group import Group
 from ...models.job import Job
 from ...models.parent_view import ParentView
+from ...models.problem import Problem
 from ...models.single_job_view import SingleJobView
 from ...types import UNSET, Response, Unset
 
@@ -92,22 +82,7 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    CreateJobResponse400
-    | CreateJobResponse401
-    | CreateJobResponse403
-    | CreateJobResponse413
-    | CreateJobResponse414
-    | CreateJobResponse415
-    | CreateJobResponse422
-    | CreateJobResponse429
-    | CreateJobResponse431
-    | CreateJobResponse500
-    | CreateJobResponse503
-    | ParentView
-    | SingleJobView
-    | None
-):
+) -> ParentView | SingleJobView | Problem | None:
     if response.status_code == 202:
 
         def _parse_response_202(data: object) -> ParentView | SingleJobView:
@@ -130,57 +105,57 @@ def _parse_response(
         return response_202
 
     if response.status_code == 400:
-        response_400 = CreateJobResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = CreateJobResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = CreateJobResponse403.from_dict(response.json())
+        response_403 = Problem.from_dict(response.json())
 
         return response_403
 
     if response.status_code == 413:
-        response_413 = CreateJobResponse413.from_dict(response.json())
+        response_413 = Problem.from_dict(response.json())
 
         return response_413
 
     if response.status_code == 414:
-        response_414 = CreateJobResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 415:
-        response_415 = CreateJobResponse415.from_dict(response.json())
+        response_415 = Problem.from_dict(response.json())
 
         return response_415
 
     if response.status_code == 422:
-        response_422 = CreateJobResponse422.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
 
     if response.status_code == 429:
-        response_429 = CreateJobResponse429.from_dict(response.json())
+        response_429 = Problem.from_dict(response.json())
 
         return response_429
 
     if response.status_code == 431:
-        response_431 = CreateJobResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = CreateJobResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = CreateJobResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -192,21 +167,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    CreateJobResponse400
-    | CreateJobResponse401
-    | CreateJobResponse403
-    | CreateJobResponse413
-    | CreateJobResponse414
-    | CreateJobResponse415
-    | CreateJobResponse422
-    | CreateJobResponse429
-    | CreateJobResponse431
-    | CreateJobResponse500
-    | CreateJobResponse503
-    | ParentView
-    | SingleJobView
-]:
+) -> Response[ParentView | SingleJobView | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -229,21 +190,7 @@ def sync_detailed(
     priority: CreateJobPriority | Unset = UNSET,
     webhook_events: str | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
-) -> Response[
-    CreateJobResponse400
-    | CreateJobResponse401
-    | CreateJobResponse403
-    | CreateJobResponse413
-    | CreateJobResponse414
-    | CreateJobResponse415
-    | CreateJobResponse422
-    | CreateJobResponse429
-    | CreateJobResponse431
-    | CreateJobResponse500
-    | CreateJobResponse503
-    | ParentView
-    | SingleJobView
-]:
+) -> Response[ParentView | SingleJobView | Problem]:
     """Submit a document, a JSON job or a fan-out group
 
      Three shapes, told apart by the content type and the body:
@@ -284,7 +231,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView]
+        Response[ParentView | SingleJobView | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -322,22 +269,7 @@ def sync(
     priority: CreateJobPriority | Unset = UNSET,
     webhook_events: str | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
-) -> (
-    CreateJobResponse400
-    | CreateJobResponse401
-    | CreateJobResponse403
-    | CreateJobResponse413
-    | CreateJobResponse414
-    | CreateJobResponse415
-    | CreateJobResponse422
-    | CreateJobResponse429
-    | CreateJobResponse431
-    | CreateJobResponse500
-    | CreateJobResponse503
-    | ParentView
-    | SingleJobView
-    | None
-):
+) -> ParentView | SingleJobView | Problem | None:
     """Submit a document, a JSON job or a fan-out group
 
      Three shapes, told apart by the content type and the body:
@@ -378,7 +310,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView
+        ParentView | SingleJobView | Problem
     """
 
     return sync_detailed(
@@ -411,21 +343,7 @@ async def asyncio_detailed(
     priority: CreateJobPriority | Unset = UNSET,
     webhook_events: str | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
-) -> Response[
-    CreateJobResponse400
-    | CreateJobResponse401
-    | CreateJobResponse403
-    | CreateJobResponse413
-    | CreateJobResponse414
-    | CreateJobResponse415
-    | CreateJobResponse422
-    | CreateJobResponse429
-    | CreateJobResponse431
-    | CreateJobResponse500
-    | CreateJobResponse503
-    | ParentView
-    | SingleJobView
-]:
+) -> Response[ParentView | SingleJobView | Problem]:
     """Submit a document, a JSON job or a fan-out group
 
      Three shapes, told apart by the content type and the body:
@@ -466,7 +384,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView]
+        Response[ParentView | SingleJobView | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -502,22 +420,7 @@ async def asyncio(
     priority: CreateJobPriority | Unset = UNSET,
     webhook_events: str | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
-) -> (
-    CreateJobResponse400
-    | CreateJobResponse401
-    | CreateJobResponse403
-    | CreateJobResponse413
-    | CreateJobResponse414
-    | CreateJobResponse415
-    | CreateJobResponse422
-    | CreateJobResponse429
-    | CreateJobResponse431
-    | CreateJobResponse500
-    | CreateJobResponse503
-    | ParentView
-    | SingleJobView
-    | None
-):
+) -> ParentView | SingleJobView | Problem | None:
     """Submit a document, a JSON job or a fan-out group
 
      Three shapes, told apart by the content type and the body:
@@ -558,7 +461,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        CreateJobResponse400 | CreateJobResponse401 | CreateJobResponse403 | CreateJobResponse413 | CreateJobResponse414 | CreateJobResponse415 | CreateJobResponse422 | CreateJobResponse429 | CreateJobResponse431 | CreateJobResponse500 | CreateJobResponse503 | ParentView | SingleJobView
+        ParentView | SingleJobView | Problem
     """
 
     return (

@@ -7,15 +7,8 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.get_job_children import GetJobChildren
-from ...models.get_job_response_400 import GetJobResponse400
-from ...models.get_job_response_401 import GetJobResponse401
-from ...models.get_job_response_404 import GetJobResponse404
-from ...models.get_job_response_414 import GetJobResponse414
-from ...models.get_job_response_422 import GetJobResponse422
-from ...models.get_job_response_431 import GetJobResponse431
-from ...models.get_job_response_500 import GetJobResponse500
-from ...models.get_job_response_503 import GetJobResponse503
 from ...models.parent_view import ParentView
+from ...models.problem import Problem
 from ...models.single_job_view import SingleJobView
 from ...types import UNSET, Response, Unset
 
@@ -55,19 +48,7 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    GetJobResponse400
-    | GetJobResponse401
-    | GetJobResponse404
-    | GetJobResponse414
-    | GetJobResponse422
-    | GetJobResponse431
-    | GetJobResponse500
-    | GetJobResponse503
-    | ParentView
-    | SingleJobView
-    | None
-):
+) -> ParentView | SingleJobView | Problem | None:
     if response.status_code == 200:
 
         def _parse_response_200(data: object) -> ParentView | SingleJobView:
@@ -90,42 +71,42 @@ def _parse_response(
         return response_200
 
     if response.status_code == 400:
-        response_400 = GetJobResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = GetJobResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 404:
-        response_404 = GetJobResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 414:
-        response_414 = GetJobResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 422:
-        response_422 = GetJobResponse422.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
 
     if response.status_code == 431:
-        response_431 = GetJobResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = GetJobResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = GetJobResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -137,18 +118,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    GetJobResponse400
-    | GetJobResponse401
-    | GetJobResponse404
-    | GetJobResponse414
-    | GetJobResponse422
-    | GetJobResponse431
-    | GetJobResponse500
-    | GetJobResponse503
-    | ParentView
-    | SingleJobView
-]:
+) -> Response[ParentView | SingleJobView | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -164,18 +134,7 @@ def sync_detailed(
     children: GetJobChildren | Unset = GetJobChildren.PAGE,
     offset: int | Unset = 0,
     limit: int | Unset = 20,
-) -> Response[
-    GetJobResponse400
-    | GetJobResponse401
-    | GetJobResponse404
-    | GetJobResponse414
-    | GetJobResponse422
-    | GetJobResponse431
-    | GetJobResponse500
-    | GetJobResponse503
-    | ParentView
-    | SingleJobView
-]:
+) -> Response[ParentView | SingleJobView | Problem]:
     """A job's view: a single job or a child with its result; a parent with a page of children
 
     Args:
@@ -189,7 +148,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetJobResponse400 | GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView]
+        Response[ParentView | SingleJobView | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -213,19 +172,7 @@ def sync(
     children: GetJobChildren | Unset = GetJobChildren.PAGE,
     offset: int | Unset = 0,
     limit: int | Unset = 20,
-) -> (
-    GetJobResponse400
-    | GetJobResponse401
-    | GetJobResponse404
-    | GetJobResponse414
-    | GetJobResponse422
-    | GetJobResponse431
-    | GetJobResponse500
-    | GetJobResponse503
-    | ParentView
-    | SingleJobView
-    | None
-):
+) -> ParentView | SingleJobView | Problem | None:
     """A job's view: a single job or a child with its result; a parent with a page of children
 
     Args:
@@ -239,7 +186,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetJobResponse400 | GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView
+        ParentView | SingleJobView | Problem
     """
 
     return sync_detailed(
@@ -258,18 +205,7 @@ async def asyncio_detailed(
     children: GetJobChildren | Unset = GetJobChildren.PAGE,
     offset: int | Unset = 0,
     limit: int | Unset = 20,
-) -> Response[
-    GetJobResponse400
-    | GetJobResponse401
-    | GetJobResponse404
-    | GetJobResponse414
-    | GetJobResponse422
-    | GetJobResponse431
-    | GetJobResponse500
-    | GetJobResponse503
-    | ParentView
-    | SingleJobView
-]:
+) -> Response[ParentView | SingleJobView | Problem]:
     """A job's view: a single job or a child with its result; a parent with a page of children
 
     Args:
@@ -283,7 +219,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetJobResponse400 | GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView]
+        Response[ParentView | SingleJobView | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -305,19 +241,7 @@ async def asyncio(
     children: GetJobChildren | Unset = GetJobChildren.PAGE,
     offset: int | Unset = 0,
     limit: int | Unset = 20,
-) -> (
-    GetJobResponse400
-    | GetJobResponse401
-    | GetJobResponse404
-    | GetJobResponse414
-    | GetJobResponse422
-    | GetJobResponse431
-    | GetJobResponse500
-    | GetJobResponse503
-    | ParentView
-    | SingleJobView
-    | None
-):
+) -> ParentView | SingleJobView | Problem | None:
     """A job's view: a single job or a child with its result; a parent with a page of children
 
     Args:
@@ -331,7 +255,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetJobResponse400 | GetJobResponse401 | GetJobResponse404 | GetJobResponse414 | GetJobResponse422 | GetJobResponse431 | GetJobResponse500 | GetJobResponse503 | ParentView | SingleJobView
+        ParentView | SingleJobView | Problem
     """
 
     return (

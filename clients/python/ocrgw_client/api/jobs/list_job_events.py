@@ -7,14 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.events import Events
-from ...models.list_job_events_response_400 import ListJobEventsResponse400
-from ...models.list_job_events_response_401 import ListJobEventsResponse401
-from ...models.list_job_events_response_404 import ListJobEventsResponse404
-from ...models.list_job_events_response_414 import ListJobEventsResponse414
-from ...models.list_job_events_response_429 import ListJobEventsResponse429
-from ...models.list_job_events_response_431 import ListJobEventsResponse431
-from ...models.list_job_events_response_500 import ListJobEventsResponse500
-from ...models.list_job_events_response_503 import ListJobEventsResponse503
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -38,62 +31,49 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    Events
-    | ListJobEventsResponse400
-    | ListJobEventsResponse401
-    | ListJobEventsResponse404
-    | ListJobEventsResponse414
-    | ListJobEventsResponse429
-    | ListJobEventsResponse431
-    | ListJobEventsResponse500
-    | ListJobEventsResponse503
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Events | Problem | None:
     if response.status_code == 200:
         response_200 = Events.from_dict(response.json())
 
         return response_200
 
     if response.status_code == 400:
-        response_400 = ListJobEventsResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ListJobEventsResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 404:
-        response_404 = ListJobEventsResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 414:
-        response_414 = ListJobEventsResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 429:
-        response_429 = ListJobEventsResponse429.from_dict(response.json())
+        response_429 = Problem.from_dict(response.json())
 
         return response_429
 
     if response.status_code == 431:
-        response_431 = ListJobEventsResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = ListJobEventsResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = ListJobEventsResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -103,19 +83,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    Events
-    | ListJobEventsResponse400
-    | ListJobEventsResponse401
-    | ListJobEventsResponse404
-    | ListJobEventsResponse414
-    | ListJobEventsResponse429
-    | ListJobEventsResponse431
-    | ListJobEventsResponse500
-    | ListJobEventsResponse503
-]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Events | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -129,17 +97,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     last_event_id: str | Unset = UNSET,
-) -> Response[
-    Events
-    | ListJobEventsResponse400
-    | ListJobEventsResponse401
-    | ListJobEventsResponse404
-    | ListJobEventsResponse414
-    | ListJobEventsResponse429
-    | ListJobEventsResponse431
-    | ListJobEventsResponse500
-    | ListJobEventsResponse503
-]:
+) -> Response[Events | Problem]:
     """A job's audit events, oldest first (a parent's include its children's); or its live stream
 
     Args:
@@ -151,7 +109,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse429 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503]
+        Response[Events | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -171,18 +129,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     last_event_id: str | Unset = UNSET,
-) -> (
-    Events
-    | ListJobEventsResponse400
-    | ListJobEventsResponse401
-    | ListJobEventsResponse404
-    | ListJobEventsResponse414
-    | ListJobEventsResponse429
-    | ListJobEventsResponse431
-    | ListJobEventsResponse500
-    | ListJobEventsResponse503
-    | None
-):
+) -> Events | Problem | None:
     """A job's audit events, oldest first (a parent's include its children's); or its live stream
 
     Args:
@@ -194,7 +141,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse429 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503
+        Events | Problem
     """
 
     return sync_detailed(
@@ -209,17 +156,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     last_event_id: str | Unset = UNSET,
-) -> Response[
-    Events
-    | ListJobEventsResponse400
-    | ListJobEventsResponse401
-    | ListJobEventsResponse404
-    | ListJobEventsResponse414
-    | ListJobEventsResponse429
-    | ListJobEventsResponse431
-    | ListJobEventsResponse500
-    | ListJobEventsResponse503
-]:
+) -> Response[Events | Problem]:
     """A job's audit events, oldest first (a parent's include its children's); or its live stream
 
     Args:
@@ -231,7 +168,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse429 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503]
+        Response[Events | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -249,18 +186,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     last_event_id: str | Unset = UNSET,
-) -> (
-    Events
-    | ListJobEventsResponse400
-    | ListJobEventsResponse401
-    | ListJobEventsResponse404
-    | ListJobEventsResponse414
-    | ListJobEventsResponse429
-    | ListJobEventsResponse431
-    | ListJobEventsResponse500
-    | ListJobEventsResponse503
-    | None
-):
+) -> Events | Problem | None:
     """A job's audit events, oldest first (a parent's include its children's); or its live stream
 
     Args:
@@ -272,7 +198,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Events | ListJobEventsResponse400 | ListJobEventsResponse401 | ListJobEventsResponse404 | ListJobEventsResponse414 | ListJobEventsResponse429 | ListJobEventsResponse431 | ListJobEventsResponse500 | ListJobEventsResponse503
+        Events | Problem
     """
 
     return (

@@ -7,14 +7,8 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.job_list import JobList
 from ...models.list_jobs_kind import ListJobsKind
-from ...models.list_jobs_response_400 import ListJobsResponse400
-from ...models.list_jobs_response_401 import ListJobsResponse401
-from ...models.list_jobs_response_414 import ListJobsResponse414
-from ...models.list_jobs_response_422 import ListJobsResponse422
-from ...models.list_jobs_response_431 import ListJobsResponse431
-from ...models.list_jobs_response_500 import ListJobsResponse500
-from ...models.list_jobs_response_503 import ListJobsResponse503
 from ...models.list_jobs_status import ListJobsStatus
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -55,56 +49,44 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    JobList
-    | ListJobsResponse400
-    | ListJobsResponse401
-    | ListJobsResponse414
-    | ListJobsResponse422
-    | ListJobsResponse431
-    | ListJobsResponse500
-    | ListJobsResponse503
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> JobList | Problem | None:
     if response.status_code == 200:
         response_200 = JobList.from_dict(response.json())
 
         return response_200
 
     if response.status_code == 400:
-        response_400 = ListJobsResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ListJobsResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 414:
-        response_414 = ListJobsResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 422:
-        response_422 = ListJobsResponse422.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
 
     if response.status_code == 431:
-        response_431 = ListJobsResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = ListJobsResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = ListJobsResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -114,18 +96,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    JobList
-    | ListJobsResponse400
-    | ListJobsResponse401
-    | ListJobsResponse414
-    | ListJobsResponse422
-    | ListJobsResponse431
-    | ListJobsResponse500
-    | ListJobsResponse503
-]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[JobList | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -141,16 +112,7 @@ def sync_detailed(
     kind: ListJobsKind | Unset = UNSET,
     limit: int | Unset = 20,
     cursor: str | Unset = UNSET,
-) -> Response[
-    JobList
-    | ListJobsResponse400
-    | ListJobsResponse401
-    | ListJobsResponse414
-    | ListJobsResponse422
-    | ListJobsResponse431
-    | ListJobsResponse500
-    | ListJobsResponse503
-]:
+) -> Response[JobList | Problem]:
     """List the tenant's single jobs and parents, newest first
 
     Args:
@@ -164,7 +126,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[JobList | ListJobsResponse400 | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503]
+        Response[JobList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -188,17 +150,7 @@ def sync(
     kind: ListJobsKind | Unset = UNSET,
     limit: int | Unset = 20,
     cursor: str | Unset = UNSET,
-) -> (
-    JobList
-    | ListJobsResponse400
-    | ListJobsResponse401
-    | ListJobsResponse414
-    | ListJobsResponse422
-    | ListJobsResponse431
-    | ListJobsResponse500
-    | ListJobsResponse503
-    | None
-):
+) -> JobList | Problem | None:
     """List the tenant's single jobs and parents, newest first
 
     Args:
@@ -212,7 +164,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        JobList | ListJobsResponse400 | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503
+        JobList | Problem
     """
 
     return sync_detailed(
@@ -231,16 +183,7 @@ async def asyncio_detailed(
     kind: ListJobsKind | Unset = UNSET,
     limit: int | Unset = 20,
     cursor: str | Unset = UNSET,
-) -> Response[
-    JobList
-    | ListJobsResponse400
-    | ListJobsResponse401
-    | ListJobsResponse414
-    | ListJobsResponse422
-    | ListJobsResponse431
-    | ListJobsResponse500
-    | ListJobsResponse503
-]:
+) -> Response[JobList | Problem]:
     """List the tenant's single jobs and parents, newest first
 
     Args:
@@ -254,7 +197,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[JobList | ListJobsResponse400 | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503]
+        Response[JobList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -276,17 +219,7 @@ async def asyncio(
     kind: ListJobsKind | Unset = UNSET,
     limit: int | Unset = 20,
     cursor: str | Unset = UNSET,
-) -> (
-    JobList
-    | ListJobsResponse400
-    | ListJobsResponse401
-    | ListJobsResponse414
-    | ListJobsResponse422
-    | ListJobsResponse431
-    | ListJobsResponse500
-    | ListJobsResponse503
-    | None
-):
+) -> JobList | Problem | None:
     """List the tenant's single jobs and parents, newest first
 
     Args:
@@ -300,7 +233,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        JobList | ListJobsResponse400 | ListJobsResponse401 | ListJobsResponse414 | ListJobsResponse422 | ListJobsResponse431 | ListJobsResponse500 | ListJobsResponse503
+        JobList | Problem
     """
 
     return (

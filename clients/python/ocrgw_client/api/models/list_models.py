@@ -5,12 +5,8 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.list_models_response_400 import ListModelsResponse400
-from ...models.list_models_response_401 import ListModelsResponse401
-from ...models.list_models_response_414 import ListModelsResponse414
-from ...models.list_models_response_431 import ListModelsResponse431
-from ...models.list_models_response_500 import ListModelsResponse500
 from ...models.models import Models
+from ...models.problem import Problem
 from ...types import Response
 
 
@@ -24,44 +20,34 @@ def _get_kwargs() -> dict[str, Any]:
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    ListModelsResponse400
-    | ListModelsResponse401
-    | ListModelsResponse414
-    | ListModelsResponse431
-    | ListModelsResponse500
-    | Models
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Models | Problem | None:
     if response.status_code == 200:
         response_200 = Models.from_dict(response.json())
 
         return response_200
 
     if response.status_code == 400:
-        response_400 = ListModelsResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = ListModelsResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 414:
-        response_414 = ListModelsResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 431:
-        response_431 = ListModelsResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = ListModelsResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
@@ -71,16 +57,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    ListModelsResponse400
-    | ListModelsResponse401
-    | ListModelsResponse414
-    | ListModelsResponse431
-    | ListModelsResponse500
-    | Models
-]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Models | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -92,14 +69,7 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    ListModelsResponse400
-    | ListModelsResponse401
-    | ListModelsResponse414
-    | ListModelsResponse431
-    | ListModelsResponse500
-    | Models
-]:
+) -> Response[Models | Problem]:
     """The models: engine, where it runs, the content types and options it takes, the languages of the live
     workers
 
@@ -108,7 +78,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ListModelsResponse400 | ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models]
+        Response[Models | Problem]
     """
 
     kwargs = _get_kwargs()
@@ -123,15 +93,7 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    ListModelsResponse400
-    | ListModelsResponse401
-    | ListModelsResponse414
-    | ListModelsResponse431
-    | ListModelsResponse500
-    | Models
-    | None
-):
+) -> Models | Problem | None:
     """The models: engine, where it runs, the content types and options it takes, the languages of the live
     workers
 
@@ -140,7 +102,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ListModelsResponse400 | ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models
+        Models | Problem
     """
 
     return sync_detailed(
@@ -151,14 +113,7 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    ListModelsResponse400
-    | ListModelsResponse401
-    | ListModelsResponse414
-    | ListModelsResponse431
-    | ListModelsResponse500
-    | Models
-]:
+) -> Response[Models | Problem]:
     """The models: engine, where it runs, the content types and options it takes, the languages of the live
     workers
 
@@ -167,7 +122,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ListModelsResponse400 | ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models]
+        Response[Models | Problem]
     """
 
     kwargs = _get_kwargs()
@@ -180,15 +135,7 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    ListModelsResponse400
-    | ListModelsResponse401
-    | ListModelsResponse414
-    | ListModelsResponse431
-    | ListModelsResponse500
-    | Models
-    | None
-):
+) -> Models | Problem | None:
     """The models: engine, where it runs, the content types and options it takes, the languages of the live
     workers
 
@@ -197,7 +144,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ListModelsResponse400 | ListModelsResponse401 | ListModelsResponse414 | ListModelsResponse431 | ListModelsResponse500 | Models
+        Models | Problem
     """
 
     return (

@@ -6,15 +6,8 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.get_result_response_400 import GetResultResponse400
-from ...models.get_result_response_401 import GetResultResponse401
-from ...models.get_result_response_404 import GetResultResponse404
-from ...models.get_result_response_409 import GetResultResponse409
-from ...models.get_result_response_414 import GetResultResponse414
-from ...models.get_result_response_431 import GetResultResponse431
-from ...models.get_result_response_500 import GetResultResponse500
-from ...models.get_result_response_503 import GetResultResponse503
 from ...models.merged_result import MergedResult
+from ...models.problem import Problem
 from ...models.result import Result
 from ...types import Response
 
@@ -35,19 +28,7 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    GetResultResponse400
-    | GetResultResponse401
-    | GetResultResponse404
-    | GetResultResponse409
-    | GetResultResponse414
-    | GetResultResponse431
-    | GetResultResponse500
-    | GetResultResponse503
-    | MergedResult
-    | Result
-    | None
-):
+) -> MergedResult | Result | Problem | None:
     if response.status_code == 200:
 
         def _parse_response_200(data: object) -> MergedResult | Result:
@@ -70,42 +51,42 @@ def _parse_response(
         return response_200
 
     if response.status_code == 400:
-        response_400 = GetResultResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = GetResultResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 404:
-        response_404 = GetResultResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = GetResultResponse409.from_dict(response.json())
+        response_409 = Problem.from_dict(response.json())
 
         return response_409
 
     if response.status_code == 414:
-        response_414 = GetResultResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 431:
-        response_431 = GetResultResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = GetResultResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = GetResultResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -117,18 +98,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    GetResultResponse400
-    | GetResultResponse401
-    | GetResultResponse404
-    | GetResultResponse409
-    | GetResultResponse414
-    | GetResultResponse431
-    | GetResultResponse500
-    | GetResultResponse503
-    | MergedResult
-    | Result
-]:
+) -> Response[MergedResult | Result | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -141,18 +111,7 @@ def sync_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetResultResponse400
-    | GetResultResponse401
-    | GetResultResponse404
-    | GetResultResponse409
-    | GetResultResponse414
-    | GetResultResponse431
-    | GetResultResponse500
-    | GetResultResponse503
-    | MergedResult
-    | Result
-]:
+) -> Response[MergedResult | Result | Problem]:
     """A job's result: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -163,7 +122,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultResponse400 | GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result]
+        Response[MergedResult | Result | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -181,19 +140,7 @@ def sync(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetResultResponse400
-    | GetResultResponse401
-    | GetResultResponse404
-    | GetResultResponse409
-    | GetResultResponse414
-    | GetResultResponse431
-    | GetResultResponse500
-    | GetResultResponse503
-    | MergedResult
-    | Result
-    | None
-):
+) -> MergedResult | Result | Problem | None:
     """A job's result: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -204,7 +151,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultResponse400 | GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result
+        MergedResult | Result | Problem
     """
 
     return sync_detailed(
@@ -217,18 +164,7 @@ async def asyncio_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetResultResponse400
-    | GetResultResponse401
-    | GetResultResponse404
-    | GetResultResponse409
-    | GetResultResponse414
-    | GetResultResponse431
-    | GetResultResponse500
-    | GetResultResponse503
-    | MergedResult
-    | Result
-]:
+) -> Response[MergedResult | Result | Problem]:
     """A job's result: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -239,7 +175,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultResponse400 | GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result]
+        Response[MergedResult | Result | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -255,19 +191,7 @@ async def asyncio(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetResultResponse400
-    | GetResultResponse401
-    | GetResultResponse404
-    | GetResultResponse409
-    | GetResultResponse414
-    | GetResultResponse431
-    | GetResultResponse500
-    | GetResultResponse503
-    | MergedResult
-    | Result
-    | None
-):
+) -> MergedResult | Result | Problem | None:
     """A job's result: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -278,7 +202,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultResponse400 | GetResultResponse401 | GetResultResponse404 | GetResultResponse409 | GetResultResponse414 | GetResultResponse431 | GetResultResponse500 | GetResultResponse503 | MergedResult | Result
+        MergedResult | Result | Problem
     """
 
     return (

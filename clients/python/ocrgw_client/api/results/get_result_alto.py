@@ -6,14 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.get_result_alto_response_400 import GetResultAltoResponse400
-from ...models.get_result_alto_response_401 import GetResultAltoResponse401
-from ...models.get_result_alto_response_404 import GetResultAltoResponse404
-from ...models.get_result_alto_response_409 import GetResultAltoResponse409
-from ...models.get_result_alto_response_414 import GetResultAltoResponse414
-from ...models.get_result_alto_response_431 import GetResultAltoResponse431
-from ...models.get_result_alto_response_500 import GetResultAltoResponse500
-from ...models.get_result_alto_response_503 import GetResultAltoResponse503
+from ...models.problem import Problem
 from ...types import Response
 
 
@@ -31,56 +24,44 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    GetResultAltoResponse400
-    | GetResultAltoResponse401
-    | GetResultAltoResponse404
-    | GetResultAltoResponse409
-    | GetResultAltoResponse414
-    | GetResultAltoResponse431
-    | GetResultAltoResponse500
-    | GetResultAltoResponse503
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | None:
     if response.status_code == 400:
-        response_400 = GetResultAltoResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = GetResultAltoResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 404:
-        response_404 = GetResultAltoResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = GetResultAltoResponse409.from_dict(response.json())
+        response_409 = Problem.from_dict(response.json())
 
         return response_409
 
     if response.status_code == 414:
-        response_414 = GetResultAltoResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 431:
-        response_431 = GetResultAltoResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = GetResultAltoResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = GetResultAltoResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -90,18 +71,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    GetResultAltoResponse400
-    | GetResultAltoResponse401
-    | GetResultAltoResponse404
-    | GetResultAltoResponse409
-    | GetResultAltoResponse414
-    | GetResultAltoResponse431
-    | GetResultAltoResponse500
-    | GetResultAltoResponse503
-]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -114,16 +84,7 @@ def sync_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetResultAltoResponse400
-    | GetResultAltoResponse401
-    | GetResultAltoResponse404
-    | GetResultAltoResponse409
-    | GetResultAltoResponse414
-    | GetResultAltoResponse431
-    | GetResultAltoResponse500
-    | GetResultAltoResponse503
-]:
+) -> Response[Problem]:
     """A job's result as ALTO v4: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -134,7 +95,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultAltoResponse400 | GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503]
+        Response[Problem]
     """
 
     kwargs = _get_kwargs(
@@ -152,17 +113,7 @@ def sync(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetResultAltoResponse400
-    | GetResultAltoResponse401
-    | GetResultAltoResponse404
-    | GetResultAltoResponse409
-    | GetResultAltoResponse414
-    | GetResultAltoResponse431
-    | GetResultAltoResponse500
-    | GetResultAltoResponse503
-    | None
-):
+) -> Problem | None:
     """A job's result as ALTO v4: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -173,7 +124,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultAltoResponse400 | GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503
+        Problem
     """
 
     return sync_detailed(
@@ -186,16 +137,7 @@ async def asyncio_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetResultAltoResponse400
-    | GetResultAltoResponse401
-    | GetResultAltoResponse404
-    | GetResultAltoResponse409
-    | GetResultAltoResponse414
-    | GetResultAltoResponse431
-    | GetResultAltoResponse500
-    | GetResultAltoResponse503
-]:
+) -> Response[Problem]:
     """A job's result as ALTO v4: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -206,7 +148,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultAltoResponse400 | GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503]
+        Response[Problem]
     """
 
     kwargs = _get_kwargs(
@@ -222,17 +164,7 @@ async def asyncio(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetResultAltoResponse400
-    | GetResultAltoResponse401
-    | GetResultAltoResponse404
-    | GetResultAltoResponse409
-    | GetResultAltoResponse414
-    | GetResultAltoResponse431
-    | GetResultAltoResponse500
-    | GetResultAltoResponse503
-    | None
-):
+) -> Problem | None:
     """A job's result as ALTO v4: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -243,7 +175,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultAltoResponse400 | GetResultAltoResponse401 | GetResultAltoResponse404 | GetResultAltoResponse409 | GetResultAltoResponse414 | GetResultAltoResponse431 | GetResultAltoResponse500 | GetResultAltoResponse503
+        Problem
     """
 
     return (

@@ -6,14 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.get_result_hocr_response_400 import GetResultHocrResponse400
-from ...models.get_result_hocr_response_401 import GetResultHocrResponse401
-from ...models.get_result_hocr_response_404 import GetResultHocrResponse404
-from ...models.get_result_hocr_response_409 import GetResultHocrResponse409
-from ...models.get_result_hocr_response_414 import GetResultHocrResponse414
-from ...models.get_result_hocr_response_431 import GetResultHocrResponse431
-from ...models.get_result_hocr_response_500 import GetResultHocrResponse500
-from ...models.get_result_hocr_response_503 import GetResultHocrResponse503
+from ...models.problem import Problem
 from ...types import Response
 
 
@@ -31,56 +24,44 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    GetResultHocrResponse400
-    | GetResultHocrResponse401
-    | GetResultHocrResponse404
-    | GetResultHocrResponse409
-    | GetResultHocrResponse414
-    | GetResultHocrResponse431
-    | GetResultHocrResponse500
-    | GetResultHocrResponse503
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | None:
     if response.status_code == 400:
-        response_400 = GetResultHocrResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = GetResultHocrResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 404:
-        response_404 = GetResultHocrResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = GetResultHocrResponse409.from_dict(response.json())
+        response_409 = Problem.from_dict(response.json())
 
         return response_409
 
     if response.status_code == 414:
-        response_414 = GetResultHocrResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 431:
-        response_431 = GetResultHocrResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = GetResultHocrResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = GetResultHocrResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -90,18 +71,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    GetResultHocrResponse400
-    | GetResultHocrResponse401
-    | GetResultHocrResponse404
-    | GetResultHocrResponse409
-    | GetResultHocrResponse414
-    | GetResultHocrResponse431
-    | GetResultHocrResponse500
-    | GetResultHocrResponse503
-]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -114,16 +84,7 @@ def sync_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetResultHocrResponse400
-    | GetResultHocrResponse401
-    | GetResultHocrResponse404
-    | GetResultHocrResponse409
-    | GetResultHocrResponse414
-    | GetResultHocrResponse431
-    | GetResultHocrResponse500
-    | GetResultHocrResponse503
-]:
+) -> Response[Problem]:
     """A job's result as hOCR: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -134,7 +95,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultHocrResponse400 | GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503]
+        Response[Problem]
     """
 
     kwargs = _get_kwargs(
@@ -152,17 +113,7 @@ def sync(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetResultHocrResponse400
-    | GetResultHocrResponse401
-    | GetResultHocrResponse404
-    | GetResultHocrResponse409
-    | GetResultHocrResponse414
-    | GetResultHocrResponse431
-    | GetResultHocrResponse500
-    | GetResultHocrResponse503
-    | None
-):
+) -> Problem | None:
     """A job's result as hOCR: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -173,7 +124,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultHocrResponse400 | GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503
+        Problem
     """
 
     return sync_detailed(
@@ -186,16 +137,7 @@ async def asyncio_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetResultHocrResponse400
-    | GetResultHocrResponse401
-    | GetResultHocrResponse404
-    | GetResultHocrResponse409
-    | GetResultHocrResponse414
-    | GetResultHocrResponse431
-    | GetResultHocrResponse500
-    | GetResultHocrResponse503
-]:
+) -> Response[Problem]:
     """A job's result as hOCR: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -206,7 +148,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultHocrResponse400 | GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503]
+        Response[Problem]
     """
 
     kwargs = _get_kwargs(
@@ -222,17 +164,7 @@ async def asyncio(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetResultHocrResponse400
-    | GetResultHocrResponse401
-    | GetResultHocrResponse404
-    | GetResultHocrResponse409
-    | GetResultHocrResponse414
-    | GetResultHocrResponse431
-    | GetResultHocrResponse500
-    | GetResultHocrResponse503
-    | None
-):
+) -> Problem | None:
     """A job's result as hOCR: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -243,7 +175,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultHocrResponse400 | GetResultHocrResponse401 | GetResultHocrResponse404 | GetResultHocrResponse409 | GetResultHocrResponse414 | GetResultHocrResponse431 | GetResultHocrResponse500 | GetResultHocrResponse503
+        Problem
     """
 
     return (

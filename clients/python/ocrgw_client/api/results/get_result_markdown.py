@@ -6,14 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.get_result_markdown_response_400 import GetResultMarkdownResponse400
-from ...models.get_result_markdown_response_401 import GetResultMarkdownResponse401
-from ...models.get_result_markdown_response_404 import GetResultMarkdownResponse404
-from ...models.get_result_markdown_response_409 import GetResultMarkdownResponse409
-from ...models.get_result_markdown_response_414 import GetResultMarkdownResponse414
-from ...models.get_result_markdown_response_431 import GetResultMarkdownResponse431
-from ...models.get_result_markdown_response_500 import GetResultMarkdownResponse500
-from ...models.get_result_markdown_response_503 import GetResultMarkdownResponse503
+from ...models.problem import Problem
 from ...types import Response
 
 
@@ -31,61 +24,48 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    GetResultMarkdownResponse400
-    | GetResultMarkdownResponse401
-    | GetResultMarkdownResponse404
-    | GetResultMarkdownResponse409
-    | GetResultMarkdownResponse414
-    | GetResultMarkdownResponse431
-    | GetResultMarkdownResponse500
-    | GetResultMarkdownResponse503
-    | str
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | str | None:
     if response.status_code == 200:
         response_200 = response.text
         return response_200
 
     if response.status_code == 400:
-        response_400 = GetResultMarkdownResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = GetResultMarkdownResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 404:
-        response_404 = GetResultMarkdownResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = GetResultMarkdownResponse409.from_dict(response.json())
+        response_409 = Problem.from_dict(response.json())
 
         return response_409
 
     if response.status_code == 414:
-        response_414 = GetResultMarkdownResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 431:
-        response_431 = GetResultMarkdownResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = GetResultMarkdownResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = GetResultMarkdownResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -95,19 +75,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    GetResultMarkdownResponse400
-    | GetResultMarkdownResponse401
-    | GetResultMarkdownResponse404
-    | GetResultMarkdownResponse409
-    | GetResultMarkdownResponse414
-    | GetResultMarkdownResponse431
-    | GetResultMarkdownResponse500
-    | GetResultMarkdownResponse503
-    | str
-]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | str]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -120,17 +88,7 @@ def sync_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetResultMarkdownResponse400
-    | GetResultMarkdownResponse401
-    | GetResultMarkdownResponse404
-    | GetResultMarkdownResponse409
-    | GetResultMarkdownResponse414
-    | GetResultMarkdownResponse431
-    | GetResultMarkdownResponse500
-    | GetResultMarkdownResponse503
-    | str
-]:
+) -> Response[Problem | str]:
     """A job's result as Markdown: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -141,7 +99,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultMarkdownResponse400 | GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str]
+        Response[Problem | str]
     """
 
     kwargs = _get_kwargs(
@@ -159,18 +117,7 @@ def sync(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetResultMarkdownResponse400
-    | GetResultMarkdownResponse401
-    | GetResultMarkdownResponse404
-    | GetResultMarkdownResponse409
-    | GetResultMarkdownResponse414
-    | GetResultMarkdownResponse431
-    | GetResultMarkdownResponse500
-    | GetResultMarkdownResponse503
-    | str
-    | None
-):
+) -> Problem | str | None:
     """A job's result as Markdown: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -181,7 +128,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultMarkdownResponse400 | GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str
+        Problem | str
     """
 
     return sync_detailed(
@@ -194,17 +141,7 @@ async def asyncio_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetResultMarkdownResponse400
-    | GetResultMarkdownResponse401
-    | GetResultMarkdownResponse404
-    | GetResultMarkdownResponse409
-    | GetResultMarkdownResponse414
-    | GetResultMarkdownResponse431
-    | GetResultMarkdownResponse500
-    | GetResultMarkdownResponse503
-    | str
-]:
+) -> Response[Problem | str]:
     """A job's result as Markdown: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -215,7 +152,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultMarkdownResponse400 | GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str]
+        Response[Problem | str]
     """
 
     kwargs = _get_kwargs(
@@ -231,18 +168,7 @@ async def asyncio(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetResultMarkdownResponse400
-    | GetResultMarkdownResponse401
-    | GetResultMarkdownResponse404
-    | GetResultMarkdownResponse409
-    | GetResultMarkdownResponse414
-    | GetResultMarkdownResponse431
-    | GetResultMarkdownResponse500
-    | GetResultMarkdownResponse503
-    | str
-    | None
-):
+) -> Problem | str | None:
     """A job's result as Markdown: a completed single job's or child's, a terminal parent's merged one
 
     Args:
@@ -253,7 +179,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultMarkdownResponse400 | GetResultMarkdownResponse401 | GetResultMarkdownResponse404 | GetResultMarkdownResponse409 | GetResultMarkdownResponse414 | GetResultMarkdownResponse431 | GetResultMarkdownResponse500 | GetResultMarkdownResponse503 | str
+        Problem | str
     """
 
     return (

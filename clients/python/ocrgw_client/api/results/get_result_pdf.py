@@ -9,15 +9,7 @@ from ...client import AuthenticatedClient, Client
 from ...models.get_result_pdf_optimize import GetResultPdfOptimize
 from ...models.get_result_pdf_output_type import GetResultPdfOutputType
 from ...models.get_result_pdf_response_202 import GetResultPdfResponse202
-from ...models.get_result_pdf_response_400 import GetResultPdfResponse400
-from ...models.get_result_pdf_response_401 import GetResultPdfResponse401
-from ...models.get_result_pdf_response_404 import GetResultPdfResponse404
-from ...models.get_result_pdf_response_409 import GetResultPdfResponse409
-from ...models.get_result_pdf_response_414 import GetResultPdfResponse414
-from ...models.get_result_pdf_response_422 import GetResultPdfResponse422
-from ...models.get_result_pdf_response_431 import GetResultPdfResponse431
-from ...models.get_result_pdf_response_500 import GetResultPdfResponse500
-from ...models.get_result_pdf_response_503 import GetResultPdfResponse503
+from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
 
@@ -57,66 +49,54 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    GetResultPdfResponse202
-    | GetResultPdfResponse400
-    | GetResultPdfResponse401
-    | GetResultPdfResponse404
-    | GetResultPdfResponse409
-    | GetResultPdfResponse414
-    | GetResultPdfResponse422
-    | GetResultPdfResponse431
-    | GetResultPdfResponse500
-    | GetResultPdfResponse503
-    | None
-):
+) -> GetResultPdfResponse202 | Problem | None:
     if response.status_code == 202:
         response_202 = GetResultPdfResponse202.from_dict(response.json())
 
         return response_202
 
     if response.status_code == 400:
-        response_400 = GetResultPdfResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = GetResultPdfResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 404:
-        response_404 = GetResultPdfResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = GetResultPdfResponse409.from_dict(response.json())
+        response_409 = Problem.from_dict(response.json())
 
         return response_409
 
     if response.status_code == 414:
-        response_414 = GetResultPdfResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 422:
-        response_422 = GetResultPdfResponse422.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
 
     if response.status_code == 431:
-        response_431 = GetResultPdfResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = GetResultPdfResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = GetResultPdfResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -128,18 +108,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    GetResultPdfResponse202
-    | GetResultPdfResponse400
-    | GetResultPdfResponse401
-    | GetResultPdfResponse404
-    | GetResultPdfResponse409
-    | GetResultPdfResponse414
-    | GetResultPdfResponse422
-    | GetResultPdfResponse431
-    | GetResultPdfResponse500
-    | GetResultPdfResponse503
-]:
+) -> Response[GetResultPdfResponse202 | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -154,18 +123,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     output_type: GetResultPdfOutputType | Unset = UNSET,
     optimize: GetResultPdfOptimize | Unset = UNSET,
-) -> Response[
-    GetResultPdfResponse202
-    | GetResultPdfResponse400
-    | GetResultPdfResponse401
-    | GetResultPdfResponse404
-    | GetResultPdfResponse409
-    | GetResultPdfResponse414
-    | GetResultPdfResponse422
-    | GetResultPdfResponse431
-    | GetResultPdfResponse500
-    | GetResultPdfResponse503
-]:
+) -> Response[GetResultPdfResponse202 | Problem]:
     """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order
 
     Args:
@@ -178,7 +136,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultPdfResponse202 | GetResultPdfResponse400 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
+        Response[GetResultPdfResponse202 | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -200,19 +158,7 @@ def sync(
     client: AuthenticatedClient | Client,
     output_type: GetResultPdfOutputType | Unset = UNSET,
     optimize: GetResultPdfOptimize | Unset = UNSET,
-) -> (
-    GetResultPdfResponse202
-    | GetResultPdfResponse400
-    | GetResultPdfResponse401
-    | GetResultPdfResponse404
-    | GetResultPdfResponse409
-    | GetResultPdfResponse414
-    | GetResultPdfResponse422
-    | GetResultPdfResponse431
-    | GetResultPdfResponse500
-    | GetResultPdfResponse503
-    | None
-):
+) -> GetResultPdfResponse202 | Problem | None:
     """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order
 
     Args:
@@ -225,7 +171,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultPdfResponse202 | GetResultPdfResponse400 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
+        GetResultPdfResponse202 | Problem
     """
 
     return sync_detailed(
@@ -242,18 +188,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     output_type: GetResultPdfOutputType | Unset = UNSET,
     optimize: GetResultPdfOptimize | Unset = UNSET,
-) -> Response[
-    GetResultPdfResponse202
-    | GetResultPdfResponse400
-    | GetResultPdfResponse401
-    | GetResultPdfResponse404
-    | GetResultPdfResponse409
-    | GetResultPdfResponse414
-    | GetResultPdfResponse422
-    | GetResultPdfResponse431
-    | GetResultPdfResponse500
-    | GetResultPdfResponse503
-]:
+) -> Response[GetResultPdfResponse202 | Problem]:
     """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order
 
     Args:
@@ -266,7 +201,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultPdfResponse202 | GetResultPdfResponse400 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503]
+        Response[GetResultPdfResponse202 | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -286,19 +221,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     output_type: GetResultPdfOutputType | Unset = UNSET,
     optimize: GetResultPdfOptimize | Unset = UNSET,
-) -> (
-    GetResultPdfResponse202
-    | GetResultPdfResponse400
-    | GetResultPdfResponse401
-    | GetResultPdfResponse404
-    | GetResultPdfResponse409
-    | GetResultPdfResponse414
-    | GetResultPdfResponse422
-    | GetResultPdfResponse431
-    | GetResultPdfResponse500
-    | GetResultPdfResponse503
-    | None
-):
+) -> GetResultPdfResponse202 | Problem | None:
     """A completed job's searchable PDF; a terminal parent's holds its completed children's pages in order
 
     Args:
@@ -311,7 +234,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultPdfResponse202 | GetResultPdfResponse400 | GetResultPdfResponse401 | GetResultPdfResponse404 | GetResultPdfResponse409 | GetResultPdfResponse414 | GetResultPdfResponse422 | GetResultPdfResponse431 | GetResultPdfResponse500 | GetResultPdfResponse503
+        GetResultPdfResponse202 | Problem
     """
 
     return (

@@ -6,14 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.get_result_table_csv_response_400 import GetResultTableCsvResponse400
-from ...models.get_result_table_csv_response_401 import GetResultTableCsvResponse401
-from ...models.get_result_table_csv_response_404 import GetResultTableCsvResponse404
-from ...models.get_result_table_csv_response_409 import GetResultTableCsvResponse409
-from ...models.get_result_table_csv_response_414 import GetResultTableCsvResponse414
-from ...models.get_result_table_csv_response_431 import GetResultTableCsvResponse431
-from ...models.get_result_table_csv_response_500 import GetResultTableCsvResponse500
-from ...models.get_result_table_csv_response_503 import GetResultTableCsvResponse503
+from ...models.problem import Problem
 from ...types import Response
 
 
@@ -33,61 +26,48 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    GetResultTableCsvResponse400
-    | GetResultTableCsvResponse401
-    | GetResultTableCsvResponse404
-    | GetResultTableCsvResponse409
-    | GetResultTableCsvResponse414
-    | GetResultTableCsvResponse431
-    | GetResultTableCsvResponse500
-    | GetResultTableCsvResponse503
-    | str
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | str | None:
     if response.status_code == 200:
         response_200 = response.text
         return response_200
 
     if response.status_code == 400:
-        response_400 = GetResultTableCsvResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = GetResultTableCsvResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 404:
-        response_404 = GetResultTableCsvResponse404.from_dict(response.json())
+        response_404 = Problem.from_dict(response.json())
 
         return response_404
 
     if response.status_code == 409:
-        response_409 = GetResultTableCsvResponse409.from_dict(response.json())
+        response_409 = Problem.from_dict(response.json())
 
         return response_409
 
     if response.status_code == 414:
-        response_414 = GetResultTableCsvResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 431:
-        response_431 = GetResultTableCsvResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = GetResultTableCsvResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = GetResultTableCsvResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -97,19 +77,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    GetResultTableCsvResponse400
-    | GetResultTableCsvResponse401
-    | GetResultTableCsvResponse404
-    | GetResultTableCsvResponse409
-    | GetResultTableCsvResponse414
-    | GetResultTableCsvResponse431
-    | GetResultTableCsvResponse500
-    | GetResultTableCsvResponse503
-    | str
-]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | str]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -123,17 +91,7 @@ def sync_detailed(
     number: int,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetResultTableCsvResponse400
-    | GetResultTableCsvResponse401
-    | GetResultTableCsvResponse404
-    | GetResultTableCsvResponse409
-    | GetResultTableCsvResponse414
-    | GetResultTableCsvResponse431
-    | GetResultTableCsvResponse500
-    | GetResultTableCsvResponse503
-    | str
-]:
+) -> Response[Problem | str]:
     """A table of a job's result as CSV (options.layout): a completed single job's or child's, a terminal
     parent's merged one
 
@@ -146,7 +104,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultTableCsvResponse400 | GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str]
+        Response[Problem | str]
     """
 
     kwargs = _get_kwargs(
@@ -166,18 +124,7 @@ def sync(
     number: int,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetResultTableCsvResponse400
-    | GetResultTableCsvResponse401
-    | GetResultTableCsvResponse404
-    | GetResultTableCsvResponse409
-    | GetResultTableCsvResponse414
-    | GetResultTableCsvResponse431
-    | GetResultTableCsvResponse500
-    | GetResultTableCsvResponse503
-    | str
-    | None
-):
+) -> Problem | str | None:
     """A table of a job's result as CSV (options.layout): a completed single job's or child's, a terminal
     parent's merged one
 
@@ -190,7 +137,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultTableCsvResponse400 | GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str
+        Problem | str
     """
 
     return sync_detailed(
@@ -205,17 +152,7 @@ async def asyncio_detailed(
     number: int,
     *,
     client: AuthenticatedClient | Client,
-) -> Response[
-    GetResultTableCsvResponse400
-    | GetResultTableCsvResponse401
-    | GetResultTableCsvResponse404
-    | GetResultTableCsvResponse409
-    | GetResultTableCsvResponse414
-    | GetResultTableCsvResponse431
-    | GetResultTableCsvResponse500
-    | GetResultTableCsvResponse503
-    | str
-]:
+) -> Response[Problem | str]:
     """A table of a job's result as CSV (options.layout): a completed single job's or child's, a terminal
     parent's merged one
 
@@ -228,7 +165,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetResultTableCsvResponse400 | GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str]
+        Response[Problem | str]
     """
 
     kwargs = _get_kwargs(
@@ -246,18 +183,7 @@ async def asyncio(
     number: int,
     *,
     client: AuthenticatedClient | Client,
-) -> (
-    GetResultTableCsvResponse400
-    | GetResultTableCsvResponse401
-    | GetResultTableCsvResponse404
-    | GetResultTableCsvResponse409
-    | GetResultTableCsvResponse414
-    | GetResultTableCsvResponse431
-    | GetResultTableCsvResponse500
-    | GetResultTableCsvResponse503
-    | str
-    | None
-):
+) -> Problem | str | None:
     """A table of a job's result as CSV (options.layout): a completed single job's or child's, a terminal
     parent's merged one
 
@@ -270,7 +196,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetResultTableCsvResponse400 | GetResultTableCsvResponse401 | GetResultTableCsvResponse404 | GetResultTableCsvResponse409 | GetResultTableCsvResponse414 | GetResultTableCsvResponse431 | GetResultTableCsvResponse500 | GetResultTableCsvResponse503 | str
+        Problem | str
     """
 
     return (

@@ -6,14 +6,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.get_usage_granularity import GetUsageGranularity
-from ...models.get_usage_response_400 import GetUsageResponse400
-from ...models.get_usage_response_401 import GetUsageResponse401
-from ...models.get_usage_response_403 import GetUsageResponse403
-from ...models.get_usage_response_414 import GetUsageResponse414
-from ...models.get_usage_response_422 import GetUsageResponse422
-from ...models.get_usage_response_431 import GetUsageResponse431
-from ...models.get_usage_response_500 import GetUsageResponse500
-from ...models.get_usage_response_503 import GetUsageResponse503
+from ...models.problem import Problem
 from ...models.usage import Usage
 from ...types import UNSET, Response, Unset
 
@@ -51,62 +44,49 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> (
-    GetUsageResponse400
-    | GetUsageResponse401
-    | GetUsageResponse403
-    | GetUsageResponse414
-    | GetUsageResponse422
-    | GetUsageResponse431
-    | GetUsageResponse500
-    | GetUsageResponse503
-    | Usage
-    | None
-):
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | Usage | None:
     if response.status_code == 200:
         response_200 = Usage.from_dict(response.json())
 
         return response_200
 
     if response.status_code == 400:
-        response_400 = GetUsageResponse400.from_dict(response.json())
+        response_400 = Problem.from_dict(response.json())
 
         return response_400
 
     if response.status_code == 401:
-        response_401 = GetUsageResponse401.from_dict(response.json())
+        response_401 = Problem.from_dict(response.json())
 
         return response_401
 
     if response.status_code == 403:
-        response_403 = GetUsageResponse403.from_dict(response.json())
+        response_403 = Problem.from_dict(response.json())
 
         return response_403
 
     if response.status_code == 414:
-        response_414 = GetUsageResponse414.from_dict(response.json())
+        response_414 = Problem.from_dict(response.json())
 
         return response_414
 
     if response.status_code == 422:
-        response_422 = GetUsageResponse422.from_dict(response.json())
+        response_422 = Problem.from_dict(response.json())
 
         return response_422
 
     if response.status_code == 431:
-        response_431 = GetUsageResponse431.from_dict(response.json())
+        response_431 = Problem.from_dict(response.json())
 
         return response_431
 
     if response.status_code == 500:
-        response_500 = GetUsageResponse500.from_dict(response.json())
+        response_500 = Problem.from_dict(response.json())
 
         return response_500
 
     if response.status_code == 503:
-        response_503 = GetUsageResponse503.from_dict(response.json())
+        response_503 = Problem.from_dict(response.json())
 
         return response_503
 
@@ -116,19 +96,7 @@ def _parse_response(
         return None
 
 
-def _build_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[
-    GetUsageResponse400
-    | GetUsageResponse401
-    | GetUsageResponse403
-    | GetUsageResponse414
-    | GetUsageResponse422
-    | GetUsageResponse431
-    | GetUsageResponse500
-    | GetUsageResponse503
-    | Usage
-]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | Usage]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -144,17 +112,7 @@ def sync_detailed(
     to: str | Unset = UNSET,
     granularity: GetUsageGranularity | Unset = GetUsageGranularity.DAY,
     tenant: str | Unset = UNSET,
-) -> Response[
-    GetUsageResponse400
-    | GetUsageResponse401
-    | GetUsageResponse403
-    | GetUsageResponse414
-    | GetUsageResponse422
-    | GetUsageResponse431
-    | GetUsageResponse500
-    | GetUsageResponse503
-    | Usage
-]:
+) -> Response[Problem | Usage]:
     """What a tenant's jobs used (pages by engine and from text layers, engine seconds, bytes, jobs), per
     model and
     period
@@ -170,7 +128,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetUsageResponse400 | GetUsageResponse401 | GetUsageResponse403 | GetUsageResponse414 | GetUsageResponse422 | GetUsageResponse431 | GetUsageResponse500 | GetUsageResponse503 | Usage]
+        Response[Problem | Usage]
     """
 
     kwargs = _get_kwargs(
@@ -194,18 +152,7 @@ def sync(
     to: str | Unset = UNSET,
     granularity: GetUsageGranularity | Unset = GetUsageGranularity.DAY,
     tenant: str | Unset = UNSET,
-) -> (
-    GetUsageResponse400
-    | GetUsageResponse401
-    | GetUsageResponse403
-    | GetUsageResponse414
-    | GetUsageResponse422
-    | GetUsageResponse431
-    | GetUsageResponse500
-    | GetUsageResponse503
-    | Usage
-    | None
-):
+) -> Problem | Usage | None:
     """What a tenant's jobs used (pages by engine and from text layers, engine seconds, bytes, jobs), per
     model and
     period
@@ -221,7 +168,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetUsageResponse400 | GetUsageResponse401 | GetUsageResponse403 | GetUsageResponse414 | GetUsageResponse422 | GetUsageResponse431 | GetUsageResponse500 | GetUsageResponse503 | Usage
+        Problem | Usage
     """
 
     return sync_detailed(
@@ -240,17 +187,7 @@ async def asyncio_detailed(
     to: str | Unset = UNSET,
     granularity: GetUsageGranularity | Unset = GetUsageGranularity.DAY,
     tenant: str | Unset = UNSET,
-) -> Response[
-    GetUsageResponse400
-    | GetUsageResponse401
-    | GetUsageResponse403
-    | GetUsageResponse414
-    | GetUsageResponse422
-    | GetUsageResponse431
-    | GetUsageResponse500
-    | GetUsageResponse503
-    | Usage
-]:
+) -> Response[Problem | Usage]:
     """What a tenant's jobs used (pages by engine and from text layers, engine seconds, bytes, jobs), per
     model and
     period
@@ -266,7 +203,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[GetUsageResponse400 | GetUsageResponse401 | GetUsageResponse403 | GetUsageResponse414 | GetUsageResponse422 | GetUsageResponse431 | GetUsageResponse500 | GetUsageResponse503 | Usage]
+        Response[Problem | Usage]
     """
 
     kwargs = _get_kwargs(
@@ -288,18 +225,7 @@ async def asyncio(
     to: str | Unset = UNSET,
     granularity: GetUsageGranularity | Unset = GetUsageGranularity.DAY,
     tenant: str | Unset = UNSET,
-) -> (
-    GetUsageResponse400
-    | GetUsageResponse401
-    | GetUsageResponse403
-    | GetUsageResponse414
-    | GetUsageResponse422
-    | GetUsageResponse431
-    | GetUsageResponse500
-    | GetUsageResponse503
-    | Usage
-    | None
-):
+) -> Problem | Usage | None:
     """What a tenant's jobs used (pages by engine and from text layers, engine seconds, bytes, jobs), per
     model and
     period
@@ -315,7 +241,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        GetUsageResponse400 | GetUsageResponse401 | GetUsageResponse403 | GetUsageResponse414 | GetUsageResponse422 | GetUsageResponse431 | GetUsageResponse500 | GetUsageResponse503 | Usage
+        Problem | Usage
     """
 
     return (

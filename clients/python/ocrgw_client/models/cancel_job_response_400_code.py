@@ -1,8 +1,0 @@
-from enum import StrEnum
-
-
-class CancelJobResponse400Code(StrEnum):
-    HOST_NOT_ALLOWED = "host_not_allowed"
-
-    def __str__(self) -> str:
-        return str(self.value)

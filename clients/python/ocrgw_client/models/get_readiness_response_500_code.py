@@ -1,8 +1,0 @@
-from enum import StrEnum
-
-
-class GetReadinessResponse500Code(StrEnum):
-    INTERNAL_ERROR = "internal_error"
-
-    def __str__(self) -> str:
-        return str(self.value)

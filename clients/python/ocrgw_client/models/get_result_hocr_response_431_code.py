@@ -1,8 +1,0 @@
-from enum import StrEnum
-
-
-class GetResultHocrResponse431Code(StrEnum):
-    REQUEST_HEADER_FIELDS_TOO_LARGE = "request_header_fields_too_large"
-
-    def __str__(self) -> str:
-        return str(self.value)

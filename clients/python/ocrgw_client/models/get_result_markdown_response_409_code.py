@@ -1,9 +1,0 @@
-from enum import StrEnum
-
-
-class GetResultMarkdownResponse409Code(StrEnum):
-    NO_RESULT = "no_result"
-    RESULT_NOT_READY = "result_not_ready"
-
-    def __str__(self) -> str:
-        return str(self.value)

@@ -1,8 +1,0 @@
-from enum import StrEnum
-
-
-class ListJobEventsResponse429Code(StrEnum):
-    TOO_MANY_STREAMS = "too_many_streams"
-
-    def __str__(self) -> str:
-        return str(self.value)

@@ -1,8 +1,0 @@
-from enum import StrEnum
-
-
-class ListJobEventsResponse503Code(StrEnum):
-    STORE_UNAVAILABLE = "store_unavailable"
-
-    def __str__(self) -> str:
-        return str(self.value)

@@ -1,8 +1,0 @@
-from enum import StrEnum
-
-
-class ListJobsResponse422Code(StrEnum):
-    INVALID_FIELD = "invalid_field"
-
-    def __str__(self) -> str:
-        return str(self.value)

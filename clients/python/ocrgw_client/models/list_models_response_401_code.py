@@ -1,9 +1,0 @@
-from enum import StrEnum
-
-
-class ListModelsResponse401Code(StrEnum):
-    INVALID_API_KEY = "invalid_api_key"
-    MISSING_API_KEY = "missing_api_key"
-
-    def __str__(self) -> str:
-        return str(self.value)

@@ -1,8 +1,0 @@
-from enum import StrEnum
-
-
-class ListModelsResponse414Code(StrEnum):
-    URI_TOO_LONG = "uri_too_long"
-
-    def __str__(self) -> str:
-        return str(self.value)

@@ -1,8 +1,0 @@
-from enum import StrEnum
-
-
-class SetJobCapResponse404Code(StrEnum):
-    JOB_NOT_FOUND = "job_not_found"
-
-    def __str__(self) -> str:
-        return str(self.value)

@@ -1,8 +1,0 @@
-from enum import StrEnum
-
-
-class SetJobCapResponse429Code(StrEnum):
-    INTERACTIVE_LIMIT_REACHED = "interactive_limit_reached"
-
-    def __str__(self) -> str:
-        return str(self.value)
