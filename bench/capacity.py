@@ -36,6 +36,13 @@ Redis, which are taken off.
 * ``chord``: a Celery chord of no-op tasks with a callback, on a Redis
   result backend (the store's server) and the broker's server.
 
+An ocrgw side ends once its roots are terminal and no wake-up it published
+is still on its way (the store's count of them, ready.lua): one that arrives
+late takes whatever job of the model is ready then, so its cost is its
+side's, and the next side begins with none.  Without that, a wake-up left
+over by the side before took a reclaim side's job before the dead worker
+claimed it.
+
 The saturation run (``bench/capacity_load.py``) then drives the store's own
 kept-slot transitions against one more redis-server from client processes.
 """

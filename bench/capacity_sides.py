@@ -18,7 +18,7 @@ from bench.common import Http, echo_payloads, fanout_body, wait_parent
 from bench.processes import CANVAS_QUEUE, STACK_START_DEADLINE, START_TIMEOUT, Bench, wait_for_pool
 from jobs import keys
 from jobs.config import Settings
-from jobs.contract import Field
+from jobs.contract import Field, Priority
 from jobs.records import Dispatch, NewJob
 from jobs.store import JobStore
 from tests.harness import BEAT_READY, CELERY_READY, RedisServer
@@ -90,6 +90,29 @@ def start_processes(bench: Bench, servers: Servers) -> tuple[list, Http, Http]:
     return procs, Http(stacks[0][3].base_url), Http(stacks[1][3].base_url)
 
 
+def wait_wakeups_taken(client, model: str = "echo") -> None:
+    """Blocks until no wake-up of ``model`` is on its way to a worker of the stack on ``client``'s database.
+
+    A side's roots can all be terminal while wake-ups it published are still
+    in the broker: a worker that keeps its slot takes a job some wake-up was
+    counted for, and that wake-up, when it arrives, takes whatever job of the
+    model is ready then (ready.lua).  The store counts each one from its
+    publishing until a worker starts from it (``claim_next``), or until it
+    lapses (OCRGW_REQUEUE_SECONDS), so a count of none means none can take
+    anything any more.
+    """
+    counts = [keys.wakeups(b, model, lane.value) for b in keys.buckets() for lane in Priority]
+    while True:
+        seconds, micros = client.time()
+        now_ms = seconds * 1000 + micros // 1000
+        pipe = client.pipeline(transaction=False)
+        for key in counts:
+            pipe.zcount(key, f"({now_ms}", "+inf")
+        if not any(pipe.execute()):
+            return
+        time.sleep(WAIT_POLL_SECONDS)
+
+
 def wait_roots(client, root_ids: list[str]) -> dict[str, str]:
     """Blocks until every root's terminal event is on its stream; returns their statuses (XREAD)."""
     last = {keys.events(r): "0-0" for r in root_ids}
@@ -123,6 +146,7 @@ class Sides:
     def group(self, http: Http, db: int, n: int) -> int:
         parent = http.post_json("/jobs", fanout_body(echo_payloads(n), self.bench.concurrency))
         status = wait_parent(self.clients[db], parent["id"], poll=WAIT_POLL_SECONDS)
+        wait_wakeups_taken(self.clients[db])
         self.after = lambda: self._expect({parent["id"]: status}, n, db)
         return n
 
@@ -140,6 +164,7 @@ class Sides:
                 raise AssertionError(f"POST /jobs?model=echo answered {status}: {body[:300]!r}")
             ids.append(json.loads(body)["id"])
         ended = wait_roots(self.clients[KEPT_DB], ids)
+        wait_wakeups_taken(self.clients[KEPT_DB])
         self.after = lambda: self._expect(ended, n, KEPT_DB)
         return n
 
@@ -149,27 +174,36 @@ class Sides:
 
         Counted but never sent, they would hold back the wake-ups of the next side's jobs (ready.lua);
         sent, one still in the broker when the next side begins would take that side's jobs from the
-        ready index before the dead worker claims them.
+        ready index before the dead worker claims them.  So would one a side before this one left on its
+        way: the caller begins with none (``wait_wakeups_taken``), and no job of the model ready but these.
         """
         claims = [self.dead.claim(j) for j in job_ids]
-        if any(c is None for c in claims):
-            raise AssertionError("a job just created could not be claimed")
+        unclaimed = [j for j, c in zip(job_ids, claims, strict=True) if c is None]
+        if unclaimed:
+            queries = JobStore(self.clients[KEPT_DB]).queries
+            shown = (Field.STATUS.value, Field.ATTEMPTS.value, Field.STARTED_AT.value)
+            found = {j: {f: (queries.get(j) or {}).get(f) for f in shown} for j in unclaimed}
+            raise AssertionError(f"a job just created could not be claimed (another worker took it?): {found}")
         self.dead.withdraw_wakeups(dispatches)
 
     def reclaim_group(self, n: int) -> int:
+        wait_wakeups_taken(self.clients[KEPT_DB])
         created = self.dead.create_group([NewJob("echo", "text/plain", p) for p in echo_payloads(n)], n)
         ids = [keys.child_id(created.job_id, i) for i in range(n)]
         # Every child was released: the dead worker's claim of each says so.
         self._dead_worker(ids, created.dispatches)
         ended = wait_roots(self.clients[KEPT_DB], [created.job_id])
+        wait_wakeups_taken(self.clients[KEPT_DB])
         self.after = lambda: self._expect(ended, n, KEPT_DB, reclaimed=ids)
         return n
 
     def reclaim_single(self, n: int) -> int:
+        wait_wakeups_taken(self.clients[KEPT_DB])
         created = [self.dead.create_single(NewJob("echo", "text/plain", p)) for p in echo_payloads(n)]
         ids = [c.job_id for c in created]
         self._dead_worker(ids, [d for c in created for d in c.dispatches])
         ended = wait_roots(self.clients[KEPT_DB], ids)
+        wait_wakeups_taken(self.clients[KEPT_DB])
         self.after = lambda: self._expect(ended, n, KEPT_DB, reclaimed=ids)
         return n
 

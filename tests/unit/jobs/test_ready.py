@@ -267,3 +267,23 @@ def test_one_script_answers_a_bounded_number_of_wake_ups(kit, r):
     # Whoever runs the next script publishes what it answers: 100 at most, the next scripts top up.
     assert len(kit.single().dispatches) == 100
     assert len(kit.single().dispatches) == 52
+
+
+def test_a_wake_up_whose_job_a_kept_slot_took_counts_until_it_arrives_and_takes_the_next_ready_job(kit):
+    a, b = kit.single().job_id, kit.single().job_id
+    assert pending(kit) == 2
+    first, _ = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
+    kept = kit.store.complete(a, first.attempt, {}, take_next="echo").next_claim
+    assert kept.job_id == b
+    kit.store.complete(b, kept.attempt, {}, take_next="echo")
+
+    # Every job is done, and b's wake-up is still on its way: the count says so (capacity's bench waits on it
+    # before its dead worker creates jobs only it may claim).
+    assert pending(kit) == 1
+    created = kit.single()
+    c = created.job_id
+    assert created.dispatches == [] and pending(kit) == 1  # b's wake-up counts for c: none of its own
+
+    late, _ = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
+    assert late.job_id == c and pending(kit) == 0
+    assert kit.store.claim(c) is None
