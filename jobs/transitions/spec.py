@@ -39,7 +39,7 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Literal, NewType
 
-from jobs.contract import ROOT_STATUSES, Priority, Reply, lua_preamble
+from jobs.contract import DEFAULT_PRIORITY, ROOT_STATUSES, Reply, lua_preamble
 
 LUA_DIR = Path(__file__).parent
 INCLUDES_DIR = LUA_DIR / "includes"
@@ -81,7 +81,8 @@ class Arg:
 
 # The inputs of every transition that releases held children into free slots
 # (release_children in includes/release.lua, directly or through finish), filled
-# at every call alike by SweepTransitions.release_keys and release_args:
+# at every call alike by StoreContext.run (jobs/transitions/context.py), so that
+# an entry's call names only its own inputs:
 #   parent       the parent whose slots are filled (a child's parent, else the job itself)
 #   queued, due  the indexes a released child and a parent left waiting go on
 #   prefix       the group's hash-tagged prefix, which the children's keys derive from
@@ -120,7 +121,7 @@ class Dispatch:
     job_id: str
     model: str
     task: str = RUN
-    priority: str = Priority.BATCH.value  # a ``Priority`` value: 'interactive' goes to the model's interactive queue
+    priority: str = DEFAULT_PRIORITY.value  # a ``Priority`` value: 'interactive' goes to the model's interactive queue
     bucket: int = 0  # a wake-up's: the bucket whose ready index it is for
     pdf_variant: str = ""  # a BUILD_PDF's: the variant of the PDF to build (jobs.pdf_outputs; '': the default)
 
@@ -175,6 +176,15 @@ class Transition:
     keys: tuple[str, ...]
     args: tuple[Arg, ...]
     reply: type
+    #: The folder of the entry, where its ``<name>.lua`` is: this package for the house's own.
+    home: Path = LUA_DIR
+
+    @property
+    def releases(self) -> bool:
+        """Whether the script releases held children: it takes the release bundle (RELEASE_KEYS and
+        RELEASE_ARGS), which ``StoreContext.run`` fills."""
+        names = {a.name for a in self.args}
+        return set(RELEASE_KEYS) <= set(self.keys) and all(a.name in names for a in RELEASE_ARGS)
 
     @cached_property
     def reply_fields(self) -> list[tuple[str, Any]]:
@@ -237,7 +247,7 @@ class Transition:
 
     @property
     def path(self) -> Path:
-        return LUA_DIR / f"{self.name}.lua"
+        return self.home / f"{self.name}.lua"
 
     def source(self) -> str:
         """The whole script Redis runs: the shared names, the inputs, the includes, the body."""
