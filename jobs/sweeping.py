@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import cast
 
 from jobs import fair_share, keys
 from jobs.connections import StoreClient
@@ -35,7 +35,7 @@ class SweepTransitions:
         """When the sweep re-publishes a queued job nobody claimed, from now."""
         return self.context.requeue_ms
 
-    def release_args(self, job_id: str, release_limit: int | None = None) -> dict[str, Any]:
+    def release_args(self, job_id: str, release_limit: int | None = None) -> dict[str, int | str]:
         """The release inputs a transition on ``job_id`` gets (``StoreContext.release_args``)."""
         return self.context.release_args(job_id, release_limit)
 

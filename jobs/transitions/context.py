@@ -13,16 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from jobs import keys
 from jobs.config import Settings
 from jobs.connections import StoreClient
 from jobs.transitions.scripts import Scripts
-from jobs.transitions.spec import Transition
+from jobs.transitions.spec import ReplyT, Transition
 
 #: A call's named keys and arguments, for ``run_all``.
-Call = tuple[Mapping[str, str], Mapping[str, Any]]
+Call = tuple[Mapping[str, str], Mapping[str, object]]
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ class StoreContext:
         bucket = keys.bucket_of(job_id)
         return {"parent": keys.parent_or_self(job_id), "queued": keys.queued(bucket), "due": keys.due_parents(bucket)}
 
-    def release_args(self, job_id: str, release_limit: int | None = None) -> dict[str, Any]:
+    def release_args(self, job_id: str, release_limit: int | None = None) -> dict[str, int | str]:
         """The arguments of ``RELEASE_ARGS`` (jobs/transitions/spec.py) for a transition on ``job_id``.
 
         ``release_limit`` defaults to ``OCRGW_RELEASE_BATCH``.
@@ -57,9 +56,9 @@ class StoreContext:
 
     def filled(
         self,
-        transition: Transition,
+        transition: Transition[ReplyT],
         keys_: Mapping[str, str],
-        args: Mapping[str, Any],
+        args: Mapping[str, object],
         job_id: str,
         release_limit: int | None = None,
     ) -> Call:
@@ -70,15 +69,15 @@ class StoreContext:
 
     def run(
         self,
-        transition: Transition,
+        transition: Transition[ReplyT],
         keys_: Mapping[str, str],
-        args: Mapping[str, Any],
+        args: Mapping[str, object],
         job_id: str = "",
         release_limit: int | None = None,
-    ) -> Any:
+    ) -> ReplyT:
         """Runs one call; ``job_id``: the job whose group a releasing script fills the slots of."""
         return self.scripts.run(transition, *self.filled(transition, keys_, args, job_id, release_limit))
 
-    def run_all(self, transition: Transition, calls: Sequence[tuple[str, Call]]) -> list[Any]:
+    def run_all(self, transition: Transition[ReplyT], calls: Sequence[tuple[str, Call]]) -> list[ReplyT]:
         """Runs many calls, each ``(job_id, (keys, args))``, a round trip per bucket; their replies in order."""
         return self.scripts.run_all(transition, [self.filled(transition, *call, job_id) for job_id, call in calls])

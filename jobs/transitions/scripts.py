@@ -12,7 +12,7 @@ from redis.exceptions import NoScriptError, RedisClusterException, RedisError
 
 from jobs.keys import bucket_of_key
 from jobs.transitions.catalogue import discovered
-from jobs.transitions.spec import Transition
+from jobs.transitions.spec import ReplyT, Transition
 
 #: Calls of a script that meet NOSCRIPT before giving up.  redis-py loads a script the server does
 #: not know and calls it again, but once only: a Redis that restarted between that load and the
@@ -46,7 +46,7 @@ class Scripts:
         self.client = client
         self.on_cluster = isinstance(client, RedisCluster)
 
-    def run(self, transition: Transition, keys: Mapping[str, str], args: Mapping[str, Any]) -> Any:
+    def run(self, transition: Transition[ReplyT], keys: Mapping[str, str], args: Mapping[str, Any]) -> ReplyT:
         packed_keys, packed_args = transition.pack(keys, args)
         script = self.by_name[transition.name]
         for attempt in range(1, NOSCRIPT_ATTEMPTS + 1):
@@ -57,7 +57,9 @@ class Scripts:
                     raise
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def run_all(self, transition: Transition, calls: Sequence[tuple[Mapping[str, str], Mapping[str, Any]]]) -> list:
+    def run_all(
+        self, transition: Transition[ReplyT], calls: Sequence[tuple[Mapping[str, str], Mapping[str, Any]]]
+    ) -> list[ReplyT]:
         """Runs many calls, one pipeline (one round trip) per bucket; returns their decoded replies in order.
 
         A bucket is one slot: on a cluster its pipeline goes to the slot's primary (see ``_run_on_primary``).
@@ -66,7 +68,7 @@ class Scripts:
         for position, (call_keys, call_args) in enumerate(calls):
             first_key = transition.pack(call_keys, call_args)[0][0]
             by_bucket.setdefault(bucket_of_key(first_key), []).append(position)
-        replies: list[Any] = [None] * len(calls)
+        replies: dict[int, ReplyT] = {}
         for bucket, positions in by_bucket.items():
             in_bucket = [calls[p] for p in positions]
             if self.on_cluster:
@@ -78,11 +80,14 @@ class Scripts:
                 found = [transition.decode(raw, bucket) for raw in pipe.execute()]
             for position, reply in zip(positions, found, strict=True):
                 replies[position] = reply
-        return replies
+        return [replies[position] for position in range(len(calls))]
 
     def _run_on_primary(
-        self, transition: Transition, bucket: int, calls: Sequence[tuple[Mapping[str, str], Mapping[str, Any]]]
-    ) -> list:
+        self,
+        transition: Transition[ReplyT],
+        bucket: int,
+        calls: Sequence[tuple[Mapping[str, str], Mapping[str, Any]]],
+    ) -> list[ReplyT]:
         """One bucket's calls on a cluster, in one pipeline of the bucket's primary's own client (which loads
         the scripts first, as a cluster's pipeline does not).
 

@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, Literal, NewType
+from typing import Any, Generic, Literal, NewType, TypeVar
 
 from jobs.contract import DEFAULT_PRIORITY, ROOT_STATUSES, Reply, lua_preamble
 
@@ -170,12 +170,16 @@ _DECODERS: dict[Any, Any] = {
 }
 
 
+#: A transition's reply dataclass.
+ReplyT = TypeVar("ReplyT")
+
+
 @dataclass(frozen=True)
-class Transition:
+class Transition(Generic[ReplyT]):
     name: str
     keys: tuple[str, ...]
     args: tuple[Arg, ...]
-    reply: type
+    reply: type[ReplyT]
     #: The folder of the entry, where its ``<name>.lua`` is: this package for the house's own.
     home: Path = LUA_DIR
 
@@ -190,7 +194,8 @@ class Transition:
     def reply_fields(self) -> list[tuple[str, Any]]:
         # Cached: every call's decode reads it, and resolving the hints costs more than the rest of decode.
         hints = typing.get_type_hints(self.reply)
-        return [(f.name, hints[f.name]) for f in dataclasses.fields(self.reply)]
+        # A reply is a dataclass (the specs declare one each), which the type variable cannot say.
+        return [(f.name, hints[f.name]) for f in dataclasses.fields(typing.cast(Any, self.reply))]
 
     # -- Python side -------------------------------------------------------------------------
 
@@ -208,7 +213,7 @@ class Transition:
                 packed.append(arg.pack(args[arg.name]))
         return [keys[k] for k in self.keys], packed
 
-    def decode(self, raw: Any, bucket: int = 0) -> Any:
+    def decode(self, raw: Any, bucket: int = 0) -> ReplyT:
         """The reply; ``bucket``: the bucket the script ran in, which its wake-ups are for."""
         raw = raw if isinstance(raw, list) else [raw]
         values: dict[str, Any] = {}
