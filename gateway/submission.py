@@ -271,10 +271,8 @@ class Parser:
             jobs.append(job)
         events = webhook_events_of(group)
         rules = _rules(group, len(jobs), group_callback_url if WebhookEvent.JOB_COMPLETED in events else "")
-        jobs = [
-            replace(j, priority=rules.priority, callback_url=_child_callback_url(j, group_callback_url, events))
-            for j in jobs
-        ]
+        # Each child runs in the group's lane (``rules.priority``): the store sets it on every child.
+        jobs = [replace(j, callback_url=_child_callback_url(j, group_callback_url, events)) for j in jobs]
         return Submission(jobs, rules, request_print)
 
     def _callback_url(self, url: str) -> str:
