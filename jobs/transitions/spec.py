@@ -183,10 +183,10 @@ class Transition(Generic[ReplyT]):
     #: The folder of the entry, where its ``<name>.lua`` is: this package for the house's own.
     home: Path = LUA_DIR
 
-    @property
+    @cached_property
     def releases(self) -> bool:
         """Whether the script releases held children: it takes the release bundle (RELEASE_KEYS and
-        RELEASE_ARGS), which ``StoreContext.run`` fills."""
+        RELEASE_ARGS), which ``StoreContext.run`` fills.  Cached: every call asks."""
         names = {a.name for a in self.args}
         return set(RELEASE_KEYS) <= set(self.keys) and all(a.name in names for a in RELEASE_ARGS)
 
