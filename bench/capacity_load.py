@@ -31,7 +31,7 @@ from bench.capacity_stats import OCRGW_LUA, Window
 from bench.common import median
 from bench.processes import HELPERS, Bench
 from jobs.config import Settings
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
 from tests.harness import RedisServer
 
@@ -68,7 +68,7 @@ def run_group(store: JobStore, children: list[NewJob], going) -> int:
     group's (ready.lua).
     """
     done = 0
-    wake_ups = list(store.create_group(children, SLOTS).dispatches)
+    wake_ups = list(store.create_group(children, GroupRules(SLOTS)).dispatches)
     while wake_ups and going():
         wake_up = wake_ups.pop()
         claim, more = store.claim_next(wake_up.model, wake_up.priority, wake_up.bucket)

@@ -19,7 +19,7 @@ from bench.processes import CANVAS_QUEUE, STACK_START_DEADLINE, START_TIMEOUT, B
 from jobs import keys
 from jobs.config import Settings
 from jobs.contract import Field, Priority
-from jobs.records import Dispatch, NewJob
+from jobs.records import Dispatch, GroupRules, NewJob
 from jobs.store import JobStore
 from tests.harness import BEAT_READY, CELERY_READY, RedisServer
 from workers.celery_app import make_celery
@@ -188,7 +188,7 @@ class Sides:
 
     def reclaim_group(self, n: int) -> int:
         wait_wakeups_taken(self.clients[KEPT_DB])
-        created = self.dead.create_group([NewJob("echo", "text/plain", p) for p in echo_payloads(n)], n)
+        created = self.dead.create_group([NewJob("echo", "text/plain", p) for p in echo_payloads(n)], GroupRules(n))
         ids = [keys.child_id(created.job_id, i) for i in range(n)]
         # Every child was released: the dead worker's claim of each says so.
         self._dead_worker(ids, created.dispatches)

@@ -35,7 +35,7 @@ from bench.processes import STACK_START_DEADLINE, START_TIMEOUT, Bench, pool_chi
 from jobs import keys
 from jobs.config import Settings
 from jobs.contract import TERMINAL
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
 from jobs.registry import MODELS
 from jobs.store import JobStore
 from tests.harness import CELERY_READY
@@ -65,10 +65,10 @@ def redis_per_child(bench: Bench, groups: int, children: int) -> dict:
     client = bench.client(MEMORY_DB)
     client.flushdb()
     kids = [NewJob("echo", "text/plain", PAYLOAD) for _ in range(children)]
-    store.create_group(kids[:1], 1, release=False)  # scripts loaded, indexes exist
+    store.create_group(kids[:1], GroupRules(1), release=False)  # scripts loaded, indexes exist
     time.sleep(0.05)
     before = client.info("memory")["used_memory"]
-    parents = [store.create_group(kids, 1, release=False).job_id for _ in range(groups)]
+    parents = [store.create_group(kids, GroupRules(1), release=False).job_id for _ in range(groups)]
     after = client.info("memory")["used_memory"]
     total = groups * children
     per_child = (after - before) / total - len(PAYLOAD)
@@ -135,7 +135,7 @@ def worker_rss(bench: Bench) -> dict:
         def run_group(model: str, payloads: list[bytes], content_type: str, **options) -> None:
             jobs = [NewJob(model, content_type, p, options=options) for p in payloads]
             with bench.phase(f"a group of {len(jobs)} {model} children", *PHASE_DEADLINE):
-                created = store.create_group(jobs, conc)
+                created = store.create_group(jobs, GroupRules(conc))
                 with app.producer_or_acquire() as producer:
                     for d in created.dispatches:  # wake-ups: a worker takes the model's next ready job
                         queue = _queue_of(d.model)

@@ -30,7 +30,7 @@ from bench.common import SWEEP_DB, check, median, print_table, result
 from bench.processes import HELPERS, Bench
 from coordinator.sweep import Sweeper
 from jobs.config import Settings
-from jobs.records import Dispatch, NewJob
+from jobs.records import Dispatch, GroupRules, NewJob
 from jobs.store import JobStore
 
 NAME = "sweep_scaling"
@@ -49,7 +49,7 @@ def _create(url: str, count: int) -> int:
     store = _store(url)
     children = [NewJob("echo", "text/plain", b"x"), NewJob("echo", "text/plain", b"y")]
     for _ in range(count):
-        store.create_group(children, 1, release=False)
+        store.create_group(children, GroupRules(1), release=False)
     return count
 
 

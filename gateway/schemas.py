@@ -22,7 +22,7 @@ from marshmallow.validate import Length, OneOf, Range
 from gateway.problems import Problem
 from jobs import usage, webhook_urls
 from jobs.config import default_of
-from jobs.contract import Priority, WebhookEvent
+from jobs.contract import DEFAULT_PRIORITY, Priority, WebhookEvent
 from jobs.fields import DigitsInteger, StrictBoolean, StrictInteger, StrictNumber, Text
 from jobs.pdf_outputs import OPTIMIZE_LEVELS, OUTPUT_TYPES
 from jobs.public_view import DEFAULT_PAGE_LIMIT
@@ -301,7 +301,7 @@ class JobSchema(_Document):
             options=data.get("options", {}),
             callback_url=data.get("callback_url", ""),
             on_prem=data.get("on_prem", False),
-            priority=data.get("priority", Priority.BATCH.value),
+            priority=data.get("priority", DEFAULT_PRIORITY.value),
         )
         if "split_pages" in data:
             return SplitRequest(job, data["split_pages"], data.get("max_parallel", 0), webhook_events_of(data))

@@ -63,7 +63,7 @@ from gateway.schemas import (
     webhook_events_of,
 )
 from jobs.config import Settings
-from jobs.contract import ErrorCode, Priority, WebhookEvent
+from jobs.contract import DEFAULT_PRIORITY, ErrorCode, WebhookEvent
 from jobs.records import GroupRules, NewJob
 from jobs.registry import MODELS
 from jobs.webhook_urls import InvalidCallbackUrl, check_submitted
@@ -190,7 +190,7 @@ class Parser:
             pages=pages,
             callback_url=callback_url,
             on_prem=on_prem,
-            priority=query.get("priority", Priority.BATCH.value),
+            priority=query.get("priority", DEFAULT_PRIORITY.value),
         )
         check_languages(job, languages)
         # The callback and on_prem join the fingerprint only when given, so earlier requests' fingerprints still match.
@@ -271,10 +271,8 @@ class Parser:
             jobs.append(job)
         events = webhook_events_of(group)
         rules = _rules(group, len(jobs), group_callback_url if WebhookEvent.JOB_COMPLETED in events else "")
-        jobs = [
-            replace(j, priority=rules.priority, callback_url=_child_callback_url(j, group_callback_url, events))
-            for j in jobs
-        ]
+        # Each child runs in the group's lane (``rules.priority``): the store sets it on every child.
+        jobs = [replace(j, callback_url=_child_callback_url(j, group_callback_url, events)) for j in jobs]
         return Submission(jobs, rules, request_print)
 
     def _callback_url(self, url: str) -> str:
@@ -387,7 +385,7 @@ def _rules(group: dict[str, Any], total: int, callback_url: str) -> GroupRules:
         tolerated_failures=tolerated,
         fail_fast=group.get("fail_fast", False),
         callback_url=callback_url,
-        priority=group.get("priority", Priority.BATCH.value),
+        priority=group.get("priority", DEFAULT_PRIORITY.value),
     )
 
 

@@ -104,3 +104,11 @@ def broker_sentinel_options(settings: Settings) -> dict[str, Any]:
         "socket_keepalive": True,
         "sentinel_kwargs": sentinel_kwargs,
     }
+
+
+def text_of(value: bytes | str | int | float | None) -> str:
+    """A value a store client answered, as text ('' for none): redis-py types a reply as bytes or str (it
+    depends on ``decode_responses``), and these clients answer bytes."""
+    if value is None:
+        return ""
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -44,7 +44,11 @@ class Priority(str, Enum):
     """A submission's lane: interactive work goes ahead of batch work of the same model (its own queue)."""
 
     INTERACTIVE = "interactive"
-    BATCH = "batch"  # the default; a job stored before lanes existed has no field and is batch
+    BATCH = "batch"
+
+
+#: The lane of a submission that names none, and of a job stored before lanes existed (it has no field).
+DEFAULT_PRIORITY = Priority.BATCH
 
 
 class Operation(str, Enum):
@@ -333,6 +337,7 @@ def lua_preamble() -> str:
         _lua_table("ERROR", {e.value: e.value for e in SCRIPT_ERROR_CODES}),
         _lua_table("STAGE", {e.value: e.value for e in Stage}),
         _lua_table("PRIORITY", {p.value: p.value for p in Priority}),
+        f"local DEFAULT_PRIORITY = '{DEFAULT_PRIORITY.value}'",
         _lua_table("F", {f.name.lower(): f.value for f in Field}),
         _lua_table("E", {f.name.lower(): f.value for f in EventField}),
         _lua_table("UNIT", {u.name.lower(): u.value for u in UsageUnit}),

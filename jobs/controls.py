@@ -1,17 +1,17 @@
 """A client's controls over jobs it submitted: cancel, change a group's cap, redrive its failures.
 
-Each is one transition (``jobs/transitions/cancel.lua``, ``set_cap.lua``,
-``redrive.lua``); like the store's other writes they return the jobs they
-queued, for the caller to publish.
+Each is one transition (the entries ``cancel``, ``set_cap`` and ``redrive``
+of jobs/transitions, called with the store's context); like the store's
+other writes they return the jobs they queued, for the caller to publish.
 """
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
 
 from jobs import interactive_share, keys
+from jobs.connections import text_of
 from jobs.contract import TERMINAL, Field, JobKind, JobStatus, Priority, Reply, count_field
 from jobs.errors import (
     GroupNotFinished,
@@ -25,10 +25,11 @@ from jobs.errors import (
 from jobs.ids import DEFAULT_TENANT
 from jobs.records import Dispatch, GroupRules, Idempotency
 from jobs.store import JobStore
-from jobs.transitions.cancel import CANCEL
-from jobs.transitions.redrive import REDRIVE
-from jobs.transitions.reserve_key import FREE, RESERVE_KEY, SETTLE, TAKE
-from jobs.transitions.set_cap import SET_CAP
+from jobs.transitions import cancel as cancel_job
+from jobs.transitions import redrive as redrive_group
+from jobs.transitions import reserve_key
+from jobs.transitions import set_cap as set_group_cap
+from jobs.transitions.reserve_key import FREE, SETTLE, TAKE, ReserveKeyReply
 
 _TERMINAL = {s.value for s in TERMINAL}
 
@@ -52,18 +53,7 @@ def cancel(store: JobStore, job_id: str) -> Cancelled:
     kind = store.redis.hget(keys.job(job_id), "kind")
     if kind is None:
         raise JobNotFound(f"no job {job_id}")
-    reply = store.scripts.run(
-        CANCEL,
-        keys={
-            "job": keys.job(job_id),
-            "events": keys.events(job_id),
-            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
-            **store.release_keys(job_id),
-            # A child's cancel may finish its parent; a parent's or single job's, itself.
-            **keys.roots_by_status(job_id, JobKind.SINGLE if kind == b"single" else JobKind.PARENT),
-        },
-        args={"job_id": job_id, **store.release_args(job_id)},
-    )
+    reply = cancel_job.call(store.context, job_id, JobKind(text_of(kind)))
     if reply.code == Reply.NO_JOB:
         raise JobNotFound(f"no job {job_id}")
     if reply.code == Reply.WRONG_STATUS:
@@ -79,19 +69,12 @@ def set_cap(store: JobStore, parent_id: str, max_parallel: int, interactive_limi
         group = store.redis.hmget(
             keys.job(parent_id), Field.PRIORITY.value, Field.TOTAL.value, Field.MAX_PARALLEL.value
         )
-        if _text(group[0]) == Priority.INTERACTIVE.value and group[1] is not None:
+        if text_of(group[0]) == Priority.INTERACTIVE.value and group[1] is not None:
             total, before = int(group[1]), GroupRules(int(group[2] or 0))
             places = interactive_share.places_of(total, GroupRules(max_parallel))
             if places > interactive_share.places_of(total, before):
                 store.interactive_share.reserve(parent_id, places, interactive_limit)
-    quota = store.make_room(parent_id, max_parallel if max_parallel > 0 else store.settings.tenant_max_inflight)
-    reply = store.scripts.run(
-        SET_CAP,
-        keys=store.release_keys(parent_id),
-        args={"parent_id": parent_id, "max_parallel": max_parallel, **store.release_args(parent_id)},
-    )
-    if quota:
-        store.room_made(parent_id)
+    reply = set_group_cap.call(store.context, parent_id, max_parallel)
     if reply.code == Reply.NO_JOB:
         raise NotAGroup(f"job {parent_id} is not a fan-out group")
     if reply.code == Reply.WRONG_STATUS:
@@ -137,29 +120,7 @@ def redrive(
             if idempotency is not None:
                 _reserve_key(store, FREE, parent_id, idempotency, tenant, token)
             raise
-    # How many it sends is known only to the script: room for the cap's worth (what is unused goes back).
-    quota = store.make_room(parent_id, store.settings.tenant_max_inflight)
-    reply = store.scripts.run(
-        REDRIVE,
-        keys={
-            # In the parent's bucket: one slot for the whole redrive.
-            "idempotency": (
-                keys.redrive_mark(tenant, idempotency.key, parent_id) if idempotency else keys.job(parent_id)
-            ),
-            **store.release_keys(parent_id),
-            **keys.roots_by_status(parent_id, JobKind.PARENT),
-        },
-        args={
-            "parent_id": parent_id,
-            "include_cancelled": int(include_cancelled),
-            "idempotency_key": idempotency.key if idempotency else "",
-            "fingerprint": idempotency.fingerprint if idempotency else "",
-            "idempotency_ttl": store.settings.idempotency_ttl,
-            **store.release_args(parent_id),
-        },
-    )
-    if quota:
-        store.room_made(parent_id)
+    reply = redrive_group.call(store.context, parent_id, include_cancelled, idempotency, tenant)
     if idempotency is not None:
         ran = reply.code in (Reply.OK, Reply.REPLAYED)
         _reserve_key(store, SETTLE if ran else FREE, parent_id, idempotency, tenant, token)
@@ -187,7 +148,7 @@ def _reserve_interactive_redrive(store: JobStore, parent_id: str, include_cancel
         count_field(JobStatus.FAILED),
         count_field(JobStatus.CANCELLED),
     )
-    if _text(group[0]) != Priority.INTERACTIVE.value or _text(group[1]) not in _TERMINAL:
+    if text_of(group[0]) != Priority.INTERACTIVE.value or text_of(group[1]) not in _TERMINAL:
         return
     again = int(group[3] or 0) + (int(group[4] or 0) if include_cancelled else 0)
     if again > 0:
@@ -195,21 +156,7 @@ def _reserve_interactive_redrive(store: JobStore, parent_id: str, include_cancel
         store.interactive_share.reserve(parent_id, places, limit)
 
 
-def _text(value: bytes | None) -> str:
-    return value.decode() if value is not None else ""
-
-
 def _reserve_key(
     store: JobStore, action: str, parent_id: str, idempotency: Idempotency, tenant: str, token: str
-) -> Any:
-    return store.scripts.run(
-        RESERVE_KEY,
-        keys={"idempotency": keys.idempotency(tenant, idempotency.key)},
-        args={
-            "action": action,
-            "parent_id": parent_id,
-            "fingerprint": idempotency.fingerprint,
-            "token": token,
-            "idempotency_ttl": store.settings.idempotency_ttl,
-        },
-    )
+) -> ReserveKeyReply:
+    return reserve_key.call(store.context, action, parent_id, idempotency, tenant, token)

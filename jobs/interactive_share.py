@@ -27,8 +27,8 @@ from jobs.connections import StoreClient
 from jobs.contract import TERMINAL, Field, Reply
 from jobs.errors import InteractiveLaneFull
 from jobs.records import GroupRules
-from jobs.transitions import Scripts
-from jobs.transitions.reserve_interactive import RESERVE_INTERACTIVE
+from jobs.transitions import reserve_interactive
+from jobs.transitions.context import StoreContext
 
 #: How long a reservation whose root is not (yet) in the store still holds its places (ms): far longer
 #: than any creation takes between its reservation and its root's write.
@@ -44,9 +44,9 @@ def places_of(children: int, group: GroupRules | None) -> int:
 
 
 class InteractiveShare:
-    def __init__(self, client: StoreClient, scripts: Scripts):
-        self.redis = client
-        self.scripts = scripts
+    def __init__(self, context: StoreContext):
+        self.redis: StoreClient = context.redis
+        self.context = context
 
     def reserve(self, root_id: str, places: int, limit: int) -> None:
         """Takes ``places`` for ``root_id`` in its tenant's allowance of ``limit``; ``InteractiveLaneFull``
@@ -88,9 +88,5 @@ class InteractiveShare:
             self.redis.hdel(reservations, *ended)
         return len(ended)
 
-    def _reserve(self, root_id: str, places: int, limit: int):
-        return self.scripts.run(
-            RESERVE_INTERACTIVE,
-            keys={"reservations": keys.tenant_interactive(keys.tag_of(root_id))},
-            args={"root_id": root_id, "places": places, "limit": limit},
-        )
+    def _reserve(self, root_id: str, places: int, limit: int) -> reserve_interactive.ReserveInteractiveReply:
+        return reserve_interactive.call(self.context, root_id, places, limit)

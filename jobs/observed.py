@@ -47,7 +47,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from redis import Redis
 from redis.cluster import RedisCluster
 
 from jobs import keys
@@ -83,7 +82,7 @@ class Occupancy:
         return {status.value: counts for status, counts in zip(COUNTED, ordered, strict=True)}
 
 
-def occupancy(client: Redis) -> Occupancy:
+def occupancy(client: StoreClient) -> Occupancy:
     """Held, queued and processing jobs per model, in two pipelined round trips (four with a mixed group in flight)."""
     pipe = client.pipeline(transaction=False)
     indexes = (keys.queued, keys.leases, keys.due_parents)
@@ -138,7 +137,7 @@ class Sample:
     workers: Census | None = None
 
 
-def record_sample(client: Redis) -> Sample:
+def record_sample(client: StoreClient) -> Sample:
     """Counts the occupancy and keeps it in ``keys.GAUGES`` for the scrapes (the coordinator's, once an interval)."""
     seconds, micros = client.time()
     now = occupancy(client)
@@ -149,7 +148,7 @@ def record_sample(client: Redis) -> Sample:
     return sample
 
 
-def last_sample(client: Redis) -> Sample | None:
+def last_sample(client: StoreClient) -> Sample | None:
     """The last occupancy counted, in one command; None before the first count (no coordinator has run)."""
     return _parse_sample(client.get(keys.GAUGES))
 
@@ -184,7 +183,7 @@ def _parse_sample(raw: bytes | str | None) -> Sample | None:
         return None
 
 
-def _models(client: Redis, ids: Sequence[str]) -> dict[str, str]:
+def _models(client: StoreClient, ids: Sequence[str]) -> dict[str, str]:
     """Each job's own model field, in one round trip."""
     if not ids:
         return {}
@@ -202,7 +201,7 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def models_and_statuses(client: Redis, job_ids: Sequence[str]) -> list[tuple[str, str]]:
+def models_and_statuses(client: StoreClient, job_ids: Sequence[str]) -> list[tuple[str, str]]:
     """(model, status) of each job, in one round trip; ('', '') for one that is gone."""
     if not job_ids:
         return []

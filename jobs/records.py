@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobs import keys
-from jobs.contract import Priority
+from jobs.contract import DEFAULT_PRIORITY, Field
 from jobs.ids import DEFAULT_TENANT
 from jobs.transitions.spec import Dispatch
 
@@ -30,27 +30,27 @@ class NewJob:
     # as its parent's payload; ``payload`` is then empty.
     source_pages: tuple[int, int] | None = None
     # Its lane (a ``Priority`` value): interactive work goes ahead of batch work of its model.  A group's
-    # children take the group's (``GroupRules.priority``).
-    priority: str = Priority.BATCH.value
+    # children take the group's (``GroupRules.priority``), whatever they say: create.lua sets it.
+    priority: str = DEFAULT_PRIORITY.value
 
     def __post_init__(self):
         if not self.doc_hash:
             object.__setattr__(self, "doc_hash", hashlib.sha256(self.payload).hexdigest())
 
-    def spec(self) -> list[str]:
-        """How ``create`` takes the job's fields: [model, doc_hash, pages, content_type, options JSON, callback,
-        on_prem ('1' or '0'), source_pages ('' or "first-last"), priority]."""
-        return [
-            self.model,
-            self.doc_hash,
-            str(self.pages),
-            self.content_type,
-            json.dumps(self.options),
-            self.callback_url,
-            "1" if self.on_prem else "0",
-            format_pages(self.source_pages),
-            self.priority,
-        ]
+    def fields(self) -> dict[str, str]:
+        """How ``create`` takes the job: its fields by their ``Field`` names, as the job's hash keeps them
+        (create.lua reads ``spec[F.<name>]``)."""
+        return {
+            Field.MODEL.value: self.model,
+            Field.DOC_HASH.value: self.doc_hash,
+            Field.PAGES.value: str(self.pages),
+            Field.CONTENT_TYPE.value: self.content_type,
+            Field.OPTIONS.value: json.dumps(self.options),
+            Field.CALLBACK_URL.value: self.callback_url,
+            Field.ON_PREM.value: "1" if self.on_prem else "0",
+            Field.SOURCE_PAGES.value: format_pages(self.source_pages),
+            Field.PRIORITY.value: self.priority,
+        }
 
 
 def format_pages(pages: tuple[int, int] | None) -> str:
@@ -77,7 +77,19 @@ class GroupRules:
     tolerated_failures: int = 0
     fail_fast: bool = False  # past the tolerance, cancel the held children at once
     callback_url: str = ""  # where the parent's view is POSTed once it is terminal
-    priority: str = Priority.BATCH.value  # the lane of the group and of every child
+    priority: str = DEFAULT_PRIORITY.value  # the lane of the group and of every child
+
+    def fields(self, model: str) -> dict[str, str | int | bool]:
+        """How ``create`` takes the rules, by their ``Field`` names (create.lua reads ``A.group[F.<name>]``);
+        ``model``: the children's, or 'mixed' when theirs differ."""
+        return {
+            Field.MODEL.value: model,
+            Field.MAX_PARALLEL.value: self.max_parallel,
+            Field.TOLERATED_FAILURES.value: self.tolerated_failures,
+            Field.FAIL_FAST.value: self.fail_fast,
+            Field.CALLBACK_URL.value: self.callback_url,
+            Field.PRIORITY.value: self.priority,
+        }
 
 
 @dataclass(frozen=True)

@@ -35,12 +35,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from jobs import keys
-from jobs.config import Settings
 from jobs.connections import StoreClient
-from jobs.contract import Reply
-from jobs.errors import NotReplicated
-from jobs.transitions import NOSCRIPT_ATTEMPTS, Scripts, Transition
-from jobs.transitions.create import CREATE
+from jobs.transitions.scripts import NOSCRIPT_ATTEMPTS, Scripts
+from jobs.transitions.spec import Transition
 
 # What a write and its WAIT sent straight to a cluster's primary meet while the slot changes hands:
 # the primary gone (a lost connection, a timeout), the slot served elsewhere now (MOVED), the
@@ -58,37 +55,6 @@ _CLUSTER_RETRIED = (
 # How long a cluster's replication mark (a key) is kept: nobody reads it, each creation in its slot
 # sets it again, and it must not outlive a deleted bucket for long.
 MARK_MS = 60_000
-
-
-def run_create(
-    client: StoreClient,
-    scripts: Scripts,
-    settings: Settings,
-    named_keys: dict[str, str],
-    args: dict[str, Any],
-    mark_key: str,
-):
-    """Runs the create transition; with OCRGW_MIN_REPLICAS, returns only once that many replicas have it.
-
-    ``mark_key``: on a cluster, the key written after the creation for WAIT
-    to count up to: in the slot of the creation's keys (see ``write_and_wait``).
-    Raises ``NotReplicated`` when fewer replicas confirm within
-    OCRGW_REPLICA_WAIT_MS; the job is then kept, not published, and a retry
-    with the same Idempotency-Key replays it.
-    """
-    wanted = settings.min_replicas
-    if wanted <= 0:
-        return scripts.run(CREATE, keys=named_keys, args=args)
-    raw, confirmed = write_and_wait(
-        client, scripts, CREATE, named_keys, args, wanted, settings.replica_wait_ms, mark_key, args["root_id"]
-    )
-    reply = CREATE.decode(raw, keys.bucket_of_key(named_keys["root"]))
-    if reply.code in (Reply.OK, Reply.REPLAYED) and confirmed < wanted:
-        raise NotReplicated(
-            f"job {reply.job_id}: {confirmed} of {wanted} replicas confirmed its creation "
-            f"within {settings.replica_wait_ms} ms"
-        )
-    return reply
 
 
 def write_and_wait(

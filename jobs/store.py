@@ -14,7 +14,6 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from redis.backoff import ExponentialBackoff, NoBackoff
@@ -22,10 +21,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from jobs import interactive_share, keys, tenant_quota
-from jobs.config import CALL_RECORD_MS, Settings
-from jobs.connections import StoreClient, redis_client
-from jobs.contract import Field, JobKind, JobStatus, Priority, Reply
+from jobs import interactive_share, keys
+from jobs.config import Settings
+from jobs.connections import StoreClient, redis_client, text_of
+from jobs.contract import Field, JobStatus, Priority, Reply
 from jobs.errors import (
     CancelRequested,
     IdempotencyKeyReused,
@@ -35,7 +34,7 @@ from jobs.errors import (
     NotProcessing,
     StoreError,
 )
-from jobs.ids import call_token, new_job_id
+from jobs.ids import new_job_id
 from jobs.pdf_outputs import DEFAULT_OUTPUT
 from jobs.queries import JobQueries
 from jobs.records import (
@@ -50,17 +49,14 @@ from jobs.records import (
     Owner,
     parse_pages,
 )
-from jobs.replication import run_create
 from jobs.sweeping import SweepTransitions
 from jobs.tenant_quota import TenantQuota
-from jobs.transitions import Scripts
-from jobs.transitions.claim import CLAIM, ClaimReply
-from jobs.transitions.claim_next import CLAIM_NEXT, ClaimNextReply
-from jobs.transitions.complete import COMPLETE, CompleteReply
-from jobs.transitions.heartbeat import HEARTBEAT
-from jobs.transitions.progress import PROGRESS
-from jobs.transitions.record_pdf import RECORD_PDF
-from jobs.transitions.retry import RETRY
+from jobs.transitions import claim, claim_next, complete, create, heartbeat, record_pdf, retry
+from jobs.transitions import progress as progress_entry
+from jobs.transitions.claim import ClaimReply
+from jobs.transitions.claim_next import ClaimNextReply
+from jobs.transitions.context import StoreContext
+from jobs.transitions.scripts import Scripts
 from jobs.transitions.spec import PULL
 from jobs.usage import JobUnits
 from jobs.worker_reports import WorkerReports
@@ -97,17 +93,27 @@ def socket_timeout_for(settings: Settings) -> float:
 class JobStore(SweepTransitions):
     def __init__(self, client: StoreClient, settings: Settings | None = None, probe: StoreClient | None = None):
         self.redis = client
-        self.settings = settings or Settings()
         self.scripts = Scripts(client)
+        #: What every transition's call takes (jobs/transitions): the one door to the scripts.
+        self.context = StoreContext(client, self.scripts, settings or Settings())
         #: The tenants' caps dealt out to the buckets (with more than one: jobs.tenant_quota).
-        self.tenant_quota = TenantQuota(client, self.scripts, self.settings.tenant_max_inflight)
-        self.interactive_share = interactive_share.InteractiveShare(client, self.scripts)
+        self.tenant_quota = TenantQuota(client, self.scripts, self.settings.tenant_max_inflight, self.settings)
+        self.interactive_share = interactive_share.InteractiveShare(self.context)
         #: The read side over the same client, for callers that hold a store.
         self.queries = JobQueries(client)
         #: What the live workers report of themselves (their Tesseract languages).
         self.workers = WorkerReports(client)
         # Readiness must answer fast, not ride out an outage like the job calls.
         self._probe = probe or client
+
+    @property
+    def settings(self) -> Settings:
+        return self.context.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        """New settings for the transitions from now on (the tenants' ledger keeps the cap it was made with)."""
+        self.context = StoreContext(self.redis, self.scripts, settings)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> JobStore:
@@ -148,21 +154,12 @@ class JobStore(SweepTransitions):
         """
         if job.source_pages is not None:
             raise ValueError("only a child of a group reads its pages of a source document")
-        return self._create(
-            _new_root_id(owner, idempotency),
-            JobKind.SINGLE,
-            [job],
-            {},
-            idempotency,
-            True,
-            owner,
-            traceparent=traceparent,
-        )
+        return self._create(_new_root_id(owner, idempotency), [job], None, idempotency, True, owner, None, traceparent)
 
     def create_group(
         self,
         children: Sequence[NewJob],
-        max_parallel: int | GroupRules,
+        rules: GroupRules,
         idempotency: Idempotency | None = None,
         release: bool = True,
         owner: Owner = DEFAULT_OWNER,
@@ -171,55 +168,34 @@ class JobStore(SweepTransitions):
     ) -> Created:
         """Creates a parent and its children (held) of ``owner``'s tenant and releases the first ones.
 
-        ``max_parallel`` alone, or every rule of the group.  ``source``: a
-        split's document, stored once as the parent's payload; its children
-        name their pages of it (``NewJob.source_pages``) and store none.  ``release=False``
-        leaves every child held and the parent on the due index, as if the
-        creating process had died right after creating; the sweep then
-        releases them.  ``traceparent``: as for ``create_single``, kept with the parent and every child.
+        Every child runs in the group's lane (``rules.priority``), whatever it says itself.  ``source``: a
+        split's document, stored once as the parent's payload; its children name their pages of it
+        (``NewJob.source_pages``) and store none.  ``release=False`` leaves every child held and the parent
+        on the due index, as if the creating process had died right after creating; the sweep then releases
+        them.  ``traceparent``: as for ``create_single``, kept with the parent and every child.
         """
         if not children:
             raise ValueError("a group needs at least one child")
         if (source is None) != all(c.source_pages is None for c in children):
             raise ValueError("a group has a source document exactly when its children name pages of it")
-        rules = max_parallel if isinstance(max_parallel, GroupRules) else GroupRules(max_parallel)
-        models = {c.model for c in children}
-        group = {
-            "model": models.pop() if len(models) == 1 else "mixed",
-            "max_parallel": rules.max_parallel,
-            "tolerated_failures": rules.tolerated_failures,
-            "fail_fast": rules.fail_fast,
-            "callback_url": rules.callback_url,
-            "priority": rules.priority,
-        }
-        # Every child runs in its group's lane, whatever it says itself.
-        children = [c if c.priority == rules.priority else replace(c, priority=rules.priority) for c in children]
         return self._create(
-            _new_root_id(owner, idempotency),
-            JobKind.PARENT,
-            children,
-            group,
-            idempotency,
-            release,
-            owner,
-            source,
-            traceparent,
+            _new_root_id(owner, idempotency), children, rules, idempotency, release, owner, source, traceparent
         )
 
     def _create(
         self,
         root_id: str,
-        kind: JobKind,
         jobs: Sequence[NewJob],
-        group: dict[str, Any],
+        rules: GroupRules | None,
         idempotency: Idempotency | None,
         release: bool,
         owner: Owner,
-        source: bytes | None = None,
-        traceparent: str = "",
+        source: bytes | None,
+        traceparent: str,
     ) -> Created:
+        """A single job (``rules`` None) or a group, with its places in the interactive lane first."""
         try:
-            reserved = self._reserve_interactive(root_id, jobs, group, owner)
+            reserved = self._reserve_interactive(root_id, jobs, rules, owner)
         except InteractiveLaneFull:
             # A retried request whose job is there (queued, holding its own places) is answered as a replay,
             # as create.lua would answer it, not refused for want of places for a second copy.
@@ -228,24 +204,31 @@ class JobStore(SweepTransitions):
                 raise
             return replayed
         try:
-            created = self._create_root(root_id, kind, jobs, group, idempotency, release, owner, source, traceparent)
+            reply = create.call(self.context, root_id, jobs, rules, idempotency, release, owner, source, traceparent)
+            if reply.code == Reply.KEY_REUSED:
+                raise IdempotencyKeyReused(
+                    f"this Idempotency-Key was used for a different request (job {reply.job_id})"
+                )
         except IdempotencyKeyReused:
             # Nothing created.  On any other error the root may be there (not yet replicated, or a reply
             # lost): its places stay, and lapse if it is not (jobs.interactive_share).
             if reserved:
                 self._give_back_interactive(root_id)
             raise
-        if reserved and created.job_id != root_id:
+        if reply.code not in (Reply.OK, Reply.REPLAYED):
+            raise StoreError(f"create answered {reply!r}")
+        if reserved and reply.job_id != root_id:
             self._give_back_interactive(root_id)  # a replay of another root, which holds places of its own
-        return created
+        return Created(reply.job_id, reply.code == Reply.REPLAYED, reply.released)
 
-    def _reserve_interactive(self, root_id: str, jobs: Sequence[NewJob], group: dict[str, Any], owner: Owner) -> bool:
+    def _reserve_interactive(
+        self, root_id: str, jobs: Sequence[NewJob], rules: GroupRules | None, owner: Owner
+    ) -> bool:
         """The places of a new root in the interactive lane in its tenant's allowance (jobs.interactive_share),
         when its owner has one; whether any were reserved."""
-        lane = group.get("priority") if group else jobs[0].priority
+        lane = jobs[0].priority if rules is None else rules.priority
         if lane != Priority.INTERACTIVE.value or owner.interactive_max_inflight is None:
             return False
-        rules = GroupRules(group["max_parallel"]) if group else None
         places = interactive_share.places_of(len(jobs), rules)
         self.interactive_share.reserve(root_id, places, owner.interactive_max_inflight)
         return True
@@ -260,11 +243,11 @@ class JobStore(SweepTransitions):
         )
         if recorded is None:
             return None
-        if fingerprint is None or fingerprint.decode() != idempotency.fingerprint:
+        if fingerprint is None or text_of(fingerprint) != idempotency.fingerprint:
             raise IdempotencyKeyReused(
-                f"this Idempotency-Key was used for a different request (job {recorded.decode()})"
+                f"this Idempotency-Key was used for a different request (job {text_of(recorded)})"
             )
-        return Created(recorded.decode(), True, [])
+        return Created(text_of(recorded), True, [])
 
     def _give_back_interactive(self, root_id: str) -> None:
         try:
@@ -272,95 +255,11 @@ class JobStore(SweepTransitions):
         except (RedisConnectionError, RedisTimeoutError):
             log.warning("the interactive places of %s stay reserved until they lapse", root_id)
 
-    def _create_root(
-        self,
-        root_id: str,
-        kind: JobKind,
-        jobs: Sequence[NewJob],
-        group: dict[str, Any],
-        idempotency: Idempotency | None,
-        release: bool,
-        owner: Owner,
-        source: bytes | None,
-        traceparent: str,
-    ) -> Created:
-        root = keys.job(root_id)
-        quota = False
-        if kind == JobKind.PARENT and release:
-            could_start = len(jobs) if group["max_parallel"] <= 0 else min(len(jobs), group["max_parallel"])
-            quota = self.make_room(root_id, could_start)
-        reply = run_create(
-            self.redis,
-            self.scripts,
-            self.settings,
-            {
-                "idempotency": keys.idempotency(owner.tenant, idempotency.key) if idempotency else root,
-                "root": root,
-                "roots_queued": keys.roots(
-                    kind.value, JobStatus.QUEUED.value, keys.tag_of(root_id), keys.bucket_of(root_id)
-                ),
-                **self.release_keys(root_id),
-            },
-            args={
-                "idempotency_key": idempotency.key if idempotency else "",
-                "fingerprint": idempotency.fingerprint if idempotency else "",
-                "idempotency_ttl": self.settings.idempotency_ttl,
-                "root_id": root_id,
-                "kind": kind.value,
-                "tenant": owner.tenant,
-                "key_id": owner.key_id,
-                "weight": owner.weight,
-                "traceparent": traceparent,
-                # With 0, the release step puts the parent on the due index.
-                **self.release_args(root_id, release_limit=None if release else 0),
-                "group": group,
-                "jobs": [j.spec() for j in jobs],
-                "source": source or b"",
-                "payloads": [b"" if j.source_pages is not None else j.payload for j in jobs],
-            },
-            # In the slot of the root's keys, its bucket's.
-            mark_key=keys.replication_mark(keys.bucket_of(root_id)),
-        )
-        if quota:
-            self.room_made(root_id)
-        if reply.code == Reply.KEY_REUSED:
-            raise IdempotencyKeyReused(f"this Idempotency-Key was used for a different request (job {reply.job_id})")
-        if reply.code not in (Reply.OK, Reply.REPLAYED):
-            raise StoreError(f"create answered {reply!r}")
-        return Created(reply.job_id, reply.code == Reply.REPLAYED, reply.released)
-
-    def make_room(self, root_id: str, could_start: int) -> bool:
-        """Before a transition that may release up to ``could_start`` children of the group: with a tenant cap
-        across buckets, grants the root's bucket the quota it lacks for them (one ledger call, when short:
-        jobs.tenant_quota).  Whether the ledger is in use: then call ``room_made`` after the transition."""
-        if not tenant_quota.in_use(self.settings.tenant_max_inflight):
-            return False
-        self.tenant_quota.ensure_room(keys.tag_of(root_id), keys.bucket_of(root_id), could_start)
-        return True
-
-    def room_made(self, root_id: str) -> None:
-        """After the transition: the tenant is touched again, now that its group is as the transition left it,
-        so that the sweep keeps rebalancing its quota (jobs.tenant_quota)."""
-        self.tenant_quota.touch(keys.tag_of(root_id))
-
     # -- the attempt of a worker ----------------------------------------------------------
 
     def claim(self, job_id: str) -> Claim | None:
         """Takes a queued job for one attempt; None when it is not claimable (a duplicate message)."""
-        reply: ClaimReply = self.scripts.run(
-            CLAIM,
-            keys={
-                **keys.of_running_job(job_id),
-                "payload": keys.payload(job_id),
-                "call": keys.call(job_id, call_token()),
-            },
-            args={
-                "job_id": job_id,
-                "prefix": keys.group_prefix(job_id),
-                "lease_ms": self.settings.lease_ms,
-                "record_ms": CALL_RECORD_MS,
-            },
-        )
+        reply = claim.call(self.context, job_id)
         if reply.code != Reply.OK:
             return None
         return _claim_of(job_id, reply)
@@ -385,32 +284,14 @@ class JobStore(SweepTransitions):
         those of the wake-up that brought the caller (lane '' for none), which stops counting as on its way.
         Also answers the wake-ups the bucket's ready jobs of the model still need (publish them).
         """
-        reply: ClaimNextReply = self.scripts.run(
-            CLAIM_NEXT,
-            keys={
-                "leases": keys.leases(bucket),
-                "queued": keys.queued(bucket),
-                "call": keys.pull_call(bucket, call_token()),
-            },
-            args={
-                "model": model,
-                "lane": lane,
-                "lease_ms": self.settings.lease_ms,
-                "record_ms": CALL_RECORD_MS,
-                "requeue_ms": self.requeue_ms,
-            },
-        )
+        reply = claim_next.call(self.context, model, lane, bucket)
         if reply.code != Reply.OK:
             return None, reply.released
         return _claim_of(reply.job_id, reply), reply.released
 
     def heartbeat(self, job_id: str, attempt: int) -> bool:
         """Extends the lease; False once this attempt no longer holds the job."""
-        reply = self.scripts.run(
-            HEARTBEAT,
-            keys={"job": keys.job(job_id), "leases": keys.leases(keys.bucket_of(job_id))},
-            args={"job_id": job_id, "attempt": attempt, "lease_ms": self.settings.lease_ms},
-        )
+        reply = heartbeat.call(self.context, job_id, attempt)
         return reply.code in (Reply.OK, Reply.CANCEL_REQUESTED)
 
     def report_progress(self, job_id: str, attempt: int, stage: str, progress: float) -> bool:
@@ -419,11 +300,7 @@ class JobStore(SweepTransitions):
         Raises ``CancelRequested`` when a client asked to cancel the job: the
         caller stops and ends it with ``end_cancelled``.
         """
-        reply = self.scripts.run(
-            PROGRESS,
-            keys={"job": keys.job(job_id)},
-            args={"attempt": attempt, "stage": stage, "progress": f"{progress:.4f}"},
-        )
+        reply = progress_entry.call(self.context, job_id, attempt, stage, progress)
         if reply.code == Reply.CANCEL_REQUESTED:
             raise CancelRequested(f"job {job_id}: cancelled by a client")
         return reply.code == Reply.OK
@@ -474,33 +351,28 @@ class JobStore(SweepTransitions):
         return self._finish(job_id, attempt, JobStatus.CANCELLED, "", "", "cancelled by a client", None, ())
 
     def _finish(
-        self, job_id, attempt, status, result, error_code, error, take_next, interactive_first, units=None
+        self,
+        job_id: str,
+        attempt: int,
+        status: JobStatus,
+        result: str,
+        error_code: str,
+        error: str,
+        take_next: str | None,
+        interactive_first: Sequence[str],
+        units: JobUnits | None = None,
     ) -> Completion:
-        reply: CompleteReply = self.scripts.run(
-            COMPLETE,
-            keys={
-                **keys.of_running_job(job_id),
-                **self.release_keys(job_id),
-                "result": keys.result(job_id),
-                "events": keys.events(job_id),
-                "webhooks": keys.webhooks(keys.bucket_of(job_id)),
-                "call": keys.call(job_id, call_token()),
-            },
-            args={
-                "job_id": job_id,
-                "attempt": attempt,
-                "status": status.value,
-                "result": result,
-                "error_code": error_code,
-                "error": error,
-                "next_lease_ms": self.settings.lease_ms if take_next else 0,
-                "next_model": take_next or "",
-                "next_interactive": ",".join(interactive_first),
-                "record_ms": CALL_RECORD_MS,
-                "units": (units or JobUnits()).as_arg(),
-                "usage_keep_s": self.settings.usage_retention,
-                **self.release_args(job_id),
-            },
+        reply = complete.call(
+            self.context,
+            job_id,
+            attempt,
+            status.value,
+            result,
+            error_code,
+            error,
+            take_next,
+            interactive_first,
+            units or JobUnits(),
         )
         self._raise_if_refused(job_id, reply.code)
         next_claim = None
@@ -525,19 +397,7 @@ class JobStore(SweepTransitions):
 
         Raises ``CancelRequested`` instead when a client asked to cancel the job.
         """
-        reply = self.scripts.run(
-            RETRY,
-            keys=keys.of_running_job(job_id),
-            args={
-                "job_id": job_id,
-                "attempt": attempt,
-                "prefix": keys.group_prefix(job_id),
-                "backoff_ms": int(backoff_seconds * 1000),
-                "error_code": error_code,
-                "error": error,
-                "usage_keep_s": self.settings.usage_retention,
-            },
-        )
+        reply = retry.call(self.context, job_id, attempt, backoff_seconds, error_code, error)
         self._raise_if_refused(job_id, reply.code)
 
     @staticmethod
@@ -567,18 +427,7 @@ class JobStore(SweepTransitions):
 
         False when the job is gone, or no longer at that ending (a parent redriven meanwhile): nothing kept.
         """
-        pdf_field, failure_field = keys.pdf_fields(variant)
-        reply = self.scripts.run(
-            RECORD_PDF,
-            keys={"job": keys.job(job_id), "pdf": keys.pdf(job_id), "asked": keys.pdf_asked(job_id, variant)},
-            args={
-                "finished_at": finished_at,
-                "pdf_field": pdf_field,
-                "failure_field": failure_field,
-                "pdf": pdf,
-                "error": error,
-            },
-        )
+        reply = record_pdf.call(self.context, job_id, finished_at, pdf, error, variant)
         return reply.code == Reply.OK
 
     # -- draining -------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """The sweep's side of the store: the indexes it reads and the transitions that repair what a crash left.
 
-A mixin of ``JobStore``, which provides ``redis``, ``scripts`` and
-``settings``; every transition that releases held children, the store's and
-the controls' too, takes its release inputs from ``release_keys`` and
-``release_args`` here.
+A mixin of ``JobStore``, which provides ``redis`` and ``context`` (the
+store's ``StoreContext``: every entry of jobs/transitions is called through
+it, and it fills the release inputs of each transition that releases held
+children).
 
 The indexes are per bucket (``jobs.keys``): the sweep goes over the buckets
 one at a time, each under its own lock, so that sweepers share them, and
@@ -15,48 +15,29 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import cast
 
 from jobs import fair_share, keys
+from jobs.connections import StoreClient
 from jobs.contract import Field, JobKind, JobStatus, Reply
 from jobs.ids import DEFAULT_TENANT, tenant_tag
 from jobs.records import Dispatch, Reclaimed
-from jobs.transitions.expire import EXPIRE
-from jobs.transitions.reclaim import RECLAIM
-from jobs.transitions.release import RELEASE
-from jobs.transitions.republish import REPUBLISH
-from jobs.transitions.unlock_sweep import UNLOCK_SWEEP
+from jobs.transitions import expire, reclaim, release, republish, unlock_sweep
+from jobs.transitions.context import StoreContext
 
 
 class SweepTransitions:
-    redis: Any
-    scripts: Any
-    settings: Any
+    redis: StoreClient
+    context: StoreContext
 
     @property
     def requeue_ms(self) -> int:
         """When the sweep re-publishes a queued job nobody claimed, from now."""
-        return int(self.settings.requeue_seconds * 1000)
+        return self.context.requeue_ms
 
-    @staticmethod
-    def release_keys(job_id: str) -> dict[str, str]:
-        """The keys of ``RELEASE_KEYS`` (jobs/transitions/spec.py) for a transition on ``job_id``."""
-        bucket = keys.bucket_of(job_id)
-        return {"parent": keys.parent_or_self(job_id), "queued": keys.queued(bucket), "due": keys.due_parents(bucket)}
-
-    def release_args(self, job_id: str, release_limit: int | None = None) -> dict[str, Any]:
-        """The arguments of ``RELEASE_ARGS`` (jobs/transitions/spec.py) for a transition on ``job_id``.
-
-        ``release_limit`` defaults to ``OCRGW_RELEASE_BATCH``.
-        """
-        return {
-            "prefix": keys.group_prefix(job_id),
-            "release_limit": self.settings.release_batch if release_limit is None else release_limit,
-            "requeue_ms": self.requeue_ms,
-            "tenant_max_inflight": self.settings.tenant_max_inflight,
-            # Across buckets, each bucket's share of the cap is its quota (jobs.tenant_quota).
-            "tenant_quota": int(self.settings.tenant_max_inflight > 0 and keys.bucket_count() > 1),
-        }
+    def release_args(self, job_id: str, release_limit: int | None = None) -> dict[str, int | str]:
+        """The release inputs a transition on ``job_id`` gets (``StoreContext.release_args``)."""
+        return self.context.release_args(job_id, release_limit)
 
     def now_ms(self) -> int:
         seconds, micros = self.redis.time()
@@ -67,7 +48,7 @@ class SweepTransitions:
         return bool(self.redis.set(keys.sweep_lock(bucket), token, nx=True, px=ttl_ms))
 
     def unlock_sweep(self, token: str, bucket: int = 0) -> None:
-        self.scripts.run(UNLOCK_SWEEP, keys={"lock": keys.sweep_lock(bucket)}, args={"token": token})
+        unlock_sweep.call(self.context, keys.sweep_lock(bucket), token)
 
     def expired_leases(self, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
         return self.due_in(keys.leases, now_ms, limit, bucket)
@@ -82,39 +63,17 @@ class SweepTransitions:
         """The members of a bucket's time index (scored in ms) due at ``now_ms``, the longest waiting first;
         with no ``bucket``, of every bucket's, merged."""
         if bucket is not None:
-            return [m.decode() for m in self.redis.zrangebyscore(index(bucket), "-inf", now_ms, start=0, num=limit)]
+            found = cast(list[bytes], self.redis.zrangebyscore(index(bucket), "-inf", now_ms, start=0, num=limit))
+            return [m.decode() for m in found]
         pipe = self.redis.pipeline(transaction=False)
         for b in keys.buckets():
             pipe.zrangebyscore(index(b), "-inf", now_ms, start=0, num=limit, withscores=True)
         merged = heapq.merge(*(((score, m.decode()) for m, score in reply) for reply in pipe.execute()))
         return [member for _, member in list(merged)[:limit]]
 
-    def _pipelined(self, transition, calls: list[tuple[dict, dict]]) -> list:
-        """Runs the calls, a round trip per bucket; returns their decoded replies in order."""
-        return self.scripts.run_all(transition, calls)
-
     def reclaim(self, job_ids: Iterable[str]) -> Reclaimed:
         ids = list(job_ids)
-        replies = self._pipelined(
-            RECLAIM,
-            [
-                (
-                    {
-                        **keys.of_running_job(j),
-                        **self.release_keys(j),
-                        "events": keys.events(j),
-                        "webhooks": keys.webhooks(keys.bucket_of(j)),
-                    },
-                    {
-                        "job_id": j,
-                        "max_attempts": self.settings.max_attempts,
-                        "usage_keep_s": self.settings.usage_retention,
-                        **self.release_args(j),
-                    },
-                )
-                for j in ids
-            ],
-        )
+        replies = reclaim.call(self.context, ids)
         requeued: list[Dispatch] = []
         failed: list[str] = []
         dispatches: list[Dispatch] = []
@@ -134,16 +93,7 @@ class SweepTransitions:
 
     def republish(self, job_ids: Iterable[str]) -> list[Dispatch]:
         ids = list(job_ids)
-        replies = self._pipelined(
-            REPUBLISH,
-            [
-                (
-                    {"job": keys.job(j), "queued": keys.queued(keys.bucket_of(j))},
-                    {"job_id": j, "requeue_ms": self.requeue_ms},
-                )
-                for j in ids
-            ],
-        )
+        replies = republish.call(self.context, ids)
         return [
             Dispatch(j, r.model, priority=r.priority) for j, r in zip(ids, replies, strict=True) if r.code == Reply.OK
         ]
@@ -155,21 +105,7 @@ class SweepTransitions:
     def release_counted(self, parent_ids: Iterable[str]) -> tuple[list[Dispatch], int]:
         """``release``, and how many children it released (the dispatches are wake-ups: fewer, or none)."""
         parent_ids = fair_share.round_robin(parent_ids, lambda p: p)
-        replies = self._pipelined(
-            RELEASE,
-            [
-                (
-                    {
-                        **self.release_keys(p),
-                        "events": keys.events(p),
-                        "webhooks": keys.webhooks(keys.bucket_of(p)),
-                        **keys.roots_by_status(p, JobKind.PARENT),
-                    },
-                    {"parent_id": p, **self.release_args(p)},
-                )
-                for p in parent_ids
-            ],
-        )
+        replies = release.call(self.context, parent_ids)
         children = sum(r.children for r in replies if r.code == Reply.OK)
         return fair_share.fair_order(d for r in replies for d in r.released), children
 
@@ -180,7 +116,7 @@ class SweepTransitions:
         due, so the transitions that end a job need no retention of their own and
         a changed OCRGW_RESULT_TTL applies to the jobs already ended.
         """
-        return self.due_in(keys.expiring, now_ms - self.settings.result_ttl_ms, limit, bucket)
+        return self.due_in(keys.expiring, now_ms - self.context.settings.result_ttl_ms, limit, bucket)
 
     def expire(self, root_ids: Iterable[str]) -> int:
         """Deletes each root with every key of its group and its index entries; returns how many went."""
@@ -192,27 +128,7 @@ class SweepTransitions:
         for root in ids:
             pipe.hget(keys.job(root), Field.KIND.value)
         kinds = [JobKind.PARENT if k == JobKind.PARENT.value.encode() else JobKind.SINGLE for k in pipe.execute()]
-        replies = self._pipelined(
-            EXPIRE,
-            [
-                (
-                    {
-                        "root": keys.job(root),
-                        "events": keys.events(root),
-                        "due": keys.due_parents(keys.bucket_of(root)),
-                        "webhooks": keys.webhooks(keys.bucket_of(root)),
-                        **keys.roots_by_status(root, kind),
-                    },
-                    {
-                        "root_id": root,
-                        "prefix": keys.group_prefix(root),
-                        "ttl_ms": self.settings.result_ttl_ms,
-                        "owed_ms": self.settings.webhook_owed_ms,
-                    },
-                )
-                for root, kind in zip(ids, kinds, strict=True)
-            ],
-        )
+        replies = expire.call(self.context, list(zip(ids, kinds, strict=True)))
         return sum(1 for reply in replies if reply.code == Reply.OK)
 
     def active_parent_count(self, tenant: str = DEFAULT_TENANT) -> int:

@@ -41,21 +41,28 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from jobs import keys
+from jobs.config import Settings
+from jobs.connections import StoreClient, text_of
 from jobs.contract import Reply
-from jobs.transitions import Scripts
-from jobs.transitions.ledger_forget import LEDGER_FORGET
-from jobs.transitions.ledger_grant import LEDGER_GRANT
-from jobs.transitions.ledger_open import LEDGER_OPEN
-from jobs.transitions.ledger_return import LEDGER_RETURN
-from jobs.transitions.ledger_settle import LEDGER_SETTLE
-from jobs.transitions.quota_fence import QUOTA_FENCE
-from jobs.transitions.quota_grant import QUOTA_GRANT
-from jobs.transitions.quota_return import QUOTA_RETURN
-from jobs.transitions.unlock_sweep import UNLOCK_SWEEP
+from jobs.transitions import (
+    ledger_forget,
+    ledger_grant,
+    ledger_open,
+    ledger_return,
+    ledger_settle,
+    quota_fence,
+    quota_grant,
+    quota_return,
+    unlock_sweep,
+)
+from jobs.transitions.context import StoreContext
+from jobs.transitions.scripts import Scripts
 
 log = logging.getLogger(__name__)
 
@@ -83,17 +90,35 @@ class BucketQuota:
     ceiling: int | None = None
 
 
-def _int(value: Any) -> int:
+@contextmanager
+def room_for(ctx: StoreContext, root_id: str, could_start: int) -> Iterator[bool]:
+    """Around a transition that may release up to ``could_start`` children of the group: with a tenant cap
+    across buckets, grants the root's bucket the quota it lacks for them first (one ledger call, when short),
+    and touches the tenant again after, now that its group is as the transition left it, so that the sweep
+    keeps rebalancing its quota.  Yields whether the ledger is in use."""
+    cap = ctx.settings.tenant_max_inflight
+    if not in_use(cap):
+        yield False
+        return
+    quota = TenantQuota(ctx.redis, ctx.scripts, cap, ctx.settings)
+    quota.ensure_room(keys.tag_of(root_id), keys.bucket_of(root_id), could_start)
+    yield True
+    quota.touch(keys.tag_of(root_id))
+
+
+def _int(value: int | bytes | str | None) -> int:
     return int(value) if value is not None else 0
 
 
 class TenantQuota:
     """The ledger's moves for one store (its client, scripts and cap)."""
 
-    def __init__(self, client: Any, scripts: Scripts, cap: int):
+    def __init__(self, client: StoreClient, scripts: Scripts, cap: int, settings: Settings | None = None):
+        """``settings``: the store's, whose cap is ``cap`` (settings of that cap alone when not given)."""
         self.redis = client
         self.scripts = scripts
         self.cap = cap
+        self.context = StoreContext(client, scripts, settings or Settings(tenant_max_inflight=cap))
         # The ledger's ``seq`` of each tenant whose ledger and buckets disagreed at the last rebalance.
         self._suspect: dict[str, int] = {}
 
@@ -124,29 +149,18 @@ class TenantQuota:
 
     def ledger(self, tag: str) -> dict[str, int]:
         """The ledger's fields: ``epoch``, ``seq``, ``b<i>``."""
-        return {k.decode(): int(v) for k, v in self.redis.hgetall(keys.ledger(tag)).items()}
+        return {text_of(k): int(v) for k, v in self.redis.hgetall(keys.ledger(tag)).items()}
 
     # -- the two-step moves --------------------------------------------------------------------
 
     def grant_ledger(self, tag: str, bucket: int, k: int) -> tuple[int, int]:
         """A grant's first step: (granted, epoch)."""
-        reply = self.scripts.run(
-            LEDGER_GRANT, keys={"ledger": keys.ledger(tag)}, args={"field": field(bucket), "k": k, "cap": self.cap}
-        )
+        reply = ledger_grant.call(self.context, tag, field(bucket), k, self.cap)
         return reply.granted, reply.epoch
 
     def grant_bucket(self, tag: str, bucket: int, k: int, epoch: int) -> bool:
         """A grant's second step: whether the bucket took it (a reconcile's fence refuses an older epoch)."""
-        reply = self.scripts.run(
-            QUOTA_GRANT,
-            keys={
-                "quota": keys.tenant_quota(tag, bucket),
-                "waiting": keys.tenant_waiting(tag, bucket),
-                "due": keys.due_parents(bucket),
-            },
-            args={"k": k, "epoch": epoch},
-        )
-        return bool(reply.code == Reply.OK)
+        return quota_grant.call(self.context, tag, bucket, k, epoch).code == Reply.OK
 
     def grant(self, tag: str, bucket: int, k: int) -> int:
         """Grants up to ``k`` of the tenant's cap to ``bucket``; what the bucket got."""
@@ -162,19 +176,11 @@ class TenantQuota:
 
     def return_bucket(self, tag: str, bucket: int, k: int, ceiling: int | None) -> int:
         """A return's first step: what the bucket gave back (at most ``k``); sets or clears its ceiling."""
-        reply = self.scripts.run(
-            QUOTA_RETURN,
-            keys={"quota": keys.tenant_quota(tag, bucket), "in_flight": keys.tenant_in_flight(tag, bucket)},
-            args={"k": k, "ceiling": -1 if ceiling is None else ceiling},
-        )
-        return int(reply.returned)
+        return quota_return.call(self.context, tag, bucket, k, ceiling).returned
 
     def return_ledger(self, tag: str, bucket: int, k: int, epoch: int) -> bool:
         """A return's second step: whether the ledger took it (refused once a reconcile moved the epoch)."""
-        reply = self.scripts.run(
-            LEDGER_RETURN, keys={"ledger": keys.ledger(tag)}, args={"field": field(bucket), "k": k, "epoch": epoch}
-        )
-        return bool(reply.code == Reply.OK)
+        return ledger_return.call(self.context, tag, field(bucket), k, epoch).code == Reply.OK
 
     def give_back(self, tag: str, bucket: int, k: int, ceiling: int | None = None) -> int:
         """Takes up to ``k`` of the bucket's unused quota back to the ledger; what the bucket gave back."""
@@ -187,20 +193,13 @@ class TenantQuota:
     def reconcile(self, tag: str) -> bool:
         """Sets the ledger's grants to the buckets' quotas (what crashed moves leaked); False when the ledger
         moved meanwhile (nothing written: the next try does it)."""
-        opened = self.scripts.run(LEDGER_OPEN, keys={"ledger": keys.ledger(tag)}, args={})
+        opened = ledger_open.call(self.context, tag)
         grants = {}
         for b in keys.buckets():
-            read = self.scripts.run(
-                QUOTA_FENCE, keys={"quota": keys.tenant_quota(tag, b)}, args={"epoch": opened.epoch}
-            )
+            read = quota_fence.call(self.context, tag, b, opened.epoch)
             if read.quota > 0:
                 grants[field(b)] = read.quota
-        settled = self.scripts.run(
-            LEDGER_SETTLE,
-            keys={"ledger": keys.ledger(tag)},
-            args={"epoch": opened.epoch, "seq": opened.seq, "grants": grants},
-        )
-        return bool(settled.code == Reply.OK)
+        return ledger_settle.call(self.context, tag, opened.epoch, opened.seq, grants).code == Reply.OK
 
     # -- who moves quota -----------------------------------------------------------------------
 
@@ -223,7 +222,8 @@ class TenantQuota:
         self.redis.zincrby(keys.LEDGERS, 1, tag)
 
     def tenants(self) -> list[tuple[str, int]]:
-        return [(m.decode(), int(score)) for m, score in self.redis.zrange(keys.LEDGERS, 0, -1, withscores=True)]
+        scored = cast(list[tuple[bytes, float]], self.redis.zrange(keys.LEDGERS, 0, -1, withscores=True))
+        return [(m.decode(), int(score)) for m, score in scored]
 
     def rebalance_all(self, turn: int = 0) -> None:
         """The sweep's: each tenant with a ledger, under its lock (another coordinator's tenants are left)."""
@@ -242,7 +242,7 @@ class TenantQuota:
         try:
             self._rebalance(tag, turn, touched)
         finally:
-            self.scripts.run(UNLOCK_SWEEP, keys={"lock": lock}, args={"token": token})
+            unlock_sweep.call(self.context, lock, token)
         return True
 
     def _rebalance(self, tag: str, turn: int, touched: int | None) -> None:
@@ -272,7 +272,7 @@ class TenantQuota:
         idle = not any(s.quota or s.in_flight or s.waiting for s in state)
         if touched is not None and idle and not any(k.startswith("b") and v for k, v in self.ledger(tag).items()):
             # Nothing of the tenant's anywhere: out of the rebalanced tenants, unless touched since read.
-            self.scripts.run(LEDGER_FORGET, keys={"registry": keys.LEDGERS}, args={"tag": tag, "touched": touched})
+            ledger_forget.call(self.context, tag, touched)
 
 
 def shares(cap: int, state: list[BucketQuota], turn: int = 0) -> list[int]:

@@ -38,14 +38,12 @@ from dataclasses import dataclass
 
 from jobs import keys
 from jobs.config import Settings
+from jobs.connections import text_of
 from jobs.contract import Field, Reply, WebhookOutcome
 from jobs.errors import JobNotFound
 from jobs.ids import DEFAULT_TENANT
 from jobs.store import JobStore
-from jobs.transitions.claim_webhook import CLAIM_WEBHOOK
-from jobs.transitions.record_webhook import RECORD_WEBHOOK
-from jobs.transitions.release_webhook import RELEASE_WEBHOOK
-from jobs.transitions.reserve_webhook import RESERVE_WEBHOOK
+from jobs.transitions import claim_webhook, record_webhook, release_webhook, reserve_webhook
 
 
 @dataclass(frozen=True)
@@ -103,34 +101,11 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
     tenant's own slot (``reserve``)."""
     if not job_ids:
         return []
-    settings = store.settings
-    window = int(claim_window_seconds(settings) * 1000)
-    # Held back by its tenant's cap, a webhook waits for the sweep's next tick, behind those due meanwhile.
-    defer = int(settings.sweep_interval * 1000)
+    window = int(claim_window_seconds(store.context.settings) * 1000)
     spread = keys.bucket_count() > 1
     # With one bucket the bucket counts the tenant's claims (reserved 0); else the tenant's slot does.
     reserved, fresh = reserve(store, job_ids, window) if spread else (dict.fromkeys(job_ids, 0), set())
-    # A round trip per bucket: a pipeline of scripts stays in one slot.
-    replies = store.scripts.run_all(
-        CLAIM_WEBHOOK,
-        [
-            (
-                {
-                    "job": keys.job(job_id),
-                    "webhooks": keys.webhooks(keys.bucket_of(job_id)),
-                    "tenant_webhooks": _tenant_webhooks(job_id),
-                },
-                {
-                    "job_id": job_id,
-                    "claim_ms": window,
-                    "tenant_cap": 0 if spread else settings.webhook_tenant_concurrency,
-                    "defer_ms": defer,
-                    "reserved": reserved[job_id],
-                },
-            )
-            for job_id in job_ids
-        ],
-    )
+    replies = claim_webhook.call(store.context, job_ids, window, reserved)
     for job_id, reply in zip(job_ids, replies, strict=True):
         if reply.code != Reply.OK and job_id in fresh:
             # Not claimed (not due any more, no longer wanted): its new reservation holds no slot.  One the job
@@ -143,15 +118,10 @@ def reserve(store: JobStore, job_ids: Sequence[str], window_ms: int) -> tuple[di
     """With more than one bucket, a claim's first step: each job's slot among its tenant's share, in the
     tenant's own slot (``reserve_webhook``): the claim's deadline (ms), or -1 where the share is full; and
     the jobs whose slot is new (not one they held already)."""
-    share = store.settings.webhook_tenant_concurrency
     out: dict[str, int] = {}
     fresh: set[str] = set()
     for job_id in job_ids:
-        reply = store.scripts.run(
-            RESERVE_WEBHOOK,
-            keys={"claims": keys.tenant_webhook_claims(keys.tag_of(job_id))},
-            args={"job_id": job_id, "claim_ms": window_ms, "share": share},
-        )
+        reply = reserve_webhook.call(store.context, job_id, window_ms)
         out[job_id] = int(reply.deadline) if reply.code == Reply.OK else -1
         if reply.code == Reply.OK and reply.fresh:
             fresh.add(job_id)
@@ -161,11 +131,7 @@ def reserve(store: JobStore, job_ids: Sequence[str], window_ms: int) -> tuple[di
 def release(store: JobStore, job_id: str, deadline: int = 0) -> None:
     """Gives back the job's slot among its tenant's share (more than one bucket): the reservation until
     ``deadline``, or whatever it holds (0)."""
-    store.scripts.run(
-        RELEASE_WEBHOOK,
-        keys={"claims": keys.tenant_webhook_claims(keys.tag_of(job_id))},
-        args={"job_id": job_id, "deadline": deadline},
-    )
+    release_webhook.call(store.context, job_id, deadline)
 
 
 def claims_held(store: JobStore, tag: str) -> int:
@@ -197,10 +163,6 @@ def claim_due(store: JobStore, now_ms: int, limit: int, bucket: int | None = Non
     return claimed
 
 
-def _tenant_webhooks(job_id: str) -> str:
-    return keys.tenant_webhooks(keys.tag_of(job_id), keys.bucket_of(job_id))
-
-
 def is_current(record: dict[str, str], attempt: int) -> bool:
     """Whether ``attempt`` is the job's last claimed one: an older claim's message is stale."""
     return record.get(Field.WEBHOOK_ATTEMPTS.value) == str(attempt)
@@ -216,7 +178,7 @@ def tenant_of(store: JobStore, job_id: str, record: dict[str, str]) -> str:
     if root == job_id:
         return record.get(Field.TENANT.value) or DEFAULT_TENANT
     stored = store.redis.hget(keys.job(root), Field.TENANT.value)
-    return stored.decode() if stored else DEFAULT_TENANT
+    return text_of(stored) or DEFAULT_TENANT
 
 
 def message_id(job_id: str, record: dict[str, str]) -> str:
@@ -228,28 +190,19 @@ def message_id(job_id: str, record: dict[str, str]) -> str:
 
 def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Recorded:
     """Records the attempt's answer as an event and schedules what follows (see ``record_webhook.lua``)."""
-    settings = store.settings
+    settings = store.context.settings
     # The backoff grows with the attempts since the job last ended, not since it first did.
     base = int(store.redis.hget(keys.job(job_id), Field.WEBHOOK_ATTEMPTS_BASE.value) or 0)
     wait = backoff_seconds(max(attempt - base, 1), settings.webhook_backoff, settings.webhook_backoff_max)
-    reply = store.scripts.run(
-        RECORD_WEBHOOK,
-        keys={
-            "job": keys.job(job_id),
-            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
-            "events": keys.events(job_id),
-            "tenant_webhooks": _tenant_webhooks(job_id),
-        },
-        args={
-            "job_id": job_id,
-            "attempt": attempt,
-            "delivered": int(answer.delivered),
-            "response_status": "" if answer.status is None else str(answer.status),
-            "error_code": answer.error_code,
-            "error": answer.error,
-            "retry_ms": int(wait * 1000),
-            "give_up_ms": int(settings.webhook_give_up_after * 1000),
-        },
+    reply = record_webhook.call(
+        store.context,
+        job_id,
+        attempt,
+        answer.delivered,
+        answer.status,
+        answer.error_code,
+        answer.error,
+        int(wait * 1000),
     )
     if keys.bucket_count() > 1 and (reply.code == Reply.NO_JOB or reply.outcome != WebhookOutcome.SUPERSEDED):
         # The current attempt answered (or the job is gone): its slot among its tenant's is free.  A crash

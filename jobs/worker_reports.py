@@ -21,8 +21,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from redis import Redis
-
 from jobs import keys
 from jobs.connections import StoreClient
 
@@ -83,7 +81,7 @@ class Census:
     lapsed: int = 0
 
 
-def census(client: Redis) -> Census:
+def census(client: StoreClient) -> Census:
     """How many reporting workers live and how many stopped renewing without withdrawing; two round trips.
 
     A lapsed worker (killed, hung, or cut off from the store) stays named in

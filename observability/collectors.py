@@ -29,10 +29,10 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from redis import Redis
 from redis.exceptions import RedisError
 
 from jobs import observed
+from jobs.connections import StoreClient
 from jobs.worker_reports import Census
 from observability.metrics import (
     JOBS_HELD,
@@ -61,7 +61,7 @@ def stale_after(gauge_interval: float) -> float:
 class StoreCollector:
     """``gauge_interval``: ``OCRGW_GAUGE_INTERVAL``, how often the coordinator counts (bounds a count's age)."""
 
-    def __init__(self, client: Redis, gauge_interval: float):
+    def __init__(self, client: StoreClient, gauge_interval: float):
         self.client = client
         self.max_age_ms = stale_after(gauge_interval) * 1000
         self.withholding = False  # so that a stale count is logged once, not at every scrape

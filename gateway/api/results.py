@@ -40,7 +40,7 @@ from gateway.responses import AnyResultSchema
 from gateway.schemas import ResultPdfQuery
 from gateway.services import services
 from jobs import keys
-from jobs.contract import Field, JobKind, JobStatus, Priority
+from jobs.contract import DEFAULT_PRIORITY, Field, JobKind, JobStatus
 from jobs.pdf_outputs import DEFAULT_OUTPUT, PdfOutput
 from jobs.queries import JobQueries
 from jobs.records import Dispatch
@@ -116,7 +116,7 @@ def job_result_pdf(job_id: str, output_type: str | None = None, optimize: int | 
     # Asked again once a build could have ended, not before: the task's time limit, and a margin for its queue.
     if services().store.ask_pdf(job_id, round(services().settings.job_timeout) + PDF_ASK_MARGIN_SECONDS, variant):
         # In the job's lane: an interactive job's PDF is built ahead of batch work too.
-        lane = record.get(Field.PRIORITY.value) or Priority.BATCH.value
+        lane = record.get(Field.PRIORITY.value) or DEFAULT_PRIORITY.value
         default = variant == DEFAULT_OUTPUT.name
         build = Dispatch(job_id, model, BUILD_PDF, priority=lane, pdf_variant="" if default else variant)
         publish_quietly(services().publish, [build])

@@ -1,8 +1,10 @@
-"""The spec of ``cancel.lua`` (its header says what it does)."""
+"""The entry of ``cancel``: its spec and its call (``cancel.lua`` beside it says what it does)."""
 
 from dataclasses import dataclass
 
-from jobs.contract import Reply
+from jobs import keys
+from jobs.contract import JobKind, Reply
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, ModelCounts, Transition
 
 
@@ -21,3 +23,18 @@ CANCEL = Transition(
     args=(Arg("job_id"), *RELEASE_ARGS),
     reply=CancelReply,
 )
+
+
+def call(ctx: StoreContext, job_id: str, kind: JobKind) -> CancelReply:
+    """Cancels the job of ``kind`` (a child's cancel may finish its parent; a parent's or single job's, itself)."""
+    return ctx.run(
+        CANCEL,
+        {
+            "job": keys.job(job_id),
+            "events": keys.events(job_id),
+            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
+            **keys.roots_by_status(job_id, JobKind.SINGLE if kind == JobKind.SINGLE else JobKind.PARENT),
+        },
+        {"job_id": job_id},
+        job_id,
+    )

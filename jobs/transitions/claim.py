@@ -1,8 +1,12 @@
-"""The spec of ``claim.lua`` (its header says what it does)."""
+"""The entry of ``claim``: its spec and its call (``claim.lua`` beside it says what it does)."""
 
 from dataclasses import dataclass
 
+from jobs import keys
+from jobs.config import CALL_RECORD_MS
 from jobs.contract import Reply
+from jobs.ids import call_token
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import ROOT_KEYS, Arg, Transition
 
 
@@ -28,3 +32,21 @@ CLAIM = Transition(
     args=(Arg("job_id"), Arg("prefix"), Arg("lease_ms", "int"), Arg("record_ms", "int")),
     reply=ClaimReply,
 )
+
+
+def call(ctx: StoreContext, job_id: str) -> ClaimReply:
+    """Takes a queued job for one attempt (OK), or finds it not claimable (a duplicate message)."""
+    return ctx.run(
+        CLAIM,
+        {
+            **keys.of_running_job(job_id),
+            "payload": keys.payload(job_id),
+            "call": keys.call(job_id, call_token()),
+        },
+        {
+            "job_id": job_id,
+            "prefix": keys.group_prefix(job_id),
+            "lease_ms": ctx.settings.lease_ms,
+            "record_ms": CALL_RECORD_MS,
+        },
+    )

@@ -1,8 +1,12 @@
-"""The spec of ``claim_next.lua`` (its header says what it does)."""
+"""The entry of ``claim_next``: its spec and its call (``claim_next.lua`` beside it says what it does)."""
 
 from dataclasses import dataclass
 
+from jobs import keys
+from jobs.config import CALL_RECORD_MS
 from jobs.contract import Reply
+from jobs.ids import call_token
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Dispatches, Transition
 
 
@@ -35,3 +39,22 @@ CLAIM_NEXT = Transition(
     ),
     reply=ClaimNextReply,
 )
+
+
+def call(ctx: StoreContext, model: str, lane: str, bucket: int) -> ClaimNextReply:
+    """Takes the next due job of ``model`` in ``bucket``'s ready index for one attempt, if any."""
+    return ctx.run(
+        CLAIM_NEXT,
+        {
+            "leases": keys.leases(bucket),
+            "queued": keys.queued(bucket),
+            "call": keys.pull_call(bucket, call_token()),
+        },
+        {
+            "model": model,
+            "lane": lane,
+            "lease_ms": ctx.settings.lease_ms,
+            "record_ms": CALL_RECORD_MS,
+            "requeue_ms": ctx.requeue_ms,
+        },
+    )

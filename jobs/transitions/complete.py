@@ -1,9 +1,15 @@
-"""The spec of ``complete.lua`` (its header says what it does)."""
+"""The entry of ``complete``: its spec and its call (``complete.lua`` beside it says what it does)."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from jobs import keys
+from jobs.config import CALL_RECORD_MS
 from jobs.contract import Reply
+from jobs.ids import call_token
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, ModelCounts, Transition
+from jobs.usage import JobUnits
 
 
 @dataclass(frozen=True)
@@ -46,3 +52,44 @@ COMPLETE = Transition(
     ),
     reply=CompleteReply,
 )
+
+
+def call(
+    ctx: StoreContext,
+    job_id: str,
+    attempt: int,
+    status: str,
+    result: str,
+    error_code: str,
+    error: str,
+    take_next: str | None,
+    interactive_first: Sequence[str],
+    units: JobUnits,
+) -> CompleteReply:
+    """Ends the attempt in ``status``; ``take_next``: the model whose next ready job the caller takes in
+    the same step (a kept slot), an interactive one of ``interactive_first`` first."""
+    return ctx.run(
+        COMPLETE,
+        {
+            **keys.of_running_job(job_id),
+            "result": keys.result(job_id),
+            "events": keys.events(job_id),
+            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
+            "call": keys.call(job_id, call_token()),
+        },
+        {
+            "job_id": job_id,
+            "attempt": attempt,
+            "status": status,
+            "result": result,
+            "error_code": error_code,
+            "error": error,
+            "next_lease_ms": ctx.settings.lease_ms if take_next else 0,
+            "next_model": take_next or "",
+            "next_interactive": ",".join(interactive_first),
+            "record_ms": CALL_RECORD_MS,
+            "units": units.as_arg(),
+            "usage_keep_s": ctx.settings.usage_retention,
+        },
+        job_id,
+    )

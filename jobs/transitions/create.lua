@@ -28,15 +28,16 @@
                    of the call; '' (tracing off) stores no field
     RELEASE_ARGS   (spec.py) release_limit 0 leaves every child held and the
                    parent on the due index, for the sweep
-    group          JSON, the parent's rules (ignored for a single job): model
-                   ('mixed' when its children's differ), max_parallel,
-                   tolerated_failures, fail_fast, callback_url, priority
-    jobs           JSON: one [model, doc_hash, pages, content_type, options JSON,
-                   callback_url, on_prem, source_pages, priority] per job (the single
-                   job, or each child in index order); source_pages '' or "first-last":
-                   the child's pages of the parent's document (a split PDF); priority
-                   the job's lane, a child's its group's (the group's `priority`),
-                   stored only when 'interactive' (no field is batch)
+    group          JSON, the parent's rules by their field names (F.<name>; {} for a
+                   single job): model ('mixed' when its children's differ),
+                   max_parallel, tolerated_failures, fail_fast, callback_url, priority
+                   (the lane of the group and of every child, whatever the child says)
+    jobs           JSON: one object per job (the single job, or each child in index
+                   order), its fields by their names (F.<name>): model, doc_hash,
+                   pages, content_type, options (JSON), callback_url, on_prem,
+                   source_pages ('' or "first-last": the child's pages of the
+                   parent's document, a split PDF), priority (a single job's lane;
+                   a lane is stored only when interactive: no field is the default)
     source         parent: the document its children's source_pages are pages of,
                    stored once as the parent's payload ('' for none)
     payloads       the rest of ARGV: one document per job, in the same order
@@ -65,24 +66,29 @@ end
 if redis.call('EXISTS', K.root) == 1 then return reply{code = REPLY.REPLAYED, job_id = A.root_id} end
 
 local now = now_us()
+local function has_source_pages(spec)
+  return spec[F.source_pages] ~= nil and spec[F.source_pages] ~= ''
+end
 record_weight(tenant_tag_of(A.root_id), A.weight)
--- A job's fields, and `more` after them: each job's hash is one HSET.
-local function job_fields(id, kind, idempotency_key, spec, more)
+-- A job's fields (`spec`, by their names), in `lane`, and `more` after them: each job's hash is one HSET.
+local function job_fields(id, kind, idempotency_key, spec, lane, more)
   local fields = {
     F.id, id, F.kind, kind, F.created_at, int(now),
     F.stage, STAGE.accepted, F.progress, '0', F.attempts, '0',
     F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
     F.idempotency_key, idempotency_key,
-    F.model, spec[1], F.doc_hash, spec[2], F.pages, spec[3], F.content_type, spec[4], F.options, spec[5],
-    F.callback_url, spec[6], F.on_prem, spec[7],
+    F.model, spec[F.model], F.doc_hash, spec[F.doc_hash], F.pages, spec[F.pages],
+    F.content_type, spec[F.content_type], F.options, spec[F.options],
+    F.callback_url, spec[F.callback_url], F.on_prem, spec[F.on_prem],
   }
   -- Only a split's child has its pages of a source: other hashes stay as they were.
-  if spec[8] and spec[8] ~= '' then
+  if has_source_pages(spec) then
     fields[#fields + 1] = F.source_pages
-    fields[#fields + 1] = spec[8]
+    fields[#fields + 1] = spec[F.source_pages]
   end
-  -- Only an interactive job says so: no field is batch (lane_of), which spares every batch child its bytes.
-  if lane_of(spec[9]) == PRIORITY.interactive then
+  -- Only an interactive job says so: no field is the default lane (lane_of), which spares every batch
+  -- child its bytes.
+  if lane == PRIORITY.interactive then
     fields[#fields + 1] = F.priority
     fields[#fields + 1] = PRIORITY.interactive
   end
@@ -97,24 +103,27 @@ end
 
 if A.kind == KIND.single then
   local spec = A.jobs[1]
-  redis.call('HSET', K.root, unpack(job_fields(A.root_id, KIND.single, A.idempotency_key, spec,
+  local lane = lane_of(spec[F.priority])
+  redis.call('HSET', K.root, unpack(job_fields(A.root_id, KIND.single, A.idempotency_key, spec, lane,
     {F.status, STATUS.queued, F.queued_at, int(now), F.tenant, A.tenant, F.key_id, A.key_id})))
   redis.call('SET', payload_key_of(A.prefix, A.root_id), ARGV[A.payloads_from])
   redis.call('ZADD', K.queued, ms_of(now) + A.requeue_ms, A.root_id)
-  make_ready(A.root_id, spec[1], lane_of(spec[9]), now)
+  make_ready(A.root_id, spec[F.model], lane, now)
 else
   local n = #A.jobs
+  -- The group's lane is every child's: the one place a child's own is overruled.
+  local lane = lane_of(A.group[F.priority])
   redis.call('HSET', K.root,
     F.id, A.root_id, F.kind, KIND.parent, F.created_at, int(now),
     F.stage, STAGE.accepted, F.progress, '0', F.attempts, '0',
     F.started_at, '', F.finished_at, '', F.error_code, '', F.error, '',
     F.idempotency_key, A.idempotency_key,
-    F.status, STATUS.queued, F.model, A.group.model, F.max_parallel, int(A.group.max_parallel),
-    F.total, int(n), F.tolerated_failures, int(A.group.tolerated_failures),
-    F.fail_fast, A.group.fail_fast and '1' or '0', F.callback_url, A.group.callback_url, F.redrives, '0',
+    F.status, STATUS.queued, F.model, A.group[F.model], F.max_parallel, int(A.group[F.max_parallel]),
+    F.total, int(n), F.tolerated_failures, int(A.group[F.tolerated_failures]),
+    F.fail_fast, A.group[F.fail_fast] and '1' or '0', F.callback_url, A.group[F.callback_url], F.redrives, '0',
     F.tenant, A.tenant, F.key_id, A.key_id)
   if A.traceparent ~= '' then redis.call('HSET', K.root, F.traceparent, A.traceparent) end
-  if lane_of(A.group.priority) == PRIORITY.interactive then redis.call('HSET', K.root, F.priority, PRIORITY.interactive) end
+  if lane == PRIORITY.interactive then redis.call('HSET', K.root, F.priority, PRIORITY.interactive) end
   -- A split's document, once for all its children: they read their pages of it.
   if A.source ~= '' then redis.call('SET', payload_key_of(A.prefix, A.root_id), A.source) end
   local counts = {}
@@ -129,10 +138,10 @@ else
     local child_idem = ''
     if A.idempotency_key ~= '' then child_idem = A.idempotency_key .. '#' .. int(i) end
     local key = job_key_of(A.prefix, id)
-    redis.call('HSET', key, unpack(job_fields(id, KIND.child, child_idem, A.jobs[i + 1],
-      {F.status, STATUS.held, F.parent_id, A.root_id, F.index, int(i)})))
     local spec = A.jobs[i + 1]
-    if not spec[8] or spec[8] == '' then redis.call('SET', payload_key_of(A.prefix, id), ARGV[A.payloads_from + i]) end
+    redis.call('HSET', key, unpack(job_fields(id, KIND.child, child_idem, spec, lane,
+      {F.status, STATUS.held, F.parent_id, A.root_id, F.index, int(i)})))
+    if not has_source_pages(spec) then redis.call('SET', payload_key_of(A.prefix, id), ARGV[A.payloads_from + i]) end
     held[#held + 1] = i
     held[#held + 1] = id
   end

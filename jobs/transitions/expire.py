@@ -1,8 +1,11 @@
 """The spec of ``expire.lua``: an ended root and every key of its group deleted once its retention is over."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobs.contract import Reply
+from jobs import keys
+from jobs.contract import JobKind, Reply
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import ROOT_KEYS, Arg, Transition
 
 
@@ -18,3 +21,31 @@ EXPIRE = Transition(
     args=(Arg("root_id"), Arg("prefix"), Arg("ttl_ms", "int"), Arg("owed_ms", "int")),
     reply=ExpireReply,
 )
+
+
+def call(ctx: StoreContext, roots: Sequence[tuple[str, JobKind]]) -> list[ExpireReply]:
+    """Deletes each root (with its kind, which names its listing sets), a round trip per bucket."""
+    return ctx.run_all(
+        EXPIRE,
+        [
+            (
+                root,
+                (
+                    {
+                        "root": keys.job(root),
+                        "events": keys.events(root),
+                        "due": keys.due_parents(keys.bucket_of(root)),
+                        "webhooks": keys.webhooks(keys.bucket_of(root)),
+                        **keys.roots_by_status(root, kind),
+                    },
+                    {
+                        "root_id": root,
+                        "prefix": keys.group_prefix(root),
+                        "ttl_ms": ctx.settings.result_ttl_ms,
+                        "owed_ms": ctx.settings.webhook_owed_ms,
+                    },
+                ),
+            )
+            for root, kind in roots
+        ],
+    )

@@ -1,8 +1,10 @@
-"""The spec of ``ledger_return.lua`` (its header says what it does)."""
+"""The entry of ``ledger_return``: its spec and its call (``ledger_return.lua`` beside it says what it does)."""
 
 from dataclasses import dataclass
 
+from jobs import keys
 from jobs.contract import Reply
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
 
 
@@ -17,3 +19,8 @@ LEDGER_RETURN = Transition(
     args=(Arg("field"), Arg("k", "int"), Arg("epoch", "int")),
     reply=LedgerReturnReply,
 )
+
+
+def call(ctx: StoreContext, tag: str, field: str, k: int, epoch: int) -> LedgerReturnReply:
+    """A return's second step, in the tenant's ledger: taken only while its epoch is still ``epoch``."""
+    return ctx.run(LEDGER_RETURN, {"ledger": keys.ledger(tag)}, {"field": field, "k": k, "epoch": epoch})

@@ -1,5 +1,7 @@
-"""The spec of ``progress.lua`` (its header says what it does)."""
+"""The entry of ``progress``: its spec and its call (``progress.lua`` beside it says what it does)."""
 
+from jobs import keys
+from jobs.transitions.context import StoreContext
 from jobs.transitions.heartbeat import AttemptReply
 from jobs.transitions.spec import Arg, Transition
 
@@ -9,3 +11,10 @@ PROGRESS = Transition(
     args=(Arg("attempt"), Arg("stage"), Arg("progress")),
     reply=AttemptReply,
 )
+
+
+def call(ctx: StoreContext, job_id: str, attempt: int, stage: str, progress: float) -> AttemptReply:
+    """Records the page the attempt reached."""
+    return ctx.run(
+        PROGRESS, {"job": keys.job(job_id)}, {"attempt": attempt, "stage": stage, "progress": f"{progress:.4f}"}
+    )

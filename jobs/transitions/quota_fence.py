@@ -1,8 +1,10 @@
-"""The spec of ``quota_fence.lua`` (its header says what it does)."""
+"""The entry of ``quota_fence``: its spec and its call (``quota_fence.lua`` beside it says what it does)."""
 
 from dataclasses import dataclass
 
+from jobs import keys
 from jobs.contract import Reply
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
 
 
@@ -13,3 +15,8 @@ class QuotaFenceReply:
 
 
 QUOTA_FENCE = Transition("quota_fence", keys=("quota",), args=(Arg("epoch", "int"),), reply=QuotaFenceReply)
+
+
+def call(ctx: StoreContext, tag: str, bucket: int, epoch: int) -> QuotaFenceReply:
+    """A reconcile's middle step in one bucket: fenced with ``epoch``, its quota read."""
+    return ctx.run(QUOTA_FENCE, {"quota": keys.tenant_quota(tag, bucket)}, {"epoch": epoch})

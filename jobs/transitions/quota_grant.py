@@ -1,8 +1,10 @@
-"""The spec of ``quota_grant.lua`` (its header says what it does)."""
+"""The entry of ``quota_grant``: its spec and its call (``quota_grant.lua`` beside it says what it does)."""
 
 from dataclasses import dataclass
 
+from jobs import keys
 from jobs.contract import Reply
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
 
 
@@ -18,3 +20,16 @@ QUOTA_GRANT = Transition(
     args=(Arg("k", "int"), Arg("epoch", "int")),
     reply=QuotaGrantReply,
 )
+
+
+def call(ctx: StoreContext, tag: str, bucket: int, k: int, epoch: int) -> QuotaGrantReply:
+    """A grant's second step, in the bucket: refused when fenced with an epoch later than ``epoch``."""
+    return ctx.run(
+        QUOTA_GRANT,
+        {
+            "quota": keys.tenant_quota(tag, bucket),
+            "waiting": keys.tenant_waiting(tag, bucket),
+            "due": keys.due_parents(bucket),
+        },
+        {"k": k, "epoch": epoch},
+    )

@@ -1,8 +1,10 @@
-"""The spec of ``quota_return.lua`` (its header says what it does)."""
+"""The entry of ``quota_return``: its spec and its call (``quota_return.lua`` beside it says what it does)."""
 
 from dataclasses import dataclass
 
+from jobs import keys
 from jobs.contract import Reply
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
 
 
@@ -18,3 +20,12 @@ QUOTA_RETURN = Transition(
     args=(Arg("k", "int"), Arg("ceiling", "int")),
     reply=QuotaReturnReply,
 )
+
+
+def call(ctx: StoreContext, tag: str, bucket: int, k: int, ceiling: int | None) -> QuotaReturnReply:
+    """A return's first step, in the bucket: what its in-flight children leave unused, at most ``k``."""
+    return ctx.run(
+        QUOTA_RETURN,
+        {"quota": keys.tenant_quota(tag, bucket), "in_flight": keys.tenant_in_flight(tag, bucket)},
+        {"k": k, "ceiling": -1 if ceiling is None else ceiling},
+    )

@@ -1,8 +1,11 @@
-"""The spec of ``reclaim.lua`` (its header says what it does)."""
+"""The entry of ``reclaim``: its spec and its call (``reclaim.lua`` beside it says what it does)."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from jobs import keys
 from jobs.contract import Reply
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, ModelCounts, Transition
 
 
@@ -24,3 +27,28 @@ RECLAIM = Transition(
     args=(Arg("job_id"), Arg("max_attempts", "int"), Arg("usage_keep_s", "int"), *RELEASE_ARGS),
     reply=ReclaimReply,
 )
+
+
+def call(ctx: StoreContext, job_ids: Sequence[str]) -> list[ReclaimReply]:
+    """Reclaims each job whose lease expired, a round trip per bucket."""
+    return ctx.run_all(
+        RECLAIM,
+        [
+            (
+                job_id,
+                (
+                    {
+                        **keys.of_running_job(job_id),
+                        "events": keys.events(job_id),
+                        "webhooks": keys.webhooks(keys.bucket_of(job_id)),
+                    },
+                    {
+                        "job_id": job_id,
+                        "max_attempts": ctx.settings.max_attempts,
+                        "usage_keep_s": ctx.settings.usage_retention,
+                    },
+                ),
+            )
+            for job_id in job_ids
+        ],
+    )

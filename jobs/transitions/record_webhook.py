@@ -1,8 +1,10 @@
-"""The spec of ``record_webhook.lua`` (its header says what it does)."""
+"""The entry of ``record_webhook``: its spec and its call (``record_webhook.lua`` beside it says what it does)."""
 
 from dataclasses import dataclass
 
+from jobs import keys
 from jobs.contract import Reply
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
 
 
@@ -29,3 +31,35 @@ RECORD_WEBHOOK = Transition(
     ),
     reply=RecordWebhookReply,
 )
+
+
+def call(
+    ctx: StoreContext,
+    job_id: str,
+    attempt: int,
+    delivered: bool,
+    response_status: int | None,
+    error_code: str,
+    error: str,
+    retry_ms: int,
+) -> RecordWebhookReply:
+    """Records a delivery attempt's answer as an event and schedules what follows."""
+    return ctx.run(
+        RECORD_WEBHOOK,
+        {
+            "job": keys.job(job_id),
+            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
+            "events": keys.events(job_id),
+            "tenant_webhooks": keys.tenant_webhooks(keys.tag_of(job_id), keys.bucket_of(job_id)),
+        },
+        {
+            "job_id": job_id,
+            "attempt": attempt,
+            "delivered": int(delivered),
+            "response_status": "" if response_status is None else str(response_status),
+            "error_code": error_code,
+            "error": error,
+            "retry_ms": retry_ms,
+            "give_up_ms": int(ctx.settings.webhook_give_up_after * 1000),
+        },
+    )

@@ -1,8 +1,11 @@
-"""The spec of ``redrive.lua`` (its header says what it does)."""
+"""The entry of ``redrive``: its spec and its call (``redrive.lua`` beside it says what it does)."""
 
 from dataclasses import dataclass
 
-from jobs.contract import Reply
+from jobs import keys, tenant_quota
+from jobs.contract import JobKind, Reply
+from jobs.records import Idempotency
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, Transition
 
 
@@ -27,3 +30,29 @@ REDRIVE = Transition(
     ),
     reply=RedriveReply,
 )
+
+
+def call(
+    ctx: StoreContext, parent_id: str, include_cancelled: bool, idempotency: Idempotency | None, tenant: str
+) -> RedriveReply:
+    """Sends the group's failed children again; ``idempotency``: a key of ``tenant``'s, marked done in the
+    group's own bucket (one slot for the whole redrive)."""
+    # How many it sends is known only to the script: room for the cap's worth (what is unused goes back).
+    with tenant_quota.room_for(ctx, parent_id, ctx.settings.tenant_max_inflight):
+        return ctx.run(
+            REDRIVE,
+            {
+                "idempotency": (
+                    keys.redrive_mark(tenant, idempotency.key, parent_id) if idempotency else keys.job(parent_id)
+                ),
+                **keys.roots_by_status(parent_id, JobKind.PARENT),
+            },
+            {
+                "parent_id": parent_id,
+                "include_cancelled": int(include_cancelled),
+                "idempotency_key": idempotency.key if idempotency else "",
+                "fingerprint": idempotency.fingerprint if idempotency else "",
+                "idempotency_ttl": ctx.settings.idempotency_ttl,
+            },
+            parent_id,
+        )

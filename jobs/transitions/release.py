@@ -1,8 +1,11 @@
-"""The spec of ``release.lua`` (its header says what it does)."""
+"""The entry of ``release``: its spec and its call (``release.lua`` beside it says what it does)."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobs.contract import Reply
+from jobs import keys
+from jobs.contract import JobKind, Reply
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, Transition
 
 
@@ -20,3 +23,24 @@ RELEASE = Transition(
     args=(Arg("parent_id"), *RELEASE_ARGS),
     reply=ReleaseReply,
 )
+
+
+def call(ctx: StoreContext, parent_ids: Sequence[str]) -> list[ReleaseReply]:
+    """Releases each parent's held children into its free slots, a round trip per bucket."""
+    return ctx.run_all(
+        RELEASE,
+        [
+            (
+                parent_id,
+                (
+                    {
+                        "events": keys.events(parent_id),
+                        "webhooks": keys.webhooks(keys.bucket_of(parent_id)),
+                        **keys.roots_by_status(parent_id, JobKind.PARENT),
+                    },
+                    {"parent_id": parent_id},
+                ),
+            )
+            for parent_id in parent_ids
+        ],
+    )

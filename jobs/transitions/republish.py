@@ -1,8 +1,11 @@
-"""The spec of ``republish.lua`` (its header says what it does)."""
+"""The entry of ``republish``: its spec and its call (``republish.lua`` beside it says what it does)."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from jobs import keys
 from jobs.contract import Reply
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
 
 
@@ -19,3 +22,20 @@ REPUBLISH = Transition(
     args=(Arg("job_id"), Arg("requeue_ms", "int")),
     reply=RepublishReply,
 )
+
+
+def call(ctx: StoreContext, job_ids: Sequence[str]) -> list[RepublishReply]:
+    """Re-publishes each queued job nobody claimed in time, a round trip per bucket."""
+    return ctx.run_all(
+        REPUBLISH,
+        [
+            (
+                job_id,
+                (
+                    {"job": keys.job(job_id), "queued": keys.queued(keys.bucket_of(job_id))},
+                    {"job_id": job_id, "requeue_ms": ctx.requeue_ms},
+                ),
+            )
+            for job_id in job_ids
+        ],
+    )

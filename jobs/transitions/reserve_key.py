@@ -1,8 +1,11 @@
-"""The spec of ``reserve_key.lua`` (its header says what it does)."""
+"""The entry of ``reserve_key``: its spec and its call (``reserve_key.lua`` beside it says what it does)."""
 
 from dataclasses import dataclass
 
+from jobs import keys
 from jobs.contract import Reply
+from jobs.records import Idempotency
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
 
 #: What a call does with the key: take it before the redrive, settle or free it after.  Each request takes it
@@ -22,3 +25,20 @@ RESERVE_KEY = Transition(
     args=(Arg("action"), Arg("parent_id"), Arg("fingerprint"), Arg("token"), Arg("idempotency_ttl", "int")),
     reply=ReserveKeyReply,
 )
+
+
+def call(
+    ctx: StoreContext, action: str, parent_id: str, idempotency: Idempotency, tenant: str, token: str
+) -> ReserveKeyReply:
+    """Takes, settles or frees (``action``) the redrive's key of ``tenant``'s, in the key's own bucket."""
+    return ctx.run(
+        RESERVE_KEY,
+        {"idempotency": keys.idempotency(tenant, idempotency.key)},
+        {
+            "action": action,
+            "parent_id": parent_id,
+            "fingerprint": idempotency.fingerprint,
+            "token": token,
+            "idempotency_ttl": ctx.settings.idempotency_ttl,
+        },
+    )

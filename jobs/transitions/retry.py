@@ -1,5 +1,7 @@
-"""The spec of ``retry.lua`` (its header says what it does)."""
+"""The entry of ``retry``: its spec and its call (``retry.lua`` beside it says what it does)."""
 
+from jobs import keys
+from jobs.transitions.context import StoreContext
 from jobs.transitions.heartbeat import AttemptReply
 from jobs.transitions.spec import ROOT_KEYS, Arg, Transition
 
@@ -17,3 +19,22 @@ RETRY = Transition(
     ),
     reply=AttemptReply,
 )
+
+
+def call(
+    ctx: StoreContext, job_id: str, attempt: int, backoff_seconds: float, error_code: str, error: str
+) -> AttemptReply:
+    """Gives the job back after a transient error, for the sweep to re-publish after the backoff."""
+    return ctx.run(
+        RETRY,
+        keys.of_running_job(job_id),
+        {
+            "job_id": job_id,
+            "attempt": attempt,
+            "prefix": keys.group_prefix(job_id),
+            "backoff_ms": int(backoff_seconds * 1000),
+            "error_code": error_code,
+            "error": error,
+            "usage_keep_s": ctx.settings.usage_retention,
+        },
+    )

@@ -37,9 +37,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, Literal, NewType
+from typing import Any, Generic, Literal, NewType, TypeVar
 
-from jobs.contract import ROOT_STATUSES, Priority, Reply, lua_preamble
+from jobs.contract import DEFAULT_PRIORITY, ROOT_STATUSES, Reply, lua_preamble
 from jobs.state_machine import lua_comment
 
 LUA_DIR = Path(__file__).parent
@@ -82,7 +82,8 @@ class Arg:
 
 # The inputs of every transition that releases held children into free slots
 # (release_children in includes/release.lua, directly or through finish), filled
-# at every call alike by SweepTransitions.release_keys and release_args:
+# at every call alike by StoreContext.run (jobs/transitions/context.py), so that
+# an entry's call names only its own inputs:
 #   parent       the parent whose slots are filled (a child's parent, else the job itself)
 #   queued, due  the indexes a released child and a parent left waiting go on
 #   prefix       the group's hash-tagged prefix, which the children's keys derive from
@@ -121,7 +122,7 @@ class Dispatch:
     job_id: str
     model: str
     task: str = RUN
-    priority: str = Priority.BATCH.value  # a ``Priority`` value: 'interactive' goes to the model's interactive queue
+    priority: str = DEFAULT_PRIORITY.value  # a ``Priority`` value: 'interactive' goes to the model's interactive queue
     bucket: int = 0  # a wake-up's: the bucket whose ready index it is for
     pdf_variant: str = ""  # a BUILD_PDF's: the variant of the PDF to build (jobs.pdf_outputs; '': the default)
 
@@ -170,18 +171,32 @@ _DECODERS: dict[Any, Any] = {
 }
 
 
+#: A transition's reply dataclass.
+ReplyT = TypeVar("ReplyT")
+
+
 @dataclass(frozen=True)
-class Transition:
+class Transition(Generic[ReplyT]):
     name: str
     keys: tuple[str, ...]
     args: tuple[Arg, ...]
-    reply: type
+    reply: type[ReplyT]
+    #: The folder of the entry, where its ``<name>.lua`` is: this package for the house's own.
+    home: Path = LUA_DIR
+
+    @cached_property
+    def releases(self) -> bool:
+        """Whether the script releases held children: it takes the release bundle (RELEASE_KEYS and
+        RELEASE_ARGS), which ``StoreContext.run`` fills.  Cached: every call asks."""
+        names = {a.name for a in self.args}
+        return set(RELEASE_KEYS) <= set(self.keys) and all(a.name in names for a in RELEASE_ARGS)
 
     @cached_property
     def reply_fields(self) -> list[tuple[str, Any]]:
         # Cached: every call's decode reads it, and resolving the hints costs more than the rest of decode.
         hints = typing.get_type_hints(self.reply)
-        return [(f.name, hints[f.name]) for f in dataclasses.fields(self.reply)]
+        # A reply is a dataclass (the specs declare one each), which the type variable cannot say.
+        return [(f.name, hints[f.name]) for f in dataclasses.fields(typing.cast(Any, self.reply))]
 
     # -- Python side -------------------------------------------------------------------------
 
@@ -199,7 +214,7 @@ class Transition:
                 packed.append(arg.pack(args[arg.name]))
         return [keys[k] for k in self.keys], packed
 
-    def decode(self, raw: Any, bucket: int = 0) -> Any:
+    def decode(self, raw: Any, bucket: int = 0) -> ReplyT:
         """The reply; ``bucket``: the bucket the script ran in, which its wake-ups are for."""
         raw = raw if isinstance(raw, list) else [raw]
         values: dict[str, Any] = {}
@@ -238,7 +253,7 @@ class Transition:
 
     @property
     def path(self) -> Path:
-        return LUA_DIR / f"{self.name}.lua"
+        return self.home / f"{self.name}.lua"
 
     def source(self) -> str:
         """The whole script Redis runs: the shared names, the moves it may make (a comment), the inputs, the

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from jobs.contract import Reply
+from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
 
 
@@ -12,3 +13,8 @@ class UnlockReply:
 
 
 UNLOCK_SWEEP = Transition("unlock_sweep", keys=("lock",), args=(Arg("token"),), reply=UnlockReply)
+
+
+def call(ctx: StoreContext, lock: str, token: str) -> UnlockReply:
+    """Frees ``lock`` (a sweep's, or a tenant's rebalance's) if ``token`` still holds it."""
+    return ctx.run(UNLOCK_SWEEP, {"lock": lock}, {"token": token})

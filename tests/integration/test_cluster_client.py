@@ -51,7 +51,9 @@ def store(empty_cluster: LocalCluster) -> Iterator[JobStore]:
 def processing_job(store: JobStore) -> str:
     """A job being processed at ATTEMPT, on its slot's primary and its replica both; returns its key."""
     job = keys.job(JOB_ID)
-    primary = store.redis.get_redis_connection(store.redis.get_node_from_key(job))
+    cluster = store.redis
+    assert isinstance(cluster, RedisCluster)
+    primary = cluster.get_redis_connection(cluster.get_node_from_key(job))
     pipe = primary.pipeline(transaction=False)
     pipe.hset(job, mapping={Field.STATUS.value: JobStatus.PROCESSING.value, Field.ATTEMPTS.value: ATTEMPT})
     pipe.execute_command("WAIT", 1, 10_000)

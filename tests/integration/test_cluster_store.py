@@ -19,7 +19,7 @@ from coordinator.sweep import Sweeper
 from jobs import keys
 from jobs.config import Settings
 from jobs.contract import JobStatus, count_field
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
 from jobs.transitions import Scripts
 from tests.harness import ProcGroup, Stack
@@ -108,7 +108,9 @@ def echo(text: str) -> NewJob:
 def test_the_sweep_s_scripts_run_per_bucket_on_their_primaries(cluster_store: JobStore, monkeypatch):
     store = cluster_store
     singles = [store.create_single(echo(f"single {i}")).job_id for i in range(12)]
-    parents = [store.create_group([echo("a"), echo("b"), echo("c")], 2, release=False).job_id for _ in range(6)]
+    parents = [
+        store.create_group([echo("a"), echo("b"), echo("c")], GroupRules(2), release=False).job_id for _ in range(6)
+    ]
     assert len({keys.bucket_of(j) for j in singles}) > 1
     # From here on each batch must go in its buckets' pipelines, no call sent on its own.
     real_run = Scripts.run

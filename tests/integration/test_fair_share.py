@@ -47,7 +47,7 @@ import pytest
 from jobs import keys
 from jobs.fair_share import tenant_of
 from jobs.ids import tenant_tag
-from jobs.records import Idempotency, NewJob, Owner
+from jobs.records import GroupRules, Idempotency, NewJob, Owner
 from jobs.store import JobStore
 from tests.harness import wait_until
 from tests.integration.fanout_support import peak_overlap, recorded_micros, store_of
@@ -106,7 +106,7 @@ def fair_stack(request, procs, monkeypatch) -> Iterator[tuple[JobStore, Layout]]
 def submit(store: JobStore, tenant: str, n: int, delay_ms: int, idempotency: Idempotency | None = None) -> str:
     options = {"delay_ms": delay_ms} if delay_ms else {}
     jobs = [NewJob("echo", "text/plain", f"{tenant} {i}".encode(), options=options) for i in range(n)]
-    created = store.create_group(jobs, 0, idempotency, owner=Owner(tenant))
+    created = store.create_group(jobs, GroupRules(0), idempotency, owner=Owner(tenant))
     assert dispatch.publish(created.dispatches) == len(created.dispatches)
     return created.job_id
 

@@ -18,6 +18,7 @@ import pytest
 from jobs import keys
 from jobs.config import Settings
 from jobs.ids import DEFAULT_TENANT, tenant_tag
+from jobs.records import GroupRules
 from jobs.store import JobStore, NewJob
 from tests.integration.fanout_support import (
     STATUSES,
@@ -336,7 +337,7 @@ def requeue_store(requeue_stack):
 def test_sweep_releases_a_group_whose_creator_released_nothing(requeue_store):
     store = requeue_store
     jobs = [NewJob("echo", "text/plain", f"child-{i}".encode(), options={"delay_ms": 30}) for i in range(6)]
-    created = store.create_group(jobs, max_parallel=2, release=False)
+    created = store.create_group(jobs, GroupRules(2), release=False)
     assert created.dispatches == [] and not created.replayed
 
     parent = wait_for_job(store.queries.get, created.job_id, timeout=60, on_poll=cap_checker(2))

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gateway import create_app
 from jobs import observed
 from jobs.config import Settings
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
 
 pytestmark = pytest.mark.integration
@@ -33,7 +33,7 @@ def child(i: int) -> NewJob:
 def fill(store: JobStore, groups: int) -> None:
     """``groups`` mixed groups, one child of each released, HELD children held in all."""
     for _ in range(groups):
-        store.create_group([child(i) for i in range(HELD // groups + 1)], 1)
+        store.create_group([child(i) for i in range(HELD // groups + 1)], GroupRules(1))
 
 
 def commands_run(client) -> dict[str, int]:

@@ -26,7 +26,8 @@ from redis import Redis
 
 from jobs import controls, keys
 from jobs.config import Settings
-from jobs.records import Idempotency, NewJob, Owner
+from jobs.connections import StoreClient
+from jobs.records import GroupRules, Idempotency, NewJob, Owner
 from jobs.store import JobStore
 from jobs.store_layout import Layout, recorded
 from jobs.usage import Period, UsageQueries
@@ -105,10 +106,10 @@ def jobs_of_every_status(store: JobStore) -> dict[str, str]:
         running = store.create_single(echo(f"running {tenant}"), owner=owner).job_id
         assert store.claim(running) is not None  # its worker gone with the stack: its lease runs out
         # A group with one child processing, one queued and two held (its cap is 2).
-        group = store.create_group([echo(f"page {i} of {tenant}") for i in range(4)], 2, owner=owner).job_id
+        group = store.create_group([echo(f"page {i} of {tenant}") for i in range(4)], GroupRules(2), owner=owner).job_id
         assert store.claim(keys.child_id(group, 0)) is not None
         # A failed group redriven with an Idempotency-Key: its child queued again, the key taken.
-        redriven = store.create_group([echo(f"again {tenant}")], 1, owner=owner).job_id
+        redriven = store.create_group([echo(f"again {tenant}")], GroupRules(1), owner=owner).job_id
         claim = store.claim(keys.child_id(redriven, 0))
         assert claim is not None
         store.fail(claim.job_id, claim.attempt, "bad_document", "no")
@@ -140,7 +141,7 @@ def usage_of(store: JobStore) -> dict[str, list[Period]]:
     return {t: queries.periods(t, now - timedelta(days=2), now + timedelta(days=1), "hour") for t in TENANTS}
 
 
-def later_entries(client: Redis) -> dict[str, float]:
+def later_entries(client: StoreClient) -> dict[str, float]:
     """The retries waiting out their backoff, in every bucket's index, each only in its own bucket's."""
     found: dict[str, float] = {}
     for bucket in keys.buckets():
@@ -152,7 +153,7 @@ def later_entries(client: Redis) -> dict[str, float]:
     return found
 
 
-def usage_expiry(client: Redis) -> int:
+def usage_expiry(client: StoreClient) -> int:
     """When the last of the store's usage records expires (ms since the epoch)."""
     found = [int(client.pexpiretime(k)) for k in client.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:{keys.USAGE}*")]
     assert found and min(found) > 0
@@ -176,7 +177,7 @@ def bucket_tags_in(client: Redis) -> set[str]:
     return {k.decode().partition("{")[2].partition("}")[0] for k in client.scan_iter(match="ocrgw:{b*")}
 
 
-def tenant_counts(client: Redis) -> dict[str, int]:
+def tenant_counts(client: StoreClient) -> dict[str, int]:
     """Each tenant's in-flight count, summed over the buckets."""
     found: dict[str, int] = {}
     for raw in client.scan_iter(match=f"{keys.NAMESPACE}:{{*}}:{keys.TENANT}*{keys.IN_FLIGHT}"):
@@ -261,7 +262,7 @@ def test_a_store_moves_to_24_buckets_and_back_and_the_stack_then_runs_its_jobs_t
         group.close()
 
 
-def turns_behind_ready(client: Redis) -> list[str]:
+def turns_behind_ready(client: StoreClient) -> list[str]:
     """The queued jobs whose tenant's next turn in their bucket is not behind their own (ready.lua keeps it
     behind every one): none, once the lanes' turns moved with the ready entries."""
     behind: list[str] = []

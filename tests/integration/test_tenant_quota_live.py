@@ -19,7 +19,7 @@ import pytest
 
 from jobs import keys
 from jobs.ids import tenant_tag
-from jobs.records import NewJob, Owner
+from jobs.records import GroupRules, NewJob, Owner
 from jobs.store import JobStore
 from jobs.tenant_quota import field
 from tests.harness import wait_until
@@ -56,7 +56,7 @@ def quota_stack(procs, monkeypatch) -> Iterator[tuple[object, JobStore]]:
 
 def submit(store: JobStore, n: int) -> str:
     jobs = [NewJob("echo", "text/plain", f"{TENANT} {i}".encode(), options={"delay_ms": SLOW_MS}) for i in range(n)]
-    created = store.create_group(jobs, 0, owner=Owner(TENANT))
+    created = store.create_group(jobs, GroupRules(0), owner=Owner(TENANT))
     assert dispatch.publish(created.dispatches) == len(created.dispatches)
     return created.job_id
 

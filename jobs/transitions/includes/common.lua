@@ -25,9 +25,9 @@ local function zadd_all(key, pairs_)
   end
 end
 
--- A job's lane, which of its model's queues its messages go to: 'batch' for a
--- job stored before lanes existed.  `value` is its priority field as read.
+-- A job's lane, which of its model's queues its messages go to: the default
+-- lane for a job stored before lanes existed.  `value` is its priority field as read.
 local function lane_of(value)
   if value == PRIORITY.interactive then return value end
-  return PRIORITY.batch
+  return DEFAULT_PRIORITY
 end

@@ -12,7 +12,7 @@ from gateway.problems import Problem
 from gateway.submission import Parser
 from jobs import keys
 from jobs.config import Settings
-from jobs.records import Dispatch, NewJob, Owner
+from jobs.records import Dispatch, GroupRules, NewJob, Owner
 from jobs.registry import RemoteModel, install_remote_models
 from jobs.transitions.spec import PULL
 from tests.pdfs import text_pdf
@@ -312,7 +312,7 @@ def unreleased_group(store, *models: str, max_parallel: int) -> str:
     """An acme group whose children are all still held though it has room: its release was cut short
     (``release_limit`` reached; the sweep would go on with it), as when a cancel freed many slots at once."""
     children = [NewJob(model=m, content_type="image/png", payload=PNG) for m in models]
-    return store.create_group(children, max_parallel, release=False, owner=Owner("acme")).job_id
+    return store.create_group(children, GroupRules(max_parallel), release=False, owner=Owner("acme")).job_id
 
 
 @pytest.mark.parametrize("max_parallel", [0, 2], ids=["uncapped", "capped-with-room"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
 from tests.unit.redis_spy import round_trips
 
 from .support import assert_problem, echo_job, fanout
@@ -12,7 +12,9 @@ from .support import assert_problem, echo_job, fanout
 
 def group(store, n: int, max_parallel: int = 2) -> str:
     """A group of ``n`` echo children created through the store (past the app's own child limit)."""
-    return store.create_group([NewJob("echo", "text/plain", f"c{i}".encode()) for i in range(n)], max_parallel).job_id
+    return store.create_group(
+        [NewJob("echo", "text/plain", f"c{i}".encode()) for i in range(n)], GroupRules(max_parallel)
+    ).job_id
 
 
 def run(store, job_id: str, outcome: dict | str) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import fakeredis
 import pytest
@@ -28,7 +29,7 @@ from jobs import keys
 from jobs.config import Settings
 from jobs.contract import ROOT_STATUSES, JobKind, JobStatus
 from jobs.ids import DEFAULT_TENANT, TENANT_TAG_LENGTH, tenant_tag
-from jobs.records import Claim, Created, NewJob, Owner
+from jobs.records import Claim, Created, GroupRules, NewJob, Owner
 from jobs.store import JobStore
 from jobs.transitions.spec import PULL, Dispatch, Transition
 from tests.unit.conftest import PINNED_BUCKET
@@ -81,7 +82,8 @@ def parse_intervals(recorded: str | None) -> list[tuple[int, int, int, str]]:
 class Kit:
     def __init__(self, store: JobStore):
         self.store = store
-        self.r = store.redis
+        # The kits read raw replies of every shape, which redis-py's stubs type as unions.
+        self.r: Any = store.redis
 
     # -- building jobs ---------------------------------------------------------------
 
@@ -100,7 +102,7 @@ class Kit:
     def group(self, n: int, max_parallel: int, tenant: str | None = None, **kw) -> Created:
         if tenant is not None:
             kw["owner"] = Owner(tenant)
-        return self.store.create_group(self.docs(n), max_parallel, **kw)
+        return self.store.create_group(self.docs(n), GroupRules(max_parallel), **kw)
 
     @staticmethod
     def child_ids(parent_id: str, n: int) -> list[str]:

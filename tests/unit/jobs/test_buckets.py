@@ -96,7 +96,7 @@ def test_every_transition_touches_one_slot(kit, monkeypatch):
     # The key's record and the root it made share a bucket, so one slot.
     assert keys.bucket_of(group.job_id) == keys.bucket_of_idempotency(DEFAULT_TENANT, "order-1")
     assert slot(keys.idempotency(DEFAULT_TENANT, "order-1")) == slot(keys.job(group.job_id))
-    assert s.create_group([doc() for _ in range(4)], 2, idempotency=key).replayed
+    assert s.create_group([doc() for _ in range(4)], GroupRules(2), idempotency=key).replayed
 
     claim = kit.claim(single)
     assert s.heartbeat(single, claim.attempt)
@@ -115,7 +115,7 @@ def test_every_transition_touches_one_slot(kit, monkeypatch):
     assert s.republish(s.stale_queued(kit.now_ms(), 10))
     controls.set_cap(s, group.job_id, 3)
 
-    later = s.create_group([doc() for _ in range(2)], 1, release=False).job_id
+    later = s.create_group([doc() for _ in range(2)], GroupRules(1), release=False).job_id
     # What it answers are wake-ups, none when those on their way count for its child already (its
     # bucket may be the group's): the child's status says it was released.
     s.release(s.due_parents(kit.now_ms(), 10))
@@ -123,7 +123,7 @@ def test_every_transition_touches_one_slot(kit, monkeypatch):
     controls.cancel(s, later)
     controls.cancel(s, group.job_id)
 
-    failing = s.create_group([doc()], 1).job_id
+    failing = s.create_group([doc()], GroupRules(1)).job_id
     child = kit.claim(keys.child_id(failing, 0))
     s.fail(child.job_id, child.attempt, "bad_document", "no")
     assert controls.redrive(s, failing, idempotency=Idempotency("again", "f2")).count == 1
@@ -182,7 +182,7 @@ def test_a_wake_up_takes_from_its_own_bucket_and_a_finishing_worker_from_its_job
 def failed_group(kit: Kit, monkeypatch: pytest.MonkeyPatch, bucket: int) -> str:
     """A group of one child in ``bucket``, ended failed."""
     in_bucket(monkeypatch, bucket)
-    parent = kit.store.create_group([doc()], 1).job_id
+    parent = kit.store.create_group([doc()], GroupRules(1)).job_id
     child = kit.claim(keys.child_id(parent, 0))
     kit.store.fail(child.job_id, child.attempt, "bad_document", "no")
     assert kit.status(parent) == "failed"
@@ -274,7 +274,7 @@ def test_a_redrive_whose_caller_died_before_settling_its_key_is_replayed_not_run
 
 def test_a_refused_redrive_leaves_its_key_unused(kit, monkeypatch):
     in_bucket(monkeypatch, 4)
-    running = kit.store.create_group([doc()], 1).job_id
+    running = kit.store.create_group([doc()], GroupRules(1)).job_id
     with pytest.raises(GroupNotFinished):
         controls.redrive(kit.store, running, idempotency=retry_request(running))
     parent = failed_group(kit, monkeypatch, 14)

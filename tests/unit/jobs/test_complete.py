@@ -5,6 +5,7 @@ import pytest
 from jobs import keys
 from jobs.contract import Reply
 from jobs.errors import JobNotFound, LeaseLost, NotProcessing
+from jobs.records import GroupRules
 
 
 def event_fields(event):
@@ -106,7 +107,7 @@ def test_a_finished_child_can_keep_its_slot_claiming_the_next_child_in_the_same_
 
 def test_a_kept_slot_takes_only_a_child_of_the_worker_s_model(kit):
     docs = kit.docs(1) + kit.docs(1, model="tesseract")
-    parent = kit.store.create_group(docs, max_parallel=1).job_id
+    parent = kit.store.create_group(docs, GroupRules(1)).job_id
     c = kit.child_ids(parent, 2)
     claim = kit.claim(c[0])
 

@@ -8,7 +8,7 @@ import pytest
 from jobs import keys
 from jobs.contract import Reply
 from jobs.errors import IdempotencyKeyReused
-from jobs.records import Idempotency, NewJob
+from jobs.records import GroupRules, Idempotency, NewJob
 
 SLACK_MS = 5_000  # tolerance for "about now" against Redis TIME
 
@@ -73,7 +73,7 @@ def test_group_holds_its_children_and_releases_the_first_max_parallel_in_index_o
 
 
 def test_group_of_mixed_models_has_a_mixed_parent(kit):
-    created = kit.store.create_group([kit.doc(0, "echo"), kit.doc(1, "tesseract")], max_parallel=1)
+    created = kit.store.create_group([kit.doc(0, "echo"), kit.doc(1, "tesseract")], GroupRules(1))
     assert kit.job(created.job_id)["model"] == "mixed"
     assert created.dispatches == kit.wake_ups(1)
     assert kit.ready() == [keys.child_id(created.job_id, 0)]
@@ -132,7 +132,7 @@ def test_release_false_leaves_every_child_held_and_the_parent_due(kit):
 
 def test_a_group_needs_children(kit, r):
     with pytest.raises(ValueError):
-        kit.store.create_group([], max_parallel=1)
+        kit.store.create_group([], GroupRules(1))
     assert r.dbsize() == 0
 
 

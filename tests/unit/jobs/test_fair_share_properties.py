@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from jobs import controls, keys
 from jobs.errors import JobFinished, NothingToRetry
 from jobs.ids import tenant_tag
-from jobs.records import Owner
+from jobs.records import GroupRules, Owner
 from tests.unit.conftest import PINNED_BUCKET
 
 TENANTS = ("tenant-a", "tenant-b")
@@ -43,7 +43,7 @@ class Run:
 
     def create(self, k: int) -> None:
         tenant, size, cap = TENANTS[k % 2], 1 + k % 5, (k // 2) % 3
-        created = self.store.create_group(self.kit.docs(size), cap, owner=Owner(tenant))
+        created = self.store.create_group(self.kit.docs(size), GroupRules(cap), owner=Owner(tenant))
         self.groups[created.job_id] = (tenant, size)
 
     def children(self, status: str) -> list[str]:

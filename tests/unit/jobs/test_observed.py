@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jobs import keys, observed
 from jobs.contract import JobStatus
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
 
 
 def png(i: int) -> NewJob:
@@ -32,7 +32,7 @@ def test_a_capped_group_shows_its_held_queued_and_processing_children(kit):
 
 def test_a_mixed_group_counts_each_child_under_its_own_model(kit):
     children = [kit.doc(0), png(1), kit.doc(2), png(3), png(4)]
-    group = kit.store.create_group(children, 2)
+    group = kit.store.create_group(children, GroupRules(2))
     assert kit.job(group.job_id)["model"] == observed.MIXED
     kit.claim(keys.child_id(group.job_id, 0))
 
@@ -73,7 +73,7 @@ def test_models_and_statuses_of_jobs_that_ended(kit):
 
 def test_a_sample_keeps_the_occupancy_in_one_key_with_the_store_s_time(kit):
     children = [kit.doc(0), png(1), kit.doc(2), png(3), png(4)]
-    kit.store.create_group(children, 2)
+    kit.store.create_group(children, GroupRules(2))
     kit.single()
     assert observed.last_sample(kit.r) is None  # nothing counted yet
 

@@ -1,7 +1,7 @@
 """create stores each job's on_prem mark, which the worker reads before a cloud model runs."""
 
 from jobs.contract import Field
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
 
 
 def test_a_single_job_keeps_its_mark(kit):
@@ -14,6 +14,6 @@ def test_a_single_job_keeps_its_mark(kit):
 
 def test_each_child_keeps_its_own_mark(kit):
     children = [NewJob("echo", "text/plain", f"child {i}".encode(), on_prem=i == 1) for i in range(3)]
-    parent = kit.store.create_group(children, max_parallel=1).job_id
+    parent = kit.store.create_group(children, GroupRules(1)).job_id
 
     assert [kit.job(child)[Field.ON_PREM.value] for child in kit.child_ids(parent, 3)] == ["0", "1", "0"]

@@ -153,7 +153,7 @@ def test_taking_a_job_moves_its_own_group_and_tenant(kit):
 
 def test_a_replayed_claim_next_answers_the_same_claim(kit, monkeypatch):
     job = kit.single().job_id
-    monkeypatch.setattr("jobs.store.call_token", lambda: "same-token")
+    monkeypatch.setattr("jobs.transitions.claim_next.call_token", lambda: "same-token")
 
     first, _ = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
     again, _ = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
@@ -167,7 +167,7 @@ def test_a_replayed_complete_answers_the_same_next_claim(kit, monkeypatch):
     a = kit.single().job_id
     b = kit.single().job_id
     claim = kit.claim(a)
-    monkeypatch.setattr("jobs.store.call_token", lambda: "same-token")
+    monkeypatch.setattr("jobs.transitions.complete.call_token", lambda: "same-token")
 
     first = kit.store.complete(a, claim.attempt, {}, take_next="echo")
     again = kit.store.complete(a, claim.attempt, {}, take_next="echo")
@@ -239,7 +239,7 @@ def test_another_model_s_batch_job_is_never_taken_nor_its_interactive_one_unless
 def test_a_replayed_claim_next_answers_the_wake_ups_its_lost_answer_held(kit, monkeypatch):
     kit.group(3, max_parallel=3)
     kit.r.delete(keys.wakeups(PINNED_BUCKET, "echo", BATCH))  # as if all three had lapsed
-    monkeypatch.setattr("jobs.store.call_token", lambda: "same-token")
+    monkeypatch.setattr("jobs.transitions.claim_next.call_token", lambda: "same-token")
 
     first = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)
     again = kit.store.claim_next("echo", BATCH, PINNED_BUCKET)

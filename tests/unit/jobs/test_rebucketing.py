@@ -18,7 +18,8 @@ import pytest
 
 from jobs import controls, keys, migration
 from jobs.config import Settings
-from jobs.records import Idempotency, NewJob, Owner
+from jobs.connections import StoreClient
+from jobs.records import GroupRules, Idempotency, NewJob, Owner
 from jobs.store import JobStore
 from jobs.usage import UsageQueries
 from tests.unit.jobs.conftest import text
@@ -60,8 +61,8 @@ def fill(store: JobStore) -> list[str]:
         queued = store.create_single(echo("queued"), owner=owner).job_id
         running = store.create_single(echo("running"), owner=owner).job_id
         assert store.claim(running) is not None
-        group = store.create_group([echo(f"p{i}") for i in range(4)], 2, owner=owner).job_id
-        redriven = store.create_group([echo("again")], 1, owner=owner).job_id
+        group = store.create_group([echo(f"p{i}") for i in range(4)], GroupRules(2), owner=owner).job_id
+        redriven = store.create_group([echo("again")], GroupRules(1), owner=owner).job_id
         claim = store.claim(keys.child_id(redriven, 0))
         assert claim is not None
         store.fail(claim.job_id, claim.attempt, "bad_document", "no")
@@ -90,7 +91,7 @@ def ready_of(lane: str) -> Callable[[int], str]:
     return lambda bucket: keys.ready(bucket, "echo", lane)
 
 
-def entries(r: fakeredis.FakeRedis, index_of: Callable[[int], str]) -> dict[str, float | str]:
+def entries(r: StoreClient, index_of: Callable[[int], str]) -> dict[str, float | str]:
     """Every bucket's entries of an index, member -> score; a member outside its own bucket's index is named."""
     found: dict[str, float | str] = {}
     for bucket in keys.buckets():
@@ -130,7 +131,7 @@ def state(store: JobStore, roots: list[str]) -> dict[str, object]:
     return seen
 
 
-def finish(r: fakeredis.FakeRedis, job_id: str, lane: str) -> float:
+def finish(r: StoreClient, job_id: str, lane: str) -> float:
     """Where the next turn of the job's tenant starts in its bucket's ``lane`` of ``echo``."""
     field = f"{keys.TURN_FINISH}echo:{lane}:{keys.tag_of(job_id)}"
     return float(r.hget(keys.turns(keys.bucket_of(job_id)), field) or "-inf")

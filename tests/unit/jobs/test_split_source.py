@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from jobs import keys
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
 
 SOURCE = b"%PDF- the whole document, stored once"
 
@@ -27,7 +27,7 @@ def split_children(n: int, pages_each: int = 2) -> list[NewJob]:
 
 
 def test_the_source_is_the_parents_payload_and_the_children_store_none(kit):
-    created = kit.store.create_group(split_children(3), 0, source=SOURCE)
+    created = kit.store.create_group(split_children(3), GroupRules(0), source=SOURCE)
 
     children = kit.child_ids(created.job_id, 3)
     assert kit.r.get(keys.payload(created.job_id)) == SOURCE
@@ -44,7 +44,7 @@ def test_a_group_of_its_own_documents_stores_no_source_and_no_source_pages(kit):
 
 
 def test_a_claim_answers_the_childs_pages_and_no_payload(kit):
-    created = kit.store.create_group(split_children(2), 0, source=SOURCE)
+    created = kit.store.create_group(split_children(2), GroupRules(0), source=SOURCE)
 
     claim = kit.claim(kit.child_ids(created.job_id, 2)[1])
 
@@ -53,7 +53,7 @@ def test_a_claim_answers_the_childs_pages_and_no_payload(kit):
 
 
 def test_a_kept_slot_claims_the_next_child_with_its_pages_and_no_payload(kit):
-    created = kit.store.create_group(split_children(2), 1, source=SOURCE)
+    created = kit.store.create_group(split_children(2), GroupRules(1), source=SOURCE)
     first, second = kit.child_ids(created.job_id, 2)
     claim = kit.claim(first)
 
@@ -74,11 +74,11 @@ def test_a_single_job_has_no_pages_of_a_source(kit):
 def test_a_source_goes_with_children_that_name_pages_of_it_and_only_then(kit, source):
     children = kit.docs(2) if source is not None else split_children(2)
     with pytest.raises(ValueError):
-        kit.store.create_group(children, 0, source=source)
+        kit.store.create_group(children, GroupRules(0), source=source)
 
 
 def test_expiry_deletes_the_source_with_the_group(kit):
-    created = kit.store.create_group(split_children(1), 0, source=SOURCE)
+    created = kit.store.create_group(split_children(1), GroupRules(0), source=SOURCE)
     child = kit.child_ids(created.job_id, 1)[0]
     kit.store.complete(child, kit.claim(child).attempt, {"text": "", "pages": []})
     kit.store.settings = replace(kit.store.settings, result_ttl=0)

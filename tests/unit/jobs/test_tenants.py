@@ -7,7 +7,7 @@ from jobs import keys
 from jobs.controls import cancel
 from jobs.ids import new_job_id, tenant_tag
 from jobs.queries import JobQueries
-from jobs.records import Idempotency, Owner
+from jobs.records import GroupRules, Idempotency, Owner
 from tests.unit.jobs.conftest import roots_of
 
 ACME = Owner("acme", "a1b2c3d4e5f6")
@@ -15,7 +15,7 @@ GLOBEX = Owner("globex", "0f0e0d0c0b0a")
 
 
 def test_a_root_keeps_its_tenant_and_key_id_and_its_children_keep_nothing_new(kit):
-    created = kit.store.create_group(kit.docs(3), 1, owner=ACME)
+    created = kit.store.create_group(kit.docs(3), GroupRules(1), owner=ACME)
     parent = created.job_id
 
     assert parent.startswith(tenant_tag("acme")) and len(parent) == 32
@@ -35,7 +35,7 @@ def test_a_single_job_is_listed_in_its_tenants_sets_only(kit):
 
 
 def test_transitions_move_a_root_within_its_tenants_sets_knowing_only_its_id(kit):
-    parent = kit.store.create_group(kit.docs(2), 0, owner=ACME).job_id
+    parent = kit.store.create_group(kit.docs(2), GroupRules(0), owner=ACME).job_id
     for child in kit.child_ids(parent, 2):
         claim = kit.claim(child)  # the worker's side: ids only
         kit.store.complete(child, claim.attempt, {"text": child})
@@ -47,7 +47,7 @@ def test_transitions_move_a_root_within_its_tenants_sets_knowing_only_its_id(kit
 
 
 def test_terminal_events_name_the_roots_tenant_and_key_id_for_children_and_roots(kit):
-    parent = kit.store.create_group(kit.docs(2), 0, owner=ACME).job_id
+    parent = kit.store.create_group(kit.docs(2), GroupRules(0), owner=ACME).job_id
     first, second = kit.child_ids(parent, 2)
     claim = kit.claim(first)
     kit.store.fail(first, claim.attempt, "echo_failed", "no")
@@ -79,7 +79,7 @@ def test_an_idempotency_key_is_a_tenants_own(kit):
 
 
 def test_a_tenants_read_finds_its_own_jobs_and_children_only(kit):
-    parent = kit.store.create_group(kit.docs(2), 1, owner=ACME).job_id
+    parent = kit.store.create_group(kit.docs(2), GroupRules(1), owner=ACME).job_id
     queries = JobQueries(kit.r)
 
     own_parent, own_child = queries.get(parent, "acme"), queries.get(f"{parent}-1", "acme")

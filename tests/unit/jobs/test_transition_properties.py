@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from jobs import keys
 from jobs.errors import LeaseLost, NotProcessing
-from jobs.records import Dispatch
+from jobs.records import Dispatch, GroupRules
 from jobs.transitions.spec import PULL
 from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.jobs.conftest import ACTIVE_PARENTS
@@ -34,7 +34,7 @@ class GroupRun:
     def __init__(self, kit, n: int, max_parallel: int, release_batch: int):
         self.kit, self.store = kit, kit.store
         self.n, self.cap, self.batch = n, max_parallel, release_batch
-        created = self.store.create_group(kit.docs(n), max_parallel)
+        created = self.store.create_group(kit.docs(n), GroupRules(max_parallel))
         self.parent = created.job_id
         self.ids = kit.child_ids(self.parent, n)
         self.live: dict[str, int] = {}  # child -> attempt of its current claim

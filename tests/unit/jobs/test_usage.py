@@ -158,7 +158,7 @@ def test_a_replayed_completion_counts_nothing_more(kit, monkeypatch):
     job_id = kit.single().job_id
     claim = kit.claim(job_id)
     token = "same-call"
-    monkeypatch.setattr("jobs.store.call_token", lambda: token)
+    monkeypatch.setattr("jobs.transitions.complete.call_token", lambda: token)
     kit.store.complete(job_id, claim.attempt, {"text": "x"}, units=JobUnits(ocr_pages=1))
     once = usage_of(kit)
     kit.store.complete(job_id, claim.attempt, {"text": "x"}, units=JobUnits(ocr_pages=1))  # its answer was lost

@@ -13,7 +13,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from jobs import controls, keys, observed
 from jobs.config import Settings
-from jobs.records import NewJob
+from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
 from jobs.worker_reports import WorkerReports
 from observability.collectors import STALE_FLOOR_SECONDS, StoreCollector
@@ -43,7 +43,7 @@ def echo(i: int) -> NewJob:
 
 
 def test_a_running_group_s_children_per_status_and_model(store):
-    created = store.create_group([echo(i) for i in range(6)], 2)
+    created = store.create_group([echo(i) for i in range(6)], GroupRules(2))
     assert store.claim(keys.child_id(created.job_id, 0)) is not None
     sample = observed.record_sample(store.redis)
 
@@ -74,7 +74,7 @@ def test_a_store_that_does_not_answer_gives_store_up_0_and_no_job_gauges():
 
 def test_the_gauges_are_the_last_count_not_the_store_as_it_is_now(store):
     """They lag the store by one interval at most: what changed since the count shows at the next."""
-    created = store.create_group([echo(i) for i in range(3)], 1)
+    created = store.create_group([echo(i) for i in range(3)], GroupRules(1))
     observed.record_sample(store.redis)
     controls.cancel(store, created.job_id)
 
@@ -84,14 +84,14 @@ def test_the_gauges_are_the_last_count_not_the_store_as_it_is_now(store):
 
 
 def test_before_any_count_there_are_no_job_gauges(store):
-    store.create_group([echo(i) for i in range(3)], 1)
+    store.create_group([echo(i) for i in range(3)], GroupRules(1))
 
     assert scrape(StoreCollector(store.redis, INTERVAL)) == {("ocrgw_store_up", ""): 1}
 
 
 def test_a_scrape_reads_one_key_and_the_store_s_time_whatever_the_backlog(store, monkeypatch):
     for _ in range(5):
-        store.create_group([echo(i) for i in range(20)], 1)
+        store.create_group([echo(i) for i in range(20)], GroupRules(1))
     observed.record_sample(store.redis)
 
     with round_trips(monkeypatch) as trips:
@@ -116,7 +116,7 @@ def age_count(client, seconds: float) -> int:
 
 def test_a_count_older_than_three_intervals_is_withheld_but_its_date_is_served(store):
     """The coordinator or beat stopped: frozen gauges would be read as the store's; the date lets an alert fire."""
-    store.create_group([echo(i) for i in range(3)], 1)
+    store.create_group([echo(i) for i in range(3)], GroupRules(1))
     observed.record_sample(store.redis)
     sampled_at_ms = age_count(store.redis, 3 * INTERVAL + 1)
 
@@ -130,7 +130,7 @@ def test_a_count_older_than_three_intervals_is_withheld_but_its_date_is_served(s
 
 
 def test_a_count_younger_than_the_bound_is_served(store):
-    store.create_group([echo(i) for i in range(3)], 1)
+    store.create_group([echo(i) for i in range(3)], GroupRules(1))
     observed.record_sample(store.redis)
     age_count(store.redis, 3 * INTERVAL - 1)
 
@@ -142,7 +142,7 @@ def test_a_count_younger_than_the_bound_is_served(store):
 
 def test_a_short_interval_still_allows_a_count_some_seconds(store):
     """Beat's ticks and a long count run late: the bound is never under STALE_FLOOR_SECONDS."""
-    store.create_group([echo(i) for i in range(3)], 1)
+    store.create_group([echo(i) for i in range(3)], GroupRules(1))
     observed.record_sample(store.redis)
     age_count(store.redis, STALE_FLOOR_SECONDS - 1)
 
@@ -153,7 +153,7 @@ def test_a_short_interval_still_allows_a_count_some_seconds(store):
 
 
 def test_a_stale_count_is_logged_once_and_served_again_once_counted(store, caplog):
-    store.create_group([echo(i) for i in range(3)], 1)
+    store.create_group([echo(i) for i in range(3)], GroupRules(1))
     observed.record_sample(store.redis)
     age_count(store.redis, 60)
     collector = StoreCollector(store.redis, INTERVAL)

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
+from typing import Any
 
 import fakeredis
 import pytest
 
 from jobs import keys
 from jobs.config import Settings
-from jobs.records import Dispatch, NewJob
+from jobs.records import Dispatch, GroupRules, NewJob
 from jobs.store import JobStore
 from workers import runner as runner_module
 from workers.adapters.base import OcrResult, PageResult
@@ -93,7 +94,8 @@ class ManualBeats:
 class Harness:
     def __init__(self, settings: Settings, monkeypatch: pytest.MonkeyPatch):
         self.store = JobStore(fakeredis.FakeRedis(server=fakeredis.FakeServer()), settings)
-        self.r = self.store.redis
+        # The harness reads raw replies of every shape, which redis-py's stubs type as unions.
+        self.r: Any = self.store.redis
         self.published: list[list[Dispatch]] = []
         self.adapter = FakeAdapter()
         self.beats = ManualBeats()
@@ -110,7 +112,7 @@ class Harness:
 
     def group(self, n: int, max_parallel: int) -> tuple[str, list[Dispatch]]:
         jobs = [NewJob(model="echo", content_type="text/plain", payload=f"child {i}".encode()) for i in range(n)]
-        created = self.store.create_group(jobs, max_parallel)
+        created = self.store.create_group(jobs, GroupRules(max_parallel))
         return created.job_id, created.dispatches
 
     def job(self, job_id: str) -> dict[str, str]:

@@ -9,7 +9,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from jobs import keys
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
-from jobs.records import Dispatch, NewJob
+from jobs.records import Dispatch, GroupRules, NewJob
 from jobs.transitions.spec import PULL
 from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.workers.runner_support import Harness, make
@@ -129,7 +129,7 @@ def test_only_a_job_of_the_same_model_runs_in_the_kept_slot(h):
         NewJob(model="echo", content_type="text/plain", payload=b"a"),
         NewJob(model="tesseract", content_type="image/png", payload=b"b"),
     ]
-    parent_id = h.store.create_group(jobs, max_parallel=1).job_id
+    parent_id = h.store.create_group(jobs, GroupRules(1)).job_id
 
     assert h.runner.run(f"{parent_id}-0") == "completed"
 
@@ -189,7 +189,7 @@ def test_a_kept_child_that_hits_the_time_limit_fails_and_keeps_no_slot(h):
 def test_children_of_a_split_read_their_pages_of_the_parents_document_fetched_once(h, monkeypatch):
     source = b"page 1\fpage 2\fpage 3"
     children = [NewJob("echo", "text/plain", b"", source_pages=(n, n)) for n in (1, 2, 3)]
-    parent_id = h.store.create_group(children, 1, source=source).job_id
+    parent_id = h.store.create_group(children, GroupRules(1), source=source).job_id
     reads: list[str] = []
     fetch = h.store.queries.source_document
 
@@ -213,7 +213,9 @@ def test_children_of_a_split_read_their_pages_of_the_parents_document_fetched_on
 
 
 def test_a_split_child_whose_document_is_gone_fails_as_an_invalid_document(h):
-    parent_id = h.store.create_group([NewJob("echo", "text/plain", b"", source_pages=(1, 1))], 0, source=b"x").job_id
+    parent_id = h.store.create_group(
+        [NewJob("echo", "text/plain", b"", source_pages=(1, 1))], GroupRules(0), source=b"x"
+    ).job_id
     h.r.delete(keys.payload(parent_id))
 
     assert h.runner.run(f"{parent_id}-0") == "failed"
