@@ -218,7 +218,7 @@ class Transition(Generic[ReplyT]):
     def _decode_plan(self) -> tuple[tuple[tuple[int, str, Any], ...], tuple[int, str] | None]:
         """Each reply field before the tail with its position and decoder, and the tail (the dispatches from
         its position on), if the reply has one.  Worked out once per spec: every call's reply is decoded."""
-        fields = []
+        fields: list[tuple[int, str, Any]] = []
         for position, (name, hint) in enumerate(self.reply_fields):
             if hint == Dispatches:
                 return tuple(fields), (position, name)

@@ -206,7 +206,12 @@ def test_echo_refuses_bad_options_at_every_job_that_carries_them():
 def test_echo_loads_a_set_of_options_once_and_applies_it_at_every_job(monkeypatch, sleeps):
     loads = []
     load = echo_module._load
-    monkeypatch.setattr(echo_module, "_load", lambda options: loads.append(options) or load(options))
+
+    def counted(options: dict) -> dict:
+        loads.append(options)
+        return load(options)
+
+    monkeypatch.setattr(echo_module, "_load", counted)
     options = {"delay_ms": 5, "tag": "loaded once"}
 
     for _ in range(3):
