@@ -275,17 +275,37 @@ def live(metric: Metric) -> Any:
         return _live[metric.name]
 
 
+# The labelled children already asked for, with the live metric each belongs to.  A worker records about
+# ten values per job, always for the same few models, lanes and outcomes: prometheus_client's ``labels()``
+# checks and joins the values under a lock at every call, which was a tenth of a no-op job's time in the
+# worker.  Kept with their metric so that a metric made again (or swapped by a test) is asked afresh.
+_labelled: dict[tuple[str, tuple[str, ...]], tuple[Any, Any]] = {}
+
+
+def _child(metric: Metric, labels: tuple[str, ...]) -> Any:
+    """The value of ``metric`` for ``labels`` (the metric itself when it has none)."""
+    parent = live(metric)
+    if not labels:
+        return parent
+    key = (metric.name, labels)
+    found = _labelled.get(key)
+    if found is not None and found[0] is parent:
+        return found[1]
+    child = parent.labels(*labels)
+    _labelled[key] = (parent, child)
+    return child
+
+
 def _inc(metric: Metric, *labels: str, amount: float = 1) -> None:
     try:
-        live(metric).labels(*labels).inc(amount)
+        _child(metric, labels).inc(amount)
     except Exception:
         _failed_once(metric)
 
 
 def _observe(metric: Metric, value: float, *labels: str) -> None:
     try:
-        histogram = live(metric)
-        (histogram.labels(*labels) if labels else histogram).observe(value)
+        _child(metric, labels).observe(value)
     except Exception:
         _failed_once(metric)
 

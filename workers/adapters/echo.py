@@ -23,10 +23,12 @@ applied in this order once the first page's ``delay_ms`` has passed:
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
 import time
+from functools import lru_cache
 
 from marshmallow import ValidationError
 
@@ -103,7 +105,27 @@ def _read(options: dict) -> dict:
     The gateway refuses bad options at submission with the same schema;
     this only matters for jobs created straight through the store
     (benchmarks, tests), which must fail cleanly, not crash the worker.
+
+    A group's children share their options, and loading them through the
+    schema cost more than the rest of a no-op job in the worker: each
+    distinct set is loaded once (``_loaded``), and none at all is none.
     """
+    if not options:
+        return {}
+    try:
+        canonical = json.dumps(options, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):  # not JSON (a caller outside the store): loaded as it is
+        return _load(options)
+    return dict(_loaded(canonical))
+
+
+@lru_cache(maxsize=256)
+def _loaded(canonical: str) -> dict:
+    # Only a load that succeeded is kept: a refused one raises again at the next job that carries it.
+    return _load(json.loads(canonical))
+
+
+def _load(options: dict) -> dict:
     try:
         return MODELS["echo"].options_schema.load(options)
     except ValidationError as error:

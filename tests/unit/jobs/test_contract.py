@@ -3,6 +3,7 @@ header lists exactly that, and neither side spells a name the other defines."""
 
 import importlib
 import re
+from dataclasses import dataclass
 
 import pytest
 
@@ -205,3 +206,30 @@ def test_an_attempt_reclaimed_while_it_still_ran_keeps_its_interval(kit):
     runs = parse_intervals(kit.job(job_id)["intervals"])
     assert [(run[0], run[3]) for run in runs] == [(first.attempt, "reclaimed"), (second.attempt, "completed")]
     assert runs[0][2] <= runs[1][1]
+
+
+def test_pack_converts_each_argument_as_declared_and_decode_reads_the_tail_of_dispatches():
+    @dataclass(frozen=True)
+    class Answer:
+        code: Reply
+        done: bool
+        label: str
+        released: spec.Dispatches
+
+    probe = spec.Transition(
+        "probe",
+        keys=("job",),
+        args=(spec.Arg("name"), spec.Arg("limit", "int"), spec.Arg("units", "json"), spec.Arg("ids", rest=True)),
+        reply=Answer,
+    )
+
+    packed = probe.pack({"job": "k"}, {"name": "n", "limit": "7", "units": {"a": [1, 2]}, "ids": ("x", "y")})
+    answer = probe.decode([1, 1, b"l", b"j1", b"echo", b"batch", b"", b"echo", b"interactive"], bucket=3)
+
+    assert packed == (["k"], ["n", 7, '{"a":[1,2]}', "x", "y"])
+    assert (answer.code, answer.done, answer.label) == (Reply.OK, True, "l")
+    assert answer.released == [
+        spec.Dispatch("j1", "echo", spec.RUN, "batch"),
+        spec.Dispatch("", "echo", spec.PULL, "interactive", 3),
+    ]
+    assert probe.decode([1]).released == []

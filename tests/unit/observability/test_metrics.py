@@ -82,3 +82,27 @@ def test_recording_never_raises(monkeypatch, caplog):
     metrics.page_done("echo", 0.1)
 
     assert "could not record ocrgw_submissions_total" in caplog.text
+
+
+def test_a_label_set_recorded_again_counts_on_the_same_value_and_a_new_one_on_its_own():
+    counts = Counts()
+
+    for _ in range(3):
+        metrics.attempt_started("echo", "kept_slot")
+    metrics.attempt_started("echo", "pulled")
+
+    assert counts.delta("ocrgw_job_starts_total", model="echo", path="kept_slot") == 3
+    assert counts.delta("ocrgw_job_starts_total", model="echo", path="pulled") == 1
+
+
+def test_a_label_set_recorded_before_a_failure_still_never_raises(monkeypatch, caplog):
+    metrics.page_done("echo", 0.1)  # its labelled value is known from here on
+
+    def broken(metric):
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(metrics, "live", broken)
+    monkeypatch.setattr(metrics, "_failed", set())  # a failure is logged once per process: this one afresh
+    metrics.page_done("echo", 0.1)
+
+    assert "could not record ocrgw_page_duration_seconds" in caplog.text

@@ -196,6 +196,34 @@ def test_echo_rejects_a_bad_delay(delay):
     assert caught.value.transient is False
 
 
+def test_echo_refuses_bad_options_at_every_job_that_carries_them():
+    for _ in range(2):
+        with pytest.raises(AdapterError, match="delay_ms") as caught:
+            get_adapter("echo").run(b"x", "text/plain", {"delay_ms": -5, "tag": "refused twice"})
+        assert caught.value.code == "invalid_options"
+
+
+def test_echo_loads_a_set_of_options_once_and_applies_it_at_every_job(monkeypatch, sleeps):
+    loads = []
+    load = echo_module._load
+
+    def counted(options: dict) -> dict:
+        loads.append(options)
+        return load(options)
+
+    monkeypatch.setattr(echo_module, "_load", counted)
+    options = {"delay_ms": 5, "tag": "loaded once"}
+
+    for _ in range(3):
+        get_adapter("echo").run(b"x", "text/plain", options)
+    for _ in range(2):
+        with pytest.raises(EchoFailed):
+            get_adapter("echo").run(b"x", "text/plain", {"fail": True, "tag": "loaded once"})
+
+    assert loads == [options, {"fail": True, "tag": "loaded once"}]
+    assert sleeps == [0.005] * 3
+
+
 def test_echo_accepts_text_plain_only():
     with pytest.raises(InvalidDocument, match="text/plain"):
         get_adapter("echo").run(b"x", "image/png", {})
