@@ -11,7 +11,8 @@ table; everything else is read from it:
   recording every status write with the job's kind and its status before (a write that is no edge of
   the table fails, and so does an edge no scenario makes);
 * the comment each script's generated source carries after its preamble (``lua_comment``);
-* the manual's state diagram and table (``mermaid``, ``markdown_table``; docs/hooks/state_diagram.py).
+* the manual's state diagram (jobs/state_diagram.py) and table (``markdown_table``), which
+  docs/hooks/state_diagram.py puts on the transitions page.
 
 The statuses themselves, and the names the scripts share, stay in jobs/contract.py: the Lua preamble's
 ``STATUS`` table is generated from ``JobStatus``, and so are the statuses the command line and the
@@ -207,20 +208,6 @@ def lua_comment(transition: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def mermaid() -> str:
-    """The state diagram (a Mermaid ``stateDiagram-v2``): one arrow per pair of statuses, labelled with the
-    transitions that make it; ``[*]`` is a job not created yet."""
-    labels: dict[tuple[str, str], list[str]] = {}
-    for edge in sorted(EDGES, key=_edge_order):
-        arrow = ("[*]" if edge.source is NEW else edge.source.value, edge.target.value)
-        names = labels.setdefault(arrow, [])
-        if edge.transition not in names:
-            names.append(edge.transition)
-    lines = ["stateDiagram-v2"]
-    lines += [f"    {source} --> {target}: {', '.join(names)}" for (source, target), names in labels.items()]
-    return "\n".join(lines) + "\n"
-
-
 def markdown_table() -> str:
     """The table as the manual shows it: one line per row."""
     lines = [
@@ -241,11 +228,3 @@ def markdown_table() -> str:
         )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
-
-
-_STATUS_ORDER = {status: position for position, status in enumerate(JobStatus)}
-
-
-def _edge_order(edge: Edge) -> tuple[int, int, int]:
-    source = -1 if edge.source is NEW else _STATUS_ORDER[edge.source]
-    return (source, _STATUS_ORDER[edge.target], MOVING_TRANSITIONS.index(edge.transition))
