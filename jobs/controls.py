@@ -11,7 +11,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobs import interactive_share, keys
+from jobs import interactive_share
 from jobs.contract import TERMINAL, Field, JobKind, JobStatus, Priority, Reply, count_field
 from jobs.errors import (
     GroupNotFinished,
@@ -49,18 +49,18 @@ class Redriven:
 
 
 def cancel(store: JobStore, job_id: str) -> Cancelled:
-    kind = store.redis.hget(keys.job(job_id), "kind")
+    kind = store.redis.hget(store.keyspace.job(job_id), "kind")
     if kind is None:
         raise JobNotFound(f"no job {job_id}")
     reply = store.scripts.run(
         CANCEL,
         keys={
-            "job": keys.job(job_id),
-            "events": keys.events(job_id),
-            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
+            "job": store.keyspace.job(job_id),
+            "events": store.keyspace.events(job_id),
+            "webhooks": store.keyspace.webhooks(store.keyspace.bucket_of(job_id)),
             **store.release_keys(job_id),
             # A child's cancel may finish its parent; a parent's or single job's, itself.
-            **keys.roots_by_status(job_id, JobKind.SINGLE if kind == b"single" else JobKind.PARENT),
+            **store.keyspace.roots_by_status(job_id, JobKind.SINGLE if kind == b"single" else JobKind.PARENT),
         },
         args={"job_id": job_id, **store.release_args(job_id)},
     )
@@ -77,7 +77,7 @@ def set_cap(store: JobStore, parent_id: str, max_parallel: int, interactive_limi
     not fit: nothing changes); a lower cap keeps the places it has until the group ends."""
     if interactive_limit is not None:
         group = store.redis.hmget(
-            keys.job(parent_id), Field.PRIORITY.value, Field.TOTAL.value, Field.MAX_PARALLEL.value
+            store.keyspace.job(parent_id), Field.PRIORITY.value, Field.TOTAL.value, Field.MAX_PARALLEL.value
         )
         if _text(group[0]) == Priority.INTERACTIVE.value and group[1] is not None:
             total, before = int(group[1]), GroupRules(int(group[2] or 0))
@@ -144,10 +144,12 @@ def redrive(
         keys={
             # In the parent's bucket: one slot for the whole redrive.
             "idempotency": (
-                keys.redrive_mark(tenant, idempotency.key, parent_id) if idempotency else keys.job(parent_id)
+                store.keyspace.redrive_mark(tenant, idempotency.key, parent_id)
+                if idempotency
+                else store.keyspace.job(parent_id)
             ),
             **store.release_keys(parent_id),
-            **keys.roots_by_status(parent_id, JobKind.PARENT),
+            **store.keyspace.roots_by_status(parent_id, JobKind.PARENT),
         },
         args={
             "parent_id": parent_id,
@@ -180,7 +182,7 @@ def _reserve_interactive_redrive(store: JobStore, parent_id: str, include_cancel
     """The places of the children an interactive group's redrive sends again.  Only for a group ended: a
     running one keeps the places it has (the redrive refuses it), and one with nothing to send needs none."""
     group = store.redis.hmget(
-        keys.job(parent_id),
+        store.keyspace.job(parent_id),
         Field.PRIORITY.value,
         Field.STATUS.value,
         Field.MAX_PARALLEL.value,
@@ -204,7 +206,7 @@ def _reserve_key(
 ) -> Any:
     return store.scripts.run(
         RESERVE_KEY,
-        keys={"idempotency": keys.idempotency(tenant, idempotency.key)},
+        keys={"idempotency": store.keyspace.idempotency(tenant, idempotency.key)},
         args={
             "action": action,
             "parent_id": parent_id,

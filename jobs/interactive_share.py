@@ -26,6 +26,7 @@ from jobs import keys
 from jobs.connections import StoreClient
 from jobs.contract import TERMINAL, Field, Reply
 from jobs.errors import InteractiveLaneFull
+from jobs.keys import Keyspace
 from jobs.records import GroupRules
 from jobs.transitions import Scripts
 from jobs.transitions.reserve_interactive import RESERVE_INTERACTIVE
@@ -44,8 +45,9 @@ def places_of(children: int, group: GroupRules | None) -> int:
 
 
 class InteractiveShare:
-    def __init__(self, client: StoreClient, scripts: Scripts):
+    def __init__(self, client: StoreClient, scripts: Scripts, keyspace: Keyspace):
         self.redis = client
+        self.keyspace = keyspace
         self.scripts = scripts
 
     def reserve(self, root_id: str, places: int, limit: int) -> None:
@@ -72,7 +74,7 @@ class InteractiveShare:
         reservations = keys.tenant_interactive(tag)
         pipe = self.redis.pipeline(transaction=False)
         for root in holders:
-            pipe.hget(keys.job(root), Field.STATUS.value)
+            pipe.hget(self.keyspace.job(root), Field.STATUS.value)
         pipe.hmget(reservations, holders)
         *statuses, reserved = pipe.execute()
         ended = []

@@ -39,6 +39,7 @@ from jobs.config import Settings
 from jobs.connections import StoreClient
 from jobs.contract import Reply
 from jobs.errors import NotReplicated
+from jobs.keys import Keyspace
 from jobs.transitions import NOSCRIPT_ATTEMPTS, Scripts, Transition
 from jobs.transitions.create import CREATE
 
@@ -64,6 +65,7 @@ def run_create(
     client: StoreClient,
     scripts: Scripts,
     settings: Settings,
+    keyspace: Keyspace,
     named_keys: dict[str, str],
     args: dict[str, Any],
     mark_key: str,
@@ -82,7 +84,7 @@ def run_create(
     raw, confirmed = write_and_wait(
         client, scripts, CREATE, named_keys, args, wanted, settings.replica_wait_ms, mark_key, args["root_id"]
     )
-    reply = CREATE.decode(raw, keys.bucket_of_key(named_keys["root"]))
+    reply = CREATE.decode(raw, keyspace.bucket_of_key(named_keys["root"]))
     if reply.code in (Reply.OK, Reply.REPLAYED) and confirmed < wanted:
         raise NotReplicated(
             f"job {reply.job_id}: {confirmed} of {wanted} replicas confirmed its creation "

@@ -36,6 +36,7 @@ from jobs.errors import (
     StoreError,
 )
 from jobs.ids import call_token, new_job_id
+from jobs.keys import Keyspace
 from jobs.pdf_outputs import DEFAULT_OUTPUT
 from jobs.queries import JobQueries
 from jobs.records import (
@@ -98,12 +99,14 @@ class JobStore(SweepTransitions):
     def __init__(self, client: StoreClient, settings: Settings | None = None, probe: StoreClient | None = None):
         self.redis = client
         self.settings = settings or Settings()
-        self.scripts = Scripts(client)
+        #: The names of the store's keys, spread over the buckets the settings say (jobs.keys).
+        self.keyspace = Keyspace(self.settings.store_buckets)
+        self.scripts = Scripts(client, self.keyspace)
         #: The tenants' caps dealt out to the buckets (with more than one: jobs.tenant_quota).
-        self.tenant_quota = TenantQuota(client, self.scripts, self.settings.tenant_max_inflight)
-        self.interactive_share = interactive_share.InteractiveShare(client, self.scripts)
+        self.tenant_quota = TenantQuota(client, self.scripts, self.settings.tenant_max_inflight, self.keyspace)
+        self.interactive_share = interactive_share.InteractiveShare(client, self.scripts, self.keyspace)
         #: The read side over the same client, for callers that hold a store.
-        self.queries = JobQueries(client)
+        self.queries = JobQueries(client, self.keyspace)
         #: What the live workers report of themselves (their Tesseract languages).
         self.workers = WorkerReports(client)
         # Readiness must answer fast, not ride out an outage like the job calls.
@@ -129,8 +132,6 @@ class JobStore(SweepTransitions):
             socket_timeout=socket_timeout_for(settings),
         )
         probe = redis_client(settings, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
-        # The process's keys are spread over the buckets its settings say (jobs.keys).
-        keys.use_bucket_count(settings.store_buckets)
         return cls(client, settings, probe)
 
     # -- create -------------------------------------------------------------------------
@@ -149,7 +150,7 @@ class JobStore(SweepTransitions):
         if job.source_pages is not None:
             raise ValueError("only a child of a group reads its pages of a source document")
         return self._create(
-            _new_root_id(owner, idempotency),
+            _new_root_id(self.keyspace, owner, idempotency),
             JobKind.SINGLE,
             [job],
             {},
@@ -195,7 +196,7 @@ class JobStore(SweepTransitions):
         # Every child runs in its group's lane, whatever it says itself.
         children = [c if c.priority == rules.priority else replace(c, priority=rules.priority) for c in children]
         return self._create(
-            _new_root_id(owner, idempotency),
+            _new_root_id(self.keyspace, owner, idempotency),
             JobKind.PARENT,
             children,
             group,
@@ -256,7 +257,7 @@ class JobStore(SweepTransitions):
         if idempotency is None:
             return None
         recorded, fingerprint = self.redis.hmget(
-            keys.idempotency(owner.tenant, idempotency.key), Field.ID.value, _FINGERPRINT
+            self.keyspace.idempotency(owner.tenant, idempotency.key), Field.ID.value, _FINGERPRINT
         )
         if recorded is None:
             return None
@@ -284,7 +285,7 @@ class JobStore(SweepTransitions):
         source: bytes | None,
         traceparent: str,
     ) -> Created:
-        root = keys.job(root_id)
+        root = self.keyspace.job(root_id)
         quota = False
         if kind == JobKind.PARENT and release:
             could_start = len(jobs) if group["max_parallel"] <= 0 else min(len(jobs), group["max_parallel"])
@@ -293,11 +294,12 @@ class JobStore(SweepTransitions):
             self.redis,
             self.scripts,
             self.settings,
+            self.keyspace,
             {
-                "idempotency": keys.idempotency(owner.tenant, idempotency.key) if idempotency else root,
+                "idempotency": self.keyspace.idempotency(owner.tenant, idempotency.key) if idempotency else root,
                 "root": root,
-                "roots_queued": keys.roots(
-                    kind.value, JobStatus.QUEUED.value, keys.tag_of(root_id), keys.bucket_of(root_id)
+                "roots_queued": self.keyspace.roots(
+                    kind.value, JobStatus.QUEUED.value, keys.tag_of(root_id), self.keyspace.bucket_of(root_id)
                 ),
                 **self.release_keys(root_id),
             },
@@ -319,7 +321,7 @@ class JobStore(SweepTransitions):
                 "payloads": [b"" if j.source_pages is not None else j.payload for j in jobs],
             },
             # In the slot of the root's keys, its bucket's.
-            mark_key=keys.replication_mark(keys.bucket_of(root_id)),
+            mark_key=self.keyspace.replication_mark(self.keyspace.bucket_of(root_id)),
         )
         if quota:
             self.room_made(root_id)
@@ -333,9 +335,9 @@ class JobStore(SweepTransitions):
         """Before a transition that may release up to ``could_start`` children of the group: with a tenant cap
         across buckets, grants the root's bucket the quota it lacks for them (one ledger call, when short:
         jobs.tenant_quota).  Whether the ledger is in use: then call ``room_made`` after the transition."""
-        if not tenant_quota.in_use(self.settings.tenant_max_inflight):
+        if not tenant_quota.in_use(self.settings.tenant_max_inflight, self.keyspace):
             return False
-        self.tenant_quota.ensure_room(keys.tag_of(root_id), keys.bucket_of(root_id), could_start)
+        self.tenant_quota.ensure_room(keys.tag_of(root_id), self.keyspace.bucket_of(root_id), could_start)
         return True
 
     def room_made(self, root_id: str) -> None:
@@ -350,13 +352,13 @@ class JobStore(SweepTransitions):
         reply: ClaimReply = self.scripts.run(
             CLAIM,
             keys={
-                **keys.of_running_job(job_id),
-                "payload": keys.payload(job_id),
-                "call": keys.call(job_id, call_token()),
+                **self.keyspace.of_running_job(job_id),
+                "payload": self.keyspace.payload(job_id),
+                "call": self.keyspace.call(job_id, call_token()),
             },
             args={
                 "job_id": job_id,
-                "prefix": keys.group_prefix(job_id),
+                "prefix": self.keyspace.group_prefix(job_id),
                 "lease_ms": self.settings.lease_ms,
                 "record_ms": CALL_RECORD_MS,
             },
@@ -376,7 +378,7 @@ class JobStore(SweepTransitions):
             return
         pipe = self.redis.pipeline(transaction=False)
         for (bucket, model, lane), n in counts.items():
-            pipe.zpopmax(keys.wakeups(bucket, model, lane), n)
+            pipe.zpopmax(self.keyspace.wakeups(bucket, model, lane), n)
         pipe.execute()
 
     def claim_next(self, model: str, lane: str = "", bucket: int = 0) -> tuple[Claim | None, list[Dispatch]]:
@@ -388,9 +390,9 @@ class JobStore(SweepTransitions):
         reply: ClaimNextReply = self.scripts.run(
             CLAIM_NEXT,
             keys={
-                "leases": keys.leases(bucket),
-                "queued": keys.queued(bucket),
-                "call": keys.pull_call(bucket, call_token()),
+                "leases": self.keyspace.leases(bucket),
+                "queued": self.keyspace.queued(bucket),
+                "call": self.keyspace.pull_call(bucket, call_token()),
             },
             args={
                 "model": model,
@@ -408,7 +410,7 @@ class JobStore(SweepTransitions):
         """Extends the lease; False once this attempt no longer holds the job."""
         reply = self.scripts.run(
             HEARTBEAT,
-            keys={"job": keys.job(job_id), "leases": keys.leases(keys.bucket_of(job_id))},
+            keys={"job": self.keyspace.job(job_id), "leases": self.keyspace.leases(self.keyspace.bucket_of(job_id))},
             args={"job_id": job_id, "attempt": attempt, "lease_ms": self.settings.lease_ms},
         )
         return reply.code in (Reply.OK, Reply.CANCEL_REQUESTED)
@@ -421,7 +423,7 @@ class JobStore(SweepTransitions):
         """
         reply = self.scripts.run(
             PROGRESS,
-            keys={"job": keys.job(job_id)},
+            keys={"job": self.keyspace.job(job_id)},
             args={"attempt": attempt, "stage": stage, "progress": f"{progress:.4f}"},
         )
         if reply.code == Reply.CANCEL_REQUESTED:
@@ -479,12 +481,12 @@ class JobStore(SweepTransitions):
         reply: CompleteReply = self.scripts.run(
             COMPLETE,
             keys={
-                **keys.of_running_job(job_id),
+                **self.keyspace.of_running_job(job_id),
                 **self.release_keys(job_id),
-                "result": keys.result(job_id),
-                "events": keys.events(job_id),
-                "webhooks": keys.webhooks(keys.bucket_of(job_id)),
-                "call": keys.call(job_id, call_token()),
+                "result": self.keyspace.result(job_id),
+                "events": self.keyspace.events(job_id),
+                "webhooks": self.keyspace.webhooks(self.keyspace.bucket_of(job_id)),
+                "call": self.keyspace.call(job_id, call_token()),
             },
             args={
                 "job_id": job_id,
@@ -527,11 +529,11 @@ class JobStore(SweepTransitions):
         """
         reply = self.scripts.run(
             RETRY,
-            keys=keys.of_running_job(job_id),
+            keys=self.keyspace.of_running_job(job_id),
             args={
                 "job_id": job_id,
                 "attempt": attempt,
-                "prefix": keys.group_prefix(job_id),
+                "prefix": self.keyspace.group_prefix(job_id),
                 "backoff_ms": int(backoff_seconds * 1000),
                 "error_code": error_code,
                 "error": error,
@@ -557,7 +559,7 @@ class JobStore(SweepTransitions):
         The mark lapses after ``ttl_seconds``, so a build whose message was
         lost is asked for again by a later request.
         """
-        return bool(self.redis.set(keys.pdf_asked(job_id, variant), "1", nx=True, ex=ttl_seconds))
+        return bool(self.redis.set(self.keyspace.pdf_asked(job_id, variant), "1", nx=True, ex=ttl_seconds))
 
     def record_pdf(
         self, job_id: str, finished_at: str, pdf: bytes = b"", error: str = "", variant: str = DEFAULT_OUTPUT.name
@@ -570,7 +572,11 @@ class JobStore(SweepTransitions):
         pdf_field, failure_field = keys.pdf_fields(variant)
         reply = self.scripts.run(
             RECORD_PDF,
-            keys={"job": keys.job(job_id), "pdf": keys.pdf(job_id), "asked": keys.pdf_asked(job_id, variant)},
+            keys={
+                "job": self.keyspace.job(job_id),
+                "pdf": self.keyspace.pdf(job_id),
+                "asked": self.keyspace.pdf_asked(job_id, variant),
+            },
             args={
                 "finished_at": finished_at,
                 "pdf_field": pdf_field,
@@ -596,11 +602,12 @@ class JobStore(SweepTransitions):
         return bool(self._probe.ping())
 
 
-def _new_root_id(owner: Owner, idempotency: Idempotency | None) -> str:
+def _new_root_id(keyspace: Keyspace, owner: Owner, idempotency: Idempotency | None) -> str:
     """A new root's id: with an Idempotency-Key, in the bucket of the key's record (one slot for both)."""
     if idempotency is None:
         return new_job_id(owner.tenant)
-    return new_job_id(owner.tenant, keys.bucket_of_idempotency(owner.tenant, idempotency.key))
+    bucket = keyspace.bucket_of_idempotency(owner.tenant, idempotency.key)
+    return new_job_id(owner.tenant, bucket, keyspace.bucket_count)
 
 
 def _claim_of(job_id: str, reply: ClaimReply | ClaimNextReply) -> Claim:

@@ -17,9 +17,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from jobs import fair_share, keys
+from jobs import fair_share
 from jobs.contract import Field, JobKind, JobStatus, Reply
 from jobs.ids import DEFAULT_TENANT, tenant_tag
+from jobs.keys import Keyspace
 from jobs.records import Dispatch, Reclaimed
 from jobs.transitions.expire import EXPIRE
 from jobs.transitions.reclaim import RECLAIM
@@ -32,17 +33,21 @@ class SweepTransitions:
     redis: Any
     scripts: Any
     settings: Any
+    keyspace: Keyspace
 
     @property
     def requeue_ms(self) -> int:
         """When the sweep re-publishes a queued job nobody claimed, from now."""
         return int(self.settings.requeue_seconds * 1000)
 
-    @staticmethod
-    def release_keys(job_id: str) -> dict[str, str]:
+    def release_keys(self, job_id: str) -> dict[str, str]:
         """The keys of ``RELEASE_KEYS`` (jobs/transitions/spec.py) for a transition on ``job_id``."""
-        bucket = keys.bucket_of(job_id)
-        return {"parent": keys.parent_or_self(job_id), "queued": keys.queued(bucket), "due": keys.due_parents(bucket)}
+        bucket = self.keyspace.bucket_of(job_id)
+        return {
+            "parent": self.keyspace.parent_or_self(job_id),
+            "queued": self.keyspace.queued(bucket),
+            "due": self.keyspace.due_parents(bucket),
+        }
 
     def release_args(self, job_id: str, release_limit: int | None = None) -> dict[str, Any]:
         """The arguments of ``RELEASE_ARGS`` (jobs/transitions/spec.py) for a transition on ``job_id``.
@@ -50,12 +55,12 @@ class SweepTransitions:
         ``release_limit`` defaults to ``OCRGW_RELEASE_BATCH``.
         """
         return {
-            "prefix": keys.group_prefix(job_id),
+            "prefix": self.keyspace.group_prefix(job_id),
             "release_limit": self.settings.release_batch if release_limit is None else release_limit,
             "requeue_ms": self.requeue_ms,
             "tenant_max_inflight": self.settings.tenant_max_inflight,
             # Across buckets, each bucket's share of the cap is its quota (jobs.tenant_quota).
-            "tenant_quota": int(self.settings.tenant_max_inflight > 0 and keys.bucket_count() > 1),
+            "tenant_quota": int(self.settings.tenant_max_inflight > 0 and self.keyspace.bucket_count > 1),
         }
 
     def now_ms(self) -> int:
@@ -64,19 +69,19 @@ class SweepTransitions:
 
     def try_lock_sweep(self, token: str, ttl_ms: int, bucket: int = 0) -> bool:
         """One sweep of a bucket at a time: an overlapping tick finds the bucket's lock taken and leaves it."""
-        return bool(self.redis.set(keys.sweep_lock(bucket), token, nx=True, px=ttl_ms))
+        return bool(self.redis.set(self.keyspace.sweep_lock(bucket), token, nx=True, px=ttl_ms))
 
     def unlock_sweep(self, token: str, bucket: int = 0) -> None:
-        self.scripts.run(UNLOCK_SWEEP, keys={"lock": keys.sweep_lock(bucket)}, args={"token": token})
+        self.scripts.run(UNLOCK_SWEEP, keys={"lock": self.keyspace.sweep_lock(bucket)}, args={"token": token})
 
     def expired_leases(self, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
-        return self.due_in(keys.leases, now_ms, limit, bucket)
+        return self.due_in(self.keyspace.leases, now_ms, limit, bucket)
 
     def stale_queued(self, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
-        return self.due_in(keys.queued, now_ms, limit, bucket)
+        return self.due_in(self.keyspace.queued, now_ms, limit, bucket)
 
     def due_parents(self, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
-        return self.due_in(keys.due_parents, now_ms, limit, bucket)
+        return self.due_in(self.keyspace.due_parents, now_ms, limit, bucket)
 
     def due_in(self, index: Callable[[int], str], now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
         """The members of a bucket's time index (scored in ms) due at ``now_ms``, the longest waiting first;
@@ -84,7 +89,7 @@ class SweepTransitions:
         if bucket is not None:
             return [m.decode() for m in self.redis.zrangebyscore(index(bucket), "-inf", now_ms, start=0, num=limit)]
         pipe = self.redis.pipeline(transaction=False)
-        for b in keys.buckets():
+        for b in self.keyspace.buckets():
             pipe.zrangebyscore(index(b), "-inf", now_ms, start=0, num=limit, withscores=True)
         merged = heapq.merge(*(((score, m.decode()) for m, score in reply) for reply in pipe.execute()))
         return [member for _, member in list(merged)[:limit]]
@@ -100,10 +105,10 @@ class SweepTransitions:
             [
                 (
                     {
-                        **keys.of_running_job(j),
+                        **self.keyspace.of_running_job(j),
                         **self.release_keys(j),
-                        "events": keys.events(j),
-                        "webhooks": keys.webhooks(keys.bucket_of(j)),
+                        "events": self.keyspace.events(j),
+                        "webhooks": self.keyspace.webhooks(self.keyspace.bucket_of(j)),
                     },
                     {
                         "job_id": j,
@@ -138,7 +143,7 @@ class SweepTransitions:
             REPUBLISH,
             [
                 (
-                    {"job": keys.job(j), "queued": keys.queued(keys.bucket_of(j))},
+                    {"job": self.keyspace.job(j), "queued": self.keyspace.queued(self.keyspace.bucket_of(j))},
                     {"job_id": j, "requeue_ms": self.requeue_ms},
                 )
                 for j in ids
@@ -161,9 +166,9 @@ class SweepTransitions:
                 (
                     {
                         **self.release_keys(p),
-                        "events": keys.events(p),
-                        "webhooks": keys.webhooks(keys.bucket_of(p)),
-                        **keys.roots_by_status(p, JobKind.PARENT),
+                        "events": self.keyspace.events(p),
+                        "webhooks": self.keyspace.webhooks(self.keyspace.bucket_of(p)),
+                        **self.keyspace.roots_by_status(p, JobKind.PARENT),
                     },
                     {"parent_id": p, **self.release_args(p)},
                 )
@@ -180,7 +185,7 @@ class SweepTransitions:
         due, so the transitions that end a job need no retention of their own and
         a changed OCRGW_RESULT_TTL applies to the jobs already ended.
         """
-        return self.due_in(keys.expiring, now_ms - self.settings.result_ttl_ms, limit, bucket)
+        return self.due_in(self.keyspace.expiring, now_ms - self.settings.result_ttl_ms, limit, bucket)
 
     def expire(self, root_ids: Iterable[str]) -> int:
         """Deletes each root with every key of its group and its index entries; returns how many went."""
@@ -190,22 +195,22 @@ class SweepTransitions:
         # A root's kind names its listing sets; it never changes, so reading it first is safe.
         pipe = self.redis.pipeline(transaction=False)
         for root in ids:
-            pipe.hget(keys.job(root), Field.KIND.value)
+            pipe.hget(self.keyspace.job(root), Field.KIND.value)
         kinds = [JobKind.PARENT if k == JobKind.PARENT.value.encode() else JobKind.SINGLE for k in pipe.execute()]
         replies = self._pipelined(
             EXPIRE,
             [
                 (
                     {
-                        "root": keys.job(root),
-                        "events": keys.events(root),
-                        "due": keys.due_parents(keys.bucket_of(root)),
-                        "webhooks": keys.webhooks(keys.bucket_of(root)),
-                        **keys.roots_by_status(root, kind),
+                        "root": self.keyspace.job(root),
+                        "events": self.keyspace.events(root),
+                        "due": self.keyspace.due_parents(self.keyspace.bucket_of(root)),
+                        "webhooks": self.keyspace.webhooks(self.keyspace.bucket_of(root)),
+                        **self.keyspace.roots_by_status(root, kind),
                     },
                     {
                         "root_id": root,
-                        "prefix": keys.group_prefix(root),
+                        "prefix": self.keyspace.group_prefix(root),
                         "ttl_ms": self.settings.result_ttl_ms,
                         "owed_ms": self.settings.webhook_owed_ms,
                     },
@@ -219,7 +224,7 @@ class SweepTransitions:
         """The tenant's parents not yet terminal, from the listing's indexes of every bucket."""
         tag = tenant_tag(tenant)
         pipe = self.redis.pipeline(transaction=False)
-        for bucket in keys.buckets():
+        for bucket in self.keyspace.buckets():
             for status in (JobStatus.QUEUED, JobStatus.PROCESSING):
-                pipe.zcard(keys.roots(JobKind.PARENT.value, status.value, tag, bucket))
+                pipe.zcard(self.keyspace.roots(JobKind.PARENT.value, status.value, tag, bucket))
         return sum(pipe.execute())

@@ -46,6 +46,7 @@ from typing import Any
 
 from jobs import keys
 from jobs.contract import Reply
+from jobs.keys import Keyspace
 from jobs.transitions import Scripts
 from jobs.transitions.ledger_forget import LEDGER_FORGET
 from jobs.transitions.ledger_grant import LEDGER_GRANT
@@ -68,9 +69,9 @@ def field(bucket: int) -> str:
     return f"b{bucket}"
 
 
-def in_use(cap: int) -> bool:
+def in_use(cap: int, keyspace: Keyspace) -> bool:
     """Whether tenants' caps are dealt out by ledgers: a cap, and more than one bucket."""
-    return cap > 0 and keys.bucket_count() > 1
+    return cap > 0 and keyspace.bucket_count > 1
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,9 @@ def _int(value: Any) -> int:
 class TenantQuota:
     """The ledger's moves for one store (its client, scripts and cap)."""
 
-    def __init__(self, client: Any, scripts: Scripts, cap: int):
+    def __init__(self, client: Any, scripts: Scripts, cap: int, keyspace: Keyspace):
         self.redis = client
+        self.keyspace = keyspace
         self.scripts = scripts
         self.cap = cap
         # The ledger's ``seq`` of each tenant whose ledger and buckets disagreed at the last rebalance.
@@ -102,10 +104,10 @@ class TenantQuota:
     def buckets(self, tag: str) -> list[BucketQuota]:
         """Every bucket's share of the tenant's, in one round trip (a pipeline)."""
         pipe = self.redis.pipeline(transaction=False)
-        for b in keys.buckets():
-            pipe.hmget(keys.tenant_quota(tag, b), keys.QUOTA_FIELD, keys.CEILING_FIELD)
-            pipe.get(keys.tenant_in_flight(tag, b))
-            pipe.zcard(keys.tenant_waiting(tag, b))
+        for b in self.keyspace.buckets():
+            pipe.hmget(self.keyspace.tenant_quota(tag, b), keys.QUOTA_FIELD, keys.CEILING_FIELD)
+            pipe.get(self.keyspace.tenant_in_flight(tag, b))
+            pipe.zcard(self.keyspace.tenant_waiting(tag, b))
         raw = pipe.execute()
         out = []
         for i in range(0, len(raw), 3):
@@ -117,8 +119,8 @@ class TenantQuota:
 
     def bucket(self, tag: str, bucket: int) -> BucketQuota:
         pipe = self.redis.pipeline(transaction=False)
-        pipe.hmget(keys.tenant_quota(tag, bucket), keys.QUOTA_FIELD, keys.CEILING_FIELD)
-        pipe.get(keys.tenant_in_flight(tag, bucket))
+        pipe.hmget(self.keyspace.tenant_quota(tag, bucket), keys.QUOTA_FIELD, keys.CEILING_FIELD)
+        pipe.get(self.keyspace.tenant_in_flight(tag, bucket))
         (quota, ceiling), in_flight = pipe.execute()
         return BucketQuota(_int(quota), _int(in_flight), 0, None if ceiling is None else int(ceiling))
 
@@ -140,9 +142,9 @@ class TenantQuota:
         reply = self.scripts.run(
             QUOTA_GRANT,
             keys={
-                "quota": keys.tenant_quota(tag, bucket),
-                "waiting": keys.tenant_waiting(tag, bucket),
-                "due": keys.due_parents(bucket),
+                "quota": self.keyspace.tenant_quota(tag, bucket),
+                "waiting": self.keyspace.tenant_waiting(tag, bucket),
+                "due": self.keyspace.due_parents(bucket),
             },
             args={"k": k, "epoch": epoch},
         )
@@ -164,7 +166,10 @@ class TenantQuota:
         """A return's first step: what the bucket gave back (at most ``k``); sets or clears its ceiling."""
         reply = self.scripts.run(
             QUOTA_RETURN,
-            keys={"quota": keys.tenant_quota(tag, bucket), "in_flight": keys.tenant_in_flight(tag, bucket)},
+            keys={
+                "quota": self.keyspace.tenant_quota(tag, bucket),
+                "in_flight": self.keyspace.tenant_in_flight(tag, bucket),
+            },
             args={"k": k, "ceiling": -1 if ceiling is None else ceiling},
         )
         return int(reply.returned)
@@ -189,9 +194,9 @@ class TenantQuota:
         moved meanwhile (nothing written: the next try does it)."""
         opened = self.scripts.run(LEDGER_OPEN, keys={"ledger": keys.ledger(tag)}, args={})
         grants = {}
-        for b in keys.buckets():
+        for b in self.keyspace.buckets():
             read = self.scripts.run(
-                QUOTA_FENCE, keys={"quota": keys.tenant_quota(tag, b)}, args={"epoch": opened.epoch}
+                QUOTA_FENCE, keys={"quota": self.keyspace.tenant_quota(tag, b)}, args={"epoch": opened.epoch}
             )
             if read.quota > 0:
                 grants[field(b)] = read.quota

@@ -41,6 +41,7 @@ from jobs.config import Settings
 from jobs.contract import Field, Reply, WebhookOutcome
 from jobs.errors import JobNotFound
 from jobs.ids import DEFAULT_TENANT
+from jobs.keys import Keyspace
 from jobs.store import JobStore
 from jobs.transitions.claim_webhook import CLAIM_WEBHOOK
 from jobs.transitions.record_webhook import RECORD_WEBHOOK
@@ -94,7 +95,7 @@ def claim_window_seconds(settings: Settings) -> float:
 def due(store: JobStore, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
     """Jobs (of ``bucket``, else of every bucket) whose webhook is due at ``now_ms``, the longest waiting
     first, at most ``limit``."""
-    return store.due_in(keys.webhooks, now_ms, limit, bucket)
+    return store.due_in(store.keyspace.webhooks, now_ms, limit, bucket)
 
 
 def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
@@ -107,7 +108,7 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
     window = int(claim_window_seconds(settings) * 1000)
     # Held back by its tenant's cap, a webhook waits for the sweep's next tick, behind those due meanwhile.
     defer = int(settings.sweep_interval * 1000)
-    spread = keys.bucket_count() > 1
+    spread = store.keyspace.bucket_count > 1
     # With one bucket the bucket counts the tenant's claims (reserved 0); else the tenant's slot does.
     reserved, fresh = reserve(store, job_ids, window) if spread else (dict.fromkeys(job_ids, 0), set())
     # A round trip per bucket: a pipeline of scripts stays in one slot.
@@ -116,9 +117,9 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
         [
             (
                 {
-                    "job": keys.job(job_id),
-                    "webhooks": keys.webhooks(keys.bucket_of(job_id)),
-                    "tenant_webhooks": _tenant_webhooks(job_id),
+                    "job": store.keyspace.job(job_id),
+                    "webhooks": store.keyspace.webhooks(store.keyspace.bucket_of(job_id)),
+                    "tenant_webhooks": _tenant_webhooks(store.keyspace, job_id),
                 },
                 {
                     "job_id": job_id,
@@ -197,8 +198,8 @@ def claim_due(store: JobStore, now_ms: int, limit: int, bucket: int | None = Non
     return claimed
 
 
-def _tenant_webhooks(job_id: str) -> str:
-    return keys.tenant_webhooks(keys.tag_of(job_id), keys.bucket_of(job_id))
+def _tenant_webhooks(keyspace: Keyspace, job_id: str) -> str:
+    return keyspace.tenant_webhooks(keys.tag_of(job_id), keyspace.bucket_of(job_id))
 
 
 def is_current(record: dict[str, str], attempt: int) -> bool:
@@ -215,7 +216,7 @@ def tenant_of(store: JobStore, job_id: str, record: dict[str, str]) -> str:
     root = keys.root_of(job_id)
     if root == job_id:
         return record.get(Field.TENANT.value) or DEFAULT_TENANT
-    stored = store.redis.hget(keys.job(root), Field.TENANT.value)
+    stored = store.redis.hget(store.keyspace.job(root), Field.TENANT.value)
     return stored.decode() if stored else DEFAULT_TENANT
 
 
@@ -230,15 +231,15 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
     """Records the attempt's answer as an event and schedules what follows (see ``record_webhook.lua``)."""
     settings = store.settings
     # The backoff grows with the attempts since the job last ended, not since it first did.
-    base = int(store.redis.hget(keys.job(job_id), Field.WEBHOOK_ATTEMPTS_BASE.value) or 0)
+    base = int(store.redis.hget(store.keyspace.job(job_id), Field.WEBHOOK_ATTEMPTS_BASE.value) or 0)
     wait = backoff_seconds(max(attempt - base, 1), settings.webhook_backoff, settings.webhook_backoff_max)
     reply = store.scripts.run(
         RECORD_WEBHOOK,
         keys={
-            "job": keys.job(job_id),
-            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
-            "events": keys.events(job_id),
-            "tenant_webhooks": _tenant_webhooks(job_id),
+            "job": store.keyspace.job(job_id),
+            "webhooks": store.keyspace.webhooks(store.keyspace.bucket_of(job_id)),
+            "events": store.keyspace.events(job_id),
+            "tenant_webhooks": _tenant_webhooks(store.keyspace, job_id),
         },
         args={
             "job_id": job_id,
@@ -251,7 +252,7 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
             "give_up_ms": int(settings.webhook_give_up_after * 1000),
         },
     )
-    if keys.bucket_count() > 1 and (reply.code == Reply.NO_JOB or reply.outcome != WebhookOutcome.SUPERSEDED):
+    if store.keyspace.bucket_count > 1 and (reply.code == Reply.NO_JOB or reply.outcome != WebhookOutcome.SUPERSEDED):
         # The current attempt answered (or the job is gone): its slot among its tenant's is free.  A crash
         # before this leaves the reservation to run out at the claim's deadline.
         release(store, job_id)
@@ -265,7 +266,7 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
 def pending(store: JobStore) -> dict[str, int]:
     """Every job with a webhook still to deliver, and when it is due (ms), of every bucket: for checks and tests."""
     pipe = store.redis.pipeline(transaction=False)
-    for bucket in keys.buckets():
-        pipe.zrange(keys.webhooks(bucket), 0, -1, withscores=True)
+    for bucket in store.keyspace.buckets():
+        pipe.zrange(store.keyspace.webhooks(bucket), 0, -1, withscores=True)
     found: list[list[tuple[bytes, float]]] = pipe.execute()
     return {member.decode(): int(score) for reply in found for member, score in reply}

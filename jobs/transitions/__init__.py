@@ -1,7 +1,7 @@
 """The transitions: one Lua script each (``<name>.lua``), described by its spec beside it
 (``<name>.py``, defining ``<NAME>``), listed once in ``TRANSITIONS`` and registered once per client.
 
-``Scripts(client).run(CLAIM, keys={...}, args={...})`` packs the named keys
+``Scripts(client, keyspace).run(CLAIM, keys={...}, args={...})`` packs the named keys
 and arguments in the spec's order, calls the script by SHA (redis-py's
 ``Script``: EVALSHA, reloaded on NOSCRIPT; it also works in pipelines) and
 decodes the reply into the spec's dataclass.
@@ -17,7 +17,7 @@ from redis.client import Pipeline
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError, RedisClusterException, RedisError
 
-from jobs.keys import bucket_of_key
+from jobs.keys import Keyspace
 from jobs.transitions.cancel import CANCEL
 from jobs.transitions.claim import CLAIM
 from jobs.transitions.claim_next import CLAIM_NEXT
@@ -91,11 +91,11 @@ TRANSITIONS: tuple[Transition, ...] = (
 NOSCRIPT_ATTEMPTS = 3
 
 
-def _bucket_or_none(key: str) -> int:
+def _bucket_or_none(keyspace: Keyspace, key: str) -> int:
     """The bucket of a script's first key, which its wake-ups are for; 0 for a key of no bucket (a tenant's
     ledger, in a slot of its own: its scripts answer no wake-ups)."""
     try:
-        return bucket_of_key(key)
+        return keyspace.bucket_of_key(key)
     except KeyError:
         return 0
 
@@ -109,10 +109,12 @@ class Scripts:
     that one now included) and the call sent again.
     """
 
-    def __init__(self, client: Redis | RedisCluster):
+    def __init__(self, client: Redis | RedisCluster, keyspace: Keyspace):
         #: The registered scripts by transition name (redis-py ``Script`` objects).
         self.by_name = {t.name: client.register_script(t.source()) for t in TRANSITIONS}
         self.client = client
+        #: The layout of the store's keys: which bucket a call's first key is in.
+        self.keyspace = keyspace
         self.on_cluster = isinstance(client, RedisCluster)
 
     def run(self, transition: Transition, keys: Mapping[str, str], args: Mapping[str, Any]) -> Any:
@@ -120,7 +122,9 @@ class Scripts:
         script = self.by_name[transition.name]
         for attempt in range(1, NOSCRIPT_ATTEMPTS + 1):
             try:
-                return transition.decode(script(keys=packed_keys, args=packed_args), _bucket_or_none(packed_keys[0]))
+                return transition.decode(
+                    script(keys=packed_keys, args=packed_args), _bucket_or_none(self.keyspace, packed_keys[0])
+                )
             except NoScriptError:
                 if attempt == NOSCRIPT_ATTEMPTS:
                     raise
@@ -134,7 +138,7 @@ class Scripts:
         by_bucket: dict[int, list[int]] = {}
         for position, (call_keys, call_args) in enumerate(calls):
             first_key = transition.pack(call_keys, call_args)[0][0]
-            by_bucket.setdefault(bucket_of_key(first_key), []).append(position)
+            by_bucket.setdefault(self.keyspace.bucket_of_key(first_key), []).append(position)
         replies: list[Any] = [None] * len(calls)
         for bucket, positions in by_bucket.items():
             in_bucket = [calls[p] for p in positions]

@@ -24,16 +24,17 @@ from dataclasses import replace
 import fakeredis
 import pytest
 
-from jobs import keys
 from jobs.config import Settings
 from jobs.contract import ROOT_STATUSES, JobKind, JobStatus
 from jobs.ids import DEFAULT_TENANT, TENANT_TAG_LENGTH, tenant_tag
 from jobs.records import Claim, Created, NewJob, Owner
 from jobs.store import JobStore
 from jobs.transitions.spec import PULL, Dispatch, Transition
-from tests.unit.conftest import PINNED_BUCKET
+from tests.keyspace import keys
+from tests.unit.conftest import PINNED_BUCKET, TEST_BUCKETS
 
 SETTINGS = Settings(
+    store_buckets=TEST_BUCKETS,
     release_batch=4,
     max_attempts=2,
     lease_seconds=30.0,

@@ -2,9 +2,9 @@
 
 import pytest
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.errors import JobNotFound, LeaseLost, NotProcessing
+from tests.keyspace import keys
 
 
 def event_fields(event):

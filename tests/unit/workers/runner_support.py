@@ -18,10 +18,10 @@ from dataclasses import replace
 import fakeredis
 import pytest
 
-from jobs import keys
 from jobs.config import Settings
 from jobs.records import Dispatch, NewJob
 from jobs.store import JobStore
+from tests.keyspace import keys
 from workers import runner as runner_module
 from workers.adapters.base import OcrResult, PageResult
 from workers.runner import Runner
