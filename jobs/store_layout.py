@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisClusterException, RedisError
 
-from jobs import keys
-from jobs.connections import StoreClient, redis_client
+from jobs import connections, keys
+from jobs.connections import StoreClient
 from jobs.errors import OcrgwError
 from jobs.keys import Keyspace
 
@@ -169,7 +169,7 @@ def exit_if_mismatched(settings: Settings, exit_code: int = 1) -> None:
     client: StoreClient | None = None
     try:
         # A cluster's client asks its seeds for the slot map as it is made: inside the try too.
-        client = redis_client(settings, socket_connect_timeout=5, socket_timeout=30)
+        client = connections.redis_client(settings, socket_connect_timeout=5, socket_timeout=30)
         check(client, Keyspace(settings.store_buckets))
     except LayoutMismatch as error:
         print(f"ocrgw: {error}", file=sys.stderr, flush=True)

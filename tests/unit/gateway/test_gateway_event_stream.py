@@ -148,7 +148,7 @@ def test_a_child_s_stream_reaches_its_end_behind_more_sibling_entries_than_a_loo
 def test_a_stream_whose_look_did_not_move_on_waits_for_the_next_poll(redis, monkeypatch):
     s = session(max_seconds=60.0)
     stuck = Look("a" * 32, "processing", kind="single", read_to_end=False)
-    monkeypatch.setattr(watching, "look", lambda client, watched, count: [stuck])
+    monkeypatch.setattr(watching, "look", lambda client, keyspace, watched, count: [stuck])
     clock = iter(range(101, 10_000))  # a stream that never waits ends at its maximum duration, a minute of looks
     slept: list[float] = []
 

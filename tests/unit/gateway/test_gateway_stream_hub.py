@@ -172,7 +172,7 @@ def test_the_hub_looks_again_at_once_only_while_its_looks_move_the_streams_on(cl
         assert parse(read_to_end(child))[-1]["data"]["reason"] == "terminal"
 
         stuck = Look("a" * 32, "processing", kind="single", read_to_end=False)  # more to read, and nothing read
-        monkeypatch.setattr(watching, "look", lambda client, watched, count: [stuck])
+        monkeypatch.setattr(watching, "look", lambda client, keyspace, watched, count: [stuck])
         with handed(hub, streaming.OpenStreams(10, 10), "a" * 32):
             hub._take_arrivals()
 

@@ -273,7 +273,8 @@ class Replies:
 
 def make_kit(**overrides) -> Kit:
     client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-    return Kit(JobStore(client, replace(SETTINGS, **overrides)))
+    # Of the bucket count the test names its keys with (a test of many buckets sets its own first).
+    return Kit(JobStore(client, replace(SETTINGS, **{"store_buckets": keys.bucket_count, **overrides})))
 
 
 @pytest.fixture(scope="session")
