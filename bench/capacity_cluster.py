@@ -60,7 +60,7 @@ import redis
 from bench.capacity_stats import OCRGW_LUA, Usage, Window
 from bench.common import Http, check, echo_payloads, fanout_body, median, print_table, result, rotations
 from bench.processes import START_TIMEOUT, Bench, wait_for_pool
-from jobs import keys
+from jobs.keys import Keyspace
 from tests.harness import BEAT_READY, CELERY_READY, Proc, RedisServer
 from tests.redis_cluster import LocalCluster
 
@@ -72,6 +72,8 @@ LOAD_DEADLINE = (300.0, 90.0)
 START_DEADLINE = (600.0, 300.0)
 
 BUCKETS = 24
+#: The keys the bench waits on and counts: the stacks' (OCRGW_STORE_BUCKETS=BUCKETS).
+STORE_KEYS = Keyspace(BUCKETS)
 PRIMARIES = 3
 KEEP_SLOT_SECONDS = "600"
 SIDES = ("one", "cluster")
@@ -130,7 +132,7 @@ class Side:
     def count_roots(self, root_ids: list[str]) -> None:
         counts = [0] * len(self.primaries)
         for root in root_ids:
-            counts[self.primaries.index(self.by_bucket[keys.bucket_of(root)])] += 1
+            counts[self.primaries.index(self.by_bucket[STORE_KEYS.bucket_of(root)])] += 1
         self.last_roots = counts
 
     def windows(self, fn: Callable[..., int], *args) -> tuple[int, list[Usage], Usage]:
@@ -148,8 +150,8 @@ class Side:
         """Until every root's terminal event is on its stream: one XREAD per bucket on its primary."""
         by_bucket: dict[int, dict[str, str]] = {}
         for root in root_ids:
-            by_bucket.setdefault(keys.bucket_of(root), {})[keys.events(root)] = "0-0"
-        root_of = {keys.events(r): r for r in root_ids}
+            by_bucket.setdefault(STORE_KEYS.bucket_of(root), {})[STORE_KEYS.events(root)] = "0-0"
+        root_of = {STORE_KEYS.events(r): r for r in root_ids}
         ended: dict[str, str] = {}
         while len(ended) < len(root_ids):
             for bucket, streams in list(by_bucket.items()):
@@ -225,7 +227,7 @@ def start_servers(bench: Bench) -> tuple[RedisServer, LocalCluster, dict[str, Si
             brokers["one"],
         )
     }
-    ports = [cluster.owner(keys.bucket_prefix(b)).primary.port for b in range(BUCKETS)]
+    ports = [cluster.owner(STORE_KEYS.bucket_prefix(b)).primary.port for b in range(BUCKETS)]
     by_port = {port: _plain(port) for port in dict.fromkeys(ports)}  # in the order of the slots they serve
     by_bucket = [by_port[port] for port in ports]
     sides["cluster"] = Side(
@@ -274,8 +276,6 @@ def run(bench: Bench) -> dict:
     singles = 10 if quick else 1000
     idle_seconds = 1.0 if quick else 3.0
     pick = 0 if not quick else 1
-    # The bench computes the keys it waits on: the stacks' 24 buckets, for this benchmark only.
-    keys.use_bucket_count(BUCKETS)
     servers: list = []
     sides: dict[str, Side] = {}
     rounds: dict[str, dict[str, list[dict]]] = {load: {side: [] for side in SIDES} for load in LOADS}
@@ -343,7 +343,6 @@ def run(bench: Bench) -> dict:
                 side.http.close()
         for server in servers:
             server.stop()
-        keys.use_bucket_count(None)
     return report(bench, sizes, rounds, idles, keys_per_primary, load_avg, groups, size, startup_figures)
 
 

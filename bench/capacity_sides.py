@@ -14,7 +14,7 @@ from celery import chord
 
 from bench import canvas_app
 from bench.capacity_stats import Usage, Window
-from bench.common import Http, echo_payloads, fanout_body, wait_parent
+from bench.common import STACK_KEYS, Http, echo_payloads, fanout_body, wait_parent
 from bench.processes import CANVAS_QUEUE, STACK_START_DEADLINE, START_TIMEOUT, Bench, wait_for_pool
 from jobs import keys
 from jobs.config import Settings
@@ -101,7 +101,7 @@ def wait_wakeups_taken(client, model: str = "echo") -> None:
     lapses (OCRGW_REQUEUE_SECONDS), so a count of none means none can take
     anything any more.
     """
-    counts = [keys.wakeups(b, model, lane.value) for b in keys.buckets() for lane in Priority]
+    counts = [STACK_KEYS.wakeups(b, model, lane.value) for b in STACK_KEYS.buckets() for lane in Priority]
     while True:
         seconds, micros = client.time()
         now_ms = seconds * 1000 + micros // 1000
@@ -115,8 +115,8 @@ def wait_wakeups_taken(client, model: str = "echo") -> None:
 
 def wait_roots(client, root_ids: list[str]) -> dict[str, str]:
     """Blocks until every root's terminal event is on its stream; returns their statuses (XREAD)."""
-    last = {keys.events(r): "0-0" for r in root_ids}
-    root_of = {keys.events(r): r for r in root_ids}
+    last = {STACK_KEYS.events(r): "0-0" for r in root_ids}
+    root_of = {STACK_KEYS.events(r): r for r in root_ids}
     ended: dict[str, str] = {}
     while len(ended) < len(root_ids):
         pending = {s: i for s, i in last.items() if root_of[s] not in ended}

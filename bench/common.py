@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
-from jobs import keys
+from jobs.config import Settings
+from jobs.keys import Keyspace
 
 if TYPE_CHECKING:
     from bench.processes import Bench
@@ -47,6 +48,9 @@ SWEEP_DB = 3
 SUBMISSION_DB = 4
 MEMORY_DB = 5
 MEMORY_WORKER_DB = 6
+
+#: The keys of the bench stacks' store: their processes read the bucket count from the environment, as this does.
+STACK_KEYS = Keyspace(Settings.from_env().store_buckets)
 
 
 @dataclass(frozen=True)
@@ -140,8 +144,8 @@ def wait_parents(client: redis.Redis, parent_ids: Sequence[str], poll: float = 0
     finalizing transition.  The deadline of the phase it runs in
     (``Bench.phase``) bounds the wait.
     """
-    last: dict[Any, Any] = {keys.events(parent_id): "0-0" for parent_id in parent_ids}
-    parent_of = {keys.events(parent_id).encode(): parent_id for parent_id in parent_ids}
+    last: dict[Any, Any] = {STACK_KEYS.events(parent_id): "0-0" for parent_id in parent_ids}
+    parent_of = {STACK_KEYS.events(parent_id).encode(): parent_id for parent_id in parent_ids}
     statuses: dict[str, str] = {}
     while last:
         reply = client.xread(last, count=10_000, block=5000)

@@ -73,11 +73,11 @@ def redis_per_child(bench: Bench, groups: int, children: int) -> dict:
     total = groups * children
     per_child = (after - before) / total - len(PAYLOAD)
     child = keys.child_id(parents[0], children // 2)
-    job_bytes = client.memory_usage(keys.job(child), samples=0)
-    payload_bytes = client.memory_usage(keys.payload(child), samples=0)
-    parent_bytes = client.memory_usage(keys.job(parents[0]), samples=0)
+    job_bytes = client.memory_usage(store.keyspace.job(child), samples=0)
+    payload_bytes = client.memory_usage(store.keyspace.payload(child), samples=0)
+    parent_bytes = client.memory_usage(store.keyspace.job(parents[0]), samples=0)
     assert job_bytes is not None and payload_bytes is not None, "the child's keys exist"
-    encoding = client.object("encoding", keys.job(child))
+    encoding = client.object("encoding", store.keyspace.job(child))
     client.flushdb()
     return {
         "used_memory_delta_per_child": per_child,

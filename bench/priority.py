@@ -43,9 +43,8 @@ import time
 
 import redis
 
-from bench.common import check, median, micros, percentile, print_table, result, rotations, wait_parent
+from bench.common import STACK_KEYS, check, median, micros, percentile, print_table, result, rotations, wait_parent
 from bench.processes import Bench
-from jobs import keys
 from jobs.registry import MODELS
 
 NAME = "priority_lanes"
@@ -96,7 +95,7 @@ def timed_jobs(bench_stack, client: redis.Redis, label: str, jobs: int) -> dict[
 
 
 def processing(client: redis.Redis, parent_id: str) -> int:
-    return int(client.hget(keys.job(parent_id), "n_processing") or 0)
+    return int(client.hget(STACK_KEYS.job(parent_id), "n_processing") or 0)
 
 
 def page_times(bench_stack, parent_id: str) -> list[float]:
@@ -113,7 +112,7 @@ def page_times(bench_stack, parent_id: str) -> list[float]:
 
 def drained(client: redis.Redis, parent_id: str) -> bool:
     """The cancelled group has no child processing, and its messages are all consumed."""
-    ended = client.hget(keys.job(parent_id), "status") in (b"cancelled", b"completed", b"failed")
+    ended = client.hget(STACK_KEYS.job(parent_id), "status") in (b"cancelled", b"completed", b"failed")
     return ended and processing(client, parent_id) == 0 and client.llen(MODELS["echo"].queue) == 0
 
 
@@ -124,7 +123,7 @@ def busy_round(bench: Bench, kind: str, jobs: int, pages: int, label: str) -> di
     while processing(client, parent) < bench.concurrency:
         time.sleep(0.01)
     timed = timed_jobs(stack, client, label, jobs)
-    still_running = client.hget(keys.job(parent), "status") in (b"queued", b"processing")
+    still_running = client.hget(STACK_KEYS.job(parent), "status") in (b"queued", b"processing")
     if not still_running:
         raise AssertionError(f"the batch group {parent} ended before the interactive jobs: no measurement")
     behind_began = time.perf_counter()

@@ -415,11 +415,13 @@ def layout(ctx: click.Context) -> None:
     against it at start. Exit status 1 when they differ (then `ocrgw store migrate`, with the stack stopped).
     """
     extras.require(extras.SERVER, "store layout")
+    # The server's own code: imported here, as no other command needs it.
     from redis.exceptions import RedisError
 
-    from jobs import keys, store_layout
+    from jobs import store_layout
     from jobs.config import InvalidSettings, Settings
     from jobs.connections import redis_client
+    from jobs.keys import Keyspace
 
     try:
         settings = Settings.from_env()
@@ -427,16 +429,16 @@ def layout(ctx: click.Context) -> None:
         for problem in invalid.problems:
             error(problem)
         ctx.exit(1)
-    keys.use_bucket_count(settings.store_buckets)
+    keyspace = Keyspace(settings.store_buckets)
     try:
-        found = store_layout.record_or_read(redis_client(settings, socket_timeout=60))
+        found = store_layout.record_or_read(redis_client(settings, socket_timeout=60), keyspace)
     except store_layout.LayoutMismatch as unreadable:
         error(f"store layout: {unreadable}")
         ctx.exit(1)
     except RedisError as failed:
         error(f"store layout: the store does not answer: {failed}")
         ctx.exit(1)
-    process = store_layout.configured()
+    process = store_layout.configured(keyspace)
     click.echo(f"store: {found}")
     click.echo(f"this environment: {process}")
     if found != process:

@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from jobs import keys, observed, tenant_quota, webhooks
+from jobs import observed, tenant_quota, webhooks
 from jobs.fair_share import fair_order
 from jobs.records import Dispatch, Reclaimed
 from jobs.store import JobStore
@@ -75,12 +75,14 @@ class Sweeper:
         return report
 
     def _sweep(self) -> SweepReport:
-        if tenant_quota.in_use(self.store.settings.tenant_max_inflight):
+        if tenant_quota.in_use(self.store.settings.tenant_max_inflight, self.store.keyspace):
             # With a cap across buckets: each tenant's quota goes where its groups wait, before the
             # buckets' releases use it.
             self.store.tenant_quota.rebalance_all(self.turn)
             self.turn += 1
-        reports = [report for bucket in keys.buckets() if (report := self.sweep_bucket(bucket)) is not None]
+        reports = [
+            report for bucket in self.store.keyspace.buckets() if (report := self.sweep_bucket(bucket)) is not None
+        ]
         if not reports:
             return SweepReport(skipped=True)
         return SweepReport(
@@ -138,7 +140,7 @@ class Sweeper:
             metrics.lease_ran_out(dispatch.model, None)
         if reclaimed.failed:
             try:
-                ended = observed.models_and_statuses(self.store.redis, reclaimed.failed)
+                ended = observed.models_and_statuses(self.store.redis, self.store.keyspace, reclaimed.failed)
             except Exception:  # metrics must not fail a sweep whose repairs are done
                 log.warning("could not read the jobs whose lease ran out", exc_info=True)
                 return

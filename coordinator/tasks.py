@@ -42,7 +42,8 @@ def sweep() -> dict:
 @app.task(name=GAUGES_TASK, ignore_result=True, acks_late=False)
 def sample_gauges() -> None:
     # A count lost with its process is replaced by the next tick's.
-    observed.record_sample(sweeper().store.redis)
+    store = sweeper().store
+    observed.record_sample(store.redis, store.keyspace)
 
 
 app.conf.beat_schedule = {

@@ -20,7 +20,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from jobs.config import MAX_IMAGE_PIXELS_LIMIT, default_of
+from jobs.config import MAX_IMAGE_PIXELS_LIMIT, Settings, default_of
 from jobs.errors import InvalidDocument
 
 POINTS_PER_INCH = 72
@@ -112,6 +112,4 @@ def pdf_render_scale(page: int, width_pt: float, height_pt: float, dpi: float, l
 @functools.cache
 def configured() -> DocumentLimits:
     """The limits of this process's settings (``OCRGW_MAX_PAGES``, ``OCRGW_MAX_IMAGE_PIXELS``), read once."""
-    from jobs.config import Settings
-
     return DocumentLimits.from_settings(Settings.from_env())

@@ -78,6 +78,7 @@ def create_app(
 
 def _trace(app: Flask) -> None:
     """Traces the requests when the environment asks for it (``observability.tracing``)."""
+    # Imported here, as in create_app: every module of the package imports this one first.
     from gateway import internal
     from observability import tracing
 
@@ -90,6 +91,7 @@ def _settings_or_exit() -> Settings:
 
     Exit status 3 (gunicorn's "worker failed to boot") stops gunicorn's master too, as above.
     """
+    # Imported here, as in create_app: every module of the package imports this one first.
     import sys
 
     from jobs.config import InvalidSettings, Settings

@@ -23,6 +23,12 @@ import signal
 import sys
 import threading
 
+from redis.exceptions import RedisError
+
+from jobs.config import Settings
+from jobs.settings_declaration import without_password
+from jobs.store import JobStore
+
 log = logging.getLogger(__name__)
 
 DRAINING = threading.Event()
@@ -106,12 +112,6 @@ def _window(drain_seconds: float, previous) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m gateway.drain on|off|status``: the store's drain flag, for every gateway."""
-    from redis.exceptions import RedisError
-
-    from jobs.config import Settings
-    from jobs.settings_declaration import without_password
-    from jobs.store import JobStore
-
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or args[0] not in ("on", "off", "status"):
         print("usage: python -m gateway.drain on|off|status", file=sys.stderr)

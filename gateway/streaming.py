@@ -71,6 +71,7 @@ from jobs import watching
 from jobs.config import Settings
 from jobs.connections import StoreClient
 from jobs.contract import JobKind, JobStatus
+from jobs.keys import Keyspace
 from jobs.stream_leases import StreamLeases
 from jobs.watching import Look, Position
 
@@ -381,6 +382,7 @@ def _summary_of(look: Look) -> dict[str, Any] | None:
 def in_request_thread(
     session: Session,
     client: StoreClient,
+    keyspace: Keyspace,
     poll_seconds: float,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
@@ -393,7 +395,7 @@ def in_request_thread(
             look = Look(session.job_id, None, read_to_end=True)
             looked_from = session.position
             try:
-                look = watching.look(client, [(session.job_id, session.position)], ENTRIES_PER_LOOK)[0]
+                look = watching.look(client, keyspace, [(session.job_id, session.position)], ENTRIES_PER_LOOK)[0]
                 chunk = session.take(look, now)
             except RedisError as error:
                 log.warning("live stream of %s: the job store did not answer: %s", session.job_id, error)
@@ -419,6 +421,7 @@ class HandOff:
 
     session: Session
     client: StoreClient
+    keyspace: Keyspace
     poll_seconds: float
 
 
@@ -433,8 +436,10 @@ class _Connection:
 class Hub:
     """The one thread of a process that serves every handed-off stream (see the module's docstring)."""
 
-    def __init__(self, client: StoreClient, poll_seconds: float, clock: Callable[[], float] = time.monotonic):
-        self.client, self.poll_seconds, self.clock = client, poll_seconds, clock
+    def __init__(
+        self, client: StoreClient, keyspace: Keyspace, poll_seconds: float, clock: Callable[[], float] = time.monotonic
+    ):
+        self.client, self.keyspace, self.poll_seconds, self.clock = client, keyspace, poll_seconds, clock
         self._selector = selectors.DefaultSelector()
         self._wake_read, self._wake_write = socket.socketpair()
         self._wake_read.setblocking(False)
@@ -550,7 +555,10 @@ class Hub:
             looked_from = {job_id: min(c.session.position for c in group) for job_id, group in by_job.items()}
             watched = list(looked_from.items())
             try:
-                looks = {found.job_id: found for found in watching.look(self.client, watched, ENTRIES_PER_LOOK)}
+                looks = {
+                    found.job_id: found
+                    for found in watching.look(self.client, self.keyspace, watched, ENTRIES_PER_LOOK)
+                }
             except RedisError as error:
                 log.warning("live streams: the job store did not answer: %s", error)
         for job_id, group in by_job.items():
@@ -626,7 +634,7 @@ def hub_for(hand_off: HandOff) -> Hub:
     global _hub
     with _hub_lock:
         if _hub is None or not _hub.alive:
-            _hub = Hub(hand_off.client, hand_off.poll_seconds)
+            _hub = Hub(hand_off.client, hand_off.keyspace, hand_off.poll_seconds)
         return _hub
 
 

@@ -323,9 +323,7 @@ def _lua_table(name: str, pairs: dict[str, str | int | bool]) -> str:
 
 @cache
 def lua_preamble() -> str:
-    """The Lua that defines this module's names, and the key shapes of jobs/keys.py, for a script."""
-    from jobs import keys  # keys imports the statuses from here
-
+    """The Lua that defines this module's names for a script (jobs.keys.lua_preamble adds the key shapes)."""
     lines = [
         "-- Generated from jobs/contract.py: the names Python and Lua share.",
         _lua_table("STATUS", {s.value: s.value for s in JobStatus}),
@@ -342,6 +340,5 @@ def lua_preamble() -> str:
         _lua_table("E", {f.name.lower(): f.value for f in EventField}),
         _lua_table("UNIT", {u.name.lower(): u.value for u in UsageUnit}),
         "local function count_field(status) return 'n_' .. status end",
-        keys.lua_key_shapes(),
     ]
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
-from jobs import interactive_share, keys
+from jobs import interactive_share
 from jobs.connections import text_of
 from jobs.contract import TERMINAL, Field, JobKind, JobStatus, Priority, Reply, count_field
 from jobs.errors import (
@@ -50,7 +50,7 @@ class Redriven:
 
 
 def cancel(store: JobStore, job_id: str) -> Cancelled:
-    kind = store.redis.hget(keys.job(job_id), "kind")
+    kind = store.redis.hget(store.keyspace.job(job_id), "kind")
     if kind is None:
         raise JobNotFound(f"no job {job_id}")
     reply = cancel_job.call(store.context, job_id, JobKind(text_of(kind)))
@@ -67,7 +67,7 @@ def set_cap(store: JobStore, parent_id: str, max_parallel: int, interactive_limi
     not fit: nothing changes); a lower cap keeps the places it has until the group ends."""
     if interactive_limit is not None:
         group = store.redis.hmget(
-            keys.job(parent_id), Field.PRIORITY.value, Field.TOTAL.value, Field.MAX_PARALLEL.value
+            store.keyspace.job(parent_id), Field.PRIORITY.value, Field.TOTAL.value, Field.MAX_PARALLEL.value
         )
         if text_of(group[0]) == Priority.INTERACTIVE.value and group[1] is not None:
             total, before = int(group[1]), GroupRules(int(group[2] or 0))
@@ -141,7 +141,7 @@ def _reserve_interactive_redrive(store: JobStore, parent_id: str, include_cancel
     """The places of the children an interactive group's redrive sends again.  Only for a group ended: a
     running one keeps the places it has (the redrive refuses it), and one with nothing to send needs none."""
     group = store.redis.hmget(
-        keys.job(parent_id),
+        store.keyspace.job(parent_id),
         Field.PRIORITY.value,
         Field.STATUS.value,
         Field.MAX_PARALLEL.value,

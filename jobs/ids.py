@@ -5,7 +5,7 @@ import os
 import re
 import secrets
 
-from jobs.keys import BUCKET_DIGITS, BUCKET_SPACE, CHILD_SEPARATOR, TENANT_TAG_LENGTH, bucket_count
+from jobs.keys import BUCKET_DIGITS, BUCKET_SPACE, CHILD_SEPARATOR, TENANT_TAG_LENGTH
 
 _JOB_ID = re.compile(rf"[0-9a-f]{{32}}(?:{re.escape(CHILD_SEPARATOR)}[0-9]{{1,6}})?")
 _TENANT = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}")
@@ -14,7 +14,7 @@ _TENANT = re.compile(r"[a-z0-9][a-z0-9_.-]{0,62}")
 DEFAULT_TENANT = "default"
 # A root id is its tenant's tag (TENANT_TAG_LENGTH digits) and 80 random bits, 32 hex
 # digits in all: every key of a job, and the tenant's own indexes, derive from the id alone.
-# The first BUCKET_DIGITS random digits, modulo the bucket count, are its bucket (jobs.keys.bucket_of).
+# The first BUCKET_DIGITS random digits, modulo the bucket count, are its bucket (jobs.keys.Keyspace.bucket_of).
 
 
 def tenant_tag(tenant: str) -> str:
@@ -27,12 +27,14 @@ def is_tenant(name: str) -> bool:
     return _TENANT.fullmatch(name) is not None
 
 
-def new_job_id(tenant: str = DEFAULT_TENANT, bucket: int | None = None) -> str:
-    """A new root id of ``tenant``'s; in ``bucket`` when given (that of the Idempotency-Key it is created
-    with), else in a random one."""
+def new_job_id(tenant: str = DEFAULT_TENANT, bucket: int | None = None, bucket_count: int | None = None) -> str:
+    """A new root id of ``tenant``'s; in ``bucket`` of ``bucket_count`` when given (that of the
+    Idempotency-Key it is created with), else in a random one."""
     if bucket is None:
         return tenant_tag(tenant) + os.urandom(10).hex()
-    count = bucket_count()
+    if bucket_count is None:
+        raise ValueError("a root id is made in a bucket of a given bucket count")
+    count = bucket_count
     # Uniform over the values of the digits that are this bucket's (those below BUCKET_SPACE).
     digits = bucket + count * secrets.randbelow((BUCKET_SPACE - 1 - bucket) // count + 1)
     return f"{tenant_tag(tenant)}{digits:0{BUCKET_DIGITS}x}{os.urandom(8).hex()}"

@@ -47,6 +47,7 @@ class InteractiveShare:
     def __init__(self, context: StoreContext):
         self.redis: StoreClient = context.redis
         self.context = context
+        self.keyspace = context.keyspace
 
     def reserve(self, root_id: str, places: int, limit: int) -> None:
         """Takes ``places`` for ``root_id`` in its tenant's allowance of ``limit``; ``InteractiveLaneFull``
@@ -72,7 +73,7 @@ class InteractiveShare:
         reservations = keys.tenant_interactive(tag)
         pipe = self.redis.pipeline(transaction=False)
         for root in holders:
-            pipe.hget(keys.job(root), Field.STATUS.value)
+            pipe.hget(self.keyspace.job(root), Field.STATUS.value)
         pipe.hmget(reservations, holders)
         *statuses, reserved = pipe.execute()
         ended = []

@@ -50,6 +50,7 @@ import hashlib
 from binascii import crc_hqx
 from functools import cache
 
+from jobs import contract
 from jobs.contract import ROOT_STATUSES, JobKind
 from jobs.pdf_outputs import ALL_OUTPUTS, DEFAULT_OUTPUT
 
@@ -132,31 +133,6 @@ MAX_BUCKETS = 1024
 BUCKET_DIGITS = 4
 BUCKET_SPACE = 16**BUCKET_DIGITS
 
-_bucket_count: int | None = None
-
-
-def use_bucket_count(count: int | None) -> None:
-    """Sets how many buckets this process's keys are spread over (None: ``OCRGW_STORE_BUCKETS`` again)."""
-    if count is not None and not 1 <= count <= MAX_BUCKETS:
-        raise ValueError(f"a bucket count is from 1 to {MAX_BUCKETS}, got {count}")
-    global _bucket_count
-    _bucket_count = count
-
-
-def bucket_count() -> int:
-    """How many buckets the store's keys are spread over: ``OCRGW_STORE_BUCKETS`` (read once), unless set."""
-    global _bucket_count
-    if _bucket_count is None:
-        from jobs.config import Settings  # config imports far more than this module needs at import
-
-        _bucket_count = Settings.from_env().store_buckets
-    return _bucket_count
-
-
-def buckets() -> range:
-    """Every bucket's number."""
-    return range(bucket_count())
-
 
 def slot_of(text: str) -> int:
     """Redis Cluster's hash slot of a hash tag (of a key without one: of the key)."""
@@ -183,29 +159,9 @@ def in_bucket_range(slot: int, bucket: int, count: int) -> bool:
     return abs(slot + 0.5 - centre) <= tolerance
 
 
-def bucket_tag(bucket: int) -> str:
-    return bucket_tags(bucket_count())[bucket]
-
-
-def bucket_prefix(bucket: int) -> str:
-    """What every key of the bucket starts with: ``ocrgw:{<bucket tag>}:``."""
-    return f"{NAMESPACE}:{{{bucket_tag(bucket)}}}:"
-
-
-def bucket_of(job_id: str) -> int:
-    """The bucket of a job's root: the digits after its tenant's tag, modulo the bucket count."""
-    root = root_of(job_id)
-    return int(root[TENANT_TAG_LENGTH : TENANT_TAG_LENGTH + BUCKET_DIGITS], 16) % bucket_count()
-
-
 @cache
 def _buckets_by_tag(count: int) -> dict[str, int]:
     return {tag: i for i, tag in enumerate(bucket_tags(count))}
-
-
-def bucket_of_key(key: str) -> int:
-    """The bucket of one of this module's bucketed keys (KeyError for a key of no bucket)."""
-    return _buckets_by_tag(bucket_count())[key.partition("{")[2].partition("}")[0]]
 
 
 def _idempotency_digest(tenant: str, key: str) -> str:
@@ -214,87 +170,15 @@ def _idempotency_digest(tenant: str, key: str) -> str:
     return hashlib.sha256(f"{tenant}:{key}".encode()).hexdigest()
 
 
-def bucket_of_idempotency(tenant: str, key: str) -> int:
-    """The bucket of a tenant's Idempotency-Key's record, and of the root a creation with it makes."""
-    return int(_idempotency_digest(tenant, key)[:8], 16) % bucket_count()
-
-
-def leases(bucket: int) -> str:
-    return bucket_prefix(bucket) + LEASES
-
-
-def queued(bucket: int) -> str:
-    return bucket_prefix(bucket) + QUEUED
-
-
-def due_parents(bucket: int) -> str:
-    return bucket_prefix(bucket) + DUE_PARENTS
-
-
-def webhooks(bucket: int) -> str:
-    return bucket_prefix(bucket) + WEBHOOKS
-
-
-def expiring(bucket: int) -> str:
-    return bucket_prefix(bucket) + EXPIRING
-
-
-def sweep_lock(bucket: int) -> str:
-    return bucket_prefix(bucket) + SWEEP_LOCK
-
-
 def is_sweep_lock(key: str | bytes) -> bool:
     """A bucket's sweep lock: set and deleted by every sweep tick, whatever else happens."""
     name = key.decode() if isinstance(key, bytes) else key
     return name.startswith(f"{NAMESPACE}:{{") and name.endswith("}:" + SWEEP_LOCK)
 
 
-def replication_mark(bucket: int) -> str:
-    """The key a creation sets before WAIT on a Redis Cluster: in the slot of the bucket's keys."""
-    return bucket_prefix(bucket) + "replication-mark"
-
-
-def roots(kind: str, status: str, tag: str, bucket: int) -> str:
-    """One tenant's single jobs or parents (``kind``) in one status in one bucket, scored by
-    ``created_at`` (µs): the listing's index.
-
-    Each root is in exactly one of these sets, its tenant's (``tag``, see
-    ``tag_of``) in its bucket; the transition that changes its status moves
-    it, so listing newest-first never scans (it merges the buckets' sets).
-    """
-    return f"{bucket_prefix(bucket)}{ROOTS}{tag}:{kind}:{status}"
-
-
 def tag_of(job_id: str) -> str:
     """The tag of the tenant whose job this is: the first digits of its root id (``jobs.ids.tenant_tag``)."""
     return root_of(job_id)[:TENANT_TAG_LENGTH]
-
-
-def roots_by_status(job_id: str, kind: JobKind | None = None) -> dict[str, str]:
-    """The listing sets (its tenant's) a transition on ``job_id`` may move a root between, as the scripts
-    name them, and the expiring index a root enters when it ends.
-
-    Unless ``kind`` says otherwise, a root that is claimed or finished is a
-    single job, and a child's transitions move its parent.
-    """
-    if kind is None:
-        kind = JobKind.PARENT if CHILD_SEPARATOR in job_id else JobKind.SINGLE
-    tag, bucket = tag_of(job_id), bucket_of(job_id)
-    return {
-        **{f"roots_{s.value}": roots(kind.value, s.value, tag, bucket) for s in ROOT_STATUSES},
-        "expiring": expiring(bucket),
-    }
-
-
-def of_running_job(job_id: str) -> dict[str, str]:
-    """The keys every transition on a queued or running job names alike (see the transitions' specs)."""
-    return {
-        "job": job(job_id),
-        "parent": parent_or_self(job_id),
-        "leases": leases(bucket_of(job_id)),
-        "queued": queued(bucket_of(job_id)),
-        **roots_by_status(job_id),
-    }
 
 
 def child_id(parent_id: str, index: int) -> str:
@@ -305,28 +189,6 @@ def root_of(job_id: str) -> str:
     return job_id.split(CHILD_SEPARATOR, 1)[0]
 
 
-def group_prefix(job_id: str) -> str:
-    """What every key of the job's group starts with: its bucket's prefix, then its root's id."""
-    return f"{bucket_prefix(bucket_of(job_id))}{root_of(job_id)}:"
-
-
-def job(job_id: str) -> str:
-    return f"{group_prefix(job_id)}{JOB}{job_id}"
-
-
-def payload(job_id: str) -> str:
-    return f"{group_prefix(job_id)}{PAYLOAD}{job_id}"
-
-
-def result(job_id: str) -> str:
-    return f"{group_prefix(job_id)}{RESULT}{job_id}"
-
-
-def pdf(job_id: str) -> str:
-    """A terminal job's searchable PDFs once built: a hash of two fields per variant (``pdf_fields``)."""
-    return f"{group_prefix(job_id)}{PDF}{job_id}"
-
-
 def pdf_fields(variant: str = DEFAULT_OUTPUT.name) -> tuple[str, str]:
     """The fields of ``pdf`` that keep a variant (``jobs.pdf_outputs``): its document, or why it could not be built.
 
@@ -335,23 +197,6 @@ def pdf_fields(variant: str = DEFAULT_OUTPUT.name) -> tuple[str, str]:
     if variant == DEFAULT_OUTPUT.name:
         return "pdf", "failure"
     return f"pdf:{variant}", f"failure:{variant}"
-
-
-def pdf_asked(job_id: str, variant: str = DEFAULT_OUTPUT.name) -> str:
-    """Set (with a TTL) while a build of a variant of the job's searchable PDF is asked for, so it is asked once."""
-    asked = f"{group_prefix(job_id)}{PDF_ASKED}{job_id}"
-    return asked if variant == DEFAULT_OUTPUT.name else f"{asked}:{variant}"
-
-
-def parent_or_self(job_id: str) -> str:
-    """The parent's key for a child, else the job's own: what a script's ``parent`` key is."""
-    return job(root_of(job_id))
-
-
-def call(job_id: str, token: str) -> str:
-    """What one call of a transition on a job answered, kept briefly so that
-    the same call sent again (same token) can be answered alike."""
-    return f"{group_prefix(job_id)}{CALL}{token}"
 
 
 def is_call_record(key: str) -> bool:
@@ -366,89 +211,10 @@ def is_wakeup_count(key: str) -> bool:
     return key.startswith(f"{NAMESPACE}:{{") and key.partition("}:")[2].startswith(WAKEUPS)
 
 
-def ready(bucket: int, model: str, lane: str) -> str:
-    """The queued jobs of ``model`` in ``lane`` a worker may take, scored by turn: each job's virtual start in
-    its lane (``turns``), so that tenants take turns, by weight; a tenant's own jobs in the order they came.
-
-    A finishing worker (``complete``) or a woken one (``claim_next``) takes
-    the first, the interactive lane's before the batch lane's; an entry whose
-    job is no longer queued (claimed by its own message, cancelled) is
-    dropped when met.  A retry in its backoff waits in ``later`` instead.
-    """
-    return f"{bucket_prefix(bucket)}{READY}{model}:{lane}"
-
-
-def wakeups(bucket: int, model: str, lane: str) -> str:
-    """The wake-ups (``ocrgw.pull`` messages) of ``model`` in ``lane`` published and not yet started, each a
-    member scored by when it no longer counts (ms): a lost message stops counting then."""
-    return f"{bucket_prefix(bucket)}{WAKEUPS}{model}:{lane}"
-
-
-def turns(bucket: int) -> str:
-    """Whose turn it is in each model's lanes in ``bucket`` (a hash): each lane's virtual clock, each tenant's
-    next turn in it and each tenant's weight (ready.lua: start-time fair queueing)."""
-    return f"{bucket_prefix(bucket)}{TURNS}"
-
-
-def later(bucket: int) -> str:
-    """The queued jobs of ``bucket`` whose retry waits out its backoff, scored by when it ends (µs): the next
-    take after that moves each into its ready index, where it gets its tenant's next turn."""
-    return f"{bucket_prefix(bucket)}{LATER}"
-
-
 def is_turns(key: str | bytes) -> bool:
     """A bucket's turns: the lanes' state, no job's, kept while the bucket lives (a few fields per tenant)."""
     name = key.decode() if isinstance(key, bytes) else key
     return name.startswith(f"{NAMESPACE}:{{") and name.partition("}:")[2] == TURNS
-
-
-def pull_call(bucket: int, token: str) -> str:
-    """What one ``claim_next`` call answered (it names no job before it runs), kept briefly like ``call``."""
-    return f"{bucket_prefix(bucket)}{PULL_CALL}{token}"
-
-
-def children(parent_id: str, status: str) -> str:
-    """The children of a parent in one status, scored by index: a page of them, or all failed ones, is one read."""
-    return f"{group_prefix(parent_id)}{CHILDREN}{status}"
-
-
-def events(job_id: str) -> str:
-    """The audit stream of a root: a single job's events, or a parent's and all its children's."""
-    return f"{group_prefix(job_id)}{EVENTS}"
-
-
-def tenant_in_flight(tag: str, bucket: int) -> str:
-    """How many children of the tenant tagged ``tag`` are queued or processing, across all its groups in
-    ``bucket`` (the bucket's share: exact for the tenant with one bucket, see OCRGW_STORE_BUCKETS).
-
-    Moved by every transition that moves a child into or out of those
-    statuses (the scripts' ``move_child``); OCRGW_TENANT_MAX_INFLIGHT caps it.
-    """
-    return f"{bucket_prefix(bucket)}{TENANT}{tag}{IN_FLIGHT}"
-
-
-def tenant_waiting(tag: str, bucket: int) -> str:
-    """The tenant's groups (in ``bucket``) that its cap alone holds back (held children, room under their own cap).
-
-    Scored by turn: the next slot the tenant frees goes to the first, which
-    then goes to the back if it still waits, so the tenant's groups take turns.
-    """
-    return f"{bucket_prefix(bucket)}{TENANT}{tag}{WAITING}"
-
-
-def tenant_webhooks(tag: str, bucket: int) -> str:
-    """The tenant's jobs with a webhook attempt claimed and not yet answered, scored by when the claim
-    runs out (ms): OCRGW_WEBHOOK_TENANT_CONCURRENCY caps how many it holds at once (``claim_webhook``).
-    Each claim sets it to expire when its latest claim runs out, so a tenant without webhooks has none."""
-    return f"{bucket_prefix(bucket)}{TENANT}{tag}{WEBHOOKS_IN_FLIGHT}"
-
-
-def tenant_quota(tag: str, bucket: int) -> str:
-    """The tenant's quota in ``bucket`` (a hash; with more than one bucket only, see jobs.tenant_quota):
-    ``quota``, how many of its children may be in flight in the bucket (granted by its ledger);
-    ``fence``, the latest ledger epoch a reconcile fenced it with (a grant of an older one is refused);
-    ``ceiling``, while set, a lower bound the bucket's releases keep to as the sweep takes quota back."""
-    return f"{bucket_prefix(bucket)}{TENANT}{tag}{QUOTA}"
 
 
 def ledger_tag(tag: str) -> str:
@@ -474,15 +240,6 @@ def tenant_webhook_claims(tag: str) -> str:
     return f"{NAMESPACE}:{{{ledger_tag(tag)}}}:webhook_claims"
 
 
-def usage(tag: str, bucket: int, day: int) -> str:
-    """What the tenant tagged ``tag`` used in ``bucket`` on UTC day ``day`` (days since the epoch): a hash of
-    ``<hour>|<model>|<unit>`` -> amount, written by the transitions that end attempts (jobs.usage).
-
-    Kept for OCRGW_USAGE_RETENTION after its day ends, whatever becomes of the jobs it counts.
-    """
-    return f"{bucket_prefix(bucket)}{USAGE}{tag}:{day}"
-
-
 def is_usage_record(key: str) -> bool:
     """A tenant's usage of a day: it outlives every job it counts (it expires on its own)."""
     return key.startswith(f"{NAMESPACE}:{{") and key.partition("}:")[2].startswith(USAGE)
@@ -505,26 +262,6 @@ def tenant_interactive(tag: str) -> str:
 LEDGERS = f"{NAMESPACE}:ledgers"
 
 
-def idempotency(tenant: str, key: str, bucket: int | None = None) -> str:
-    """A tenant's Idempotency-Key: the same key sent by two tenants names two records.
-
-    In the key's own bucket (``bucket_of_idempotency``), where a creation with
-    it makes its root, and where a redrive with it takes it first
-    (``reserve_key``), whichever group's bucket the redrive runs in; unless
-    ``bucket`` says otherwise.
-    """
-    if bucket is None:
-        bucket = bucket_of_idempotency(tenant, key)
-    return f"{bucket_prefix(bucket)}{IDEMPOTENCY}{_idempotency_digest(tenant, key)}"
-
-
-def redrive_mark(tenant: str, key: str, parent_id: str) -> str:
-    """That a redrive of the group ``parent_id`` with a tenant's Idempotency-Key ran: in the group's bucket,
-    written by the redrive itself, so that the same request sent again replays rather than runs again,
-    whatever became of the key's record (``idempotency``) in its own bucket.  It lapses with the record."""
-    return f"{bucket_prefix(bucket_of(parent_id))}{REDRIVEN}{_idempotency_digest(tenant, key)}"
-
-
 def worker_report(name: str) -> str:
     """What the worker ``name`` (its Celery hostname and pid) last reported; it expires unless renewed."""
     return f"{WORKERS}:{name}"
@@ -535,11 +272,240 @@ def is_worker_report(key: str) -> bool:
     return key == WORKERS or key.startswith(WORKERS + ":")
 
 
+class Keyspace:
+    """The store's keys, spread over ``bucket_count`` buckets: every key builder that needs the count.
+
+    Each process builds one from its settings (``Keyspace(settings.store_buckets)``,
+    held by the store as ``store.keyspace``) and hands it down, so that two stores of
+    different counts (a migration's old and new, a test's) live side by side in one
+    process.  The builders that need no count stay module functions.
+    """
+
+    def __init__(self, bucket_count: int) -> None:
+        if not 1 <= bucket_count <= MAX_BUCKETS:
+            raise ValueError(f"a bucket count is from 1 to {MAX_BUCKETS}, got {bucket_count}")
+        #: How many buckets the store's keys are spread over (OCRGW_STORE_BUCKETS).
+        self.bucket_count = bucket_count
+
+    def __repr__(self) -> str:
+        return f"Keyspace({self.bucket_count})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Keyspace) and other.bucket_count == self.bucket_count
+
+    def __hash__(self) -> int:
+        return hash(self.bucket_count)
+
+    def buckets(self) -> range:
+        """Every bucket's number."""
+        return range(self.bucket_count)
+
+    def bucket_tag(self, bucket: int) -> str:
+        return bucket_tags(self.bucket_count)[bucket]
+
+    def bucket_prefix(self, bucket: int) -> str:
+        """What every key of the bucket starts with: ``ocrgw:{<bucket tag>}:``."""
+        return f"{NAMESPACE}:{{{self.bucket_tag(bucket)}}}:"
+
+    def bucket_of(self, job_id: str) -> int:
+        """The bucket of a job's root: the digits after its tenant's tag, modulo the bucket count."""
+        root = root_of(job_id)
+        return int(root[TENANT_TAG_LENGTH : TENANT_TAG_LENGTH + BUCKET_DIGITS], 16) % self.bucket_count
+
+    def bucket_of_key(self, key: str) -> int:
+        """The bucket of one of this module's bucketed keys (KeyError for a key of no bucket)."""
+        return _buckets_by_tag(self.bucket_count)[key.partition("{")[2].partition("}")[0]]
+
+    def bucket_of_idempotency(self, tenant: str, key: str) -> int:
+        """The bucket of a tenant's Idempotency-Key's record, and of the root a creation with it makes."""
+        return int(_idempotency_digest(tenant, key)[:8], 16) % self.bucket_count
+
+    def leases(self, bucket: int) -> str:
+        return self.bucket_prefix(bucket) + LEASES
+
+    def queued(self, bucket: int) -> str:
+        return self.bucket_prefix(bucket) + QUEUED
+
+    def due_parents(self, bucket: int) -> str:
+        return self.bucket_prefix(bucket) + DUE_PARENTS
+
+    def webhooks(self, bucket: int) -> str:
+        return self.bucket_prefix(bucket) + WEBHOOKS
+
+    def expiring(self, bucket: int) -> str:
+        return self.bucket_prefix(bucket) + EXPIRING
+
+    def sweep_lock(self, bucket: int) -> str:
+        return self.bucket_prefix(bucket) + SWEEP_LOCK
+
+    def replication_mark(self, bucket: int) -> str:
+        """The key a creation sets before WAIT on a Redis Cluster: in the slot of the bucket's keys."""
+        return self.bucket_prefix(bucket) + "replication-mark"
+
+    def roots(self, kind: str, status: str, tag: str, bucket: int) -> str:
+        """One tenant's single jobs or parents (``kind``) in one status in one bucket, scored by
+        ``created_at`` (µs): the listing's index.
+
+        Each root is in exactly one of these sets, its tenant's (``tag``, see
+        ``tag_of``) in its bucket; the transition that changes its status moves
+        it, so listing newest-first never scans (it merges the buckets' sets).
+        """
+        return f"{self.bucket_prefix(bucket)}{ROOTS}{tag}:{kind}:{status}"
+
+    def roots_by_status(self, job_id: str, kind: JobKind | None = None) -> dict[str, str]:
+        """The listing sets (its tenant's) a transition on ``job_id`` may move a root between, as the scripts
+        name them, and the expiring index a root enters when it ends.
+
+        Unless ``kind`` says otherwise, a root that is claimed or finished is a
+        single job, and a child's transitions move its parent.
+        """
+        if kind is None:
+            kind = JobKind.PARENT if CHILD_SEPARATOR in job_id else JobKind.SINGLE
+        tag, bucket = tag_of(job_id), self.bucket_of(job_id)
+        return {
+            **{f"roots_{s.value}": self.roots(kind.value, s.value, tag, bucket) for s in ROOT_STATUSES},
+            "expiring": self.expiring(bucket),
+        }
+
+    def of_running_job(self, job_id: str) -> dict[str, str]:
+        """The keys every transition on a queued or running job names alike (see the transitions' specs)."""
+        return {
+            "job": self.job(job_id),
+            "parent": self.parent_or_self(job_id),
+            "leases": self.leases(self.bucket_of(job_id)),
+            "queued": self.queued(self.bucket_of(job_id)),
+            **self.roots_by_status(job_id),
+        }
+
+    def group_prefix(self, job_id: str) -> str:
+        """What every key of the job's group starts with: its bucket's prefix, then its root's id."""
+        return f"{self.bucket_prefix(self.bucket_of(job_id))}{root_of(job_id)}:"
+
+    def job(self, job_id: str) -> str:
+        return f"{self.group_prefix(job_id)}{JOB}{job_id}"
+
+    def payload(self, job_id: str) -> str:
+        return f"{self.group_prefix(job_id)}{PAYLOAD}{job_id}"
+
+    def result(self, job_id: str) -> str:
+        return f"{self.group_prefix(job_id)}{RESULT}{job_id}"
+
+    def pdf(self, job_id: str) -> str:
+        """A terminal job's searchable PDFs once built: a hash of two fields per variant (``pdf_fields``)."""
+        return f"{self.group_prefix(job_id)}{PDF}{job_id}"
+
+    def pdf_asked(self, job_id: str, variant: str = DEFAULT_OUTPUT.name) -> str:
+        """Set (with a TTL) while a build of a variant of the job's searchable PDF is asked for, so it is asked once."""
+        asked = f"{self.group_prefix(job_id)}{PDF_ASKED}{job_id}"
+        return asked if variant == DEFAULT_OUTPUT.name else f"{asked}:{variant}"
+
+    def parent_or_self(self, job_id: str) -> str:
+        """The parent's key for a child, else the job's own: what a script's ``parent`` key is."""
+        return self.job(root_of(job_id))
+
+    def call(self, job_id: str, token: str) -> str:
+        """What one call of a transition on a job answered, kept briefly so that
+        the same call sent again (same token) can be answered alike."""
+        return f"{self.group_prefix(job_id)}{CALL}{token}"
+
+    def ready(self, bucket: int, model: str, lane: str) -> str:
+        """The queued jobs of ``model`` in ``lane`` a worker may take, scored by turn: each job's virtual start in
+        its lane (``turns``), so that tenants take turns, by weight; a tenant's own jobs in the order they came.
+
+        A finishing worker (``complete``) or a woken one (``claim_next``) takes
+        the first, the interactive lane's before the batch lane's; an entry whose
+        job is no longer queued (claimed by its own message, cancelled) is
+        dropped when met.  A retry in its backoff waits in ``later`` instead.
+        """
+        return f"{self.bucket_prefix(bucket)}{READY}{model}:{lane}"
+
+    def wakeups(self, bucket: int, model: str, lane: str) -> str:
+        """The wake-ups (``ocrgw.pull`` messages) of ``model`` in ``lane`` published and not yet started, each a
+        member scored by when it no longer counts (ms): a lost message stops counting then."""
+        return f"{self.bucket_prefix(bucket)}{WAKEUPS}{model}:{lane}"
+
+    def turns(self, bucket: int) -> str:
+        """Whose turn it is in each model's lanes in ``bucket`` (a hash): each lane's virtual clock, each tenant's
+        next turn in it and each tenant's weight (ready.lua: start-time fair queueing)."""
+        return f"{self.bucket_prefix(bucket)}{TURNS}"
+
+    def later(self, bucket: int) -> str:
+        """The queued jobs of ``bucket`` whose retry waits out its backoff, scored by when it ends (µs): the next
+        take after that moves each into its ready index, where it gets its tenant's next turn."""
+        return f"{self.bucket_prefix(bucket)}{LATER}"
+
+    def pull_call(self, bucket: int, token: str) -> str:
+        """What one ``claim_next`` call answered (it names no job before it runs), kept briefly like ``call``."""
+        return f"{self.bucket_prefix(bucket)}{PULL_CALL}{token}"
+
+    def children(self, parent_id: str, status: str) -> str:
+        """The children of a parent in one status, scored by index: a page of them, or all failed ones, is one read."""
+        return f"{self.group_prefix(parent_id)}{CHILDREN}{status}"
+
+    def events(self, job_id: str) -> str:
+        """The audit stream of a root: a single job's events, or a parent's and all its children's."""
+        return f"{self.group_prefix(job_id)}{EVENTS}"
+
+    def tenant_in_flight(self, tag: str, bucket: int) -> str:
+        """How many children of the tenant tagged ``tag`` are queued or processing, across all its groups in
+        ``bucket`` (the bucket's share: exact for the tenant with one bucket, see OCRGW_STORE_BUCKETS).
+
+        Moved by every transition that moves a child into or out of those
+        statuses (the scripts' ``move_child``); OCRGW_TENANT_MAX_INFLIGHT caps it.
+        """
+        return f"{self.bucket_prefix(bucket)}{TENANT}{tag}{IN_FLIGHT}"
+
+    def tenant_waiting(self, tag: str, bucket: int) -> str:
+        """The tenant's groups (in ``bucket``) that its cap alone holds back (held children, room under their own cap).
+
+        Scored by turn: the next slot the tenant frees goes to the first, which
+        then goes to the back if it still waits, so the tenant's groups take turns.
+        """
+        return f"{self.bucket_prefix(bucket)}{TENANT}{tag}{WAITING}"
+
+    def tenant_webhooks(self, tag: str, bucket: int) -> str:
+        """The tenant's jobs with a webhook attempt claimed and not yet answered, scored by when the claim
+        runs out (ms): OCRGW_WEBHOOK_TENANT_CONCURRENCY caps how many it holds at once (``claim_webhook``).
+        Each claim sets it to expire when its latest claim runs out, so a tenant without webhooks has none."""
+        return f"{self.bucket_prefix(bucket)}{TENANT}{tag}{WEBHOOKS_IN_FLIGHT}"
+
+    def tenant_quota(self, tag: str, bucket: int) -> str:
+        """The tenant's quota in ``bucket`` (a hash; with more than one bucket only, see jobs.tenant_quota):
+        ``quota``, how many of its children may be in flight in the bucket (granted by its ledger);
+        ``fence``, the latest ledger epoch a reconcile fenced it with (a grant of an older one is refused);
+        ``ceiling``, while set, a lower bound the bucket's releases keep to as the sweep takes quota back."""
+        return f"{self.bucket_prefix(bucket)}{TENANT}{tag}{QUOTA}"
+
+    def usage(self, tag: str, bucket: int, day: int) -> str:
+        """What the tenant tagged ``tag`` used in ``bucket`` on UTC day ``day`` (days since the epoch): a hash of
+        ``<hour>|<model>|<unit>`` -> amount, written by the transitions that end attempts (jobs.usage).
+
+        Kept for OCRGW_USAGE_RETENTION after its day ends, whatever becomes of the jobs it counts.
+        """
+        return f"{self.bucket_prefix(bucket)}{USAGE}{tag}:{day}"
+
+    def idempotency(self, tenant: str, key: str, bucket: int | None = None) -> str:
+        """A tenant's Idempotency-Key: the same key sent by two tenants names two records.
+
+        In the key's own bucket (``bucket_of_idempotency``), where a creation with
+        it makes its root, and where a redrive with it takes it first
+        (``reserve_key``), whichever group's bucket the redrive runs in; unless
+        ``bucket`` says otherwise.
+        """
+        if bucket is None:
+            bucket = self.bucket_of_idempotency(tenant, key)
+        return f"{self.bucket_prefix(bucket)}{IDEMPOTENCY}{_idempotency_digest(tenant, key)}"
+
+    def redrive_mark(self, tenant: str, key: str, parent_id: str) -> str:
+        """That a redrive of the group ``parent_id`` with a tenant's Idempotency-Key ran: in the group's bucket,
+        written by the redrive itself, so that the same request sent again replays rather than runs again,
+        whatever became of the key's record (``idempotency``) in its own bucket.  It lapses with the record."""
+        return f"{self.bucket_prefix(self.bucket_of(parent_id))}{REDRIVEN}{_idempotency_digest(tenant, key)}"
+
+
 def lua_key_shapes() -> str:
     """The Lua functions that derive a bucket's keys from its prefix (read off the script's first key)
     and a group's from the group's prefix, as the functions above do."""
-    from jobs.ids import TENANT_TAG_LENGTH  # ids imports this module
-
     return (
         "\n".join(
             [
@@ -583,3 +549,11 @@ def lua_key_shapes() -> str:
         )
         + "\n"
     )
+
+
+@cache
+def lua_preamble() -> str:
+    """What every script opens with: the names it shares with Python (jobs.contract) and the key shapes above.
+
+    Assembled here, not in jobs.contract, so that the contract imports nothing of the store's."""
+    return contract.lua_preamble() + lua_key_shapes()

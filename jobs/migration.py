@@ -10,7 +10,7 @@ the indexes and a tenant's keys outside any tag: ``ocrgw:leases``,
 here, as the past layout it is; the new keys come from ``jobs.keys``.
 
 On one Redis (a single primary, or the master Sentinel names) every old key
-is RENAMEd to its new name for the bucket count in use (``keys.bucket_count``):
+is RENAMEd to its new name for the bucket count in use (the run's ``Keyspace``):
 
 * a root's group keys to its root's bucket (``keys.bucket_of``);
 * an index of many roots or jobs (expiring, webhooks, the listing sets, a
@@ -55,9 +55,12 @@ from redis.cluster import RedisCluster
 from redis.exceptions import ResponseError
 
 from jobs import keys, store_layout
-from jobs.connections import StoreClient
+from jobs.config import Settings
+from jobs.connections import StoreClient, redis_client
 from jobs.contract import Field, JobStatus
 from jobs.errors import OcrgwError
+from jobs.keys import Keyspace
+from jobs.settings_declaration import without_password
 
 #: The commit whose layout this moves from: main before the merge of branch ``buckets``.
 OLD_LAYOUT_COMMIT = "3c6f2fd"
@@ -146,7 +149,7 @@ class Report:
         return sum(self.moved.values()) + sum(self.dropped.values())
 
 
-def old_key(key: str) -> Old | None:
+def old_key(key: str, keyspace: Keyspace) -> Old | None:
     """The old layout's key ``key`` and where it goes; None for a key of the new layout or none."""
     group = _OLD_GROUP.fullmatch(key)
     if group is not None:
@@ -154,26 +157,28 @@ def old_key(key: str) -> Old | None:
         kind = next((k.rstrip(":") for k in _GROUP_KINDS if rest.startswith(k)), None)
         if kind is None:
             return None
-        return Old(key, kind, f"{keys.group_prefix(root)}{rest}")
+        return Old(key, kind, f"{keyspace.group_prefix(root)}{rest}")
     if _OLD_IDEMPOTENCY.fullmatch(key):
         return Old(key, "idempotency")  # where to: decided by ``_idempotency_targets``, which reads its job
     roots = _OLD_ROOTS.fullmatch(key)
     if roots is not None:
         tag, kind, status = roots.groups()
-        return Old(key, "roots", split=lambda member: keys.roots(kind, status, tag, keys.bucket_of(member)))
+        return Old(key, "roots", split=lambda member: keyspace.roots(kind, status, tag, keyspace.bucket_of(member)))
     tenant = _OLD_TENANT.fullmatch(key)
     if tenant is not None:
         tag, what = tenant.groups()
         if what == "webhooks_in_flight":
-            return Old(key, "tenant webhook claims", split=lambda m: keys.tenant_webhooks(tag, keys.bucket_of(m)))
+            return Old(
+                key, "tenant webhook claims", split=lambda m: keyspace.tenant_webhooks(tag, keyspace.bucket_of(m))
+            )
         # Either means something in flight: the run is refused before anything moves (``in_flight``).
         return Old(key, f"tenant {what}")
     fixed = {
-        _OLD_LEASES: (Old(key, "leases", split=lambda m: keys.leases(keys.bucket_of(m)))),
-        _OLD_QUEUED: (Old(key, "queued", split=lambda m: keys.queued(keys.bucket_of(m)))),
-        _OLD_DUE_PARENTS: (Old(key, "parents:due", split=lambda m: keys.due_parents(keys.bucket_of(m)))),
-        _OLD_WEBHOOKS: Old(key, "webhooks", split=lambda m: keys.webhooks(keys.bucket_of(m))),
-        _OLD_EXPIRING: Old(key, "expiring", split=lambda m: keys.expiring(keys.bucket_of(m))),
+        _OLD_LEASES: (Old(key, "leases", split=lambda m: keyspace.leases(keyspace.bucket_of(m)))),
+        _OLD_QUEUED: (Old(key, "queued", split=lambda m: keyspace.queued(keyspace.bucket_of(m)))),
+        _OLD_DUE_PARENTS: (Old(key, "parents:due", split=lambda m: keyspace.due_parents(keyspace.bucket_of(m)))),
+        _OLD_WEBHOOKS: Old(key, "webhooks", split=lambda m: keyspace.webhooks(keyspace.bucket_of(m))),
+        _OLD_EXPIRING: Old(key, "expiring", split=lambda m: keyspace.expiring(keyspace.bucket_of(m))),
         _OLD_SWEEP_LOCK: Old(key, "sweep lock"),  # deleted: no current process takes it
         _OLD_WORKERS: Old(key, "worker reports", keys.WORKERS),
     }
@@ -183,24 +188,24 @@ def old_key(key: str) -> Old | None:
         return Old(key, "worker reports", keys.worker_report(key[len(_OLD_WORKERS) + 1 :]))
     if key.startswith(_OLD_READY):
         model, _, lane = key[len(_OLD_READY) :].rpartition(":")
-        return Old(key, "ready", split=lambda m: keys.ready(keys.bucket_of(m), model, lane))
+        return Old(key, "ready", split=lambda m: keyspace.ready(keyspace.bucket_of(m), model, lane))
     if key.startswith(_OLD_WAKEUPS):
         # A wake-up of the old layout names no bucket: the current pull task takes it from bucket 0.
         model, _, lane = key[len(_OLD_WAKEUPS) :].rpartition(":")
-        return Old(key, "wakeups", keys.wakeups(0, model, lane))
+        return Old(key, "wakeups", keyspace.wakeups(0, model, lane))
     if key.startswith(_OLD_PULL_CALL):
-        return Old(key, "pull_call", keys.pull_call(0, key[len(_OLD_PULL_CALL) :]))
+        return Old(key, "pull_call", keyspace.pull_call(0, key[len(_OLD_PULL_CALL) :]))
     return None
 
 
-def is_current_key(key: str) -> bool:
+def is_current_key(key: str, keyspace: Keyspace) -> bool:
     """A key of the current layout: a bucket's, or one of the global keys."""
     if key in (keys.DRAINING, keys.GAUGES, keys.LAYOUT) or keys.is_worker_report(key):
         return True
     if not key.startswith(_NS + "{"):
         return False
     tag = key[len(_NS) + 1 :].partition("}")[0]
-    return tag in keys.bucket_tags(keys.bucket_count())
+    return tag in keys.bucket_tags(keyspace.bucket_count)
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -211,9 +216,17 @@ class Migration:
     or a chunk of an index (tests cut a run short with it)."""
 
     def __init__(
-        self, client: StoreClient, dry_run: bool = False, step: Callable[[], None] | None = None, batch: int = _BATCH
+        self,
+        client: StoreClient,
+        dry_run: bool = False,
+        step: Callable[[], None] | None = None,
+        batch: int = _BATCH,
+        *,
+        keyspace: Keyspace,
     ):
         self.redis = client
+        #: The layout the run moves the keys onto.
+        self.keyspace = keyspace
         self.on_cluster = isinstance(client, RedisCluster)
         self.dry_run = dry_run
         self._step = step or (lambda: None)
@@ -221,16 +234,16 @@ class Migration:
 
     def run(self) -> Report:
         refuse_cluster(self.redis)
-        report = Report(keys.bucket_count(), self.dry_run, draining=bool(self.redis.exists(keys.DRAINING)))
+        report = Report(self.keyspace.bucket_count, self.dry_run, draining=bool(self.redis.exists(keys.DRAINING)))
         olds: list[Old] = []
         job_keys: list[str] = []
         for key in self._scan():
-            old = old_key(key)
+            old = old_key(key, self.keyspace)
             if old is not None:
                 olds.append(old)
                 if old.kind == "job":
                     job_keys.append(key)
-            elif is_current_key(key):
+            elif is_current_key(key, self.keyspace):
                 report.current += 1
                 if _is_current_job_key(key):
                     job_keys.append(key)
@@ -278,9 +291,9 @@ class Migration:
         found: list[str] = []
         counted = {"leases": "lease", "queued": "queued entry", "parents:due": "due parent"}  # an index's entries
         index_keys = [(o.key, counted[o.kind]) for o in olds if o.kind in counted]
-        index_keys += [(keys.leases(b), "lease") for b in keys.buckets()]
-        index_keys += [(keys.queued(b), "queued entry") for b in keys.buckets()]
-        index_keys += [(keys.due_parents(b), "due parent") for b in keys.buckets()]
+        index_keys += [(self.keyspace.leases(b), "lease") for b in self.keyspace.buckets()]
+        index_keys += [(self.keyspace.queued(b), "queued entry") for b in self.keyspace.buckets()]
+        index_keys += [(self.keyspace.due_parents(b), "due parent") for b in self.keyspace.buckets()]
         sizes = Counter[str]()
         pipe = self.redis.pipeline(transaction=False)
         for key, _ in index_keys:
@@ -329,22 +342,24 @@ class Migration:
             roots = [_text(v) for v in pipe.execute()]
             pipe = self.redis.pipeline(transaction=False)
             for root in roots:
-                for job_key in _job_keys_of(root):
+                for job_key in _job_keys_of(self.keyspace, root):
                     pipe.hmget(job_key, Field.TENANT.value, Field.IDEMPOTENCY_KEY.value)
             fields = pipe.execute()
             for i, (key, root) in enumerate(zip(batch, roots, strict=True)):
                 digest = key.rpartition(":")[2]
                 # As keys.bucket_of_idempotency has it, from the digest the old key already carries.
-                key_bucket = int(digest[:8], 16) % keys.bucket_count()
+                key_bucket = int(digest[:8], 16) % self.keyspace.bucket_count
                 tenant, idem = next(((t, k) for t, k in fields[2 * i : 2 * i + 2] if t is not None), (None, None))
                 if not root or tenant is None:
                     whose = "job gone"
-                elif keys.idempotency(_text(tenant), _text(idem), key_bucket) == _bucket_record(digest, key_bucket):
+                elif self.keyspace.idempotency(_text(tenant), _text(idem), key_bucket) == _bucket_record(
+                    self.keyspace, digest, key_bucket
+                ):
                     whose = "creation"
                 else:
                     whose = "redrive"
                 report.idempotency[whose] += 1
-                targets[key] = _bucket_record(digest, key_bucket)
+                targets[key] = _bucket_record(self.keyspace, digest, key_bucket)
         return targets
 
     def _move_keys(self, olds: list[Old], report: Report) -> None:
@@ -377,7 +392,7 @@ class Migration:
             report.moved[old.kind] += 1
             report.members[old.kind] += int(self.redis.zcard(old.key))
             return
-        if keys.bucket_count() == 1:
+        if self.keyspace.bucket_count == 1:
             # Every member goes to bucket 0 (any id's): one key, renamed whole unless a cut run began it.
             to = old.split("0" * 32)
             size = int(self.redis.zcard(old.key))
@@ -439,7 +454,7 @@ _USAGE_MOVED = "usage-moved:"
 
 
 class Rebucketing(Migration):
-    """A run from the ``old`` bucket count (the store's recorded one) to the count in use (``keys.bucket_count``).
+    """A run from the ``old`` bucket count (the store's recorded one) to the count in use (the run's ``Keyspace``).
 
     Every key of a bucket of the old count goes to its bucket of the new one:
     a group's keys whole, to its root's bucket; each index split by its
@@ -472,13 +487,13 @@ class Rebucketing(Migration):
     store's database (``connected``).
     """
 
-    def __init__(self, client: StoreClient, old: int, cap: int = 0, **options: Any):
-        super().__init__(client, **options)
+    def __init__(self, client: StoreClient, old: int, cap: int = 0, *, keyspace: Keyspace, **options: Any):
+        super().__init__(client, keyspace=keyspace, **options)
         self.old = old
         self.cap = cap
 
     def run(self) -> Report:
-        new = keys.bucket_count()
+        new = self.keyspace.bucket_count
         report = Report(new, self.dry_run, draining=bool(self.redis.exists(keys.DRAINING)))
         others = connected(self.redis)
         if others:
@@ -504,7 +519,7 @@ class Rebucketing(Migration):
                 turns[old_tags[tag]] = key
                 continue
             if tag not in old_tags:
-                if is_current_key(key) or key in (keys.LAYOUT, keys.LEDGERS) or tag.startswith("t"):
+                if is_current_key(key, self.keyspace) or key in (keys.LAYOUT, keys.LEDGERS) or tag.startswith("t"):
                     report.current += 1
                 else:
                     report.unknown.append(key)
@@ -546,46 +561,56 @@ class Rebucketing(Migration):
         if group is not None:
             root, tail = group.groups()
             kind = next((k.rstrip(":") for k in _GROUP_KINDS if tail.startswith(k)), "group key")
-            return Old(key, kind, keys.group_prefix(root) + tail)
+            return Old(key, kind, self.keyspace.group_prefix(root) + tail)
         by_member: dict[str, Callable[[str], str]] = {
-            keys.LEASES: lambda m: keys.leases(keys.bucket_of(m)),
-            keys.QUEUED: lambda m: keys.queued(keys.bucket_of(m)),
-            keys.DUE_PARENTS: lambda m: keys.due_parents(keys.bucket_of(m)),
-            keys.WEBHOOKS: lambda m: keys.webhooks(keys.bucket_of(m)),
-            keys.EXPIRING: lambda m: keys.expiring(keys.bucket_of(m)),
-            keys.LATER: lambda m: keys.later(keys.bucket_of(m)),
+            keys.LEASES: lambda m: self.keyspace.leases(self.keyspace.bucket_of(m)),
+            keys.QUEUED: lambda m: self.keyspace.queued(self.keyspace.bucket_of(m)),
+            keys.DUE_PARENTS: lambda m: self.keyspace.due_parents(self.keyspace.bucket_of(m)),
+            keys.WEBHOOKS: lambda m: self.keyspace.webhooks(self.keyspace.bucket_of(m)),
+            keys.EXPIRING: lambda m: self.keyspace.expiring(self.keyspace.bucket_of(m)),
+            keys.LATER: lambda m: self.keyspace.later(self.keyspace.bucket_of(m)),
         }
         if rest in by_member:
             return Old(key, rest, split=by_member[rest])
         if rest.startswith(keys.READY):
             model, _, lane = rest[len(keys.READY) :].rpartition(":")
-            return Old(key, "ready", split=lambda m: keys.ready(keys.bucket_of(m), model, lane))
+            return Old(key, "ready", split=lambda m: self.keyspace.ready(self.keyspace.bucket_of(m), model, lane))
         if rest.startswith(keys.ROOTS):
             tag, kind, status = rest[len(keys.ROOTS) :].split(":")
-            return Old(key, "roots", split=lambda m: keys.roots(kind, status, tag, keys.bucket_of(m)))
+            return Old(key, "roots", split=lambda m: self.keyspace.roots(kind, status, tag, self.keyspace.bucket_of(m)))
         if rest.startswith(keys.IDEMPOTENCY):
             digest = rest[len(keys.IDEMPOTENCY) :]
             # A creation's and a redrive's alike: where both look the key up.
-            return Old(key, "idempotency", _bucket_record(digest, int(digest[:8], 16) % keys.bucket_count()))
+            return Old(
+                key,
+                "idempotency",
+                _bucket_record(self.keyspace, digest, int(digest[:8], 16) % self.keyspace.bucket_count),
+            )
         if rest.startswith(keys.USAGE):
             tag, _, day = rest[len(keys.USAGE) :].partition(":")
             old_bucket = _buckets_by_tag(self.old)[key[len(_NS) + 1 :].partition("}")[0]]
-            return Old(key, "usage", keys.usage(tag, _usage_bucket(old_bucket), int(day)))
+            return Old(key, "usage", self.keyspace.usage(tag, _usage_bucket(self.keyspace, old_bucket), int(day)))
         if rest.startswith(keys.REDRIVEN):
             # A redrive's mark (keys.redrive_mark) is in its group's bucket: the group it names.
             parent = _text(self.redis.hget(key, Field.ID.value))
             if not parent:
                 return Old(key, "redrive mark")  # lapsed since the scan, or of no group: deleted
-            return Old(key, "redrive mark", keys.bucket_prefix(keys.bucket_of(parent)) + rest)
+            return Old(key, "redrive mark", self.keyspace.bucket_prefix(self.keyspace.bucket_of(parent)) + rest)
         if rest.startswith(keys.TENANT):
             tenant = _TENANT_REST.fullmatch(rest[len(keys.TENANT) :])
             if tenant is None:
                 return None
             tag, what = tenant.groups()
             if what == keys.WAITING:
-                return Old(key, "tenant waiting", split=lambda m: keys.tenant_waiting(tag, keys.bucket_of(m)))
+                return Old(
+                    key, "tenant waiting", split=lambda m: self.keyspace.tenant_waiting(tag, self.keyspace.bucket_of(m))
+                )
             if what == keys.WEBHOOKS_IN_FLIGHT:
-                return Old(key, "tenant webhook claims", split=lambda m: keys.tenant_webhooks(tag, keys.bucket_of(m)))
+                return Old(
+                    key,
+                    "tenant webhook claims",
+                    split=lambda m: self.keyspace.tenant_webhooks(tag, self.keyspace.bucket_of(m)),
+                )
             return Old(key, f"tenant {what.lstrip(':')}")  # counted again from the moved keys
         if any(rest.startswith(e) for e in _EPHEMERAL):
             return Old(key, rest.partition(":")[0])
@@ -647,16 +672,16 @@ class Rebucketing(Migration):
         for key in turns.values():
             read.hgetall(key)
         old = dict(zip(turns, read.execute(), strict=True))
-        step = gcd(self.old, keys.bucket_count())
-        targets = {keys.turns(j) for j in keys.buckets()}
-        for j in keys.buckets():
+        step = gcd(self.old, self.keyspace.bucket_count)
+        targets = {self.keyspace.turns(j) for j in self.keyspace.buckets()}
+        for j in self.keyspace.buckets():
             merged: dict[bytes, tuple[float, bytes]] = {}
             for i, fields in old.items():
                 if i % step == j % step:
                     _take_greater(merged, fields)
             if not merged or self.dry_run:
                 continue
-            target = keys.turns(j)
+            target = self.keyspace.turns(j)
             written = self.redis.hgetall(target)
             _take_greater(merged, written)
             changed = {f: raw for f, (_, raw) in merged.items() if written.get(f) != raw}
@@ -727,20 +752,20 @@ class Rebucketing(Migration):
                 pipe.zcard(key)
             for key, size in zip(found, pipe.execute(), strict=True):
                 root = key.partition("}:")[2].partition(":")[0]
-                in_flight[(keys.tag_of(root), keys.bucket_of(root))] += int(size)
+                in_flight[(keys.tag_of(root), self.keyspace.bucket_of(root))] += int(size)
         stale = [_text(k) for k in self.redis.scan_iter(match=f"{_NS}{{*}}:{keys.TENANT}*")]
         stale = [k for k in stale if k.endswith((keys.IN_FLIGHT, keys.QUOTA))]
         stale += [_text(k) for k in self.redis.scan_iter(match=f"{_NS}{{t*}}:ledger*")]
         for key in stale:
             self.redis.delete(key)
         self.redis.delete(keys.LEDGERS)
-        ledgers = self.cap > 0 and keys.bucket_count() > 1
+        ledgers = self.cap > 0 and self.keyspace.bucket_count > 1
         for (tag, bucket), n in in_flight.items():
             if n:
-                self.redis.set(keys.tenant_in_flight(tag, bucket), n)
+                self.redis.set(self.keyspace.tenant_in_flight(tag, bucket), n)
                 if ledgers:
                     self.redis.hset(keys.ledger(tag), f"b{bucket}", n)
-                    self.redis.hset(keys.tenant_quota(tag, bucket), keys.QUOTA_FIELD, n)
+                    self.redis.hset(self.keyspace.tenant_quota(tag, bucket), keys.QUOTA_FIELD, n)
                     self.redis.zincrby(keys.LEDGERS, 1, tag)
 
 
@@ -774,25 +799,23 @@ def connected(client: Any) -> list[str]:
 
 def run_from_env(dry_run: bool = False) -> Report:
     """A run on the store the environment names (REDIS_URL, or Sentinel's), for OCRGW_STORE_BUCKETS buckets."""
-    from jobs.config import Settings
-    from jobs.connections import redis_client
-    from jobs.settings_declaration import without_password
-
     settings = Settings.from_env()
-    keys.use_bucket_count(settings.store_buckets)
+    keyspace = Keyspace(settings.store_buckets)
     client = redis_client(settings, socket_timeout=60, client_name=CLIENT_NAME)
     if not settings.redis_cluster:
         # A node of a cluster reached as one Redis answers for its own slots only.
         refuse_cluster(client)
     try:
-        found = store_layout.recorded(client) or store_layout.found_in_keys(client)
+        found = store_layout.recorded(client) or store_layout.found_in_keys(client, keyspace)
     except store_layout.LayoutMismatch as unreadable:
         raise MigrationRefused(str(unreadable)) from None
-    wanted = store_layout.configured()
+    wanted = store_layout.configured(keyspace)
     if found is None or found.schema == store_layout.BEFORE_BUCKETS or found == wanted:
-        report = Migration(client, dry_run).run()
+        report = Migration(client, dry_run, keyspace=keyspace).run()
     else:
-        report = Rebucketing(client, found.buckets, settings.tenant_max_inflight, dry_run=dry_run).run()
+        report = Rebucketing(
+            client, found.buckets, settings.tenant_max_inflight, dry_run=dry_run, keyspace=keyspace
+        ).run()
         report.from_buckets = found.buckets
     if not dry_run:
         store_layout.record(client, wanted)
@@ -888,22 +911,22 @@ def _is_current_job_key(key: str) -> bool:
     return len(parts) == 3 and parts[1] == keys.JOB.rstrip(":")
 
 
-def _job_keys_of(root: str) -> tuple[str, str]:
+def _job_keys_of(keyspace: Keyspace, root: str) -> tuple[str, str]:
     """A root's hash in the old layout and in the new one (a cut run may have moved it already)."""
     if not root:
         return ("", "")
-    return (f"{_NS}{{{root}}}:{keys.JOB}{root}", keys.job(root))
+    return (f"{_NS}{{{root}}}:{keys.JOB}{root}", keyspace.job(root))
 
 
-def _bucket_record(digest: str, bucket: int) -> str:
+def _bucket_record(keyspace: Keyspace, digest: str, bucket: int) -> str:
     """The new key of the Idempotency-Key record with ``digest``, in ``bucket``."""
-    return f"{keys.bucket_prefix(bucket)}{keys.IDEMPOTENCY}{digest}"
+    return f"{keyspace.bucket_prefix(bucket)}{keys.IDEMPOTENCY}{digest}"
 
 
-def _usage_bucket(old_bucket: int) -> int:
+def _usage_bucket(keyspace: Keyspace, old_bucket: int) -> int:
     """The new bucket of an old bucket's usage records: a reader sums every bucket's, so any one does; this
     one keeps records of different old buckets apart when the new count allows it."""
-    return old_bucket % keys.bucket_count()
+    return old_bucket % keyspace.bucket_count
 
 
 def _usage_marker(old: str, to: str) -> str:

@@ -52,6 +52,7 @@ from redis.cluster import RedisCluster
 from jobs import keys
 from jobs.connections import StoreClient
 from jobs.contract import Field, JobStatus, count_field
+from jobs.keys import Keyspace
 from jobs.registry import MODELS
 from jobs.worker_reports import Census, census
 
@@ -82,11 +83,11 @@ class Occupancy:
         return {status.value: counts for status, counts in zip(COUNTED, ordered, strict=True)}
 
 
-def occupancy(client: StoreClient) -> Occupancy:
+def occupancy(client: StoreClient, keyspace: Keyspace) -> Occupancy:
     """Held, queued and processing jobs per model, in two pipelined round trips (four with a mixed group in flight)."""
     pipe = client.pipeline(transaction=False)
-    indexes = (keys.queued, keys.leases, keys.due_parents)
-    for bucket in keys.buckets():
+    indexes = (keyspace.queued, keyspace.leases, keyspace.due_parents)
+    for bucket in keyspace.buckets():
         for index in indexes:
             pipe.zrange(index(bucket), 0, -1)
     replies = pipe.execute()
@@ -99,9 +100,9 @@ def occupancy(client: StoreClient) -> Occupancy:
     parents = sorted({keys.root_of(j) for j in in_flight if _is_child(j)} | set(due_ids))
     pipe = client.pipeline(transaction=False)
     for job_id in singles:
-        pipe.hget(keys.job(job_id), Field.MODEL.value)
+        pipe.hget(keyspace.job(job_id), Field.MODEL.value)
     for parent_id in parents:
-        pipe.hmget(keys.job(parent_id), Field.MODEL.value, count_field(JobStatus.HELD))
+        pipe.hmget(keyspace.job(parent_id), Field.MODEL.value, count_field(JobStatus.HELD))
     replies = pipe.execute() if singles or parents else []
     model_of = {j: _text(m or b"") for j, m in zip(singles, replies[: len(singles)], strict=True)}
     rows = replies[len(singles) :]
@@ -112,10 +113,10 @@ def occupancy(client: StoreClient) -> Occupancy:
     mixed_held = [p for p in parents if group_model[p] == MIXED and held_count[p]]
     pipe = client.pipeline(transaction=False)
     for parent_id in mixed_held:
-        pipe.zrange(keys.children(parent_id, JobStatus.HELD.value), 0, -1)
+        pipe.zrange(keyspace.children(parent_id, JobStatus.HELD.value), 0, -1)
     held_children = [_text(m) for reply in (pipe.execute() if mixed_held else []) for m in reply]
     of_mixed = [j for j in in_flight if _is_child(j) and group_model[keys.root_of(j)] == MIXED]
-    model_of.update(_models(client, [*of_mixed, *held_children]))
+    model_of.update(_models(client, keyspace, [*of_mixed, *held_children]))
 
     def model(job_id: str) -> str:
         return model_of[job_id] if job_id in model_of else group_model[keys.root_of(job_id)]
@@ -137,10 +138,10 @@ class Sample:
     workers: Census | None = None
 
 
-def record_sample(client: StoreClient) -> Sample:
+def record_sample(client: StoreClient, keyspace: Keyspace) -> Sample:
     """Counts the occupancy and keeps it in ``keys.GAUGES`` for the scrapes (the coordinator's, once an interval)."""
     seconds, micros = client.time()
-    now = occupancy(client)
+    now = occupancy(client, keyspace)
     workers = census(client)
     sample = Sample(now, seconds * 1000 + micros // 1000, workers)
     counts = {**now.by_status(), "workers": {"live": workers.live, "lapsed": workers.lapsed}}
@@ -183,13 +184,13 @@ def _parse_sample(raw: bytes | str | None) -> Sample | None:
         return None
 
 
-def _models(client: StoreClient, ids: Sequence[str]) -> dict[str, str]:
+def _models(client: StoreClient, keyspace: Keyspace, ids: Sequence[str]) -> dict[str, str]:
     """Each job's own model field, in one round trip."""
     if not ids:
         return {}
     pipe = client.pipeline(transaction=False)
     for job_id in ids:
-        pipe.hget(keys.job(job_id), Field.MODEL.value)
+        pipe.hget(keyspace.job(job_id), Field.MODEL.value)
     return {job_id: _text(model or b"") for job_id, model in zip(ids, pipe.execute(), strict=True)}
 
 
@@ -201,11 +202,11 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def models_and_statuses(client: StoreClient, job_ids: Sequence[str]) -> list[tuple[str, str]]:
+def models_and_statuses(client: StoreClient, keyspace: Keyspace, job_ids: Sequence[str]) -> list[tuple[str, str]]:
     """(model, status) of each job, in one round trip; ('', '') for one that is gone."""
     if not job_ids:
         return []
     pipe = client.pipeline(transaction=False)
     for job_id in job_ids:
-        pipe.hmget(keys.job(job_id), Field.MODEL.value, Field.STATUS.value)
+        pipe.hmget(keyspace.job(job_id), Field.MODEL.value, Field.STATUS.value)
     return [(_text(model or b""), _text(status or b"")) for model, status in pipe.execute()]

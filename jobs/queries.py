@@ -30,6 +30,7 @@ from jobs.contract import ROOT_KINDS as _ROOT_KINDS
 from jobs.contract import ROOT_STATUSES as _ROOT_STATUSES
 from jobs.contract import Field, JobStatus, count_field
 from jobs.ids import DEFAULT_TENANT, is_job_id, tenant_tag
+from jobs.keys import Keyspace
 from jobs.pdf_outputs import DEFAULT_OUTPUT
 
 #: What a listing may be filtered by, and a page of children.
@@ -115,8 +116,9 @@ class StoredPdf:
 
 
 class JobQueries:
-    def __init__(self, client: StoreClient):
+    def __init__(self, client: StoreClient, keyspace: Keyspace):
         self.redis = client
+        self.keyspace = keyspace
         self.on_cluster = isinstance(client, RedisCluster)
 
     def get(self, job_id: str, tenant: str | None = None) -> dict[str, str] | None:
@@ -131,9 +133,9 @@ class JobQueries:
             return None
         root = keys.root_of(job_id)
         pipe = self.redis.pipeline(transaction=False)
-        pipe.hgetall(keys.job(job_id))
+        pipe.hgetall(self.keyspace.job(job_id))
         if tenant is not None and root != job_id:
-            pipe.hget(keys.job(root), Field.TENANT.value)
+            pipe.hget(self.keyspace.job(root), Field.TENANT.value)
         raw, *root_tenant = pipe.execute()
         if not raw:
             return None
@@ -149,13 +151,13 @@ class JobQueries:
         """Children ``offset`` .. ``offset + limit - 1`` of the parent (in index order), all or in one status."""
         if status is None:
             pipe = self.redis.pipeline(transaction=False)
-            pipe.hget(keys.job(parent_id), "total")
+            pipe.hget(self.keyspace.job(parent_id), "total")
             for index in range(offset, offset + limit):
-                pipe.hmget(keys.job(keys.child_id(parent_id, index)), CHILD_VIEW_FIELDS)
+                pipe.hmget(self.keyspace.job(keys.child_id(parent_id, index)), CHILD_VIEW_FIELDS)
             total, *rows = pipe.execute()
             children = [_row(CHILD_VIEW_FIELDS, values) for values in rows]
             return ChildrenPage([c for c in children if c["id"] is not None], offset, limit, int(total or 0))
-        index_key = keys.children(parent_id, status)
+        index_key = self.keyspace.children(parent_id, status)
         pipe = self.redis.pipeline(transaction=False)
         pipe.zcard(index_key)
         pipe.zrange(index_key, offset, offset + limit - 1)
@@ -169,7 +171,7 @@ class JobQueries:
         """
         pipe = self.redis.pipeline(transaction=False)
         for status in statuses:
-            pipe.zrange(keys.children(parent_id, status), 0, -1)
+            pipe.zrange(self.keyspace.children(parent_id, status), 0, -1)
         ids = [_text(member) for members in pipe.execute() for member in members]
         return sorted(self._rows(ids, _LOCATION_FIELDS), key=lambda row: int(row["index"] or 0))
 
@@ -179,15 +181,15 @@ class JobQueries:
         ids = [keys.child_id(parent_id, i) for i in range(total)]
         pipe = self.redis.pipeline(transaction=False)
         for child_id in ids:
-            pipe.hmget(keys.job(child_id), _MERGE_FIELDS)
+            pipe.hmget(self.keyspace.job(child_id), _MERGE_FIELDS)
         # MGET is one slot only under Cluster; the children of a parent share one (their bucket's).  A
         # cluster's pipeline takes no MGET: there it is a round trip of its own.
         results_in_pipe = bool(ids) and not self.on_cluster
         if results_in_pipe:
-            pipe.mget([keys.result(c) for c in ids])
+            pipe.mget([self.keyspace.result(c) for c in ids])
         replies = pipe.execute() if ids else []
         rows = [_row(_MERGE_FIELDS, values) for values in replies[: len(ids)]]
-        raws = replies[len(ids)] if results_in_pipe else self._mget([keys.result(c) for c in ids])
+        raws = replies[len(ids)] if results_in_pipe else self._mget([self.keyspace.result(c) for c in ids])
         results = [json.loads(raw) if raw else None for raw in raws]
         return list(zip(rows, results, strict=True))
 
@@ -214,8 +216,8 @@ class JobQueries:
         tag = tenant_tag(tenant)
         # Every bucket's share of the tenant's sets: the merge below takes the newest of them all.
         indexes = [
-            keys.roots(k, s, tag, bucket)
-            for bucket in keys.buckets()
+            self.keyspace.roots(k, s, tag, bucket)
+            for bucket in self.keyspace.buckets()
             for k in ([kind] if kind else ROOT_KINDS)
             for s in ([status] if status else ROOT_STATUSES)
         ]
@@ -240,38 +242,41 @@ class JobQueries:
     # -- results and events ------------------------------------------------------------------------
 
     def result(self, job_id: str) -> dict[str, Any] | None:
-        raw = self.redis.get(keys.result(job_id))
+        raw = self.redis.get(self.keyspace.result(job_id))
         return json.loads(raw) if raw else None
 
     def payloads(self, job_ids: Sequence[str]) -> list[bytes | None]:
         """The stored documents of jobs (of one group: MGET is one slot under Cluster)."""
         if not job_ids:
             return []
-        return [value if isinstance(value, bytes) else None for value in self._mget([keys.payload(j) for j in job_ids])]
+        return [
+            value if isinstance(value, bytes) else None
+            for value in self._mget([self.keyspace.payload(j) for j in job_ids])
+        ]
 
     def stored_pdf(self, job_id: str, variant: str = DEFAULT_OUTPUT.name) -> StoredPdf | None:
         """A variant of the job's searchable PDF as built (or why it could not be), or None while none is kept."""
-        pdf, error = self.redis.hmget(keys.pdf(job_id), keys.pdf_fields(variant))
+        pdf, error = self.redis.hmget(self.keyspace.pdf(job_id), keys.pdf_fields(variant))
         if pdf is None and error is None:
             return None
         return StoredPdf(pdf if isinstance(pdf, bytes) else None, error.decode() if isinstance(error, bytes) else None)
 
     def source_document(self, job_id: str) -> bytes | None:
         """The document a split's child reads its pages of: its parent's payload (None once gone)."""
-        value = self.redis.get(keys.payload(keys.root_of(job_id)))
+        value = self.redis.get(self.keyspace.payload(keys.root_of(job_id)))
         return value if isinstance(value, bytes) else None
 
     def results(self, job_ids: Sequence[str]) -> list[dict[str, Any] | None]:
         if not job_ids:
             return []
-        return [json.loads(raw) if raw else None for raw in self._mget([keys.result(j) for j in job_ids])]
+        return [json.loads(raw) if raw else None for raw in self._mget([self.keyspace.result(j) for j in job_ids])]
 
     def _mget(self, names: Sequence[str]) -> list[Any]:
         """The values of keys of any buckets, in the order asked: one MGET per bucket (MGET is one slot only
         under Cluster), in a pipeline; on a cluster, whose pipeline takes no MGET, one round trip each."""
         by_bucket: dict[int, list[int]] = {}
         for position, name in enumerate(names):
-            by_bucket.setdefault(keys.bucket_of_key(name), []).append(position)
+            by_bucket.setdefault(self.keyspace.bucket_of_key(name), []).append(position)
         if self.on_cluster:
             replies = [self.redis.mget([names[p] for p in positions]) for positions in by_bucket.values()]
         else:
@@ -289,7 +294,7 @@ class JobQueries:
         """The audit events of a job, oldest first; a parent's include its children's."""
         root = keys.root_of(job_id)
         out = []
-        entries: list[tuple[bytes, dict[bytes, bytes]]] = self.redis.xrange(keys.events(job_id))  # type: ignore[assignment]
+        entries: list[tuple[bytes, dict[bytes, bytes]]] = self.redis.xrange(self.keyspace.events(job_id))  # type: ignore[assignment]
         for entry_id, raw in entries:
             event = {k.decode(): v.decode() for k, v in raw.items()}
             if job_id != root and event["job_id"] != job_id:
@@ -304,7 +309,7 @@ class JobQueries:
             return []
         pipe = self.redis.pipeline(transaction=False)
         for job_id in job_ids:
-            pipe.hmget(keys.job(job_id), fields)
+            pipe.hmget(self.keyspace.job(job_id), fields)
         rows = [_row(fields, values) for values in pipe.execute()]
         return [r for r in rows if r["id"] is not None]
 

@@ -35,6 +35,7 @@ from jobs.errors import (
     StoreError,
 )
 from jobs.ids import new_job_id
+from jobs.keys import Keyspace
 from jobs.pdf_outputs import DEFAULT_OUTPUT
 from jobs.queries import JobQueries
 from jobs.records import (
@@ -93,14 +94,19 @@ def socket_timeout_for(settings: Settings) -> float:
 class JobStore(SweepTransitions):
     def __init__(self, client: StoreClient, settings: Settings | None = None, probe: StoreClient | None = None):
         self.redis = client
-        self.scripts = Scripts(client)
+        settings = settings or Settings()
+        #: The names of the store's keys, spread over the buckets the settings say (jobs.keys).
+        self.keyspace = Keyspace(settings.store_buckets)
+        self.scripts = Scripts(client, self.keyspace)
         #: What every transition's call takes (jobs/transitions): the one door to the scripts.
-        self.context = StoreContext(client, self.scripts, settings or Settings())
+        self.context = StoreContext(client, self.scripts, settings, self.keyspace)
         #: The tenants' caps dealt out to the buckets (with more than one: jobs.tenant_quota).
-        self.tenant_quota = TenantQuota(client, self.scripts, self.settings.tenant_max_inflight, self.settings)
+        self.tenant_quota = TenantQuota(
+            client, self.scripts, self.settings.tenant_max_inflight, self.keyspace, self.settings
+        )
         self.interactive_share = interactive_share.InteractiveShare(self.context)
         #: The read side over the same client, for callers that hold a store.
-        self.queries = JobQueries(client)
+        self.queries = JobQueries(client, self.keyspace)
         #: What the live workers report of themselves (their Tesseract languages).
         self.workers = WorkerReports(client)
         # Readiness must answer fast, not ride out an outage like the job calls.
@@ -112,8 +118,9 @@ class JobStore(SweepTransitions):
 
     @settings.setter
     def settings(self, settings: Settings) -> None:
-        """New settings for the transitions from now on (the tenants' ledger keeps the cap it was made with)."""
-        self.context = StoreContext(self.redis, self.scripts, settings)
+        """New settings for the transitions from now on (the tenants' ledger keeps the cap it was made with, and
+        the keys their bucket count: the store's keyspace is that of the settings it was made with)."""
+        self.context = StoreContext(self.redis, self.scripts, settings, self.keyspace)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> JobStore:
@@ -135,8 +142,6 @@ class JobStore(SweepTransitions):
             socket_timeout=socket_timeout_for(settings),
         )
         probe = redis_client(settings, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
-        # The process's keys are spread over the buckets its settings say (jobs.keys).
-        keys.use_bucket_count(settings.store_buckets)
         return cls(client, settings, probe)
 
     # -- create -------------------------------------------------------------------------
@@ -154,7 +159,9 @@ class JobStore(SweepTransitions):
         """
         if job.source_pages is not None:
             raise ValueError("only a child of a group reads its pages of a source document")
-        return self._create(_new_root_id(owner, idempotency), [job], None, idempotency, True, owner, None, traceparent)
+        return self._create(
+            _new_root_id(self.keyspace, owner, idempotency), [job], None, idempotency, True, owner, None, traceparent
+        )
 
     def create_group(
         self,
@@ -179,7 +186,14 @@ class JobStore(SweepTransitions):
         if (source is None) != all(c.source_pages is None for c in children):
             raise ValueError("a group has a source document exactly when its children name pages of it")
         return self._create(
-            _new_root_id(owner, idempotency), children, rules, idempotency, release, owner, source, traceparent
+            _new_root_id(self.keyspace, owner, idempotency),
+            children,
+            rules,
+            idempotency,
+            release,
+            owner,
+            source,
+            traceparent,
         )
 
     def _create(
@@ -239,7 +253,7 @@ class JobStore(SweepTransitions):
         if idempotency is None:
             return None
         recorded, fingerprint = self.redis.hmget(
-            keys.idempotency(owner.tenant, idempotency.key), Field.ID.value, _FINGERPRINT
+            self.keyspace.idempotency(owner.tenant, idempotency.key), Field.ID.value, _FINGERPRINT
         )
         if recorded is None:
             return None
@@ -275,7 +289,7 @@ class JobStore(SweepTransitions):
             return
         pipe = self.redis.pipeline(transaction=False)
         for (bucket, model, lane), n in counts.items():
-            pipe.zpopmax(keys.wakeups(bucket, model, lane), n)
+            pipe.zpopmax(self.keyspace.wakeups(bucket, model, lane), n)
         pipe.execute()
 
     def claim_next(self, model: str, lane: str = "", bucket: int = 0) -> tuple[Claim | None, list[Dispatch]]:
@@ -417,7 +431,7 @@ class JobStore(SweepTransitions):
         The mark lapses after ``ttl_seconds``, so a build whose message was
         lost is asked for again by a later request.
         """
-        return bool(self.redis.set(keys.pdf_asked(job_id, variant), "1", nx=True, ex=ttl_seconds))
+        return bool(self.redis.set(self.keyspace.pdf_asked(job_id, variant), "1", nx=True, ex=ttl_seconds))
 
     def record_pdf(
         self, job_id: str, finished_at: str, pdf: bytes = b"", error: str = "", variant: str = DEFAULT_OUTPUT.name
@@ -445,11 +459,12 @@ class JobStore(SweepTransitions):
         return bool(self._probe.ping())
 
 
-def _new_root_id(owner: Owner, idempotency: Idempotency | None) -> str:
+def _new_root_id(keyspace: Keyspace, owner: Owner, idempotency: Idempotency | None) -> str:
     """A new root's id: with an Idempotency-Key, in the bucket of the key's record (one slot for both)."""
     if idempotency is None:
         return new_job_id(owner.tenant)
-    return new_job_id(owner.tenant, keys.bucket_of_idempotency(owner.tenant, idempotency.key))
+    bucket = keyspace.bucket_of_idempotency(owner.tenant, idempotency.key)
+    return new_job_id(owner.tenant, bucket, keyspace.bucket_count)
 
 
 def _claim_of(job_id: str, reply: ClaimReply | ClaimNextReply) -> Claim:

@@ -34,12 +34,13 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisClusterException, RedisError
 
-from jobs import keys
+from jobs import connections, keys
+from jobs.connections import StoreClient
 from jobs.errors import OcrgwError
+from jobs.keys import Keyspace
 
 if TYPE_CHECKING:
     from jobs.config import Settings
-    from jobs.connections import StoreClient
 
 #: The version of the key schema this code writes: 1 was the layout before buckets (each root under its
 #: own hash tag, jobs.migration), 2 is the bucket layout of jobs.keys.
@@ -77,9 +78,9 @@ class Layout:
         return cls(int(value["buckets"]), int(value["schema"]))
 
 
-def configured(buckets: int | None = None) -> Layout:
-    """This process's layout: its bucket count (``keys.bucket_count`` unless given) and this code's schema."""
-    return Layout(keys.bucket_count() if buckets is None else buckets)
+def configured(keyspace: Keyspace) -> Layout:
+    """This process's layout: its keyspace's bucket count and this code's schema."""
+    return Layout(keyspace.bucket_count)
 
 
 def recorded(client: StoreClient) -> Layout | None:
@@ -101,7 +102,7 @@ def record(client: StoreClient, layout: Layout) -> None:
     client.set(keys.LAYOUT, layout.encode())
 
 
-def found_in_keys(client: StoreClient) -> Layout | None:
+def found_in_keys(client: StoreClient, keyspace: Keyspace) -> Layout | None:
     """The layout the store's keys were written with, read off their hash tags; None for a store
     without any, or whose tags fit the configured count (or no count)."""
     tags: dict[str, int] = {}
@@ -113,7 +114,7 @@ def found_in_keys(client: StoreClient) -> Layout | None:
         bucket = _BUCKET_TAG.fullmatch(tag)
         if bucket is not None:
             tags[tag] = int(bucket.group(1))
-    if not tags or set(tags) <= set(keys.bucket_tags(keys.bucket_count())):
+    if not tags or set(tags) <= set(keys.bucket_tags(keyspace.bucket_count)):
         return None
     slots = [(keys.slot_of(tag), i) for tag, i in tags.items()]
     for count in range(max(tags.values()) + 1, keys.MAX_BUCKETS + 1):
@@ -123,12 +124,12 @@ def found_in_keys(client: StoreClient) -> Layout | None:
     return None  # keys of more than one count (some stranded already): taken as of none
 
 
-def record_or_read(client: StoreClient) -> Layout:
+def record_or_read(client: StoreClient, keyspace: Keyspace) -> Layout:
     """The store's layout, recorded first if no process did yet (race-free: the first ``SET NX`` wins)."""
     current = recorded(client)
     if current is not None:
         return current
-    proposed = found_in_keys(client) or configured()
+    proposed = found_in_keys(client, keyspace) or configured(keyspace)
     client.set(keys.LAYOUT, proposed.encode(), nx=True)
     # This process's, or that of one that won the race; the store emptied meanwhile records nothing.
     return recorded(client) or proposed
@@ -151,9 +152,9 @@ def mismatch(store: Layout, process: Layout) -> str:
     )
 
 
-def check(client: StoreClient) -> Layout:
+def check(client: StoreClient, keyspace: Keyspace) -> Layout:
     """Records the store's layout if none is, and raises ``LayoutMismatch`` unless it is this process's."""
-    store, process = record_or_read(client), configured()
+    store, process = record_or_read(client, keyspace), configured(keyspace)
     if store != process:
         raise LayoutMismatch(mismatch(store, process))
     return store
@@ -165,14 +166,11 @@ def exit_if_mismatched(settings: Settings, exit_code: int = 1) -> None:
     A store that does not answer is left to the usual retries, as in ``jobs.redis_access``: the
     process starts unchecked rather than not at all.
     """
-    from jobs.connections import redis_client
-
-    keys.use_bucket_count(settings.store_buckets)
     client: StoreClient | None = None
     try:
         # A cluster's client asks its seeds for the slot map as it is made: inside the try too.
-        client = redis_client(settings, socket_connect_timeout=5, socket_timeout=30)
-        check(client)
+        client = connections.redis_client(settings, socket_connect_timeout=5, socket_timeout=30)
+        check(client, Keyspace(settings.store_buckets))
     except LayoutMismatch as error:
         print(f"ocrgw: {error}", file=sys.stderr, flush=True)
         raise SystemExit(exit_code) from None

@@ -17,10 +17,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import cast
 
-from jobs import fair_share, keys
+from jobs import fair_share
 from jobs.connections import StoreClient
 from jobs.contract import Field, JobKind, JobStatus, Reply
 from jobs.ids import DEFAULT_TENANT, tenant_tag
+from jobs.keys import Keyspace
 from jobs.records import Dispatch, Reclaimed
 from jobs.transitions import expire, reclaim, release, republish, unlock_sweep
 from jobs.transitions.context import StoreContext
@@ -29,6 +30,7 @@ from jobs.transitions.context import StoreContext
 class SweepTransitions:
     redis: StoreClient
     context: StoreContext
+    keyspace: Keyspace
 
     @property
     def requeue_ms(self) -> int:
@@ -45,19 +47,19 @@ class SweepTransitions:
 
     def try_lock_sweep(self, token: str, ttl_ms: int, bucket: int = 0) -> bool:
         """One sweep of a bucket at a time: an overlapping tick finds the bucket's lock taken and leaves it."""
-        return bool(self.redis.set(keys.sweep_lock(bucket), token, nx=True, px=ttl_ms))
+        return bool(self.redis.set(self.keyspace.sweep_lock(bucket), token, nx=True, px=ttl_ms))
 
     def unlock_sweep(self, token: str, bucket: int = 0) -> None:
-        unlock_sweep.call(self.context, keys.sweep_lock(bucket), token)
+        unlock_sweep.call(self.context, self.keyspace.sweep_lock(bucket), token)
 
     def expired_leases(self, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
-        return self.due_in(keys.leases, now_ms, limit, bucket)
+        return self.due_in(self.keyspace.leases, now_ms, limit, bucket)
 
     def stale_queued(self, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
-        return self.due_in(keys.queued, now_ms, limit, bucket)
+        return self.due_in(self.keyspace.queued, now_ms, limit, bucket)
 
     def due_parents(self, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
-        return self.due_in(keys.due_parents, now_ms, limit, bucket)
+        return self.due_in(self.keyspace.due_parents, now_ms, limit, bucket)
 
     def due_in(self, index: Callable[[int], str], now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
         """The members of a bucket's time index (scored in ms) due at ``now_ms``, the longest waiting first;
@@ -66,7 +68,7 @@ class SweepTransitions:
             found = cast(list[bytes], self.redis.zrangebyscore(index(bucket), "-inf", now_ms, start=0, num=limit))
             return [m.decode() for m in found]
         pipe = self.redis.pipeline(transaction=False)
-        for b in keys.buckets():
+        for b in self.keyspace.buckets():
             pipe.zrangebyscore(index(b), "-inf", now_ms, start=0, num=limit, withscores=True)
         merged = heapq.merge(*(((score, m.decode()) for m, score in reply) for reply in pipe.execute()))
         return [member for _, member in list(merged)[:limit]]
@@ -116,7 +118,7 @@ class SweepTransitions:
         due, so the transitions that end a job need no retention of their own and
         a changed OCRGW_RESULT_TTL applies to the jobs already ended.
         """
-        return self.due_in(keys.expiring, now_ms - self.context.settings.result_ttl_ms, limit, bucket)
+        return self.due_in(self.keyspace.expiring, now_ms - self.context.settings.result_ttl_ms, limit, bucket)
 
     def expire(self, root_ids: Iterable[str]) -> int:
         """Deletes each root with every key of its group and its index entries; returns how many went."""
@@ -126,7 +128,7 @@ class SweepTransitions:
         # A root's kind names its listing sets; it never changes, so reading it first is safe.
         pipe = self.redis.pipeline(transaction=False)
         for root in ids:
-            pipe.hget(keys.job(root), Field.KIND.value)
+            pipe.hget(self.keyspace.job(root), Field.KIND.value)
         kinds = [JobKind.PARENT if k == JobKind.PARENT.value.encode() else JobKind.SINGLE for k in pipe.execute()]
         replies = expire.call(self.context, list(zip(ids, kinds, strict=True)))
         return sum(1 for reply in replies if reply.code == Reply.OK)
@@ -135,7 +137,7 @@ class SweepTransitions:
         """The tenant's parents not yet terminal, from the listing's indexes of every bucket."""
         tag = tenant_tag(tenant)
         pipe = self.redis.pipeline(transaction=False)
-        for bucket in keys.buckets():
+        for bucket in self.keyspace.buckets():
             for status in (JobStatus.QUEUED, JobStatus.PROCESSING):
-                pipe.zcard(keys.roots(JobKind.PARENT.value, status.value, tag, bucket))
+                pipe.zcard(self.keyspace.roots(JobKind.PARENT.value, status.value, tag, bucket))
         return sum(pipe.execute())

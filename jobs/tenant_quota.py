@@ -50,6 +50,7 @@ from jobs import keys
 from jobs.config import Settings
 from jobs.connections import StoreClient, text_of
 from jobs.contract import Reply
+from jobs.keys import Keyspace
 from jobs.transitions import (
     ledger_forget,
     ledger_grant,
@@ -75,9 +76,9 @@ def field(bucket: int) -> str:
     return f"b{bucket}"
 
 
-def in_use(cap: int) -> bool:
+def in_use(cap: int, keyspace: Keyspace) -> bool:
     """Whether tenants' caps are dealt out by ledgers: a cap, and more than one bucket."""
-    return cap > 0 and keys.bucket_count() > 1
+    return cap > 0 and keyspace.bucket_count > 1
 
 
 @dataclass(frozen=True)
@@ -97,11 +98,11 @@ def room_for(ctx: StoreContext, root_id: str, could_start: int) -> Iterator[bool
     and touches the tenant again after, now that its group is as the transition left it, so that the sweep
     keeps rebalancing its quota.  Yields whether the ledger is in use."""
     cap = ctx.settings.tenant_max_inflight
-    if not in_use(cap):
+    if not in_use(cap, ctx.keyspace):
         yield False
         return
-    quota = TenantQuota(ctx.redis, ctx.scripts, cap, ctx.settings)
-    quota.ensure_room(keys.tag_of(root_id), keys.bucket_of(root_id), could_start)
+    quota = TenantQuota(ctx.redis, ctx.scripts, cap, ctx.keyspace, ctx.settings)
+    quota.ensure_room(keys.tag_of(root_id), ctx.keyspace.bucket_of(root_id), could_start)
     yield True
     quota.touch(keys.tag_of(root_id))
 
@@ -113,12 +114,21 @@ def _int(value: int | bytes | str | None) -> int:
 class TenantQuota:
     """The ledger's moves for one store (its client, scripts and cap)."""
 
-    def __init__(self, client: StoreClient, scripts: Scripts, cap: int, settings: Settings | None = None):
-        """``settings``: the store's, whose cap is ``cap`` (settings of that cap alone when not given)."""
+    def __init__(
+        self, client: StoreClient, scripts: Scripts, cap: int, keyspace: Keyspace, settings: Settings | None = None
+    ):
+        """``settings``: the store's, whose cap is ``cap`` (settings of that cap and of the keyspace's bucket count
+        alone when not given)."""
         self.redis = client
+        self.keyspace = keyspace
         self.scripts = scripts
         self.cap = cap
-        self.context = StoreContext(client, scripts, settings or Settings(tenant_max_inflight=cap))
+        self.context = StoreContext(
+            client,
+            scripts,
+            settings or Settings(tenant_max_inflight=cap, store_buckets=keyspace.bucket_count),
+            keyspace,
+        )
         # The ledger's ``seq`` of each tenant whose ledger and buckets disagreed at the last rebalance.
         self._suspect: dict[str, int] = {}
 
@@ -127,10 +137,10 @@ class TenantQuota:
     def buckets(self, tag: str) -> list[BucketQuota]:
         """Every bucket's share of the tenant's, in one round trip (a pipeline)."""
         pipe = self.redis.pipeline(transaction=False)
-        for b in keys.buckets():
-            pipe.hmget(keys.tenant_quota(tag, b), keys.QUOTA_FIELD, keys.CEILING_FIELD)
-            pipe.get(keys.tenant_in_flight(tag, b))
-            pipe.zcard(keys.tenant_waiting(tag, b))
+        for b in self.keyspace.buckets():
+            pipe.hmget(self.keyspace.tenant_quota(tag, b), keys.QUOTA_FIELD, keys.CEILING_FIELD)
+            pipe.get(self.keyspace.tenant_in_flight(tag, b))
+            pipe.zcard(self.keyspace.tenant_waiting(tag, b))
         raw = pipe.execute()
         out = []
         for i in range(0, len(raw), 3):
@@ -142,8 +152,8 @@ class TenantQuota:
 
     def bucket(self, tag: str, bucket: int) -> BucketQuota:
         pipe = self.redis.pipeline(transaction=False)
-        pipe.hmget(keys.tenant_quota(tag, bucket), keys.QUOTA_FIELD, keys.CEILING_FIELD)
-        pipe.get(keys.tenant_in_flight(tag, bucket))
+        pipe.hmget(self.keyspace.tenant_quota(tag, bucket), keys.QUOTA_FIELD, keys.CEILING_FIELD)
+        pipe.get(self.keyspace.tenant_in_flight(tag, bucket))
         (quota, ceiling), in_flight = pipe.execute()
         return BucketQuota(_int(quota), _int(in_flight), 0, None if ceiling is None else int(ceiling))
 
@@ -195,7 +205,7 @@ class TenantQuota:
         moved meanwhile (nothing written: the next try does it)."""
         opened = ledger_open.call(self.context, tag)
         grants = {}
-        for b in keys.buckets():
+        for b in self.keyspace.buckets():
             read = quota_fence.call(self.context, tag, b, opened.epoch)
             if read.quota > 0:
                 grants[field(b)] = read.quota

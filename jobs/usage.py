@@ -41,10 +41,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from jobs import keys
 from jobs.connections import StoreClient
 from jobs.contract import Field, JobKind, UsageUnit
 from jobs.ids import tenant_tag
+from jobs.keys import Keyspace
 
 HOUR, DAY = "hour", "day"
 GRANULARITIES = (DAY, HOUR)
@@ -144,8 +144,9 @@ class Period:
 class UsageQueries:
     """Reads the tenants' usage records (never writes: the transitions do)."""
 
-    def __init__(self, client: StoreClient):
+    def __init__(self, client: StoreClient, keyspace: Keyspace):
         self.redis = client
+        self.keyspace = keyspace
 
     def periods(self, tenant: str, start: datetime, end: datetime, granularity: str) -> list[Period]:
         """The tenant's usage per period and model, for the hours from ``start`` (rounded down to its hour)
@@ -155,13 +156,13 @@ class UsageQueries:
         days = range(day_number(first_hour), day_number(end - timedelta(microseconds=1)) + 1)
         pipe = self.redis.pipeline(transaction=False)
         for day in days:
-            for bucket in keys.buckets():
-                pipe.hgetall(keys.usage(tag, bucket, day))
+            for bucket in self.keyspace.buckets():
+                pipe.hgetall(self.keyspace.usage(tag, bucket, day))
         replies = iter(pipe.execute())
         sums: dict[tuple[datetime, str], dict[str, int]] = {}
         for day in days:
             day_start = _EPOCH + timedelta(days=day)
-            for _ in keys.buckets():
+            for _ in self.keyspace.buckets():
                 for raw_field, raw_amount in next(replies).items():
                     hour, model, unit = _text(raw_field).split(_FIELD_SEPARATOR, 2)
                     moment = day_start + timedelta(hours=int(hour))

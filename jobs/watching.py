@@ -32,6 +32,7 @@ from jobs import keys
 from jobs.connections import StoreClient
 from jobs.contract import Field, JobStatus, count_field
 from jobs.ids import is_job_id
+from jobs.keys import Keyspace
 
 #: Children shown in flight per status and look: a parent without a cap may have thousands queued.
 IN_FLIGHT_SHOWN = 1000
@@ -96,7 +97,9 @@ class Look:
         return self.status is None or JobStatus(self.status).terminal
 
 
-def look(client: StoreClient, watched: Sequence[tuple[str, Position]], count: int = 500) -> list[Look]:
+def look(
+    client: StoreClient, keyspace: Keyspace, watched: Sequence[tuple[str, Position]], count: int = 500
+) -> list[Look]:
     """One look at each (job id, position) in one pipeline, in the order given."""
     if not watched:
         return []
@@ -106,12 +109,12 @@ def look(client: StoreClient, watched: Sequence[tuple[str, Position]], count: in
         if not is_job_id(job_id):
             raise ValueError(f"not a job id: {job_id!r}")
         is_root = keys.root_of(job_id) == job_id
-        pipe.hmget(keys.job(job_id), _SUMMARY_FIELDS)
+        pipe.hmget(keyspace.job(job_id), _SUMMARY_FIELDS)
         if is_root:
             for status in IN_FLIGHT:
-                pipe.zrange(keys.children(job_id, status), 0, IN_FLIGHT_SHOWN - 1, withscores=True)
+                pipe.zrange(keyspace.children(job_id, status), 0, IN_FLIGHT_SHOWN - 1, withscores=True)
         start = "-" if after == START else entry_id_of((after[0], after[1] + 1))
-        pipe.xrange(keys.events(job_id), start, "+", count=count)
+        pipe.xrange(keyspace.events(job_id), start, "+", count=count)
         shapes.append(is_root)
     replies = iter(pipe.execute())
     looks = []

@@ -92,7 +92,7 @@ def claim_window_seconds(settings: Settings) -> float:
 def due(store: JobStore, now_ms: int, limit: int, bucket: int | None = None) -> list[str]:
     """Jobs (of ``bucket``, else of every bucket) whose webhook is due at ``now_ms``, the longest waiting
     first, at most ``limit``."""
-    return store.due_in(keys.webhooks, now_ms, limit, bucket)
+    return store.due_in(store.keyspace.webhooks, now_ms, limit, bucket)
 
 
 def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
@@ -102,7 +102,7 @@ def claim(store: JobStore, job_ids: Sequence[str]) -> list[WebhookClaim]:
     if not job_ids:
         return []
     window = int(claim_window_seconds(store.context.settings) * 1000)
-    spread = keys.bucket_count() > 1
+    spread = store.keyspace.bucket_count > 1
     # With one bucket the bucket counts the tenant's claims (reserved 0); else the tenant's slot does.
     reserved, fresh = reserve(store, job_ids, window) if spread else (dict.fromkeys(job_ids, 0), set())
     replies = claim_webhook.call(store.context, job_ids, window, reserved)
@@ -177,7 +177,7 @@ def tenant_of(store: JobStore, job_id: str, record: dict[str, str]) -> str:
     root = keys.root_of(job_id)
     if root == job_id:
         return record.get(Field.TENANT.value) or DEFAULT_TENANT
-    stored = store.redis.hget(keys.job(root), Field.TENANT.value)
+    stored = store.redis.hget(store.keyspace.job(root), Field.TENANT.value)
     return text_of(stored) or DEFAULT_TENANT
 
 
@@ -192,7 +192,7 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
     """Records the attempt's answer as an event and schedules what follows (see ``record_webhook.lua``)."""
     settings = store.context.settings
     # The backoff grows with the attempts since the job last ended, not since it first did.
-    base = int(store.redis.hget(keys.job(job_id), Field.WEBHOOK_ATTEMPTS_BASE.value) or 0)
+    base = int(store.redis.hget(store.keyspace.job(job_id), Field.WEBHOOK_ATTEMPTS_BASE.value) or 0)
     wait = backoff_seconds(max(attempt - base, 1), settings.webhook_backoff, settings.webhook_backoff_max)
     reply = record_webhook.call(
         store.context,
@@ -204,7 +204,7 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
         answer.error,
         int(wait * 1000),
     )
-    if keys.bucket_count() > 1 and (reply.code == Reply.NO_JOB or reply.outcome != WebhookOutcome.SUPERSEDED):
+    if store.keyspace.bucket_count > 1 and (reply.code == Reply.NO_JOB or reply.outcome != WebhookOutcome.SUPERSEDED):
         # The current attempt answered (or the job is gone): its slot among its tenant's is free.  A crash
         # before this leaves the reservation to run out at the claim's deadline.
         release(store, job_id)
@@ -218,7 +218,7 @@ def record(store: JobStore, job_id: str, attempt: int, answer: Answer) -> Record
 def pending(store: JobStore) -> dict[str, int]:
     """Every job with a webhook still to deliver, and when it is due (ms), of every bucket: for checks and tests."""
     pipe = store.redis.pipeline(transaction=False)
-    for bucket in keys.buckets():
-        pipe.zrange(keys.webhooks(bucket), 0, -1, withscores=True)
+    for bucket in store.keyspace.buckets():
+        pipe.zrange(store.keyspace.webhooks(bucket), 0, -1, withscores=True)
     found: list[list[tuple[bytes, float]]] = pipe.execute()
     return {member.decode(): int(score) for reply in found for member, score in reply}

@@ -632,8 +632,8 @@ class Stack:
             with self.group.redis.client(self.db) as client:
                 yield client
             return
-        from jobs import keys
         from jobs.config import CLUSTER_BUCKETS
+        from tests.keyspace import keys
 
         keys.use_bucket_count(int(self.env.get("OCRGW_STORE_BUCKETS", CLUSTER_BUCKETS)))
         try:

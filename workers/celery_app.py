@@ -22,6 +22,7 @@ from kombu import Queue
 from jobs import connections, redis_access, store_layout
 from jobs.config import Settings
 from jobs.registry import MODELS, install_remote_models, model_queues
+from jobs.store import JobStore
 from observability import celery_hooks
 from workers import process_limits
 from workers.broker import guard_closed_redis_channels, is_rabbitmq, rabbitmq_settings
@@ -173,8 +174,6 @@ def _report_languages(sender: object = None, **_: object) -> None:
     queues = set(consumer.app.amqp.queues.consume_from or {}) if consumer is not None else set()
     if MODELS["tesseract"].queue not in queues:
         return
-    from jobs.store import JobStore
-
     name = f"{consumer.hostname}:{os.getpid()}"
     reports = JobStore.from_settings(settings).workers
     _reporters.append(LanguageReporter(reports, name, installed_languages(), settings).start())

@@ -21,6 +21,7 @@ from celery.worker import state as worker_state
 from jobs.pdf_outputs import DEFAULT_OUTPUT
 from jobs.registry import is_interactive_queue
 from jobs.store import JobStore
+from workers.adapters import get_adapter
 from workers.celery_app import BUILD_PDF_TASK, PULL_TASK, RUN_TASK, app, settings
 from workers.dispatch import publisher
 from workers.lanes import InteractiveWaiting, consumed_models
@@ -113,8 +114,6 @@ def _stop_keeping_slots(**_):
 @worker_process_init.connect
 def _preload_engines(**_):
     """Loads the engines named in OCRGW_PRELOAD_MODELS so the first job does not pay for it."""
-    from workers.adapters import get_adapter
-
     for name in settings.preload_models:
         try:
             get_adapter(name)

@@ -84,13 +84,15 @@ def _live(job_id: str) -> Response:
     cap = None if can_hand_off else streaming.request_thread_cap(request.environ)
     ticket = _open_streams().admit(current_principal().tenant, cap)
     session = streaming.session_for(job_id, position, ticket, settings)
-    client = services().queries.redis
+    client, keyspace = services().queries.redis, services().queries.keyspace
     headers = {**streaming.HEADERS}
     if can_hand_off:
         # The worker sends this head, then gives the connection to the process's hub (gateway.gunicorn_worker).
-        request.environ[streaming.HANDED_OFF] = streaming.HandOff(session, client, settings.stream_poll_seconds)
+        request.environ[streaming.HANDED_OFF] = streaming.HandOff(
+            session, client, keyspace, settings.stream_poll_seconds
+        )
         return Response(iter(()), status=200, mimetype=streaming.EVENT_STREAM, headers=headers)
-    body = streaming.in_request_thread(session, client, settings.stream_poll_seconds)
+    body = streaming.in_request_thread(session, client, keyspace, settings.stream_poll_seconds)
     return Response(body, status=200, mimetype=streaming.EVENT_STREAM, headers=headers)
 
 

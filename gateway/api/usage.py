@@ -28,5 +28,5 @@ def usage(from_: datetime, to: datetime, granularity: str, tenant: str | None = 
     if tenant is not None and tenant != principal.tenant and ADMIN not in principal.policies:
         raise Problem("admin_key_required", "Only a key with the admin policy may read another tenant's usage.")
     whose = tenant or principal.tenant
-    periods = UsageQueries(services().store.redis).periods(whose, from_, to, granularity)
+    periods = UsageQueries(services().store.redis, services().store.keyspace).periods(whose, from_, to, granularity)
     return views.usage(whose, floor_to(from_, "hour"), to, granularity, periods)

@@ -6,7 +6,7 @@ which fills the keys and arguments and runs it through the store's
 ``StoreContext``), with the script ``<name>.lua`` beside it.  The scripts
 are registered once per client (``Scripts``).
 
-``Scripts(client).run(CLAIM, keys={...}, args={...})`` packs the named keys
+``Scripts(client, keyspace).run(CLAIM, keys={...}, args={...})`` packs the named keys
 and arguments in the spec's order, calls the script by SHA (redis-py's
 ``Script``: EVALSHA, reloaded on NOSCRIPT; it also works in pipelines) and
 decodes the reply into the spec's dataclass.

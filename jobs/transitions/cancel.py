@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.contract import JobKind, Reply
 from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, ModelCounts, Transition
@@ -30,10 +29,10 @@ def call(ctx: StoreContext, job_id: str, kind: JobKind) -> CancelReply:
     return ctx.run(
         CANCEL,
         {
-            "job": keys.job(job_id),
-            "events": keys.events(job_id),
-            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
-            **keys.roots_by_status(job_id, JobKind.SINGLE if kind == JobKind.SINGLE else JobKind.PARENT),
+            "job": ctx.keyspace.job(job_id),
+            "events": ctx.keyspace.events(job_id),
+            "webhooks": ctx.keyspace.webhooks(ctx.keyspace.bucket_of(job_id)),
+            **ctx.keyspace.roots_by_status(job_id, JobKind.SINGLE if kind == JobKind.SINGLE else JobKind.PARENT),
         },
         {"job_id": job_id},
         job_id,

@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.config import CALL_RECORD_MS
 from jobs.contract import Reply
 from jobs.ids import call_token
@@ -39,13 +38,13 @@ def call(ctx: StoreContext, job_id: str) -> ClaimReply:
     return ctx.run(
         CLAIM,
         {
-            **keys.of_running_job(job_id),
-            "payload": keys.payload(job_id),
-            "call": keys.call(job_id, call_token()),
+            **ctx.keyspace.of_running_job(job_id),
+            "payload": ctx.keyspace.payload(job_id),
+            "call": ctx.keyspace.call(job_id, call_token()),
         },
         {
             "job_id": job_id,
-            "prefix": keys.group_prefix(job_id),
+            "prefix": ctx.keyspace.group_prefix(job_id),
             "lease_ms": ctx.settings.lease_ms,
             "record_ms": CALL_RECORD_MS,
         },

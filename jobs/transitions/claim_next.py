@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.config import CALL_RECORD_MS
 from jobs.contract import Reply
 from jobs.ids import call_token
@@ -46,9 +45,9 @@ def call(ctx: StoreContext, model: str, lane: str, bucket: int) -> ClaimNextRepl
     return ctx.run(
         CLAIM_NEXT,
         {
-            "leases": keys.leases(bucket),
-            "queued": keys.queued(bucket),
-            "call": keys.pull_call(bucket, call_token()),
+            "leases": ctx.keyspace.leases(bucket),
+            "queued": ctx.keyspace.queued(bucket),
+            "call": ctx.keyspace.pull_call(bucket, call_token()),
         },
         {
             "model": model,

@@ -37,7 +37,7 @@ def call(
     ``reserved``: each job's slot among its tenant's share (more than one bucket, ``reserve_webhook``);
     with one bucket the bucket counts the tenant's claims against its cap itself.
     """
-    spread = keys.bucket_count() > 1
+    spread = ctx.keyspace.bucket_count > 1
     return ctx.run_all(
         CLAIM_WEBHOOK,
         [
@@ -45,9 +45,11 @@ def call(
                 job_id,
                 (
                     {
-                        "job": keys.job(job_id),
-                        "webhooks": keys.webhooks(keys.bucket_of(job_id)),
-                        "tenant_webhooks": keys.tenant_webhooks(keys.tag_of(job_id), keys.bucket_of(job_id)),
+                        "job": ctx.keyspace.job(job_id),
+                        "webhooks": ctx.keyspace.webhooks(ctx.keyspace.bucket_of(job_id)),
+                        "tenant_webhooks": ctx.keyspace.tenant_webhooks(
+                            keys.tag_of(job_id), ctx.keyspace.bucket_of(job_id)
+                        ),
                     },
                     {
                         "job_id": job_id,

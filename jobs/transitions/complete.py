@@ -3,7 +3,6 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.config import CALL_RECORD_MS
 from jobs.contract import Reply
 from jobs.ids import call_token
@@ -71,11 +70,11 @@ def call(
     return ctx.run(
         COMPLETE,
         {
-            **keys.of_running_job(job_id),
-            "result": keys.result(job_id),
-            "events": keys.events(job_id),
-            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
-            "call": keys.call(job_id, call_token()),
+            **ctx.keyspace.of_running_job(job_id),
+            "result": ctx.keyspace.result(job_id),
+            "events": ctx.keyspace.events(job_id),
+            "webhooks": ctx.keyspace.webhooks(ctx.keyspace.bucket_of(job_id)),
+            "call": ctx.keyspace.call(job_id, call_token()),
         },
         {
             "job_id": job_id,

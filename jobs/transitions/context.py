@@ -1,8 +1,9 @@
 """What a transition's call needs of its store, and the one filler of the release bundle.
 
 An entry's ``call`` (see jobs/transitions/catalogue.py) takes a
-``StoreContext``: the store's client, its registered scripts and its
-settings.  It names the keys and arguments of its own script, and nothing
+``StoreContext``: the store's client, its registered scripts, its
+settings and its keyspace (the names of its keys, for its bucket count).
+It names the keys and arguments of its own script, and nothing
 else: a script that releases held children (``Transition.releases``) takes
 the release bundle too (RELEASE_KEYS, RELEASE_ARGS in spec.py), which
 ``run`` and ``run_all`` fill here, alike for every such script, from the
@@ -14,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.config import Settings
 from jobs.connections import StoreClient
+from jobs.keys import Keyspace
 from jobs.transitions.scripts import Scripts
 from jobs.transitions.spec import ReplyT, Transition
 
@@ -29,6 +30,7 @@ class StoreContext:
     redis: StoreClient
     scripts: Scripts
     settings: Settings
+    keyspace: Keyspace
 
     @property
     def requeue_ms(self) -> int:
@@ -37,8 +39,13 @@ class StoreContext:
 
     def release_keys(self, job_id: str) -> dict[str, str]:
         """The keys of ``RELEASE_KEYS`` (jobs/transitions/spec.py) for a transition on ``job_id``."""
-        bucket = keys.bucket_of(job_id)
-        return {"parent": keys.parent_or_self(job_id), "queued": keys.queued(bucket), "due": keys.due_parents(bucket)}
+        keyspace = self.keyspace
+        bucket = keyspace.bucket_of(job_id)
+        return {
+            "parent": keyspace.parent_or_self(job_id),
+            "queued": keyspace.queued(bucket),
+            "due": keyspace.due_parents(bucket),
+        }
 
     def release_args(self, job_id: str, release_limit: int | None = None) -> dict[str, int | str]:
         """The arguments of ``RELEASE_ARGS`` (jobs/transitions/spec.py) for a transition on ``job_id``.
@@ -46,12 +53,12 @@ class StoreContext:
         ``release_limit`` defaults to ``OCRGW_RELEASE_BATCH``.
         """
         return {
-            "prefix": keys.group_prefix(job_id),
+            "prefix": self.keyspace.group_prefix(job_id),
             "release_limit": self.settings.release_batch if release_limit is None else release_limit,
             "requeue_ms": self.requeue_ms,
             "tenant_max_inflight": self.settings.tenant_max_inflight,
             # Across buckets, each bucket's share of the cap is its quota (jobs.tenant_quota).
-            "tenant_quota": int(self.settings.tenant_max_inflight > 0 and keys.bucket_count() > 1),
+            "tenant_quota": int(self.settings.tenant_max_inflight > 0 and self.keyspace.bucket_count > 1),
         }
 
     def filled(

@@ -62,16 +62,18 @@ def call(
     Idempotency-Key replays it).
     """
     kind = JobKind.SINGLE if rules is None else JobKind.PARENT
-    root = keys.job(root_id)
+    root = ctx.keyspace.job(root_id)
     models = {j.model for j in jobs}
     # A group that could start none of its children now (release False) needs no room yet.
     could_start = 0
     if rules is not None and release:
         could_start = len(jobs) if rules.max_parallel <= 0 else min(len(jobs), rules.max_parallel)
     named_keys = {
-        "idempotency": keys.idempotency(owner.tenant, idempotency.key) if idempotency else root,
+        "idempotency": ctx.keyspace.idempotency(owner.tenant, idempotency.key) if idempotency else root,
         "root": root,
-        "roots_queued": keys.roots(kind.value, JobStatus.QUEUED.value, keys.tag_of(root_id), keys.bucket_of(root_id)),
+        "roots_queued": ctx.keyspace.roots(
+            kind.value, JobStatus.QUEUED.value, keys.tag_of(root_id), ctx.keyspace.bucket_of(root_id)
+        ),
     }
     args = {
         "idempotency_key": idempotency.key if idempotency else "",
@@ -103,10 +105,10 @@ def call(
             wanted,
             ctx.settings.replica_wait_ms,
             # On a cluster, the mark WAIT counts up to, in the slot of the root's keys: its bucket's.
-            keys.replication_mark(keys.bucket_of(root_id)),
+            ctx.keyspace.replication_mark(ctx.keyspace.bucket_of(root_id)),
             root_id,
         )
-    reply: CreateReply = CREATE.decode(raw, keys.bucket_of(root_id))
+    reply: CreateReply = CREATE.decode(raw, ctx.keyspace.bucket_of(root_id))
     if reply.code in (Reply.OK, Reply.REPLAYED) and confirmed < wanted:
         raise NotReplicated(
             f"job {reply.job_id}: {confirmed} of {wanted} replicas confirmed its creation "

@@ -3,7 +3,6 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.contract import JobKind, Reply
 from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import ROOT_KEYS, Arg, Transition
@@ -32,15 +31,15 @@ def call(ctx: StoreContext, roots: Sequence[tuple[str, JobKind]]) -> list[Expire
                 root,
                 (
                     {
-                        "root": keys.job(root),
-                        "events": keys.events(root),
-                        "due": keys.due_parents(keys.bucket_of(root)),
-                        "webhooks": keys.webhooks(keys.bucket_of(root)),
-                        **keys.roots_by_status(root, kind),
+                        "root": ctx.keyspace.job(root),
+                        "events": ctx.keyspace.events(root),
+                        "due": ctx.keyspace.due_parents(ctx.keyspace.bucket_of(root)),
+                        "webhooks": ctx.keyspace.webhooks(ctx.keyspace.bucket_of(root)),
+                        **ctx.keyspace.roots_by_status(root, kind),
                     },
                     {
                         "root_id": root,
-                        "prefix": keys.group_prefix(root),
+                        "prefix": ctx.keyspace.group_prefix(root),
                         "ttl_ms": ctx.settings.result_ttl_ms,
                         "owed_ms": ctx.settings.webhook_owed_ms,
                     },

@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
@@ -25,6 +24,6 @@ def call(ctx: StoreContext, job_id: str, attempt: int) -> AttemptReply:
     """Extends the attempt's lease by OCRGW_LEASE_SECONDS from now."""
     return ctx.run(
         HEARTBEAT,
-        {"job": keys.job(job_id), "leases": keys.leases(keys.bucket_of(job_id))},
+        {"job": ctx.keyspace.job(job_id), "leases": ctx.keyspace.leases(ctx.keyspace.bucket_of(job_id))},
         {"job_id": job_id, "attempt": attempt, "lease_ms": ctx.settings.lease_ms},
     )

@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
@@ -19,4 +18,4 @@ QUOTA_FENCE = Transition("quota_fence", keys=("quota",), args=(Arg("epoch", "int
 
 def call(ctx: StoreContext, tag: str, bucket: int, epoch: int) -> QuotaFenceReply:
     """A reconcile's middle step in one bucket: fenced with ``epoch``, its quota read."""
-    return ctx.run(QUOTA_FENCE, {"quota": keys.tenant_quota(tag, bucket)}, {"epoch": epoch})
+    return ctx.run(QUOTA_FENCE, {"quota": ctx.keyspace.tenant_quota(tag, bucket)}, {"epoch": epoch})

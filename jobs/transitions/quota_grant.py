@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
@@ -27,9 +26,9 @@ def call(ctx: StoreContext, tag: str, bucket: int, k: int, epoch: int) -> QuotaG
     return ctx.run(
         QUOTA_GRANT,
         {
-            "quota": keys.tenant_quota(tag, bucket),
-            "waiting": keys.tenant_waiting(tag, bucket),
-            "due": keys.due_parents(bucket),
+            "quota": ctx.keyspace.tenant_quota(tag, bucket),
+            "waiting": ctx.keyspace.tenant_waiting(tag, bucket),
+            "due": ctx.keyspace.due_parents(bucket),
         },
         {"k": k, "epoch": epoch},
     )

@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
@@ -26,6 +25,6 @@ def call(ctx: StoreContext, tag: str, bucket: int, k: int, ceiling: int | None) 
     """A return's first step, in the bucket: what its in-flight children leave unused, at most ``k``."""
     return ctx.run(
         QUOTA_RETURN,
-        {"quota": keys.tenant_quota(tag, bucket), "in_flight": keys.tenant_in_flight(tag, bucket)},
+        {"quota": ctx.keyspace.tenant_quota(tag, bucket), "in_flight": ctx.keyspace.tenant_in_flight(tag, bucket)},
         {"k": k, "ceiling": -1 if ceiling is None else ceiling},
     )

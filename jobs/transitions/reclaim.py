@@ -3,7 +3,6 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, ModelCounts, Transition
@@ -38,9 +37,9 @@ def call(ctx: StoreContext, job_ids: Sequence[str]) -> list[ReclaimReply]:
                 job_id,
                 (
                     {
-                        **keys.of_running_job(job_id),
-                        "events": keys.events(job_id),
-                        "webhooks": keys.webhooks(keys.bucket_of(job_id)),
+                        **ctx.keyspace.of_running_job(job_id),
+                        "events": ctx.keyspace.events(job_id),
+                        "webhooks": ctx.keyspace.webhooks(ctx.keyspace.bucket_of(job_id)),
                     },
                     {
                         "job_id": job_id,

@@ -28,7 +28,11 @@ def call(ctx: StoreContext, job_id: str, finished_at: str, pdf: bytes, error: st
     pdf_field, failure_field = keys.pdf_fields(variant)
     return ctx.run(
         RECORD_PDF,
-        {"job": keys.job(job_id), "pdf": keys.pdf(job_id), "asked": keys.pdf_asked(job_id, variant)},
+        {
+            "job": ctx.keyspace.job(job_id),
+            "pdf": ctx.keyspace.pdf(job_id),
+            "asked": ctx.keyspace.pdf_asked(job_id, variant),
+        },
         {
             "finished_at": finished_at,
             "pdf_field": pdf_field,

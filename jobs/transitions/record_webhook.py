@@ -47,10 +47,10 @@ def call(
     return ctx.run(
         RECORD_WEBHOOK,
         {
-            "job": keys.job(job_id),
-            "webhooks": keys.webhooks(keys.bucket_of(job_id)),
-            "events": keys.events(job_id),
-            "tenant_webhooks": keys.tenant_webhooks(keys.tag_of(job_id), keys.bucket_of(job_id)),
+            "job": ctx.keyspace.job(job_id),
+            "webhooks": ctx.keyspace.webhooks(ctx.keyspace.bucket_of(job_id)),
+            "events": ctx.keyspace.events(job_id),
+            "tenant_webhooks": ctx.keyspace.tenant_webhooks(keys.tag_of(job_id), ctx.keyspace.bucket_of(job_id)),
         },
         {
             "job_id": job_id,

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from jobs import keys, tenant_quota
+from jobs import tenant_quota
 from jobs.contract import JobKind, Reply
 from jobs.records import Idempotency
 from jobs.transitions.context import StoreContext
@@ -43,9 +43,11 @@ def call(
             REDRIVE,
             {
                 "idempotency": (
-                    keys.redrive_mark(tenant, idempotency.key, parent_id) if idempotency else keys.job(parent_id)
+                    ctx.keyspace.redrive_mark(tenant, idempotency.key, parent_id)
+                    if idempotency
+                    else ctx.keyspace.job(parent_id)
                 ),
-                **keys.roots_by_status(parent_id, JobKind.PARENT),
+                **ctx.keyspace.roots_by_status(parent_id, JobKind.PARENT),
             },
             {
                 "parent_id": parent_id,

@@ -3,7 +3,6 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.contract import JobKind, Reply
 from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS, Arg, Dispatches, Transition
@@ -34,9 +33,9 @@ def call(ctx: StoreContext, parent_ids: Sequence[str]) -> list[ReleaseReply]:
                 parent_id,
                 (
                     {
-                        "events": keys.events(parent_id),
-                        "webhooks": keys.webhooks(keys.bucket_of(parent_id)),
-                        **keys.roots_by_status(parent_id, JobKind.PARENT),
+                        "events": ctx.keyspace.events(parent_id),
+                        "webhooks": ctx.keyspace.webhooks(ctx.keyspace.bucket_of(parent_id)),
+                        **ctx.keyspace.roots_by_status(parent_id, JobKind.PARENT),
                     },
                     {"parent_id": parent_id},
                 ),

@@ -3,7 +3,6 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
@@ -32,7 +31,7 @@ def call(ctx: StoreContext, job_ids: Sequence[str]) -> list[RepublishReply]:
             (
                 job_id,
                 (
-                    {"job": keys.job(job_id), "queued": keys.queued(keys.bucket_of(job_id))},
+                    {"job": ctx.keyspace.job(job_id), "queued": ctx.keyspace.queued(ctx.keyspace.bucket_of(job_id))},
                     {"job_id": job_id, "requeue_ms": ctx.requeue_ms},
                 ),
             )

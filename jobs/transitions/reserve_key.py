@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.records import Idempotency
 from jobs.transitions.context import StoreContext
@@ -33,7 +32,7 @@ def call(
     """Takes, settles or frees (``action``) the redrive's key of ``tenant``'s, in the key's own bucket."""
     return ctx.run(
         RESERVE_KEY,
-        {"idempotency": keys.idempotency(tenant, idempotency.key)},
+        {"idempotency": ctx.keyspace.idempotency(tenant, idempotency.key)},
         {
             "action": action,
             "parent_id": parent_id,

@@ -1,6 +1,5 @@
 """The entry of ``retry``: its spec and its call (``retry.lua`` beside it says what it does)."""
 
-from jobs import keys
 from jobs.transitions.context import StoreContext
 from jobs.transitions.heartbeat import AttemptReply
 from jobs.transitions.spec import ROOT_KEYS, Arg, Transition
@@ -27,11 +26,11 @@ def call(
     """Gives the job back after a transient error, for the sweep to re-publish after the backoff."""
     return ctx.run(
         RETRY,
-        keys.of_running_job(job_id),
+        ctx.keyspace.of_running_job(job_id),
         {
             "job_id": job_id,
             "attempt": attempt,
-            "prefix": keys.group_prefix(job_id),
+            "prefix": ctx.keyspace.group_prefix(job_id),
             "backoff_ms": int(backoff_seconds * 1000),
             "error_code": error_code,
             "error": error,

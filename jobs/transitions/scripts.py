@@ -10,7 +10,7 @@ from redis.client import Pipeline
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError, RedisClusterException, RedisError
 
-from jobs.keys import bucket_of_key
+from jobs.keys import Keyspace
 from jobs.transitions.catalogue import discovered
 from jobs.transitions.spec import ReplyT, Transition
 
@@ -21,11 +21,11 @@ from jobs.transitions.spec import ReplyT, Transition
 NOSCRIPT_ATTEMPTS = 3
 
 
-def _bucket_or_none(key: str) -> int:
+def _bucket_or_none(keyspace: Keyspace, key: str) -> int:
     """The bucket of a script's first key, which its wake-ups are for; 0 for a key of no bucket (a tenant's
     ledger, in a slot of its own: its scripts answer no wake-ups)."""
     try:
-        return bucket_of_key(key)
+        return keyspace.bucket_of_key(key)
     except KeyError:
         return 0
 
@@ -39,11 +39,15 @@ class Scripts:
     that one now included) and the call sent again.
     """
 
-    def __init__(self, client: Redis | RedisCluster, transitions: Iterable[Transition] | None = None):
+    def __init__(
+        self, client: Redis | RedisCluster, keyspace: Keyspace, transitions: Iterable[Transition] | None = None
+    ):
         """``transitions``: those to register; every entry of this package when not given (``discovered``)."""
         #: The registered scripts by transition name (redis-py ``Script`` objects).
         self.by_name = {t.name: client.register_script(t.source()) for t in (transitions or discovered())}
         self.client = client
+        #: The layout of the store's keys: which bucket a call's first key is in.
+        self.keyspace = keyspace
         self.on_cluster = isinstance(client, RedisCluster)
 
     def run(self, transition: Transition[ReplyT], keys: Mapping[str, str], args: Mapping[str, Any]) -> ReplyT:
@@ -51,7 +55,9 @@ class Scripts:
         script = self.by_name[transition.name]
         for attempt in range(1, NOSCRIPT_ATTEMPTS + 1):
             try:
-                return transition.decode(script(keys=packed_keys, args=packed_args), _bucket_or_none(packed_keys[0]))
+                return transition.decode(
+                    script(keys=packed_keys, args=packed_args), _bucket_or_none(self.keyspace, packed_keys[0])
+                )
             except NoScriptError:
                 if attempt == NOSCRIPT_ATTEMPTS:
                     raise
@@ -67,7 +73,7 @@ class Scripts:
         by_bucket: dict[int, list[int]] = {}
         for position, (call_keys, call_args) in enumerate(calls):
             first_key = transition.pack(call_keys, call_args)[0][0]
-            by_bucket.setdefault(bucket_of_key(first_key), []).append(position)
+            by_bucket.setdefault(self.keyspace.bucket_of_key(first_key), []).append(position)
         replies: dict[int, ReplyT] = {}
         for bucket, positions in by_bucket.items():
             in_bucket = [calls[p] for p in positions]

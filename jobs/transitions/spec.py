@@ -39,7 +39,8 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Generic, Literal, NewType, TypeVar
 
-from jobs.contract import DEFAULT_PRIORITY, ROOT_STATUSES, Reply, lua_preamble
+from jobs.contract import DEFAULT_PRIORITY, ROOT_STATUSES, Reply
+from jobs.keys import lua_preamble
 from jobs.state_machine import lua_comment
 
 LUA_DIR = Path(__file__).parent
@@ -48,7 +49,7 @@ _INCLUDE = re.compile(r"^-- @include (\w+)\s*$", re.MULTILINE)
 _NEEDS = re.compile(r"^-- @needs (\w+)\s*$", re.MULTILINE)
 
 #: The listing's sets a script that changes a root's status declares, one per status, and the
-#: expiring index a root enters when it ends (see keys.roots_by_status).
+#: expiring index a root enters when it ends (see keys.Keyspace.roots_by_status).
 ROOT_KEYS = (*(f"roots_{s.value}" for s in ROOT_STATUSES), "expiring")
 
 ArgType = Literal["str", "int", "json", "bytes"]

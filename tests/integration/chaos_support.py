@@ -15,9 +15,9 @@ import base64
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jobs import keys
 from tests.integration.fanout_support import Gateway, attempt_spans, peak_overlap
 from tests.integration.polling import WAIT, brief, wait_for_job
+from tests.keyspace import keys
 
 #: Short leases and a fast sweep, so that a dead worker's job comes back in
 #: about two seconds.  The lease is renewed every third of it; 2 s leaves a

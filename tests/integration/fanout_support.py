@@ -22,7 +22,7 @@ from typing import Any
 
 import requests
 
-from jobs import keys
+from tests.keyspace import keys
 
 STATUSES = ("held", "queued", "processing", "completed", "failed", "cancelled")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -298,6 +298,7 @@ def store_of(stack: Any, env: Mapping[str, str], monkeypatch: Any) -> Iterator[A
     from workers.celery_app import make_celery
 
     store = JobStore.from_settings(Settings.from_env({**stack.store_env, **env}))
+    keys.use_bucket_count(store.keyspace.bucket_count)  # the test names the store's keys
     monkeypatch.setattr(dispatch, "app", make_celery(Settings(redis_url=stack.redis_url, broker_url=stack.redis_url)))
     try:
         yield store

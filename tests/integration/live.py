@@ -20,8 +20,8 @@ import requests
 from PIL import Image
 from redis import Redis
 
-from jobs import keys
 from tests.harness import make_sample
+from tests.keyspace import keys
 
 PROBLEM_TYPE = "application/problem+json"
 #: OCR of a page can take a while on a loaded two-core machine, and the first

@@ -43,10 +43,10 @@ from typing import Any
 import redis
 import requests
 
-from jobs import keys
 from tests.harness import BEAT_READY, CELERY_READY, Proc, ProcGroup, RedisServer, WebProc, find_redis_server
 from tests.integration.chaos_support import FAST, b64
 from tests.integration.soak_checks import Checker, Ledger, Root
+from tests.keyspace import keys
 from tests.webhook_receiver import Receiver
 
 TENANTS = {"acme": "soak-key-acme-5f1c", "globex": "soak-key-globex-93d0", "initech": "soak-key-initech-2b7e"}

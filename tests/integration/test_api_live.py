@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import keys
 from tests.integration.live import (
     ECHO_TIMEOUT,
     Api,
@@ -19,6 +18,7 @@ from tests.integration.live import (
     ocrgw_keyspace,
 )
 from tests.integration.polling import wait_for_job
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 

@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 import requests
 
-from jobs import keys
 from tests.integration.chaos_support import (
     FAST,
     assert_group_settled,
@@ -35,6 +34,7 @@ from tests.integration.chaos_support import (
     root_ids,
 )
 from tests.integration.fanout_support import Gateway
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 

@@ -19,13 +19,14 @@ from collections.abc import Iterator
 import pytest
 from redis.cluster import RedisCluster
 
-from jobs import keys, redis_access
+from jobs import redis_access
 from jobs.config import Settings
 from jobs.contract import Field, JobStatus, Reply
 from jobs.replication import write_and_wait
 from jobs.store import JobStore
 from jobs.transitions.progress import PROGRESS
 from tests.harness import ProcGroup
+from tests.keyspace import keys
 from tests.redis_cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
@@ -39,6 +40,7 @@ def store(empty_cluster: LocalCluster) -> Iterator[JobStore]:
     """The store's own client of the cluster, as every process makes it, with creations waiting for 1 replica."""
     env = {**empty_cluster.env(min_replicas=1), "CELERY_BROKER_URL": "redis://127.0.0.1:1/0"}
     store = JobStore.from_settings(Settings.from_env(env))
+    keys.use_bucket_count(store.keyspace.bucket_count)  # the test names the store's keys
     assert isinstance(store.redis, RedisCluster)
     try:
         yield store

@@ -23,13 +23,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from jobs import keys
 from jobs.config import CLUSTER_BUCKETS
 from jobs.ids import DEFAULT_TENANT
 from tests.harness import ProcGroup, Stack, wait_until
 from tests.integration.chaos_support import FAST, WAIT, assert_group_settled, assert_single_settled, echo, texts
 from tests.integration.fanout_support import Gateway, submit_group
 from tests.integration.polling import tolerant, wait_for_job
+from tests.keyspace import keys
 from tests.redis_cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster, pytest.mark.chaos]

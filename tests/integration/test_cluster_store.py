@@ -16,7 +16,6 @@ import pytest
 import requests
 
 from coordinator.sweep import Sweeper
-from jobs import keys
 from jobs.config import Settings
 from jobs.contract import JobStatus, count_field
 from jobs.records import GroupRules, NewJob
@@ -33,6 +32,7 @@ from tests.integration.fanout_support import (
     submit_group,
 )
 from tests.integration.polling import wait_for_job
+from tests.keyspace import keys
 from tests.redis_cluster import LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
@@ -93,6 +93,7 @@ def test_a_group_and_a_single_job_complete_once_on_the_cluster_under_their_cap(
 def cluster_store(empty_cluster: LocalCluster) -> Iterator[JobStore]:
     """The store's own client of the cluster, as a process makes it (24 buckets)."""
     store = JobStore.from_settings(Settings.from_env({**empty_cluster.env(), "CELERY_BROKER_URL": "redis://x:1/0"}))
+    keys.use_bucket_count(store.keyspace.bucket_count)  # the test names the store's keys
     try:
         yield store
     finally:

@@ -12,7 +12,6 @@ import time
 
 import pytest
 
-from jobs import keys
 from tests.integration.fanout_support import (
     attempt_spans,
     echo_child,
@@ -23,6 +22,7 @@ from tests.integration.fanout_support import (
     submit_group,
 )
 from tests.integration.polling import wait_for_job
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 

@@ -17,11 +17,11 @@ import pikepdf
 import pypdfium2 as pdfium
 import pytest
 
-from jobs import keys
 from tests.harness import wait_until
 from tests.integration.fanout_support import Gateway, intervals, peak_overlap
 from tests.integration.live import OCR_TIMEOUT, assert_problem, b64, ocrgw_keyspace, pdf_bytes, png_bytes
 from tests.integration.polling import wait_for_job
+from tests.keyspace import keys
 from tests.pdfs import pdf
 from tests.scans import page_accuracy, page_texts, real_pdf, scanned_pages, source_text
 

@@ -44,7 +44,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from jobs import keys
 from jobs.fair_share import tenant_of
 from jobs.ids import tenant_tag
 from jobs.records import GroupRules, Idempotency, NewJob, Owner
@@ -52,6 +51,7 @@ from jobs.store import JobStore
 from tests.harness import wait_until
 from tests.integration.fanout_support import peak_overlap, recorded_micros, store_of
 from tests.integration.polling import wait_for_job
+from tests.keyspace import keys
 from workers import dispatch
 
 pytestmark = pytest.mark.integration
@@ -79,7 +79,7 @@ class Layout:
 def away_from(roots: list[str]) -> Idempotency | None:
     """An Idempotency-Key whose bucket (its root's) holds none of ``roots``: the small group in a bucket of
     its own, which the busy groups' workers do not see.  None on one bucket."""
-    if keys.bucket_count() == 1:
+    if keys.bucket_count == 1:
         return None
     taken = {keys.bucket_of(root) for root in roots}
     key = next(k for k in (f"small-{i}" for i in range(1000)) if keys.bucket_of_idempotency(SMALL, k) not in taken)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import keys
 from jobs.config import Settings
 from jobs.ids import DEFAULT_TENANT, tenant_tag
 from jobs.records import GroupRules
@@ -40,6 +39,7 @@ from tests.integration.fanout_support import (
     submit_group,
 )
 from tests.integration.polling import wait_for_job
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 
@@ -327,6 +327,7 @@ def requeue_stack(stack_factory):
 def requeue_store(requeue_stack):
     """A store on that database with the same settings: it creates jobs and publishes nothing."""
     store = JobStore.from_settings(Settings.from_env({"REDIS_URL": requeue_stack.redis_url, **requeue_stack.env}))
+    keys.use_bucket_count(store.keyspace.bucket_count)  # the test names the store's keys
     try:
         yield store
     finally:

@@ -22,11 +22,11 @@ import sys
 
 import pytest
 
-from jobs import keys
 from tests.harness import free_port, http_status, wait_until
 from tests.integration.fanout_support import Gateway, echo_child, submit_group
 from tests.integration.observability_support import WAIT, ProcfileStack, get
 from tests.integration.polling import wait_for_job
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 

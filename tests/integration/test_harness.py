@@ -21,7 +21,6 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
-from jobs import keys
 from tests.harness import (
     CELERY_READY,
     ROOT,
@@ -30,6 +29,7 @@ from tests.harness import (
     make_sample,
     wait_until,
 )
+from tests.keyspace import keys
 from workers.celery_app import COORDINATOR_QUEUE
 
 pytestmark = pytest.mark.integration

@@ -30,12 +30,12 @@ from typing import Any
 import pytest
 import requests
 
-from jobs import keys
 from jobs.config import Settings
 from jobs.store import JobStore
 from tests.harness import BEAT_READY, CELERY_READY, START_TIMEOUT, ProcGroup, Stack
 from tests.integration.fanout_support import Gateway, echo_child, keyspace, recorded_micros
 from tests.integration.polling import wait_for_job
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 
@@ -122,6 +122,7 @@ class Tenants:
 @pytest.fixture
 def tenants(turns_stack: Stack) -> Iterator[Tenants]:
     store = JobStore.from_settings(Settings.from_env({**turns_stack.store_env, **turns_stack.env}))
+    keys.use_bucket_count(store.keyspace.bucket_count)  # the test names the store's keys
     with Gateway(turns_stack.web().base_url) as gateway:
         try:
             yield Tenants(gateway, store)

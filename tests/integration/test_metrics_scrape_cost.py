@@ -18,6 +18,7 @@ from jobs import observed
 from jobs.config import Settings
 from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 
@@ -48,7 +49,7 @@ def scrape_cost(redis_server_factory, groups: int) -> tuple[dict[str, int], dict
     with server.client() as client:
         store = JobStore(client, Settings())
         fill(store, groups)
-        observed.record_sample(client)  # the coordinator's count, once an interval
+        observed.record_sample(client, keys)  # the coordinator's count, once an interval
         app = create_app(store.settings, store, len)
         with app.test_client() as http:
             client.config_resetstat()

@@ -20,13 +20,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from jobs import keys
 from jobs.config import Settings
 from jobs.ids import DEFAULT_TENANT
 from jobs.store import JobStore
 from tests.harness import BEAT_READY, CELERY_READY, START_TIMEOUT, ProcGroup, Stack, wait_until
 from tests.integration.fanout_support import Gateway, echo_children, group_body, recorded_micros
 from tests.integration.polling import wait_for_job
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 
@@ -63,6 +63,7 @@ def lanes_stack(module_procs: ProcGroup) -> Stack:
 @pytest.fixture
 def lanes(lanes_stack: Stack) -> Iterator[tuple[Gateway, JobStore]]:
     store = JobStore.from_settings(Settings.from_env({**lanes_stack.store_env, **lanes_stack.env}))
+    keys.use_bucket_count(store.keyspace.bucket_count)  # the test names the store's keys
     with Gateway(lanes_stack.web().base_url) as gateway:
         try:
             yield gateway, store

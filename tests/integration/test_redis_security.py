@@ -20,10 +20,10 @@ from typing import cast
 import pytest
 import redis
 
-from jobs import keys
 from tests.harness import ROOT, ProcGroup, RedisServer, TlsFiles, _gunicorn_isolation_args, wait_until
 from tests.integration.fanout_support import Gateway, echo_child, echo_children, recorded_micros, submit_group
 from tests.integration.polling import wait_for_job
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 

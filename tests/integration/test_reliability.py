@@ -18,7 +18,6 @@ import sys
 import pytest
 import requests
 
-from jobs import keys
 from tests.harness import ROOT, ProcGroup, http_status, wait_until
 from tests.integration.chaos_support import (
     FAST,
@@ -32,6 +31,7 @@ from tests.integration.chaos_support import (
 )
 from tests.integration.fanout_support import Gateway
 from tests.integration.polling import tolerant, wait_for_job, wait_until_processing
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 

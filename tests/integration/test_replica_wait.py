@@ -14,13 +14,13 @@ import signal
 import pytest
 
 from gateway import create_app
-from jobs import keys
 from jobs.config import Settings
 from jobs.records import Dispatch
 from jobs.store import JobStore
 from jobs.transitions.spec import PULL
 from tests.harness import wait_until
 from tests.integration.chaos_support import echo, group, root_ids, texts
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 

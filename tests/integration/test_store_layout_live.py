@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from redis import Redis
 
-from jobs import controls, keys
+from jobs import controls
 from jobs.config import Settings
 from jobs.connections import StoreClient
 from jobs.records import GroupRules, Idempotency, NewJob, Owner
@@ -37,6 +37,7 @@ from tests.integration.polling import wait_for_job
 from tests.integration.sentinel_support import SentinelSet, find_redis_sentinel
 from tests.integration.test_cli import CLI, cli_env
 from tests.integration.test_redis_security import run_refused
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 
@@ -137,7 +138,7 @@ def jobs_of_every_status(store: JobStore) -> dict[str, str]:
 def usage_of(store: JobStore) -> dict[str, list[Period]]:
     """What each tenant used, hour by hour, as ``GET /usage`` reads it (summed over the buckets)."""
     now = datetime.now(UTC)
-    queries = UsageQueries(store.redis)
+    queries = UsageQueries(store.redis, keys)
     return {t: queries.periods(t, now - timedelta(days=2), now + timedelta(days=1), "hour") for t in TENANTS}
 
 

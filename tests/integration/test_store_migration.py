@@ -33,11 +33,12 @@ from typing import Any
 import pytest
 from redis import Redis
 
-from jobs import keys, webhooks
+from jobs import webhooks
 from jobs.config import Settings
 from jobs.migration import Migration, MigrationRefused, is_current_key
 from jobs.records import Idempotency, NewJob, Owner
 from jobs.store import JobStore
+from tests.keyspace import keys
 from tests.redis_cluster import cluster_port
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -126,7 +127,7 @@ def test_an_old_store_reads_as_it_was_after_the_migration(redis_url, buckets_of,
     assert "Idempotency-Key records: 2 to the bucket of their (tenant, key)" in done.stdout
 
     buckets_of(count)
-    leftover = [k.decode() for k in client.scan_iter(count=1000) if not is_current_key(k.decode())]
+    leftover = [k.decode() for k in client.scan_iter(count=1000) if not is_current_key(k.decode(), keys)]
     assert leftover == [], "every key is in the new layout"
 
     store = JobStore(client, Settings(store_buckets=count))
@@ -206,16 +207,16 @@ def test_a_run_cut_short_anywhere_is_finished_by_the_next(redis_url, buckets_of,
     client = Redis.from_url(redis_url)
     buckets_of(count)
     restore(client, fixture)
-    Migration(client).run()
+    Migration(client, keyspace=keys).run()
     expected = snapshot(client)
 
     cut = 0
     while True:
         restore(client, fixture)
         try:
-            Migration(client, step=CutAt(cut), batch=1).run()
+            Migration(client, step=CutAt(cut), batch=1, keyspace=keys).run()
         except Cut:
-            Migration(client).run()
+            Migration(client, keyspace=keys).run()
             assert snapshot(client) == expected, f"cut before write {cut}"
             cut += 1
             continue
@@ -247,13 +248,13 @@ def test_a_run_killed_mid_way_is_finished_by_the_next(redis_url, buckets_of):
     try:
         deadline = time.monotonic() + 60
         # Until the first job's hash is in a bucket: the index is split by then, the keys are being moved.
-        while not any(is_current_key(k.decode()) for k in client.scan_iter(match="ocrgw:{b*:job:*", count=1000)):
+        while not any(is_current_key(k.decode(), keys) for k in client.scan_iter(match="ocrgw:{b*:job:*", count=1000)):
             assert time.monotonic() < deadline and run.poll() is None, "the run never began"
             time.sleep(0.01)
         run.send_signal(signal.SIGKILL)
     finally:
         run.wait()
-    old_left = [k for k in client.scan_iter(count=1000) if not is_current_key(k.decode())]
+    old_left = [k for k in client.scan_iter(count=1000) if not is_current_key(k.decode(), keys)]
     assert old_left, "killed mid-way, not after the end (make the store bigger)"
     print(f"killed with {len(old_left)} of {total} keys left to move")
 
@@ -262,7 +263,7 @@ def test_a_run_killed_mid_way_is_finished_by_the_next(redis_url, buckets_of):
     # Every key moved, the old expiring index split into one per bucket its roots are in; the layout recorded.
     assert client.dbsize() == total - 1 + len({keys.bucket_of(root) for root in roots}) + 1
     assert client.get(keys.LAYOUT) == b'{"buckets":24,"schema":2}'
-    assert [k for k in client.scan_iter(count=1000) if not is_current_key(k.decode())] == []
+    assert [k for k in client.scan_iter(count=1000) if not is_current_key(k.decode(), keys)] == []
     for root in roots:
         assert client.exists(keys.job(root), keys.events(root)) == 2
         assert client.zscore(keys.expiring(keys.bucket_of(root)), root) == 1
@@ -284,7 +285,7 @@ def test_a_queued_job_refuses_the_migration(redis_url, buckets_of):
 
     buckets_of(24)
     with pytest.raises(MigrationRefused):
-        Migration(client, dry_run=True).run()
+        Migration(client, dry_run=True, keyspace=keys).run()
 
 
 def test_a_cluster_is_refused(redis_server_factory):

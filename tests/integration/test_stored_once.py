@@ -18,11 +18,11 @@ import pikepdf
 import pypdfium2 as pdfium
 import pytest
 
-from jobs import keys
 from tests.harness import wait_until
 from tests.integration.fanout_support import Gateway
 from tests.integration.live import OCR_TIMEOUT, png_bytes
 from tests.integration.polling import wait_for_job
+from tests.keyspace import keys
 
 pytestmark = pytest.mark.integration
 

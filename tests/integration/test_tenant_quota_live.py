@@ -17,7 +17,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from jobs import keys
 from jobs.ids import tenant_tag
 from jobs.records import GroupRules, NewJob, Owner
 from jobs.store import JobStore
@@ -26,6 +25,7 @@ from tests.harness import wait_until
 from tests.integration.fanout_support import peak_overlap, store_of
 from tests.integration.polling import wait_for_job
 from tests.integration.test_fair_share import runs
+from tests.keyspace import keys
 from workers import dispatch
 
 pytestmark = pytest.mark.integration

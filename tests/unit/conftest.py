@@ -18,29 +18,33 @@ from collections.abc import Iterator
 
 import pytest
 
-from jobs import ids, keys, store
+from jobs import ids, store
+from jobs.keys import Keyspace
+from tests.keyspace import keys
 
 TEST_BUCKETS = int(os.environ.get("OCRGW_TEST_STORE_BUCKETS", "1"))
 keys.use_bucket_count(TEST_BUCKETS)
 PINNED_BUCKET = 0 if TEST_BUCKETS == 1 else TEST_BUCKETS * 2 // 3
 
 
-_REAL = (ids.new_job_id, keys.bucket_of_idempotency)
+_REAL = (ids.new_job_id, Keyspace.bucket_of_idempotency)
 
 
-def _pinned_new_job_id(tenant: str = ids.DEFAULT_TENANT, bucket: int | None = None) -> str:
-    return _REAL[0](tenant, PINNED_BUCKET)
+def _pinned_new_job_id(
+    tenant: str = ids.DEFAULT_TENANT, bucket: int | None = None, bucket_count: int | None = None
+) -> str:
+    return _REAL[0](tenant, PINNED_BUCKET, TEST_BUCKETS)
 
 
-def _pinned_bucket_of_idempotency(tenant: str, key: str) -> int:
+def _pinned_bucket_of_idempotency(keyspace: Keyspace, tenant: str, key: str) -> int:
     return PINNED_BUCKET
 
 
 def _pin(on: bool) -> None:
     if on:
-        store.new_job_id, keys.bucket_of_idempotency = _pinned_new_job_id, _pinned_bucket_of_idempotency
+        store.new_job_id, Keyspace.bucket_of_idempotency = _pinned_new_job_id, _pinned_bucket_of_idempotency  # type: ignore[method-assign,assignment]
     else:
-        store.new_job_id, keys.bucket_of_idempotency = _REAL
+        store.new_job_id, Keyspace.bucket_of_idempotency = _REAL  # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from bench import capacity_sides
-from jobs import keys
 from jobs.contract import Priority
+from tests.keyspace import keys
 from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.jobs.conftest import make_kit
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from cli import ocr
-from jobs import keys
 from jobs.registry import MAX_IMAGE_DPI_OPTION, MIN_IMAGE_DPI_OPTION
+from tests.keyspace import keys
 from tests.unit.documents.test_pages import encode, solid
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from cli.main import EXIT_NOT_COMPLETED, main
 from cli.submitting import content_type_of
-from jobs import keys
+from tests.keyspace import keys
 from tests.pdfs import pdf
 
 

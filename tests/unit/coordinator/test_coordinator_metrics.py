@@ -7,10 +7,10 @@ import pytest
 
 from coordinator import webhooks as delivery_task
 from coordinator.sweep import Sweeper
-from jobs import keys
 from jobs.config import Settings
 from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
+from tests.keyspace import keys
 from tests.unit.observability.support import Counts
 
 ATTEMPTS, FINISHED = "ocrgw_job_attempts_total", "ocrgw_jobs_finished_total"

@@ -22,13 +22,14 @@ from coordinator import webhooks as delivery_task
 from coordinator.sweep import Sweeper
 from coordinator.webhooks import Deliverer
 from gateway import create_app
-from jobs import controls, keys, webhooks
+from jobs import controls, webhooks
 from jobs.api_keys import ApiKey
 from jobs.config import Settings
 from jobs.records import GroupRules, NewJob, Owner
 from jobs.store import JobStore
 from jobs.webhooks import WebhookClaim
 from tests.harness import wait_until
+from tests.keyspace import keys
 from tests.unit.gateway.documented import Document
 from tests.unit.observability.support import Counts
 from tests.webhook_receiver import Receiver, SlowReceiver, verify

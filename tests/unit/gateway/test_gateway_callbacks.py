@@ -7,8 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from jobs import keys, webhooks
+from jobs import webhooks
 from jobs.webhooks import Answer
+from tests.keyspace import keys
 
 from .support import assert_problem, echo_job, fanout
 

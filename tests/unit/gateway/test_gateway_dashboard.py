@@ -13,8 +13,9 @@ from flask import request
 
 from gateway import create_app, dashboard
 from gateway.problems import render
-from jobs import keys, observed
+from jobs import observed
 from jobs.api_keys import parse_plain_keys
+from tests.keyspace import keys
 
 from .html_page import Page
 from .support import echo_job, fanout
@@ -295,7 +296,7 @@ def test_the_workers_page_shows_the_live_workers_and_the_coordinators_last_count
     store.workers.report("worker-a", ["eng", "deu"], lifetime_seconds=30)
     store.workers.report("worker-b", [], lifetime_seconds=30)
     submit(client, fanout(echo_job("a"), echo_job("b"), echo_job("c"), max_parallel=1))
-    observed.record_sample(store.redis)
+    observed.record_sample(store.redis, keys)
 
     overview = client.get("/ui/overview.json").get_json()
     page = get_page(client, "/ui/workers")
@@ -360,7 +361,7 @@ def test_with_keys_the_overview_names_no_host_but_keeps_the_counts_over_all_tena
     store.workers.report("worker-1@ocr-host-a.internal", ["eng"], lifetime_seconds=30)
     store.workers.report("worker-2@ocr-host-b.internal", [], lifetime_seconds=30)
     client.post("/jobs", json=fanout(echo_job("a"), echo_job("b"), echo_job("c"), max_parallel=1), headers=headers)
-    observed.record_sample(store.redis)
+    observed.record_sample(store.redis, keys)
 
     answer = client.get("/ui/overview.json", headers=headers)
     again = client.get("/ui/overview.json", headers=headers).get_json()

@@ -16,11 +16,12 @@ import pytest
 
 from gateway import streaming
 from gateway.problems import Problem
-from jobs import keys, watching
+from jobs import watching
 from jobs.config import Settings
 from jobs.ids import tenant_tag
 from jobs.stream_leases import StreamLeases
 from jobs.watching import Look
+from tests.keyspace import keys
 
 from .support import assert_problem
 from .test_gateway_views import result, run, submit_group
@@ -118,7 +119,7 @@ def test_a_child_s_look_says_how_far_it_read_past_its_siblings_entries(client, s
     parent_id = group_ending_with(client, store, 4)
     trail = client.get(f"/jobs/{parent_id}/events").get_json()["events"]
 
-    look = watching.look(store.redis, [(f"{parent_id}-3", watching.START)], count=2)[0]
+    look = watching.look(store.redis, keys, [(f"{parent_id}-3", watching.START)], count=2)[0]
 
     assert look.entries == [] and not look.read_to_end
     assert look.read_to == watching.position_of(trail[1]["id"])
@@ -132,7 +133,9 @@ def test_a_child_s_stream_reaches_its_end_behind_more_sibling_entries_than_a_loo
     slept: list[float] = []
     s = streaming.Session(child, watching.START, streaming.OpenStreams(5, 5).admit("t"), 100.0, 1000.0, 60.0)
 
-    body = b"".join(streaming.in_request_thread(s, store.redis, 0.5, clock=lambda: next(clock), sleep=slept.append))
+    body = b"".join(
+        streaming.in_request_thread(s, store.redis, keys, 0.5, clock=lambda: next(clock), sleep=slept.append)
+    )
 
     events = parse(body.decode())
     assert [(e["data"]["job_id"], e["data"]["operation"]) for e in events if e["event"] == "audit"] == [
@@ -145,7 +148,7 @@ def test_a_child_s_stream_reaches_its_end_behind_more_sibling_entries_than_a_loo
 def test_a_stream_whose_look_did_not_move_on_waits_for_the_next_poll(redis, monkeypatch):
     s = session(max_seconds=60.0)
     stuck = Look("a" * 32, "processing", kind="single", read_to_end=False)
-    monkeypatch.setattr(watching, "look", lambda client, watched, count: [stuck])
+    monkeypatch.setattr(watching, "look", lambda client, keyspace, watched, count: [stuck])
     clock = iter(range(101, 10_000))  # a stream that never waits ends at its maximum duration, a minute of looks
     slept: list[float] = []
 
@@ -153,7 +156,7 @@ def test_a_stream_whose_look_did_not_move_on_waits_for_the_next_poll(redis, monk
         slept.append(seconds)
         raise Waited
 
-    body = b"".join(_until_it_waits(streaming.in_request_thread(s, redis, 0.5, lambda: next(clock), sleep)))
+    body = b"".join(_until_it_waits(streaming.in_request_thread(s, redis, keys, 0.5, lambda: next(clock), sleep)))
 
     assert slept == [0.5]
     assert [e["event"] for e in parse(body.decode())] == ["progress"]

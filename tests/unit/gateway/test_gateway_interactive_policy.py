@@ -10,9 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from jobs import controls, keys
+from jobs import controls
 from jobs.api_keys import read_keys_file
 from jobs.ids import tenant_tag
+from tests.keyspace import keys
 
 from .support import assert_problem, echo_job, fanout
 

@@ -12,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gateway import create_app
 from jobs import observed
 from jobs.config import Settings
+from tests.keyspace import keys
 from tests.pdfs import text_pdf
 from tests.unit.observability.support import Counts
 
@@ -41,7 +42,7 @@ def test_metrics_show_the_store_s_jobs_per_model_and_status_as_last_counted(clie
     response = client.post("/jobs", json=fanout(*(echo_job(f"child {i}") for i in range(4)), max_parallel=1))
     assert response.status_code == 202
     assert ("ocrgw_jobs_held", (("model", "echo"),)) not in scrape(client)  # nothing counted yet
-    sample = observed.record_sample(redis)  # the coordinator's count
+    sample = observed.record_sample(redis, keys)  # the coordinator's count
 
     got = scrape(client)
 

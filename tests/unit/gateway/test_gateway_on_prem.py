@@ -10,11 +10,11 @@ import pytest
 from gateway import create_app
 from gateway.problems import Problem
 from gateway.submission import Parser
-from jobs import keys
 from jobs.config import Settings
 from jobs.records import Dispatch, GroupRules, NewJob, Owner
 from jobs.registry import RemoteModel, install_remote_models
 from jobs.transitions.spec import PULL
+from tests.keyspace import keys
 from tests.pdfs import text_pdf
 from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.remote_models import registry_restored

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import keys
 from jobs.records import Dispatch
 from jobs.transitions.spec import BUILD_PDF, PULL
+from tests.keyspace import keys
 from tests.pdfs import text_pdf
 from tests.unit.conftest import PINNED_BUCKET
 

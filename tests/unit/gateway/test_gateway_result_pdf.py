@@ -11,10 +11,10 @@ from celery.exceptions import SoftTimeLimitExceeded
 from PIL import Image
 
 from gateway.api.results import PDF_ASK_MARGIN_SECONDS
-from jobs import keys
 from jobs.config import Settings, default_of
 from jobs.records import Dispatch
 from jobs.transitions.spec import BUILD_PDF
+from tests.keyspace import keys
 from tests.pdfa_checks import claims, pdfa_failures
 from tests.pdfs import image_pdf, text_pdf
 from workers import pdf_build

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from jobs import keys
 from jobs.config import Settings
+from tests.keyspace import keys
 from tests.pdfs import text_pdf
 
 from .support import assert_problem, b64, echo_job, fanout, png

@@ -16,6 +16,7 @@ from gateway import streaming
 from jobs import watching
 from jobs.watching import Look
 from tests.harness import wait_until
+from tests.keyspace import keys
 
 from .test_gateway_event_stream import ended_group, parse
 from .test_gateway_views import submit_group
@@ -23,7 +24,7 @@ from .test_gateway_views import submit_group
 
 @pytest.fixture
 def hub(redis) -> Iterator[streaming.Hub]:
-    running = streaming.Hub(redis, poll_seconds=0.02)
+    running = streaming.Hub(redis, keys, poll_seconds=0.02)
     try:
         yield running
     finally:
@@ -124,7 +125,7 @@ def test_a_stream_ends_at_its_maximum_duration(client, hub):
 def test_a_stopping_hub_ends_every_stream_with_shutdown(client, redis):
     parent_id = submit_group(client, 1, 1)
     streams = streaming.OpenStreams(10, 10)
-    hub = streaming.Hub(redis, poll_seconds=0.02)
+    hub = streaming.Hub(redis, keys, poll_seconds=0.02)
     open_one = handed(hub, streams, parent_id)
     read_until(open_one, b"event: progress")
 
@@ -161,7 +162,7 @@ class IdleHub(streaming.Hub):
 def test_the_hub_looks_again_at_once_only_while_its_looks_move_the_streams_on(client, store, redis, monkeypatch):
     parent_id = ended_group(client, store, 4)
     monkeypatch.setattr(streaming, "ENTRIES_PER_LOOK", 2)
-    hub = IdleHub(redis, poll_seconds=0.02)
+    hub = IdleHub(redis, keys, poll_seconds=0.02)
     try:
         child = handed(hub, streaming.OpenStreams(10, 10), f"{parent_id}-3")
         hub._take_arrivals()
@@ -171,7 +172,7 @@ def test_the_hub_looks_again_at_once_only_while_its_looks_move_the_streams_on(cl
         assert parse(read_to_end(child))[-1]["data"]["reason"] == "terminal"
 
         stuck = Look("a" * 32, "processing", kind="single", read_to_end=False)  # more to read, and nothing read
-        monkeypatch.setattr(watching, "look", lambda client, watched, count: [stuck])
+        monkeypatch.setattr(watching, "look", lambda client, keyspace, watched, count: [stuck])
         with handed(hub, streaming.OpenStreams(10, 10), "a" * 32):
             hub._take_arrivals()
 

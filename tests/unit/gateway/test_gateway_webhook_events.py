@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import controls, keys, webhooks
+from jobs import controls, webhooks
 from jobs.contract import WebhookOutcome
 from jobs.webhooks import Answer
+from tests.keyspace import keys
 
 from .support import assert_problem, echo_job, fanout
 from .test_gateway_split import SEVEN_PAGES, pdf_job

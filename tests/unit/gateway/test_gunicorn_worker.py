@@ -17,6 +17,7 @@ from gateway.gunicorn_worker import WORKER_CLASS, ProblemWorker
 from gateway.problems import CATALOGUE, PLAIN_HTTP_CODES
 from jobs import watching
 from tests.harness import GATEWAY_WORKER_CLASS
+from tests.keyspace import keys
 
 
 def worker() -> ProblemWorker:
@@ -102,7 +103,7 @@ def serve_a_stream(headers: dict[str, str], hub: Hub) -> tuple[dict, streaming.T
 
     def app(environ, start_response):
         if environ.get(streaming.CAN_HAND_OFF):
-            environ[streaming.HANDED_OFF] = streaming.HandOff(session, mock.Mock(), 0.5)
+            environ[streaming.HANDED_OFF] = streaming.HandOff(session, mock.Mock(), keys, 0.5)
         start_response("200 OK", [("Content-Type", streaming.EVENT_STREAM)])
         return iter(())
 

@@ -25,16 +25,17 @@ from typing import Any
 import fakeredis
 import pytest
 
-from jobs import keys
 from jobs.config import Settings
 from jobs.contract import ROOT_STATUSES, JobKind, JobStatus
 from jobs.ids import DEFAULT_TENANT, TENANT_TAG_LENGTH, tenant_tag
 from jobs.records import Claim, Created, GroupRules, NewJob, Owner
 from jobs.store import JobStore
 from jobs.transitions.spec import PULL, Dispatch, Transition
-from tests.unit.conftest import PINNED_BUCKET
+from tests.keyspace import keys
+from tests.unit.conftest import PINNED_BUCKET, TEST_BUCKETS
 
 SETTINGS = Settings(
+    store_buckets=TEST_BUCKETS,
     release_batch=4,
     max_attempts=2,
     lease_seconds=30.0,
@@ -274,7 +275,8 @@ class Replies:
 
 def make_kit(**overrides) -> Kit:
     client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-    return Kit(JobStore(client, replace(SETTINGS, **overrides)))
+    # Of the bucket count the test names its keys with (a test of many buckets sets its own first).
+    return Kit(JobStore(client, replace(SETTINGS, **{"store_buckets": keys.bucket_count, **overrides})))
 
 
 @pytest.fixture(scope="session")

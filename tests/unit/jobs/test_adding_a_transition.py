@@ -37,7 +37,6 @@ SPEC_AND_CALL = '''
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.transitions.context import StoreContext
 from jobs.transitions.spec import Arg, Transition
@@ -60,7 +59,7 @@ NOTE_STAGE = Transition(
 
 def call(ctx: StoreContext, job_id: str, stage: str) -> NoteStageReply:
     """Notes the stage a job not yet ended has reached."""
-    return ctx.run(NOTE_STAGE, {"job": keys.job(job_id)}, {"stage": stage}, job_id)
+    return ctx.run(NOTE_STAGE, {"job": ctx.keyspace.job(job_id)}, {"stage": stage}, job_id)
 '''
 
 SCRIPT = """--[[
@@ -137,7 +136,7 @@ def stage_of(store: JobStore, job_id: str) -> str:
 def test_a_new_entry_runs_through_the_stores_context(folder, store):
     entry = entry_of(folder)
     # The store's context, with the house's scripts and the new one registered on its client.
-    context = replace(store.context, scripts=Scripts(store.redis, (*TRANSITIONS, *discover(folder))))
+    context = replace(store.context, scripts=Scripts(store.redis, store.keyspace, (*TRANSITIONS, *discover(folder))))
     job_id = store.create_single(NewJob("echo", "text/plain", b"hello")).job_id
 
     assert entry.call(context, job_id, "page 1/3").code == Reply.OK

@@ -13,7 +13,7 @@ from redis.commands.core import SortedSetCommands
 from redis.crc import key_slot
 
 from coordinator.sweep import Sweeper
-from jobs import controls, keys, store, webhooks
+from jobs import controls, store, webhooks
 from jobs.config import InvalidSettings, Settings
 from jobs.contract import Reply
 from jobs.errors import GroupNotFinished, IdempotencyKeyReused
@@ -24,6 +24,7 @@ from jobs.tenant_quota import TenantQuota
 from jobs.transitions import TRANSITIONS, Scripts
 from jobs.transitions.spec import PULL
 from jobs.webhooks import Answer
+from tests.keyspace import keys
 from tests.unit.jobs.conftest import Kit, make_kit, text
 from tests.unit.jobs.test_queries import write_root
 
@@ -42,7 +43,7 @@ def kit(bucket_count, spread) -> Iterator[Kit]:
 
 def in_bucket(monkeypatch: pytest.MonkeyPatch, bucket: int) -> None:
     """The roots created from now on (without an Idempotency-Key) go to ``bucket``."""
-    monkeypatch.setattr(store, "new_job_id", lambda tenant, b=None: new_job_id(tenant, bucket))
+    monkeypatch.setattr(store, "new_job_id", lambda tenant, b=None, count=None: new_job_id(tenant, bucket, BUCKETS))
 
 
 def doc(callback_url: str = "") -> NewJob:
@@ -139,7 +140,7 @@ def test_every_transition_touches_one_slot(kit, monkeypatch):
     assert not s.create_single(replace(doc(), priority="interactive"), owner=allowed).replayed
 
     # A tenant's quota ledger (jobs.tenant_quota): its own slot, each bucket's quota in the bucket's.
-    quota = TenantQuota(kit.r, s.scripts, cap=3)
+    quota = TenantQuota(kit.r, s.scripts, cap=3, keyspace=keys)
     tag = tenant_tag("quota")  # a tenant with nothing else in the store, so that the rebalance forgets it
     quota.touch(tag)
     assert quota.grant(tag, bucket, 2) == 2
@@ -289,7 +290,7 @@ def listing_of(count: int, roots: list[tuple[str, str, str, int]], limit: int, *
     redis = fakeredis.FakeRedis()
     for job_id, kind, status, created_at in roots:
         write_root(redis, job_id, kind, status, created_at)
-    queries, seen, cursor = JobQueries(redis), list[str | None](), None
+    queries, seen, cursor = JobQueries(redis, keys), list[str | None](), None
     while True:
         page = queries.list_jobs(limit=limit, cursor=cursor, **filters)
         assert len(page.jobs) <= limit
@@ -332,7 +333,7 @@ def test_a_listing_page_reads_limit_plus_one_of_each_set_of_each_bucket(bucket_c
         return real(self, name, high, low, start=start, num=num, **kw)
 
     monkeypatch.setattr(SortedSetCommands, "zrevrangebyscore", zrevrangebyscore)
-    page = JobQueries(redis).list_jobs(kind="single", status="completed", limit=10)
+    page = JobQueries(redis, keys).list_jobs(kind="single", status="completed", limit=10)
     assert [j["created_at"] for j in page.jobs] == [str(n) for n in range(499, 489, -1)]
     assert asked == [11] * BUCKETS
 

@@ -1,6 +1,6 @@
 """claim, heartbeat and progress: the attempt of a worker, and each script's return code."""
 
-from jobs import keys
+from tests.keyspace import keys
 
 SLACK_MS = 5_000
 

@@ -10,10 +10,11 @@ from redis.crc import key_slot
 from redis.exceptions import AuthenticationError, RedisClusterException
 
 from cli.main import main
-from jobs import connections, keys, redis_access
+from jobs import connections, redis_access
 from jobs.config import InvalidSettings, Settings
 from jobs.connections import redis_client
 from tests.harness import free_port
+from tests.keyspace import keys
 
 CLUSTER = {
     "OCRGW_REDIS_CLUSTER": "10.0.0.1:7000, 10.0.0.2:7001,node-3:7002",

@@ -2,10 +2,10 @@
 
 import pytest
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.errors import JobNotFound, LeaseLost, NotProcessing
 from jobs.records import GroupRules
+from tests.keyspace import keys
 
 
 def event_fields(event):

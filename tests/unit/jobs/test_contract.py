@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from jobs import keys
 from jobs.contract import ErrorCode, EventField, Field, JobStatus, Reply, Stage, WebhookOutcome
 from jobs.transitions import TRANSITIONS, spec
 from jobs.transitions.claim import CLAIM
 from jobs.transitions.spec import INCLUDES_DIR, LUA_DIR, RELEASE_ARGS, RELEASE_KEYS, ROOT_KEYS
+from tests.keyspace import keys
 from tests.unit.jobs.conftest import parse_intervals, roots_of
 
 SCRIPTS = {t.name: t for t in TRANSITIONS}

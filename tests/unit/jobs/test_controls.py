@@ -2,7 +2,7 @@
 
 import pytest
 
-from jobs import controls, keys
+from jobs import controls
 from jobs.errors import (
     CancelRequested,
     GroupNotFinished,
@@ -14,6 +14,7 @@ from jobs.errors import (
     NothingToRetry,
 )
 from jobs.records import GroupRules, Idempotency
+from tests.keyspace import keys
 from tests.unit.jobs.conftest import roots_of
 
 

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.errors import IdempotencyKeyReused
 from jobs.records import GroupRules, Idempotency, NewJob
+from tests.keyspace import keys
 
 SLACK_MS = 5_000  # tolerance for "about now" against Redis TIME
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import pytest
 
 from coordinator.sweep import Sweeper
-from jobs import controls, keys, webhooks
+from jobs import controls, webhooks
 from jobs.ids import DEFAULT_TENANT
 from jobs.records import GroupRules, Idempotency, NewJob
+from tests.keyspace import keys
 from tests.unit import fake_clock
 from tests.unit.jobs.conftest import roots_of
 from tests.unit.redis_spy import round_trips
@@ -285,4 +286,4 @@ def test_with_nothing_due_the_expiry_pass_is_one_read(kit, monkeypatch):
     with round_trips(monkeypatch) as trips:
         due = kit.store.due_to_expire(kit.now_ms(), 500)
         assert kit.store.expire(due) == 0
-    assert due == [] and trips == [["TIME"], ["ZRANGEBYSCORE"] * keys.bucket_count()]  # one read per bucket
+    assert due == [] and trips == [["TIME"], ["ZRANGEBYSCORE"] * keys.bucket_count]  # one read per bucket

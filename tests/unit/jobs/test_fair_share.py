@@ -13,12 +13,13 @@ from dataclasses import replace
 import pytest
 
 from coordinator.sweep import Sweeper
-from jobs import controls, keys
+from jobs import controls
 from jobs.fair_share import fair_order, round_robin
 from jobs.ids import new_job_id, tenant_tag
 from jobs.records import Dispatch
 from jobs.store import JobStore
 from jobs.transitions.complete import COMPLETE
+from tests.keyspace import keys
 from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.jobs.test_repeated_calls import resend
 

@@ -22,10 +22,11 @@ from hypothesis import event, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from jobs import controls, keys
+from jobs import controls
 from jobs.errors import JobFinished, NothingToRetry
 from jobs.ids import tenant_tag
 from jobs.records import GroupRules, Owner
+from tests.keyspace import keys
 from tests.unit.conftest import PINNED_BUCKET
 
 TENANTS = ("tenant-a", "tenant-b")
@@ -141,7 +142,7 @@ class Run:
             # The tenant's room in the bucket: its cap, and with more than one bucket its quota there (and the
             # ceiling the sweep set while taking quota back, jobs.tenant_quota).
             limit = self.cap
-            if keys.bucket_count() > 1:
+            if keys.bucket_count > 1:
                 quota, ceiling = kit.r.hmget(keys.tenant_quota(tag, PINNED_BUCKET), "quota", "ceiling")
                 limit = min(limit, int(quota or 0), int(ceiling) if ceiling is not None else limit)
             if in_flight >= limit:

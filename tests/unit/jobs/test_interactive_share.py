@@ -10,10 +10,11 @@ from dataclasses import replace
 
 import pytest
 
-from jobs import controls, ids, keys, store
+from jobs import controls, ids, store
 from jobs.errors import IdempotencyKeyReused, InteractiveLaneFull
 from jobs.interactive_share import UNCLAIMED_MS
 from jobs.records import GroupRules, Idempotency, Owner
+from tests.keyspace import keys
 
 from .conftest import Kit, make_kit
 
@@ -29,8 +30,8 @@ def kit(bucket_count, spread, monkeypatch) -> Iterator[Kit]:
     monkeypatch.setattr(
         store,
         "new_job_id",
-        lambda tenant=ids.DEFAULT_TENANT, bucket=None: ids.new_job_id(
-            tenant, next(next_bucket) % BUCKETS if bucket is None else bucket
+        lambda tenant=ids.DEFAULT_TENANT, bucket=None, count=None: ids.new_job_id(
+            tenant, next(next_bucket) % BUCKETS if bucket is None else bucket, BUCKETS
         ),
     )
     yield make_kit()

@@ -5,16 +5,16 @@ import hashlib
 import pytest
 from redis.crc import key_slot
 
-from jobs import keys
 from jobs.config import CALL_RECORD_MS
-from jobs.contract import lua_preamble
 from jobs.ids import DEFAULT_TENANT, is_job_id, new_job_id, tenant_tag
+from jobs.keys import lua_preamble
+from tests.keyspace import keys
 
 SLOTS = 16384
 
 ROOT = "0123456789abcdef0123456789abcdef"
 # The root's bucket: the four digits after its tenant's tag, modulo the bucket count.
-BUCKET = 0xCDEF % keys.bucket_count()
+BUCKET = 0xCDEF % keys.bucket_count
 B = keys.bucket_prefix(BUCKET)
 
 
@@ -79,12 +79,12 @@ def test_a_bucket_s_indexes_and_the_global_keys():
 def test_the_idempotency_record_is_in_its_key_s_bucket_and_a_new_root_with_it_too(spread):
     client_key = "order 42 / ünïcode"
     digest = hashlib.sha256(f"acme:{client_key}".encode()).hexdigest()
-    bucket = int(digest[:8], 16) % keys.bucket_count()
+    bucket = int(digest[:8], 16) % keys.bucket_count
     assert keys.bucket_of_idempotency("acme", client_key) == bucket
     assert keys.idempotency("acme", client_key) == f"{keys.bucket_prefix(bucket)}idem:{digest}"
     assert keys.idempotency("acme", "a") != keys.idempotency("acme", "b")
     assert keys.idempotency("acme", "a") != keys.idempotency("globex", "a")
-    root = new_job_id("acme", bucket)
+    root = new_job_id("acme", bucket, keys.bucket_count)
     assert is_job_id(root) and root.startswith(tenant_tag("acme")) and keys.bucket_of(root) == bucket
     assert key_slot(keys.job(root).encode()) == key_slot(keys.idempotency("acme", client_key).encode())
 
@@ -119,9 +119,9 @@ def test_24_buckets_are_shared_evenly_by_primaries_that_split_the_slots_evenly(p
 def test_a_root_s_bucket_comes_from_its_id_and_new_ids_spread_over_the_buckets(bucket_count):
     keys.use_bucket_count(24)
     assert keys.bucket_of(ROOT) == 0xCDEF % 24
-    found = {keys.bucket_of(new_job_id("acme", b)) for b in range(24) for _ in range(5)}
+    found = {keys.bucket_of(new_job_id("acme", b, keys.bucket_count)) for b in range(24) for _ in range(5)}
     assert found == set(range(24))
-    assert all(keys.bucket_of(new_job_id("acme", 5)) == 5 for _ in range(50))
+    assert all(keys.bucket_of(new_job_id("acme", 5, keys.bucket_count)) == 5 for _ in range(50))
     assert keys.bucket_of_key(keys.leases(7)) == 7 and keys.bucket_of_key(keys.job(ROOT)) == 0xCDEF % 24
     with pytest.raises(ValueError):
         keys.use_bucket_count(0)

@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
-from jobs import keys
 from jobs.ids import new_job_id, tenant_tag
 from jobs.migration import Migration, MigrationRefused, describe, is_current_key, old_key
+from tests.keyspace import keys
 
 ROOT = new_job_id("acme")
 TAG = tenant_tag("acme")
@@ -59,9 +59,9 @@ def test_each_key_of_the_old_layout_has_its_new_one(count):
         "ocrgw:workers:celery@host:12": keys.worker_report("celery@host:12"),
     }
     for old, new in whole.items():
-        found = old_key(old)
+        found = old_key(old, keys)
         assert found is not None and found.to == new, old
-        assert old_key(new) is None and is_current_key(new), new
+        assert old_key(new, keys) is None and is_current_key(new, keys), new
     split = {
         "ocrgw:expiring": keys.expiring(keys.bucket_of(ROOT)),
         "ocrgw:webhooks": keys.webhooks(keys.bucket_of(ROOT)),
@@ -70,12 +70,12 @@ def test_each_key_of_the_old_layout_has_its_new_one(count):
         f"ocrgw:tenant:{TAG}:webhooks_in_flight": keys.tenant_webhooks(TAG, keys.bucket_of(ROOT)),
     }
     for old, new in split.items():
-        found = old_key(old)
+        found = old_key(old, keys)
         assert found is not None and found.split is not None and found.split(ROOT) == new, old
         assert found.split(keys.child_id(ROOT, 7)) == new, "a child goes with its root"
     for global_key in (keys.DRAINING, keys.GAUGES):
-        assert old_key(global_key) is None and is_current_key(global_key)
-    assert old_key("celery") is None and not is_current_key("ocrgw:something:else")
+        assert old_key(global_key, keys) is None and is_current_key(global_key, keys)
+    assert old_key("celery", keys) is None and not is_current_key("ocrgw:something:else", keys)
 
 
 def test_indexes_split_by_their_members_buckets_and_keep_scores_and_ttls(r, count):
@@ -85,7 +85,7 @@ def test_indexes_split_by_their_members_buckets_and_keep_scores_and_ttls(r, coun
     r.pexpire(f"ocrgw:tenant:{TAG}:webhooks_in_flight", 50_000)
     r.set("ocrgw:sweep:lock", "token", px=10_000)
 
-    report = Migration(r).run()
+    report = Migration(r, keyspace=keys).run()
 
     for i, root in enumerate(roots):
         assert r.zscore(keys.expiring(keys.bucket_of(root)), root) == i
@@ -93,8 +93,8 @@ def test_indexes_split_by_their_members_buckets_and_keep_scores_and_ttls(r, coun
     for root in roots[:2]:
         claims = keys.tenant_webhooks(TAG, keys.bucket_of(root))
         assert r.zscore(claims, root) is not None and 0 < r.pttl(claims) <= 50_000
-    assert [k.decode() for k in r.scan_iter() if old_key(k.decode())] == []
-    assert Migration(r).run().old_keys == 0, "a second run finds nothing"
+    assert [k.decode() for k in r.scan_iter() if old_key(k.decode(), keys)] == []
+    assert Migration(r, keyspace=keys).run().old_keys == 0, "a second run finds nothing"
 
 
 def test_a_redrives_record_goes_to_its_keys_bucket_as_a_creations_does(r, count):
@@ -104,7 +104,7 @@ def test_a_redrives_record_goes_to_its_keys_bucket_as_a_creations_does(r, count)
     gone = new_job_id("acme")
     r.hset(old_idempotency("acme", "lapsed-job"), mapping={"id": gone, "fingerprint": "f3"})
 
-    report = Migration(r).run()
+    report = Migration(r, keyspace=keys).run()
 
     key_bucket = int(hashlib.sha256(b"acme:create-1").hexdigest()[:8], 16) % count
     assert r.hget(keys.idempotency("acme", "create-1", key_bucket), "fingerprint") == b"f1"
@@ -125,7 +125,7 @@ def test_work_in_flight_refuses_a_run_and_says_what_it_is(r, count):
     before = sorted(r.scan_iter())
 
     with pytest.raises(MigrationRefused) as refused:
-        Migration(r).run()
+        Migration(r, keyspace=keys).run()
 
     said = str(refused.value)
     assert "1 lease in the store" in said
@@ -136,7 +136,7 @@ def test_work_in_flight_refuses_a_run_and_says_what_it_is(r, count):
 
 def test_a_store_with_nothing_old_is_left_as_it_is(r, count):
     r.hset(keys.job(ROOT), mapping={"id": ROOT, "status": "processing"})  # the new version at work
-    report = Migration(r).run()
+    report = Migration(r, keyspace=keys).run()
     assert report.old_keys == 0 and report.current == 1
     assert "nothing to migrate" in describe(report)[1]
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from jobs import keys, observed
+from jobs import observed
 from jobs.contract import JobStatus
 from jobs.records import GroupRules, NewJob
+from tests.keyspace import keys
 
 
 def png(i: int) -> NewJob:
@@ -12,7 +13,7 @@ def png(i: int) -> NewJob:
 
 
 def test_nothing_in_flight_reads_zero_for_every_model(store):
-    now = observed.occupancy(store.redis)
+    now = observed.occupancy(store.redis, keys)
 
     assert (sum(now.held.values()), sum(now.queued.values()), sum(now.processing.values())) == (0, 0, 0)
     assert now.models == ["tesseract", "paddleocr", "echo"]
@@ -23,7 +24,7 @@ def test_a_capped_group_shows_its_held_queued_and_processing_children(kit):
     kit.claim(keys.child_id(group.job_id, 0))
     kit.single()
 
-    now = observed.occupancy(kit.r)
+    now = observed.occupancy(kit.r, keys)
 
     assert now.held == {"echo": 3}
     assert now.queued == {"echo": 2}  # child 1 and the single job
@@ -36,7 +37,7 @@ def test_a_mixed_group_counts_each_child_under_its_own_model(kit):
     assert kit.job(group.job_id)["model"] == observed.MIXED
     kit.claim(keys.child_id(group.job_id, 0))
 
-    now = observed.occupancy(kit.r)
+    now = observed.occupancy(kit.r, keys)
 
     assert now.processing == {"echo": 1}
     assert now.queued == {"tesseract": 1}
@@ -48,7 +49,7 @@ def test_held_children_of_a_group_with_nothing_in_flight_are_found_through_the_d
     group = kit.group(3, max_parallel=1, release=False)
     assert kit.members(keys.queued) == set() and group.job_id in kit.members(keys.due_parents)
 
-    assert observed.occupancy(kit.r).held == {"echo": 3}
+    assert observed.occupancy(kit.r, keys).held == {"echo": 3}
 
 
 def test_counts_follow_the_transitions_to_the_end(kit):
@@ -57,7 +58,7 @@ def test_counts_follow_the_transitions_to_the_end(kit):
         claim = kit.claim(keys.child_id(group.job_id, i))
         kit.store.complete(claim.job_id, claim.attempt, {"text": "", "pages": []})
 
-    now = observed.occupancy(kit.r)
+    now = observed.occupancy(kit.r, keys)
 
     assert (now.held, now.queued, now.processing) == ({}, {}, {})
     assert kit.status(group.job_id) == JobStatus.COMPLETED.value
@@ -68,7 +69,7 @@ def test_models_and_statuses_of_jobs_that_ended(kit):
     claim = kit.claim(created.job_id)
     kit.store.fail(created.job_id, claim.attempt, "echo_failed", "asked to")
 
-    assert observed.models_and_statuses(kit.r, [created.job_id, "0" * 32]) == [("echo", "failed"), ("", "")]
+    assert observed.models_and_statuses(kit.r, keys, [created.job_id, "0" * 32]) == [("echo", "failed"), ("", "")]
 
 
 def test_a_sample_keeps_the_occupancy_in_one_key_with_the_store_s_time(kit):
@@ -77,11 +78,11 @@ def test_a_sample_keeps_the_occupancy_in_one_key_with_the_store_s_time(kit):
     kit.single()
     assert observed.last_sample(kit.r) is None  # nothing counted yet
 
-    recorded = observed.record_sample(kit.r)
+    recorded = observed.record_sample(kit.r, keys)
     read = observed.last_sample(kit.r)
 
     seconds, micros = kit.r.time()
     assert 0 < recorded.sampled_at_ms <= seconds * 1000 + micros // 1000
     assert read == recorded
-    assert read is not None and read.occupancy == observed.occupancy(kit.r)
+    assert read is not None and read.occupancy == observed.occupancy(kit.r, keys)
     assert read.occupancy.held == {"echo": 1, "tesseract": 2}

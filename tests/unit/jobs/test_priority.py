@@ -6,9 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from jobs import controls, keys
+from jobs import controls
 from jobs.contract import Priority
 from jobs.records import Dispatch, GroupRules
+from tests.keyspace import keys
 
 INTERACTIVE = Priority.INTERACTIVE.value
 BATCH = Priority.BATCH.value

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs import keys
 from jobs.ids import tenant_tag
 from jobs.queries import ROOT_KINDS, ROOT_STATUSES, InvalidCursor, JobQueries, decode_cursor, encode_cursor
+from tests.keyspace import keys
 from tests.unit.redis_spy import round_trips
 
 PARENT = "a" * 32
@@ -29,7 +29,7 @@ def redis() -> fakeredis.FakeRedis:
 
 @pytest.fixture
 def queries(redis) -> JobQueries:
-    return JobQueries(redis)
+    return JobQueries(redis, keys)
 
 
 def write_parent(redis, parent_id: str, statuses: list[str]) -> None:
@@ -195,7 +195,7 @@ def test_a_listing_page_is_two_round_trips_however_many_jobs_exist(queries, redi
         listing = queries.list_jobs(limit=20)
 
     assert len(listing.jobs) == 20
-    indexes = len(ROOT_KINDS) * len(ROOT_STATUSES) * keys.bucket_count()
+    indexes = len(ROOT_KINDS) * len(ROOT_STATUSES) * keys.bucket_count
     assert trips == [["ZREVRANGEBYSCORE"] * indexes, ["HMGET"] * 20]
 
 
@@ -215,7 +215,7 @@ roots = st.lists(
 def test_paging_through_the_listing_yields_every_match_once_newest_first(roots, limit, kind, status):
     # Few distinct times: many jobs share a microsecond, and the cursor must still lose none.
     redis = fakeredis.FakeRedis()
-    queries = JobQueries(redis)
+    queries = JobQueries(redis, keys)
     for n, (created_at, job_kind, job_status) in enumerate(roots):
         write_root(redis, root_id(n), job_kind, job_status, created_at)
     expected = sorted(

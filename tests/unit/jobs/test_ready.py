@@ -4,10 +4,11 @@ or single job it is; a wake-up is published only for a ready job that none on it
 
 from dataclasses import replace
 
-from jobs import controls, keys
+from jobs import controls
 from jobs.contract import Priority
 from jobs.records import Dispatch, GroupRules
 from jobs.transitions.spec import PULL
+from tests.keyspace import keys
 from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.jobs.conftest import roots_of
 

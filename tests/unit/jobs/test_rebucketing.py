@@ -16,12 +16,13 @@ from typing import Any
 import fakeredis
 import pytest
 
-from jobs import controls, keys, migration
+from jobs import controls, migration
 from jobs.config import Settings
 from jobs.connections import StoreClient
 from jobs.records import GroupRules, Idempotency, NewJob, Owner
 from jobs.store import JobStore
 from jobs.usage import UsageQueries
+from tests.keyspace import keys
 from tests.unit.jobs.conftest import text
 
 TENANTS = ("alpha", "beta")
@@ -111,7 +112,7 @@ def state(store: JobStore, roots: list[str]) -> dict[str, object]:
             if view is not None:
                 seen[job_id] = view["status"]
     now = datetime.now(UTC)
-    usage = UsageQueries(store.redis)
+    usage = UsageQueries(store.redis, keys)
     for tenant, tag in tenant_tags(roots).items():
         seen[tenant] = sorted(j["id"] or "" for j in store.queries.list_jobs(tenant=tenant, limit=50).jobs)
         seen[f"{tenant} in flight"] = sum(
@@ -186,7 +187,7 @@ def test_a_store_moved_between_counts_reads_as_it_was(counting, monkeypatch, old
     before = state(store_over(r, old), roots)
 
     store_over(r, new)
-    report = migration.Rebucketing(r, old, cap=20).run()
+    report = migration.Rebucketing(r, old, cap=20, keyspace=keys).run()
 
     after_store = store_over(r, new)
     assert state(after_store, roots) == before
@@ -216,7 +217,7 @@ def test_queued_work_is_taken_after_the_move_in_the_same_order_per_tenant(counti
     taken_before = take_all(store_over(restored(dump), old))
 
     store_over(r, new)
-    migration.Rebucketing(r, old, cap=20).run()
+    migration.Rebucketing(r, old, cap=20, keyspace=keys).run()
     after = store_over(r, new)
     # Each tenant's jobs sent after the move go behind its own moved ones, in whichever bucket they land.
     late = [after.create_single(echo("late"), owner=Owner(t)).job_id for t in TENANTS for _ in range(6)]
@@ -254,7 +255,7 @@ def test_a_run_cut_short_at_any_write_is_finished_by_the_next(counting, monkeypa
     dump = snapshot(reference)
 
     def rebucketing(r: fakeredis.FakeRedis, **options: Any) -> migration.Rebucketing:
-        run = migration.Rebucketing(r, old, cap=20, **options)
+        run = migration.Rebucketing(r, old, cap=20, **options, keyspace=keys)
         run.on_cluster = on_cluster
         return run
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from jobs import controls, keys
+from jobs import controls
 from jobs.pdf_outputs import ALL_OUTPUTS
 from jobs.queries import StoredPdf
+from tests.keyspace import keys
 
 RESULT = {"text": "", "pages": []}
 

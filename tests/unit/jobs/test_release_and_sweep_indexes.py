@@ -1,7 +1,7 @@
 """release on the sweep path, the indexes the sweep reads, and the sweep lock."""
 
-from jobs import keys
 from jobs.contract import Reply
+from tests.keyspace import keys
 
 
 def test_a_due_parent_is_released_up_to_its_cap_and_leaves_the_due_index(kit, replies):

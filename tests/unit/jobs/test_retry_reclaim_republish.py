@@ -2,10 +2,10 @@
 
 import pytest
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.errors import JobNotFound, LeaseLost, NotProcessing
 from jobs.records import Dispatch
+from tests.keyspace import keys
 
 SLACK_MS = 5_000
 BACKOFF_SECONDS = 20.0

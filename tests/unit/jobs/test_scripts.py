@@ -6,10 +6,10 @@ import fakeredis
 import pytest
 from redis.exceptions import NoScriptError
 
-from jobs import keys
 from jobs.contract import Reply
 from jobs.transitions import NOSCRIPT_ATTEMPTS, Scripts
 from jobs.transitions.unlock_sweep import UNLOCK_SWEEP
+from tests.keyspace import keys
 
 
 def forgetful(client: fakeredis.FakeRedis, times: int) -> None:
@@ -34,7 +34,7 @@ def unlock(scripts: Scripts):
 
 def test_a_script_forgotten_again_right_after_its_reload_is_loaded_and_called_again():
     client = fakeredis.FakeRedis()
-    scripts = Scripts(client)
+    scripts = Scripts(client, keys)
     client.set(keys.sweep_lock(0), "t")
     forgetful(client, times=NOSCRIPT_ATTEMPTS - 1)
 
@@ -44,7 +44,7 @@ def test_a_script_forgotten_again_right_after_its_reload_is_loaded_and_called_ag
 
 def test_a_server_that_never_keeps_a_script_still_fails_the_call():
     client = fakeredis.FakeRedis()
-    scripts = Scripts(client)
+    scripts = Scripts(client, keys)
     forgetful(client, times=NOSCRIPT_ATTEMPTS)
 
     with pytest.raises(NoScriptError):

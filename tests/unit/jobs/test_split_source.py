@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from jobs import keys
 from jobs.records import GroupRules, NewJob
+from tests.keyspace import keys
 
 SOURCE = b"%PDF- the whole document, stored once"
 

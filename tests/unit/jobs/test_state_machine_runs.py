@@ -18,12 +18,13 @@ from dataclasses import replace
 import fakeredis
 import pytest
 
-from jobs import controls, keys
+from jobs import controls
 from jobs.contract import Field, JobKind, JobStatus, count_field
 from jobs.records import GroupRules
 from jobs.state_machine import EDGES, NEW, Edge
 from jobs.store import JobStore
 from jobs.transitions.spec import Transition
+from tests.keyspace import keys
 from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.jobs.conftest import SETTINGS, Kit
 

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 import fakeredis
 import pytest
 
-from jobs import keys
 from jobs.store_layout import (
     KEY_SCHEMA,
     Layout,
@@ -21,6 +20,7 @@ from jobs.store_layout import (
     record_or_read,
     recorded,
 )
+from tests.keyspace import keys
 
 
 @pytest.fixture
@@ -37,13 +37,13 @@ def counting(bucket_count) -> Iterator[None]:
 def test_the_first_start_records_its_own_layout_and_the_next_ones_check_it(r, counting):
     keys.use_bucket_count(24)
     assert recorded(r) is None
-    assert check(r) == Layout(24, KEY_SCHEMA)
+    assert check(r, keys) == Layout(24, KEY_SCHEMA)
     assert r.get(keys.LAYOUT) == b'{"buckets":24,"schema":2}'
-    assert check(r) == Layout(24)  # the same count again: accepted, nothing rewritten
+    assert check(r, keys) == Layout(24)  # the same count again: accepted, nothing rewritten
 
     keys.use_bucket_count(1)
     with pytest.raises(LayoutMismatch) as refused:
-        check(r)
+        check(r, keys)
     message = str(refused.value)
     # Both values named, and the way out.
     assert "24 buckets (key schema 2)" in message and "1 bucket (key schema 2)" in message
@@ -57,15 +57,15 @@ def test_of_two_first_starts_the_first_record_wins(r, counting, monkeypatch):
 
     keys.use_bucket_count(24)
 
-    def another_process_records_meanwhile(client):
+    def another_process_records_meanwhile(client, keyspace):
         # Between this process's read (no record) and its SET NX, another one records 6 buckets.
         client.set(keys.LAYOUT, Layout(6).encode(), nx=True)
         return None
 
     monkeypatch.setattr(store_layout, "found_in_keys", another_process_records_meanwhile)
-    assert record_or_read(r) == Layout(6)
+    assert record_or_read(r, keys) == Layout(6)
     with pytest.raises(LayoutMismatch, match="laid out for 6 buckets"):
-        check(r)
+        check(r, keys)
 
 
 def test_a_store_without_a_record_is_read_off_its_keys(r, counting):
@@ -74,31 +74,31 @@ def test_a_store_without_a_record_is_read_off_its_keys(r, counting):
     r.hset(keys.job(keys.child_id("a" * 12 + "0005" + "0" * 16, 1)), "status", "held")
     r.zadd(keys.expiring(23), {"x": 1})
     keys.use_bucket_count(1)
-    assert found_in_keys(r) == Layout(24)
+    assert found_in_keys(r, keys) == Layout(24)
     with pytest.raises(LayoutMismatch, match="laid out for 24 buckets"):
-        check(r)
+        check(r, keys)
     assert recorded(r) == Layout(24)
 
 
 def test_a_store_of_its_own_count_or_of_no_keys_takes_the_process_s(r, counting):
     keys.use_bucket_count(4)
-    assert found_in_keys(r) is None
+    assert found_in_keys(r, keys) is None
     r.zadd(keys.leases(3), {"x": 1})
     r.set(keys.DRAINING, "1")  # global keys say nothing of the count
-    assert found_in_keys(r) is None
-    assert check(r) == Layout(4)
+    assert found_in_keys(r, keys) is None
+    assert check(r, keys) == Layout(4)
 
 
 def test_a_store_of_the_layout_before_buckets_is_refused_until_migrated(r, counting):
     keys.use_bucket_count(1)
     r.hset("ocrgw:{" + "0" * 32 + "}:job:" + "0" * 32, "status", "completed")
     with pytest.raises(LayoutMismatch) as refused:
-        check(r)
+        check(r, keys)
     assert "the layout before buckets (key schema 1)" in str(refused.value)
     assert "`ocrgw store migrate`" in str(refused.value)
     # The migration records the layout it moved the store to; then the process starts.
     record(r, Layout(1))
-    assert check(r) == Layout(1)
+    assert check(r, keys) == Layout(1)
 
 
 def test_keys_of_two_counts_fit_none_and_are_read_at_once(r, counting):
@@ -108,7 +108,7 @@ def test_keys_of_two_counts_fit_none_and_are_read_at_once(r, counting):
     keys.use_bucket_count(1)
     r.zadd(keys.leases(0), {"x": 1})
     keys.use_bucket_count(7)
-    assert found_in_keys(r) is None
+    assert found_in_keys(r, keys) is None
 
 
 def test_a_process_of_another_count_stops_with_one_line_and_one_whose_store_is_down_starts(
@@ -136,7 +136,7 @@ def test_a_record_of_a_later_schema_or_of_no_layout_is_refused_plainly(r, counti
     keys.use_bucket_count(1)
     record(r, Layout(1, KEY_SCHEMA + 1))
     with pytest.raises(LayoutMismatch, match="written by a later version of ocrgw"):
-        check(r)
+        check(r, keys)
     r.set(keys.LAYOUT, "not json")
     with pytest.raises(LayoutMismatch, match="is not one ocrgw wrote"):
-        check(r)
+        check(r, keys)

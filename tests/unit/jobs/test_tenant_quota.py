@@ -13,12 +13,12 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from coordinator.sweep import Sweeper
-from jobs import keys
 from jobs.ids import tenant_tag
 from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
 from jobs.tenant_quota import BucketQuota, TenantQuota, field, shares
 from jobs.transitions import Scripts
+from tests.keyspace import keys
 from tests.unit.conftest import TEST_BUCKETS
 from tests.unit.jobs.conftest import SETTINGS
 
@@ -41,7 +41,7 @@ def r() -> fakeredis.FakeRedis:
 
 @pytest.fixture
 def quota(r) -> TenantQuota:
-    return TenantQuota(r, Scripts(r), CAP)
+    return TenantQuota(r, Scripts(r, keys), CAP, keyspace=keys)
 
 
 def quotas(r, tag: str = TAG) -> list[int]:
@@ -191,7 +191,7 @@ op = st.one_of(
 def test_no_interleaving_of_moves_and_crashes_takes_the_buckets_above_the_cap(ops, data):
     keys.use_bucket_count(BUCKETS)
     r = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-    q = TenantQuota(r, Scripts(r), CAP)
+    q = TenantQuota(r, Scripts(r, keys), CAP, keyspace=keys)
 
     def start(kind: str, b: int, k: int) -> Iterator[None]:
         if kind == "grant":
@@ -243,7 +243,9 @@ def group_in(store: JobStore, bucket: int, children: int, monkeypatch) -> str:
     from jobs import store as store_module
     from jobs.ids import new_job_id
 
-    monkeypatch.setattr(store_module, "new_job_id", lambda tenant, b=None: new_job_id(tenant, bucket))
+    monkeypatch.setattr(
+        store_module, "new_job_id", lambda tenant, b=None, count=None: new_job_id(tenant, bucket, BUCKETS)
+    )
     return store.create_group([doc() for _ in range(children)], GroupRules(max_parallel=0)).job_id
 
 

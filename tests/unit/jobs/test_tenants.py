@@ -3,11 +3,11 @@ records and reads; audit events that name the tenant and key id while the worker
 
 from __future__ import annotations
 
-from jobs import keys
 from jobs.controls import cancel
 from jobs.ids import new_job_id, tenant_tag
 from jobs.queries import JobQueries
 from jobs.records import GroupRules, Idempotency, Owner
+from tests.keyspace import keys
 from tests.unit.jobs.conftest import roots_of
 
 ACME = Owner("acme", "a1b2c3d4e5f6")
@@ -80,7 +80,7 @@ def test_an_idempotency_key_is_a_tenants_own(kit):
 
 def test_a_tenants_read_finds_its_own_jobs_and_children_only(kit):
     parent = kit.store.create_group(kit.docs(2), GroupRules(1), owner=ACME).job_id
-    queries = JobQueries(kit.r)
+    queries = JobQueries(kit.r, keys)
 
     own_parent, own_child = queries.get(parent, "acme"), queries.get(f"{parent}-1", "acme")
     assert own_parent is not None and own_parent["id"] == parent
@@ -97,7 +97,7 @@ def test_the_stored_tenant_decides_when_two_tenants_tags_collide(kit, monkeypatc
     impostor = kit.store.create_single(kit.doc(), owner=GLOBEX).job_id
     monkeypatch.undo()
     own = kit.store.create_single(kit.doc(), owner=ACME).job_id
-    queries = JobQueries(kit.r)
+    queries = JobQueries(kit.r, keys)
 
     assert queries.get(impostor, "acme") is None
     assert [row["id"] for row in queries.list_jobs(tenant="acme").jobs] == [own]

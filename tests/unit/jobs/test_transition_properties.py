@@ -14,10 +14,10 @@ from hypothesis import event, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from jobs import keys
 from jobs.errors import LeaseLost, NotProcessing
 from jobs.records import Dispatch, GroupRules
 from jobs.transitions.spec import PULL
+from tests.keyspace import keys
 from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.jobs.conftest import ACTIVE_PARENTS
 

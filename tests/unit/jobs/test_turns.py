@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from jobs import controls, keys
+from jobs import controls
 from jobs.contract import Priority
 from jobs.records import Claim, GroupRules, Owner
+from tests.keyspace import keys
 from tests.unit.conftest import PINNED_BUCKET
 
 INTERACTIVE = Priority.INTERACTIVE.value

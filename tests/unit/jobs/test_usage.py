@@ -12,11 +12,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobs import controls, keys
+from jobs import controls
 from jobs.contract import UsageUnit
 from jobs.errors import NothingToRetry, NotProcessing
 from jobs.ids import DEFAULT_TENANT, tenant_tag
 from jobs.usage import DAY, HOUR, JobUnits, UsageQueries, input_bytes_of, job_units, totals
+from tests.keyspace import keys
 from tests.unit import fake_clock
 from tests.unit.jobs.conftest import parse_intervals
 
@@ -30,7 +31,7 @@ JOBS = UsageUnit.JOBS.value
 def usage_of(kit, tenant: str = DEFAULT_TENANT, granularity: str = DAY) -> dict[str, dict[str, int]]:
     """The tenant's totals per model over the last two days and the next one."""
     now = datetime.now(UTC)
-    periods = UsageQueries(kit.r).periods(tenant, now - timedelta(days=2), now + timedelta(days=1), granularity)
+    periods = UsageQueries(kit.r, keys).periods(tenant, now - timedelta(days=2), now + timedelta(days=1), granularity)
     return totals(periods)
 
 
@@ -186,7 +187,7 @@ def test_the_record_is_per_hour_in_the_job_s_bucket_and_outlives_the_jobs(kit, r
     # Kept OCRGW_USAGE_RETENTION after its day ends, whatever the jobs' retention.
     assert r.expiretime(record) == (day + 1) * 86400 + kit.store.settings.usage_retention
 
-    hourly = UsageQueries(r).periods(
+    hourly = UsageQueries(r, keys).periods(
         DEFAULT_TENANT, datetime.now(UTC) - timedelta(hours=1), datetime.now(UTC) + timedelta(hours=1), HOUR
     )
     assert [(p.start.hour, p.model, p.amounts[OCR]) for p in hourly] == [(hour, "echo", 1)]
@@ -197,7 +198,7 @@ def test_a_range_that_ends_before_the_hour_of_the_use_finds_nothing(kit):
     claim = kit.claim(job_id)
     kit.store.complete(job_id, claim.attempt, {"text": "x"}, units=JobUnits(ocr_pages=1))
     hour_start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-    assert UsageQueries(kit.r).periods(DEFAULT_TENANT, hour_start - timedelta(days=3), hour_start, DAY) == []
+    assert UsageQueries(kit.r, keys).periods(DEFAULT_TENANT, hour_start - timedelta(days=3), hour_start, DAY) == []
 
 
 def test_a_usage_record_expires_after_its_retention(new_kit, monkeypatch):

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from jobs import ids, keys, store, webhooks
+from jobs import ids, store, webhooks
 from jobs.errors import JobNotFound
 from jobs.ids import tenant_tag
 from jobs.webhooks import Answer, WebhookClaim
+from tests.keyspace import keys
 
 from .conftest import Kit, make_kit
 from .test_webhooks import next_tick, tenant_single
@@ -32,7 +33,9 @@ def kit(bucket_count, spread, monkeypatch) -> Iterator[Kit]:
     monkeypatch.setattr(
         store,
         "new_job_id",
-        lambda tenant=ids.DEFAULT_TENANT, bucket=None: ids.new_job_id(tenant, next(next_bucket) % BUCKETS),
+        lambda tenant=ids.DEFAULT_TENANT, bucket=None, count=None: ids.new_job_id(
+            tenant, next(next_bucket) % BUCKETS, BUCKETS
+        ),
     )
     yield make_kit(webhook_backoff=10.0, webhook_tenant_concurrency=2, **WINDOW)
 

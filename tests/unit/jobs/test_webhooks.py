@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import controls, keys, webhooks
+from jobs import controls, webhooks
 from jobs.contract import WebhookOutcome
 from jobs.errors import JobNotFound
 from jobs.records import GroupRules, NewJob, Owner
 from jobs.webhooks import Answer, WebhookClaim, backoff_seconds
+from tests.keyspace import keys
 
 from .conftest import make_kit
 
@@ -43,7 +44,7 @@ def finished_single(kit, callback_url: str = URL, fail: bool = False) -> str:
 
 def claims_key(job_id: str) -> str:
     """Where the job's tenant's webhook claims are counted: its bucket (one bucket), else its own slot."""
-    if keys.bucket_count() == 1:
+    if keys.bucket_count == 1:
         return keys.tenant_webhooks(keys.tag_of(job_id), keys.bucket_of(job_id))
     return keys.tenant_webhook_claims(keys.tag_of(job_id))
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import fakeredis
 import pytest
 
-from jobs import keys
 from jobs.config import Settings
 from jobs.store import JobStore
 from jobs.worker_reports import WorkerReport, WorkerReports
+from tests.keyspace import keys
 from tests.unit import fake_clock
 from tests.unit.fake_clock import FakeClock
 

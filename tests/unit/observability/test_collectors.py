@@ -11,12 +11,13 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from jobs import controls, keys, observed
+from jobs import controls, observed
 from jobs.config import Settings
 from jobs.records import GroupRules, NewJob
 from jobs.store import JobStore
 from jobs.worker_reports import WorkerReports
 from observability.collectors import STALE_FLOOR_SECONDS, StoreCollector
+from tests.keyspace import keys
 from tests.unit.redis_spy import round_trips
 
 INTERVAL = 5.0  # OCRGW_GAUGE_INTERVAL's default: a count older than 15 s is withheld
@@ -45,7 +46,7 @@ def echo(i: int) -> NewJob:
 def test_a_running_group_s_children_per_status_and_model(store):
     created = store.create_group([echo(i) for i in range(6)], GroupRules(2))
     assert store.claim(keys.child_id(created.job_id, 0)) is not None
-    sample = observed.record_sample(store.redis)
+    sample = observed.record_sample(store.redis, keys)
 
     got = scrape(StoreCollector(store.redis, INTERVAL))
 
@@ -75,11 +76,11 @@ def test_a_store_that_does_not_answer_gives_store_up_0_and_no_job_gauges():
 def test_the_gauges_are_the_last_count_not_the_store_as_it_is_now(store):
     """They lag the store by one interval at most: what changed since the count shows at the next."""
     created = store.create_group([echo(i) for i in range(3)], GroupRules(1))
-    observed.record_sample(store.redis)
+    observed.record_sample(store.redis, keys)
     controls.cancel(store, created.job_id)
 
     assert scrape(StoreCollector(store.redis, INTERVAL))[("ocrgw_jobs_held", "echo")] == 2
-    observed.record_sample(store.redis)
+    observed.record_sample(store.redis, keys)
     assert scrape(StoreCollector(store.redis, INTERVAL))[("ocrgw_jobs_held", "echo")] == 0
 
 
@@ -92,7 +93,7 @@ def test_before_any_count_there_are_no_job_gauges(store):
 def test_a_scrape_reads_one_key_and_the_store_s_time_whatever_the_backlog(store, monkeypatch):
     for _ in range(5):
         store.create_group([echo(i) for i in range(20)], GroupRules(1))
-    observed.record_sample(store.redis)
+    observed.record_sample(store.redis, keys)
 
     with round_trips(monkeypatch) as trips:
         scrape(StoreCollector(store.redis, INTERVAL))
@@ -117,7 +118,7 @@ def age_count(client, seconds: float) -> int:
 def test_a_count_older_than_three_intervals_is_withheld_but_its_date_is_served(store):
     """The coordinator or beat stopped: frozen gauges would be read as the store's; the date lets an alert fire."""
     store.create_group([echo(i) for i in range(3)], GroupRules(1))
-    observed.record_sample(store.redis)
+    observed.record_sample(store.redis, keys)
     sampled_at_ms = age_count(store.redis, 3 * INTERVAL + 1)
 
     got = scrape(StoreCollector(store.redis, INTERVAL))
@@ -131,7 +132,7 @@ def test_a_count_older_than_three_intervals_is_withheld_but_its_date_is_served(s
 
 def test_a_count_younger_than_the_bound_is_served(store):
     store.create_group([echo(i) for i in range(3)], GroupRules(1))
-    observed.record_sample(store.redis)
+    observed.record_sample(store.redis, keys)
     age_count(store.redis, 3 * INTERVAL - 1)
 
     got = scrape(StoreCollector(store.redis, INTERVAL))
@@ -143,7 +144,7 @@ def test_a_count_younger_than_the_bound_is_served(store):
 def test_a_short_interval_still_allows_a_count_some_seconds(store):
     """Beat's ticks and a long count run late: the bound is never under STALE_FLOOR_SECONDS."""
     store.create_group([echo(i) for i in range(3)], GroupRules(1))
-    observed.record_sample(store.redis)
+    observed.record_sample(store.redis, keys)
     age_count(store.redis, STALE_FLOOR_SECONDS - 1)
 
     assert scrape(StoreCollector(store.redis, 0.2))[("ocrgw_jobs_held", "echo")] == 2
@@ -154,14 +155,14 @@ def test_a_short_interval_still_allows_a_count_some_seconds(store):
 
 def test_a_stale_count_is_logged_once_and_served_again_once_counted(store, caplog):
     store.create_group([echo(i) for i in range(3)], GroupRules(1))
-    observed.record_sample(store.redis)
+    observed.record_sample(store.redis, keys)
     age_count(store.redis, 60)
     collector = StoreCollector(store.redis, INTERVAL)
 
     with caplog.at_level(logging.INFO, logger="observability.collectors"):
         for _ in range(3):
             scrape(collector)
-        observed.record_sample(store.redis)
+        observed.record_sample(store.redis, keys)
         got = scrape(collector)
 
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -175,7 +176,7 @@ def test_the_workers_that_report_are_counted_live_and_those_that_stopped_without
         reports.report(name, ["eng"], lifetime_seconds=60)
     reports.withdraw("ocr-3")  # stopped cleanly: gone at once
     store.redis.delete(keys.worker_report("ocr-4"))  # its report ran out: Redis expired it
-    observed.record_sample(store.redis)
+    observed.record_sample(store.redis, keys)
 
     got = scrape_labelled(StoreCollector(store.redis, INTERVAL))
 

@@ -19,10 +19,10 @@ from typing import Any
 import fakeredis
 import pytest
 
-from jobs import keys
 from jobs.config import Settings
 from jobs.records import Dispatch, GroupRules, NewJob
 from jobs.store import JobStore
+from tests.keyspace import keys
 from workers import runner as runner_module
 from workers.adapters.base import OcrResult, PageResult
 from workers.runner import Runner

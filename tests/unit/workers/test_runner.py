@@ -14,11 +14,11 @@ import json
 
 from celery.exceptions import SoftTimeLimitExceeded
 
-from jobs import keys
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.records import Dispatch
 from jobs.transitions.spec import PULL
+from tests.keyspace import keys
 from tests.unit.conftest import PINNED_BUCKET
 
 # -- completed ------------------------------------------------------------------------------

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from celery.exceptions import SoftTimeLimitExceeded
 
-from jobs import keys
 from jobs.contract import ErrorCode
 from jobs.errors import AdapterError, InvalidDocument
 from jobs.records import Dispatch, GroupRules, NewJob
 from jobs.transitions.spec import PULL
+from tests.keyspace import keys
 from tests.unit.conftest import PINNED_BUCKET
 from tests.unit.workers.runner_support import Harness, make
 from workers.runner import Runner

@@ -7,10 +7,10 @@ import json
 import fakeredis
 import pytest
 
-from jobs import keys
 from jobs.records import NewJob
 from jobs.registry import RemoteModel, install_remote_models
 from jobs.store import JobStore
+from tests.keyspace import keys
 from tests.unit.remote_models import registry_restored
 from workers.runner import COMPLETED, FAILED, Runner
 
