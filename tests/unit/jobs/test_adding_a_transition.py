@@ -476,3 +476,26 @@ def test_every_status_it_writes_is_an_edge_of_the_table_with_its_rows(folder, mo
         Edge("skip_child", parent, QUEUED, COMPLETED),
     }
     assert not made & house_edges  # without its rows, none of these is an edge
+
+
+# -- the page ----------------------------------------------------------------------------------------
+
+PAGE = Path(__file__).parents[3] / "docs" / "internals" / "adding-a-transition.md"
+
+
+def as_in_the_house(spec_and_call: str) -> str:
+    """An entry's module as it reads in jobs/transitions/: the test's copy less where its script is."""
+    kept = [line for line in spec_and_call.strip("\n").splitlines() if "Path" not in line]
+    return "\n".join(kept) + "\n"
+
+
+def test_the_page_shows_the_entries_and_rows_this_test_adds():
+    page = PAGE.read_text()
+
+    for spec_and_call in (SPEC_AND_CALL, SKIP_SPEC_AND_CALL):
+        assert f"```python\n{as_in_the_house(spec_and_call)}```" in page
+    for script in (SCRIPT, SKIP_SCRIPT):
+        assert f"```lua\n{script}```" in page
+    shown = page.split("MOVES: tuple[Move, ...] = (\n    ...\n", 1)[1].split(")\n```", 1)[0]
+    namespace = vars(state_machine)
+    assert eval(f"({shown})", dict(namespace)) == SKIP_ROWS  # noqa: S307 - the page's own rows, read back
