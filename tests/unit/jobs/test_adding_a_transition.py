@@ -166,7 +166,7 @@ def call(ctx: StoreContext, job_id: str, why: str) -> SkipChildReply:
 '''
 
 SKIP_SCRIPT = """--[[
-  skip_child: a group's child still held (never released) ends `cancelled`
+  skip_child: a group's child still held (waiting for a slot) ends `cancelled`
   before it starts, its reason kept as its error.
 
   It ends as a child a client cancels does (cancel.lua), through the same
@@ -317,6 +317,14 @@ def with_rows(monkeypatch: pytest.MonkeyPatch, rows: tuple[Move, ...]) -> None:
 
 def skip_child_of(folder: str) -> Transition:
     return entry_of(folder, "skip_child").SKIP_CHILD
+
+
+def test_a_transition_that_moves_no_status_needs_no_row(folder, monkeypatch):
+    note_stage = entry_of(folder).NOTE_STAGE
+    monkeypatch.setitem(table_checks.SCRIPTS, "note_stage", note_stage)
+
+    assert table_checks.written_statuses(note_stage) == set() == set(targets_of("note_stage"))
+    table_checks.test_a_script_writes_exactly_the_statuses_the_table_gives_its_transition("note_stage")
 
 
 def test_without_its_rows_the_tables_checks_fail_on_the_new_script(folder, monkeypatch):
