@@ -72,6 +72,9 @@ class StoreContext:
         """A call's keys and arguments with the release bundle for ``job_id`` added, when its script takes it."""
         if not transition.releases:
             return keys_, args
+        if not job_id:
+            # Without it the bundle would name some other group's slots, and the script would fill those.
+            raise ValueError(f"{transition.name} releases held children: its call must name the job it is about")
         return {**keys_, **self.release_keys(job_id)}, {**args, **self.release_args(job_id, release_limit)}
 
     def run(
