@@ -503,14 +503,19 @@ class Keyspace:
         return f"{self.bucket_prefix(self.bucket_of(parent_id))}{REDRIVEN}{_idempotency_digest(tenant, key)}"
 
 
+#: What each call of a transition does first: the prefix of its bucket, read off its first key.
+BUCKET_PREFIX_OF_CALL = f"BUCKET_PREFIX = string.match(KEYS[1], '^{NAMESPACE}:{{[^}}]*}}:')"
+
+
 def lua_key_shapes() -> str:
     """The Lua functions that derive a bucket's keys from its prefix (read off the script's first key)
     and a group's from the group's prefix, as the functions above do."""
     return (
         "\n".join(
             [
-                # Every key a script touches is in the bucket of its first declared key: the rest derive from it.
-                f"local BUCKET_PREFIX = string.match(KEYS[1], '^{NAMESPACE}:{{[^}}]*}}:')",
+                # Every key a script touches is in the bucket of its first declared key: the rest derive from it
+                # (BUCKET_PREFIX_OF_CALL sets it as each call begins).
+                "local BUCKET_PREFIX",
                 f"local function job_key_of(prefix, id) return prefix .. '{JOB}' .. id end",
                 f"local function payload_key_of(prefix, id) return prefix .. '{PAYLOAD}' .. id end",
                 f"local function result_key_of(prefix, id) return prefix .. '{RESULT}' .. id end",

@@ -8,9 +8,10 @@ for a job only once a failover can no longer lose it.
 
 On a Redis Cluster each primary has replicas of its own, so the WAIT must go
 to the primary that took the write, on the connection that made it: the
-script, the mark and WAIT go in one pipeline of that primary's own client
+transition, the mark and WAIT go in one pipeline of that primary's own client
 (redis-py's cluster client would send a WAIT of its own to whichever node it
-likes, and a pipeline of its own does not load scripts).
+likes).  A pipeline whose transition's function was missing on its server
+did not run it: the library is loaded there and the three sent again.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from redis.cluster import RedisCluster
 from redis.exceptions import (
     ClusterDownError,
     MovedError,
-    NoScriptError,
     RedisClusterException,
     RedisError,
+    ResponseError,
     SlotNotCoveredError,
     TryAgainError,
 )
@@ -36,7 +37,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from jobs import keys
 from jobs.connections import StoreClient
-from jobs.transitions.scripts import NOSCRIPT_ATTEMPTS, Scripts
+from jobs.transitions.scripts import LOAD_ATTEMPTS, FunctionMissing, Scripts, is_missing
 from jobs.transitions.spec import Transition
 
 # What a write and its WAIT sent straight to a cluster's primary meet while the slot changes hands:
@@ -82,13 +83,20 @@ def write_and_wait(
         return _write_and_wait_on_cluster(
             client, scripts, transition, named_keys, args, wanted, wait_ms, mark_key, mark_value
         )
-    pipe = client.pipeline(transaction=False)
-    scripts.queue(pipe, transition, keys=named_keys, args=args)
-    pipe.publish(keys.REPLICATION_MARK, mark_value)
-    pipe.execute_command("WAIT", wanted, wait_ms)
-    # A connection lost on the way re-runs the three (the client's retry): a repeated create is a replay.
-    raw, _, confirmed = pipe.execute()
-    return raw, int(confirmed)
+    for attempt in range(1, LOAD_ATTEMPTS + 1):
+        pipe = client.pipeline(transaction=False)
+        scripts.queue(pipe, transition, keys=named_keys, args=args)
+        pipe.publish(keys.REPLICATION_MARK, mark_value)
+        pipe.execute_command("WAIT", wanted, wait_ms)
+        # A connection lost on the way re-runs the three (the client's retry): a repeated create is a replay.
+        try:
+            raw, _, confirmed = pipe.execute()
+            return raw, int(confirmed)
+        except ResponseError as error:
+            if not is_missing(error) or attempt == LOAD_ATTEMPTS:
+                raise
+            scripts.load(transition, client)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def _write_and_wait_on_cluster(
@@ -110,11 +118,17 @@ def _write_and_wait_on_cluster(
         # The primary of the slot as the client's map says now: after a failover, the promoted replica.
         primary: Redis = client.get_redis_connection(client.get_node_from_key(first_key))
         pipe = primary.pipeline(transaction=False)
-        # This pipeline loads its scripts on that primary first (SCRIPT EXISTS, SCRIPT LOAD).
         scripts.queue(pipe, transition, keys=named_keys, args=args)
         pipe.set(mark_key, mark_value, px=MARK_MS)
         pipe.execute_command("WAIT", wanted, wait_ms)
-        return pipe.execute()
+        try:
+            return pipe.execute()
+        except ResponseError as error:
+            if not is_missing(error):
+                raise
+            # The function did not run: loaded (on every primary), the three are sent again.
+            scripts.load(transition, client)
+            raise FunctionMissing(str(error)) from error
 
     def refresh_map(error: Exception) -> None:
         # A map no node could give yet (the cluster still failing the slot over) is asked for again next time.
@@ -123,12 +137,12 @@ def _write_and_wait_on_cluster(
 
     retry = copy(client.retry)
     retry.update_supported_errors(_CLUSTER_RETRIED)
-    for attempt in range(1, NOSCRIPT_ATTEMPTS + 1):
+    for attempt in range(1, LOAD_ATTEMPTS + 1):
         try:
             raw, _, confirmed = retry.call_with_retry(send, refresh_map)
             return raw, int(confirmed)
-        except NoScriptError:
-            # The primary forgot the script between its load and the call (a restart): load and send again.
-            if attempt == NOSCRIPT_ATTEMPTS:
+        except FunctionMissing:
+            # The primary did not know the function (it never had it, or forgot it): loaded, sent again.
+            if attempt == LOAD_ATTEMPTS:
                 raise
     raise AssertionError("unreachable: the last attempt returns or raises")

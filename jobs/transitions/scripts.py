@@ -1,4 +1,4 @@
-"""The transitions registered on a Redis client and called by name (see ``Scripts``)."""
+"""The transitions loaded on Redis as functions and called by name (see ``Scripts``)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,65 @@ from typing import Any
 from redis import Redis
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
-from redis.exceptions import NoScriptError, RedisClusterException, RedisError
+from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from jobs.keys import Keyspace
 from jobs.transitions.catalogue import discovered
 from jobs.transitions.spec import ReplyT, Transition
 
-#: Calls of a script that meet NOSCRIPT before giving up.  redis-py loads a script the server does
-#: not know and calls it again, but once only: a Redis that restarted between that load and the
-#: call (a restart forgets every script) answers NOSCRIPT again.  A NOSCRIPT reply means the script
-#: did not run at all, so calling it again is always safe.
-NOSCRIPT_ATTEMPTS = 3
+#: Calls of a function that the server does not know before giving up.  Each such call loads the
+#: function's library and is sent again; a Redis that restarted between that load and the call (a
+#: restart without persistence forgets every function) answers so again.  That answer means the
+#: function did not run at all, so calling it again is always safe.
+LOAD_ATTEMPTS = 3
+
+
+class FunctionMissing(ResponseError):
+    """The server does not know the function called (a Redis that never loaded its library, or forgot it)."""
+
+
+def is_missing(error: BaseException) -> bool:
+    return isinstance(error, ResponseError) and str(error).startswith("Function not found")
+
+
+class Function:
+    """One transition's function: called as a redis-py ``Script`` is (``keys``, ``args``, ``client``), with
+    FCALL; its library loaded where it is missing.
+
+    A library is loaded once per server and kept there: replicated to its replicas (so a promoted replica
+    has it) and in its persistence.  Its top level, which defines the shared names, the includes and the
+    inputs, runs once, at the load, where a script (EVALSHA) ran it at every call.
+    """
+
+    def __init__(self, client: Redis | RedisCluster, transition: Transition):
+        self.client = client
+        self.name = transition.function_name
+        self.code = transition.source()
+
+    def __call__(
+        self, keys: Sequence[str] = (), args: Sequence[Any] = (), client: Redis | RedisCluster | Pipeline | None = None
+    ) -> Any:
+        client = self.client if client is None else client
+        if isinstance(client, Pipeline):
+            # Queued: the pipeline's caller loads the library where its reply says it is missing.
+            return client.fcall(self.name, len(keys), *keys, *args)
+        try:
+            return client.fcall(self.name, len(keys), *keys, *args)
+        except ResponseError as error:
+            if not is_missing(error):
+                raise
+        self.load(client)
+        try:
+            return client.fcall(self.name, len(keys), *keys, *args)
+        except ResponseError as error:
+            if is_missing(error):
+                raise FunctionMissing(str(error)) from error
+            raise
+
+    def load(self, client: Redis | RedisCluster | None = None) -> None:
+        """Loads the library (on a cluster, on every primary); REPLACE makes a load that races another
+        process's, of the same code, harmless."""
+        (self.client if client is None else client).function_load(self.code, replace=True)
 
 
 def _bucket_or_none(keyspace: Keyspace, key: str) -> int:
@@ -31,20 +79,19 @@ def _bucket_or_none(keyspace: Keyspace, key: str) -> int:
 
 
 class Scripts:
-    """The transitions registered on one Redis client, or a Redis Cluster's.
+    """The transitions as functions on one Redis client, or a Redis Cluster's.
 
     On a cluster a call goes to the primary of its first key's slot; one that
-    answers NOSCRIPT (a replica promoted since the scripts were loaded: SCRIPT
-    LOAD reaches the primaries only) gets the script loaded (on every primary,
-    that one now included) and the call sent again.
+    finds its function missing (a primary that never had it, or lost it)
+    gets the library loaded (on every primary) and the call sent again.
     """
 
     def __init__(
         self, client: Redis | RedisCluster, keyspace: Keyspace, transitions: Iterable[Transition] | None = None
     ):
         """``transitions``: those to register; every entry of this package when not given (``discovered``)."""
-        #: The registered scripts by transition name (redis-py ``Script`` objects).
-        self.by_name = {t.name: client.register_script(t.source()) for t in (transitions or discovered())}
+        #: The functions by transition name.
+        self.by_name: dict[str, Function] = {t.name: Function(client, t) for t in (transitions or discovered())}
         self.client = client
         #: The layout of the store's keys: which bucket a call's first key is in.
         self.keyspace = keyspace
@@ -53,13 +100,13 @@ class Scripts:
     def run(self, transition: Transition[ReplyT], keys: Mapping[str, str], args: Mapping[str, Any]) -> ReplyT:
         packed_keys, packed_args = transition.pack(keys, args)
         script = self.by_name[transition.name]
-        for attempt in range(1, NOSCRIPT_ATTEMPTS + 1):
+        for attempt in range(1, LOAD_ATTEMPTS + 1):
             try:
                 return transition.decode(
                     script(keys=packed_keys, args=packed_args), _bucket_or_none(self.keyspace, packed_keys[0])
                 )
-            except NoScriptError:
-                if attempt == NOSCRIPT_ATTEMPTS:
+            except FunctionMissing:
+                if attempt == LOAD_ATTEMPTS:
                     raise
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -83,7 +130,10 @@ class Scripts:
                 pipe = self.client.pipeline(transaction=False)
                 for call_keys, call_args in in_bucket:
                     self.queue(pipe, transition, call_keys, call_args)
-                found = [transition.decode(raw, bucket) for raw in pipe.execute()]
+                found = [
+                    self.run(transition, *call) if _missing_reply(raw) else transition.decode(raw, bucket)
+                    for call, raw in zip(in_bucket, pipe.execute(raise_on_error=False), strict=True)
+                ]
             for position, reply in zip(positions, found, strict=True):
                 replies[position] = reply
         return [replies[position] for position in range(len(calls))]
@@ -94,11 +144,11 @@ class Scripts:
         bucket: int,
         calls: Sequence[tuple[Mapping[str, str], Mapping[str, Any]]],
     ) -> list[ReplyT]:
-        """One bucket's calls on a cluster, in one pipeline of the bucket's primary's own client (which loads
-        the scripts first, as a cluster's pipeline does not).
+        """One bucket's calls on a cluster, in one pipeline of the bucket's primary's own client.
 
-        A call the primary refused (MOVED: the slot is served elsewhere now; NOSCRIPT) did not run, and is
-        sent again on its own, through the cluster client and its retries; so is every call when the primary
+        A call the primary refused (MOVED: the slot is served elsewhere now; its function missing) did not
+        run, and is sent again on its own, through the cluster client and its retries (which load a missing
+        library on every primary); so is every call when the primary
         could not be reached at all, a call that had run then answering as a repeat does (each transition
         checks its precondition).
         """
@@ -118,6 +168,21 @@ class Scripts:
         ]
 
     def queue(self, pipe: Pipeline, transition: Transition, keys: Mapping[str, str], args: Mapping[str, Any]) -> None:
-        """Adds a call to ``pipe``; decode its raw reply with ``transition.decode``."""
+        """Adds a call to ``pipe``; decode its raw reply with ``transition.decode``.  A reply that says the
+        function is missing (``is_missing``) means the call did not run: load it (``load``) and send it again."""
         packed_keys, packed_args = transition.pack(keys, args)
         self.by_name[transition.name](keys=packed_keys, args=packed_args, client=pipe)
+
+    def load(self, transition: Transition, client: Redis | RedisCluster | None = None) -> None:
+        """Loads ``transition``'s library on ``client`` (this one's when not given)."""
+        self.by_name[transition.name].load(client)
+
+
+def _missing_reply(raw: Any) -> bool:
+    """Whether a pipeline's reply is a function's being missing (the call did not run); any other error
+    raises, as the pipeline would have."""
+    if isinstance(raw, Exception):
+        if is_missing(raw):
+            return True
+        raise raw
+    return False

@@ -30,6 +30,7 @@ once, after what it needs.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 import typing
@@ -40,13 +41,20 @@ from pathlib import Path
 from typing import Any, Generic, Literal, NewType, TypeVar
 
 from jobs.contract import DEFAULT_PRIORITY, ROOT_STATUSES, Reply
-from jobs.keys import lua_preamble
+from jobs.keys import BUCKET_PREFIX_OF_CALL, lua_preamble
 from jobs.state_machine import lua_comment
 
 LUA_DIR = Path(__file__).parent
 INCLUDES_DIR = LUA_DIR / "includes"
 _INCLUDE = re.compile(r"^-- @include (\w+)\s*$", re.MULTILINE)
 _NEEDS = re.compile(r"^-- @needs (\w+)\s*$", re.MULTILINE)
+#: An include's state of one call: a top-level local in lower case (a constant is in upper case), set afresh
+#: as each call begins, since a library's top level runs once, when it loads.
+_PER_CALL = re.compile(r"^local ([a-z_][a-z0-9_]*) = (.*?)\s*(?:--.*)?$", re.MULTILINE)
+#: Every transition's function (and its library) is named ``ocrgw_<transition>_<digest>``.
+FUNCTION_PREFIX = "ocrgw_"
+FUNCTION_DIGEST_LENGTH = 12
+_FUNCTION_NAME_PLACEHOLDER = "<function name>"
 
 #: The listing's sets a script that changes a root's status declares, one per status, and the
 #: expiring index a root enters when it ends (see keys.Keyspace.roots_by_status).
@@ -254,8 +262,8 @@ class Transition(Generic[ReplyT]):
     # -- Lua side ----------------------------------------------------------------------------
 
     def lua_inputs(self) -> str:
-        keys = ", ".join(f"{k} = KEYS[{i}]" for i, k in enumerate(self.keys, start=1))
-        args = ", ".join(a.lua(i) for i, a in enumerate(self.args, start=1))
+        """The inputs' and the reply's names: ``K`` and ``A``, filled as each call begins (``lua_call_begins``),
+        and ``reply``."""
         fields = []
         tail = None
         for name, hint in self.reply_fields:
@@ -265,8 +273,7 @@ class Transition(Generic[ReplyT]):
                 fields.append(f"present(t.{name})")
         lines = [
             f"-- Generated from the spec of `{self.name}` (jobs/transitions).",
-            f"local K = {{{keys}}}",
-            f"local A = {{{args}}}",
+            "local K, A",
             # Lua drops a nil from a list and everything after it: a field left out is false (None).
             "local function present(v) if v == nil then return false end return v end",
             "local function reply(t)",
@@ -277,14 +284,53 @@ class Transition(Generic[ReplyT]):
         lines += ["  return out", "end"]
         return "\n".join(lines) + "\n"
 
+    def lua_call_begins(self, per_call_state: str) -> str:
+        """What each call does first: its inputs named (numbers converted, JSON decoded), its bucket's prefix
+        read off its first key, and the includes' state of one call (``per_call_state``) set afresh."""
+        keys = ", ".join(f"{k} = KEYS[{i}]" for i, k in enumerate(self.keys, start=1))
+        args = ", ".join(a.lua(i) for i, a in enumerate(self.args, start=1))
+        return (
+            "  KEYS, ARGV = keys, args\n"
+            f"  {BUCKET_PREFIX_OF_CALL}\n"
+            f"  K = {{{keys}}}\n"
+            f"  A = {{{args}}}\n"
+            f"{per_call_state}"
+        )
+
     @property
     def path(self) -> Path:
         return self.home / f"{self.name}.lua"
 
+    @cached_property
+    def function_name(self) -> str:
+        """The name of its library and of the one function in it: the transition's, then a digest of the
+        library's code, so that two versions of ocrgw on one Redis each call their own."""
+        digest = hashlib.sha1(self._library_code().encode()).hexdigest()[:FUNCTION_DIGEST_LENGTH]
+        return f"{FUNCTION_PREFIX}{self.name}_{digest}"
+
     def source(self) -> str:
-        """The whole script Redis runs: the shared names, the moves it may make (a comment), the inputs, the
-        includes, the body."""
-        return lua_preamble() + lua_comment(self.name) + self.lua_inputs() + _with_includes(self.path.read_text())
+        """The Redis Function library Redis runs: its shared names, the moves it may make (a comment), its
+        inputs and its includes, defined once when the library loads; then the one function, the script's body,
+        which each call runs (FCALL)."""
+        return f"#!lua name={self.function_name}\n" + self._library_code().replace(
+            _FUNCTION_NAME_PLACEHOLDER, self.function_name
+        )
+
+    def _library_code(self) -> str:
+        body = self.path.read_text()
+        includes = _with_includes("".join(f"-- @include {n}\n" for n in _INCLUDE.findall(body)))
+        per_call = "".join(f"  {name} = {value}\n" for name, value in _PER_CALL.findall(includes))
+        return (
+            "local KEYS, ARGV\n"
+            + lua_preamble()
+            + lua_comment(self.name)
+            + self.lua_inputs()
+            + includes
+            + f"redis.register_function('{_FUNCTION_NAME_PLACEHOLDER}', function(keys, args)\n"
+            + self.lua_call_begins(per_call)
+            + _INCLUDE.sub("", body)
+            + "\nend)\n"
+        )
 
 
 @cache

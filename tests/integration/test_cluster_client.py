@@ -2,8 +2,10 @@
 
 A transition whose keys share one hash tag runs through ``Scripts.run`` on
 the cluster client, and still runs once the primary of its slot was
-SIGKILLed and its replica promoted: the promoted replica never had the
-script (SCRIPT LOAD reaches primaries only), answers NOSCRIPT, and gets it.
+SIGKILLed and its replica promoted: the function's library, loaded on the
+primary, reached its replica with the rest of the replication stream.  A
+primary that lost its functions (FUNCTION FLUSH, as a restart without
+persistence does) answers that the function is missing, and gets it again.
 A write with its WAIT (``OCRGW_MIN_REPLICAS``) goes to the primary that took
 the write: it counts that primary's replica, and none while that replica is
 frozen (SIGSTOP); after a failover, the promoted primary's.  At start a
@@ -70,9 +72,9 @@ def report_progress(store: JobStore, stage: str) -> Reply:
     return reply.code
 
 
-def knows_script(cluster: LocalCluster, key: str, sha: str) -> bool:
+def knows_function(cluster: LocalCluster, key: str, name: str) -> bool:
     with cluster.owner(key).primary.admin() as client:
-        return bool(client.script_exists(sha)[0])
+        return bool(client.function_list(library=name))
 
 
 def test_a_transition_runs_on_its_slot_s_primary_and_after_a_failover_on_the_promoted_replica(
@@ -80,15 +82,21 @@ def test_a_transition_runs_on_its_slot_s_primary_and_after_a_failover_on_the_pro
 ):
     job = processing_job(store)
     assert report_progress(store, "page 1/2") == Reply.OK
-    sha = store.scripts.by_name[PROGRESS.name].sha
-    assert knows_script(empty_cluster, job, sha)
+    name = PROGRESS.function_name
+    assert knows_function(empty_cluster, job, name)
+    with empty_cluster.owner(job).primary.admin() as client:
+        # The replica has everything before this write once it confirms it: the library among it.
+        client.set(job + ":replicated", "1")
+        assert client.execute_command("WAIT", 1, 10_000) == 1
 
     promoted = empty_cluster.fail_over(job)
     assert empty_cluster.owner(job).primary is promoted
-    assert not knows_script(empty_cluster, job, sha), "a promoted replica should not know the script yet"
+    assert knows_function(empty_cluster, job, name), "the replica should have had the library replicated"
+    with promoted.admin() as client:
+        client.function_flush()  # as a restart without persistence leaves it
 
-    assert report_progress(store, "page 2/2") == Reply.OK  # NOSCRIPT, loaded, called again
-    assert knows_script(empty_cluster, job, sha)
+    assert report_progress(store, "page 2/2") == Reply.OK  # missing, loaded, called again
+    assert knows_function(empty_cluster, job, name)
     with promoted.admin() as client:
         assert client.hget(job, Field.STAGE.value) == "page 2/2"
 

@@ -5,7 +5,7 @@ primaries, a replica each, ``cluster-node-timeout`` 1 s) with ``OCRGW_MIN_REPLIC
 gateway acknowledges a creation only once the replica of its slot has it; the broker is a database
 of the session's standalone redis-server.  Once some children of a group have finished, the primary
 of the group's hash slot is SIGKILLed; the cluster promotes its replica, and the store's clients
-follow it (CLUSTERDOWN and lost connections retried, scripts loaded again on NOSCRIPT).
+follow it (CLUSTERDOWN and lost connections retried; the functions came with the replication stream).
 
 What must hold: every child completes exactly once (one terminal audit event per job; an attempt
 whose completion or lease the dead primary took may be run again, so at most two attempts), the cap

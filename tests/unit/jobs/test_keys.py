@@ -7,7 +7,7 @@ from redis.crc import key_slot
 
 from jobs.config import CALL_RECORD_MS
 from jobs.ids import DEFAULT_TENANT, is_job_id, new_job_id, tenant_tag
-from jobs.keys import lua_preamble
+from jobs.keys import BUCKET_PREFIX_OF_CALL, lua_preamble
 from tests.keyspace import keys
 
 SLOTS = 16384
@@ -172,6 +172,7 @@ def test_a_bucket_s_turns_and_later_set_are_spelled_once():
 
 def test_lua_derives_a_job_s_group_and_tenant_keys_from_its_id_and_its_first_key_s_bucket(r):
     script = lua_preamble() + (
+        f"\n{BUCKET_PREFIX_OF_CALL}"
         "\nlocal id = ARGV[1]"
         "\nreturn {root_of(id), group_prefix_of(id), tenant_tag_of(id),"
         " tenant_in_flight_key_of(tenant_tag_of(id)), tenant_waiting_key_of(tenant_tag_of(id)),"

@@ -1,51 +1,62 @@
-"""Calling a transition's script when Redis forgot it: a restart empties the script cache."""
+"""Calling a transition's function when Redis does not have it: one never loaded there, or forgotten (a
+restart of a Redis without persistence forgets every function)."""
 
 from __future__ import annotations
 
 import fakeredis
 import pytest
-from redis.exceptions import NoScriptError
 
+from jobs import controls
 from jobs.contract import Reply
-from jobs.transitions import NOSCRIPT_ATTEMPTS, Scripts
+from jobs.transitions import LOAD_ATTEMPTS, Scripts
+from jobs.transitions.scripts import FunctionMissing
 from jobs.transitions.unlock_sweep import UNLOCK_SWEEP
 from tests.keyspace import keys
 
 
 def forgetful(client: fakeredis.FakeRedis, times: int) -> None:
-    """Makes the server forget every script right after each of the next ``times`` loads,
-    as a Redis restarted between redis-py's load of a script and its call does."""
-    load = client.script_load
+    """Makes the server forget every function right after each of the next ``times`` loads,
+    as a Redis restarted between a function's load and its call does."""
+    load = client.function_load
     left = [times]
 
-    def load_then_forget(script):
-        sha = load(script)
+    def load_then_forget(code, replace=False):
+        name = load(code, replace=replace)
         if left[0] > 0:
             left[0] -= 1
-            client.script_flush()
-        return sha
+            client.function_flush()
+        return name
 
-    client.script_load = load_then_forget  # type: ignore[method-assign]
+    client.function_load = load_then_forget  # type: ignore[method-assign]
 
 
 def unlock(scripts: Scripts):
     return scripts.run(UNLOCK_SWEEP, keys={"lock": keys.sweep_lock(0)}, args={"token": "t"})
 
 
-def test_a_script_forgotten_again_right_after_its_reload_is_loaded_and_called_again():
+def test_a_function_forgotten_again_right_after_its_load_is_loaded_and_called_again():
     client = fakeredis.FakeRedis()
     scripts = Scripts(client, keys)
     client.set(keys.sweep_lock(0), "t")
-    forgetful(client, times=NOSCRIPT_ATTEMPTS - 1)
+    forgetful(client, times=LOAD_ATTEMPTS - 1)
 
     assert unlock(scripts).code == Reply.OK
     assert client.get(keys.sweep_lock(0)) is None
 
 
-def test_a_server_that_never_keeps_a_script_still_fails_the_call():
+def test_a_server_that_never_keeps_a_function_still_fails_the_call():
     client = fakeredis.FakeRedis()
     scripts = Scripts(client, keys)
-    forgetful(client, times=NOSCRIPT_ATTEMPTS)
+    forgetful(client, times=2 * LOAD_ATTEMPTS)
 
-    with pytest.raises(NoScriptError):
+    with pytest.raises(FunctionMissing):
         unlock(scripts)
+
+
+def test_what_one_call_noted_is_not_seen_by_the_next(kit, store):
+    """A library's top level runs once, when it loads: an include's state of one call (here, the jobs it
+    cancelled before they started) starts afresh at every call."""
+    first, second = kit.group(3, max_parallel=1), kit.group(2, max_parallel=1)
+
+    assert controls.cancel(store, first.job_id).cancelled_unstarted == {"echo": 3}
+    assert controls.cancel(store, second.job_id).cancelled_unstarted == {"echo": 2}

@@ -32,7 +32,10 @@ MOVES_KEY = "state-machine:moves"
 UNREADABLE = "?"  # the target of a status write the watcher cannot read
 
 WATCH = """
-local real_call, real_pcall = redis.call, redis.pcall
+-- The global redis, looked up at call time (the local below is not in scope here): a function library's top
+-- level has no redis.call (nor setmetatable), only register_function.
+local function real_call(...) return redis.call(...) end
+local function real_pcall(...) return redis.pcall(...) end
 local function watch(command, key, ...)
   local c = string.upper(command)
   local args = {...}
@@ -50,10 +53,11 @@ local function watch(command, key, ...)
     real_call('RPUSH', '%(moves)s', table.concat({'%(name)s', c, '', '%(unreadable)s'}, '|'))
   end
 end
-local redis = setmetatable({
+local redis = {
   call = function(command, ...) watch(command, ...) return real_call(command, ...) end,
   pcall = function(command, ...) watch(command, ...) return real_pcall(command, ...) end,
-}, {__index = redis})
+  register_function = redis.register_function,
+}
 """
 
 
@@ -70,7 +74,7 @@ def watched(monkeypatch) -> Callable[..., Kit]:
             "name": transition.name,
             "unreadable": UNREADABLE,
         }
-        return WATCH % names + real_source(transition)
+        return _with_watch(names, real_source(transition))
 
     monkeypatch.setattr(Transition, "source", source)
 
@@ -360,4 +364,12 @@ def test_the_watcher_sees_a_status_written_outside_the_table(watched):
 def _watched_source(name: str, body: str) -> str:
     names = {"status": Field.STATUS.value, "kind": Field.KIND.value, "moves": MOVES_KEY, "name": name}
     names["unreadable"] = UNREADABLE
-    return WATCH % names + body
+    return _with_watch(names, body)
+
+
+def _with_watch(names: dict[str, str], source: str) -> str:
+    """``source`` with the watcher first; after a function library's first line, which names it."""
+    if not source.startswith("#!lua"):
+        return WATCH % names + source
+    first_line, rest = source.split("\n", 1)
+    return first_line + "\n" + WATCH % names + rest
