@@ -327,7 +327,7 @@ def lua_preamble() -> str:
     lines = [
         "-- Generated from jobs/contract.py: the names Python and Lua share.",
         _lua_table("STATUS", {s.value: s.value for s in JobStatus}),
-        _lua_table("TERMINAL", {s.value: True for s in TERMINAL}),
+        _lua_table("TERMINAL", {s.value: True for s in sorted(TERMINAL)}),  # sorted: the same code every run
         _lua_table("KIND", {k.value: k.value for k in JobKind}),
         _lua_table("OPERATION", {o.value: o.value for o in Operation}),
         _lua_table("WEBHOOK", {o.value: o.value for o in WebhookOutcome}),

@@ -83,6 +83,8 @@ def write_and_wait(
         return _write_and_wait_on_cluster(
             client, scripts, transition, named_keys, args, wanted, wait_ms, mark_key, mark_value
         )
+    # Loaded first, once: a call that found its function missing would have waited for the replicas in vain.
+    scripts.load_once(transition, client)
     for attempt in range(1, LOAD_ATTEMPTS + 1):
         pipe = client.pipeline(transaction=False)
         scripts.queue(pipe, transition, keys=named_keys, args=args)
@@ -137,6 +139,9 @@ def _write_and_wait_on_cluster(
 
     retry = copy(client.retry)
     retry.update_supported_errors(_CLUSTER_RETRIED)
+    # Loaded first (on every primary), once: a call that found its function missing would have waited for
+    # the replica in vain.
+    scripts.load_once(transition, client)
     for attempt in range(1, LOAD_ATTEMPTS + 1):
         try:
             raw, _, confirmed = retry.call_with_retry(send, refresh_map)

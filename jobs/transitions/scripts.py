@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from redis import Redis
 from redis.client import Pipeline
@@ -26,7 +27,9 @@ class FunctionMissing(ResponseError):
 
 
 def is_missing(error: BaseException) -> bool:
-    return isinstance(error, ResponseError) and str(error).startswith("Function not found")
+    """Whether ``error`` is the server's answer to a call of a function it does not know (in a pipeline,
+    redis-py puts the command's place before the server's words)."""
+    return isinstance(error, ResponseError) and "Function not found" in str(error)
 
 
 class Function:
@@ -96,6 +99,8 @@ class Scripts:
         #: The layout of the store's keys: which bucket a call's first key is in.
         self.keyspace = keyspace
         self.on_cluster = isinstance(client, RedisCluster)
+        #: The libraries this process loaded, by client (``load_once``).
+        self._loaded: WeakKeyDictionary[Redis | RedisCluster, set[str]] = WeakKeyDictionary()
 
     def run(self, transition: Transition[ReplyT], keys: Mapping[str, str], args: Mapping[str, Any]) -> ReplyT:
         packed_keys, packed_args = transition.pack(keys, args)
@@ -127,12 +132,9 @@ class Scripts:
             if self.on_cluster:
                 found = self._run_on_primary(transition, bucket, in_bucket)
             else:
-                pipe = self.client.pipeline(transaction=False)
-                for call_keys, call_args in in_bucket:
-                    self.queue(pipe, transition, call_keys, call_args)
                 found = [
-                    self.run(transition, *call) if _missing_reply(raw) else transition.decode(raw, bucket)
-                    for call, raw in zip(in_bucket, pipe.execute(raise_on_error=False), strict=True)
+                    transition.decode(_raised(raw), bucket)
+                    for raw in self._pipelined(self.client, transition, in_bucket)
                 ]
             for position, reply in zip(positions, found, strict=True):
                 replies[position] = reply
@@ -146,9 +148,9 @@ class Scripts:
     ) -> list[ReplyT]:
         """One bucket's calls on a cluster, in one pipeline of the bucket's primary's own client.
 
-        A call the primary refused (MOVED: the slot is served elsewhere now; its function missing) did not
-        run, and is sent again on its own, through the cluster client and its retries (which load a missing
-        library on every primary); so is every call when the primary
+        A call whose function the primary did not have is sent again in the pipeline once the library is
+        loaded there.  A call the primary refused (MOVED: the slot is served elsewhere now) did not run, and
+        is sent again on its own, through the cluster client and its retries; so is every call when the primary
         could not be reached at all, a call that had run then answering as a repeat does (each transition
         checks its precondition).
         """
@@ -156,10 +158,7 @@ class Scripts:
         first_key = transition.pack(*calls[0])[0][0]
         try:
             primary = self.client.get_redis_connection(self.client.get_node_from_key(first_key))
-            pipe = primary.pipeline(transaction=False)
-            for call_keys, call_args in calls:
-                self.queue(pipe, transition, call_keys, call_args)
-            raws = pipe.execute(raise_on_error=False)
+            raws = self._pipelined(primary, transition, calls)
         except (RedisError, RedisClusterException):
             return [self.run(transition, call_keys, call_args) for call_keys, call_args in calls]
         return [
@@ -167,22 +166,57 @@ class Scripts:
             for call, raw in zip(calls, raws, strict=True)
         ]
 
+    def _pipelined(
+        self,
+        client: Redis | RedisCluster,
+        transition: Transition,
+        calls: Sequence[tuple[Mapping[str, str], Mapping[str, Any]]],
+    ) -> list[Any]:
+        """The raw replies of ``calls`` sent in one pipeline on ``client`` (an error as its exception).  The
+        calls whose function the server did not have did not run: once the library is loaded there, they
+        go again, in one pipeline too."""
+        raws: list[Any] = [None] * len(calls)
+        pending = list(range(len(calls)))
+        for loads in range(LOAD_ATTEMPTS + 1):
+            pipe = client.pipeline(transaction=False)
+            for position in pending:
+                self.queue(pipe, transition, *calls[position])
+            missing = []
+            for position, raw in zip(pending, pipe.execute(raise_on_error=False), strict=True):
+                if isinstance(raw, Exception) and is_missing(raw):
+                    missing.append(position)
+                else:
+                    raws[position] = raw
+            if not missing:
+                break
+            if loads == LOAD_ATTEMPTS:
+                raise FunctionMissing(f"{transition.function_name}: missing again after {LOAD_ATTEMPTS} loads")
+            self.load(transition, client)
+            pending = missing
+        return raws
+
     def queue(self, pipe: Pipeline, transition: Transition, keys: Mapping[str, str], args: Mapping[str, Any]) -> None:
         """Adds a call to ``pipe``; decode its raw reply with ``transition.decode``.  A reply that says the
-        function is missing (``is_missing``) means the call did not run: load it (``load``) and send it again."""
+        function is missing (``is_missing``) means the call did not run: load the library (``load``) and
+        send it again."""
         packed_keys, packed_args = transition.pack(keys, args)
         self.by_name[transition.name](keys=packed_keys, args=packed_args, client=pipe)
 
     def load(self, transition: Transition, client: Redis | RedisCluster | None = None) -> None:
         """Loads ``transition``'s library on ``client`` (this one's when not given)."""
+        client = self.client if client is None else client
         self.by_name[transition.name].load(client)
+        self._loaded.setdefault(client, set()).add(transition.name)
+
+    def load_once(self, transition: Transition, client: Redis | RedisCluster | None = None) -> None:
+        """Loads ``transition``'s library on ``client`` unless this process did already: before a pipeline
+        that a missing function would make costly to send again (one with a WAIT)."""
+        if transition.name not in self._loaded.get(self.client if client is None else client, ()):
+            self.load(transition, client)
 
 
-def _missing_reply(raw: Any) -> bool:
-    """Whether a pipeline's reply is a function's being missing (the call did not run); any other error
-    raises, as the pipeline would have."""
+def _raised(raw: Any) -> Any:
+    """A pipeline's reply; an error raised, as the pipeline would have."""
     if isinstance(raw, Exception):
-        if is_missing(raw):
-            return True
         raise raw
-    return False
+    return raw

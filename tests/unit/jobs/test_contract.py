@@ -2,7 +2,10 @@
 header lists exactly that, and neither side spells a name the other defines."""
 
 import importlib
+import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -233,3 +236,20 @@ def test_pack_converts_each_argument_as_declared_and_decode_reads_the_tail_of_di
         spec.Dispatch("", "echo", spec.PULL, "interactive", 3),
     ]
     assert probe.decode([1]).released == []
+
+
+def test_a_transition_s_function_is_named_alike_by_every_process():
+    """Its name carries a digest of its code: processes of one version (each with its own hash seed) must
+    generate the same code, or each would load a library of its own."""
+    program = "from jobs.transitions.catalogue import discovered; print(*(t.function_name for t in discovered()))"
+    names = {
+        subprocess.run(
+            [sys.executable, "-c", program],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "4", "11", "12", "13", "14")
+    }
+    assert len(names) == 1

@@ -60,3 +60,18 @@ def test_what_one_call_noted_is_not_seen_by_the_next(kit, store):
 
     assert controls.cancel(store, first.job_id).cancelled_unstarted == {"echo": 3}
     assert controls.cancel(store, second.job_id).cancelled_unstarted == {"echo": 2}
+
+
+def test_a_batch_whose_function_is_missing_is_loaded_and_sent_again_in_one_pipeline(monkeypatch):
+    client = fakeredis.FakeRedis()
+    scripts = Scripts(client, keys)
+    client.set(keys.sweep_lock(0), "t")
+    forgetful(client, times=LOAD_ATTEMPTS - 1)
+
+    def one_by_one(*args, **kwargs):
+        raise AssertionError("a call of a batch was sent on its own")
+
+    monkeypatch.setattr(Scripts, "run", one_by_one)
+    calls = [({"lock": keys.sweep_lock(0)}, {"token": "t"}), ({"lock": keys.sweep_lock(0)}, {"token": "other"})]
+    assert [r.code for r in scripts.run_all(UNLOCK_SWEEP, calls)] == [Reply.OK, Reply.NOTHING]
+    assert client.get(keys.sweep_lock(0)) is None
