@@ -63,6 +63,9 @@ DEADLINE = (1800.0, 600.0)
 #: One side, from its first call to its end, full and quick.
 SIDE_DEADLINE = (300.0, 120.0)
 
+#: What a kept-slot child may cost the servers in commands, all told.
+MAX_KEPT_COMMANDS = 25
+
 SIDES = ("kept_group", "message_group", "message_single", "reclaim_group", "reclaim_single", "chord")
 
 
@@ -157,6 +160,8 @@ def report(bench: Bench, sizes: dict, rounds: dict, idles: list, saturation: dic
     checks = [
         check("kept-slot group / chord, µs per child (commandstats)", figures["kept_over_chord_exec_us"], "<=", 1.0),
         check("kept-slot group / chord, server CPU µs per child", figures["kept_over_chord_cpu_us"], "<=", 0.6),
+        # Every command the servers ran for a kept child: its script calls and the commands inside them.
+        check("kept-slot group, commands per child", kept["total_commands"], "<=", MAX_KEPT_COMMANDS),
     ]
     print_table(
         f"{NAME}: per child, medians of {options.reps} round(s); store | broker on its own redis-server",

@@ -38,7 +38,7 @@ Figures per child, per side: commands (every command the primaries ran,
 those inside scripts included), execution µs (commandstats, a script's
 inner commands counted once), the servers' CPU µs (sum over the primaries);
 on the cluster the same per primary.  Commands the cluster clients send
-that no transition does (CLUSTER SLOTS / SHARDS / NODES, COMMAND, SCRIPT
+that no transition does (CLUSTER SLOTS / SHARDS / NODES, COMMAND, FUNCTION
 LOAD, READONLY, PING, CLIENT, HELLO) are counted apart as housekeeping and
 left out of the transitions' figures.  The spread: busiest / least busy
 primary by the transitions' commands, per round (median), and each
@@ -81,7 +81,18 @@ LOADS = ("kept_groups", "message_single")
 #: Between the bench's reads of the events streams.
 WAIT_POLL_SECONDS = 0.05
 #: What a cluster client sends besides the transitions (first word, or ``word|sub`` as commandstats names it).
-HOUSEKEEPING_PREFIXES = ("cluster|", "command", "script|", "readonly", "readwrite", "ping", "client|", "hello", "auth")
+HOUSEKEEPING_PREFIXES = (
+    "cluster|",
+    "command",
+    "script|",
+    "function|",
+    "readonly",
+    "readwrite",
+    "ping",
+    "client|",
+    "hello",
+    "auth",
+)
 #: The bench's own: waiting for ends, reading the figures and the keys.
 BENCH_ONLY = frozenset({"dbsize"})
 
