@@ -26,6 +26,7 @@ from redis.cluster import RedisCluster
 from redis.exceptions import (
     ClusterDownError,
     MovedError,
+    ReadOnlyError,
     RedisClusterException,
     RedisError,
     ResponseError,
@@ -42,13 +43,15 @@ from jobs.transitions.spec import Transition
 
 # What a write and its WAIT sent straight to a cluster's primary meet while the slot changes hands:
 # the primary gone (a lost connection, a timeout), the slot served elsewhere now (MOVED), the
-# cluster failing it over (CLUSTERDOWN, TRYAGAIN), the client's map naming no owner yet.  The map is
+# cluster failing it over (CLUSTERDOWN, TRYAGAIN), the client's map naming no owner yet, or naming
+# as a primary a node that is a replica now (READONLY, to the library's load).  The map is
 # refreshed and the three are sent again, to the slot's owner then: safe, as a repeated create
 # answers as a replay.
 _CLUSTER_RETRIED = (
     RedisConnectionError,
     RedisTimeoutError,
     MovedError,
+    ReadOnlyError,
     ClusterDownError,
     TryAgainError,
     SlotNotCoveredError,
@@ -119,6 +122,9 @@ def _write_and_wait_on_cluster(
     def send() -> list[Any]:
         # The primary of the slot as the client's map says now: after a failover, the promoted replica.
         primary: Redis = client.get_redis_connection(client.get_node_from_key(first_key))
+        # Loaded first (on every primary), once: a call that found its function missing would have waited
+        # for the replica in vain.
+        scripts.load_once(transition, client)
         pipe = primary.pipeline(transaction=False)
         scripts.queue(pipe, transition, keys=named_keys, args=args)
         pipe.set(mark_key, mark_value, px=MARK_MS)
@@ -139,9 +145,6 @@ def _write_and_wait_on_cluster(
 
     retry = copy(client.retry)
     retry.update_supported_errors(_CLUSTER_RETRIED)
-    # Loaded first (on every primary), once: a call that found its function missing would have waited for
-    # the replica in vain.
-    scripts.load_once(transition, client)
     for attempt in range(1, LOAD_ATTEMPTS + 1):
         try:
             raw, _, confirmed = retry.call_with_retry(send, refresh_map)

@@ -9,7 +9,8 @@ from weakref import WeakKeyDictionary
 from redis import Redis
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
-from redis.exceptions import RedisClusterException, RedisError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ReadOnlyError, RedisClusterException, RedisError, ResponseError
 
 from jobs.keys import Keyspace
 from jobs.transitions.catalogue import discovered
@@ -69,7 +70,16 @@ class Function:
     def load(self, client: Redis | RedisCluster | None = None) -> None:
         """Loads the library (on a cluster, on every primary); REPLACE makes a load that races another
         process's, of the same code, harmless."""
-        (self.client if client is None else client).function_load(self.code, replace=True)
+        client = self.client if client is None else client
+        try:
+            client.function_load(self.code, replace=True)
+        except (ReadOnlyError, RedisConnectionError):
+            if not isinstance(client, RedisCluster):
+                raise
+            # The client's map still names a primary that a failover made a replica, or took away: the map
+            # is read again, and the library loaded on the primaries it names now.
+            client.nodes_manager.initialize()
+            client.function_load(self.code, replace=True)
 
 
 def _bucket_or_none(keyspace: Keyspace, key: str) -> int:

@@ -132,8 +132,8 @@ def test_after_a_failover_the_write_and_its_wait_go_to_the_promoted_primary(
     empty_cluster: LocalCluster, store: JobStore
 ):
     """The client's map still names the killed primary, which is back as the promoted one's replica:
-    the write is sent there, MOVED, sent again to the promoted primary (which loads the script), and
-    its WAIT counts the promoted primary's replica."""
+    the write is sent there, MOVED, sent again to the promoted primary (which has the function, or
+    gets it), and its WAIT counts the promoted primary's replica."""
     job = processing_job(store)
     mark = keys.replication_mark(keys.bucket_of(JOB_ID))
     killed = empty_cluster.owner(job).primary
