@@ -214,8 +214,19 @@ def test_the_sweep_releases_a_held_back_group_once_the_cap_is_lifted(capped):
     assert in_flight(kit, A) == 4 and line(kit, A) == [] and kit.members(keys.due_parents) == set()
 
 
+def next_millisecond(kit) -> None:
+    """Waits for Redis's clock to reach its next millisecond: the due index orders parents by the millisecond
+    they became due, and two of the same millisecond by their ids."""
+    now = kit.now_ms()
+    while kit.now_ms() == now:
+        pass
+
+
 def test_the_sweep_releases_with_tenants_taking_turns(kit):
-    a = [kit.group(2, 0, tenant=A, release=False).job_id for _ in range(3)]
+    a = []
+    for _ in range(3):
+        a.append(kit.group(2, 0, tenant=A, release=False).job_id)
+        next_millisecond(kit)
     b = kit.group(2, 0, tenant=B, release=False).job_id
     published: list[Dispatch] = []
 
