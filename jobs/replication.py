@@ -122,9 +122,10 @@ def _write_and_wait_on_cluster(
     def send() -> list[Any]:
         # The primary of the slot as the client's map says now: after a failover, the promoted replica.
         primary: Redis = client.get_redis_connection(client.get_node_from_key(first_key))
-        # Loaded first (on every primary), once: a call that found its function missing would have waited
-        # for the replica in vain.
-        scripts.load_once(transition, client)
+        # Loaded first on that primary, once (its replicas get it from it): a call that found its function
+        # missing would have waited for the replica in vain.  Only this primary: another that cannot be
+        # reached must not stop a write to this one.
+        scripts.load_once(transition, primary)
         pipe = primary.pipeline(transaction=False)
         scripts.queue(pipe, transition, keys=named_keys, args=args)
         pipe.set(mark_key, mark_value, px=MARK_MS)
@@ -134,8 +135,8 @@ def _write_and_wait_on_cluster(
         except ResponseError as error:
             if not is_missing(error):
                 raise
-            # The function did not run: loaded (on every primary), the three are sent again.
-            scripts.load(transition, client)
+            # The function did not run: loaded on that primary, the three are sent again.
+            scripts.load(transition, primary)
             raise FunctionMissing(str(error)) from error
 
     def refresh_map(error: Exception) -> None:

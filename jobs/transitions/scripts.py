@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -77,8 +78,10 @@ class Function:
             if not isinstance(client, RedisCluster):
                 raise
             # The client's map still names a primary that a failover made a replica, or took away: the map
-            # is read again, and the library loaded on the primaries it names now.
-            client.nodes_manager.initialize()
+            # is read again (a map no node can give yet is asked for again by the next call), and the
+            # library loaded on the primaries it names now.
+            with suppress(RedisError, RedisClusterException):
+                client.nodes_manager.initialize()
             client.function_load(self.code, replace=True)
 
 

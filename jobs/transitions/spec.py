@@ -50,7 +50,9 @@ _INCLUDE = re.compile(r"^-- @include (\w+)\s*$", re.MULTILINE)
 _NEEDS = re.compile(r"^-- @needs (\w+)\s*$", re.MULTILINE)
 #: An include's state of one call: a top-level local in lower case (a constant is in upper case), set afresh
 #: as each call begins, since a library's top level runs once, when it loads.
-_PER_CALL = re.compile(r"^local ([a-z_][a-z0-9_]*) = (.*?)\s*(?:--.*)?$", re.MULTILINE)
+_PER_CALL = re.compile(r"^local ([a-z_][a-z0-9_]*) = (.*?)\s*(?:--.*)?$")
+#: A constant at an include's top level: its name in upper case, defined once, when the library loads.
+_CONSTANT = re.compile(r"^local [A-Z_][A-Z0-9_]* = ")
 #: Every transition's function (and its library) is named ``ocrgw_<transition>_<digest>``.
 FUNCTION_PREFIX = "ocrgw_"
 FUNCTION_DIGEST_LENGTH = 12
@@ -319,7 +321,7 @@ class Transition(Generic[ReplyT]):
     def _library_code(self) -> str:
         body = self.path.read_text()
         includes = _with_includes("".join(f"-- @include {n}\n" for n in _INCLUDE.findall(body)))
-        per_call = "".join(f"  {name} = {value}\n" for name, value in _PER_CALL.findall(includes))
+        per_call = per_call_state(includes)
         return (
             "local KEYS, ARGV\n"
             + lua_preamble()
@@ -331,6 +333,22 @@ class Transition(Generic[ReplyT]):
             + _INCLUDE.sub("", body)
             + "\nend)\n"
         )
+
+
+def per_call_state(includes: str) -> str:
+    """The lines that set the includes' state of one call afresh as a call begins: one per top-level
+    ``local`` in lower case.  Any other top-level ``local`` but a function or an upper-case constant (two
+    names at once, no value, a value over several lines) is refused: it would be set once, at the load, and
+    carried from one call to the next."""
+    resets = []
+    for line in includes.splitlines():
+        if not line.startswith("local ") or line.startswith("local function ") or _CONSTANT.match(line):
+            continue
+        state = _PER_CALL.match(line)
+        if state is None or state.group(2).count("{") != state.group(2).count("}"):
+            raise ValueError(f"an include's top-level local is neither a constant nor one call's state: {line!r}")
+        resets.append(f"  {state.group(1)} = {state.group(2)}\n")
+    return "".join(resets)
 
 
 @cache

@@ -10,6 +10,7 @@ from jobs import controls
 from jobs.contract import Reply
 from jobs.transitions import LOAD_ATTEMPTS, Scripts
 from jobs.transitions.scripts import FunctionMissing
+from jobs.transitions.spec import per_call_state
 from jobs.transitions.unlock_sweep import UNLOCK_SWEEP
 from tests.keyspace import keys
 
@@ -67,11 +68,33 @@ def test_a_batch_whose_function_is_missing_is_loaded_and_sent_again_in_one_pipel
     scripts = Scripts(client, keys)
     client.set(keys.sweep_lock(0), "t")
     forgetful(client, times=LOAD_ATTEMPTS - 1)
+    pipelines = []
+    real_pipeline = client.pipeline
 
-    def one_by_one(*args, **kwargs):
+    def counted(*args, **kwargs):
+        pipelines.append(real_pipeline(*args, **kwargs))
+        return pipelines[-1]
+
+    def alone(*args, **kwargs):
         raise AssertionError("a call of a batch was sent on its own")
 
-    monkeypatch.setattr(Scripts, "run", one_by_one)
+    monkeypatch.setattr(client, "pipeline", counted)
+    monkeypatch.setattr(client, "fcall", alone)
     calls = [({"lock": keys.sweep_lock(0)}, {"token": "t"}), ({"lock": keys.sweep_lock(0)}, {"token": "other"})]
+
     assert [r.code for r in scripts.run_all(UNLOCK_SWEEP, calls)] == [Reply.OK, Reply.NOTHING]
     assert client.get(keys.sweep_lock(0)) is None
+    # Sent, then sent again after each load: in a pipeline each time, never a call on its own.
+    assert len(pipelines) == LOAD_ATTEMPTS + 1
+
+
+def test_an_include_s_top_level_local_is_a_constant_or_one_call_s_state():
+    """State of one call is set afresh as each call begins; anything that would be set once, at the load,
+    and carried over (two names at once, no value, a value over several lines, a name in mixed case) is
+    refused when the library is built."""
+    assert per_call_state("local TURN = 1000\nlocal turns = {}  -- read or moved\nlocal function f() end") == (
+        "  turns = {}\n"
+    )
+    for line in ("local lastSeen = {}", "local seen", "local a, b = {}, {}", "local seen = {", "local seen={}"):
+        with pytest.raises(ValueError, match="neither a constant nor one call's state"):
+            per_call_state(line)
