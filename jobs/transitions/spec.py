@@ -307,18 +307,21 @@ class Transition(Generic[ReplyT]):
     def function_name(self) -> str:
         """The name of its library and of the one function in it: the transition's, then a digest of the
         library's code, so that two versions of ocrgw on one Redis each call their own."""
-        digest = hashlib.sha1(self._library_code().encode()).hexdigest()[:FUNCTION_DIGEST_LENGTH]
+        digest = hashlib.sha1(self._library_code.encode()).hexdigest()[:FUNCTION_DIGEST_LENGTH]
         return f"{FUNCTION_PREFIX}{self.name}_{digest}"
 
     def source(self) -> str:
         """The Redis Function library Redis runs: its shared names, the moves it may make (a comment), its
         inputs and its includes, defined once when the library loads; then the one function, the script's body,
         which each call runs (FCALL)."""
-        return f"#!lua name={self.function_name}\n" + self._library_code().replace(
+        return f"#!lua name={self.function_name}\n" + self._library_code.replace(
             _FUNCTION_NAME_PLACEHOLDER, self.function_name
         )
 
+    @cached_property
     def _library_code(self) -> str:
+        """The library less its first line (its name comes from this code's digest); built once per
+        transition, for its name and its source both."""
         body = self.path.read_text()
         includes = _with_includes("".join(f"-- @include {n}\n" for n in _INCLUDE.findall(body)))
         per_call = per_call_state(includes)
